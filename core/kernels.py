@@ -1,0 +1,88 @@
+"""Kernel functions, computed in row blocks to bound memory.
+
+A Gaussian (RBF) kernel of width ``s`` is ``k(x, x') = exp(-||x - x'||^2 / (2 s^2))``
+(seed 002 eq. 2.6; ALGORITHMS.md notation). Polynomial: ``(x.x' + coef0) ** degree``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .validation import check_positive
+
+__all__ = ["Kernel", "KERNELS"]
+
+KERNELS = ("rbf", "linear", "poly")
+_BLOCK_BYTES = 64 * 2**20  # temporary memory per block of rows
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel function with fixed parameters.
+
+    Parameters
+    ----------
+    kind : {"rbf", "linear", "poly"}
+        Kernel family.
+    width : float
+        RBF width ``s`` (only for ``"rbf"``).
+    degree : int
+        Polynomial degree (only for ``"poly"``).
+    coef0 : float
+        Polynomial offset (only for ``"poly"``).
+    """
+
+    kind: str = "rbf"
+    width: float = 1.0
+    degree: int = 3
+    coef0: float = 1.0
+
+    def __post_init__(self):
+        if self.kind not in KERNELS:
+            raise ValueError(f"Unknown kernel {self.kind!r}; choose one of {', '.join(KERNELS)}.")
+        if self.kind == "rbf":
+            check_positive("width", self.width)
+        if self.kind == "poly" and (int(self.degree) != self.degree or self.degree < 1):
+            raise ValueError(f"degree must be a positive integer; got {self.degree!r}.")
+
+    def __call__(self, X, Y=None, out=None) -> np.ndarray:
+        """Kernel matrix ``k(X, Y)`` of shape (len(X), len(Y)), written into ``out`` if given.
+
+        Computed in blocks of rows so that temporaries stay below 64 MiB whatever the size.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        Y = X if Y is None else np.asarray(Y, dtype=np.float64)
+        n, m = X.shape[0], Y.shape[0]
+        if out is None:
+            out = np.empty((n, m), dtype=np.float64)
+        elif out.shape != (n, m) or out.dtype != np.float64:
+            raise ValueError(f"out must be a float64 array of shape {(n, m)}; got {out.dtype} {out.shape}.")
+        y_sq = np.einsum("ij,ij->i", Y, Y) if self.kind == "rbf" else None
+        step = max(1, _BLOCK_BYTES // (8 * max(m, 1)))
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            block = out[start:stop]
+            np.matmul(X[start:stop], Y.T, out=block)
+            if self.kind == "rbf":
+                x_sq = np.einsum("ij,ij->i", X[start:stop], X[start:stop])
+                # -||x - y||^2 = 2 x.y - |x|^2 - |y|^2, clipped at 0 against rounding
+                block *= 2.0
+                block -= x_sq[:, None]
+                block -= y_sq[None, :]
+                np.minimum(block, 0.0, out=block)
+                block *= 1.0 / (2.0 * self.width**2)
+                np.exp(block, out=block)
+            elif self.kind == "poly":
+                block += self.coef0
+                block **= self.degree
+        return out
+
+    def diag(self, X) -> np.ndarray:
+        """Diagonal ``k(x_i, x_i)`` of shape (len(X),), without forming the matrix."""
+        X = np.asarray(X, dtype=np.float64)
+        if self.kind == "rbf":
+            return np.ones(X.shape[0])
+        sq = np.einsum("ij,ij->i", X, X)
+        return sq if self.kind == "linear" else (sq + self.coef0) ** self.degree

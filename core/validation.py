@@ -1,0 +1,98 @@
+"""Input checks shared by the core modules.
+
+Every check raises ``ValueError`` (or ``TypeError`` for a wrong type) whose message names the
+bad value and says how to fix it. Checks never modify their input.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["check_features", "check_positive", "check_index"]
+
+
+def check_features(X, *, name: str = "X", min_samples: int = 1) -> np.ndarray:
+    """Return ``X`` as a C-contiguous float64 array of shape (n_samples, n_features).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Feature matrix. A 1-D array is refused (reshape it explicitly).
+    name : str
+        Name used in error messages.
+    min_samples : int
+        Smallest number of rows accepted.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is empty, not 2-D, has fewer than ``min_samples`` rows, holds non-numeric
+        values, or holds NaN or infinity.
+    """
+    arr = np.asarray(X)
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name} holds non-numeric values (dtype {arr.dtype}). Encode categorical "
+                "columns as numbers or drop them before fitting."
+            ) from None
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{name} has dtype {arr.dtype}, which is not numeric. Convert it to float first."
+        )
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}. "
+            "Use X.reshape(-1, 1) for a single feature."
+        )
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}): give at least one point and one feature.")
+    if arr.shape[0] < min_samples:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} point(s); at least {min_samples} are needed."
+        )
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        rows, cols = np.nonzero(~finite)
+        raise ValueError(
+            f"{name} contains {int((~finite).sum())} NaN or infinite value(s), first at row "
+            f"{int(rows[0])}, column {int(cols[0])}. Impute or drop those rows before fitting."
+        )
+    return arr
+
+
+def check_positive(name: str, value) -> float:
+    """Return ``value`` as a float after checking it is a finite number > 0.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite positive real number.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a positive number; got {value!r}.")
+    v = float(value)
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}. Pass a positive value.")
+    return v
+
+
+def check_index(i, n: int, *, name: str = "index") -> int:
+    """Return ``i`` as a Python int after checking ``0 <= i < n``.
+
+    Raises
+    ------
+    IndexError
+        If ``i`` is not an integer in ``[0, n)``.
+    """
+    if isinstance(i, bool) or not isinstance(i, numbers.Integral):
+        raise IndexError(f"{name} must be an integer point index; got {i!r}.")
+    i = int(i)
+    if not 0 <= i < n:
+        raise IndexError(f"{name} {i} is out of range: the pool has {n} points (valid 0..{n - 1}).")
+    return i

@@ -1,0 +1,1 @@
+"""The ARLS labelling app (Streamlit) and its command line."""
