@@ -1,0 +1,737 @@
+"""SQLite store of labelling sessions: one file, an append-only event log per session.
+
+The store keeps, per session, the configuration it was created with (JSON, with every "auto"
+setting already resolved to a number) and the list of events the user produced: ``label``,
+``accept`` (bulk accept of predictions), ``skip``, ``undo``, ``add_class`` and ``setting``.
+Nothing else is needed to rebuild a session: :class:`LogState` folds the events into the net
+labels, skipped points, classes and settings, and the session replays the same operations on
+its learner. Arrays that are expensive to recompute (a t-SNE layout) may be cached as ``.npy``
+bytes. There is no pickle anywhere (unsafe on untrusted files).
+
+File format
+-----------
+* SQLite in WAL mode (readers never block the writer, two browser tabs or two processes may
+  open the same file), ``busy_timeout`` so concurrent writers wait instead of failing,
+  ``foreign_keys`` on (deleting a session deletes its events), ``synchronous=FULL``.
+* ``PRAGMA user_version`` holds the schema version (:data:`SCHEMA_VERSION`). A file written by
+  a newer version raises :class:`StoreVersionError`; a file that is not a database, is damaged,
+  or is some other application's database raises :class:`StoreCorruptError`. In both cases the
+  file is not modified: every check runs before the first write.
+* One transaction per user action (``BEGIN IMMEDIATE`` ... ``COMMIT``). :meth:`Store.append`
+  only commits when the session's last event is the one the caller has seen, so two tabs
+  cannot interleave half-applied actions: the late writer gets :class:`ConcurrentUpdateError`,
+  catches up with the new events and decides again.
+
+Tables (schema version 1)::
+
+    sessions(id TEXT PK, name, dataset, config JSON, created ISO-8601 UTC)
+    events(session_id FK, seq, action, kind, idx, label, source, value JSON, timestamp)
+        PK (session_id, seq); ``action`` is the seq of the first event written by the same
+        user action (an accepted batch shares it); an undo has value {"undoes": action}.
+    arrays(session_id FK, name, npy BLOB)     cached arrays in .npy format (allow_pickle=False)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import secrets
+import sqlite3
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "EVENT_KINDS",
+    "LABEL_SOURCES",
+    "DEFAULT_STORE_ENV",
+    "Store",
+    "SessionInfo",
+    "SessionRecord",
+    "Event",
+    "LabelRecord",
+    "Change",
+    "LogState",
+    "group_actions",
+    "default_store_path",
+    "utc_now",
+    "StoreError",
+    "StoreVersionError",
+    "StoreCorruptError",
+    "UnknownSessionError",
+    "ConcurrentUpdateError",
+]
+
+SCHEMA_VERSION = 1
+EVENT_KINDS = ("label", "skip", "undo", "add_class", "setting", "accept")
+LABEL_SOURCES = ("queried", "chosen", "accepted")
+DEFAULT_STORE_ENV = "LABELER_STORE"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_TABLES = ("sessions", "events", "arrays")
+_BUSY_TIMEOUT_S = 30.0
+
+_SCHEMA_V1 = """
+CREATE TABLE sessions (
+    id       TEXT PRIMARY KEY,
+    name     TEXT NOT NULL,
+    dataset  TEXT NOT NULL,
+    config   TEXT NOT NULL,
+    created  TEXT NOT NULL
+);
+CREATE TABLE events (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL CHECK (seq >= 1),
+    action     INTEGER NOT NULL CHECK (action >= 1 AND action <= seq),
+    kind       TEXT NOT NULL
+               CHECK (kind IN ('label', 'skip', 'undo', 'add_class', 'setting', 'accept')),
+    idx        INTEGER CHECK (idx IS NULL OR idx >= 0),
+    label      TEXT,
+    source     TEXT CHECK (source IS NULL OR source IN ('queried', 'chosen', 'accepted')),
+    value      TEXT,
+    timestamp  TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE arrays (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    name       TEXT NOT NULL,
+    npy        BLOB NOT NULL,
+    PRIMARY KEY (session_id, name)
+) WITHOUT ROWID;
+"""
+
+
+class StoreError(Exception):
+    """Base class of the store's errors."""
+
+
+class StoreVersionError(StoreError):
+    """The file was written by a newer version of the labeller (schema version too high)."""
+
+
+class StoreCorruptError(StoreError):
+    """The file is not a labeller store, is damaged, or holds an inconsistent event log."""
+
+
+class UnknownSessionError(StoreError, LookupError):
+    """No session with this id in the store."""
+
+
+class ConcurrentUpdateError(StoreError):
+    """Another tab or process appended events to the session since the caller last read it."""
+
+
+def utc_now() -> str:
+    """Current time as an ISO 8601 UTC string with microseconds (the stored timestamp format)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def default_store_path() -> Path:
+    """Store file used when none is given: ``$LABELER_STORE`` or ``~/.labeler/labeler.sqlite``."""
+    env = os.environ.get(DEFAULT_STORE_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".labeler" / "labeler.sqlite"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One line of :meth:`Store.list_sessions`."""
+
+    id: str
+    name: str
+    dataset: str
+    created: str
+    n_labeled: int
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """A session's row: id, name, data set, configuration (dict) and creation time."""
+
+    id: str
+    name: str
+    dataset: str
+    config: dict
+    created: str
+
+
+@dataclass(frozen=True)
+class Event:
+    """One stored event.
+
+    Attributes
+    ----------
+    seq : int
+        Position in the session's log, 1-based, without gaps.
+    action : int
+        ``seq`` of the first event of the user action this event belongs to.
+    kind : str
+        One of :data:`EVENT_KINDS`.
+    index : int or None
+        Point index (``label``, ``accept``, ``skip``).
+    label : str or None
+        Class name (``label``, ``accept``, ``add_class``).
+    source : str or None
+        One of :data:`LABEL_SOURCES` for ``label`` and ``accept``.
+    value : object
+        JSON payload: ``{"undoes": action}`` for ``undo``, ``{"name", "value", ...}`` for
+        ``setting``.
+    timestamp : str
+        ISO 8601 UTC.
+    """
+
+    seq: int
+    action: int
+    kind: str
+    index: int | None = None
+    label: str | None = None
+    source: str | None = None
+    value: object = None
+    timestamp: str = ""
+
+
+def group_actions(events) -> list[list[Event]]:
+    """Split a list of events (in seq order) into user actions (events sharing ``action``)."""
+    groups: list[list[Event]] = []
+    for ev in events:
+        if groups and groups[-1][0].action == ev.action:
+            groups[-1].append(ev)
+        else:
+            groups.append([ev])
+    return groups
+
+
+# --------------------------------------------------------------------------------------------
+# Folding the event log
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """A net label: point ``index`` got ``label`` from ``source`` in event ``seq``."""
+
+    index: int
+    label: str
+    source: str
+    seq: int
+    action: int
+    timestamp: str
+
+
+@dataclass
+class Change:
+    """What one user action changed, for the session to apply to its learner.
+
+    ``added`` / ``removed`` labels (in the order to apply them), ``skipped`` / ``unskipped``
+    points, a ``new_class``, or a ``setting`` ``(name, value)``.
+    """
+
+    kind: str
+    added: list[LabelRecord] = field(default_factory=list)
+    removed: list[LabelRecord] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    unskipped: list[int] = field(default_factory=list)
+    new_class: str | None = None
+    setting: tuple | None = None
+
+
+class LogState:
+    """Net state of a session's event log, folded one user action at a time.
+
+    Undo semantics: ``label``, ``accept`` (a whole batch) and ``skip`` actions go on a stack;
+    ``undo`` pops the top one and reverts it. ``add_class`` and ``setting`` are not undoable.
+    An event that contradicts the state (a second label of a labelled point, an undo that does
+    not name the top of the stack, an unknown class) raises :class:`StoreCorruptError`: the
+    store only ever holds validated actions, so such a log was damaged or edited by hand.
+
+    Parameters
+    ----------
+    classes : list of str
+        Classes at session creation.
+    n_samples : int
+        Number of points of the data set (indices must be in ``[0, n_samples)``).
+    """
+
+    def __init__(self, classes, n_samples: int):
+        self.classes: list[str] = list(classes)
+        self.n_samples = int(n_samples)
+        self.labels: dict[int, LabelRecord] = {}
+        self.skipped: dict[int, int] = {}
+        self.settings: dict[str, object] = {}
+        self.n_events = 0
+        self._stack: list[tuple[int, str, list]] = []
+
+    @property
+    def can_undo(self) -> bool:
+        """Whether there is a label, accept or skip action to undo."""
+        return bool(self._stack)
+
+    @property
+    def last_undoable(self) -> tuple[int, str, list] | None:
+        """``(action, kind, items)`` of the action :meth:`apply` of an undo would revert."""
+        return self._stack[-1] if self._stack else None
+
+    def _bad(self, ev: Event, why: str):
+        raise StoreCorruptError(
+            f"Inconsistent event log at event {ev.seq} ({ev.kind}): {why}. The store file was "
+            "damaged or edited by hand; restore it from a backup or delete this session."
+        )
+
+    def _check_point(self, ev: Event):
+        if ev.index is None or not 0 <= ev.index < self.n_samples:
+            self._bad(ev, f"point index {ev.index!r} outside 0..{self.n_samples - 1}")
+
+    def apply(self, events: list[Event]) -> Change:
+        """Fold one user action (events sharing ``action``) and return what changed."""
+        if not events:
+            raise ValueError("apply() needs the events of one action; got none.")
+        first = events[0]
+        kinds = {ev.kind for ev in events}
+        for k, ev in enumerate(events):
+            if ev.seq != self.n_events + 1 + k or ev.action != first.seq:
+                self._bad(ev, f"expected seq {self.n_events + 1 + k} in action {first.seq}")
+        if len(kinds) != 1 or (len(events) > 1 and first.kind != "accept"):
+            self._bad(first, f"one action mixes or repeats events of kinds {sorted(kinds)}")
+        kind = first.kind
+        change = Change(kind=kind)
+        if kind in ("label", "accept"):
+            seen = set()
+            for ev in events:
+                self._check_point(ev)
+                if ev.index in self.labels or ev.index in seen:
+                    self._bad(ev, f"point {ev.index} is already labelled")
+                if ev.label not in self.classes:
+                    self._bad(ev, f"label {ev.label!r} is not a class ({self.classes})")
+                if ev.source not in LABEL_SOURCES:
+                    self._bad(ev, f"source {ev.source!r} unknown")
+                seen.add(ev.index)
+            for ev in events:
+                rec = LabelRecord(ev.index, ev.label, ev.source, ev.seq, ev.action, ev.timestamp)
+                self.labels[ev.index] = rec
+                change.added.append(rec)
+            self._stack.append((first.seq, kind, [ev.index for ev in events]))
+        elif kind == "skip":
+            self._check_point(first)
+            if first.index in self.skipped or first.index in self.labels:
+                self._bad(first, f"point {first.index} is already skipped or labelled")
+            self.skipped[first.index] = first.seq
+            change.skipped.append(first.index)
+            self._stack.append((first.seq, kind, [first.index]))
+        elif kind == "undo":
+            target = first.value.get("undoes") if isinstance(first.value, dict) else None
+            if not self._stack or self._stack[-1][0] != target:
+                top = self._stack[-1][0] if self._stack else None
+                self._bad(first, f"undo names action {target!r} but the last undoable is {top!r}")
+            _, undone_kind, items = self._stack.pop()
+            change.kind = f"undo_{undone_kind}"
+            if undone_kind == "skip":
+                del self.skipped[items[0]]
+                change.unskipped.append(items[0])
+            else:
+                # remove in reverse order of addition (the exact inverse sequence)
+                for i in reversed(items):
+                    change.removed.append(self.labels.pop(i))
+        elif kind == "add_class":
+            name = first.label
+            if not isinstance(name, str) or not name.strip() or name in self.classes:
+                self._bad(first, f"class name {name!r} is empty or already exists")
+            self.classes.append(name)
+            change.new_class = name
+        elif kind == "setting":
+            value = first.value
+            if not isinstance(value, dict) or "name" not in value or "value" not in value:
+                self._bad(first, "a setting event needs a value {'name': ..., 'value': ...}")
+            self.settings[value["name"]] = value["value"]
+            change.setting = (value["name"], value["value"])
+        else:  # pragma: no cover - the table's CHECK constraint forbids other kinds
+            self._bad(first, "unknown kind")
+        self.n_events += len(events)
+        return change
+
+
+# --------------------------------------------------------------------------------------------
+# The store
+# --------------------------------------------------------------------------------------------
+
+
+def _json_dumps(obj) -> str:
+    """JSON text with floats written exactly (repr), refusing NaN/inf (not JSON)."""
+    return json.dumps(obj, allow_nan=False, sort_keys=True)
+
+
+def _json_loads(text):
+    return None if text is None else json.loads(text)
+
+
+class Store:
+    """A labeller store file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        SQLite file; created (with its parent directories) if it does not exist.
+
+    Raises
+    ------
+    StoreVersionError
+        The file has a newer schema version than this program understands.
+    StoreCorruptError
+        The file is not an SQLite database, is damaged, or is not a labeller store.
+    OSError
+        The file or its directory cannot be created or opened.
+
+    Notes
+    -----
+    The object holds one connection, usable from any thread (calls are serialised by a
+    lock), so a Streamlit app may keep it across reruns. Close it with :meth:`close` or use
+    it as a context manager; an object dropped without closing loses nothing, because every
+    action is committed before the call returns.
+    """
+
+    def __init__(self, path):
+        self.path = Path(path).expanduser()
+        self._lock = threading.RLock()
+        self._con: sqlite3.Connection | None = None
+        self._open()
+
+    # ---- opening ---------------------------------------------------------------------------
+    def _open(self):
+        path = self.path
+        if path.is_dir():
+            raise IsADirectoryError(f"Store path {path} is a directory; give a file name, e.g. {path / 'labeler.sqlite'}.")
+        exists = path.exists() and path.stat().st_size > 0
+        if exists:
+            with open(path, "rb") as fh:
+                head = fh.read(len(_SQLITE_MAGIC))
+            if head != _SQLITE_MAGIC:
+                raise StoreCorruptError(
+                    f"{path} is not an SQLite database (bad header); it was left unchanged. "
+                    "Point the labeller at another file (--store or LABELER_STORE)."
+                )
+        else:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OSError(
+                    f"Cannot create the directory {path.parent} for the store file: {exc}. "
+                    "Choose a writable location (--store or LABELER_STORE)."
+                ) from exc
+        try:
+            con = sqlite3.connect(
+                str(path), timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise OSError(
+                f"Cannot open the store file {path}: {exc}. Check that the directory is "
+                "writable, or choose another file (--store or LABELER_STORE)."
+            ) from exc
+        try:
+            self._check(con, exists)
+            self._prepare(con)
+        except BaseException:
+            con.close()
+            raise
+        self._con = con
+
+    def _check(self, con: sqlite3.Connection, exists: bool):
+        """Read-only checks before the first write: version, integrity, tables."""
+        path = self.path
+        try:
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreVersionError(
+                    f"{path} has schema version {version}, written by a newer version of the "
+                    f"labeller (this one understands up to {SCHEMA_VERSION}). Upgrade the "
+                    "labeller to open it; the file was left unchanged."
+                )
+            problems = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
+            if problems != ["ok"]:
+                raise StoreCorruptError(
+                    f"{path} is damaged ({'; '.join(problems[:3])}); it was left unchanged. "
+                    "Restore it from a backup or use another store file."
+                )
+            tables = {
+                r[0]
+                for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            raise StoreCorruptError(f"{path} cannot be read as a labeller store: {exc}.") from exc
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorruptError(
+                f"{path} is not a valid SQLite database ({exc}); it was left unchanged. "
+                "Restore it from a backup or use another store file."
+            ) from exc
+        if version == 0 and tables:
+            raise StoreCorruptError(
+                f"{path} is an SQLite database of another application (tables: "
+                f"{', '.join(sorted(tables))}); it was left unchanged. Use another store file."
+            )
+        if version == SCHEMA_VERSION and not set(_TABLES) <= tables:
+            raise StoreCorruptError(
+                f"{path} claims schema version {version} but lacks the tables "
+                f"{sorted(set(_TABLES) - tables)}; it was left unchanged."
+            )
+
+    def _prepare(self, con: sqlite3.Connection):
+        con.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+        con.execute("PRAGMA foreign_keys = ON")
+        mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":  # pragma: no cover - e.g. a network file system
+            raise OSError(
+                f"{self.path}: SQLite could not switch to WAL mode (got {mode!r}); put the "
+                "store on a local disk."
+            )
+        con.execute("PRAGMA synchronous = FULL")
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:  # new file (another process may have created it meanwhile)
+                for stmt in _SCHEMA_V1.split(";"):
+                    if stmt.strip():
+                        con.execute(stmt)
+                con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    # ---- plumbing --------------------------------------------------------------------------
+    def close(self):
+        """Close the connection (idempotent)."""
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        """The file's ``PRAGMA user_version``."""
+        with self._read() as con:
+            return con.execute("PRAGMA user_version").fetchone()[0]
+
+    @contextmanager
+    def _read(self):
+        with self._lock:
+            if self._con is None:
+                raise StoreError(f"The store {self.path} is closed; open it again.")
+            yield self._con
+
+    @contextmanager
+    def _write(self):
+        """One transaction: ``BEGIN IMMEDIATE`` (takes the write lock at once), commit on
+        success, roll back on any exception."""
+        with self._lock:
+            if self._con is None:
+                raise StoreError(f"The store {self.path} is closed; open it again.")
+            con = self._con
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    def _require(self, con, session_id):
+        if not isinstance(session_id, str):
+            raise UnknownSessionError(f"Session id must be a string; got {session_id!r}.")
+        row = con.execute(
+            "SELECT id, name, dataset, config, created FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise UnknownSessionError(
+                f"No session {session_id!r} in {self.path}. List the sessions with "
+                "list_sessions() (or `labeler sessions`) and pick one of their ids."
+            )
+        return row
+
+    # ---- sessions --------------------------------------------------------------------------
+    def create_session(self, *, name: str, dataset: str, config: dict) -> str:
+        """Add a session and return its new id (16 hex digits).
+
+        ``config`` must be JSON-serialisable (floats are stored exactly).
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"Session name must be a non-empty string; got {name!r}.")
+        text = _json_dumps(config)
+        created = utc_now()
+        with self._write() as con:
+            while True:
+                sid = secrets.token_hex(8)
+                if con.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone() is None:
+                    break
+            con.execute(
+                "INSERT INTO sessions (id, name, dataset, config, created) VALUES (?, ?, ?, ?, ?)",
+                (sid, name, str(dataset), text, created),
+            )
+        return sid
+
+    def session(self, session_id: str) -> SessionRecord:
+        """The session's record; :class:`UnknownSessionError` if there is none."""
+        with self._read() as con:
+            sid, name, dataset, config, created = self._require(con, session_id)
+        return SessionRecord(sid, name, dataset, json.loads(config), created)
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """All sessions, oldest first, with their number of net labels."""
+        with self._read() as con:
+            rows = con.execute(
+                "SELECT id, name, dataset, config, created FROM sessions ORDER BY created, id"
+            ).fetchall()
+            out = []
+            for sid, name, dataset, config, created in rows:
+                n_labeled = self._count_labels(con, sid)
+                out.append(SessionInfo(sid, name, dataset, created, n_labeled))
+        return out
+
+    @staticmethod
+    def _count_labels(con, sid) -> int:
+        # net labels = label/accept events minus those undone; undo only reverts the top of
+        # the stack, so the count follows from a fold over (action, kind) alone
+        stack: list[tuple[int, str, int]] = []
+        for action, kind, count in con.execute(
+            "SELECT action, min(kind), count(*) FROM events WHERE session_id = ? "
+            "GROUP BY action ORDER BY action",
+            (sid,),
+        ):
+            if kind in ("label", "accept", "skip"):
+                stack.append((action, kind, count))
+            elif kind == "undo" and stack:
+                stack.pop()
+        return sum(c for _, k, c in stack if k != "skip")
+
+    def rename_session(self, session_id: str, name: str):
+        """Change a session's display name."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"Session name must be a non-empty string; got {name!r}.")
+        with self._write() as con:
+            self._require(con, session_id)
+            con.execute("UPDATE sessions SET name = ? WHERE id = ?", (name, session_id))
+
+    def delete_session(self, session_id: str):
+        """Delete a session with its events and cached arrays (one transaction)."""
+        with self._write() as con:
+            self._require(con, session_id)
+            con.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    # ---- events ----------------------------------------------------------------------------
+    def events(self, session_id: str, after: int = 0) -> list[Event]:
+        """The session's events with ``seq > after``, in order."""
+        with self._read() as con:
+            self._require(con, session_id)
+            rows = con.execute(
+                "SELECT seq, action, kind, idx, label, source, value, timestamp FROM events "
+                "WHERE session_id = ? AND seq > ? ORDER BY seq",
+                (session_id, int(after)),
+            ).fetchall()
+        try:
+            return [Event(s, a, k, i, lab, src, _json_loads(v), t) for s, a, k, i, lab, src, v, t in rows]
+        except json.JSONDecodeError as exc:
+            raise StoreCorruptError(f"An event of session {session_id!r} holds invalid JSON: {exc}.") from exc
+
+    def n_events(self, session_id: str) -> int:
+        """Number of events of the session (its last seq)."""
+        with self._read() as con:
+            self._require(con, session_id)
+            return self._last_seq(con, session_id)
+
+    @staticmethod
+    def _last_seq(con, session_id) -> int:
+        return con.execute(
+            "SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?", (session_id,)
+        ).fetchone()[0]
+
+    def append(self, session_id: str, rows: list[dict], *, after: int) -> list[Event]:
+        """Append the events of one user action in one transaction and return them.
+
+        Parameters
+        ----------
+        session_id : str
+        rows : list of dict
+            Each with ``kind`` and optionally ``index``, ``label``, ``source``, ``value``.
+            All get the same timestamp and ``action`` (the seq of the first).
+        after : int
+            The last seq the caller has seen. If the session has more events (written by
+            another tab or process), nothing is written and :class:`ConcurrentUpdateError`
+            is raised: read the new events, apply them and decide again.
+        """
+        if not rows:
+            raise ValueError("append() needs at least one event.")
+        stamp = utc_now()
+        with self._write() as con:
+            self._require(con, session_id)
+            last = self._last_seq(con, session_id)
+            if last != after:
+                raise ConcurrentUpdateError(
+                    f"Session {session_id!r} has {last} events but the caller has seen {after}: "
+                    "it was changed in another tab or process. Reload it."
+                )
+            out = []
+            for k, row in enumerate(rows):
+                unknown = set(row) - {"kind", "index", "label", "source", "value"}
+                if unknown or row.get("kind") not in EVENT_KINDS:
+                    raise ValueError(f"Bad event {row!r}: kind must be one of {EVENT_KINDS}.")
+                ev = Event(
+                    seq=after + 1 + k,
+                    action=after + 1,
+                    kind=row["kind"],
+                    index=None if row.get("index") is None else int(row["index"]),
+                    label=row.get("label"),
+                    source=row.get("source"),
+                    value=row.get("value"),
+                    timestamp=stamp,
+                )
+                con.execute(
+                    "INSERT INTO events (session_id, seq, action, kind, idx, label, source, "
+                    "value, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id, ev.seq, ev.action, ev.kind, ev.index, ev.label, ev.source,
+                        None if ev.value is None else _json_dumps(ev.value), ev.timestamp,
+                    ),
+                )
+                out.append(ev)
+        return out
+
+    # ---- cached arrays ---------------------------------------------------------------------
+    def put_array(self, session_id: str, name: str, array):
+        """Cache a numeric array for the session (``.npy`` bytes, no pickle)."""
+        arr = np.asarray(array)
+        if arr.dtype == object:
+            raise TypeError(f"Only numeric arrays can be stored; {name!r} has dtype object.")
+        buf = io.BytesIO()
+        np.save(buf, arr, allow_pickle=False)
+        with self._write() as con:
+            self._require(con, session_id)
+            con.execute(
+                "INSERT OR REPLACE INTO arrays (session_id, name, npy) VALUES (?, ?, ?)",
+                (session_id, name, buf.getvalue()),
+            )
+
+    def get_array(self, session_id: str, name: str) -> np.ndarray | None:
+        """The cached array, or None."""
+        with self._read() as con:
+            self._require(con, session_id)
+            row = con.execute(
+                "SELECT npy FROM arrays WHERE session_id = ? AND name = ?", (session_id, name)
+            ).fetchone()
+        if row is None:
+            return None
+        try:
+            return np.load(io.BytesIO(row[0]), allow_pickle=False)
+        except (ValueError, OSError) as exc:
+            raise StoreCorruptError(f"Cached array {name!r} of session {session_id!r} is damaged: {exc}.") from exc
+
