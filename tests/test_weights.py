@@ -1,0 +1,121 @@
+"""core/weights.py: balanced and one-vs-all equilibrating weights (seed 002 eq. 3.14-3.18)."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.utils.class_weight import compute_class_weight
+
+from core.weights import balanced_class_weights, equilibrating_weights, sample_weights
+
+
+def test_binary_balanced_is_sklearn_balanced():
+    y = np.array([0] * 7 + [1] * 3)
+    expected = compute_class_weight("balanced", classes=np.array([0, 1]), y=y)
+    assert_allclose(balanced_class_weights([7, 3]), expected, rtol=1e-15)
+    assert_allclose(balanced_class_weights({"a": 7, "b": 3}, n_classes=2), expected, rtol=1e-15)
+    # proportional to 1 / n_y, and both classes carry the same total weight n / 2
+    w = balanced_class_weights([7, 3])
+    assert_allclose(w * [7, 3], [5.0, 5.0])
+
+
+def test_multiclass_balanced_is_sklearn_balanced():
+    counts = np.array([5, 11, 2, 8])
+    y = np.repeat(np.arange(4), counts)
+    expected = compute_class_weight("balanced", classes=np.arange(4), y=y)
+    assert_allclose(balanced_class_weights(counts), expected, rtol=1e-15)
+
+
+def test_equilibrating_weights_match_eq_3_14_3_15_for_equal_classes():
+    T, per_class = 5, 6
+    n = T * per_class
+    n_minus = n - per_class
+    E = equilibrating_weights([per_class] * T)
+    # eq. 3.14-3.15 scaled by n (mean weight 1): w_+ = n (T-1) / (2 n_-), w_- = n / (2 n_-)
+    assert_allclose(np.diag(E), n * (T - 1) / (2 * n_minus))
+    assert_allclose(E[~np.eye(T, dtype=bool)], n / (2 * n_minus))
+
+
+def test_equilibrating_weights_balance_every_column_and_every_class():
+    counts = np.array([3, 10, 40, 7])
+    E = equilibrating_weights(counts)
+    T, n = counts.size, counts.sum()
+    for t in range(T):
+        positive = counts[t] * E[t, t]
+        negatives = counts * E[:, t]
+        negatives[t] = 0
+        assert_allclose(positive, n / 2)
+        assert_allclose(negatives.sum(), n / 2)
+        # the negatives of a column are balanced across classes
+        assert_allclose(negatives[np.arange(T) != t], n / (2 * (T - 1)))
+
+
+def test_equilibrating_weights_come_from_the_multiclass_objective():
+    """eq. 3.17-3.18: per-point weight 1/n_s, positive term counted T-1 times, negative once."""
+    counts = np.array([4, 9, 2])
+    T = counts.size
+    E = equilibrating_weights(counts)
+    raw = np.array([[(T - 1 if s == t else 1) / counts[s] for t in range(T)] for s in range(T)])
+    ratio = E / raw
+    assert_allclose(ratio, ratio[0, 0])  # same up to one global scale
+
+
+def test_equilibrating_weights_reduce_to_balanced_for_two_classes():
+    E = equilibrating_weights([7, 3])
+    assert_allclose(E, np.repeat(balanced_class_weights([7, 3])[:, None], 2, axis=1))
+
+
+def test_sample_weights_none_dict_balanced_shapes_and_values():
+    y = np.array(["b", "a", "b", "c", "b", "a"])
+    classes = np.array(["a", "b", "c"])
+    assert_allclose(sample_weights(y, classes, None), np.ones(6))
+    w = sample_weights(y, classes, {"b": 2.5})
+    assert_allclose(w, [2.5, 1, 2.5, 1, 2.5, 1])
+    W = sample_weights(y, classes, "balanced")
+    E = equilibrating_weights([2, 3, 1])
+    assert W.shape == (6, 3)
+    assert_allclose(W, E[[1, 0, 1, 2, 1, 0]])
+
+
+def test_sample_weights_binary_balanced_is_one_column():
+    y = np.array([1, 1, 1, 0])
+    w = sample_weights(y, [0, 1], "balanced")
+    assert w.shape == (4,)
+    assert_allclose(w, [4 / 6, 4 / 6, 4 / 6, 2.0])
+
+
+@pytest.mark.parametrize(
+    "y, classes, class_weight, match",
+    [
+        ([0, 1, 2], [0, 1], None, "not among the classes"),
+        ([0, 1], [0, 1], {5: 1.0}, "not among the classes"),
+        ([0, 1], [0, 1], {0: 0.0}, "> 0"),
+        ([0, 1], [0, 1], {0: -2.0}, "> 0"),
+        ([0, 1], [0, 1], {0: float("inf")}, "> 0"),
+        ([0, 1], [0, 1], {0: "heavy"}, "> 0"),
+        ([0, 0], [0, 1], "balanced", "at least one point of every class"),
+        ([0, 1], [0, 1], "balance", "must be None, 'balanced' or a dict"),
+        ([0, 1], [0], None, "at least 2 distinct"),
+        ([[0, 1]], [0, 1], None, "1-D"),
+    ],
+)
+def test_sample_weights_bad_input(y, classes, class_weight, match):
+    with pytest.raises(ValueError, match=match):
+        sample_weights(np.array(y), np.array(classes), class_weight)
+
+
+@pytest.mark.parametrize(
+    "counts, kwargs, match",
+    [
+        ([3, 0], {}, "no points"),
+        ({"a": 3, "b": 0}, {}, r"\['b'\]"),
+        ([3], {}, "at least 2 classes"),
+        ([3, 2], {"n_classes": 3}, "n_classes=3"),
+        ([3, -1], {}, "non-negative integers"),
+        ([3, 1.5], {}, "non-negative integers"),
+        ([[3, 1]], {}, "1-D"),
+    ],
+)
+def test_class_weight_functions_bad_counts(counts, kwargs, match):
+    for func in (balanced_class_weights, equilibrating_weights):
+        with pytest.raises(ValueError, match=match):
+            func(counts, **kwargs)
