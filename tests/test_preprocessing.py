@@ -1,0 +1,72 @@
+"""Tests for core.preprocessing: standardisation and PCA reduction."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from core.preprocessing import pca_reduce, standardize
+
+
+def test_standardize_matches_definition():
+    rng = np.random.default_rng(0)
+    X = rng.normal(loc=[1.0, -5.0, 100.0], scale=[0.1, 2.0, 30.0], size=(200, 3))
+    Z, (mean, scale) = standardize(X)
+    assert_allclose(Z.mean(axis=0), 0.0, atol=1e-13)
+    assert_allclose(Z.std(axis=0), 1.0, rtol=1e-13)
+    for j in range(3):
+        col = X[:, j]
+        m = sum(col) / len(col)
+        s = (sum((c - m) ** 2 for c in col) / len(col)) ** 0.5
+        assert mean[j] == pytest.approx(m, rel=1e-12)
+        assert scale[j] == pytest.approx(s, rel=1e-12)
+
+
+def test_standardize_applies_given_stats():
+    rng = np.random.default_rng(1)
+    X, X_new = rng.normal(size=(50, 2)), rng.normal(size=(10, 2))
+    _, stats = standardize(X)
+    Z_new, stats_back = standardize(X_new, stats=stats)
+    assert_allclose(Z_new, (X_new - stats[0]) / stats[1])
+    assert stats_back[0] is stats[0] or np.array_equal(stats_back[0], stats[0])
+
+
+def test_standardize_constant_column_warns_and_is_zero():
+    X = np.column_stack([np.arange(5.0), np.full(5, 3.0)])
+    with pytest.warns(UserWarning, match=r"\[1\] are constant"):
+        Z, (mean, scale) = standardize(X)
+    assert scale[1] == 1.0
+    assert_allclose(Z[:, 1], 0.0)
+
+
+@pytest.mark.parametrize("stats, match", [
+    ((np.zeros(3), np.ones(3)), "columns"),
+    ((np.zeros(2), np.array([1.0, 0.0])), "scale > 0"),
+    ("nonsense", "mean, scale"),
+])
+def test_standardize_bad_stats(stats, match):
+    with pytest.raises(ValueError, match=match):
+        standardize(np.ones((4, 2)), stats=stats)
+
+
+def test_standardize_rejects_nan():
+    with pytest.raises(ValueError, match="row 1, column 0"):
+        standardize(np.array([[1.0, 2.0], [np.nan, 1.0]]))
+
+
+def test_pca_reduce_matches_svd():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 8)) @ rng.normal(size=(8, 8))
+    Z, (mean, comps) = pca_reduce(X, 3, seed=0)
+    Xc = X - X.mean(axis=0)
+    _, s, Vt = np.linalg.svd(Xc, full_matrices=False)
+    signs = np.sign(np.sum(comps * Vt[:3], axis=1))
+    assert_allclose(comps, Vt[:3] * signs[:, None], atol=1e-10)
+    assert_allclose(Z, Xc @ comps.T, atol=1e-10)
+    assert_allclose(comps @ comps.T, np.eye(3), atol=1e-12)
+    assert_allclose(mean, X.mean(axis=0))
+
+
+@pytest.mark.parametrize("k", [0, 9, 2.5, True])
+def test_pca_reduce_bad_components(k):
+    with pytest.raises(ValueError, match="n_components"):
+        pca_reduce(np.random.default_rng(0).normal(size=(20, 8)), k)
