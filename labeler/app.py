@@ -1,0 +1,115 @@
+"""Streamlit page of the ARLS labeler (start it with ``labeler`` or ``labeler app PATH``).
+
+Thin by design: all labelling logic is in :class:`labeler.session.LabelingSession`, figures in
+:mod:`labeler.ui.figures`, page sections in :mod:`labeler.ui`.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+if __package__ in (None, "") and "labeler" not in sys.modules:  # `streamlit run labeler/app.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from labeler.ui import state
+from labeler.ui.charts import render_confidence, render_history, render_progress
+from labeler.ui.export_panel import render_export
+from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
+from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.point_panel import render_point_panel
+from labeler.ui.sidebar import STRATEGIES, render_sidebar
+from labeler.ui.view import build_view
+
+st.set_page_config(page_title="ARLS labeler", page_icon="🏷️", layout="wide",
+                   initial_sidebar_state="expanded")
+st.markdown(
+    """<style>
+    .block-container {padding-top: 2.6rem; padding-bottom: 2rem;}
+    .st-key-class_buttons button {min-width: 6rem; min-height: 2.8rem; font-size: 1.05rem;}
+    .counts span.dot {display:inline-block;width:.7em;height:.7em;border-radius:50%;
+                      margin:0 .3em 0 .9em;vertical-align:baseline;}
+    </style>""",
+    unsafe_allow_html=True,
+)
+
+state.ensure_session()
+session, lock = state.current()
+render_sidebar(session)
+for kind, text in state.pop_flash():
+    getattr(st, kind)(text)
+if session is None:
+    st.info("Open a data set or a saved session in the sidebar.")
+    st.stop()
+
+with lock:
+    with st.spinner("Choosing the next query…"):
+        view = build_view(session)
+    state.sync_selection(view.n_samples)
+
+    # ---- header: data set, counts ----------------------------------------------------------
+    config = getattr(session, "config", None)
+    data_name = getattr(session.dataset, "name", None) or getattr(config, "dataset", "data")
+    strategy = STRATEGIES.get(getattr(config, "strategy", ""), "")
+    counts = session.class_counts()
+    badges = "".join(
+        f'<span class="dot" style="background:{class_color(j)}"></span>{html.escape(str(c))}: '
+        f"<b>{counts.get(c, 0)}</b>" for j, c in enumerate(view.classes)
+    )
+    st.markdown(
+        f"### {html.escape(str(data_name))}"
+        f'<div class="counts">Labelled <b class="labeled-count" data-labeled="{view.n_labeled}">{view.n_labeled}</b>'
+        f" of {view.n_samples:,} · {badges} · <small>{strategy}</small></div>",
+        unsafe_allow_html=True,
+    )
+    st.progress(view.n_labeled / max(view.n_samples, 1))
+
+    # ---- main: point panel (drawn first: shown sooner) and the pool map ------------------
+    left, right = st.columns([3, 2], gap="large")
+    with right:
+        render_point_panel(session, view)
+    with left:
+        mode = st.segmented_control("Colour by", list(COLOR_MODES), format_func=COLOR_MODES.get,
+                                    default="label", key="color_mode", required=True,
+                                    label_visibility="collapsed")
+        pred = view.predictions
+        selected = st.session_state.get("selected")
+        fig = scatter_figure(
+            session.layout, view.classes, color_mode=mode or "label",
+            label_codes=view.label_codes, predicted_codes=view.predicted_codes,
+            confidence=pred["confidence"].to_numpy(dtype=float),
+            expected_risk=pred["expected_risk"].to_numpy(dtype=float),
+            query=view.query, selected=selected,
+        )
+        st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
+                        config={"displaylogo": False, "scrollZoom": True,
+                                "modeBarButtonsToRemove": ["select2d", "lasso2d"]})
+        st.caption("Click a point to see it and label it out of turn. Scroll to zoom, drag to "
+                   "zoom in on a box, double-click to reset.")
+
+    # ---- lower tabs (only the open one runs) ---------------------------------------------
+    progress, confidence, export, history, keys = st.tabs(
+        ["Progress", "Confidence", "Export", "History", "Shortcuts"], key="lower_tab",
+        on_change="rerun")
+    if progress.open:
+        with progress:
+            render_progress(session)
+    if confidence.open:
+        with confidence:
+            render_confidence(session, view)
+    if export.open:
+        with export:
+            render_export(session, lock, view.n_labeled)
+    if history.open:
+        with history:
+            render_history(session)
+    if keys.open:
+        with keys:
+            rows = [f"| `{k.upper()}` | label **{html.escape(str(c))}** |"
+                    for c, k in zip(view.classes, class_shortcuts(view.classes)) if k]
+            st.markdown("| key | action |\n|---|---|\n" + "\n".join(rows) +
+                        f"\n| `{SKIP_KEY.upper()}` | skip the query |\n| `{UNDO_KEY.upper()}` | undo |"
+                        "\n| `Esc` | back to the query after clicking a point |")

@@ -1,0 +1,60 @@
+"""Export tab: one download button per format (the file is made when the button is clicked)."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+__all__ = ["render_export", "export_bytes", "EXPORT_MIME"]
+
+EXPORT_MIME = {
+    "csv": "text/csv",
+    "jsonl": "application/x-ndjson",
+    "parquet": "application/vnd.apache.parquet",
+    "zip": "application/zip",
+}
+
+
+def export_bytes(session, lock, format: str, include_predictions: bool = False) -> bytes:
+    """The content of ``session.export(...)`` in ``format``, made in a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="labeler-export-") as tmp:
+        path = Path(tmp) / f"labels.{format}"
+        with lock:
+            session.export(path, format=format, include_predictions=include_predictions)
+        return path.read_bytes()
+
+
+def _base_name(session) -> str:
+    name = getattr(getattr(session, "config", None), "name", None) or Path(
+        str(getattr(getattr(session, "config", None), "dataset", None) or "labels")).stem
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{name}-{session.id}").strip("-") or "labels"
+
+
+def render_export(session, lock, n_labeled: int) -> None:
+    """Download buttons for CSV, JSONL, Parquet and (with images) a zip of class folders."""
+    with_pred = st.toggle("Include predictions of every point", key="export_predictions",
+                          help="Adds predicted class and confidence; unlabelled points get an "
+                               "empty label.")
+    if n_labeled == 0 and not with_pred:
+        st.caption("Nothing labelled yet: the files would be empty.")
+    has_images = (getattr(session.dataset, "images", None) is not None
+                  or getattr(session.dataset, "image_paths", None) is not None)
+    formats = ["csv", "jsonl", "parquet"] + (["zip"] if has_images else [])
+    names = {"csv": "CSV", "jsonl": "JSONL", "parquet": "Parquet", "zip": "Images (zip per class)"}
+    base = _base_name(session)
+    with st.container(horizontal=True, gap="small"):
+        for fmt in formats:
+            st.download_button(
+                names[fmt],
+                data=lambda fmt=fmt: export_bytes(session, lock, fmt, with_pred),
+                file_name=f"{base}.{fmt}",
+                mime=EXPORT_MIME[fmt],
+                key=f"download_{fmt}",
+                on_click="ignore",
+                icon=":material/download:",
+            )
+    st.caption("Columns: id, label, source (queried / chosen / accepted), order, timestamp, "
+               "then the original columns.")

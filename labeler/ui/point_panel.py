@@ -1,0 +1,112 @@
+"""The point panel: the next query (or a clicked point), its image or features, the buttons.
+
+The element ``<span class="point-tag" data-point="I" data-query="Q">`` carries the shown point
+and the current query for the browser tests and the latency benchmark.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from labeler.ui import actions
+from labeler.ui.figures import class_color
+from labeler.ui.keyboard import BACK_KEY, SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.view import ScreenView, feature_table, point_image, upscale
+
+__all__ = ["render_point_panel"]
+
+
+def _shown_point(view: ScreenView) -> tuple[int | None, str]:
+    selected = st.session_state.get("selected")
+    if selected is not None and 0 <= selected < view.n_samples and selected != view.query:
+        return int(selected), "chosen"
+    return view.query, "queried"
+
+
+def render_point_panel(session, view: ScreenView) -> None:
+    """Draw the point panel for ``session`` (call under the session's lock)."""
+    index, source = _shown_point(view)
+    query_attr = "" if view.query is None else str(view.query)
+    if index is None:
+        st.markdown(f'<span class="point-tag" data-point="" data-query="{query_attr}"></span>',
+                    unsafe_allow_html=True)
+        st.success("Every point is labelled or skipped. Export the labels below, or undo.")
+        _undo_button()
+        return
+
+    row = view.predictions.iloc[index]
+    ident = _point_id(session, index)
+    if source == "queried":
+        title = f"Next query · point {ident}"
+    else:
+        title = f"Chosen point · {ident}"
+    st.markdown(
+        f'<span class="point-tag" data-point="{index}" data-query="{query_attr}"></span>'
+        f"#### {title}",
+        unsafe_allow_html=True,
+    )
+
+    _point_content(session, index)
+
+    current = row["label"]
+    predicted, confidence = row["predicted"], float(row["confidence"])
+    p_code = int(view.predicted_codes[index])
+    st.markdown(
+        f'Predicted <span style="color:{class_color(p_code)};font-weight:700">'
+        f"{predicted}</span> · confidence {confidence:.2f}",
+        unsafe_allow_html=True,
+    )
+    is_labeled = view.label_codes[index] >= 0
+    if is_labeled:
+        st.info(f"Already labelled **{current}** ({row['source']}). Undo to change it.")
+
+    expected = view.query if source == "queried" else None
+    keys = class_shortcuts(view.classes)
+    with st.container(horizontal=True, gap="small", key="class_buttons"):
+        for j, (name, key) in enumerate(zip(view.classes, keys)):
+            st.button(
+                str(name), key=f"class_{j}", shortcut=key, type="primary",
+                on_click=actions.label, args=(index, name, source, expected),
+                disabled=bool(is_labeled), help=f"Label as {name}" + (f" (key {key})" if key else ""),
+            )
+    with st.container(horizontal=True, gap="small", key="step_buttons"):
+        if source == "queried":
+            st.button("Skip", key="skip", shortcut=SKIP_KEY, icon=":material/skip_next:",
+                      on_click=actions.skip, args=(index, view.query),
+                      help="Do not ask for this point again in this session (key S)")
+        else:
+            st.button("Back to query", key="back", shortcut=BACK_KEY,
+                      icon=":material/keyboard_return:", on_click=actions.back,
+                      help="Show the next query again (Esc)")
+        _undo_button()
+        with st.popover("New class", icon=":material/add:"):
+            st.text_input("Class name", key="new_class_name", placeholder="e.g. noise")
+            st.button("Add class", key="add_class", on_click=actions.add_class,
+                      args=("new_class_name",))
+
+
+def _undo_button() -> None:
+    st.button("Undo", key="undo", shortcut=UNDO_KEY, icon=":material/undo:",
+              on_click=actions.undo, help="Undo the last label, accept or skip (key U)")
+
+
+def _point_id(session, index: int) -> str:
+    ids = getattr(session.dataset, "ids", None)
+    if ids is None:
+        return f"#{index}"
+    ident = ids[index]
+    return f"#{index}" if str(ident) == str(index) else f"#{index} ({ident})"
+
+
+def _point_content(session, index: int) -> None:
+    try:
+        image = point_image(session.dataset, index)
+    except ValueError as exc:
+        st.error(str(exc))
+        image = None
+    if image is not None:
+        st.image(upscale(image, 300), width=300 if max(image.shape[:2]) <= 300 else "stretch")
+    else:
+        st.dataframe(feature_table(session.dataset, index), hide_index=True, width="stretch",
+                     height=min(38 + 35 * min(len(session.dataset.feature_names or []), 8), 320))
+

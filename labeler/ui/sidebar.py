@@ -1,0 +1,176 @@
+"""Sidebar: data set picker, saved sessions, learner settings."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from labeler.ui import actions, state
+from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
+from labeler.ui.inputs import check_data_path, parse_positive_or_auto
+from labeler.ui.registry import REGISTRY
+
+__all__ = ["render_sidebar", "STRATEGIES", "WEIGHTINGS"]
+
+STRATEGIES = {"arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random"}
+WEIGHTINGS = {"balanced": "Balanced (class weights)", "none": "None"}
+
+
+def render_sidebar(session) -> None:
+    """Draw the sidebar; ``session`` may be None (nothing open yet)."""
+    with st.sidebar:
+        st.markdown("### 🏷️ ARLS labeler")
+        _data_picker()
+        _saved_sessions(session)
+        if session is not None:
+            _settings(session)
+
+
+# ------------------------------------------------------------------------------------------
+def _open_builtin() -> None:
+    name = st.session_state.get("pick_builtin")
+    options = {}
+    if name in SIZED_BUILTINS:
+        options["n"] = int(st.session_state.get("pick_n") or 1000)
+    state.new_session(name, options)
+
+
+def _open_path() -> None:
+    cfg = state.app_config()
+    try:
+        path = check_data_path(st.session_state.get("pick_path", ""), cfg.data_dir, cfg.max_file_mb)
+    except ValueError as exc:
+        state.flash("error", str(exc))
+        return
+    state.new_session(str(path))
+
+
+def _data_picker() -> None:
+    with st.expander("Open data", icon=":material/database:",
+                     expanded=st.session_state.get("session_id") is None):
+        st.selectbox("Built-in data set", BUILTIN_CHOICES, key="pick_builtin",
+                     help="moons-imbalanced: ten times fewer points in one moon.")
+        if st.session_state.get("pick_builtin") in SIZED_BUILTINS:
+            st.number_input("Pool size n", min_value=50, max_value=50_000, value=1000, step=500,
+                            key="pick_n")
+        st.button("Open built-in", key="open_builtin", on_click=_open_builtin,
+                  icon=":material/play_arrow:", width="stretch")
+        st.divider()
+        cfg = state.app_config()
+        st.text_input("File or image folder", key="pick_path",
+                      placeholder="data/pool.csv",
+                      help=f"CSV, Parquet or NPZ file, or a folder of images, inside {cfg.data_dir} "
+                           f"(at most {cfg.max_file_mb:,.0f} MB).")
+        st.button("Open path", key="open_path", on_click=_open_path,
+                  icon=":material/folder_open:", width="stretch")
+
+
+# ------------------------------------------------------------------------------------------
+def _resume() -> None:
+    sid = st.session_state.get("pick_session")
+    if sid is not None:
+        state.open_session(sid)
+
+
+def _delete() -> None:
+    from labeler.session import LabelingSession
+
+    sid = st.session_state.get("pick_session")
+    if sid is None:
+        return
+    cfg = state.app_config()
+    try:
+        LabelingSession.delete_session(cfg.store, sid)
+    except state.USER_ERRORS as exc:
+        state.flash("error", f"Could not delete session {sid}: {exc}")
+        return
+    REGISTRY.forget(cfg.store, sid)
+    if st.session_state.get("session_id") == sid:
+        st.session_state["session_id"] = None
+        st.query_params.pop("session", None)
+    state.flash("success", f"Deleted session {sid}.")
+
+
+def _new_same_data(session) -> None:
+    ds = getattr(session.config, "dataset", None) if hasattr(session, "config") else None
+    opts = getattr(session.config, "dataset_options", {}) if hasattr(session, "config") else {}
+    state.new_session(ds or state.app_config().data, opts)
+
+
+def _saved_sessions(session) -> None:
+    from labeler.session import LabelingSession
+
+    cfg = state.app_config()
+    with st.expander("Sessions", icon=":material/history:", expanded=False):
+        try:
+            infos = LabelingSession.list_sessions(cfg.store) if cfg.store.exists() else []
+        except state.USER_ERRORS as exc:
+            st.error(f"Could not read the store {cfg.store}: {exc}")
+            infos = []
+        st.caption(f"Store: `{cfg.store}`")
+        if infos:
+            by_id = {info.id: info for info in infos}
+
+            def describe(sid):
+                info = by_id[sid]
+                name = info.name or sid
+                here = " (open)" if session is not None and sid == session.id else ""
+                return f"{name} · {_short(info.dataset)} · {info.n_labeled} labels · {info.created}{here}"
+
+            st.selectbox("Saved sessions", list(by_id), key="pick_session", format_func=describe)
+            cols = st.columns(2)
+            cols[0].button("Resume", key="resume", on_click=_resume, icon=":material/play_arrow:",
+                           width="stretch")
+            with cols[1].popover("Delete", icon=":material/delete:", width="stretch"):
+                st.write("Delete the chosen session and its labels from the store?")
+                st.button("Delete for good", key="delete_session", on_click=_delete, type="primary")
+        else:
+            st.caption("No saved session yet.")
+        if session is not None:
+            st.button("New session on this data", key="new_session", on_click=_new_same_data,
+                      args=(session,), icon=":material/add:", width="stretch")
+
+
+def _short(dataset) -> str:
+    text = str(dataset)
+    return text if len(text) <= 28 else "…" + text[-27:]
+
+
+# ------------------------------------------------------------------------------------------
+def _settings(session) -> None:
+    config = getattr(session, "config", None)
+
+    def current(name, default):
+        return getattr(config, name, default) if config is not None else default
+
+    with st.expander("Learner", icon=":material/tune:", expanded=True):
+        strategy = current("strategy", "arls")
+        st.radio("Query strategy", list(STRATEGIES), format_func=STRATEGIES.get,
+                 index=list(STRATEGIES).index(strategy) if strategy in STRATEGIES else 0,
+                 key=f"strategy_{session.id}", on_change=actions.set_setting,
+                 args=("set_strategy", f"strategy_{session.id}"))
+        weighting = current("weighting", "balanced")
+        st.radio("Class weighting", list(WEIGHTINGS), format_func=WEIGHTINGS.get,
+                 index=list(WEIGHTINGS).index(weighting) if weighting in WEIGHTINGS else 0,
+                 key=f"weighting_{session.id}", on_change=actions.set_setting,
+                 args=("set_weighting", f"weighting_{session.id}"), horizontal=True)
+        cols = st.columns(2)
+        cols[0].text_input("Kernel width", value=str(current("width", "auto")),
+                           key=f"width_{session.id}", on_change=actions.set_setting,
+                           args=("set_width", f"width_{session.id}",
+                                 lambda v: parse_positive_or_auto(v, "Kernel width")),
+                           help="RBF width s in exp(-|x-x'|²/(2s²)); 'auto' = chosen by LOO.")
+        cols[1].text_input("λ (lam)", value=str(current("lam", "auto")),
+                           key=f"lam_{session.id}", on_change=actions.set_setting,
+                           args=("set_lam", f"lam_{session.id}",
+                                 lambda v: parse_positive_or_auto(v, "λ")),
+                           help="Regularisation; 'auto' = chosen by LOO classification error.")
+        learner = getattr(session, "learner", None)
+        lam_now = getattr(learner, "lam", None)
+        width_now = getattr(getattr(learner, "kernel", None), "width", None)
+        if lam_now is not None or width_now is not None:
+            parts = []
+            if width_now is not None:
+                parts.append(f"width {float(width_now):.3g}")
+            if lam_now is not None:
+                parts.append(f"λ {float(lam_now):.3g}")
+            st.caption("In use: " + ", ".join(parts))

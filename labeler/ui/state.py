@@ -1,0 +1,162 @@
+"""Per-tab state of the app (``st.session_state``) and the session it shows.
+
+Keys of ``st.session_state`` used by the app (tests read and inject them):
+
+``app_config``     :class:`~labeler.ui.config.AppConfig` read from the environment at start
+``session_id``     id of the labelling session shown in this tab
+``selected``       pool index clicked in the scatter (labelled out of turn), or None
+``scatter``        the scatter chart's selection event (owned by ``st.plotly_chart``)
+``scatter_seen``   signature of the last selection event already applied
+``color_mode``     colour of the pool map (key of :data:`labeler.ui.figures.COLOR_MODES`)
+``flash``          messages of the last action, shown once: list of (kind, text)
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from labeler.store import StoreError
+from labeler.ui.config import AppConfig
+from labeler.ui.figures import point_index_from_selection
+from labeler.ui.registry import REGISTRY
+
+__all__ = [
+    "USER_ERRORS", "app_config", "flash", "pop_flash", "current", "open_session", "new_session",
+    "sync_selection", "select_point", "clear_selection",
+]
+
+#: Errors that bad input or a bad store file raise; shown to the user, never a crash.
+USER_ERRORS = (ValueError, LookupError, TypeError, OSError, StoreError)
+
+
+def app_config() -> AppConfig:
+    """The start-up configuration of this tab (read from the environment once)."""
+    if "app_config" not in st.session_state:
+        st.session_state["app_config"] = AppConfig.from_env()
+    return st.session_state["app_config"]
+
+
+def flash(kind: str, text: str) -> None:
+    """Queue a message ('success' | 'info' | 'warning' | 'error') for the next render."""
+    st.session_state.setdefault("flash", []).append((kind, text))
+
+
+def pop_flash() -> list[tuple[str, str]]:
+    """Messages queued since the last render (and forget them)."""
+    return st.session_state.pop("flash", [])
+
+
+def current():
+    """``(session, lock)`` of the session shown in this tab, or ``(None, None)``."""
+    sid = st.session_state.get("session_id")
+    if sid is None:
+        return None, None
+    try:
+        return REGISTRY.get(app_config().store, sid)
+    except USER_ERRORS as exc:
+        flash("error", f"Could not open session {sid}: {exc}")
+        st.session_state["session_id"] = None
+        return None, None
+
+
+def _show(session_id) -> None:
+    st.session_state["session_id"] = session_id
+    st.query_params["session"] = str(session_id)
+    clear_selection()
+
+
+def open_session(session_id) -> bool:
+    """Show the saved session ``session_id``; on failure queue the error and change nothing."""
+    try:
+        REGISTRY.get(app_config().store, session_id)
+    except USER_ERRORS as exc:
+        flash("error", f"Could not open session {session_id}: {exc}")
+        return False
+    _show(session_id)
+    return True
+
+
+def new_session(dataset: str, dataset_options: dict | None = None, **settings) -> bool:
+    """Create a session on ``dataset`` and show it; on bad input queue the error, change nothing.
+
+    ``settings`` are further :class:`~labeler.session.SessionConfig` fields.
+    """
+    from labeler.session import SessionConfig
+
+    try:
+        config = SessionConfig(dataset=dataset, dataset_options=dict(dataset_options or {}),
+                               **settings)
+        with st.spinner(f"Loading {dataset} and building the model…", show_time=True):
+            session, _ = REGISTRY.create(app_config().store, config)
+    except (*USER_ERRORS, MemoryError) as exc:
+        flash("error", f"Could not open {dataset}: {exc}")
+        return False
+    _show(session.id)
+    return True
+
+
+def ensure_session() -> None:
+    """At the first run of a tab, choose the session to show.
+
+    Order: the ``?session=`` query parameter (a reloaded page), ``LABELER_SESSION``, the most
+    recent saved session on the start-up data set, else a new session on it.
+    """
+    if st.session_state.get("session_id") is not None or st.session_state.get("start_done"):
+        return
+    st.session_state["start_done"] = True
+    cfg = app_config()
+    wanted = st.query_params.get("session") or cfg.session
+    if wanted and open_session(wanted):
+        return
+    from labeler.session import LabelingSession
+
+    try:
+        saved = LabelingSession.list_sessions(cfg.store) if cfg.store.exists() else []
+    except USER_ERRORS as exc:
+        flash("error", f"Could not read the store {cfg.store}: {exc}")
+        saved = []
+    same = [s for s in saved if str(s.dataset) == str(cfg.data)]
+    if same:
+        latest = max(same, key=lambda s: str(s.created))
+        if open_session(latest.id):
+            return
+    new_session(cfg.data, cfg.data_options)
+
+
+def _signature(event) -> str:
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return ""
+    try:
+        return json.dumps(points, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(points)
+
+
+def sync_selection(n_samples: int) -> None:
+    """Apply a NEW click in the scatter (event under key ``scatter``) to ``selected``.
+
+    The chart keeps its selection across reruns, so an event is applied once (its signature is
+    remembered); clearing ``selected`` after a label therefore sticks.
+    """
+    event = st.session_state.get("scatter")
+    sig = _signature(event)
+    if sig == st.session_state.get("scatter_seen", ""):
+        return
+    st.session_state["scatter_seen"] = sig
+    index = point_index_from_selection(event)
+    if index is not None and 0 <= index < n_samples:
+        st.session_state["selected"] = index
+
+
+def select_point(index: int) -> None:
+    """Show ``index`` in the point panel (to label it out of turn)."""
+    st.session_state["selected"] = int(index)
+
+
+def clear_selection() -> None:
+    """Back to the next query."""
+    st.session_state["selected"] = None

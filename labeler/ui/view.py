@@ -1,0 +1,143 @@
+"""What one render of the labelling screen needs from the session, computed once per run.
+
+Plain code (no Streamlit): the tests build a :class:`ScreenView` from a session directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from PIL import Image
+
+__all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table"]
+
+
+def class_codes(values, classes) -> np.ndarray:
+    """Integer code of each value in ``classes`` (-1 for None / unknown values).
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        Class names or None.
+    classes : sequence of length k
+
+    Returns
+    -------
+    ndarray of shape (n,) of int32
+    """
+    code_of = {c: j for j, c in enumerate(classes)}
+    code_of.update({str(c): j for j, c in enumerate(classes)})
+    series = pd.Series(values, dtype=object)
+    return series.map(code_of).fillna(-1).to_numpy(dtype=np.int32)
+
+
+@dataclass
+class ScreenView:
+    """Snapshot of a session for one render.
+
+    Attributes
+    ----------
+    classes : list of str
+    query : int or None
+        Next query (None when every point is labelled or skipped).
+    predictions : pandas.DataFrame
+        ``session.predictions()``: predicted, confidence, expected_risk, label, source.
+    label_codes, predicted_codes : ndarray of shape (n_samples,) of int32
+        Class codes of the current labels (-1 unlabelled) and of the predictions.
+    n_samples, n_labeled : int
+    """
+
+    classes: list
+    query: int | None
+    predictions: pd.DataFrame
+    label_codes: np.ndarray
+    predicted_codes: np.ndarray
+    n_samples: int
+    n_labeled: int
+
+
+def build_view(session) -> ScreenView:
+    """Read the next query and the predictions of ``session`` once."""
+    query = session.next_query()
+    pred = session.predictions()
+    classes = list(session.classes)
+    label_codes = class_codes(pred["label"].to_numpy(), classes)
+    predicted_codes = class_codes(pred["predicted"].to_numpy(), classes)
+    return ScreenView(
+        classes=classes,
+        query=None if query is None else int(query),
+        predictions=pred,
+        label_codes=label_codes,
+        predicted_codes=predicted_codes,
+        n_samples=len(pred),
+        n_labeled=int((label_codes >= 0).sum()),
+    )
+
+
+def upscale(image: np.ndarray, target: int = 280) -> np.ndarray:
+    """Enlarge a small image by an integer factor (nearest neighbour: sharp pixels).
+
+    Parameters
+    ----------
+    image : ndarray of shape (h, w) or (h, w, c)
+    target : int
+        Approximate size in pixels of the longer side after enlarging; images already that
+        large are returned unchanged.
+    """
+    image = np.asarray(image)
+    factor = max(1, int(target // max(image.shape[0], image.shape[1])))
+    if factor == 1:
+        return image
+    return image.repeat(factor, axis=0).repeat(factor, axis=1)
+
+
+def point_image(dataset, index: int) -> np.ndarray | None:
+    """Image of point ``index`` as a uint8 array, or None when the data set has no images.
+
+    Uses ``dataset.images`` when present, else reads ``dataset.image_paths[index]`` with PIL.
+
+    Raises
+    ------
+    ValueError
+        If the image file of the point cannot be read (missing or not an image).
+    """
+    images = getattr(dataset, "images", None)
+    if images is not None:
+        image = np.asarray(images[index])
+        if image.dtype != np.uint8:
+            hi = float(image.max()) if image.size else 1.0
+            scale = 255.0 if hi <= 1.0 else 1.0
+            image = np.clip(image * scale, 0, 255).astype(np.uint8)
+        return image
+    paths = getattr(dataset, "image_paths", None)
+    if paths is not None:
+        path = paths[index]
+        try:
+            with Image.open(path) as im:
+                return np.asarray(im.convert("RGB"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"The image of point {index} ({path}) cannot be read: {exc}. "
+                             "Restore the file or remove the point from the data.") from None
+    return None
+
+
+def feature_table(dataset, index: int, max_rows: int = 40) -> pd.DataFrame:
+    """Feature values of point ``index``: original columns when known, else the features.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``feature`` and ``value`` (strings, so mixed types display uniformly).
+    """
+    frame = getattr(dataset, "frame", None)
+    if frame is not None:
+        row = frame.iloc[index]
+        names, values = list(map(str, row.index)), list(row.to_numpy())
+    else:
+        names = [str(n) for n in getattr(dataset, "feature_names", None) or
+                 [f"x{j}" for j in range(dataset.X.shape[1])]]
+        values = list(np.asarray(dataset.X[index]))
+    shown = [f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v) for v in values]
+    return pd.DataFrame({"feature": names[:max_rows], "value": shown[:max_rows]})
