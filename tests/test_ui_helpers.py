@@ -1,0 +1,261 @@
+"""Plain helpers of the app: keyboard keys, input checks, start-up config, view, serve."""
+
+from __future__ import annotations
+
+import os
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from streamlit.elements.lib.shortcut_utils import normalize_shortcut
+
+from labeler.serve import APP_SCRIPT, streamlit_argv
+from labeler.ui.config import AppConfig
+from labeler.ui.inputs import check_data_path, parse_positive_or_auto
+from labeler.ui.keyboard import BACK_KEY, RESERVED, SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.registry import SessionRegistry
+from labeler.ui.view import class_codes, feature_table, point_image, upscale
+
+
+# ---- keyboard --------------------------------------------------------------------------------
+def test_digit_classes_use_their_own_key():
+    assert class_shortcuts([str(d) for d in range(10)]) == [str(d) for d in range(10)]
+
+
+def test_named_classes_get_positional_keys():
+    assert class_shortcuts(["negative", "positive"]) == ["1", "2"]
+    assert class_shortcuts(["cat", "1"]) == ["1", "2"]  # "1" is taken: next free key
+
+
+def test_reserved_letters_never_given():
+    keys = class_shortcuts(["c", "r", "s", "u", "x"])
+    assert not set(keys) & RESERVED
+    assert keys[-1] == "x"
+
+
+def test_every_key_is_accepted_by_streamlit():
+    for key in [*class_shortcuts([f"class {j}" for j in range(40)]), SKIP_KEY, UNDO_KEY, BACK_KEY]:
+        if key is not None:
+            normalize_shortcut(key)  # raises on keys Streamlit 1.67 refuses
+
+
+@settings(max_examples=200, deadline=None)
+@given(hs.lists(hs.text(min_size=1, max_size=3), min_size=1, max_size=40, unique=True),
+       hs.text(min_size=1, max_size=3))
+def test_keys_distinct_and_stable_when_a_class_is_added(classes, new):
+    keys = class_shortcuts(classes)
+    used = [k for k in keys if k is not None]
+    assert len(used) == len(set(used))
+    assert not set(used) & RESERVED
+    if new not in classes:
+        assert class_shortcuts(classes + [new])[:-1] == keys
+
+
+# ---- inputs ----------------------------------------------------------------------------------
+@pytest.fixture
+def data_dir(tmp_path):
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "pool.csv").write_text("a,b\n1,2\n3,4\n")
+    (root / "empty.csv").write_text("")
+    (root / "notes.txt").write_text("hello")
+    (root / "images").mkdir()
+    (tmp_path / "outside.csv").write_text("a\n1\n")
+    return root
+
+
+def test_relative_and_absolute_paths_inside(data_dir):
+    assert check_data_path("pool.csv", data_dir, 10) == (data_dir / "pool.csv").resolve()
+    assert check_data_path(str(data_dir / "pool.csv"), data_dir, 10) == (data_dir / "pool.csv").resolve()
+    assert check_data_path("images", data_dir, 10) == (data_dir / "images").resolve()
+
+
+@pytest.mark.parametrize("text,match", [
+    ("", "No path given"),
+    ("   ", "No path given"),
+    ("../outside.csv", "outside the data folder"),
+    ("/etc/passwd", "outside the data folder"),
+    ("missing.csv", "does not exist"),
+    ("notes.txt", "unsupported type"),
+    ("empty.csv", "empty"),
+])
+def test_bad_paths(data_dir, text, match):
+    with pytest.raises(ValueError, match=match):
+        check_data_path(text, data_dir, 10)
+
+
+def test_symlink_escaping_the_data_folder_is_refused(data_dir):
+    link = data_dir / "link.csv"
+    os.symlink(data_dir.parent / "outside.csv", link)
+    with pytest.raises(ValueError, match="outside the data folder"):
+        check_data_path("link.csv", data_dir, 10)
+
+
+def test_huge_file_is_refused(data_dir):
+    big = data_dir / "big.csv"
+    with open(big, "wb") as fh:
+        fh.truncate(3_000_000)  # sparse file of 3 MB
+    with pytest.raises(ValueError, match="above the app's limit of 2 MB"):
+        check_data_path("big.csv", data_dir, 2)
+    assert check_data_path("big.csv", data_dir, 4) == big.resolve()
+
+
+@pytest.mark.parametrize("text,want", [("auto", "auto"), ("", "auto"), (" AUTO ", "auto"),
+                                       ("0.5", 0.5), ("2", 2.0), ("1e-3", 1e-3)])
+def test_parse_positive_or_auto(text, want):
+    assert parse_positive_or_auto(text, "lam") == want
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "nan", "inf", "abc"])
+def test_parse_positive_or_auto_refuses(text):
+    with pytest.raises(ValueError, match="lam must be 'auto' or a"):
+        parse_positive_or_auto(text, "lam")
+
+
+# ---- config ----------------------------------------------------------------------------------
+def test_config_from_env(tmp_path):
+    env = {"LABELER_DATA": "digits", "LABELER_DATA_OPTIONS": '{"n": 300}',
+           "LABELER_STORE": str(tmp_path / "s.sqlite"), "LABELER_SESSION": "abc",
+           "LABELER_DATA_DIR": str(tmp_path), "LABELER_MAX_FILE_MB": "5"}
+    cfg = AppConfig.from_env(env)
+    assert cfg.data == "digits" and cfg.data_options == {"n": 300}
+    assert cfg.store == tmp_path / "s.sqlite" and cfg.session == "abc"
+    assert cfg.data_dir == tmp_path and cfg.max_file_mb == 5.0
+
+
+def test_config_defaults(monkeypatch, tmp_path):
+    monkeypatch.delenv("LABELER_STORE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    cfg = AppConfig.from_env({})
+    assert cfg.data == "moons" and cfg.data_options == {} and cfg.session is None
+    assert cfg.store == tmp_path / ".labeler" / "labeler.sqlite"
+
+
+@pytest.mark.parametrize("env,match", [
+    ({"LABELER_DATA_OPTIONS": "{n: 3"}, "not valid JSON"),
+    ({"LABELER_DATA_OPTIONS": "[1]"}, "JSON object"),
+    ({"LABELER_MAX_FILE_MB": "big"}, "number of megabytes"),
+    ({"LABELER_MAX_FILE_MB": "-1"}, "> 0"),
+])
+def test_config_bad_env(env, match):
+    with pytest.raises(ValueError, match=match):
+        AppConfig.from_env(env)
+
+
+# ---- view helpers ----------------------------------------------------------------------------
+def test_class_codes_against_loop():
+    classes = ["a", "b", "c"]
+    values = np.array(["b", None, "c", "a", "zz", None], dtype=object)
+    want = [classes.index(v) if v in classes else -1 for v in values]
+    np.testing.assert_array_equal(class_codes(values, classes), want)
+    assert class_codes(values, classes).dtype == np.int32
+
+
+def test_class_codes_int_classes_and_string_values():
+    np.testing.assert_array_equal(class_codes(np.array([0, 1, None], dtype=object), [0, 1]), [0, 1, -1])
+    np.testing.assert_array_equal(class_codes(np.array(["1", "0"], dtype=object), [0, 1]), [1, 0])
+
+
+def test_upscale_is_nearest_neighbour():
+    img = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    big = upscale(img, target=9)
+    assert big.shape == (6, 9)
+    for r in range(6):
+        for c in range(9):
+            assert big[r, c] == img[r // 3, c // 3]
+    assert upscale(np.zeros((500, 400)), 280).shape == (500, 400)
+
+
+def test_point_image_from_array_paths_and_none(tmp_path):
+    from PIL import Image
+
+    ds = types.SimpleNamespace(images=np.linspace(0, 1, 2 * 4 * 4).reshape(2, 4, 4), image_paths=None)
+    img = point_image(ds, 1)
+    assert img.dtype == np.uint8 and img.shape == (4, 4) and img.max() == 255
+    Image.fromarray(np.full((5, 6, 3), 7, np.uint8)).save(tmp_path / "a.png")
+    ds = types.SimpleNamespace(images=None, image_paths=[str(tmp_path / "a.png"), str(tmp_path / "gone.png")])
+    assert point_image(ds, 0).shape == (5, 6, 3)
+    with pytest.raises(ValueError, match="cannot be read"):
+        point_image(ds, 1)
+    assert point_image(types.SimpleNamespace(images=None, image_paths=None), 0) is None
+
+
+def test_feature_table_prefers_original_frame():
+    X = np.array([[1.23456789, 2.0], [3.0, 4.0]])
+    ds = types.SimpleNamespace(X=X, feature_names=["u", "v"], frame=None)
+    t = feature_table(ds, 0)
+    assert list(t["feature"]) == ["u", "v"] and list(t["value"]) == ["1.235", "2"]
+    ds.frame = pd.DataFrame({"name": ["x", "y"], "u": [1.5, 3.0]})
+    t = feature_table(ds, 1)
+    assert list(t["feature"]) == ["name", "u"] and list(t["value"]) == ["y", "3"]
+
+
+# ---- serve -----------------------------------------------------------------------------------
+def test_streamlit_argv_binds_localhost_by_default():
+    argv = streamlit_argv()
+    assert argv[:2] == ["run", str(APP_SCRIPT)] and APP_SCRIPT.exists()
+    assert argv[argv.index("--server.address") + 1] == "127.0.0.1"
+    assert argv[argv.index("--server.port") + 1] == "8501"
+    assert argv[argv.index("--browser.gatherUsageStats") + 1] == "false"
+    argv = streamlit_argv(port=9000, host="0.0.0.0", extra_args=["--server.headless", "true"])
+    assert argv[argv.index("--server.address") + 1] == "0.0.0.0"
+    assert argv[-2:] == ["--server.headless", "true"]
+
+
+@pytest.mark.parametrize("kw", [dict(port=0), dict(port=70000), dict(port="80"), dict(port=True),
+                                dict(host=""), dict(host=None)])
+def test_streamlit_argv_bad(kw):
+    with pytest.raises(ValueError):
+        streamlit_argv(**kw)
+
+
+def test_run_app_refuses_missing_path(tmp_path):
+    from labeler.serve import run_app
+
+    with pytest.raises(ValueError, match="does not exist"):
+        run_app(data=str(tmp_path / "nope.csv"))
+
+
+# ---- registry --------------------------------------------------------------------------------
+class _FakeSessionClass:
+    opened: list = []
+
+    def __init__(self, sid):
+        self.id = sid
+
+    @classmethod
+    def open(cls, store, sid):
+        cls.opened.append(sid)
+        if sid == "missing":
+            raise KeyError(sid)
+        return cls(sid)
+
+    @classmethod
+    def create(cls, store, config):
+        return cls(f"new-{config}")
+
+
+def test_registry_lru_and_reuse(monkeypatch, tmp_path):
+    import labeler.ui.registry as R
+
+    monkeypatch.setattr(R, "_session_module", lambda: types.SimpleNamespace(LabelingSession=_FakeSessionClass))
+    _FakeSessionClass.opened = []
+    reg = SessionRegistry(max_open=2)
+    s1, lock1 = reg.get(tmp_path, "a")
+    assert reg.get(tmp_path, "a")[0] is s1 and reg.get(tmp_path, "a")[1] is lock1
+    reg.get(tmp_path, "b")
+    reg.get(tmp_path, "a")            # a most recent
+    reg.get(tmp_path, "c")            # evicts b
+    reg.get(tmp_path, "a")
+    reg.get(tmp_path, "b")            # reopened
+    assert _FakeSessionClass.opened == ["a", "b", "c", "b"]
+    with pytest.raises(KeyError):
+        reg.get(tmp_path, "missing")
+    s, _ = reg.create(tmp_path, "cfg")
+    assert reg.get(tmp_path, "new-cfg")[0] is s
+    reg.forget(tmp_path, "new-cfg")
+    with pytest.raises(KeyError):
+        reg._open[reg._key(tmp_path, "new-cfg")]
