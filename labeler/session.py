@@ -1,0 +1,912 @@
+"""A labelling session: data, incremental learner, persistent event log, undo, next query, export.
+
+:class:`LabelingSession` is a plain object (no Streamlit): the app's pages call it and the tests
+drive it directly. Everything the user does is an event in the SQLite store
+(:mod:`labeler.store`), committed BEFORE the session applies it to its learner and reports it
+done, so closing the browser, reloading or killing the server loses nothing.
+
+Reopening is exact
+------------------
+A session is rebuilt from its configuration (every "auto" setting stored resolved, as a number)
+and its event log: the session replays the same learner operations, in the same order, that
+the live session performed (add, remove on undo, add_class, reweighting, rebuilding after a
+change of lam or width). The replayed learner therefore holds bit-for-bit the same state, and
+the next query is the same: its random tie-breaking uses a generator seeded with
+``(seed, number of events)`` (``numpy.random.default_rng([seed, n_events])``), never a
+generator whose state would depend on how often it was called.
+
+Settings resolved at creation
+-----------------------------
+* ``width="auto"`` (RBF): the median pairwise Euclidean distance of the (standardised) pool,
+  over a seeded subsample of at most 1000 points. The session starts without labels, so
+  leave-one-out cannot be used yet; ``set_width("auto")`` later chooses the width by exact LOO
+  on the labelled points (:class:`core.rls.WeightedRLSClassifier`), searched over widths
+  ``median * 2**[-3, -2.5, ..., 2]`` at the current lam.
+* ``lam="auto"``: :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments,
+  ALGORITHMS §4); ``set_lam("auto")`` chooses it by exact LOO classification error on the
+  labelled points (ALGORITHMS §1; ties go to the largest lam, as in the seed).
+
+LOO tuning fits weighted RLS without offset with the learner's own class weights: that is
+the model ARLS maintains, ``f = K_XL (K_LL + lam diag(1/w))^-1 y_L`` (ALGORITHMS §1, last line).
+
+Concurrency: two tabs (or processes) may hold the same session. Every action is appended only
+if the tab has seen the whole log; otherwise it first applies the other tab's events and
+decides again (a click on a point the other tab just changed is then stale and ignored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import numbers
+import threading
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.confidence import confidence_bins as _confidence_bins
+from core.confidence import soft_confidence
+from core.kernels import KERNELS, Kernel
+from core.validation import check_index, check_positive
+
+from . import export as _export
+from .store import (
+    LABEL_SOURCES,
+    ConcurrentUpdateError,
+    LogState,
+    SessionInfo,
+    Store,
+    UnknownSessionError,
+    group_actions,
+)
+
+__all__ = [
+    "LabelingSession",
+    "SessionConfig",
+    "SessionInfo",
+    "DEFAULT_LAM",
+    "DEFAULT_CLASSES",
+    "WEIGHTINGS",
+    "LAYOUTS",
+    "UnknownSessionError",
+]
+
+DEFAULT_LAM = 0.1
+DEFAULT_CLASSES = ("negative", "positive")  # for a data set without classes (user can add more)
+WEIGHTINGS = ("balanced", "none")
+LAYOUTS = ("pca", "tsne", "umap", "given")
+_MEDIAN_POINTS = 1000
+_WIDTH_FACTORS = 2.0 ** np.arange(-3.0, 2.25, 0.5)
+
+
+# --------------------------------------------------------------------------------------------
+# Adapters to the core modules written in parallel (see the report): kept in one place.
+# --------------------------------------------------------------------------------------------
+
+
+def _strategies() -> tuple[str, ...]:
+    from core.strategies import STRATEGIES
+
+    return tuple(STRATEGIES)
+
+
+def _query(learner, strategy: str, rng: np.random.Generator, exclude: np.ndarray) -> int | None:
+    """Next point to label among the unlabelled points not in ``exclude`` (skipped)."""
+    from core.strategies import query
+
+    return query(learner, strategy, rng, exclude=exclude)
+
+
+def _load_dataset(name: str, options: dict):
+    from core.datasets import load_dataset
+
+    return load_dataset(name, **options)
+
+
+def _make_learner(X, classes, kernel: Kernel, lam: float, weighting, seed: int):
+    from core.arls import ActiveRLS
+
+    return ActiveRLS(X, classes=list(classes), kernel=kernel, lam=lam, weighting=weighting, random_state=seed)
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionConfig:
+    """What a session is made of.
+
+    Parameters
+    ----------
+    dataset : str
+        Built-in data set name or a file path (see :func:`core.datasets.load_dataset`).
+    dataset_options : dict
+        Keyword arguments of ``load_dataset`` (JSON-serialisable).
+    kernel : {"rbf", "linear", "poly"}
+    width : float > 0 or "auto"
+        RBF width ``s`` in ``exp(-||x - x'||^2 / (2 s^2))``; "auto": median pairwise distance.
+    lam : float > 0 or "auto"
+        Regularisation; "auto": :data:`DEFAULT_LAM` until re-tuned by LOO (``set_lam("auto")``).
+    strategy : {"arls", "margin", "random"}
+        Query strategy (:mod:`core.strategies`).
+    weighting : {"balanced", "none"} or dict {class: weight}
+        Class weights of the learner.
+    standardize : bool
+        Scale every feature to mean 0, standard deviation 1 before the kernel.
+    layout : {"pca", "tsne", "umap", "given"}
+        2-D coordinates for display; "given" uses the data set's own.
+    seed : int
+        Seed of every random choice (tie-breaking, layouts, width subsample).
+    name : str, optional
+        Display name; default "<dataset> <date>".
+    classes : list of str, optional
+        Class names. Default: the data set's classes, or :data:`DEFAULT_CLASSES` if it has
+        none. More can be added while labelling (:meth:`LabelingSession.add_class`).
+    """
+
+    dataset: str = "moons"
+    dataset_options: dict = field(default_factory=dict)
+    kernel: str = "rbf"
+    width: float | str = "auto"
+    lam: float | str = "auto"
+    strategy: str = "arls"
+    weighting: str | dict = "balanced"
+    standardize: bool = True
+    layout: str = "pca"
+    seed: int = 0
+    name: str | None = None
+    classes: list | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict of the fields."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SessionConfig:
+        """Inverse of :meth:`to_dict` (unknown keys are ignored)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def _check_weighting(weighting, classes):
+    if isinstance(weighting, str):
+        if weighting not in WEIGHTINGS:
+            raise ValueError(
+                f"Unknown weighting {weighting!r}; choose one of {', '.join(WEIGHTINGS)} or a "
+                "dict {class: weight}."
+            )
+        return weighting
+    if isinstance(weighting, dict):
+        out = {}
+        for k, v in weighting.items():
+            if str(k) not in classes:
+                raise ValueError(f"Weighting names class {k!r}, which is not one of {classes}.")
+            out[str(k)] = check_positive(f"weight of class {k!r}", v)
+        missing = [c for c in classes if c not in out]
+        if missing:
+            raise ValueError(f"Weighting dict lacks class(es) {missing}; give a weight for every class.")
+        return out
+    raise ValueError(f"weighting must be 'balanced', 'none' or a dict {{class: weight}}; got {weighting!r}.")
+
+
+def _learner_weighting(weighting, classes):
+    """The config's weighting as the learner takes it (a dict may lack later-added classes)."""
+    if isinstance(weighting, dict):
+        return {c: float(weighting.get(c, 1.0)) for c in classes}
+    return weighting
+
+
+def _check_class_name(name, classes) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"A class name must be a string; got {name!r} ({type(name).__name__}).")
+    stripped = name.strip()
+    if not stripped:
+        raise ValueError("A class name cannot be empty; type a name such as 'cat'.")
+    if stripped in classes:
+        raise ValueError(f"Class {stripped!r} already exists (classes: {list(classes)}); pick another name.")
+    return stripped
+
+
+def _median_distance(X: np.ndarray, seed: int) -> float:
+    """Median pairwise Euclidean distance over at most 1000 points (seeded subsample)."""
+    from scipy.spatial.distance import pdist
+
+    if X.shape[0] > _MEDIAN_POINTS:
+        X = X[np.random.default_rng(seed).choice(X.shape[0], _MEDIAN_POINTS, replace=False)]
+    med = float(np.median(pdist(X))) if X.shape[0] > 1 else 0.0
+    if not med > 0:
+        raise ValueError(
+            "Cannot choose the RBF width automatically: the median distance between the points "
+            "is 0 (duplicated or constant points). Pass width=<number> in SessionConfig."
+        )
+    return med
+
+
+def _fingerprint(X: np.ndarray) -> str:
+    h = hashlib.sha256()
+    h.update(repr(X.shape).encode())
+    h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# The session
+# --------------------------------------------------------------------------------------------
+
+
+class LabelingSession:
+    """An interactive labelling session backed by a SQLite store.
+
+    Build one with :meth:`create` or :meth:`open`, never directly.
+
+    Attributes
+    ----------
+    id : str
+    name : str
+    store_path : Path
+    config : SessionConfig
+        Current settings, "auto" values resolved to numbers.
+    dataset : core.datasets.Dataset
+    learner : core.arls.ActiveRLS
+    classes : list of str
+    X : ndarray of shape (n_samples, n_features)
+        Features the learner sees (standardised if ``config.standardize``).
+    """
+
+    # ---- construction ----------------------------------------------------------------------
+    def __init__(self, store: Store, record, *, _dataset=None):
+        self._lock = threading.RLock()
+        self._store = store
+        self.store_path = store.path
+        self.id = record.id
+        self.name = record.name
+        self.created = record.created
+        self._stored_config = dict(record.config)
+        cfg = SessionConfig.from_dict(record.config)
+        self.dataset = _dataset if _dataset is not None else _load_dataset(cfg.dataset, cfg.dataset_options)
+        X_raw = np.ascontiguousarray(self.dataset.X, dtype=np.float64)
+        if record.config.get("fingerprint") not in (None, _fingerprint(X_raw)):
+            raise ValueError(
+                f"The data set {cfg.dataset!r} has changed since session {self.id!r} was created "
+                "(its features differ), so the stored labels would point at the wrong rows. "
+                "Restore the original data or create a new session."
+            )
+        if cfg.standardize:
+            from core.preprocessing import standardize
+
+            self.X = standardize(X_raw)[0]
+        else:
+            self.X = X_raw
+        self.n_samples = self.X.shape[0]
+        self._initial_classes = list(cfg.classes)
+        self._config = cfg
+        self._log = LogState(cfg.classes, self.n_samples)
+        self._risk_after: dict[int, float] = {}  # point -> estimated risk right after its label
+        self._cache: dict[str, object] = {}
+        self._cache_version = -1
+        self._layout = None
+        self.learner = self._new_learner()
+        self.refresh()
+
+    @classmethod
+    def create(cls, store_path, config: SessionConfig | None = None) -> LabelingSession:
+        """Create a new session in the store file ``store_path`` (created if missing).
+
+        The data set is loaded, ``width="auto"`` / ``lam="auto"`` are resolved and stored as
+        numbers with how they were chosen (``config["auto"]``), then the session is written.
+
+        Raises
+        ------
+        ValueError
+            A setting is invalid (unknown kernel, strategy, weighting, layout, class names).
+        """
+        cfg = SessionConfig.from_dict((config or SessionConfig()).to_dict())
+        if cfg.kernel not in KERNELS:
+            raise ValueError(f"Unknown kernel {cfg.kernel!r}; choose one of {', '.join(KERNELS)}.")
+        if cfg.strategy not in _strategies():
+            raise ValueError(f"Unknown strategy {cfg.strategy!r}; choose one of {', '.join(_strategies())}.")
+        if cfg.layout not in LAYOUTS:
+            raise ValueError(f"Unknown layout {cfg.layout!r}; choose one of {', '.join(LAYOUTS)}.")
+        if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, numbers.Integral) or cfg.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer; got {cfg.seed!r}.")
+        cfg.seed = int(cfg.seed)
+        if not isinstance(cfg.dataset_options, dict):
+            raise ValueError(f"dataset_options must be a dict; got {cfg.dataset_options!r}.")
+        path = Path(str(cfg.dataset)).expanduser()
+        if path.exists():
+            cfg.dataset = str(path.resolve())  # reopen from any working directory
+        dataset = _load_dataset(cfg.dataset, cfg.dataset_options)
+        X_raw = np.ascontiguousarray(dataset.X, dtype=np.float64)
+        if cfg.layout == "given" and getattr(dataset, "layout", None) is None:
+            raise ValueError(f"Data set {cfg.dataset!r} has no given layout; use layout='pca' or 'tsne'.")
+
+        # classes
+        if cfg.classes is None:
+            ds_classes = [str(c) for c in (getattr(dataset, "classes", None) or [])]
+            cfg.classes = ds_classes if len(ds_classes) >= 2 else list(DEFAULT_CLASSES)
+        else:
+            names: list[str] = []
+            for c in list(cfg.classes):
+                names.append(_check_class_name(c, names))
+            if len(names) < 2:
+                raise ValueError(f"Give at least two class names; got {names}.")
+            cfg.classes = names
+        cfg.weighting = _check_weighting(cfg.weighting, cfg.classes)
+
+        # resolve "auto" settings once, from the data (no labels exist yet)
+        auto = {}
+        if cfg.standardize:
+            from core.preprocessing import standardize
+
+            X = standardize(X_raw)[0]
+        else:
+            X = X_raw
+        if cfg.kernel != "rbf":
+            cfg.width = None
+        elif cfg.width == "auto":
+            cfg.width = _median_distance(X, cfg.seed)
+            auto["width"] = "median pairwise distance"
+        else:
+            cfg.width = check_positive("width", cfg.width)
+        if cfg.lam == "auto":
+            cfg.lam = DEFAULT_LAM
+            auto["lam"] = f"default {DEFAULT_LAM}"
+        else:
+            cfg.lam = check_positive("lam", cfg.lam)
+        if cfg.name is None:
+            cfg.name = f"{getattr(dataset, 'name', None) or Path(cfg.dataset).name}"
+        if not isinstance(cfg.name, str) or not cfg.name.strip():
+            raise ValueError(f"Session name must be a non-empty string; got {cfg.name!r}.")
+
+        stored = cfg.to_dict()
+        stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=_fingerprint(X_raw))
+        store = Store(store_path)
+        try:
+            sid = store.create_session(name=cfg.name, dataset=cfg.dataset, config=stored)
+            return cls(store, store.session(sid), _dataset=dataset)
+        except BaseException:
+            store.close()
+            raise
+
+    @classmethod
+    def open(cls, store_path, session_id: str) -> LabelingSession:
+        """Reopen a session: same labels, same model state, same next query.
+
+        Raises
+        ------
+        UnknownSessionError
+            No such session in the store.
+        StoreVersionError, StoreCorruptError
+            The store file is from a newer version or damaged (it is left unchanged).
+        """
+        store = Store(store_path)
+        try:
+            return cls(store, store.session(session_id))
+        except BaseException:
+            store.close()
+            raise
+
+    @staticmethod
+    def list_sessions(store_path) -> list[SessionInfo]:
+        """Sessions in the store: id, name, dataset, created, n_labeled (oldest first)."""
+        with Store(store_path) as store:
+            return store.list_sessions()
+
+    @staticmethod
+    def delete_session(store_path, session_id: str):
+        """Delete a session and all its events; :class:`UnknownSessionError` if absent."""
+        with Store(store_path) as store:
+            store.delete_session(session_id)
+
+    def close(self):
+        """Close the store connection (the session object is unusable afterwards)."""
+        self._store.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return (
+            f"LabelingSession(id={self.id!r}, dataset={self._config.dataset!r}, "
+            f"n_labeled={self.n_labeled}, n_samples={self.n_samples})"
+        )
+
+    # ---- learner plumbing ------------------------------------------------------------------
+    def _kernel(self, width=None) -> Kernel:
+        cfg = self._config
+        if cfg.kernel == "rbf":
+            return Kernel("rbf", width=float(cfg.width if width is None else width))
+        return Kernel(cfg.kernel)
+
+    def _new_learner(self):
+        cfg = self._config
+        return _make_learner(
+            self.X, self._log.classes, self._kernel(), float(cfg.lam),
+            _learner_weighting(cfg.weighting, self._log.classes), cfg.seed,
+        )
+
+    def _apply(self, change):
+        """Apply one folded action to the learner (the same code live and on replay)."""
+        learner = self.learner
+        for rec in change.removed:
+            learner.remove(rec.index)
+            self._risk_after.pop(rec.index, None)
+        for rec in change.added:
+            learner.add(rec.index, rec.label)
+            self._risk_after[rec.index] = float(learner.estimated_risk())
+        if change.new_class is not None:
+            learner.add_class(change.new_class)
+        if change.setting is not None:
+            name, value = change.setting
+            setattr(self._config, name, value)
+            if name == "weighting":
+                learner.set_weighting(_learner_weighting(value, self._log.classes))
+            elif name in ("lam", "width"):
+                # new kernel or regularisation: a new learner with the net labels in order
+                self.learner = learner = self._new_learner()
+                for rec in self._log.labels.values():
+                    learner.add(rec.index, rec.label)
+
+    def refresh(self) -> bool:
+        """Apply events written by another tab or process; True if there were any."""
+        with self._lock:
+            new = self._store.events(self.id, after=self._log.n_events)
+            for group in group_actions(new):
+                self._apply(self._log.apply(group))
+            return bool(new)
+
+    def _commit(self, build):
+        """Run one user action: ``build()`` validates and returns the rows to append (or None
+        when there is nothing to do); the rows are committed, then applied. Retried after
+        catching up if another tab wrote first."""
+        with self._lock:
+            while True:
+                rows = build()
+                if rows is None:
+                    return None
+                try:
+                    events = self._store.append(self.id, rows, after=self._log.n_events)
+                except ConcurrentUpdateError:
+                    self.refresh()
+                    continue
+                change = self._log.apply(events)
+                self._apply(change)
+                return change
+
+    def _cached(self, key, compute):
+        if self._cache_version != self._log.n_events:
+            self._cache.clear()
+            self._cache_version = self._log.n_events
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    # ---- read-only state -------------------------------------------------------------------
+    @property
+    def config(self) -> SessionConfig:
+        """Current settings (a copy)."""
+        return SessionConfig.from_dict(self._config.to_dict())
+
+    @property
+    def auto_settings(self) -> dict:
+        """How the "auto" settings were resolved at creation, e.g. {"width": "median ..."}."""
+        return dict(self._stored_config.get("auto", {}))
+
+    @property
+    def classes(self) -> list[str]:
+        """Class names (creation order, then added ones)."""
+        return list(self._log.classes)
+
+    @property
+    def labels(self) -> dict[int, str]:
+        """Net labels {point index: class}, in labelling order."""
+        return {i: r.label for i, r in self._log.labels.items()}
+
+    @property
+    def skipped(self) -> list[int]:
+        """Skipped points, in skipping order."""
+        return list(self._log.skipped)
+
+    @property
+    def n_labeled(self) -> int:
+        return len(self._log.labels)
+
+    @property
+    def n_events(self) -> int:
+        """Number of stored events (the state version)."""
+        return self._log.n_events
+
+    @property
+    def can_undo(self) -> bool:
+        return self._log.can_undo
+
+    @property
+    def layout(self) -> np.ndarray:
+        """2-D coordinates of every point, shape (n_samples, 2); computed once, kept in the store."""
+        if self._layout is None:
+            method = self._config.layout
+            if method == "given":
+                Z = np.asarray(self.dataset.layout, dtype=np.float64)
+            else:
+                Z = self._store.get_array(self.id, f"layout-{method}")
+                if Z is None or Z.shape != (self.n_samples, 2):
+                    from core.layout import compute_layout
+
+                    Z = compute_layout(self.X, method=method, seed=self._config.seed)
+                    self._store.put_array(self.id, f"layout-{method}", Z)
+            self._layout = Z
+        return self._layout
+
+    def _rng(self) -> np.random.Generator:
+        # tie-breaking depends only on (seed, number of events): same query after reopening
+        return np.random.default_rng([self._config.seed, self._log.n_events])
+
+    def next_query(self) -> int | None:
+        """The point the strategy asks for next; None when every point is labelled or skipped.
+
+        Cached until the state changes (any event).
+        """
+        with self._lock:
+            def compute():
+                free = self.n_samples - len(self._log.labels) - sum(
+                    1 for i in self._log.skipped if i not in self._log.labels
+                )
+                if free <= 0:
+                    return None
+                exclude = np.fromiter(self._log.skipped, dtype=np.intp, count=len(self._log.skipped))
+                q = _query(self.learner, self._config.strategy, self._rng(), exclude)
+                return None if q is None else int(q)
+
+            return self._cached("next_query", compute)
+
+    # ---- actions ---------------------------------------------------------------------------
+    def _check_point(self, index) -> int:
+        return check_index(index, self.n_samples, name="point index")
+
+    def _check_label(self, label) -> str:
+        if not isinstance(label, str) or label not in self._log.classes:
+            raise ValueError(
+                f"Label {label!r} is not one of the classes {self._log.classes}; pick one of "
+                "them or add the class first (add_class)."
+            )
+        return str(label)
+
+    def label(self, index, label, source: str = "queried", expected_query=None) -> bool:
+        """Label a point: stored first, then learnt.
+
+        Parameters
+        ----------
+        index : int
+            Point index in ``[0, n_samples)``.
+        label : str
+            One of :attr:`classes`.
+        source : {"queried", "chosen", "accepted"}
+            "queried": the point the learner asked for; "chosen": picked by the user.
+        expected_query : int, optional
+            The query the user saw. If it is no longer :meth:`next_query` (a stale click,
+            e.g. a double click or another tab labelled meanwhile), nothing happens.
+
+        Returns
+        -------
+        bool
+            True if the label was stored; False (nothing written) for a stale click or a
+            point already labelled.
+
+        Raises
+        ------
+        IndexError
+            ``index`` out of range. ValueError: unknown label or source. Nothing changes.
+        """
+        index = self._check_point(index)
+        label = self._check_label(label)
+        if source not in LABEL_SOURCES:
+            raise ValueError(f"Unknown source {source!r}; choose one of {', '.join(LABEL_SOURCES)}.")
+        if expected_query is not None:
+            expected_query = self._check_point(expected_query)
+
+        def build():
+            if index in self._log.labels:
+                return None
+            if expected_query is not None and expected_query != self.next_query():
+                return None
+            return [{"kind": "label", "index": index, "label": label, "source": source}]
+
+        return self._commit(build) is not None
+
+    def skip(self, index) -> bool:
+        """Do not query this point again in this session. False if labelled or already skipped."""
+        index = self._check_point(index)
+
+        def build():
+            if index in self._log.labels or index in self._log.skipped:
+                return None
+            return [{"kind": "skip", "index": index}]
+
+        return self._commit(build) is not None
+
+    def undo(self) -> int | None:
+        """Undo the last label, accepted batch (all of it) or skip, exactly.
+
+        Returns
+        -------
+        int or None
+            The point whose label or skip was undone (for a batch, its last point); None if
+            there is nothing to undo.
+        """
+        def build():
+            top = self._log.last_undoable
+            return None if top is None else [{"kind": "undo", "value": {"undoes": top[0]}}]
+
+        change = self._commit(build)
+        if change is None:
+            return None
+        if change.unskipped:
+            return change.unskipped[-1]
+        return change.removed[0].index  # removed in reverse order: [0] is the batch's last
+
+    def accept_predictions(self, indices) -> int:
+        """Label the given points with their current predicted class (source "accepted").
+
+        Already labelled points and repeated indices are left out. The whole batch is one
+        transaction and one undo step.
+
+        Returns
+        -------
+        int
+            Number of points labelled.
+        """
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise ValueError(f"indices must be a 1-D sequence of point indices; got {indices!r}.")
+        checked = [self._check_point(int(i)) for i in idx.tolist()]
+
+        def build():
+            todo = list(dict.fromkeys(i for i in checked if i not in self._log.labels))
+            if not todo:
+                return None
+            predicted = self.learner.predict()
+            return [
+                {"kind": "accept", "index": i, "label": str(predicted[i]), "source": "accepted"}
+                for i in todo
+            ]
+
+        change = self._commit(build)
+        return 0 if change is None else len(change.added)
+
+    def add_class(self, name: str):
+        """Add a class while labelling (binary -> multiclass). Persisted; not undoable."""
+        def build():
+            return [{"kind": "add_class", "label": _check_class_name(name, self._log.classes)}]
+
+        self._commit(build)
+
+    def _set(self, name: str, value, **extra):
+        def build():
+            if getattr(self._config, name) == value:
+                return None
+            return [{"kind": "setting", "value": {"name": name, "value": value, **extra}}]
+
+        self._commit(build)
+
+    def set_strategy(self, name: str):
+        """Change the query strategy (persisted)."""
+        if name not in _strategies():
+            raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(_strategies())}.")
+        self._set("strategy", name)
+
+    def set_weighting(self, weighting):
+        """Change the class weighting: "balanced", "none" or {class: weight} (persisted)."""
+        self._set("weighting", _check_weighting(weighting, self._log.classes))
+
+    def set_lam(self, value):
+        """Set the regularisation: a number > 0, or "auto" (exact LOO on the labelled points)."""
+        if value == "auto":
+            fit = self._loo_fit()
+            self._set("lam", float(fit.lam_), requested="auto", loo_error=float(fit.loo_error_))
+        else:
+            self._set("lam", check_positive("lam", value))
+
+    def set_width(self, value):
+        """Set the RBF width: a number > 0, or "auto" (exact LOO over a width grid at the
+        current lam, on the labelled points)."""
+        if self._config.kernel != "rbf":
+            raise ValueError(f"The width only applies to the rbf kernel; this session uses {self._config.kernel!r}.")
+        if value == "auto":
+            med = _median_distance(self.X, self._config.seed)
+            fit = self._loo_fit(width="auto", lam=float(self._config.lam), widths=med * _WIDTH_FACTORS)
+            self._set("width", float(fit.width_), requested="auto", loo_error=float(fit.loo_error_))
+        else:
+            self._set("width", check_positive("width", value))
+
+    # ---- model views -----------------------------------------------------------------------
+    def _labelled_arrays(self):
+        idx = np.fromiter(self._log.labels, dtype=np.intp, count=len(self._log.labels))
+        y = np.array([r.label for r in self._log.labels.values()], dtype=object)
+        return idx, y
+
+    def _loo_fit(self, width=None, lam="auto", widths=None):
+        """WeightedRLSClassifier on the labelled points, as ARLS models them (no offset,
+        the learner's class weights)."""
+        from core.rls import WeightedRLSClassifier
+
+        idx, y = self._labelled_arrays()
+        present = sorted(set(y.tolist()))
+        if len(idx) < 3 or len(present) < 2:
+            raise ValueError(
+                f"Leave-one-out tuning needs at least 3 labelled points of at least 2 classes; "
+                f"there are {len(idx)} of {len(present)} class(es). Label more points first."
+            )
+        weights = getattr(self.learner, "class_weights", None)
+        class_weight = None
+        if weights is not None and not (isinstance(weights, str)):
+            class_weight = {c: float(weights[c]) for c in present} if isinstance(weights, dict) else {
+                c: float(w) for c, w in zip(self._log.classes, np.asarray(weights)) if c in present
+            }
+        cfg = self._config
+        est = WeightedRLSClassifier(
+            kernel=cfg.kernel,
+            width=float(cfg.width) if width is None and cfg.kernel == "rbf" else (width or 1.0),
+            lam=lam,
+            fit_offset=False,
+            class_weight=class_weight,
+            widths=widths,
+        )
+        return est.fit(self.X[idx], y.astype(str))
+
+    def loo_curve(self) -> dict:
+        """LOO classification error over a lambda grid on the labelled points.
+
+        Returns
+        -------
+        dict
+            ``lams`` (L,), ``errors`` (L,) weighted LOO classification error, ``squared`` (L,),
+            ``lam`` the LOO choice, ``current`` the session's lam.
+        """
+        fit = self._cached("loo_fit", self._loo_fit)
+        curve = fit.loo_curve_
+        return {
+            "lams": np.asarray(curve["lam"]),
+            "errors": np.asarray(curve["classification"]),
+            "squared": np.asarray(curve["squared"]),
+            "lam": float(fit.lam_),
+            "current": float(self._config.lam),
+        }
+
+    def _soft(self):
+        def compute():
+            probs, conf = soft_confidence(self.learner.decision_values)
+            return np.asarray(self.learner.predict()), conf
+
+        return self._cached("soft", compute)
+
+    def predictions(self) -> pd.DataFrame:
+        """Per point: id, predicted, confidence (soft, ALGORITHMS §2), expected_risk (+inf for
+        labelled points), label (or None), source (or None). Indexed by point index."""
+        def compute():
+            predicted, conf = self._soft()
+            risk = np.asarray(self.learner.expected_risk(), dtype=np.float64)
+            label = np.full(self.n_samples, None, dtype=object)
+            source = np.full(self.n_samples, None, dtype=object)
+            for i, rec in self._log.labels.items():
+                label[i], source[i] = rec.label, rec.source
+            return pd.DataFrame(
+                {
+                    "id": np.asarray(self.dataset.ids),
+                    "predicted": pd.Series(predicted.astype(object), dtype=object),
+                    "confidence": conf,
+                    "expected_risk": risk,
+                    "label": pd.Series(label, dtype=object),
+                    "source": pd.Series(source, dtype=object),
+                },
+                index=pd.RangeIndex(self.n_samples, name="index"),
+            )
+
+        return self._cached("predictions", compute).copy()
+
+    def confidence_bins(self, n_bins: int = 10):
+        """Accuracy per soft-confidence bin of the labelled points' LOO predictions.
+
+        Uses the learner's exact LOO outputs (ALGORITHMS §3: ``y_j - m_j`` after removing j),
+        so the accuracy is an honest estimate. Returns :class:`core.confidence.ConfidenceBins`.
+        """
+        idx, y = self._labelled_arrays()
+        if idx.size == 0:
+            return _confidence_bins(np.zeros(0), np.zeros(0, dtype=bool), n_bins)
+        F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
+        _, conf = soft_confidence(F)
+        classes = np.array(self._log.classes, dtype=object)
+        if F.ndim == 1 or F.shape[1] == 1:
+            pred = classes[(F.reshape(-1) > 0).astype(int)]
+        else:
+            pred = classes[np.argmax(F, axis=1)]
+        return _confidence_bins(conf, pred == y, n_bins)
+
+    def points_in_bin(self, lo: float, hi: float) -> np.ndarray:
+        """Unlabelled points with soft confidence in ``[lo, hi)`` (``[lo, 1]`` when hi >= 1,
+        matching the last bin of :meth:`confidence_bins`). Sorted indices."""
+        lo, hi = float(lo), float(hi)
+        if not lo < hi:
+            raise ValueError(f"Need lo < hi; got lo={lo}, hi={hi}.")
+        _, conf = self._soft()
+        inside = (conf >= lo) & ((conf < hi) | ((hi >= 1.0) & (conf <= hi)))
+        inside[list(self._log.labels)] = False
+        return np.flatnonzero(inside)
+
+    def class_counts(self) -> dict[str, int]:
+        """Number of labels per class (every class, zeros included)."""
+        counts = {c: 0 for c in self._log.classes}
+        for rec in self._log.labels.values():
+            counts[rec.label] += 1
+        return counts
+
+    @property
+    def history(self) -> pd.DataFrame:
+        """One row per net label, in labelling order: order (1-based), index, id, label,
+        source, timestamp (UTC), n_labeled, estimated_risk (of the model right after it)."""
+        ids = np.asarray(self.dataset.ids)
+        recs = list(self._log.labels.values())
+        order = np.arange(1, len(recs) + 1)
+        return pd.DataFrame(
+            {
+                "order": order,
+                "index": np.array([r.index for r in recs], dtype=np.intp),
+                "id": ids[[r.index for r in recs]] if recs else ids[:0],
+                "label": pd.Series([r.label for r in recs], dtype=object),
+                "source": pd.Series([r.source for r in recs], dtype=object),
+                "timestamp": pd.to_datetime(pd.Series([r.timestamp for r in recs], dtype=object), utc=True, format="ISO8601"),
+                "n_labeled": order,
+                "estimated_risk": np.array([self._risk_after[r.index] for r in recs], dtype=np.float64),
+            }
+        )
+
+    # ---- export ----------------------------------------------------------------------------
+    def export_table(self, include_predictions: bool = False) -> pd.DataFrame:
+        """The table :meth:`export` writes (see :mod:`labeler.export`)."""
+        ds = self.dataset
+        original = getattr(ds, "frame", None)
+        if original is None:
+            names = list(getattr(ds, "feature_names", None) or [f"x{j}" for j in range(self.X.shape[1])])
+            original = pd.DataFrame(np.asarray(ds.X), columns=names)
+        kw = {}
+        if include_predictions:
+            predicted, conf = self._soft()
+            kw = {"predicted": predicted.astype(object), "confidence": conf}
+        return _export.label_table(ds.ids, list(self._log.labels.values()), original=original, **kw)
+
+    def export(self, path, format: str | None = None, include_predictions: bool = False) -> Path:
+        """Write the labels to ``path`` atomically; returns the path.
+
+        Parameters
+        ----------
+        path : path-like
+        format : {"csv", "jsonl", "parquet", "zip"}, optional
+            Default: from the file suffix. "zip" needs an image data set.
+        include_predictions : bool
+            Add predicted class and confidence and export every point.
+
+        Raises
+        ------
+        labeler.export.ExportError
+            Unknown format, zip without images. OSError subclasses: unwritable path.
+        """
+        fmt = _export.infer_format(path, format)
+        if fmt == "zip":
+            images = getattr(self.dataset, "images", None)
+            paths = getattr(self.dataset, "image_paths", None)
+            if images is None and paths is None:
+                raise _export.ExportError(
+                    f"The zip export writes one folder of images per class, but data set "
+                    f"{self._config.dataset!r} has no images. Export CSV, JSONL or Parquet instead."
+                )
+            return _export.write_image_zip(self.export_table(include_predictions), path, images=images, image_paths=paths)
+        return _export.write_table(self.export_table(include_predictions), path, fmt)
+
+    def export_bytes(self, format: str, include_predictions: bool = False) -> bytes:
+        """The bytes of a CSV, JSONL or Parquet export (for a download button)."""
+        return _export.table_bytes(self.export_table(include_predictions), format)

@@ -1,0 +1,543 @@
+"""Tests of LabelingSession (labeler/session.py) on small pools with real SQLite files."""
+
+from __future__ import annotations
+
+import gc
+import json
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.kernels import Kernel
+from labeler.session import DEFAULT_LAM, LabelingSession, SessionConfig
+from labeler.store import Store, StoreVersionError, UnknownSessionError
+
+N = 120
+MOONS = {"dataset": "moons", "dataset_options": {"n_samples": N}}
+
+
+def config(**kw):
+    base = dict(MOONS, seed=3)
+    base.update(kw)
+    return SessionConfig(**base)
+
+
+@pytest.fixture
+def store(tmp_path):
+    return tmp_path / "labels.sqlite"
+
+
+def truth(s, i):
+    return str(s.dataset.y[i])
+
+
+def label_queried(s, k):
+    """Label k queried points with their true class, as a user would."""
+    done = []
+    for _ in range(k):
+        q = s.next_query()
+        assert s.label(q, truth(s, q), expected_query=q)
+        done.append(q)
+    return done
+
+
+def m_of(s):
+    return np.array(s.learner.decision_values, dtype=np.float64, copy=True)
+
+
+def n_events_on_disk(store, sid):
+    with Store(store) as st:
+        return st.n_events(sid)
+
+
+def direct_m(s, indices, lam=None, width=None):
+    """Oracle: unweighted RLS without offset by a direct solve, m = K_XL (K_LL + lam I)^-1 Y_L."""
+    cfg = s.config
+    K = Kernel("rbf", width=width or cfg.width)(s.X)
+    L = list(indices)
+    labs = [s.labels[i] for i in L]
+    classes = s.classes
+    if len(classes) == 2:
+        Y = np.array([[1.0 if c == classes[1] else -1.0] for c in labs])
+    else:
+        Y = -np.ones((len(L), len(classes)))
+        Y[np.arange(len(L)), [classes.index(c) for c in labs]] = 1.0
+    A = K[np.ix_(L, L)] + (lam or cfg.lam) * np.eye(len(L))
+    return K[:, L] @ np.linalg.solve(A, Y)
+
+
+# ---- creation and settings ----------------------------------------------------------------
+
+
+def test_create_resolves_auto_settings_and_lists(store):
+    s = LabelingSession.create(store, config(name="first"))
+    from scipy.spatial.distance import pdist
+
+    cfg = s.config
+    assert cfg.width == pytest.approx(float(np.median(pdist(s.X))), rel=0, abs=0)
+    assert cfg.lam == DEFAULT_LAM
+    assert s.auto_settings == {"width": "median pairwise distance", "lam": f"default {DEFAULT_LAM}"}
+    assert s.classes == [str(c) for c in s.dataset.classes]
+    assert np.allclose(s.X.mean(axis=0), 0) and np.allclose(s.X.std(axis=0), 1)
+    info = LabelingSession.list_sessions(store)
+    assert [(i.id, i.name, i.n_labeled) for i in info] == [(s.id, "first", 0)]
+    with sqlite3.connect(store) as con:
+        stored = json.loads(con.execute("SELECT config FROM sessions").fetchone()[0])
+    assert stored["width"] == cfg.width and stored["lam"] == DEFAULT_LAM  # numbers, not "auto"
+    assert s.layout.shape == (N, 2)
+
+
+def test_explicit_settings_are_kept(store):
+    s = LabelingSession.create(store, config(width=0.7, lam=0.25, weighting="none", strategy="margin"))
+    cfg = s.config
+    assert (cfg.width, cfg.lam, cfg.weighting, cfg.strategy) == (0.7, 0.25, "none", "margin")
+    assert s.auto_settings == {}
+
+
+@pytest.mark.parametrize(
+    "kw, exc, match",
+    [
+        (dict(strategy="best"), ValueError, "Unknown strategy"),
+        (dict(kernel="sigmoid"), ValueError, "Unknown kernel"),
+        (dict(layout="mds"), ValueError, "Unknown layout"),
+        (dict(weighting="inverse"), ValueError, "Unknown weighting"),
+        (dict(width=-1.0), ValueError, "width"),
+        (dict(lam=0), ValueError, "lam"),
+        (dict(seed=-1), ValueError, "seed"),
+        (dict(classes=["a", "a"]), ValueError, "already exists"),
+        (dict(classes=["a", " "]), ValueError, "cannot be empty"),
+        (dict(classes=["only"]), ValueError, "at least two"),
+    ],
+)
+def test_bad_config_creates_nothing(store, kw, exc, match):
+    with pytest.raises(exc, match=match):
+        LabelingSession.create(store, config(**kw))
+    assert not store.exists() or LabelingSession.list_sessions(store) == []
+
+
+# ---- persistence: kill and reopen ---------------------------------------------------------
+
+
+def test_kill_and_reopen_restores_labels_model_and_next_query(store):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 10)
+    sid, labels, hist = s.id, s.labels, s.history
+    m, q = m_of(s), s.next_query()
+    del s  # dropped without close(), as when the server is killed
+    gc.collect()
+    r = LabelingSession.open(store, sid)
+    assert r.labels == labels
+    assert list(r.labels) == list(labels)  # same order
+    np.testing.assert_allclose(m_of(r), m, rtol=0, atol=1e-10)
+    assert np.array_equal(m_of(r), m)  # the replay performs the same operations: bit-identical
+    assert r.next_query() == q
+    pd.testing.assert_frame_equal(r.history, hist)
+
+
+def test_reopen_after_mixed_actions(store):
+    s = LabelingSession.create(store, config(strategy="random"))
+    label_queried(s, 6)
+    s.skip(s.next_query())
+    s.accept_predictions([0, 1, 2, 3])
+    s.undo()  # the whole batch
+    s.add_class("other")
+    pts = [i for i in range(N) if i not in s.labels][:3]
+    s.label(pts[0], "other", source="chosen")
+    s.set_weighting("none")
+    s.label(pts[1], truth(s, pts[1]), source="chosen")
+    s.skip(pts[2])
+    s.undo()
+    s.set_lam(0.3)
+    s.set_strategy("arls")
+    state = (s.labels, s.skipped, s.classes, s.config, m_of(s), s.next_query(), s.n_events)
+    r = LabelingSession.open(store, s.id)
+    assert r.labels == state[0] and r.skipped == state[1] and r.classes == state[2]
+    assert r.config == state[3]
+    assert np.array_equal(m_of(r), state[4])
+    assert r.next_query() == state[5] and r.n_events == state[6]
+    assert LabelingSession.list_sessions(store)[0].n_labeled == len(state[0])
+
+
+def test_next_query_depends_only_on_seed_and_events(store):
+    a = LabelingSession.create(store, config(strategy="random"))
+    b = LabelingSession.create(store, config(strategy="random"))
+    assert a.next_query() == b.next_query()  # same seed, same (empty) log
+    c = LabelingSession.create(store, config(strategy="random", seed=4))
+    qs = {LabelingSession.create(store, config(strategy="random", seed=k)).next_query() for k in range(8)}
+    assert len(qs) > 1 and c.next_query() in range(N)
+    q = a.next_query()
+    assert all(a.next_query() == q for _ in range(3))  # cached, no generator state
+
+
+# ---- label, stale clicks, undo -----------------------------------------------------------
+
+
+def test_label_is_stored_before_the_learner_updates(store, monkeypatch):
+    s = LabelingSession.create(store, config())
+    q = s.next_query()
+    seen = []
+    add = s.learner.add
+
+    def spy(i, label):
+        seen.append(n_events_on_disk(store, s.id))
+        return add(i, label)
+
+    monkeypatch.setattr(s.learner, "add", spy)
+    assert s.label(q, truth(s, q), expected_query=q)
+    assert seen == [1]
+
+
+def test_stale_and_repeated_clicks_are_ignored(store):
+    s = LabelingSession.create(store, config())
+    q = s.next_query()
+    assert s.label(q, truth(s, q), expected_query=q)
+    events, m = s.n_events, m_of(s)
+    assert not s.label(q, truth(s, q), expected_query=q)  # double click
+    assert not s.label(q, truth(s, q), source="chosen")  # already labelled
+    other = next(i for i in range(N) if i not in s.labels and i != s.next_query())
+    assert not s.label(other, truth(s, other), expected_query=q)  # the query has moved on
+    assert not s.label(other, truth(s, other), expected_query=other)  # never was the query
+    assert s.n_events == events == n_events_on_disk(store, s.id)
+    assert np.array_equal(m_of(s), m)
+    assert s.label(other, truth(s, other), source="chosen")  # a deliberate pick still works
+
+
+def test_undo_equals_never_having_labelled(store):
+    a = LabelingSession.create(store, config(weighting="none"))
+    b = LabelingSession.create(store, config(weighting="none"))
+    first = label_queried(a, 5)
+    for i in first:
+        b.label(i, truth(b, i), source="chosen")
+    q = a.next_query()
+    a.label(q, truth(a, q))
+    assert a.undo() == q
+    assert a.labels == b.labels
+    np.testing.assert_allclose(m_of(a), m_of(b), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(m_of(a), direct_m(a, first), rtol=0, atol=1e-10)
+    # a bulk accept is one undo step
+    batch = [i for i in range(N) if i not in a.labels][:7]
+    assert a.accept_predictions(batch) == 7
+    assert a.n_labeled == 12
+    assert a.undo() == batch[-1]
+    assert a.labels == b.labels
+    np.testing.assert_allclose(m_of(a), m_of(b), rtol=0, atol=1e-10)
+    pd.testing.assert_frame_equal(
+        a.history.drop(columns=["timestamp", "source"]), b.history.drop(columns=["timestamp", "source"])
+    )
+
+
+def test_undo_balanced_weighting_against_fresh_session(store):
+    a = LabelingSession.create(store, config())
+    b = LabelingSession.create(store, config())
+    first = label_queried(a, 8)
+    for i in first:
+        b.label(i, truth(b, i), source="chosen")
+    extra = [i for i in range(N) if i not in a.labels][:3]
+    for i in extra:
+        a.label(i, truth(a, i), source="chosen")
+    for _ in extra:
+        a.undo()
+    np.testing.assert_allclose(m_of(a), m_of(b), rtol=0, atol=1e-10)
+
+
+def test_undo_skip_and_nothing_to_undo(store):
+    s = LabelingSession.create(store, config(strategy="random"))
+    assert s.undo() is None and s.n_events == 0
+    q = s.next_query()
+    assert s.skip(q) and not s.skip(q)
+    assert s.skipped == [q]
+    assert s.undo() == q and s.skipped == []
+    assert s.undo() is None
+
+
+def test_skipped_points_are_never_queried(store):
+    s = LabelingSession.create(store, config(strategy="random", dataset_options={"n_samples": 30}))
+    skipped = set()
+    for _ in range(10):
+        q = s.next_query()
+        assert q not in skipped
+        s.skip(q)
+        skipped.add(q)
+    for _ in range(20):
+        q = s.next_query()
+        assert q not in skipped and q not in s.labels
+        s.label(q, truth(s, q), expected_query=q)
+    assert s.next_query() is None  # everything labelled or skipped
+    r = LabelingSession.open(store, s.id)
+    assert set(r.skipped) == skipped and r.next_query() is None
+
+
+def test_accept_predictions_labels_with_predicted_class(store):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 6)
+    pred = s.predictions()["predicted"]
+    todo = [i for i in range(N) if i not in s.labels][:5]
+    assert s.accept_predictions(todo + todo[:2]) == 5  # repeats ignored
+    assert all(s.labels[i] == pred[i] for i in todo)
+    assert set(s.history["source"].iloc[-5:]) == {"accepted"}
+    assert s.accept_predictions(todo) == 0  # all labelled already: nothing written
+    assert s.accept_predictions([]) == 0
+
+
+# ---- bad input: clear errors, nothing changed ---------------------------------------------
+
+
+def unchanged(s, store, before):
+    events, labels, m, classes, cfg = before
+    assert s.n_events == events == n_events_on_disk(store, s.id)
+    assert s.labels == labels and s.classes == classes and s.config == cfg
+    assert np.array_equal(m_of(s), m)
+
+
+@pytest.mark.parametrize(
+    "action, exc, match",
+    [
+        (lambda s: s.label(0, "cat"), ValueError, "not one of the classes"),
+        (lambda s: s.label(0, 1), ValueError, "not one of the classes"),
+        (lambda s: s.label(N, "0"), IndexError, "out of range"),
+        (lambda s: s.label(-1, "0"), IndexError, "out of range"),
+        (lambda s: s.label(1.5, "0"), IndexError, "integer"),
+        (lambda s: s.label(True, "0"), IndexError, "integer"),
+        (lambda s: s.label(0, "0", source="guessed"), ValueError, "Unknown source"),
+        (lambda s: s.label(0, "0", expected_query=N + 5), IndexError, "out of range"),
+        (lambda s: s.skip(N), IndexError, "out of range"),
+        (lambda s: s.accept_predictions([1, 2, N]), IndexError, "out of range"),
+        (lambda s: s.accept_predictions([[1, 2]]), ValueError, "1-D"),
+        (lambda s: s.add_class("0"), ValueError, "already exists"),
+        (lambda s: s.add_class(" 1 "), ValueError, "already exists"),
+        (lambda s: s.add_class(""), ValueError, "cannot be empty"),
+        (lambda s: s.add_class("   "), ValueError, "cannot be empty"),
+        (lambda s: s.add_class(None), TypeError, "must be a string"),
+        (lambda s: s.set_strategy("best"), ValueError, "Unknown strategy"),
+        (lambda s: s.set_weighting("inverse"), ValueError, "Unknown weighting"),
+        (lambda s: s.set_weighting({"0": 1.0}), ValueError, "lacks class"),
+        (lambda s: s.set_lam(-0.1), ValueError, "lam"),
+        (lambda s: s.set_lam("automatic"), ValueError, "lam"),
+        (lambda s: s.set_width(0.0), ValueError, "width"),
+        (lambda s: s.set_width(float("nan")), ValueError, "width"),
+    ],
+)
+def test_bad_input_changes_nothing(store, action, exc, match):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 3)
+    before = (s.n_events, s.labels, m_of(s), s.classes, s.config)
+    with pytest.raises(exc, match=match):
+        action(s)
+    unchanged(s, store, before)
+
+
+def test_loo_tuning_needs_labels(store):
+    s = LabelingSession.create(store, config())
+    before = (s.n_events, s.labels, m_of(s), s.classes, s.config)
+    for call in (lambda: s.set_lam("auto"), lambda: s.set_width("auto"), s.loo_curve):
+        with pytest.raises(ValueError, match="Label more points"):
+            call()
+    unchanged(s, store, before)
+
+
+def test_unknown_session_id(store):
+    s = LabelingSession.create(store, config())
+    with pytest.raises(UnknownSessionError, match="No session 'missing'"):
+        LabelingSession.open(store, "missing")
+    with pytest.raises(UnknownSessionError):
+        LabelingSession.delete_session(store, "missing")
+    assert [i.id for i in LabelingSession.list_sessions(store)] == [s.id]
+
+
+def test_delete_session(store):
+    a = LabelingSession.create(store, config())
+    b = LabelingSession.create(store, config())
+    label_queried(a, 2)
+    LabelingSession.delete_session(store, a.id)
+    assert [i.id for i in LabelingSession.list_sessions(store)] == [b.id]
+    with pytest.raises(UnknownSessionError):
+        LabelingSession.open(store, a.id)
+    with pytest.raises(UnknownSessionError):  # the live object cannot write into the void
+        a.label(next(i for i in range(N) if i not in a.labels), "0", source="chosen")
+
+
+def test_newer_store_version_is_refused(store):
+    s = LabelingSession.create(store, config())
+    s.close()
+    with sqlite3.connect(store) as con:
+        con.execute("PRAGMA user_version = 99")
+    with pytest.raises(StoreVersionError, match="newer version"):
+        LabelingSession.open(store, s.id)
+    with pytest.raises(StoreVersionError):
+        LabelingSession.list_sessions(store)
+
+
+# ---- settings and model views ---------------------------------------------------------------
+
+
+def test_set_lam_and_width_rebuild_and_persist(store):
+    s = LabelingSession.create(store, config(weighting="none"))
+    pts = label_queried(s, 12)
+    s.set_lam(0.37)
+    np.testing.assert_allclose(m_of(s), direct_m(s, pts, lam=0.37), rtol=0, atol=1e-10)
+    s.set_width(0.9)
+    np.testing.assert_allclose(m_of(s), direct_m(s, pts, lam=0.37, width=0.9), rtol=0, atol=1e-10)
+    r = LabelingSession.open(store, s.id)
+    assert (r.config.lam, r.config.width) == (0.37, 0.9)
+    assert np.array_equal(m_of(r), m_of(s))
+
+
+def test_set_lam_auto_uses_loo_on_labelled_points(store):
+    from core.rls import WeightedRLSClassifier
+
+    s = LabelingSession.create(store, config(weighting="none"))
+    pts = label_queried(s, 20)
+    y = np.array([s.labels[i] for i in pts])
+    ref = WeightedRLSClassifier(width=s.config.width, lam="auto", fit_offset=False).fit(s.X[pts], y)
+    curve = s.loo_curve()
+    assert curve["lam"] == ref.lam_ and curve["current"] == DEFAULT_LAM
+    np.testing.assert_array_equal(curve["lams"], ref.loo_curve_["lam"])
+    np.testing.assert_array_equal(curve["errors"], ref.loo_curve_["classification"])
+    s.set_lam("auto")
+    assert s.config.lam == ref.lam_
+    assert LabelingSession.open(store, s.id).config.lam == ref.lam_
+    s.set_width("auto")
+    from scipy.spatial.distance import pdist
+
+    widths = float(np.median(pdist(s.X))) * 2.0 ** np.arange(-3.0, 2.25, 0.5)
+    ref_w = WeightedRLSClassifier(width="auto", lam=ref.lam_, fit_offset=False, widths=widths).fit(s.X[pts], y)
+    assert s.config.width == ref_w.width_
+    assert LabelingSession.open(store, s.id).config.width == ref_w.width_
+
+
+def test_predictions_history_counts(store):
+    s = LabelingSession.create(store, config())
+    pts = label_queried(s, 8)
+    p = s.predictions()
+    assert list(p.columns) == ["id", "predicted", "confidence", "expected_risk", "label", "source"]
+    assert len(p) == N
+    assert np.all(np.isinf(p["expected_risk"].to_numpy()[pts]))
+    unl = np.setdiff1d(np.arange(N), pts)
+    assert np.all(np.isfinite(p["expected_risk"].to_numpy()[unl]))
+    assert list(p["predicted"]) == [str(c) for c in s.learner.predict()]
+    assert p["label"].to_numpy()[pts].tolist() == [s.labels[i] for i in pts]
+    assert p["label"].to_numpy()[unl].tolist() == [None] * len(unl)
+    conf = p["confidence"].to_numpy()
+    assert np.all((conf >= 0.5) & (conf <= 1.0))  # binary soft confidence
+    h = s.history
+    assert list(h.columns) == ["order", "index", "id", "label", "source", "timestamp", "n_labeled", "estimated_risk"]
+    assert h["index"].tolist() == pts and h["order"].tolist() == list(range(1, 9))
+    assert h["timestamp"].is_monotonic_increasing and str(h["timestamp"].dt.tz) == "UTC"
+    counts = s.class_counts()
+    assert counts == {c: sum(1 for v in s.labels.values() if v == c) for c in s.classes}
+
+
+def test_estimated_risk_in_history_matches_learner_at_that_time(store):
+    s = LabelingSession.create(store, config())
+    risks = []
+    for _ in range(5):
+        label_queried(s, 1)
+        risks.append(float(s.learner.estimated_risk()))
+    assert s.history["estimated_risk"].tolist() == risks
+
+
+def test_confidence_bins_from_loo_and_points_in_bin(store):
+    s = LabelingSession.create(store, config(weighting="none"))
+    pts = label_queried(s, 15)
+    bins = s.confidence_bins(n_bins=5)
+    assert int(np.sum(bins.counts)) == 15
+    # oracle: LOO outputs by refitting without each point (direct solve)
+    loo = np.array([direct_m(s, [j for j in pts if j != i])[i, 0] for i in pts])
+    conf = np.clip((loo + 1) / 2, 0, 1)
+    conf = np.maximum(conf, 1 - conf)
+    pred = np.where(loo > 0, s.classes[1], s.classes[0])
+    correct = pred == np.array([s.labels[i] for i in pts])
+    edges = np.linspace(0, 1, 6)
+    idx = np.clip(np.searchsorted(edges, conf, side="right") - 1, 0, 4)
+    assert np.array_equal(bins.counts, np.bincount(idx, minlength=5))
+    hits = np.bincount(idx, weights=correct, minlength=5)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(bins.accuracy, hits / np.bincount(idx, minlength=5), equal_nan=True)
+    # points_in_bin partitions the unlabelled points
+    c = s.predictions()["confidence"].to_numpy()
+    got = np.concatenate([s.points_in_bin(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])])
+    assert sorted(got.tolist()) == sorted(set(range(N)) - set(pts))
+    top = s.points_in_bin(0.8, 1.0)
+    assert np.all(c[top] >= 0.8)
+
+
+def test_add_class_goes_multiclass_and_persists(store):
+    s = LabelingSession.create(store, config(weighting="none"))
+    pts = label_queried(s, 6)
+    s.add_class("noise")
+    assert s.classes == ["0", "1", "noise"]
+    free = [i for i in range(N) if i not in s.labels][:2]
+    for i in free:
+        assert s.label(i, "noise", source="chosen")
+    np.testing.assert_allclose(m_of(s), direct_m(s, pts + free), rtol=0, atol=1e-10)
+    assert s.class_counts()["noise"] == 2
+    r = LabelingSession.open(store, s.id)
+    assert r.classes == s.classes and np.array_equal(m_of(r), m_of(s))
+
+
+# ---- two tabs ------------------------------------------------------------------------------
+
+
+def test_two_tabs_on_one_session(store):
+    a = LabelingSession.create(store, config())
+    b = LabelingSession.open(store, a.id)
+    q = b.next_query()
+    assert a.next_query() == q
+    assert a.label(q, truth(a, q), expected_query=q)
+    # tab b still shows q: its click is stale once it sees a's label
+    assert not b.label(q, truth(b, q), expected_query=q)
+    assert b.labels == a.labels
+    free = next(i for i in range(N) if i not in a.labels)
+    assert b.label(free, truth(b, free), source="chosen")
+    a.refresh()
+    assert a.labels == b.labels and a.n_events == b.n_events == 2
+    assert np.array_equal(m_of(a), m_of(b))
+    assert a.next_query() == b.next_query()
+    assert a.undo() == free
+    assert b.refresh() and b.labels == a.labels
+
+
+# ---- export through the session ------------------------------------------------------------
+
+
+def test_export_csv_reads_back(store, tmp_path):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 5)
+    s.accept_predictions([i for i in range(N) if i not in s.labels][:2])
+    path = s.export(tmp_path / "labels.csv")
+    back = pd.read_csv(path)
+    h = s.history
+    assert back["id"].tolist() == h["id"].tolist()
+    assert back["label"].astype(str).tolist() == h["label"].tolist()
+    assert back["source"].tolist() == h["source"].tolist()
+    assert back["order"].tolist() == h["order"].tolist()
+    assert pd.to_datetime(back["timestamp"], utc=True).tolist() == h["timestamp"].tolist()
+    X = np.asarray(s.dataset.X)
+    for j, name in enumerate(s.dataset.feature_names):
+        assert back[name].tolist() == X[h["index"], j].tolist()  # raw features, exact
+
+
+def test_export_with_predictions_has_every_point(store, tmp_path):
+    s = LabelingSession.create(store, config())
+    pts = label_queried(s, 4)
+    path = s.export(tmp_path / "all.jsonl", include_predictions=True)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    p = s.predictions()
+    assert len(rows) == N
+    for i, row in enumerate(rows):
+        assert row["predicted"] == p["predicted"][i] and row["confidence"] == p["confidence"][i]
+        if i in s.labels:
+            assert row["label"] == s.labels[i] and row["order"] == pts.index(i) + 1
+        else:
+            assert row["label"] is None and row["order"] is None and row["source"] is None
+
+
+def test_zip_export_needs_images(store, tmp_path):
+    s = LabelingSession.create(store, config())
+    with pytest.raises(Exception, match="no images"):
+        s.export(tmp_path / "x.zip")
+    assert not (tmp_path / "x.zip").exists()
+    with pytest.raises(Exception, match="Unknown export format"):
+        s.export(tmp_path / "x.csv", format="xls")
