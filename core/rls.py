@@ -373,6 +373,18 @@ def _check_X(X, name: str = "X") -> np.ndarray:
     if scipy.sparse.issparse(X):
         raise TypeError(f"Sparse input is not supported; convert {name} with {name}.toarray().")
     arr = np.asarray(X)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}; pass real features.")
+    if arr.ndim == 1:
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}. Reshape your data: "
+            "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single point."
+        )
+    if arr.ndim == 2 and arr.shape[0] > 0 and arr.shape[1] == 0:
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required; "
+            "give at least one feature column."
+        )
     if arr.dtype == object:
         try:
             arr = arr.astype(np.float64)
@@ -535,18 +547,6 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"y holds 1 class ({classes[0]!r}); a classifier needs at least 2 classes."
             )
-        if self.kernel == "precomputed":
-            if X.shape[0] != X.shape[1]:
-                raise ValueError(
-                    f"With kernel='precomputed', X must be the square (n, n) kernel matrix of the "
-                    f"training points; got shape {X.shape}."
-                )
-            scale = max(np.abs(X).max(), np.finfo(float).tiny)
-            if np.abs(X - X.T).max() > 1e-10 * scale:
-                raise ValueError(
-                    "With kernel='precomputed', X must be a symmetric kernel matrix; it is not. "
-                    "Pass k(X_train, X_train), e.g. (K + K.T) / 2 if it is asymmetric by rounding."
-                )
         if sample_weight is None:
             sw = np.ones(X.shape[0])
         else:
@@ -560,11 +560,27 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
             sw = sw.astype(np.float64)
             if not np.all(np.isfinite(sw)) or np.any(sw < 0):
                 raise ValueError("sample_weight must be finite and >= 0 (0 leaves a point out).")
+            if not np.any(sw > 0):
+                raise ValueError(
+                    "sample_weight is zero for every point; give a weight > 0 to points of at least 2 classes."
+                )
             kept = np.unique(y[sw > 0])
             if kept.size < 2:
                 raise ValueError(
-                    f"sample_weight leaves {kept.size} class(es) with positive weight; a classifier "
+                    f"sample_weight leaves only class {kept[0]!r} with positive weight; a classifier "
                     "needs points of at least 2 classes with weight > 0."
+                )
+        if self.kernel == "precomputed":
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(
+                    f"With kernel='precomputed', X must be the square (n, n) kernel matrix of the "
+                    f"training points; got shape {X.shape}."
+                )
+            scale = max(np.abs(X).max(), np.finfo(float).tiny)
+            if np.abs(X - X.T).max() > 1e-10 * scale:
+                raise ValueError(
+                    "With kernel='precomputed', X must be a symmetric kernel matrix; it is not. "
+                    "Pass k(X_train, X_train), e.g. (K + K.T) / 2 if it is asymmetric by rounding."
                 )
         return X, y, classes, sw
 
@@ -594,8 +610,8 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
         else:
             Y = -np.ones((y.size, T))
             Y[np.arange(y.size), codes] = 1.0  # one-vs-all codes (eq. 2.15)
-        A = class_sample_weights(y, classes, self.class_weight)
-        A = (A.reshape(y.size, -1) * sw[:, None]).repeat(T if A.ndim == 1 else 1, axis=1)
+        A = class_sample_weights(y, classes, self.class_weight, sample_weight=sw)
+        A = A.reshape(y.size, -1).repeat(T if A.ndim == 1 else 1, axis=1)
 
         lams = None if self.lam == "auto" else [float(self.lam)]
         if self.kernel != "rbf" or self.width != "auto":

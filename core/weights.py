@@ -60,8 +60,8 @@ def _counts_array(counts, n_classes) -> np.ndarray:
         )
     if arr.size < 2:
         raise ValueError(f"Class weights need at least 2 classes; got {arr.size}.")
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
-        raise ValueError(f"counts must be non-negative integers; got {counts!r}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"counts must be finite numbers >= 0 (weighted counts allowed); got {counts!r}.")
     if np.any(arr == 0):
         empty = [keys[i] if keys is not None else i for i in np.flatnonzero(arr == 0)]
         raise ValueError(
@@ -80,8 +80,8 @@ def balanced_class_weights(counts, n_classes: int | None = None) -> np.ndarray:
 
     Parameters
     ----------
-    counts : dict {class: int} or array-like of shape (T,)
-        Number of (labelled) points of each class; every count must be > 0.
+    counts : dict {class: number} or array-like of shape (T,)
+        Number (or total sample weight) of the points of each class; every count must be > 0.
     n_classes : int, optional
         Number of classes T; if given it must equal ``len(counts)``.
 
@@ -99,8 +99,8 @@ def equilibrating_weights(counts, n_classes: int | None = None) -> np.ndarray:
 
     Parameters
     ----------
-    counts : dict {class: int} or array-like of shape (T,)
-        Number of points of each class; every count must be > 0.
+    counts : dict {class: number} or array-like of shape (T,)
+        Number (or total sample weight) of the points of each class; every count must be > 0.
     n_classes : int, optional
         Number of classes T; if given it must equal ``len(counts)``.
 
@@ -137,8 +137,8 @@ def _class_weight_dict(class_weight: dict, classes) -> np.ndarray:
     return out
 
 
-def sample_weights(y, classes, class_weight=None) -> np.ndarray:
-    """Per-point weights from a class weighting.
+def sample_weights(y, classes, class_weight=None, sample_weight=None) -> np.ndarray:
+    """Per-point loss weights: class weights times sample weights (the one place they meet).
 
     Parameters
     ----------
@@ -149,7 +149,10 @@ def sample_weights(y, classes, class_weight=None) -> np.ndarray:
     class_weight : None, "balanced" or dict {class: weight}
         None: all weights 1. dict: the given weight per class (classes not named weigh 1).
         "balanced": binary ``n / (2 n_y)``; multiclass the one-vs-all equilibrating weights
-        of :func:`equilibrating_weights`, counted on ``y``.
+        of :func:`equilibrating_weights`. Classes are counted on ``y`` weighted by
+        ``sample_weight``, so an integer sample weight is the same as repeating the point.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weight of each point (default 1); multiplies the class weights.
 
     Returns
     -------
@@ -181,20 +184,28 @@ def sample_weights(y, classes, class_weight=None) -> np.ndarray:
             f"y holds label(s) {bad} that are not among the classes {classes.tolist()}; "
             "add them to classes or fix the labels."
         )
+    if sample_weight is None:
+        sw = np.ones(y.size)
+    else:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.shape != y.shape or not np.all(np.isfinite(sw)) or np.any(sw < 0):
+            raise ValueError(
+                f"sample_weight must hold {y.size} finite numbers >= 0, one per point; got shape {sw.shape}."
+            )
     if class_weight is None:
-        return np.ones(y.size)
+        return sw.copy()
     if isinstance(class_weight, dict):
-        return _class_weight_dict(class_weight, classes.tolist())[idx]
+        return _class_weight_dict(class_weight, classes.tolist())[idx] * sw
     if isinstance(class_weight, str) and class_weight == "balanced":
-        counts = np.bincount(idx, minlength=classes.size)
+        counts = np.bincount(idx, weights=sw, minlength=classes.size)
         if np.any(counts == 0):
             raise ValueError(
-                f"class_weight='balanced' needs at least one point of every class; class(es) "
-                f"{classes[counts == 0].tolist()} have none. Remove them from classes or label one."
+                f"class_weight='balanced' needs at least one point (of weight > 0) of every class; "
+                f"class(es) {classes[counts == 0].tolist()} have none. Remove them from classes or label one."
             )
         if classes.size == 2:
-            return balanced_class_weights(counts)[idx]
-        return equilibrating_weights(counts)[idx]
+            return balanced_class_weights(counts)[idx] * sw
+        return equilibrating_weights(counts)[idx] * sw[:, None]
     raise ValueError(
         f"class_weight must be None, 'balanced' or a dict {{class: weight}}; got {class_weight!r}."
     )

@@ -203,7 +203,7 @@ def test_estimator_fixed_lam_equals_direct_solve_with_class_weights():
     X, y = X[keep], y[keep]
     sw = np.random.default_rng(1).uniform(0.5, 2.0, size=y.size)
     clf = WeightedRLSClassifier(width=0.7, lam=0.2, class_weight="balanced").fit(X, y, sample_weight=sw)
-    a = sample_weights(y, [0, 1], "balanced") * sw
+    a = sample_weights(y, [0, 1], "balanced", sample_weight=sw)
     K = Kernel("rbf", width=0.7)(X)
     Y = np.where(y == 1, 1.0, -1.0)
     c, b = direct_fit(K, Y, a, 0.2, True)

@@ -83,6 +83,21 @@ def test_sample_weights_binary_balanced_is_one_column():
     assert_allclose(w, [4 / 6, 4 / 6, 4 / 6, 2.0])
 
 
+def test_sample_weight_multiplies_and_counts_like_repetition():
+    y = np.array([0, 0, 1, 2, 2, 1, 0])
+    sw = np.array([2.0, 1.0, 3.0, 1.0, 0.5, 1.0, 0.0])
+    assert_allclose(sample_weights(y, [0, 1, 2], {1: 4.0}, sample_weight=sw), sw * [1, 1, 4, 1, 1, 4, 1])
+    for classes in ([0, 1, 2], [1, 2]):
+        keep = np.isin(y, classes)
+        yk, swk = y[keep], np.array([2.0, 1.0, 3.0, 1.0, 0.5, 1.0, 2.0])[keep]
+        weighted = sample_weights(yk, classes, "balanced", sample_weight=swk)
+        # an integer sample weight is the same as repeating the point (here 2.0 and 3.0 and 1.0)
+        reps = np.round(swk * 2).astype(int)  # weights in halves: repeat 2 w times, weight 1/2
+        repeated = sample_weights(np.repeat(yk, reps), classes, "balanced")
+        first = np.cumsum(reps) - reps
+        assert_allclose(weighted, swk.reshape(-1, *([1] * (weighted.ndim - 1))) * repeated[first])
+
+
 @pytest.mark.parametrize(
     "y, classes, class_weight, match",
     [
@@ -92,7 +107,7 @@ def test_sample_weights_binary_balanced_is_one_column():
         ([0, 1], [0, 1], {0: -2.0}, "> 0"),
         ([0, 1], [0, 1], {0: float("inf")}, "> 0"),
         ([0, 1], [0, 1], {0: "heavy"}, "> 0"),
-        ([0, 0], [0, 1], "balanced", "at least one point of every class"),
+        ([0, 0], [0, 1], "balanced", "of every class"),
         ([0, 1], [0, 1], "balance", "must be None, 'balanced' or a dict"),
         ([0, 1], [0], None, "at least 2 distinct"),
         ([[0, 1]], [0, 1], None, "1-D"),
@@ -110,8 +125,8 @@ def test_sample_weights_bad_input(y, classes, class_weight, match):
         ({"a": 3, "b": 0}, {}, r"\['b'\]"),
         ([3], {}, "at least 2 classes"),
         ([3, 2], {"n_classes": 3}, "n_classes=3"),
-        ([3, -1], {}, "non-negative integers"),
-        ([3, 1.5], {}, "non-negative integers"),
+        ([3, -1], {}, "finite numbers >= 0"),
+        ([3, float("nan")], {}, "finite numbers >= 0"),
         ([[3, 1]], {}, "1-D"),
     ],
 )
@@ -119,3 +134,9 @@ def test_class_weight_functions_bad_counts(counts, kwargs, match):
     for func in (balanced_class_weights, equilibrating_weights):
         with pytest.raises(ValueError, match=match):
             func(counts, **kwargs)
+
+
+@pytest.mark.parametrize("sample_weight", [np.array([1.0, -1.0]), np.array([1.0]), np.array([np.nan, 1.0])])
+def test_bad_sample_weight(sample_weight):
+    with pytest.raises(ValueError, match="sample_weight"):
+        sample_weights(np.array([0, 1]), [0, 1], "balanced", sample_weight=sample_weight)
