@@ -46,6 +46,10 @@ if session is None:
     st.stop()
 
 with lock:
+    try:
+        session.refresh()  # events another process (or server) wrote to the store
+    except state.USER_ERRORS as exc:
+        st.error(f"Could not read the store: {exc}")
     with st.spinner("Choosing the next query…"):
         view = build_view(session)
     state.sync_selection(view.n_samples)

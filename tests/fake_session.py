@@ -124,6 +124,9 @@ class LabelingSession:
     def delete_session(store_path, session_id):
         _STORES.get(str(store_path), {}).pop(session_id, None)
 
+    def refresh(self):
+        return False
+
     def _log(self, *ev):
         _STORES[self.store_path][self.id]["log"].append(ev)
 
@@ -290,7 +293,9 @@ class LabelingSession:
             m = [i for i in idx if lo <= conf[i] < hi]
             cnt.append(len(m))
             acc.append(np.mean([self.classes[pred[i]] == self._labels[i] for i in m]) if m else np.nan)
-        return pd.DataFrame(dict(lo=edges[:-1], hi=edges[1:], accuracy=acc, count=cnt))
+        from core.confidence import ConfidenceBins
+        return ConfidenceBins(edges=edges, counts=np.array(cnt), accuracy=np.array(acc),
+                              mean_confidence=np.full(n_bins, np.nan))
 
     def points_in_bin(self, lo, hi):
         _, conf, _ = self._fit()
@@ -298,7 +303,9 @@ class LabelingSession:
 
     def loo_curve(self):
         lams = np.geomspace(1e-3, 10, 15)
-        return dict(lams=lams, errors=0.2 + 0.1 * np.cos(np.log(lams)), lam=0.1)
+        if len(self._labels) < 3:
+            raise ValueError("Leave-one-out tuning needs at least 3 labelled points")
+        return dict(lams=lams, errors=0.2 + 0.1 * np.cos(np.log(lams)), lam=0.1, current=0.3)
 
     def export(self, path, format="csv", include_predictions=False):
         h = self.history

@@ -6,8 +6,6 @@ for :mod:`labeler.ui.figures`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -22,47 +20,23 @@ _PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "la
 INSPECT_LIMIT = 24
 
 
-def _field(obj, *names):
-    for name in names:
-        if isinstance(obj, Mapping) and name in obj:
-            return obj[name]
-        if hasattr(obj, name):
-            return getattr(obj, name)
-    return None
-
-
-def loo_arrays(result) -> tuple[np.ndarray, np.ndarray, float | None]:
-    """``(lams, errors, chosen lambda)`` from ``session.loo_curve()``.
-
-    Accepts a tuple ``(lams, errors, chosen)``, a mapping or an object with fields
-    ``lams``/``lam_grid``, ``errors``/``error``/``classification`` and ``lam``/``chosen``.
-    """
-    if isinstance(result, tuple) and len(result) == 3:
-        lams, errors, chosen = result
-    else:
-        lams = _field(result, "lams", "lam_grid", "grid", "lambdas")
-        errors = _field(result, "errors", "error", "loo_error", "classification")
-        chosen = _field(result, "lam", "chosen", "chosen_lam", "best_lam", "lam_")
-    lams = np.asarray([] if lams is None else lams, dtype=float)
-    errors = np.asarray([] if errors is None else errors, dtype=float)
-    return lams, errors, None if chosen is None else float(chosen)
+def loo_arrays(result) -> tuple[np.ndarray, np.ndarray, float | None, float | None]:
+    """``(lams, errors, LOO-chosen lambda, lambda in use)`` from ``session.loo_curve()``
+    (a mapping with ``lams``, ``errors``, ``lam`` and ``current``)."""
+    lams = np.asarray(result["lams"], dtype=float)
+    errors = np.asarray(result["errors"], dtype=float)
+    chosen, current = result.get("lam"), result.get("current")
+    return (lams, errors, None if chosen is None else float(chosen),
+            None if current is None else float(current))
 
 
 def bin_arrays(result) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(lo, hi, accuracy, counts)`` per bin from ``session.confidence_bins()``.
-
-    Accepts :class:`core.confidence.ConfidenceBins` (``edges``, ``accuracy``, ``counts``) or a
-    DataFrame / mapping with ``lo``, ``hi``, ``accuracy``, ``count(s)``.
-    """
-    edges = _field(result, "edges")
-    if edges is not None:
-        edges = np.asarray(edges, dtype=float)
-        lo, hi = edges[:-1], edges[1:]
-    else:
-        lo = np.asarray(_field(result, "lo"), dtype=float)
-        hi = np.asarray(_field(result, "hi"), dtype=float)
-    accuracy = np.asarray(_field(result, "accuracy"), dtype=float)
-    counts = np.asarray(_field(result, "counts", "count"), dtype=np.int64)
+    """``(lo, hi, accuracy, counts)`` per bin from ``session.confidence_bins()``
+    (:class:`core.confidence.ConfidenceBins`: ``edges``, ``accuracy``, ``counts``)."""
+    edges = np.asarray(result.edges, dtype=float)
+    lo, hi = edges[:-1], edges[1:]
+    accuracy = np.asarray(result.accuracy, dtype=float)
+    counts = np.asarray(result.counts, dtype=np.int64)
     return lo, hi, accuracy, counts
 
 
@@ -83,12 +57,12 @@ def render_progress(session) -> None:
         st.markdown("**Leave-one-out error** over λ")
         try:
             with st.spinner("Computing the LOO curve…"):
-                lams, errors, chosen = loo_arrays(session.loo_curve())
+                lams, errors, chosen, current = loo_arrays(session.loo_curve())
         except ValueError as exc:
             st.caption(f"Not available yet: {exc}")
             return
         if lams.size:
-            st.plotly_chart(F.loo_curve_figure(lams, errors, chosen), key="loo_chart",
+            st.plotly_chart(F.loo_curve_figure(lams, errors, chosen, current=current), key="loo_chart",
                             config=_PLOT_CONFIG)
         else:
             st.caption("Needs labels of at least two classes.")

@@ -332,7 +332,7 @@ def risk_curve_figure(n_labeled: np.ndarray, risk: np.ndarray, *, height: int = 
 
 
 def loo_curve_figure(lams: np.ndarray, errors: np.ndarray, chosen: float | None,
-                     *, height: int = 260) -> go.Figure:
+                     *, current: float | None = None, height: int = 260) -> go.Figure:
     """Leave-one-out error over the lambda grid, the chosen lambda marked (ALGORITHMS §1).
 
     Parameters
@@ -342,7 +342,9 @@ def loo_curve_figure(lams: np.ndarray, errors: np.ndarray, chosen: float | None,
     errors : ndarray of shape (n_grid,)
         LOO error at each lambda.
     chosen : float or None
-        The lambda in use, drawn as a vertical dashed line.
+        The lambda chosen by LOO, drawn as a vertical dashed line.
+    current : float or None
+        The lambda the learner uses now, drawn as a solid line when it differs from ``chosen``.
     """
     lams = np.asarray(lams, dtype=np.float64)
     errors = np.asarray(errors, dtype=np.float64)
@@ -354,7 +356,11 @@ def loo_curve_figure(lams: np.ndarray, errors: np.ndarray, chosen: float | None,
     )
     if chosen is not None and np.isfinite(chosen) and chosen > 0:
         fig.add_vline(x=float(chosen), line=dict(color=QUERY_COLOR, dash="dash", width=2),
-                      annotation_text=f"λ = {chosen:.3g}", annotation_position="top")
+                      annotation_text=f"LOO best λ = {chosen:.3g}", annotation_position="top")
+    if (current is not None and np.isfinite(current) and current > 0
+            and (chosen is None or not np.isclose(current, chosen))):
+        fig.add_vline(x=float(current), line=dict(color="#444", width=1.5),
+                      annotation_text=f"in use λ = {current:.3g}", annotation_position="bottom")
     _small_layout(fig, "λ", "LOO error", height)
     fig.update_xaxes(type="log")
     return fig

@@ -102,7 +102,7 @@ def _saved_sessions(session) -> None:
     cfg = state.app_config()
     with st.expander("Sessions", icon=":material/history:", expanded=False):
         try:
-            infos = LabelingSession.list_sessions(cfg.store) if cfg.store.exists() else []
+            infos = LabelingSession.list_sessions(cfg.store)
         except state.USER_ERRORS as exc:
             st.error(f"Could not read the store {cfg.store}: {exc}")
             infos = []

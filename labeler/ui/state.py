@@ -113,7 +113,7 @@ def ensure_session() -> None:
     from labeler.session import LabelingSession
 
     try:
-        saved = LabelingSession.list_sessions(cfg.store) if cfg.store.exists() else []
+        saved = LabelingSession.list_sessions(cfg.store)
     except USER_ERRORS as exc:
         flash("error", f"Could not read the store {cfg.store}: {exc}")
         saved = []

@@ -1,0 +1,374 @@
+"""The Streamlit app driven by streamlit.testing.v1.AppTest (no browser).
+
+Each test starts the app on a small two-moons pool with its own SQLite store, clicks, reruns,
+and checks the page and the session state.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+try:  # TEMPORARY until core.arls / core.datasets / core.strategies land
+    import core.arls  # noqa: F401
+    import core.datasets  # noqa: F401
+    import core.strategies  # noqa: F401
+except ImportError:
+    import fake_session
+
+    fake_session.install()
+
+from labeler.ui.registry import REGISTRY
+
+APP = str(Path(__file__).resolve().parents[1] / "labeler" / "app.py")
+N = 120
+
+
+@pytest.fixture(autouse=True)
+def _env(tmp_path, monkeypatch):
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    monkeypatch.setenv("LABELER_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv("LABELER_DATA", "moons")
+    monkeypatch.setenv("LABELER_DATA_OPTIONS", f'{{"n": {N}}}')
+    monkeypatch.setenv("LABELER_DATA_DIR", str(data_dir))
+    monkeypatch.delenv("LABELER_SESSION", raising=False)
+    REGISTRY.clear()
+    yield data_dir
+    REGISTRY.clear()
+
+
+def start(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def session_of(at):
+    session, _ = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
+    return session
+
+
+def point_tag(at) -> tuple[int | None, int | None]:
+    """(shown point, current query) from the panel's data attributes."""
+    for md in at.markdown:
+        m = re.search(r'class="point-tag" data-point="(\d*)" data-query="(\d*)"', md.value)
+        if m:
+            return tuple(int(g) if g else None for g in m.groups())
+    raise AssertionError("no point tag on the page")
+
+
+def labeled_count(at) -> int:
+    for md in at.markdown:
+        m = re.search(r'data-labeled="(\d+)"', md.value)
+        if m:
+            return int(m.group(1))
+    raise AssertionError("no labelled count on the page")
+
+
+def errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+# --------------------------------------------------------------------------------------------
+def test_starts_on_moons_with_one_button_per_class():
+    at = start()
+    s = session_of(at)
+    assert len(s.dataset.X) == N
+    keys = [b.key for b in at.button]
+    for j in range(len(s.classes)):
+        assert f"class_{j}" in keys
+    assert {"skip", "undo"} <= set(keys)
+    shown, query = point_tag(at)
+    assert shown == query == s.next_query()
+    assert labeled_count(at) == 0
+    assert at.query_params["session"] == [s.id] or at.query_params["session"] == s.id
+    assert not errors(at)
+
+
+def test_class_button_labels_the_shown_query():
+    at = start()
+    s = session_of(at)
+    _, q0 = point_tag(at)
+    at.button(key="class_1").click().run()
+    assert not at.exception
+    assert s.predictions().loc[q0, "label"] == s.classes[1]
+    assert s.history["source"].tolist() == ["queried"]
+    assert labeled_count(at) == 1
+    shown, q1 = point_tag(at)
+    assert q1 == s.next_query() and q1 != q0 and shown == q1
+
+
+def test_ten_labels_then_undo_and_skip():
+    at = start()
+    s = session_of(at)
+    order = []
+    for k in range(10):
+        _, q = point_tag(at)
+        order.append(q)
+        at.button(key=f"class_{k % 2}").click().run()
+        assert not at.exception
+    assert list(s.history["index"]) == order
+    assert labeled_count(at) == 10
+    at.button(key="undo").click().run()
+    assert labeled_count(at) == 9
+    assert list(s.history["index"]) == order[:9]
+    assert pd.isna(s.predictions().loc[order[9], "label"])
+    _, q = point_tag(at)
+    at.button(key="skip").click().run()
+    _, q_after = point_tag(at)
+    assert q_after != q and labeled_count(at) == 9
+
+
+def test_scatter_click_selects_a_point_and_labels_it_out_of_turn():
+    at = start()
+    s = session_of(at)
+    _, q = point_tag(at)
+    k = next(i for i in range(N) if i != q)
+    at.session_state["scatter"] = {"selection": {
+        "points": [{"curve_number": 0, "point_index": k, "point_number": k, "x": 0.0, "y": 0.0}],
+        "point_indices": [k], "box": [], "lasso": []}}
+    at.run()
+    assert not at.exception
+    shown, query = point_tag(at)
+    assert shown == k and query == q
+    assert any("Chosen point" in md.value for md in at.markdown)
+    assert "back" in [b.key for b in at.button]
+    at.button(key="class_0").click().run()
+    assert not at.exception
+    assert s.predictions().loc[k, "label"] == s.classes[0]
+    assert s.history["source"].tolist() == ["chosen"]
+    # the selection was used once: the panel is back on the (new) query
+    shown, query = point_tag(at)
+    assert shown == query == s.next_query()
+    assert at.session_state["selected"] is None
+
+
+def test_back_to_query_after_a_click():
+    at = start()
+    _, q = point_tag(at)
+    k = (q + 1) % N
+    at.session_state["scatter"] = {"selection": {"points": [{"curve_number": 0, "point_index": k}],
+                                                 "point_indices": [k], "box": [], "lasso": []}}
+    at.run()
+    assert point_tag(at)[0] == k
+    at.button(key="back").click().run()
+    assert point_tag(at) == (q, q)
+
+
+def test_switch_strategy_weighting_lam_width():
+    at = start()
+    s = session_of(at)
+    for k in range(4):
+        at.button(key=f"class_{k % 2}").click().run()
+    at.radio(key=f"strategy_{s.id}").set_value("margin").run()
+    assert not at.exception and s.config.strategy == "margin"
+    assert point_tag(at)[1] == s.next_query()
+    at.radio(key=f"strategy_{s.id}").set_value("random").run()
+    assert s.config.strategy == "random"
+    at.radio(key=f"weighting_{s.id}").set_value("none").run()
+    assert s.config.weighting == "none"
+    at.text_input(key=f"lam_{s.id}").input("0.5").run()
+    assert not at.exception and float(s.config.lam) == 0.5
+    at.text_input(key=f"width_{s.id}").input("0.7").run()
+    assert not at.exception and float(s.config.width) == 0.7
+    # bad value: an error, nothing changes
+    at.text_input(key=f"lam_{s.id}").input("-3").run()
+    assert not at.exception
+    assert any("must be 'auto' or a" in e for e in errors(at))
+    assert float(s.config.lam) == 0.5
+    at.button(key="class_0").click().run()
+    assert not at.exception and labeled_count(at) == 5
+
+
+def test_add_class_adds_a_button():
+    at = start()
+    s = session_of(at)
+    n_before = len(s.classes)
+    at.text_input(key="new_class_name").input("noise").run()
+    at.button(key="add_class").click().run()
+    assert not at.exception
+    assert s.classes[-1] == "noise" and len(s.classes) == n_before + 1
+    assert f"class_{n_before}" in [b.key for b in at.button]
+    at.button(key=f"class_{n_before}").click().run()
+    assert s.class_counts()["noise"] == 1
+    # a duplicate is refused with a message
+    at.text_input(key="new_class_name").input("noise").run()
+    at.button(key="add_class").click().run()
+    assert not at.exception and errors(at)
+    assert len(s.classes) == n_before + 1
+
+
+@pytest.mark.parametrize("mode", ["predicted", "confidence", "expected_risk", "label"])
+def test_colour_modes(mode):
+    at = start()
+    at.button(key="class_0").click().run()
+    at.button(key="class_1").click().run()
+    at.button_group(key="color_mode").set_value(mode).run()
+    assert not at.exception
+
+
+@pytest.mark.parametrize("tab", ["Progress", "Confidence", "Export", "History", "Shortcuts"])
+def test_lower_tabs_render(tab):
+    at = start()
+    for k in range(5):
+        at.button(key=f"class_{k % 2}").click().run()
+    at.session_state["lower_tab"] = tab
+    at.run()
+    assert not at.exception, at.exception
+    assert not errors(at)
+
+
+def test_bin_inspector_accepts_predictions_in_one_undo_step():
+    at = start()
+    s = session_of(at)
+    for k in range(4):
+        at.button(key=f"class_{k % 2}").click().run()
+    at.session_state["lower_tab"] = "Confidence"
+    conf = s.predictions()["confidence"].to_numpy()
+    unlabeled = s.predictions()["label"].isna().to_numpy()
+    b = int(np.clip(np.floor(np.median(conf[unlabeled]) * 10), 0, 9))
+    at.session_state["inspect_bin"] = b
+    at.run()
+    assert not at.exception
+    inside = s.points_in_bin(b / 10, (b + 1) / 10 if b < 9 else np.nextafter(1.0, 2.0))
+    assert inside.size > 0
+    predicted = s.predictions()["predicted"]
+    at.button(key="accept_bin").click().run()
+    assert not at.exception
+    assert labeled_count(at) == 4 + inside.size
+    table = s.predictions()
+    assert (table.loc[inside, "source"] == "accepted").all()
+    assert (table.loc[inside, "label"] == predicted[inside]).all()
+    at.button(key="undo").click().run()
+    assert labeled_count(at) == 4
+
+
+def test_bin_inspector_label_button_selects_the_point():
+    at = start()
+    s = session_of(at)
+    for k in range(4):
+        at.button(key=f"class_{k % 2}").click().run()
+    at.session_state["lower_tab"] = "Confidence"
+    at.run()
+    b = at.session_state["inspect_bin"]
+    inside = s.points_in_bin(b / 10, (b + 1) / 10 if b < 9 else np.nextafter(1.0, 2.0))
+    if inside.size == 0:
+        pytest.skip("empty bin")
+    at.button(key="inspect_label").click().run()
+    assert not at.exception
+    assert point_tag(at)[0] == at.session_state["selected"]
+
+
+def test_reload_resumes_the_same_session_and_labels():
+    at = start()
+    s = session_of(at)
+    for k in range(3):
+        at.button(key=f"class_{k % 2}").click().run()
+    labels = dict(s.labels) if hasattr(s, "labels") else None
+    sid = s.id
+    REGISTRY.clear()  # a new server process: everything comes back from the store
+    again = start(session=sid)
+    assert again.session_state["session_id"] == sid
+    assert labeled_count(again) == 3
+    if labels is not None:
+        assert session_of(again).labels == labels
+    assert point_tag(again)[1] == session_of(again).next_query()
+    # without the query parameter the latest session on the start-up data is resumed
+    third = start()
+    assert third.session_state["session_id"] == sid and labeled_count(third) == 3
+
+
+def test_new_resume_delete_sessions():
+    at = start()
+    first = at.session_state["session_id"]
+    at.button(key="class_0").click().run()
+    at.button(key="new_session").click().run()
+    second = at.session_state["session_id"]
+    assert second != first and labeled_count(at) == 0
+    at.selectbox(key="pick_session").set_value(first).run()
+    at.button(key="resume").click().run()
+    assert at.session_state["session_id"] == first and labeled_count(at) == 1
+    at.selectbox(key="pick_session").set_value(second).run()
+    at.button(key="delete_session").click().run()
+    assert not at.exception
+    from labeler.session import LabelingSession
+
+    ids = [info.id for info in LabelingSession.list_sessions(at.session_state["app_config"].store)]
+    assert second not in ids and first in ids
+    assert at.session_state["session_id"] == first
+
+
+def test_open_builtin_from_the_picker():
+    at = start()
+    first = at.session_state["session_id"]
+    at.selectbox(key="pick_builtin").set_value("moons-imbalanced").run()
+    at.number_input(key="pick_n").set_value(150).run()
+    at.button(key="open_builtin").click().run()
+    assert not at.exception, at.exception
+    s = session_of(at)
+    assert s.id != first and len(s.dataset.X) == 150
+    assert labeled_count(at) == 0
+
+
+@pytest.mark.parametrize("name,content,match", [
+    ("../outside.csv", None, "outside the data folder"),
+    ("missing.csv", None, "does not exist"),
+    ("words.csv", "a,b\nx,y\nz,w\n", "numeric"),
+    ("holes.csv", "a,b\n1,2\n,4\n5,6\n", "NaN"),
+    ("notes.txt", "hello", "unsupported type"),
+])
+def test_bad_data_path_shows_error_and_changes_nothing(_env, name, content, match):
+    data_dir = _env
+    if content is not None:
+        (data_dir / name).write_text(content)
+    (data_dir.parent / "outside.csv").write_text("a\n1\n")
+    at = start()
+    sid = at.session_state["session_id"]
+    at.text_input(key="pick_path").input(name).run()
+    at.button(key="open_path").click().run()
+    assert not at.exception
+    assert any(re.search(match, e, re.IGNORECASE) for e in errors(at)), errors(at)
+    assert at.session_state["session_id"] == sid
+
+
+def test_csv_from_the_data_folder_opens(_env):
+    rng = np.random.default_rng(0)
+    pd.DataFrame(rng.normal(size=(60, 3)), columns=["u", "v", "w"]).to_csv(_env / "pool.csv", index=False)
+    at = start()
+    at.text_input(key="pick_path").input("pool.csv").run()
+    at.button(key="open_path").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s = session_of(at)
+    assert len(s.dataset.X) == 60
+    at.button(key="class_0").click().run()
+    assert labeled_count(at) == 1
+    # no image: the point's feature values are shown as a table
+    assert len(at.dataframe) >= 1
+
+
+def test_export_bytes_of_the_shown_session():
+    from labeler.ui.export_panel import export_bytes
+
+    at = start()
+    order = []
+    for k in range(3):
+        order.append(point_tag(at)[1])
+        at.button(key=f"class_{k % 2}").click().run()
+    s, lock = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
+    import io
+
+    table = pd.read_csv(io.BytesIO(export_bytes(s, lock, "csv")))
+    assert len(table) == 3 and list(table["label"].astype(str)) == [str(s.classes[k % 2]) for k in range(3)]
+    table = pd.read_parquet(io.BytesIO(export_bytes(s, lock, "parquet")))
+    assert len(table) == 3
+    lines = export_bytes(s, lock, "jsonl").decode().strip().splitlines()
+    assert len(lines) == 3
