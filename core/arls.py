@@ -306,13 +306,35 @@ class ActiveRLS:
         self._mT -= (Mw @ c_S).T @ UT
         self._cov.low_rank_update(UT.T, Mw)
 
-    def _apply(self, update) -> None:
-        """Run an exact update; on a tripped guard (or failed solve) rebuild instead."""
+    def _save(self) -> tuple:
+        """O(n T) copy of everything but C, to restore after a failed operation."""
+        return (
+            dict(self._labels), self._cls.copy(), self._counts.copy(), self._lam_pt.copy(),
+            self._w.copy(), self._weighting, list(self._classes), dict(self._class_index),
+            self._mT.copy(),
+        )
+
+    def _restore(self, saved: tuple) -> None:
+        (self._labels, self._cls, self._counts, self._lam_pt, self._w, self._weighting,
+         self._classes, self._class_index, self._mT) = saved
+
+    def _apply(self, update, saved: tuple) -> None:
+        """Run an exact update; on a tripped guard (or failed solve) rebuild instead.
+
+        If even the direct solve fails (the kernel is not positive semi-definite), the
+        previous labels are restored, ``C`` and ``m`` are recomputed for them, and the
+        ``LinAlgError`` is raised.
+        """
         self._risk_cache = None
         try:
             update()
         except (_GuardTripped, LinAlgError):
-            self.rebuild()
+            try:
+                self.rebuild()
+            except LinAlgError:
+                self._restore(saved)
+                self.rebuild()
+                raise
 
     # ------------------------------------------------------------------ public operations
     def add(self, i, label) -> "ActiveRLS":
@@ -327,6 +349,7 @@ class ActiveRLS:
         """
         i = self._check_unlabeled(i)
         y = self._class_of(label)
+        saved = self._save()
         self._labels[i] = label
         self._cls[i] = y
         self._counts[y] += 1
@@ -337,7 +360,7 @@ class ActiveRLS:
             old[i] = self._lam_pt[i]
             self._reweight_update(old)
 
-        self._apply(update)
+        self._apply(update, saved)
         return self
 
     def add_many(self, indices, labels) -> "ActiveRLS":
@@ -355,6 +378,7 @@ class ActiveRLS:
         ys = [self._class_of(lab) for lab in labels]
         if not idx:
             return self
+        saved = self._save()
         for i, lab, y in zip(idx, labels, ys):
             self._labels[i] = lab
             self._cls[i] = y
@@ -368,7 +392,7 @@ class ActiveRLS:
             old[S] = self._lam_pt[S]
             self._reweight_update(old)
 
-        self._apply(update)
+        self._apply(update, saved)
         return self
 
     def remove(self, i) -> "ActiveRLS":
@@ -381,6 +405,7 @@ class ActiveRLS:
         """
         i = self._check_labeled(i)
         y = int(self._cls[i])
+        saved = self._save()
         del self._labels[i]
         self._cls[i] = -1
         self._counts[y] -= 1
@@ -391,7 +416,7 @@ class ActiveRLS:
             self._remove_update(i, y, lam_i)
             self._reweight_update(old)
 
-        self._apply(update)
+        self._apply(update, saved)
         return self
 
     def relabel(self, i, label) -> "ActiveRLS":
@@ -408,6 +433,7 @@ class ActiveRLS:
         if y_new == y_old:
             self._labels[i] = label
             return self
+        saved = self._save()
         self._labels[i] = label
         self._cls[i] = y_new
         self._counts[y_old] -= 1
@@ -420,7 +446,7 @@ class ActiveRLS:
             self._mT += np.outer((codes[y_new] - codes[y_old]) / old[i], self._cov.row(i))
             self._reweight_update(old)
 
-        self._apply(update)
+        self._apply(update, saved)
         return self
 
     def set_weighting(self, weighting) -> "ActiveRLS":
@@ -432,9 +458,10 @@ class ActiveRLS:
             If ``weighting`` is not valid (state unchanged).
         """
         weighting = self._check_weighting(weighting, self._classes)
+        saved = self._save()
         self._weighting = weighting
         old = self._refresh_lambdas()
-        self._apply(lambda: self._reweight_update(old))
+        self._apply(lambda: self._reweight_update(old), saved)
         return self
 
     def add_class(self, name) -> "ActiveRLS":
@@ -461,12 +488,13 @@ class ActiveRLS:
             mT = np.vstack([-self._mT, self._mT, new_col[None]])
         else:
             mT = np.vstack([self._mT, new_col[None]])
+        saved = self._save()
         self._classes.append(name)
         self._class_index[name] = len(self._classes) - 1
         self._counts = np.append(self._counts, 0)
         self._mT = mT
         old = self._refresh_lambdas()
-        self._apply(lambda: self._reweight_update(old))
+        self._apply(lambda: self._reweight_update(old), saved)
         return self
 
     def rebuild(self) -> "ActiveRLS":
