@@ -63,13 +63,12 @@ with lock:
         f'<span class="dot" style="background:{class_color(j)}"></span>{html.escape(str(c))}: '
         f"<b>{counts.get(c, 0)}</b>" for j, c in enumerate(view.classes)
     )
+    st.markdown(f"### {html.escape(str(data_name))}")
     st.markdown(
-        f"### {html.escape(str(data_name))}"
-        f'<div class="counts">Labelled <b class="labeled-count" data-labeled="{view.n_labeled}">{view.n_labeled}</b>'
-        f" of {view.n_samples:,} · {badges} · <small>{strategy}</small></div>",
+        f'<div class="counts">Labelled <b class="labeled-count" data-labeled="{view.n_labeled}">'
+        f"{view.n_labeled}</b> of {view.n_samples:,} · {badges} · {strategy}</div>",
         unsafe_allow_html=True,
     )
-    st.progress(view.n_labeled / max(view.n_samples, 1))
 
     # ---- main: point panel (drawn first: shown sooner) and the pool map ------------------
     left, right = st.columns([3, 2], gap="large")

@@ -14,15 +14,6 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-try:  # TEMPORARY until core.arls / core.datasets / core.strategies land
-    import core.arls  # noqa: F401
-    import core.datasets  # noqa: F401
-    import core.strategies  # noqa: F401
-except ImportError:
-    import fake_session
-
-    fake_session.install()
-
 from labeler.ui.registry import REGISTRY
 
 APP = str(Path(__file__).resolve().parents[1] / "labeler" / "app.py")

@@ -263,8 +263,7 @@ def scatter_figure(
         hovermode="closest",
     )
     fig.update_xaxes(showgrid=False, zeroline=False, showticklabels=False)
-    fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False,
-                     scaleanchor="x", scaleratio=1)
+    fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False)
     return fig
 
 

@@ -28,8 +28,8 @@ def render_point_panel(session, view: ScreenView) -> None:
     index, source = _shown_point(view)
     query_attr = "" if view.query is None else str(view.query)
     if index is None:
-        st.markdown(f'<span class="point-tag" data-point="" data-query="{query_attr}"></span>',
-                    unsafe_allow_html=True)
+        st.markdown(f'#### <span class="point-tag" data-point="" data-query="{query_attr}">'
+                    "All done</span>", unsafe_allow_html=True)
         st.success("Every point is labelled or skipped. Export the labels below, or undo.")
         _undo_button()
         return
@@ -41,8 +41,7 @@ def render_point_panel(session, view: ScreenView) -> None:
     else:
         title = f"Chosen point · {ident}"
     st.markdown(
-        f'<span class="point-tag" data-point="{index}" data-query="{query_attr}"></span>'
-        f"#### {title}",
+        f'#### <span class="point-tag" data-point="{index}" data-query="{query_attr}">{title}</span>',
         unsafe_allow_html=True,
     )
 

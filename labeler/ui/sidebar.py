@@ -18,7 +18,7 @@ WEIGHTINGS = {"balanced": "Balanced (class weights)", "none": "None"}
 def render_sidebar(session) -> None:
     """Draw the sidebar; ``session`` may be None (nothing open yet)."""
     with st.sidebar:
-        st.markdown("### 🏷️ ARLS labeler")
+        st.markdown("### :material/label: ARLS labeler")
         _data_picker()
         _saved_sessions(session)
         if session is not None:
@@ -142,6 +142,9 @@ def _settings(session) -> None:
     def current(name, default):
         return getattr(config, name, default) if config is not None else default
 
+    def shown(value):
+        return f"{value:.4g}" if isinstance(value, float) else str(value)
+
     with st.expander("Learner", icon=":material/tune:", expanded=True):
         strategy = current("strategy", "arls")
         st.radio("Query strategy", list(STRATEGIES), format_func=STRATEGIES.get,
@@ -154,23 +157,16 @@ def _settings(session) -> None:
                  key=f"weighting_{session.id}", on_change=actions.set_setting,
                  args=("set_weighting", f"weighting_{session.id}"), horizontal=True)
         cols = st.columns(2)
-        cols[0].text_input("Kernel width", value=str(current("width", "auto")),
+        cols[0].text_input("Kernel width", value=shown(current("width", "auto")),
                            key=f"width_{session.id}", on_change=actions.set_setting,
                            args=("set_width", f"width_{session.id}",
                                  lambda v: parse_positive_or_auto(v, "Kernel width")),
                            help="RBF width s in exp(-|x-x'|²/(2s²)); 'auto' = chosen by LOO.")
-        cols[1].text_input("λ (lam)", value=str(current("lam", "auto")),
+        cols[1].text_input("λ (lam)", value=shown(current("lam", "auto")),
                            key=f"lam_{session.id}", on_change=actions.set_setting,
                            args=("set_lam", f"lam_{session.id}",
                                  lambda v: parse_positive_or_auto(v, "λ")),
                            help="Regularisation; 'auto' = chosen by LOO classification error.")
-        learner = getattr(session, "learner", None)
-        lam_now = getattr(learner, "lam", None)
-        width_now = getattr(getattr(learner, "kernel", None), "width", None)
-        if lam_now is not None or width_now is not None:
-            parts = []
-            if width_now is not None:
-                parts.append(f"width {float(width_now):.3g}")
-            if lam_now is not None:
-                parts.append(f"λ {float(lam_now):.3g}")
-            st.caption("In use: " + ", ".join(parts))
+        auto = getattr(session, "auto_settings", None) or {}
+        if auto:
+            st.caption("Chosen automatically: " + "; ".join(f"{k}: {v}" for k, v in auto.items()))

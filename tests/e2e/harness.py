@@ -1,0 +1,219 @@
+"""Start the app like the README does and drive it in Debian's Chromium (Playwright).
+
+Shared by the browser tests (tests/e2e) and the latency benchmark (benchmarks/ui_latency.py).
+Chromium is the system one (``/usr/bin/chromium``, ``executable_path``); nothing is ever
+downloaded (no ``playwright install``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("LABELER_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    """The system Chromium, or None when it is not installed."""
+    for candidate in (CHROMIUM, shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and os.path.exists(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def labeler_command(port: int, data: str | None = None) -> list[str]:
+    """The README's ``labeler`` command (``labeler app DATA`` with data) on ``port``.
+
+    Uses the installed console script; in a checkout that is not installed, the same entry
+    point through ``python -c``.
+    """
+    exe = shutil.which("labeler")
+    base = [exe] if exe else [sys.executable, "-c", "import sys; from labeler.cli import main; sys.exit(main())"]
+    args = ["app", data] if data else []
+    return [*base, *args, "--port", str(port), "--host", "127.0.0.1"]
+
+
+class AppServer:
+    """The app running in a child process on a free port, with its own store.
+
+    Parameters
+    ----------
+    store : path-like
+        SQLite store file (passed as ``LABELER_STORE``).
+    data_options : dict, optional
+        Passed as ``LABELER_DATA_OPTIONS`` (e.g. ``{"n": 300}``).
+    data : str, optional
+        Data set to open (``labeler app DATA``).
+    """
+
+    def __init__(self, store, data_options=None, data=None, timeout=120.0):
+        import json
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.store = Path(store)
+        env = dict(os.environ)
+        env["LABELER_STORE"] = str(self.store)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        env["STREAMLIT_SERVER_HEADLESS"] = "true"
+        env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
+        env.pop("LABELER_SESSION", None)
+        if data_options:
+            env["LABELER_DATA_OPTIONS"] = json.dumps(data_options)
+        self.log_path = Path(tempfile.mkstemp(prefix="labeler-server-", suffix=".log")[1])
+        self._log = open(self.log_path, "wb")
+        self.command = labeler_command(self.port, data)
+        self.proc = subprocess.Popen(self.command, cwd=str(REPO), env=env, stdout=self._log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait_healthy(timeout)
+
+    def _wait_healthy(self, timeout):
+        deadline = time.monotonic() + timeout
+        health = f"http://127.0.0.1:{self.port}/_stcore/health"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the app exited with code {self.proc.returncode}:\n{self.log()}")
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(health, timeout=2) as r:
+                    if r.status == 200:
+                        return
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"the app did not answer on {health} within {timeout:.0f} s:\n{self.log()}")
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")[-5000:]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)  # the group we started (start_new_session)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        self._log.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+@contextlib.contextmanager
+def browser_page(viewport=(1440, 1000), downloads=True):
+    """A Playwright page in a fresh headless Chromium profile (deleted afterwards)."""
+    from playwright.sync_api import sync_playwright
+
+    exe = chromium_path()
+    if exe is None:
+        raise RuntimeError("Chromium is not installed (apt-get install chromium).")
+    profile = tempfile.mkdtemp(prefix="labeler-chromium-")
+    try:
+        with sync_playwright() as p:
+            ctx = p.chromium.launch_persistent_context(
+                profile, executable_path=exe, args=CHROMIUM_ARGS, headless=True,
+                viewport={"width": viewport[0], "height": viewport[1]},
+                accept_downloads=downloads,
+            )
+            try:
+                page = ctx.pages[0] if ctx.pages else ctx.new_page()
+                page.set_default_timeout(60_000)
+                yield page
+            finally:
+                ctx.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# ---- page helpers ---------------------------------------------------------------------------
+POINT_TAG = ".point-tag"
+
+
+def open_app(page, url):
+    page.goto(url)
+    page.wait_for_selector(POINT_TAG, timeout=180_000)
+    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    focus_page(page)
+
+
+def focus_page(page):
+    """Give the keyboard to the page itself (not an input), where shortcuts are heard."""
+    page.evaluate("() => { if (document.activeElement) document.activeElement.blur(); }")
+
+
+def shown(page) -> tuple[int | None, int | None]:
+    """(shown point, current query) from the point panel."""
+    tag = page.locator(POINT_TAG).first
+    point, query = tag.get_attribute("data-point"), tag.get_attribute("data-query")
+    return (int(point) if point else None, int(query) if query else None)
+
+
+def labeled_count(page) -> int:
+    return int(page.locator(".labeled-count").first.get_attribute("data-labeled"))
+
+
+def wait_labeled(page, count: int, timeout=60_000):
+    page.wait_for_selector(f'.labeled-count[data-labeled="{count}"]', timeout=timeout)
+
+
+def wait_query_changed(page, old_query: int, timeout=60_000):
+    page.wait_for_function(
+        """(old) => { const t = document.querySelector('.point-tag');
+                      return t && t.dataset.query !== '' && t.dataset.query !== String(old); }""",
+        arg=old_query, timeout=timeout)
+
+
+def class_keys(page) -> dict[str, str]:
+    """{class name: shortcut key} read from the class buttons' help text keys."""
+    import re
+
+    keys = {}
+    for button in page.locator(".st-key-class_buttons button").all():
+        text = button.inner_text().strip().split("\n")
+        name = text[0].strip()
+        kbd = button.locator("kbd")
+        key = kbd.first.inner_text().strip().lower() if kbd.count() else (text[-1].strip().lower() if len(text) > 1 else None)
+        if key and re.fullmatch(r"[0-9a-z]", key):
+            keys[name] = key
+    return keys
+
+
+def plot_point_position(page, index: int) -> tuple[float, float]:
+    """Page coordinates of pool point ``index`` in the scatter (plotly's own axis maps)."""
+    pos = page.evaluate(
+        """(i) => {
+            const gd = [...document.querySelectorAll('.js-plotly-plot')]
+                       .find(g => g.data && g.data[0] && g.data[0].name === 'pool');
+            const fl = gd._fullLayout, xa = fl.xaxis, ya = fl.yaxis;
+            const cd = gd._fullData[0];
+            const x = cd.x[i], y = cd.y[i];
+            const box = gd.querySelector('.nsewdrag') || gd;
+            const r = box.getBoundingClientRect();
+            return [r.left + xa.l2p(x), r.top + ya.l2p(y)];
+        }""",
+        index,
+    )
+    return float(pos[0]), float(pos[1])
