@@ -457,6 +457,10 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
     Notes
     -----
     Binary decisions: ``f(x) > 0`` gives ``classes_[1]``; multiclass: argmax of the T outputs.
+    The LOO quantities keep every other point's weight as fitted (class weights are counted once,
+    on all training points). Cost: one factorisation of the n x n matrix ``M`` per width, or T
+    of them for multiclass ``class_weight="balanced"`` (its weights differ per column); each
+    lambda of the grid then costs O(n^2 T).
     ``predict_proba`` is the soft confidence of ALGORITHMS §2: ``clip((f + 1) / 2, 0, 1)``,
     normalised over the classes (a row whose outputs are all <= -1 gets uniform probabilities).
     """
