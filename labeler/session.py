@@ -17,14 +17,24 @@ generator whose state would depend on how often it was called.
 
 Settings resolved at creation
 -----------------------------
-* ``width="auto"`` (RBF): the median pairwise Euclidean distance of the (standardised) pool,
-  over a seeded subsample of at most 1000 points. The session starts without labels, so
-  leave-one-out cannot be used yet; ``set_width("auto")`` later chooses the width by exact LOO
-  on the labelled points (:class:`core.rls.WeightedRLSClassifier`), searched over widths
-  ``median * 2**[-3, -2.5, ..., 2]`` at the current lam.
-* ``lam="auto"``: :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments,
-  ALGORITHMS §4); ``set_lam("auto")`` chooses it by exact LOO classification error on the
-  labelled points (ALGORITHMS §1; ties go to the largest lam, as in the seed).
+The session starts without labels, so leave-one-out cannot be used yet:
+
+* ``width="auto"`` (RBF): the data set's recommended width (``Dataset.params["width"]``, the
+  thesis' value where it gives one) when it refers to the same scaling as the session
+  (``params["standardize"]`` equals ``config.standardize``); otherwise the median pairwise
+  Euclidean distance of the (standardised) pool, over a seeded subsample of at most 1000
+  points. ``set_width("auto")`` later chooses the width by exact LOO on the labelled points
+  (:class:`core.rls.WeightedRLSClassifier`) over ``median * 2**[-3, -2.5, ..., 2]`` at the
+  current lam.
+* ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else
+  :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, ALGORITHMS §4).
+  ``set_lam("auto")`` chooses it by exact LOO classification error on the labelled points
+  (ALGORITHMS §1; ties go to the largest lam, as in the seed).
+
+The resolved numbers and how they were chosen (``auto_settings``) are stored with the session,
+so reopening never re-resolves them. The data set options are stored with the seed filled in
+(``load_dataset(..., seed=config.seed)`` unless the options name their own seed), and a
+SHA-256 of the features guards against a data file changed under a session.
 
 LOO tuning fits weighted RLS without offset with the learner's own class weights: that is
 the model ARLS maintains, ``f = K_XL (K_LL + lam diag(1/w))^-1 y_L`` (ALGORITHMS §1, last line).
@@ -92,10 +102,27 @@ def _strategies() -> tuple[str, ...]:
 
 
 def _query(learner, strategy: str, rng: np.random.Generator, exclude: np.ndarray) -> int | None:
-    """Next point to label among the unlabelled points not in ``exclude`` (skipped)."""
-    from core.strategies import query
+    """Next point to label among the unlabelled points not in ``exclude`` (skipped ones).
 
-    return query(learner, strategy, rng, exclude=exclude)
+    :func:`core.strategies.query` has no way to leave points out, so with skipped points this
+    applies its rule to :func:`core.strategies.scores` restricted to the candidates: the
+    lowest score, ties within ``TIE_RTOL`` of it broken uniformly with ``rng``.
+    """
+    from core import strategies
+
+    unl = np.asarray(learner.unlabeled_indices)
+    if exclude.size:
+        unl = unl[~np.isin(unl, exclude)]
+    if unl.size == 0:
+        return None
+    if not exclude.size:
+        return int(strategies.query(learner, strategy, rng))
+    s = strategies.scores(learner, strategy)[unl]
+    if np.isnan(s).any():
+        raise ValueError(f"Strategy {strategy!r} produced NaN scores; the learner needs a rebuild().")
+    best = s.min()
+    tied = unl[s <= best + strategies.TIE_RTOL * abs(best)]
+    return int(tied[rng.integers(tied.size)]) if tied.size > 1 else int(tied[0])
 
 
 def _load_dataset(name: str, options: dict):
@@ -127,9 +154,11 @@ class SessionConfig:
         Keyword arguments of ``load_dataset`` (JSON-serialisable).
     kernel : {"rbf", "linear", "poly"}
     width : float > 0 or "auto"
-        RBF width ``s`` in ``exp(-||x - x'||^2 / (2 s^2))``; "auto": median pairwise distance.
+        RBF width ``s`` in ``exp(-||x - x'||^2 / (2 s^2))``; "auto": the data set's recommended
+        width or the median pairwise distance (see the module docstring).
     lam : float > 0 or "auto"
-        Regularisation; "auto": :data:`DEFAULT_LAM` until re-tuned by LOO (``set_lam("auto")``).
+        Regularisation; "auto": the data set's recommended lam or :data:`DEFAULT_LAM`, until
+        re-tuned by LOO (``set_lam("auto")``).
     strategy : {"arls", "margin", "random"}
         Query strategy (:mod:`core.strategies`).
     weighting : {"balanced", "none"} or dict {class: weight}
@@ -225,6 +254,10 @@ def _median_distance(X: np.ndarray, seed: int) -> float:
     return med
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(v) and v > 0
+
+
 def _fingerprint(X: np.ndarray) -> str:
     h = hashlib.sha256()
     h.update(repr(X.shape).encode())
@@ -257,7 +290,7 @@ class LabelingSession:
     """
 
     # ---- construction ----------------------------------------------------------------------
-    def __init__(self, store: Store, record, *, _dataset=None):
+    def __init__(self, store: Store, record, *, _dataset=None, _X=None):
         self._lock = threading.RLock()
         self._store = store
         self.store_path = store.path
@@ -274,7 +307,9 @@ class LabelingSession:
                 "(its features differ), so the stored labels would point at the wrong rows. "
                 "Restore the original data or create a new session."
             )
-        if cfg.standardize:
+        if _X is not None:
+            self.X = _X
+        elif cfg.standardize:
             from core.preprocessing import standardize
 
             self.X = standardize(X_raw)[0]
@@ -315,6 +350,7 @@ class LabelingSession:
         cfg.seed = int(cfg.seed)
         if not isinstance(cfg.dataset_options, dict):
             raise ValueError(f"dataset_options must be a dict; got {cfg.dataset_options!r}.")
+        cfg.dataset_options = {"seed": cfg.seed, **cfg.dataset_options}  # stored: exact reload
         path = Path(str(cfg.dataset)).expanduser()
         if path.exists():
             cfg.dataset = str(path.resolve())  # reopen from any working directory
@@ -344,16 +380,27 @@ class LabelingSession:
             X = standardize(X_raw)[0]
         else:
             X = X_raw
+        params = dict(getattr(dataset, "params", None) or {})
+        # the data set's recommended values hold for its own scaling only
+        use_params = bool(params.get("standardize", False)) == bool(cfg.standardize) and cfg.kernel == "rbf"
         if cfg.kernel != "rbf":
             cfg.width = None
         elif cfg.width == "auto":
-            cfg.width = _median_distance(X, cfg.seed)
-            auto["width"] = "median pairwise distance"
+            if use_params and _is_number(params.get("width")):
+                cfg.width = check_positive("width", float(params["width"]))
+                auto["width"] = "data set recommendation"
+            else:
+                cfg.width = _median_distance(X, cfg.seed)
+                auto["width"] = "median pairwise distance"
         else:
             cfg.width = check_positive("width", cfg.width)
         if cfg.lam == "auto":
-            cfg.lam = DEFAULT_LAM
-            auto["lam"] = f"default {DEFAULT_LAM}"
+            if use_params and _is_number(params.get("lam")):
+                cfg.lam = check_positive("lam", float(params["lam"]))
+                auto["lam"] = "data set recommendation"
+            else:
+                cfg.lam = DEFAULT_LAM
+                auto["lam"] = f"default {DEFAULT_LAM}"
         else:
             cfg.lam = check_positive("lam", cfg.lam)
         if cfg.name is None:
@@ -366,7 +413,7 @@ class LabelingSession:
         store = Store(store_path)
         try:
             sid = store.create_session(name=cfg.name, dataset=cfg.dataset, config=stored)
-            return cls(store, store.session(sid), _dataset=dataset)
+            return cls(store, store.session(sid), _dataset=dataset, _X=X)
         except BaseException:
             store.close()
             raise
@@ -442,6 +489,8 @@ class LabelingSession:
             self._risk_after[rec.index] = float(learner.estimated_risk())
         if change.new_class is not None:
             learner.add_class(change.new_class)
+            if isinstance(self._config.weighting, dict):  # the new class gets weight 1, explicitly
+                learner.set_weighting(_learner_weighting(self._config.weighting, self._log.classes))
         if change.setting is not None:
             name, value = change.setting
             setattr(self._config, name, value)
@@ -450,8 +499,8 @@ class LabelingSession:
             elif name in ("lam", "width"):
                 # new kernel or regularisation: a new learner with the net labels in order
                 self.learner = learner = self._new_learner()
-                for rec in self._log.labels.values():
-                    learner.add(rec.index, rec.label)
+                recs = list(self._log.labels.values())
+                learner.add_many([r.index for r in recs], [r.label for r in recs])
 
     def refresh(self) -> bool:
         """Apply events written by another tab or process; True if there were any."""

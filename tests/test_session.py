@@ -15,7 +15,7 @@ from labeler.session import DEFAULT_LAM, LabelingSession, SessionConfig
 from labeler.store import Store, StoreVersionError, UnknownSessionError
 
 N = 120
-MOONS = {"dataset": "moons", "dataset_options": {"n_samples": N}}
+MOONS = {"dataset": "moons", "dataset_options": {"n": N}}
 
 
 def config(**kw):
@@ -253,7 +253,7 @@ def test_undo_skip_and_nothing_to_undo(store):
 
 
 def test_skipped_points_are_never_queried(store):
-    s = LabelingSession.create(store, config(strategy="random", dataset_options={"n_samples": 30}))
+    s = LabelingSession.create(store, config(strategy="random", dataset_options={"n": 30}))
     skipped = set()
     for _ in range(10):
         q = s.next_query()
@@ -541,3 +541,123 @@ def test_zip_export_needs_images(store, tmp_path):
     assert not (tmp_path / "x.zip").exists()
     with pytest.raises(Exception, match="Unknown export format"):
         s.export(tmp_path / "x.csv", format="xls")
+
+
+# ---- data sets other than moons ----------------------------------------------------------
+
+
+def test_auto_settings_from_dataset_params(store):
+    s = LabelingSession.create(store, config(standardize=False))
+    assert (s.config.width, s.config.lam) == (0.5, 0.1)  # moons' recommended values (raw scale)
+    assert s.auto_settings == {"width": "data set recommendation", "lam": "data set recommendation"}
+    assert np.array_equal(s.X, s.dataset.X)
+
+
+def test_image_dataset_zip_export(store, tmp_path):
+    import io
+    import zipfile
+
+    from PIL import Image
+
+    s = LabelingSession.create(store, SessionConfig(dataset="digits", dataset_options={"n": 40}, seed=1))
+    pts = label_queried(s, 6)
+    acc = [i for i in range(40) if i not in s.labels][:3]
+    s.accept_predictions(acc)
+    path = s.export(tmp_path / "digits.zip")
+    ids = s.dataset.ids
+    with zipfile.ZipFile(path) as zf:
+        expected = sorted([f"{s.labels[i]}/{ids[i]}.png" for i in pts + acc] + ["labels.csv"])
+        assert sorted(zf.namelist()) == expected
+        for i in pts + acc:
+            with Image.open(io.BytesIO(zf.read(f"{s.labels[i]}/{ids[i]}.png"))) as im:
+                assert np.array_equal(np.asarray(im), s.dataset.images[i])
+        manifest = pd.read_csv(io.BytesIO(zf.read("labels.csv")))
+    assert manifest["id"].tolist() == [ids[i] for i in pts + acc]
+    assert manifest["source"].tolist() == ["queried"] * 6 + ["accepted"] * 3
+    assert manifest["label_original"].tolist() == [int(s.dataset.y[i]) for i in pts + acc]
+
+
+def write_points(path, rows=50, bump=0.0):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({
+        "a": rng.normal(size=rows), "b": rng.normal(size=rows), "c": rng.integers(0, 5, rows),
+        "name": [f"r{i}" for i in range(rows)],
+    })
+    df.loc[7, "a"] += bump
+    df.to_csv(path, index=False)
+    return df
+
+
+def test_unlabelled_csv_dataset_and_changed_file(store, tmp_path):
+    csv = tmp_path / "points.csv"
+    df = write_points(csv)
+    s = LabelingSession.create(store, SessionConfig(dataset=str(csv), dataset_options={"id_col": "name"}))
+    assert s.classes == ["negative", "positive"]
+    s.add_class("unsure")
+    s.label(3, "positive", source="chosen")
+    s.label(9, "unsure", source="chosen")
+    s.label(4, "negative", source="chosen")
+    back = pd.read_csv(s.export(tmp_path / "out.csv"))
+    assert back["id"].tolist() == ["r3", "r9", "r4"]
+    assert back["label"].tolist() == ["positive", "unsure", "negative"]
+    for col in ("a", "b", "c"):
+        assert back[col].tolist() == df[col].to_numpy()[[3, 9, 4]].tolist()
+    sid = s.id
+    s.close()
+    write_points(csv, bump=1e-9)  # the file changes under the session
+    with sqlite3.connect(store) as con:
+        before = con.execute("SELECT count(*) FROM events").fetchone()[0]
+    with pytest.raises(ValueError, match="has changed since session"):
+        LabelingSession.open(store, sid)
+    with sqlite3.connect(store) as con:
+        assert con.execute("SELECT count(*) FROM events").fetchone()[0] == before
+    write_points(csv)  # restored: opens again
+    assert LabelingSession.open(store, sid).labels == {3: "positive", 9: "unsure", 4: "negative"}
+
+
+def test_reopen_works_from_another_directory(store, tmp_path, monkeypatch):
+    sub = tmp_path / "data"
+    sub.mkdir()
+    write_points(sub / "p.csv")
+    monkeypatch.chdir(sub)
+    s = LabelingSession.create(store, SessionConfig(dataset="p.csv", dataset_options={"id_col": "name"}))
+    s.label(0, "positive", source="chosen")
+    monkeypatch.chdir(tmp_path)
+    assert LabelingSession.open(store, s.id).labels == {0: "positive"}
+
+
+# ---- a real kill ---------------------------------------------------------------------------
+
+_KILLED = r"""
+import json, os, signal, sys
+import numpy as np
+sys.path.insert(0, {root!r})
+from labeler.session import LabelingSession, SessionConfig
+s = LabelingSession.create({store!r}, SessionConfig(dataset="moons", dataset_options={{"n": {n}}}, seed=3))
+for _ in range(10):
+    q = s.next_query()
+    s.label(q, str(s.dataset.y[q]), expected_query=q)
+s.skip(s.next_query())
+m = s.learner.decision_values
+print(json.dumps({{"id": s.id, "labels": {{str(k): v for k, v in s.labels.items()}},
+                  "m": [float(v) for v in m.ravel()], "next": s.next_query()}}), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # no close(), no atexit, no finalizers
+"""
+
+
+def test_sigkilled_process_loses_nothing(store):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = _KILLED.format(root=root, store=str(store), n=N)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stderr
+    out = json.loads(proc.stdout)
+    r = LabelingSession.open(store, out["id"])
+    assert {str(k): v for k, v in r.labels.items()} == out["labels"]
+    m = m_of(r).ravel()
+    np.testing.assert_allclose(m, out["m"], rtol=0, atol=1e-10)
+    assert m.tolist() == out["m"]  # bit-identical across processes
+    assert r.next_query() == out["next"]
