@@ -305,3 +305,48 @@ def test_logstate_rejects_inconsistent_logs(events, match):
     with pytest.raises(StoreCorruptError, match=match):
         for g in group_actions(events):
             s.apply(g)
+
+
+_WRITER = r"""
+import sys
+sys.path.insert(0, {root!r})
+from labeler.store import ConcurrentUpdateError, Store
+st = Store({path!r})
+done = 0
+while done < {count}:
+    seen = st.n_events({sid!r})
+    try:
+        st.append({sid!r}, [{{"kind": "skip", "index": {base} + done}}], after=seen)
+        done += 1
+    except ConcurrentUpdateError:
+        pass
+"""
+
+
+def test_two_processes_writing_one_session(tmp_path):
+    """Two server processes on one file: WAL + busy_timeout serialise the writers."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.sqlite"
+    with Store(path) as st:
+        sid = st.create_session(name="n", dataset="d", config={})
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER.format(root=root, path=str(path), sid=sid, count=40, base=base)],
+            stderr=subprocess.PIPE, text=True,
+        )
+        for base in (0, 1000)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    with Store(path) as st:
+        evs = st.events(sid)
+    assert [e.seq for e in evs] == list(range(1, 81))
+    assert sorted(e.index for e in evs) == list(range(40)) + list(range(1000, 1040))
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
