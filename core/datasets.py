@@ -319,8 +319,8 @@ def _load_moons(*, seed, n, noise=0.1, n_val=1000) -> Dataset:
     X_val, y_val = _moons(n_val - n_val // 2, n_val // 2, noise, rng)
     params = {
         "width": 0.5, "lam": 0.1, "weighting": "none",
-        "note": "Measured here, not from the thesis: with 10-50 random labels RLS at width 0.5, "
-        "lambda 0.1 is within 0.5% of the best width/lambda on a grid.",
+        "note": "Measured here, not from the thesis: with 10, 20 or 50 random labels, RLS with width "
+        "0.5, lambda 0.1 is within 1 percentage point of the best of widths 0.3-2 and lambdas 1e-3-0.5.",
     }
     return _finish("moons", X, y, ["x", "y"], layout=X, X_val=X_val, y_val=y_val, params=params,
                    frame=pd.DataFrame({"x": X[:, 0], "y": X[:, 1], "label": y}))
@@ -339,7 +339,8 @@ def _load_moons_imbalanced(*, seed, n, noise=0.1, n_val=1000) -> Dataset:
         "note": "Thesis §4.1: Gaussian width 2, lambda by LOO classification error; unweighted "
         "7.5% -> weighted 0.5% test error. The thesis does not give the moons' scale: this uses "
         "scikit-learn's (radius 1), where width 2 is a smooth kernel, as the thesis' remark that "
-        "unweighted RLS misclassifies training points implies.",
+        "unweighted RLS misclassifies training points implies. Measured here (offset RLS, lambda by "
+        "LOO error, 5 seeds): 1.9% unweighted -> 0.5% weighted.",
     }
     return _finish("moons-imbalanced", X, y, ["x", "y"], layout=X, X_val=X_val, y_val=y_val, params=params,
                    frame=pd.DataFrame({"x": X[:, 0], "y": X[:, 1], "label": y}))
@@ -765,12 +766,10 @@ def _inside(folder: Path, relative) -> Path:
 
 def _as_uint8_image(value, where: str) -> np.ndarray:
     """An image value (nested lists / arrays) as uint8 (h, w) or (h, w, 3)."""
-    arr = np.asarray(value)
-    if arr.dtype == object:
-        try:
-            arr = np.stack([_as_uint8_image(v, where) for v in arr])
-        except ValueError:
-            raise DatasetError(f"{where}: the image rows have different lengths.") from None
+    try:
+        arr = _nested_array(value)
+    except ValueError:
+        raise DatasetError(f"{where}: the image rows have different lengths.") from None
     if arr.ndim == 3 and arr.shape[2] == 1:
         arr = arr[:, :, 0]
     if not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] == 3)) or arr.dtype.kind not in "biuf":
@@ -779,6 +778,14 @@ def _as_uint8_image(value, where: str) -> np.ndarray:
             f"dtype {arr.dtype}."
         )
     return _to_uint8(arr, where)
+
+
+def _nested_array(value) -> np.ndarray:
+    """Nested lists / object arrays (as Parquet gives them back) as one numeric array."""
+    arr = np.asarray(value)
+    if arr.dtype == object:
+        arr = np.stack([_nested_array(v) for v in arr])
+    return arr
 
 
 def _to_uint8(arr: np.ndarray, where: str) -> np.ndarray:
