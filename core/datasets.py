@@ -20,7 +20,9 @@ width refers to standardised features ``params["standardize"]`` is True and the 
 from __future__ import annotations
 
 import gzip
+import inspect
 import os
+import zipfile
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -597,34 +599,33 @@ def _load_mnist(*, seed, n, digits=None, data_dir=None) -> Dataset:
                           "MNIST test set, 28x28 pixels.")
 
 
-_BUILTIN_LOADERS = {
-    "moons": _load_moons,
-    "moons-imbalanced": _load_moons_imbalanced,
-    "spheres": _load_spheres,
-    "circles": _load_circles,
-    "magic": _load_magic,
-    "magic-imbalanced": _load_magic_imbalanced,
-    "digits": _load_digits,
-    "mnist": _load_mnist,
-}
-
-
-def _builtin_wrapper(name, loader):
-    import inspect
-
+def _builtin_loader(name, loader):
+    """Wrap a built-in's loader so that unknown or badly typed options give a clear error."""
     valid = [p for p in inspect.signature(loader).parameters if p not in ("seed", "n")]
 
-    def wrapped(*, seed, n, **options):
+    def load(*, seed, n, **options):
         _reject_unknown({k: v for k, v in options.items() if k not in valid}, f"built-in {name!r}", valid)
         try:
             return loader(seed=seed, n=n, **options)
-        except TypeError as exc:  # a wrongly typed option reaching numpy / sklearn
+        except TypeError as exc:  # e.g. a string where a number is expected
             raise DatasetError(f"Bad option for built-in {name!r}: {exc}.") from None
 
-    return wrapped
+    return load
 
 
-_BUILTIN_LOADERS = {name: _builtin_wrapper(name, fn) for name, fn in _BUILTIN_LOADERS.items()}
+_BUILTIN_LOADERS = {
+    name: _builtin_loader(name, fn)
+    for name, fn in {
+        "moons": _load_moons,
+        "moons-imbalanced": _load_moons_imbalanced,
+        "spheres": _load_spheres,
+        "circles": _load_circles,
+        "magic": _load_magic,
+        "magic-imbalanced": _load_magic_imbalanced,
+        "digits": _load_digits,
+        "mnist": _load_mnist,
+    }.items()
+}
 
 
 # --------------------------------------------------------------------------- tables: CSV, Parquet
@@ -905,8 +906,6 @@ def _load_image_folder(folder: Path, *, seed, n, opts: _FileOptions) -> Dataset:
 # --------------------------------------------------------------------------- NPZ
 def _load_npz(path: Path, *, seed, n, opts: _FileOptions) -> Dataset:
     """Arrays ``X`` (or ``images``), optional ``y``, ``images``, ``layout``, ``ids`` (no pickle)."""
-    import zipfile
-
     allowed = {"X", "y", "images", "layout", "ids"}
     try:
         with np.load(path, allow_pickle=False) as archive:

@@ -30,6 +30,7 @@ def test_builtin_names_are_documented():
         "moons", "moons-imbalanced", "spheres", "circles", "magic", "magic-imbalanced", "digits", "mnist",
     }
     assert all(isinstance(v, str) and v for v in BUILTIN_DATASETS.values())
+    assert set(datasets_mod._BUILTIN_LOADERS) == set(BUILTIN_DATASETS)
 
 
 @pytest.mark.parametrize("name", ["moons", "moons-imbalanced", "spheres", "circles"])
