@@ -45,10 +45,17 @@ def labeler_command(port: int, data: str | None = None) -> list[str]:
     """The README's ``labeler`` command (``labeler app DATA`` with data) on ``port``.
 
     Uses the installed console script; in a checkout that is not installed, the same entry
-    point through ``python -c``.
+    point (``labeler.cli.main``) through ``python -c``.
     """
     exe = shutil.which("labeler")
-    base = [exe] if exe else [sys.executable, "-c", "import sys; from labeler.cli import main; sys.exit(main())"]
+    if exe:
+        base = [exe]
+    elif (REPO / "labeler" / "cli.py").exists():
+        base = [sys.executable, "-c", "import sys; from labeler.cli import main; sys.exit(main())"]
+    else:  # the CLI has not landed yet: the function it calls
+        return [sys.executable, "-c",
+                f"from labeler.serve import run_app; run_app(data={data!r}, port={port}, "
+                "host='127.0.0.1')"]
     args = ["app", data] if data else []
     return [*base, *args, "--port", str(port), "--host", "127.0.0.1"]
 
@@ -187,18 +194,17 @@ def wait_query_changed(page, old_query: int, timeout=60_000):
 
 
 def class_keys(page) -> dict[str, str]:
-    """{class name: shortcut key} read from the class buttons' help text keys."""
-    import re
-
-    keys = {}
-    for button in page.locator(".st-key-class_buttons button").all():
-        text = button.inner_text().strip().split("\n")
-        name = text[0].strip()
-        kbd = button.locator("kbd")
-        key = kbd.first.inner_text().strip().lower() if kbd.count() else (text[-1].strip().lower() if len(text) > 1 else None)
-        if key and re.fullmatch(r"[0-9a-z]", key):
-            keys[name] = key
-    return keys
+    """{class name: shortcut key} read from the class buttons (their ``<kbd>`` hints)."""
+    return page.evaluate(
+        """() => {
+            const out = {};
+            for (const el of document.querySelectorAll('.st-key-class_buttons [class*="st-key-class_"]')) {
+                const button = el.querySelector('button');
+                const name = button.querySelector('p'), kbd = button.querySelector('kbd');
+                if (name && kbd) out[name.innerText.trim()] = kbd.innerText.trim().toLowerCase();
+            }
+            return out;
+        }""")
 
 
 def plot_point_position(page, index: int) -> tuple[float, float]:

@@ -1,0 +1,107 @@
+"""The app in a real browser: keyboard labels, a click in the map, undo, reload, export.
+
+Runs the README's ``labeler`` command on a free port with a temporary store
+(``LABELER_STORE``) and drives Debian's Chromium through Playwright.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from urllib.parse import parse_qs, urlparse
+
+import pandas as pd
+import pytest
+from harness import (
+    class_keys,
+    focus_page,
+    labeled_count,
+    open_app,
+    plot_point_position,
+    shown,
+    wait_labeled,
+    wait_query_changed,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def _net_labels_in_sqlite(store, session_id) -> int:
+    """Net labels of a session straight from the SQLite file: label/accept events whose
+    action was not undone."""
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as con:
+        undone = {json_action for (json_action,) in con.execute(
+            "SELECT json_extract(value, '$.undoes') FROM events WHERE session_id = ? AND kind = 'undo'",
+            (session_id,))}
+        rows = con.execute(
+            "SELECT action FROM events WHERE session_id = ? AND kind IN ('label', 'accept')",
+            (session_id,)).fetchall()
+    return sum(1 for (action,) in rows if action not in undone)
+
+
+def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
+    from labeler.session import LabelingSession
+
+    open_app(page, app_server.url)
+    keys = class_keys(page)
+    names = list(keys)
+    assert len(names) == 2, f"expected the two moons classes with keys, got {keys}"
+    assert labeled_count(page) == 0
+
+    # ---- ten labels with the keyboard, each on the query shown ----------------------------
+    given = {}
+    for k in range(10):
+        point, query = shown(page)
+        assert point == query is not None
+        name = names[k % 2]
+        focus_page(page)
+        page.keyboard.press(keys[name])
+        wait_labeled(page, k + 1)
+        wait_query_changed(page, query)
+        given[query] = name
+    assert labeled_count(page) == 10
+
+    # ---- click a point in the scatter: it is shown, then labelled out of turn -------------
+    point, query = shown(page)
+    target = next(i for i in range(0, 300, 7) if i not in given and i != query)
+    x, y = plot_point_position(page, target)
+    page.mouse.click(x, y)
+    page.wait_for_function(
+        "() => { const t = document.querySelector('.point-tag');"
+        " return t && t.dataset.point !== t.dataset.query; }")
+    chosen, query_now = shown(page)
+    assert query_now == query and chosen not in given
+    assert "Chosen point" in page.locator(".point-tag").first.inner_text()
+    focus_page(page)
+    page.keyboard.press(keys[names[0]])
+    wait_labeled(page, 11)
+
+    # ---- undo (key U) removes that label ----------------------------------------------------
+    focus_page(page)
+    page.keyboard.press("u")
+    wait_labeled(page, 10)
+
+    # ---- reload: nothing lost, on the page and in the SQLite file ---------------------------
+    session_id = parse_qs(urlparse(page.url).query)["session"][0]
+    page.reload()
+    open_app(page, app_server.url if "session=" not in page.url else page.url)
+    assert labeled_count(page) == 10
+    reopened = LabelingSession.open(app_server.store, session_id)
+    assert reopened.labels == given
+    assert set(reopened.history["source"]) == {"queried"}
+    assert _net_labels_in_sqlite(app_server.store, session_id) == 10
+
+    # ---- export: download the CSV and check it ------------------------------------------------
+    page.get_by_role("tab", name="Export").click()
+    button = page.locator(".st-key-download_csv button").first
+    button.wait_for()
+    with page.expect_download(timeout=60_000) as download:
+        button.click()
+    path = tmp_path / "labels.csv"
+    download.value.save_as(path)
+    table = pd.read_csv(path)
+    assert len(table) == 10
+    ids = reopened.dataset.ids
+    want = {str(ids[i]): name for i, name in given.items()}
+    assert dict(zip(table["id"].astype(str), table["label"].astype(str))) == want
+    assert set(table["source"]) == {"queried"}
+    assert list(table["order"]) == list(range(1, 11))
