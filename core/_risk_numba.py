@@ -1,6 +1,7 @@
 """Fused numba kernels for Active RLS (private; used by :class:`core.covariance.DenseCovariance`).
 
-* :func:`expected_risk_binary` / :func:`expected_risk_multiclass`: one pass over the rows of
+* :func:`expected_risk_binary` / :func:`expected_risk_multiclass` (and its equal-weights fast
+  path :func:`expected_risk_multiclass_equal`): one pass over the rows of
   the posterior covariance ``C`` (row ``i`` is column ``i``: ``C`` is symmetric) scores every
   candidate ``i`` for every hypothetical label ``y`` (ALGORITHMS §3, seed 002 eq. 3.47-3.50,
   3.53). Candidates run in parallel; within a row the pool points ``z`` are summed in
@@ -247,6 +248,115 @@ def expected_risk_multiclass(C, MT, candidates, group_lam, group_start, group_me
             for u in range(B):
                 risk_y += acc[y, u]
             total += prior[y] * iw[y] * risk_y
+        out[k] = total
+
+
+@njit(parallel=True, fastmath=False, cache=True)
+def expected_risk_multiclass_equal(C, MT, candidates, lam_y, iw, out):
+    """Expected risk of every one-vs-all candidate when all class weights are equal.
+
+    The fast path of :func:`expected_risk_multiclass` (one group, O(n T) per candidate).
+    With equal weights ``w`` the point risk is ``(1 - p(t*|z)) / w`` and, because ``q`` is
+    increasing in the output, ``p(t*|z)`` only needs the VALUE of the winning column:
+    ``max(F_y, best other)`` where the best other column is ``v2`` if ``b_y`` is the top
+    value ``v1`` of the base vector, else ``v1`` (with a tie at the top, ``v2 == v1``). No
+    class indices are tracked, so every lane loop is branch-free and vectorises.
+
+    Parameters
+    ----------
+    C : ndarray of shape (n, n), C-contiguous
+    MT : ndarray of shape (T, n), C-contiguous
+    candidates : ndarray of shape (k,), int64
+    lam_y : float
+        ``lam / w``, the same for every hypothetical class.
+    iw : float
+        ``1 / w``.
+    out : ndarray of shape (k,)
+    """
+    n = C.shape[0]
+    T = MT.shape[0]
+    B = _LANES
+    r_unif = 1.0 - 1.0 / T
+    for k in prange(candidates.shape[0]):
+        i = candidates[k]
+        row = C[i]
+        rg = 1.0 / (row[i] + lam_y)
+        a = np.empty(T)
+        prior = np.empty(T)
+        s_prior = 0.0
+        for t in range(T):
+            a[t] = MT[t, i] + 1.0
+            prior[t] = _clip01(0.5 * (MT[t, i] + 1.0))
+            s_prior += prior[t]
+        for t in range(T):
+            prior[t] = prior[t] / s_prior if s_prior > 0.0 else 1.0 / T
+        acc = np.zeros((T, B))
+        b = np.empty((T, B))
+        q = np.empty((T, B))
+        st = np.empty((4, B))
+        s = st[0]
+        S1 = st[1]
+        v1 = st[2]
+        v2 = st[3]
+        for z0 in range(0, n, B):
+            L = min(B, n - z0)
+            crow = row[z0:z0 + L]
+            for u in range(L):
+                s[u] = crow[u] * rg
+                S1[u] = 0.0
+                v1[u] = -np.inf
+                v2[u] = -np.inf
+            for t in range(T):
+                mt = MT[t, z0:z0 + L]
+                at = a[t]
+                bt = b[t]
+                qt = q[t]
+                for u in range(L):
+                    v = mt[u] - s[u] * at
+                    bt[u] = v
+                    qq = _clip01(0.5 * (v + 1.0))
+                    qt[u] = qq
+                    S1[u] += qq
+                    o1 = v1[u]
+                    lo = v if v < o1 else o1
+                    o2 = v2[u]
+                    v2[u] = lo if lo > o2 else o2
+                    v1[u] = v if v > o1 else o1
+            for y in range(T):
+                by = b[y]
+                qo = q[y]
+                accy = acc[y]
+                n_fix = 0
+                for u in range(L):
+                    vy = by[u] + 2.0 * s[u]
+                    qy = _clip01(0.5 * (vy + 1.0))
+                    s1 = (S1[u] - qo[u]) + qy
+                    cv = v2[u] if by[u] == v1[u] else v1[u]
+                    vmax = vy if vy > cv else cv
+                    qs = _clip01(0.5 * (vmax + 1.0))
+                    pos = s1 > 0.0
+                    r = 1.0 - qs / (s1 if pos else 1.0)
+                    bad = s1 < _CANCEL * S1[u]
+                    n_fix += np.int64(bad)
+                    accy[u] += 0.0 if bad else (r if pos else r_unif)
+                if n_fix > 0:
+                    for u in range(L):
+                        vy = by[u] + 2.0 * s[u]
+                        qy = _clip01(0.5 * (vy + 1.0))
+                        if (S1[u] - qo[u]) + qy < _CANCEL * S1[u]:
+                            e1 = 0.0
+                            for t in range(T):
+                                e1 += qy if t == y else q[t, u]
+                            cv = v2[u] if by[u] == v1[u] else v1[u]
+                            vmax = vy if vy > cv else cv
+                            qs = _clip01(0.5 * (vmax + 1.0))
+                            accy[u] += 1.0 - qs / e1 if e1 > 0.0 else r_unif
+        total = 0.0
+        for y in range(T):
+            risk_y = 0.0
+            for u in range(B):
+                risk_y += acc[y, u]
+            total += prior[y] * iw * iw * risk_y
         out[k] = total
 
 

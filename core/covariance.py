@@ -228,6 +228,10 @@ class DenseCovariance:
                 self._C, MT[0], cand, lam_y[0], lam_y[1], iw[0], iw[1], out
             )
             return out
+        if np.all(w == w[0]):
+            # equal weights (e.g. "none"): value-only, branch-free fast path, O(n T)
+            _risk_numba.expected_risk_multiclass_equal(self._C, MT, cand, lam_y[0], iw[0], out)
+            return out
         # group the classes by their hypothetical lambda (one base vector per group)
         group_lam, inverse = np.unique(lam_y, return_inverse=True)
         members = np.argsort(inverse, kind="stable").astype(np.int64)

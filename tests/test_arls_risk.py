@@ -120,7 +120,8 @@ def test_numba_kernel_matches_numpy_reference_on_adversarial_inputs(T, weights):
     assert_allclose(fast, slow, rtol=1e-11, atol=1e-11)
 
 
-def test_numba_kernel_handles_cancellation_in_the_normaliser():
+@pytest.mark.parametrize("w", [[1.0, 1.0, 1.0], [1.0, 0.5, 2.0]], ids=["equal", "distinct"])
+def test_numba_kernel_handles_cancellation_in_the_normaliser(w):
     """Point z where the hypothesised column carried all probability mass and drops to 0:
     the O(1) running-sum update would cancel; the kernel must recompute exactly."""
     n, T = 40, 3
@@ -130,7 +131,7 @@ def test_numba_kernel_handles_cancellation_in_the_normaliser():
     MT[0, 1] = 0.9  # point 1: column 0 holds nearly all the mass
     MT[1, 1] = -1.0 + 1e-15  # ... and a sliver in column 1
     MT[0, 0] = -0.99
-    w = np.ones(T)
+    w = np.asarray(w)
     cov = DenseCovariance.from_matrix(C)
     cand = np.array([0])
     fast = cov.expected_risk(MT, cand, 0.01 / w, w)
