@@ -29,12 +29,17 @@ Tables (schema version 1)::
         PK (session_id, seq); ``action`` is the seq of the first event written by the same
         user action (an accepted batch shares it); an undo has value {"undoes": action}.
     arrays(session_id FK, name, npy BLOB)     cached arrays in .npy format (allow_pickle=False)
+    queries(session_id PK FK, version, idx)   the next query shown at state ``version`` (the
+        number of events): every tab, and a reopened session, shows the same point
+    risks(session_id FK, seq, risk)           estimated risk of the model right after the
+        label event ``seq`` (written after the learner update; history only)
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import secrets
 import sqlite3
@@ -73,7 +78,7 @@ EVENT_KINDS = ("label", "skip", "undo", "add_class", "setting", "accept")
 LABEL_SOURCES = ("queried", "chosen", "accepted")
 DEFAULT_STORE_ENV = "LABELER_STORE"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_TABLES = ("sessions", "events", "arrays")
+_TABLES = ("sessions", "events", "arrays", "queries", "risks")
 _BUSY_TIMEOUT_S = 30.0
 
 _SCHEMA_V1 = """
@@ -102,6 +107,17 @@ CREATE TABLE arrays (
     name       TEXT NOT NULL,
     npy        BLOB NOT NULL,
     PRIMARY KEY (session_id, name)
+) WITHOUT ROWID;
+CREATE TABLE queries (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    version    INTEGER NOT NULL CHECK (version >= 0),
+    idx        INTEGER NOT NULL CHECK (idx >= 0)
+) WITHOUT ROWID;
+CREATE TABLE risks (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    risk       REAL NOT NULL,
+    PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 """
 
@@ -705,6 +721,53 @@ class Store:
                 )
                 out.append(ev)
         return out
+
+    # ---- derived values: next query, estimated risk -----------------------------------------
+    def get_query(self, session_id: str, version: int) -> int | None:
+        """The next query recorded for state ``version`` (number of events), or None."""
+        with self._read() as con:
+            row = con.execute(
+                "SELECT idx FROM queries WHERE session_id = ? AND version = ?", (session_id, int(version))
+            ).fetchone()
+        return None if row is None else int(row[0])
+
+    def put_query(self, session_id: str, version: int, index: int) -> int:
+        """Record the next query of state ``version`` unless one is recorded already, and
+        return the recorded one (the first writer wins, so two tabs agree).
+
+        Nothing is written if the session has moved past ``version``; then ``index`` is
+        returned unchanged.
+        """
+        with self._write() as con:
+            self._require(con, session_id)
+            if self._last_seq(con, session_id) != int(version):
+                return int(index)
+            row = con.execute(
+                "SELECT version, idx FROM queries WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if row is not None and row[0] == int(version):
+                return int(row[1])
+            con.execute(
+                "INSERT OR REPLACE INTO queries (session_id, version, idx) VALUES (?, ?, ?)",
+                (session_id, int(version), int(index)),
+            )
+        return int(index)
+
+    def put_risks(self, session_id: str, risks: dict[int, float]):
+        """Record the estimated risk after label events ``{seq: risk}`` (non-finite ones are
+        left out: SQLite has no NaN)."""
+        with self._write() as con:
+            self._require(con, session_id)
+            con.executemany(
+                "INSERT OR REPLACE INTO risks (session_id, seq, risk) VALUES (?, ?, ?)",
+                [(session_id, int(k), float(v)) for k, v in risks.items() if math.isfinite(v)],
+            )
+
+    def risks(self, session_id: str) -> dict[int, float]:
+        """All recorded estimated risks of the session, ``{seq: risk}``."""
+        with self._read() as con:
+            rows = con.execute("SELECT seq, risk FROM risks WHERE session_id = ?", (session_id,)).fetchall()
+        return {int(k): float(v) for k, v in rows}
 
     # ---- cached arrays ---------------------------------------------------------------------
     def put_array(self, session_id: str, name: str, array):

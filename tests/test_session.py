@@ -131,9 +131,13 @@ def test_kill_and_reopen_restores_labels_model_and_next_query(store):
     assert r.labels == labels
     assert list(r.labels) == list(labels)  # same order
     np.testing.assert_allclose(m_of(r), m, rtol=0, atol=1e-10)
-    assert np.array_equal(m_of(r), m)  # the replay performs the same operations: bit-identical
     assert r.next_query() == q
     pd.testing.assert_frame_equal(r.history, hist)
+    # the recorded query aside, recomputing it from the rebuilt state gives the same point
+    r.close()
+    with sqlite3.connect(store) as con:
+        con.execute("DELETE FROM queries")
+    assert LabelingSession.open(store, sid).next_query() == q
 
 
 def test_reopen_after_mixed_actions(store):
@@ -155,7 +159,7 @@ def test_reopen_after_mixed_actions(store):
     r = LabelingSession.open(store, s.id)
     assert r.labels == state[0] and r.skipped == state[1] and r.classes == state[2]
     assert r.config == state[3]
-    assert np.array_equal(m_of(r), state[4])
+    np.testing.assert_allclose(m_of(r), state[4], rtol=0, atol=1e-10)
     assert r.next_query() == state[5] and r.n_events == state[6]
     assert LabelingSession.list_sessions(store)[0].n_labeled == len(state[0])
 
@@ -381,7 +385,7 @@ def test_set_lam_and_width_rebuild_and_persist(store):
     np.testing.assert_allclose(m_of(s), direct_m(s, pts, lam=0.37, width=0.9), rtol=0, atol=1e-10)
     r = LabelingSession.open(store, s.id)
     assert (r.config.lam, r.config.width) == (0.37, 0.9)
-    assert np.array_equal(m_of(r), m_of(s))
+    np.testing.assert_allclose(m_of(r), m_of(s), rtol=0, atol=1e-10)
 
 
 def test_set_lam_auto_uses_loo_on_labelled_points(store):
@@ -474,7 +478,8 @@ def test_add_class_goes_multiclass_and_persists(store):
     np.testing.assert_allclose(m_of(s), direct_m(s, pts + free), rtol=0, atol=1e-10)
     assert s.class_counts()["noise"] == 2
     r = LabelingSession.open(store, s.id)
-    assert r.classes == s.classes and np.array_equal(m_of(r), m_of(s))
+    assert r.classes == s.classes
+    np.testing.assert_allclose(m_of(r), m_of(s), rtol=0, atol=1e-10)
 
 
 # ---- two tabs ------------------------------------------------------------------------------
@@ -493,7 +498,7 @@ def test_two_tabs_on_one_session(store):
     assert b.label(free, truth(b, free), source="chosen")
     a.refresh()
     assert a.labels == b.labels and a.n_events == b.n_events == 2
-    assert np.array_equal(m_of(a), m_of(b))
+    np.testing.assert_allclose(m_of(a), m_of(b), rtol=0, atol=1e-10)
     assert a.next_query() == b.next_query()
     assert a.undo() == free
     assert b.refresh() and b.labels == a.labels
@@ -659,5 +664,35 @@ def test_sigkilled_process_loses_nothing(store):
     assert {str(k): v for k, v in r.labels.items()} == out["labels"]
     m = m_of(r).ravel()
     np.testing.assert_allclose(m, out["m"], rtol=0, atol=1e-10)
-    assert m.tolist() == out["m"]  # bit-identical across processes
     assert r.next_query() == out["next"]
+
+
+def test_tabs_agree_on_the_recorded_query(store):
+    a = LabelingSession.create(store, config(strategy="random"))
+    b = LabelingSession.open(store, a.id)
+    with sqlite3.connect(store) as con:
+        con.execute("INSERT INTO queries VALUES (?, 0, 17)", (a.id,))  # as if another tab chose 17
+    assert a.next_query() == b.next_query() == 17
+    a.label(17, truth(a, 17), expected_query=17)
+    b.refresh()
+    assert a.next_query() == b.next_query() != 17
+
+
+def test_invalid_recorded_query_is_ignored(store):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 3)
+    sid, q = s.id, s.next_query()
+    s.close()
+    labelled = next(iter(s.labels))
+    with sqlite3.connect(store) as con:
+        con.execute("UPDATE queries SET idx = ? WHERE session_id = ?", (labelled, sid))
+    assert LabelingSession.open(store, sid).next_query() == q
+
+
+def test_accepted_batch_shares_the_risk_after_the_batch(store):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 4)
+    s.accept_predictions([i for i in range(N) if i not in s.labels][:3])
+    h = s.history
+    assert h["estimated_risk"].iloc[-3:].tolist() == [float(s.learner.estimated_risk())] * 3
+    assert np.isfinite(h["estimated_risk"]).all()

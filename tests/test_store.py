@@ -350,3 +350,27 @@ def test_two_processes_writing_one_session(tmp_path):
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()
+
+
+def test_recorded_query_first_writer_wins(tmp_path):
+    a, b = make(tmp_path), make(tmp_path)
+    sid = a.create_session(name="n", dataset="d", config={})
+    assert a.get_query(sid, 0) is None
+    assert a.put_query(sid, 0, 5) == 5
+    assert b.put_query(sid, 0, 9) == 5  # the second tab adopts the first tab's query
+    assert b.get_query(sid, 0) == 5
+    a.append(sid, [{"kind": "skip", "index": 5}], after=0)
+    assert b.put_query(sid, 0, 7) == 7 and b.get_query(sid, 0) == 5  # stale version: not recorded
+    assert b.put_query(sid, 1, 8) == 8 and a.get_query(sid, 1) == 8 and a.get_query(sid, 0) is None
+
+
+def test_risks_round_trip(tmp_path):
+    st = make(tmp_path)
+    sid = st.create_session(name="n", dataset="d", config={})
+    st.put_risks(sid, {1: 0.25, 2: 1 / 3, 3: float("nan")})
+    st.put_risks(sid, {2: 0.5})
+    assert st.risks(sid) == {1: 0.25, 2: 0.5}
+    st.delete_session(sid)
+    con = sqlite3.connect(tmp_path / "s.sqlite")
+    assert con.execute("SELECT count(*) FROM risks").fetchone()[0] == 0
+    con.close()
