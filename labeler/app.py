@@ -38,10 +38,10 @@ st.markdown(
 
 state.ensure_session()
 session, lock = state.current()
-render_sidebar(session)
 for kind, text in state.pop_flash():
     getattr(st, kind)(text)
 if session is None:
+    render_sidebar(None)
     st.info("Open a data set or a saved session in the sidebar.")
     st.stop()
 
@@ -116,3 +116,6 @@ with lock:
             st.markdown("| key | action |\n|---|---|\n" + "\n".join(rows) +
                         f"\n| `{SKIP_KEY.upper()}` | skip the query |\n| `{UNDO_KEY.upper()}` | undo |"
                         "\n| `Esc` | back to the query after clicking a point |")
+
+    # ---- sidebar last: the point panel reaches the browser first --------------------------
+    render_sidebar(session)

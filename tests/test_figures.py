@@ -245,8 +245,8 @@ def test_accuracy_per_bin_figure():
     counts = np.array([0, 2, 5, 3, 4, 0, 9, 10, 11, 40])
     fig = F.accuracy_per_bin_figure(lo, hi, acc, counts)
     bars = fig.data[0]
-    np.testing.assert_allclose(bars.y, np.nan_to_num(acc))
-    assert list(bars.text) == [str(c) for c in counts]
+    np.testing.assert_allclose(bars.y, acc)  # NaN (no bar) exactly where the bin is empty
+    assert list(bars.text) == [f"n={c}" if c else "" for c in counts]
     np.testing.assert_allclose(bars.x, (lo + hi) / 2)
 
 

@@ -404,10 +404,10 @@ def accuracy_per_bin_figure(lo: np.ndarray, hi: np.ndarray, accuracy: np.ndarray
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     accuracy, counts = np.asarray(accuracy, float), np.asarray(counts)
     centers = 0.5 * (lo + hi)
-    shown = np.where(np.isfinite(accuracy), accuracy, 0.0)
+    shown = np.where(counts > 0, accuracy, np.nan)  # empty bins: no bar (not a bar at 0)
     fig = go.Figure(
         go.Bar(x=centers, y=shown, width=(hi - lo) * 0.95, marker_color=CLASS_COLORS[2],
-               text=[str(int(c)) for c in counts], textposition="outside",
+               text=[f"n={int(c)}" if c else "" for c in counts], textposition="outside",
                customdata=np.stack([lo, hi, counts], axis=1),
                hovertemplate="confidence %{customdata[0]:.2f}-%{customdata[1]:.2f}: accuracy "
                              "%{y:.2f} over %{customdata[2]} labels<extra></extra>")

@@ -1,0 +1,111 @@
+"""Latency of the labelling screen in a real browser: label key press -> next query shown.
+
+Starts the app with the README's ``labeler`` command on two-moons of size n (a temporary
+store), opens it in Debian's headless Chromium (Playwright), and presses a class key ~10
+times. The time is measured inside the page: from the ``keydown`` event (capture phase) to the
+moment the point panel's ``data-query`` attribute shows the new query (MutationObserver), and
+to the moment the pool map's "next query" ring has moved there too.
+
+Targets: 300 ms at n = 2,000 and 1 s at n = 20,000 (median).
+
+Usage::
+
+    python benchmarks/ui_latency.py [--sizes 2000 20000] [--presses 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
+
+from harness import AppServer, browser_page, chromium_path, class_keys, focus_page, open_app, shown  # noqa: E402
+
+TARGETS_MS = {2000: 300.0, 20000: 1000.0}
+
+_INSTALL = """() => {
+    window.__lat = {t0: null, tQuery: null, tMap: null, q0: null};
+    document.addEventListener('keydown', () => {
+        const t = document.querySelector('.point-tag');
+        window.__lat = {t0: performance.now(), tQuery: null, tMap: null, q0: t ? t.dataset.query : null};
+    }, true);
+    const mapQuery = () => {
+        const gd = [...document.querySelectorAll('.js-plotly-plot')]
+                   .find(g => g._fullData && g._fullData[0] && g._fullData[0].name === 'pool');
+        if (!gd || !gd._fullData[2] || !gd._fullData[2].customdata) return null;
+        const c = gd._fullData[2].customdata;
+        return c.length ? String(c[0]) : null;
+    };
+    const check = () => {
+        const L = window.__lat;
+        if (L.t0 === null) return;
+        const t = document.querySelector('.point-tag');
+        if (L.tQuery === null && t && t.dataset.query !== L.q0 && t.dataset.query !== '') {
+            L.tQuery = performance.now(); L.q1 = t.dataset.query;
+        }
+        if (L.tQuery !== null && L.tMap === null && mapQuery() === L.q1) L.tMap = performance.now();
+    };
+    new MutationObserver(check).observe(document.body,
+        {subtree: true, childList: true, attributes: true, characterData: true});
+    const poll = () => { check(); requestAnimationFrame(poll); };
+    requestAnimationFrame(poll);
+}"""
+
+
+def measure(n: int, presses: int) -> dict:
+    """Start the app on moons of size ``n`` and time ``presses`` labels by key press."""
+    with tempfile.TemporaryDirectory(prefix="labeler-bench-") as tmp:
+        t_start = time.perf_counter()
+        with AppServer(Path(tmp) / "store.sqlite", data_options={"n": n}, timeout=600) as server, \
+                browser_page() as page:
+            open_app(page, server.url)
+            t_ready = time.perf_counter() - t_start
+            keys = class_keys(page)
+            names = list(keys)
+            page.evaluate(_INSTALL)
+            to_query, to_map = [], []
+            for k in range(presses + 1):  # the first press warms up (JIT, caches): not counted
+                _, q = shown(page)
+                focus_page(page)
+                page.keyboard.press(keys[names[k % len(names)]])
+                page.wait_for_function("() => window.__lat.tQuery !== null && window.__lat.tMap !== null",
+                                       timeout=120_000, polling="raf")
+                lat = page.evaluate("() => window.__lat")
+                if k > 0:
+                    to_query.append(lat["tQuery"] - lat["t0"])
+                    to_map.append(lat["tMap"] - lat["t0"])
+                page.wait_for_timeout(300)  # let the rest of the page settle before the next press
+            return dict(n=n, presses=presses, ready_s=t_ready,
+                        query_median=statistics.median(to_query), query_max=max(to_query),
+                        map_median=statistics.median(to_map), map_max=max(to_map))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
+    parser.add_argument("--presses", type=int, default=10)
+    args = parser.parse_args(argv)
+    if chromium_path() is None:
+        print("Chromium is missing (apt-get install chromium): cannot measure.", file=sys.stderr)
+        return 2
+    rows = [measure(n, args.presses) for n in args.sizes]
+    print()
+    print("| n | presses | start-up to first query (s) | key -> next query shown, median (max) ms "
+          "| key -> map updated, median (max) ms | target (query shown) | met |")
+    print("|---:|---:|---:|---:|---:|---:|:---:|")
+    for r in rows:
+        target = TARGETS_MS.get(r["n"])
+        met = "" if target is None else ("yes" if r["query_median"] <= target else "NO")
+        print(f"| {r['n']:,} | {r['presses']} | {r['ready_s']:.1f} | {r['query_median']:.0f} "
+              f"({r['query_max']:.0f}) | {r['map_median']:.0f} ({r['map_max']:.0f}) | "
+              f"{'' if target is None else f'{target:.0f} ms'} | {met} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
