@@ -797,7 +797,9 @@ class LabelingSession:
         """Set the RBF width: a number > 0, or "auto" (exact LOO over a width grid at the
         current lam, on the labelled points)."""
         if self._config.kernel != "rbf":
-            raise ValueError(f"The width only applies to the rbf kernel; this session uses {self._config.kernel!r}.")
+            raise ValueError(
+                f"The width only applies to the rbf kernel; this session uses {self._config.kernel!r}."
+            )
         if value == "auto":
             med = _median_distance(self.X, self._config.seed)
             fit = self._loo_fit(width="auto", lam=float(self._config.lam), widths=med * _WIDTH_FACTORS)
@@ -812,8 +814,19 @@ class LabelingSession:
         return idx, y
 
     def _loo_fit(self, width=None, lam="auto", widths=None):
-        """WeightedRLSClassifier on the labelled points, as ARLS models them (no offset,
-        the learner's class weights)."""
+        """:class:`core.rls.WeightedRLSClassifier` fitted on the labelled points as ARLS
+        models them: no offset, the learner's current class weights (ALGORITHMS §1, last
+        line). Only the classes that have labels take part (a class without labels has no
+        LOO error to measure).
+
+        Parameters
+        ----------
+        width : float or "auto", optional
+            RBF width (default: the session's).
+        lam : float or "auto"
+        widths : ndarray of shape (W,), optional
+            Width grid for ``width="auto"``.
+        """
         from core.rls import WeightedRLSClassifier
 
         idx, y = self._labelled_arrays()
@@ -823,19 +836,14 @@ class LabelingSession:
                 f"Leave-one-out tuning needs at least 3 labelled points of at least 2 classes; "
                 f"there are {len(idx)} of {len(present)} class(es). Label more points first."
             )
-        weights = getattr(self.learner, "class_weights", None)
-        class_weight = None
-        if weights is not None and not (isinstance(weights, str)):
-            class_weight = {c: float(weights[c]) for c in present} if isinstance(weights, dict) else {
-                c: float(w) for c, w in zip(self._log.classes, np.asarray(weights)) if c in present
-            }
+        weights = self.learner.class_weights
         cfg = self._config
         est = WeightedRLSClassifier(
             kernel=cfg.kernel,
-            width=float(cfg.width) if width is None and cfg.kernel == "rbf" else (width or 1.0),
+            width=(cfg.width if width is None else width) if cfg.kernel == "rbf" else 1.0,
             lam=lam,
             fit_offset=False,
-            class_weight=class_weight,
+            class_weight={c: float(weights[c]) for c in present},
             widths=widths,
         )
         return est.fit(self.X[idx], y.astype(str))
@@ -943,7 +951,9 @@ class LabelingSession:
                 "id": ids[[r.index for r in recs]] if recs else ids[:0],
                 "label": pd.Series([r.label for r in recs], dtype=object),
                 "source": pd.Series([r.source for r in recs], dtype=object),
-                "timestamp": pd.to_datetime(pd.Series([r.timestamp for r in recs], dtype=object), utc=True, format="ISO8601"),
+                "timestamp": pd.to_datetime(
+                    pd.Series([r.timestamp for r in recs], dtype=object), utc=True, format="ISO8601"
+                ),
                 "n_labeled": order,
                 "estimated_risk": np.array([risks.get(r.seq, np.nan) for r in recs], dtype=np.float64),
             }
@@ -988,7 +998,8 @@ class LabelingSession:
                     f"The zip export writes one folder of images per class, but data set "
                     f"{self._config.dataset!r} has no images. Export CSV, JSONL or Parquet instead."
                 )
-            return _export.write_image_zip(self.export_table(include_predictions), path, images=images, image_paths=paths)
+            table = self.export_table(include_predictions)
+            return _export.write_image_zip(table, path, images=images, image_paths=paths)
         return _export.write_table(self.export_table(include_predictions), path, fmt)
 
     def export_bytes(self, format: str, include_predictions: bool = False) -> bytes:

@@ -420,7 +420,9 @@ class Store:
     def _open(self):
         path = self.path
         if path.is_dir():
-            raise IsADirectoryError(f"Store path {path} is a directory; give a file name, e.g. {path / 'labeler.sqlite'}.")
+            raise IsADirectoryError(
+                f"Store path {path} is a directory; give a file name, e.g. {path / 'labeler.sqlite'}."
+            )
         exists = path.exists() and path.stat().st_size > 0
         if exists:
             with open(path, "rb") as fh:
@@ -796,5 +798,7 @@ class Store:
         try:
             return np.load(io.BytesIO(row[0]), allow_pickle=False)
         except (ValueError, OSError) as exc:
-            raise StoreCorruptError(f"Cached array {name!r} of session {session_id!r} is damaged: {exc}.") from exc
+            raise StoreCorruptError(
+                f"Cached array {name!r} of session {session_id!r} is damaged: {exc}."
+            ) from exc
 

@@ -696,3 +696,23 @@ def test_accepted_batch_shares_the_risk_after_the_batch(store):
     h = s.history
     assert h["estimated_risk"].iloc[-3:].tolist() == [float(s.learner.estimated_risk())] * 3
     assert np.isfinite(h["estimated_risk"]).all()
+
+
+def test_set_lam_auto_under_balanced_weights_uses_the_learner_weights(store):
+    from core.rls import WeightedRLSClassifier
+
+    s = LabelingSession.create(store, config(dataset="moons-imbalanced", dataset_options={"n": 110}))
+    pts = label_queried(s, 15)
+    y = np.array([s.labels[i] for i in pts])
+    weights = s.learner.class_weights
+    assert len(set(weights.values())) == 2  # the classes really are weighted differently
+    ref = WeightedRLSClassifier(width=s.config.width, lam="auto", fit_offset=False,
+                                class_weight=weights).fit(s.X[pts], y)
+    s.set_lam("auto")
+    assert s.config.lam == ref.lam_
+    # the rebuilt learner is ARLS at the new lam: m = K_XL (K_LL + lam diag(1/w))^-1 Y_L
+    K = Kernel("rbf", width=s.config.width)(s.X)
+    w = np.array([weights[c] for c in y])
+    Y = np.where(y == s.classes[1], 1.0, -1.0)[:, None]
+    m = K[:, pts] @ np.linalg.solve(K[np.ix_(pts, pts)] + np.diag(ref.lam_ / w), Y)
+    np.testing.assert_allclose(m_of(s), m, rtol=0, atol=1e-10)
