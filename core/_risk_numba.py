@@ -17,8 +17,16 @@ probabilities when all clipped values are 0) are documented in :mod:`core.risk`.
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit, prange
+import os
+
+# Threads of an OpenMP pool that spin and then sleep at every barrier cost a whole scheduler
+# time slice (~8 ms measured) per parallel call when the CPU is shared (a busy server, other
+# jobs); a passive pool wakes in microseconds. Set before numba first starts its OpenMP
+# layer; an explicit user setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+from numba import njit, prange  # noqa: E402
 
 _LANES = 32  # independent partial sums per row (a multiple of the SIMD width)
 _CANCEL = 1e-3  # recompute a normaliser exactly when it dropped below this fraction
