@@ -65,6 +65,16 @@ def labeled_count(at) -> int:
     raise AssertionError("no labelled count on the page")
 
 
+def class_button(at, j: int):
+    """The button of class ``j`` (its key names the shown point: ``class_<j>_<point>``)."""
+    shown_point = point_tag(at)[0]
+    return at.button(key=f"class_{j}_{shown_point}")
+
+
+def step_button(at, name: str):
+    return at.button(key=f"{name}_{point_tag(at)[0]}")
+
+
 def errors(at) -> list[str]:
     return [e.value for e in at.error]
 
@@ -75,10 +85,10 @@ def test_starts_on_moons_with_one_button_per_class():
     s = session_of(at)
     assert len(s.dataset.X) == N
     keys = [b.key for b in at.button]
-    for j in range(len(s.classes)):
-        assert f"class_{j}" in keys
-    assert {"skip", "undo"} <= set(keys)
     shown, query = point_tag(at)
+    for j in range(len(s.classes)):
+        assert f"class_{j}_{shown}" in keys
+    assert {f"skip_{shown}", "undo"} <= set(keys)
     assert shown == query == s.next_query()
     assert labeled_count(at) == 0
     assert at.query_params["session"] == [s.id] or at.query_params["session"] == s.id
@@ -89,13 +99,28 @@ def test_class_button_labels_the_shown_query():
     at = start()
     s = session_of(at)
     _, q0 = point_tag(at)
-    at.button(key="class_1").click().run()
+    class_button(at, 1).click().run()
     assert not at.exception
     assert s.predictions().loc[q0, "label"] == s.classes[1]
     assert s.history["source"].tolist() == ["queried"]
     assert labeled_count(at) == 1
     shown, q1 = point_tag(at)
     assert q1 == s.next_query() and q1 != q0 and shown == q1
+
+
+def test_press_on_a_page_still_showing_the_previous_point_is_ignored():
+    # the browser sends "button of point q0 pressed" again (its page was not updated yet):
+    # the label must not go to the new query, which the user has not seen
+    at = start()
+    s = session_of(at)
+    old_button = class_button(at, 0)
+    old_button.click().run()
+    assert labeled_count(at) == 1
+    q1 = point_tag(at)[1]
+    old_button.click().run()  # the old page's widget state, as a lagging browser sends it
+    assert not at.exception
+    assert len(s.history) == 1 and s.next_query() == q1
+    assert pd.isna(s.predictions().loc[q1, "label"])
 
 
 def test_ten_labels_then_undo_and_skip():
@@ -105,7 +130,7 @@ def test_ten_labels_then_undo_and_skip():
     for k in range(10):
         _, q = point_tag(at)
         order.append(q)
-        at.button(key=f"class_{k % 2}").click().run()
+        class_button(at, k % 2).click().run()
         assert not at.exception
     assert list(s.history["index"]) == order
     assert labeled_count(at) == 10
@@ -114,7 +139,7 @@ def test_ten_labels_then_undo_and_skip():
     assert list(s.history["index"]) == order[:9]
     assert pd.isna(s.predictions().loc[order[9], "label"])
     _, q = point_tag(at)
-    at.button(key="skip").click().run()
+    step_button(at, "skip").click().run()
     _, q_after = point_tag(at)
     assert q_after != q and labeled_count(at) == 9
 
@@ -133,7 +158,7 @@ def test_scatter_click_selects_a_point_and_labels_it_out_of_turn():
     assert shown == k and query == q
     assert any("Chosen point" in md.value for md in at.markdown)
     assert "back" in [b.key for b in at.button]
-    at.button(key="class_0").click().run()
+    class_button(at, 0).click().run()
     assert not at.exception
     assert s.predictions().loc[k, "label"] == s.classes[0]
     assert s.history["source"].tolist() == ["chosen"]
@@ -159,7 +184,7 @@ def test_switch_strategy_weighting_lam_width():
     at = start()
     s = session_of(at)
     for k in range(4):
-        at.button(key=f"class_{k % 2}").click().run()
+        class_button(at, k % 2).click().run()
     at.radio(key=f"strategy_{s.id}").set_value("margin").run()
     assert not at.exception and s.config.strategy == "margin"
     assert point_tag(at)[1] == s.next_query()
@@ -176,7 +201,7 @@ def test_switch_strategy_weighting_lam_width():
     assert not at.exception
     assert any("must be 'auto' or a" in e for e in errors(at))
     assert float(s.config.lam) == 0.5
-    at.button(key="class_0").click().run()
+    class_button(at, 0).click().run()
     assert not at.exception and labeled_count(at) == 5
 
 
@@ -188,8 +213,8 @@ def test_add_class_adds_a_button():
     at.button(key="add_class").click().run()
     assert not at.exception
     assert s.classes[-1] == "noise" and len(s.classes) == n_before + 1
-    assert f"class_{n_before}" in [b.key for b in at.button]
-    at.button(key=f"class_{n_before}").click().run()
+    assert f"class_{n_before}_{point_tag(at)[0]}" in [b.key for b in at.button]
+    class_button(at, n_before).click().run()
     assert s.class_counts()["noise"] == 1
     # a duplicate is refused with a message
     at.text_input(key="new_class_name").input("noise").run()
@@ -201,8 +226,8 @@ def test_add_class_adds_a_button():
 @pytest.mark.parametrize("mode", ["predicted", "confidence", "expected_risk", "label"])
 def test_colour_modes(mode):
     at = start()
-    at.button(key="class_0").click().run()
-    at.button(key="class_1").click().run()
+    class_button(at, 0).click().run()
+    class_button(at, 1).click().run()
     at.button_group(key="color_mode").set_value(mode).run()
     assert not at.exception
 
@@ -211,7 +236,7 @@ def test_colour_modes(mode):
 def test_lower_tabs_render(tab):
     at = start()
     for k in range(5):
-        at.button(key=f"class_{k % 2}").click().run()
+        class_button(at, k % 2).click().run()
     at.session_state["lower_tab"] = tab
     at.run()
     assert not at.exception, at.exception
@@ -222,7 +247,7 @@ def test_bin_inspector_accepts_predictions_in_one_undo_step():
     at = start()
     s = session_of(at)
     for k in range(4):
-        at.button(key=f"class_{k % 2}").click().run()
+        class_button(at, k % 2).click().run()
     at.session_state["lower_tab"] = "Confidence"
     conf = s.predictions()["confidence"].to_numpy()
     unlabeled = s.predictions()["label"].isna().to_numpy()
@@ -247,7 +272,7 @@ def test_bin_inspector_label_button_selects_the_point():
     at = start()
     s = session_of(at)
     for k in range(4):
-        at.button(key=f"class_{k % 2}").click().run()
+        class_button(at, k % 2).click().run()
     at.session_state["lower_tab"] = "Confidence"
     at.run()
     b = at.session_state["inspect_bin"]
@@ -263,7 +288,7 @@ def test_reload_resumes_the_same_session_and_labels():
     at = start()
     s = session_of(at)
     for k in range(3):
-        at.button(key=f"class_{k % 2}").click().run()
+        class_button(at, k % 2).click().run()
     labels = dict(s.labels) if hasattr(s, "labels") else None
     sid = s.id
     REGISTRY.clear()  # a new server process: everything comes back from the store
@@ -281,7 +306,7 @@ def test_reload_resumes_the_same_session_and_labels():
 def test_new_resume_delete_sessions():
     at = start()
     first = at.session_state["session_id"]
-    at.button(key="class_0").click().run()
+    class_button(at, 0).click().run()
     at.button(key="new_session").click().run()
     second = at.session_state["session_id"]
     assert second != first and labeled_count(at) == 0
@@ -340,7 +365,7 @@ def test_csv_from_the_data_folder_opens(_env):
     assert not at.exception and not errors(at), errors(at)
     s = session_of(at)
     assert len(s.dataset.X) == 60
-    at.button(key="class_0").click().run()
+    class_button(at, 0).click().run()
     assert labeled_count(at) == 1
     # no image: the point's feature values are shown as a table
     assert len(at.dataframe) >= 1
@@ -353,7 +378,7 @@ def test_export_bytes_of_the_shown_session():
     order = []
     for k in range(3):
         order.append(point_tag(at)[1])
-        at.button(key=f"class_{k % 2}").click().run()
+        class_button(at, k % 2).click().run()
     s, lock = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
     import io
 

@@ -61,16 +61,20 @@ def render_point_panel(session, view: ScreenView) -> None:
 
     expected = view.query if source == "queried" else None
     keys = class_shortcuts(view.classes)
+    # The buttons' keys name the point they label. A key press reaches the server as "button
+    # <key> clicked": while the browser still shows the previous point (and its buttons), the
+    # press names that point's button, whose callback the session then ignores as stale or
+    # repeated -- a label can never land on a point the page has not shown yet.
     with st.container(horizontal=True, gap="small", key="class_buttons"):
         for j, (name, key) in enumerate(zip(view.classes, keys)):
             st.button(
-                str(name), key=f"class_{j}", shortcut=key, type="primary",
+                str(name), key=f"class_{j}_{index}", shortcut=key, type="primary",
                 on_click=actions.label, args=(index, name, source, expected),
                 disabled=bool(is_labeled), help=f"Label as {name}" + (f" (key {key})" if key else ""),
             )
     with st.container(horizontal=True, gap="small", key="step_buttons"):
         if source == "queried":
-            st.button("Skip", key="skip", shortcut=SKIP_KEY, icon=":material/skip_next:",
+            st.button("Skip", key=f"skip_{index}", shortcut=SKIP_KEY, icon=":material/skip_next:",
                       on_click=actions.skip, args=(index, view.query),
                       help="Do not ask for this point again in this session (key S)")
         else:

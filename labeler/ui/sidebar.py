@@ -110,13 +110,15 @@ def _saved_sessions(session) -> None:
         if infos:
             by_id = {info.id: info for info in infos}
 
-            def describe(sid):
+            def describe(sid):  # stable text: the label count changes, so it goes below
                 info = by_id[sid]
-                name = info.name or sid
-                here = " (open)" if session is not None and sid == session.id else ""
-                return f"{name} · {_short(info.dataset)} · {info.n_labeled} labels · {info.created}{here}"
+                return f"{info.name or sid} · {_short(info.dataset)} · {str(info.created)[:16]} · {sid[:6]}"
 
-            st.selectbox("Saved sessions", list(by_id), key="pick_session", format_func=describe)
+            picked = st.selectbox("Saved sessions", list(by_id), key="pick_session",
+                                  format_func=describe)
+            if picked in by_id:
+                here = " · open now" if session is not None and picked == session.id else ""
+                st.caption(f"{by_id[picked].n_labeled} labels{here}")
             cols = st.columns(2)
             cols[0].button("Resume", key="resume", on_click=_resume, icon=":material/play_arrow:",
                            width="stretch")
