@@ -58,7 +58,7 @@ def scores(learner, strategy: str = "arls") -> np.ndarray:
     return s
 
 
-def query(learner, strategy: str = "arls", rng=None) -> int:
+def query(learner, strategy: str = "arls", rng=None, exclude=None) -> int:
     """Index of the next point to label: the unlabelled point with the lowest score.
 
     Parameters
@@ -68,6 +68,8 @@ def query(learner, strategy: str = "arls", rng=None) -> int:
     rng : numpy.random.Generator, int or None
         Breaks ties uniformly at random (scores within ``TIE_RTOL`` of the minimum).
         ``None`` uses ``learner.rng`` (seeded by the learner's ``random_state``).
+    exclude : array-like of int, optional
+        Unlabelled points never to return (for example points the user skipped).
 
     Returns
     -------
@@ -76,11 +78,18 @@ def query(learner, strategy: str = "arls", rng=None) -> int:
     Raises
     ------
     ValueError
-        If every point is labelled, or ``strategy`` is unknown.
+        If every point is labelled (or excluded), or ``strategy`` is unknown.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
-    unl = learner.unlabeled_indices
+    unl = np.asarray(learner.unlabeled_indices)
+    if exclude is not None and len(exclude):
+        unl = unl[~np.isin(unl, np.asarray(exclude, dtype=np.intp))]
+        if unl.size == 0:
+            raise ValueError(
+                "every unlabelled point is excluded (skipped): nothing left to query. "
+                "Un-skip a point or remove a label."
+            )
     if unl.size == 0:
         raise ValueError(
             f"every one of the {learner.n_samples} points is labelled: nothing left to query. "

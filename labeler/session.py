@@ -107,12 +107,7 @@ def _strategies() -> tuple[str, ...]:
 
 
 def _query(learner, strategy: str, rng: np.random.Generator, exclude: np.ndarray) -> int | None:
-    """Next point to label among the unlabelled points not in ``exclude`` (skipped ones).
-
-    :func:`core.strategies.query` has no way to leave points out, so with skipped points this
-    applies its rule to :func:`core.strategies.scores` restricted to the candidates: the
-    lowest score, ties within ``TIE_RTOL`` of it broken uniformly with ``rng``.
-    """
+    """Next point to label among the unlabelled points not in ``exclude`` (skipped ones)."""
     from core import strategies
 
     unl = np.asarray(learner.unlabeled_indices)
@@ -120,14 +115,7 @@ def _query(learner, strategy: str, rng: np.random.Generator, exclude: np.ndarray
         unl = unl[~np.isin(unl, exclude)]
     if unl.size == 0:
         return None
-    if not exclude.size:
-        return int(strategies.query(learner, strategy, rng))
-    s = strategies.scores(learner, strategy)[unl]
-    if np.isnan(s).any():
-        raise ValueError(f"Strategy {strategy!r} produced NaN scores; the learner needs a rebuild().")
-    best = s.min()
-    tied = unl[s <= best + strategies.TIE_RTOL * abs(best)]
-    return int(tied[rng.integers(tied.size)]) if tied.size > 1 else int(tied[0])
+    return int(strategies.query(learner, strategy, rng, exclude=exclude))
 
 
 def _load_dataset(name: str, options: dict):

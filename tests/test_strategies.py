@@ -108,3 +108,24 @@ def test_arls_first_query_is_a_cluster_centre():
     lrn = ActiveRLS(X, kernel=Kernel("rbf", width=1.0), lam=0.1)
     i = query(lrn, "arls", 0)
     assert i < 30
+
+
+def test_query_exclude_never_returns_excluded_points():
+    """Excluding the best point yields the best of the others; excluding all raises."""
+    import numpy as np
+
+    from core.arls import ActiveRLS
+    from core.kernels import Kernel
+
+    X = np.random.default_rng(3).normal(size=(40, 2))
+    learner = ActiveRLS(X, classes=[0, 1], kernel=Kernel("rbf", width=1.0), lam=0.1)
+    learner.add(0, 1)
+    learner.add(1, 0)
+    s = scores(learner, "arls")
+    order = np.argsort(s)
+    first = query(learner, "arls", np.random.default_rng(0))
+    assert first == order[0]
+    second = query(learner, "arls", np.random.default_rng(0), exclude=[first])
+    assert second == order[1]
+    with pytest.raises(ValueError, match="excluded"):
+        query(learner, "arls", np.random.default_rng(0), exclude=learner.unlabeled_indices)
