@@ -388,3 +388,51 @@ def test_export_bytes_of_the_shown_session():
     assert len(table) == 3
     lines = export_bytes(s, lock, "jsonl").decode().strip().splitlines()
     assert len(lines) == 3
+
+
+def test_image_folder_opens_shows_images_and_exports_a_zip(_env):
+    import io
+    import shutil
+    import zipfile
+
+    from labeler.ui.export_panel import export_bytes
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "sample_data" / "shapes", _env / "shapes")
+    at = start()
+    at.text_input(key="pick_path").input("shapes").run()
+    at.button(key="open_path").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s, lock = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
+    assert len(s.dataset.X) == 40
+    assert len(at.get("image")) >= 1  # the query's image, not a feature table
+    class_button(at, 0).click().run()
+    assert labeled_count(at) == 1
+    with zipfile.ZipFile(io.BytesIO(export_bytes(s, lock, "zip"))) as z:
+        names = z.namelist()
+    pngs = [name for name in names if name.endswith(".png")]
+    assert len(pngs) == 1 and pngs[0].startswith(f"{s.classes[0]}/")
+    assert "labels.csv" in names
+
+
+def test_missing_image_path_shows_error(_env):
+    (_env / "pics.csv").write_text("file,size\nnope_a.png,1\nnope_b.png,2\nnope_c.png,3\n")
+    at = start()
+    sid = at.session_state["session_id"]
+    at.text_input(key="pick_path").input("pics.csv").run()
+    at.text_input(key="pick_image_col").input("file").run()
+    at.button(key="open_path").click().run()
+    assert not at.exception
+    assert any("nope_a.png" in e or "image" in e.lower() for e in errors(at)), errors(at)
+    assert at.session_state["session_id"] == sid
+
+
+def test_huge_file_is_refused(_env, monkeypatch):
+    monkeypatch.setenv("LABELER_MAX_FILE_MB", "0.0001")
+    pd.DataFrame({"u": np.arange(100.0), "v": np.arange(100.0)}).to_csv(_env / "big.csv", index=False)
+    at = start()
+    sid = at.session_state["session_id"]
+    at.text_input(key="pick_path").input("big.csv").run()
+    at.button(key="open_path").click().run()
+    assert not at.exception
+    assert any("above the app's limit" in e for e in errors(at)), errors(at)
+    assert at.session_state["session_id"] == sid

@@ -41,7 +41,11 @@ def _open_path() -> None:
     except ValueError as exc:
         state.flash("error", str(exc))
         return
-    state.new_session(str(path))
+    options = {}
+    image_col = (st.session_state.get("pick_image_col") or "").strip()
+    if image_col:
+        options["image_col"] = image_col
+    state.new_session(str(path), options)
 
 
 def _data_picker() -> None:
@@ -60,6 +64,9 @@ def _data_picker() -> None:
                       placeholder="data/pool.csv",
                       help=f"CSV, Parquet or NPZ file, or a folder of images, inside {cfg.data_dir} "
                            f"(at most {cfg.max_file_mb:,.0f} MB).")
+        st.text_input("Image column (optional)", key="pick_image_col", placeholder="e.g. file",
+                      help="For a CSV/Parquet table whose column holds image file paths "
+                           "(relative to the table's folder).")
         st.button("Open path", key="open_path", on_click=_open_path,
                   icon=":material/folder_open:", width="stretch")
 
