@@ -303,6 +303,15 @@ def test_reload_resumes_the_same_session_and_labels():
     assert third.session_state["session_id"] == sid and labeled_count(third) == 3
 
 
+def test_start_does_not_resume_a_session_made_with_other_data_options(monkeypatch):
+    first = start()
+    class_button(first, 0).click().run()
+    monkeypatch.setenv("LABELER_DATA_OPTIONS", '{"n": 90}')
+    other = start()
+    assert other.session_state["session_id"] != first.session_state["session_id"]
+    assert len(session_of(other).dataset.X) == 90 and labeled_count(other) == 0
+
+
 def test_new_resume_delete_sessions():
     at = start()
     first = at.session_state["session_id"]

@@ -117,12 +117,27 @@ def ensure_session() -> None:
     except USER_ERRORS as exc:
         flash("error", f"Could not read the store {cfg.store}: {exc}")
         saved = []
-    same = [s for s in saved if str(s.dataset) == str(cfg.data)]
+    same = [s for s in saved if str(s.dataset) == str(cfg.data)
+            and _options_match(cfg.store, s.id, cfg.data_options)]
     if same:
         latest = max(same, key=lambda s: str(s.created))
         if open_session(latest.id):
             return
     new_session(cfg.data, cfg.data_options)
+
+
+def _options_match(store_path, session_id, wanted: dict) -> bool:
+    """True when the saved session was made with every data set option in ``wanted``."""
+    if not wanted:
+        return True
+    from labeler.store import Store
+
+    try:
+        with Store(store_path) as store:
+            stored = dict(store.session(session_id).config.get("dataset_options") or {})
+    except USER_ERRORS:
+        return False
+    return all(stored.get(k) == v for k, v in wanted.items())
 
 
 def _signature(event) -> str:
