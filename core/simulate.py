@@ -1,0 +1,469 @@
+"""Oracle simulation of active labelling: a strategy asks, the true labels answer.
+
+:func:`simulate` runs the loop used by ``labeler simulate`` and by the thesis reproduction
+(seed 002 §4.3): start from ``initial`` random labels, then ``budget`` times ask
+:func:`core.strategies.query` for a point, give it its true label (the oracle) and record the
+learner's accuracy and estimated risk. One row per query:
+
+==================  ===================================================================
+``step``            1, 2, ..., budget
+``index``           pool row that was queried
+``label``           its true label (what the oracle answered)
+``n_labeled``       labels after this query (``initial + step``)
+``accuracy``        fraction of evaluation points predicted right
+``balanced_accuracy`` mean over the classes present of the per-class recall
+``estimated_risk``  ``R(f_L)`` over the pool (seed 002 eq. 3.49, bias-corrected)
+``step_seconds``    wall time of the query and the label update (evaluation excluded)
+==================  ===================================================================
+
+The evaluation points are a validation set when one is given, otherwise the pool points that
+are still unlabelled after the query (accuracy is NaN once every point is labelled).
+
+Out-of-pool predictions use the dual coefficients of the learner (seed 002 eq. 3.54,
+ALGORITHMS §3)::
+
+    c_j = (y_j - m_j) / lambda_j        f(x) = k(x, X_L) c
+
+which equal ``learner.decision_values`` on the pool (``m = K_XL (K_LL + Lambda)^-1 Y_L`` and
+``(K_LL + Lambda)^-1 Y_L = Lambda^-1 (Y_L - m_L)``). :class:`ActiveRLS` exposes no out-of-pool
+prediction, so :class:`OutOfPoolPredictor` does it here, caching the kernel columns
+``k(X_val, x_j)`` of the labelled points (one column per label, O(n_val d) each).
+
+This module imports no UI code (numpy, pandas, core only).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from .arls import ActiveRLS
+from .kernels import Kernel
+from .preprocessing import standardize
+from .risk import predicted_class_indices, target_codes
+from .strategies import STRATEGIES, query
+from .validation import check_features, check_positive
+
+__all__ = [
+    "CURVE_COLUMNS",
+    "DEFAULT_LAM",
+    "MIN_LOO_LABELS",
+    "simulate",
+    "resolve_lam",
+    "median_distance_width",
+    "prepare_features",
+    "dual_coefficients",
+    "OutOfPoolPredictor",
+    "balanced_accuracy",
+]
+
+CURVE_COLUMNS = (
+    "step",
+    "index",
+    "label",
+    "n_labeled",
+    "accuracy",
+    "balanced_accuracy",
+    "estimated_risk",
+    "step_seconds",
+)
+
+#: lambda used by ``lam="auto"`` when there are too few initial labels for leave-one-out.
+#: The thesis' experiments use 0.1-0.5 on unit-scale RBF kernels (ALGORITHMS §4).
+DEFAULT_LAM = 0.1
+
+#: ``lam="auto"`` runs LOO only with at least this many initial labels, two of each class.
+MIN_LOO_LABELS = 10
+
+
+# --------------------------------------------------------------------------- small helpers
+def balanced_accuracy(y_true, y_pred) -> float:
+    """Mean over the classes present in ``y_true`` of the fraction predicted right.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,)
+
+    Returns
+    -------
+    float
+        NaN when ``y_true`` is empty.
+    """
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if y_true.size == 0:
+        return float("nan")
+    recalls = [np.mean(y_pred[y_true == c] == c) for c in np.unique(y_true)]
+    return float(np.mean(recalls))
+
+
+def median_distance_width(X, max_points: int = 1000, seed: int = 0) -> float:
+    """RBF width heuristic: the median pairwise distance of at most ``max_points`` points.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    max_points : int
+        Points used (a seeded random subset beyond that, so the result is deterministic).
+    seed : int
+        Seed of the subset.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the median distance is 0 (too many duplicated points).
+    """
+    from scipy.spatial.distance import pdist
+
+    X = check_features(X, min_samples=2)
+    if X.shape[0] > max_points:
+        X = X[np.random.default_rng(seed).choice(X.shape[0], max_points, replace=False)]
+    median = float(np.median(pdist(X)))
+    if not median > 0:
+        raise ValueError(
+            "Cannot choose an RBF width: the median distance between points is 0 (duplicated "
+            "points). Pass an explicit width (--width)."
+        )
+    return median
+
+
+def prepare_features(dataset, X_val=None, standardize_features: bool | None = None):
+    """Features for the kernel: standardised when the data set asks for it.
+
+    Parameters
+    ----------
+    dataset : core.datasets.Dataset
+    X_val : array-like of shape (n_val, n_features), optional
+        Validation features, transformed with the pool's statistics.
+    standardize_features : bool or None
+        None follows ``dataset.params.get("standardize", False)`` (ALGORITHMS §4: the MAGIC
+        widths refer to standardised features).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    X_val : ndarray of shape (n_val, n_features) or None
+    """
+    X = check_features(dataset.X)
+    if X_val is not None:
+        X_val = check_features(X_val, name="X_val")
+        if X_val.shape[1] != X.shape[1]:
+            raise ValueError(
+                f"The validation set has {X_val.shape[1]} feature(s) but the pool has "
+                f"{X.shape[1]}; give a validation file with the same feature columns."
+            )
+    if standardize_features is None:
+        standardize_features = bool(dataset.params.get("standardize", False))
+    if standardize_features:
+        X, stats = standardize(X)
+        if X_val is not None:
+            X_val, _ = standardize(X_val, stats=stats)
+    return X, X_val
+
+
+def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: float = DEFAULT_LAM):
+    """The regularisation to use: ``lam`` itself, or for ``"auto"`` exact LOO on the labels.
+
+    ``"auto"`` fits :class:`core.rls.WeightedRLSClassifier` (no offset, like ARLS; class
+    weights "balanced" when ``weighting`` is "balanced") on the labelled points and takes the
+    lambda with the least LOO classification error, ties to the largest (seed 002 §4.1). With
+    fewer than :data:`MIN_LOO_LABELS` labels or fewer than two of some class, LOO cannot judge
+    and ``default`` is returned.
+
+    Parameters
+    ----------
+    lam : float or "auto"
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+        True labels (only ``y[labeled]`` is read).
+    labeled : array-like of int
+        Indices of the initial labels.
+    kernel : core.kernels.Kernel
+    weighting : {"none", "balanced"} or dict
+    default : float
+
+    Returns
+    -------
+    float
+    """
+    if not (isinstance(lam, str) and lam == "auto"):
+        return check_positive("lam", lam)
+    from .rls import WeightedRLSClassifier
+
+    labeled = np.asarray(labeled, dtype=np.intp)
+    y_l = np.asarray(y)[labeled]
+    _, counts = np.unique(y_l, return_counts=True)
+    if labeled.size < MIN_LOO_LABELS or counts.size < 2 or counts.min() < 2:
+        return float(default)
+    if isinstance(weighting, dict):
+        class_weight = dict(weighting)
+    else:
+        class_weight = "balanced" if weighting == "balanced" else None
+    clf = WeightedRLSClassifier(
+        kernel=kernel.kind,
+        width=kernel.width,
+        degree=kernel.degree,
+        coef0=kernel.coef0,
+        lam="auto",
+        fit_offset=False,
+        class_weight=class_weight,
+        loo_criterion="classification",
+    )
+    clf.fit(X[labeled], y_l)
+    return float(clf.lam_)
+
+
+# --------------------------------------------------------------------------- out-of-pool prediction
+def dual_coefficients(learner: ActiveRLS) -> tuple[np.ndarray, np.ndarray]:
+    """Dual coefficients of the learner's current function (seed 002 eq. 3.54).
+
+    ``c_j = (y_j - m_j) / lambda_j`` for every labelled ``j`` (codes ``y_j``, outputs
+    ``m_j = f_L(x_j)``, ``lambda_j = lam / w_{y_j}``), so that ``f(x) = k(x, X_L) c``.
+
+    Returns
+    -------
+    indices : ndarray of shape (n_labeled,), int64
+        Labelled pool indices, in labelling order.
+    c : ndarray of shape (n_labeled, T)
+    """
+    labels = learner.labels
+    L = np.fromiter(labels.keys(), dtype=np.int64, count=len(labels))
+    T = learner.n_outputs
+    if L.size == 0:
+        return L, np.zeros((0, T))
+    index = {c: t for t, c in enumerate(learner.classes)}
+    codes = target_codes(T, learner.n_classes)[[index[labels[j]] for j in L]]
+    m_L = learner.decision_values[L]
+    lam_L = learner.point_lambdas[L]
+    return L, (codes - m_L) / lam_L[:, None]
+
+
+class OutOfPoolPredictor:
+    """Predictions of an :class:`ActiveRLS` learner on fixed points outside its pool.
+
+    Keeps the kernel columns ``k(X_new, x_j)`` of the labelled pool points (computed once per
+    label) and evaluates ``f(X_new) = k(X_new, X_L) c`` with the current dual coefficients
+    (seed 002 eq. 3.54): O(n_new |L| T) per call.
+
+    Parameters
+    ----------
+    X_pool : ndarray of shape (n_samples, n_features)
+        The learner's pool (the same features it was built from).
+    X_new : ndarray of shape (n_new, n_features)
+    kernel : core.kernels.Kernel
+        The learner's kernel.
+    """
+
+    def __init__(self, X_pool, X_new, kernel: Kernel):
+        self.X_pool = check_features(X_pool, name="X_pool")
+        self.X_new = check_features(X_new, name="X_new")
+        if self.X_new.shape[1] != self.X_pool.shape[1]:
+            raise ValueError(
+                f"X_new has {self.X_new.shape[1]} feature(s) but the pool has {self.X_pool.shape[1]}."
+            )
+        self.kernel = kernel
+        self._columns: dict[int, np.ndarray] = {}
+
+    def _kernel_block(self, L: np.ndarray) -> np.ndarray:
+        missing = [int(j) for j in L if int(j) not in self._columns]
+        if missing:
+            block = self.kernel(self.X_new, self.X_pool[missing])
+            for k, j in enumerate(missing):
+                self._columns[j] = block[:, k].copy()
+        if L.size == 0:
+            return np.zeros((self.X_new.shape[0], 0))
+        return np.column_stack([self._columns[int(j)] for j in L])
+
+    def decision_values(self, learner: ActiveRLS) -> np.ndarray:
+        """``f(X_new)``, ndarray of shape (n_new, T) (binary: T = 1, +1 = ``classes[1]``)."""
+        L, c = dual_coefficients(learner)
+        if L.size == 0:
+            return np.zeros((self.X_new.shape[0], learner.n_outputs))
+        return self._kernel_block(L) @ c
+
+    def predict(self, learner: ActiveRLS) -> np.ndarray:
+        """Class labels of ``X_new``, ndarray of shape (n_new,) (the learner's decision rule)."""
+        classes = np.empty(learner.n_classes, dtype=object)
+        classes[:] = learner.classes
+        idx = predicted_class_indices(self.decision_values(learner))
+        return _as_label_array(classes[idx], learner.classes)
+
+
+def _as_label_array(values: np.ndarray, classes: list) -> np.ndarray:
+    """Object array -> the natural dtype of the class labels (int, str, ...)."""
+    probe = np.array(classes)
+    if probe.ndim == 1 and probe.dtype != object and probe.tolist() == list(classes):
+        return values.astype(probe.dtype)
+    return values
+
+
+# --------------------------------------------------------------------------- the loop
+def _check_count(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def simulate(
+    dataset,
+    strategy: str = "arls",
+    budget: int = 100,
+    seed: int = 0,
+    kernel: Kernel | None = None,
+    lam=DEFAULT_LAM,
+    weighting="none",
+    X_val=None,
+    y_val=None,
+    initial: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    X=None,
+) -> pd.DataFrame:
+    """Simulate active labelling with an oracle that knows the true labels.
+
+    Parameters
+    ----------
+    dataset : core.datasets.Dataset
+        The pool (``dataset.X``, true labels ``dataset.y``, ``dataset.classes``).
+    strategy : {"arls", "margin", "random"}
+        Query strategy (:func:`core.strategies.query`).
+    budget : int >= 1
+        Number of queries (at most the number of points left after the initial labels).
+    seed : int
+        Seeds the initial labels and the tie-breaking of every query (one generator).
+    kernel : core.kernels.Kernel, optional
+        Default ``Kernel("rbf", width=median_distance_width(X))``.
+    lam : float > 0 or "auto"
+        Regularisation; "auto" as in :func:`resolve_lam` on the initial labels.
+    weighting : {"none", "balanced"} or dict {class: weight}
+        Class weights of the learner (the expected risk is bias-corrected, eq. 3.49-3.50).
+    X_val, y_val : array-like of shape (n_val, n_features) and (n_val,), optional
+        Validation set (features as ``X``). Without it, accuracy is measured on the pool
+        points still unlabelled.
+    initial : int >= 0
+        Random labels given before the first query (drawn with ``seed``).
+    progress : callable(step, budget), optional
+        Called after every query.
+    X : ndarray of shape (n_samples, n_features), optional
+        Features to use instead of ``dataset.X`` (e.g. standardised by
+        :func:`prepare_features`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`CURVE_COLUMNS`, one row per query. ``attrs`` holds the parameters
+        used (``strategy``, ``seed``, ``lam``, ``kernel``, ``width``, ``weighting``,
+        ``initial``, ``initial_indices``, ``evaluation``).
+
+    Raises
+    ------
+    ValueError
+        Unlabelled data, unknown strategy, bad budget / initial / lam, validation labels
+        outside the classes, or a budget larger than the points left.
+    """
+    if dataset.y is None:
+        raise ValueError(
+            f"{dataset.name} has no true labels, so there is no oracle to simulate. Give a file "
+            "with a label column (--label-col NAME)."
+        )
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
+    budget = _check_count("budget", budget, 1)
+    initial = _check_count("initial", initial, 0)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise ValueError(f"seed must be an integer; got {seed!r}.")
+    X = check_features(dataset.X if X is None else X)
+    y = np.asarray(dataset.y)
+    n = X.shape[0]
+    if y.shape != (n,):
+        raise ValueError(f"dataset.y has shape {y.shape}; expected ({n},), one label per point.")
+    if initial + budget > n:
+        raise ValueError(
+            f"initial + budget = {initial} + {budget} exceeds the {n} points of the pool; "
+            f"pass a budget <= {n - initial}."
+        )
+    classes = list(dataset.classes)
+    if X_val is not None or y_val is not None:
+        if X_val is None or y_val is None:
+            raise ValueError("give both X_val and y_val (validation features and labels), or neither.")
+        X_val = check_features(X_val, name="X_val")
+        y_val = np.asarray(y_val)
+        if X_val.shape[1] != X.shape[1]:
+            raise ValueError(
+                f"X_val has {X_val.shape[1]} feature(s) but the pool has {X.shape[1]}; use the "
+                "same feature columns."
+            )
+        if y_val.shape != (X_val.shape[0],):
+            raise ValueError(f"y_val has shape {y_val.shape}; expected ({X_val.shape[0]},).")
+        unknown = sorted(set(np.unique(y_val).tolist()) - set(classes), key=str)
+        if unknown:
+            raise ValueError(
+                f"validation labels {unknown[:5]!r} are not classes of the pool ({classes!r}); "
+                "use a validation set with the same classes."
+            )
+    if kernel is None:
+        kernel = Kernel("rbf", width=median_distance_width(X, seed=seed))
+
+    rng = np.random.default_rng(seed)
+    init_idx = rng.choice(n, size=initial, replace=False) if initial else np.zeros(0, dtype=np.int64)
+    lam_used = resolve_lam(lam, X, y, init_idx, kernel, weighting)
+    learner = ActiveRLS(X, classes=classes, kernel=kernel, lam=lam_used, weighting=weighting,
+                        random_state=seed)
+    if initial:
+        learner.add_many(init_idx.tolist(), y[init_idx].tolist())
+    val_predictor = None if X_val is None else OutOfPoolPredictor(X, X_val, kernel)
+
+    labeled = np.zeros(n, dtype=bool)
+    labeled[init_idx] = True
+    rows = {name: [] for name in CURVE_COLUMNS}
+    for step in range(1, budget + 1):
+        t0 = time.perf_counter()
+        i = query(learner, strategy, rng)
+        learner.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
+        seconds = time.perf_counter() - t0
+        labeled[i] = True
+        if val_predictor is not None:
+            truth, pred = y_val, val_predictor.predict(learner)
+        else:
+            rest = ~labeled
+            truth, pred = y[rest], learner.predict()[rest]
+        acc = float(np.mean(pred == truth)) if truth.size else float("nan")
+        rows["step"].append(step)
+        rows["index"].append(int(i))
+        rows["label"].append(y[i])
+        rows["n_labeled"].append(learner.n_labeled)
+        rows["accuracy"].append(acc)
+        rows["balanced_accuracy"].append(balanced_accuracy(truth, pred))
+        rows["estimated_risk"].append(learner.estimated_risk())
+        rows["step_seconds"].append(seconds)
+        if progress is not None:
+            progress(step, budget)
+    if learner.n_rebuilds:
+        warnings.warn(
+            f"the learner rebuilt its state from scratch {learner.n_rebuilds} time(s) because an "
+            "update was ill-conditioned (results stay exact); a larger lam avoids this.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    frame = pd.DataFrame({name: rows[name] for name in CURVE_COLUMNS})
+    frame["label"] = np.asarray(rows["label"], dtype=y.dtype)
+    frame.attrs.update(
+        strategy=strategy,
+        seed=int(seed),
+        lam=float(lam_used),
+        kernel=kernel.kind,
+        width=float(kernel.width) if kernel.kind == "rbf" else None,
+        weighting=weighting if isinstance(weighting, str) else dict(weighting),
+        initial=initial,
+        initial_indices=[int(v) for v in init_idx],
+        evaluation="validation" if X_val is not None else "unlabelled pool",
+    )
+    return frame
