@@ -23,6 +23,7 @@ from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import STRATEGIES, render_sidebar
 from labeler.ui.view import build_view
+from labeler.ui.zoom import keep_zoom
 
 st.set_page_config(page_title="ARLS labeler", page_icon="🏷️", layout="wide",
                    initial_sidebar_state="expanded")
@@ -85,7 +86,7 @@ with lock:
             label_codes=view.label_codes, predicted_codes=view.predicted_codes,
             confidence=pred["confidence"].to_numpy(dtype=float),
             expected_risk=pred["expected_risk"].to_numpy(dtype=float),
-            query=view.query, selected=selected,
+            query=view.query, selected=selected, view_key=str(session.id),
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
                         config={"displaylogo": False, "scrollZoom": True,
@@ -119,3 +120,4 @@ with lock:
 
     # ---- sidebar last: the point panel reaches the browser first --------------------------
     render_sidebar(session)
+    keep_zoom()

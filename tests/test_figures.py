@@ -78,7 +78,7 @@ def test_scatter_traces_and_numeric_colours(mode):
     assert query.marker.size > pool.marker.size
     # legend entries come after the four data traces
     assert [t.name for t in fig.data[4:]] == p["classes"]
-    assert fig.layout.uirevision == "pool"
+    assert fig.layout.uirevision == "pool" and fig.layout.meta == "pool"
 
 
 def test_scatter_label_mode_colours_match_classes():
@@ -128,9 +128,10 @@ def test_scatter_no_query():
 
 
 def test_uirevision_constant_across_data_changes():
-    a = F.scatter_figure(query=1, **_pool(seed=1))
-    b = F.scatter_figure(query=2, color_mode="confidence", **_pool(seed=2))
-    assert a.layout.uirevision == b.layout.uirevision
+    a = F.scatter_figure(query=1, view_key="s1", **_pool(seed=1))
+    b = F.scatter_figure(query=2, color_mode="confidence", view_key="s1", **_pool(seed=2))
+    assert a.layout.uirevision == b.layout.uirevision == "s1"
+    assert a.layout.meta == b.layout.meta == "s1"
 
 
 @pytest.mark.parametrize("bad", [

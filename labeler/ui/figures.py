@@ -110,6 +110,7 @@ def scatter_figure(
     expected_risk: np.ndarray | None = None,
     query: int | None = None,
     selected: int | None = None,
+    view_key: str = "pool",
     height: int = 560,
 ) -> go.Figure:
     """Map of the whole pool, coloured by label, prediction, confidence or expected risk.
@@ -135,6 +136,9 @@ def scatter_figure(
         Index of the next query, drawn as a big ring.
     selected : int or None
         Index of a point the user clicked, drawn as a big diamond.
+    view_key : str
+        Names the view (e.g. the session id): ``layout.uirevision`` and ``layout.meta``.
+        Zoom is kept while it stays the same (:mod:`labeler.ui.zoom`).
     height : int
         Figure height in pixels.
 
@@ -144,7 +148,7 @@ def scatter_figure(
         Traces in this order (curve numbers of selection events): 0 pool (all points; the
         point number is the pool index), 1 labelled points, 2 next query, 3 selected point,
         then one legend-only entry per class. Traces 1-3 carry the pool index in
-        ``customdata``. ``layout.uirevision`` is constant so zoom survives reruns.
+        ``customdata``. ``layout.uirevision`` and ``layout.meta`` are ``view_key``.
     """
     xy = np.asarray(layout, dtype=np.float32)
     if xy.ndim != 2 or xy.shape[1] != 2:
@@ -254,7 +258,8 @@ def scatter_figure(
     fig.update_layout(
         height=height,
         margin=dict(l=8, r=8, t=8, b=8),
-        uirevision="pool",  # constant: zoom and pan survive reruns
+        uirevision=str(view_key),  # constant per session: zoom kept within one mounted plot
+        meta=str(view_key),  # read by the zoom keeper script (labeler/ui/zoom.py)
         plot_bgcolor="#ffffff",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0,
                     bgcolor="rgba(255,255,255,0.7)"),

@@ -42,7 +42,7 @@ def free_port() -> int:
 
 
 def labeler_command(port: int, data: str | None = None) -> list[str]:
-    """The README's ``labeler`` command (``labeler app DATA`` with data) on ``port``.
+    """The README's ``labeler app [DATA] --port PORT --host 127.0.0.1`` command.
 
     Uses the installed console script; in a checkout that is not installed, the same entry
     point (``labeler.cli.main``) through ``python -c``.
@@ -56,8 +56,7 @@ def labeler_command(port: int, data: str | None = None) -> list[str]:
         return [sys.executable, "-c",
                 f"from labeler.serve import run_app; run_app(data={data!r}, port={port}, "
                 "host='127.0.0.1')"]
-    args = ["app", data] if data else []
-    return [*base, *args, "--port", str(port), "--host", "127.0.0.1"]
+    return [*base, "app", *([data] if data else []), "--port", str(port), "--host", "127.0.0.1"]
 
 
 class AppServer:

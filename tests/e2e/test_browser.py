@@ -38,6 +38,13 @@ def _net_labels_in_sqlite(store, session_id) -> int:
     return sum(1 for (action,) in rows if action not in undone)
 
 
+def _axis_ranges(page) -> dict:
+    return page.evaluate("""() => {
+        const gd = [...document.querySelectorAll('.js-plotly-plot')]
+                   .find(g => g.data && g.data[0] && g.data[0].name === 'pool');
+        return {x: [...gd._fullLayout.xaxis.range], y: [...gd._fullLayout.yaxis.range]}; }""")
+
+
 def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
     from labeler.session import LabelingSession
 
@@ -60,6 +67,30 @@ def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
         given[query] = name
     assert labeled_count(page) == 10
 
+    # ---- zoom survives a label (constant uirevision) ------------------------------------------
+    box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
+    before = _axis_ranges(page)
+    page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.3)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5, steps=8)
+    page.mouse.move(box["x"] + box["width"] * 0.7, box["y"] + box["height"] * 0.7, steps=8)
+    page.mouse.up()
+    page.wait_for_timeout(500)
+    zoomed = _axis_ranges(page)
+    assert zoomed != before, "the box drag did not zoom"
+    point, query = shown(page)
+    focus_page(page)
+    page.keyboard.press(keys[names[0]])
+    wait_labeled(page, 11)
+    wait_query_changed(page, query)
+    given[query] = names[0]
+    page.wait_for_timeout(1500)  # the map re-renders after the panel
+    after = _axis_ranges(page)
+    assert after["x"] == pytest.approx(zoomed["x"]) and after["y"] == pytest.approx(zoomed["y"])
+    page.mouse.dblclick(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)  # reset
+    page.wait_for_timeout(500)
+    n_given = len(given)
+
     # ---- click a point in the scatter: it is shown, then labelled out of turn -------------
     point, query = shown(page)
     target = next(i for i in range(0, 300, 7) if i not in given and i != query)
@@ -73,22 +104,22 @@ def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
     assert "Chosen point" in page.locator(".point-tag").first.inner_text()
     focus_page(page)
     page.keyboard.press(keys[names[0]])
-    wait_labeled(page, 11)
+    wait_labeled(page, n_given + 1)
 
     # ---- undo (key U) removes that label ----------------------------------------------------
     focus_page(page)
     page.keyboard.press("u")
-    wait_labeled(page, 10)
+    wait_labeled(page, n_given)
 
     # ---- reload: nothing lost, on the page and in the SQLite file ---------------------------
     session_id = parse_qs(urlparse(page.url).query)["session"][0]
     page.reload()
     open_app(page, app_server.url if "session=" not in page.url else page.url)
-    assert labeled_count(page) == 10
+    assert labeled_count(page) == n_given
     reopened = LabelingSession.open(app_server.store, session_id)
     assert reopened.labels == given
     assert set(reopened.history["source"]) == {"queried"}
-    assert _net_labels_in_sqlite(app_server.store, session_id) == 10
+    assert _net_labels_in_sqlite(app_server.store, session_id) == n_given
 
     # ---- export: download the CSV and check it ------------------------------------------------
     page.get_by_role("tab", name="Export").click()
@@ -99,9 +130,9 @@ def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
     path = tmp_path / "labels.csv"
     download.value.save_as(path)
     table = pd.read_csv(path)
-    assert len(table) == 10
+    assert len(table) == n_given
     ids = reopened.dataset.ids
     want = {str(ids[i]): name for i, name in given.items()}
     assert dict(zip(table["id"].astype(str), table["label"].astype(str))) == want
     assert set(table["source"]) == {"queried"}
-    assert list(table["order"]) == list(range(1, 11))
+    assert list(table["order"]) == list(range(1, n_given + 1))
