@@ -57,14 +57,22 @@ _INSTALL = """() => {
 }"""
 
 
-def measure(n: int, presses: int) -> dict:
-    """Start the app on moons of size ``n`` and time ``presses`` labels by key press."""
+def measure(n: int, presses: int, weighting: str = "balanced") -> dict:
+    """Start the app on moons of size ``n`` and time ``presses`` labels by key press.
+
+    ``weighting`` is chosen in the sidebar before the first press ("balanced" is the default).
+    """
     with tempfile.TemporaryDirectory(prefix="labeler-bench-") as tmp:
         t_start = time.perf_counter()
         with AppServer(Path(tmp) / "store.sqlite", data_options={"n": n}, timeout=600) as server, \
                 browser_page() as page:
             open_app(page, server.url)
             t_ready = time.perf_counter() - t_start
+            if weighting != "balanced":
+                label = {"none": "None"}[weighting]
+                page.locator('[data-testid="stSidebar"] label', has_text=label).first.click()
+                page.wait_for_timeout(3000)
+                focus_page(page)
             keys = class_keys(page)
             names = list(keys)
             page.evaluate(_INSTALL)
@@ -80,7 +88,7 @@ def measure(n: int, presses: int) -> dict:
                     to_query.append(lat["tQuery"] - lat["t0"])
                     to_map.append(lat["tMap"] - lat["t0"])
                 page.wait_for_timeout(300)  # let the rest of the page settle before the next press
-            return dict(n=n, presses=presses, ready_s=t_ready,
+            return dict(n=n, presses=presses, weighting=weighting, ready_s=t_ready,
                         query_median=statistics.median(to_query), query_max=max(to_query),
                         map_median=statistics.median(to_map), map_max=max(to_map))
 
@@ -89,19 +97,21 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--presses", type=int, default=10)
+    parser.add_argument("--weightings", nargs="+", default=["balanced", "none"],
+                        choices=["balanced", "none"])
     args = parser.parse_args(argv)
     if chromium_path() is None:
         print("Chromium is missing (apt-get install chromium): cannot measure.", file=sys.stderr)
         return 2
-    rows = [measure(n, args.presses) for n in args.sizes]
+    rows = [measure(n, args.presses, w) for n in args.sizes for w in args.weightings]
     print()
-    print("| n | presses | start-up to first query (s) | key -> next query shown, median (max) ms "
-          "| key -> map updated, median (max) ms | target (query shown) | met |")
-    print("|---:|---:|---:|---:|---:|---:|:---:|")
+    print("| n | weighting | presses | start-up to first query (s) | key -> next query shown, "
+          "median (max) ms | key -> map updated, median (max) ms | target (query shown) | met |")
+    print("|---:|---|---:|---:|---:|---:|---:|:---:|")
     for r in rows:
         target = TARGETS_MS.get(r["n"])
         met = "" if target is None else ("yes" if r["query_median"] <= target else "NO")
-        print(f"| {r['n']:,} | {r['presses']} | {r['ready_s']:.1f} | {r['query_median']:.0f} "
+        print(f"| {r['n']:,} | {r['weighting']} | {r['presses']} | {r['ready_s']:.1f} | {r['query_median']:.0f} "
               f"({r['query_max']:.0f}) | {r['map_median']:.0f} ({r['map_max']:.0f}) | "
               f"{'' if target is None else f'{target:.0f} ms'} | {met} |")
     return 0
