@@ -271,24 +271,36 @@ class OutOfPoolPredictor:
                 f"X_new has {self.X_new.shape[1]} feature(s) but the pool has {self.X_pool.shape[1]}."
             )
         self.kernel = kernel
-        self._columns: dict[int, np.ndarray] = {}
+        # Row s of _rows holds k(x_j, X_new) for the pool point j stored in slot s; a point keeps
+        # its slot for good (also after a removal), so no row is ever moved or copied again.
+        self._slot: dict[int, int] = {}
+        self._rows = np.empty((16, self.X_new.shape[0]))
 
-    def _kernel_block(self, L: np.ndarray) -> np.ndarray:
-        missing = [int(j) for j in L if int(j) not in self._columns]
+    def _slots(self, L: np.ndarray) -> np.ndarray:
+        """Slot of every labelled point, computing the kernel rows of new points in one block."""
+        missing = [int(j) for j in L if int(j) not in self._slot]
         if missing:
-            block = self.kernel(self.X_new, self.X_pool[missing])
+            start = len(self._slot)
+            need = start + len(missing)
+            if need > self._rows.shape[0]:
+                grown = np.empty((max(need, 2 * self._rows.shape[0]), self._rows.shape[1]))
+                grown[:start] = self._rows[:start]
+                self._rows = grown
+            self._rows[start:need] = self.kernel(self.X_pool[missing], self.X_new)
             for k, j in enumerate(missing):
-                self._columns[j] = block[:, k].copy()
-        if L.size == 0:
-            return np.zeros((self.X_new.shape[0], 0))
-        return np.column_stack([self._columns[int(j)] for j in L])
+                self._slot[j] = start + k
+        return np.fromiter((self._slot[int(j)] for j in L), dtype=np.intp, count=L.size)
 
     def decision_values(self, learner: ActiveRLS) -> np.ndarray:
         """``f(X_new)``, ndarray of shape (n_new, T) (binary: T = 1, +1 = ``classes[1]``)."""
         L, c = dual_coefficients(learner)
         if L.size == 0:
             return np.zeros((self.X_new.shape[0], learner.n_outputs))
-        return self._kernel_block(L) @ c
+        slots = self._slots(L)
+        used = len(self._slot)
+        coef = np.zeros((used, c.shape[1]))
+        coef[slots] = c  # slots of points no longer labelled keep a zero coefficient
+        return (coef.T @ self._rows[:used]).T
 
     def predict(self, learner: ActiveRLS) -> np.ndarray:
         """Class labels of ``X_new``, ndarray of shape (n_new,) (the learner's decision rule)."""

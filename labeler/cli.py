@@ -1,0 +1,446 @@
+"""Command line: ``labeler`` (the app), ``labeler simulate``, ``labeler reproduce``.
+
+::
+
+    labeler                                   # the app on the two-moons demo
+    labeler app [PATH|NAME] [--store F] [--port P] [--host H] [--session ID] [-- streamlit args]
+    labeler simulate DATA [--strategy arls|margin|random] [--budget N] [--seed S]
+                     [--kernel rbf|linear|poly] [--width W] [--lam L|auto]
+                     [--weighting none|balanced] [--validation PATH] [--label-col NAME]
+                     [--out curve.csv] [--report curve.html] [--initial N]
+    labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
+
+Every error (missing file, bad option value) prints one message naming the problem and the
+fix on stderr and exits with status 2, without a traceback. Output files are written
+atomically, so a failed or interrupted run leaves no partial file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main", "build_parser", "CLIError"]
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+PROGRESS_INTERVAL = 2.0  # seconds between two progress lines on stderr
+
+
+class CLIError(Exception):
+    """A user error found after parsing: printed as ``labeler: error: <message>``, exit 2."""
+
+
+# --------------------------------------------------------------------------- option types
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (numpy seeds are non-negative), got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
+def _lam(text: str):
+    if text == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number > 0 or 'auto' (leave-one-out on the initial labels), got {text!r}"
+        ) from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"lambda must be a finite number > 0, got {text}; try 0.1, or 'auto'"
+        )
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a TCP port number 1-65535, got {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port is 1-65535, got {value}")
+    return value
+
+
+# --------------------------------------------------------------------------- parser
+def _builtin_names() -> str:
+    try:
+        from core.datasets import BUILTIN_DATASETS
+    except ImportError:  # pragma: no cover - core is part of the package
+        return ""
+    return ", ".join(BUILTIN_DATASETS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``labeler`` argument parser (sub-commands ``app``, ``simulate``, ``reproduce``)."""
+    from core.strategies import STRATEGIES
+
+    parser = argparse.ArgumentParser(
+        prog="labeler",
+        description="Interactive active labelling with exact incremental Active RLS. "
+        "Without a sub-command: the app on the two-moons demo.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce}")
+
+    app = sub.add_parser(
+        "app",
+        help="open the labelling app in the browser",
+        description="Start the labelling app (Streamlit). Arguments after '--' go to streamlit run.",
+    )
+    app.add_argument(
+        "data", nargs="?", default=None, metavar="PATH|NAME",
+        help=f"CSV / Parquet / NPZ file, image folder, or built-in name ({_builtin_names()}); "
+        "default: two moons",
+    )
+    app.add_argument("--store", metavar="FILE", help="SQLite store (default $LABELER_STORE or ~/.labeler/labeler.sqlite)")
+    app.add_argument("--port", type=_port, default=8501, help="TCP port (default 8501)")
+    app.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
+    app.add_argument("--session", metavar="ID", help="resume a saved session")
+
+    sim = sub.add_parser(
+        "simulate",
+        help="simulate labelling with an oracle and write the learning curve",
+        description="Simulate active labelling: the strategy asks for points, the true labels answer. "
+        "Writes one CSV row per query: step, index, label, n_labeled, accuracy, balanced_accuracy, "
+        "estimated_risk, step_seconds.",
+    )
+    sim.add_argument(
+        "data", metavar="DATA",
+        help=f"built-in name ({_builtin_names()}) or a .csv / .parquet / .npz file with labels",
+    )
+    sim.add_argument("--strategy", choices=STRATEGIES, default="arls", help="query strategy (default arls)")
+    sim.add_argument("--budget", type=_positive_int, default=100, help="number of queries (default 100)")
+    sim.add_argument(
+        "--seed", type=_seed, default=0,
+        help="seeds everything: a built-in data set's construction, the initial labels, tie-breaking (default 0)",
+    )
+    sim.add_argument("--kernel", choices=("rbf", "linear", "poly"), default="rbf", help="kernel (default rbf)")
+    sim.add_argument(
+        "--width", type=_positive_float, default=None,
+        help="RBF width s in exp(-|x-x'|^2 / (2 s^2)); default: the built-in's recommended width, "
+        "else the median pairwise distance",
+    )
+    sim.add_argument(
+        "--lam", type=_lam, default=None, metavar="L|auto",
+        help="regularisation lambda > 0, or 'auto': leave-one-out on the initial labels (needs "
+        "--initial >= 10 with 2 of each class, else 0.1); default: the built-in's recommended "
+        "value, else auto",
+    )
+    sim.add_argument(
+        "--weighting", choices=("none", "balanced"), default=None,
+        help="class weights (balanced: w_y ~ 1/n_y over the labels, bias-corrected risk); "
+        "default: the built-in's recommendation, else none",
+    )
+    sim.add_argument(
+        "--validation", metavar="PATH",
+        help="labelled validation file (same columns); default: a built-in's validation set, "
+        "else the unlabelled rest of the pool",
+    )
+    sim.add_argument("--label-col", metavar="NAME", help="label column of CSV / Parquet files (default 'label')")
+    sim.add_argument("--out", metavar="CSV", help="write the curve here (default: standard output)")
+    sim.add_argument("--report", metavar="HTML", help="also write a self-contained HTML page with the learning curves")
+    sim.add_argument("--initial", type=_non_negative_int, default=0, help="random labels before the first query (default 0)")
+    sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+    rep = sub.add_parser(
+        "reproduce",
+        help="re-run the thesis experiments and write docs/reproduction.md",
+        description="Re-run the experiments of the ARLS thesis (seed 002 ch. 4) and write "
+        "reproduction.md and plots (reproduction/) into the output folder.",
+    )
+    rep.add_argument("--quick", action="store_true", help="small pools, budgets and seed counts (a few minutes)")
+    rep.add_argument("--out", default="docs", metavar="DIR", help="output folder (default docs/)")
+    rep.add_argument(
+        "--seeds", type=_positive_int, default=None, metavar="K",
+        help="random repetitions where the thesis averaged several trials (default 10, quick 2)",
+    )
+    rep.add_argument("--no-png", action="store_true", help="skip PNG snapshots (they need Chromium)")
+    return parser
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("arls-labeler")
+    except Exception:  # not installed (running from a checkout)
+        return "0.1.0"
+
+
+# --------------------------------------------------------------------------- commands
+def _run_app(args, extra: list[str]) -> int:
+    from labeler.serve import run_app  # lazy: Streamlit is slow to import
+
+    run_app(data=args.data, store=args.store, port=args.port, host=args.host,
+            session=args.session, extra_args=tuple(extra))
+    return 0
+
+
+def _check_output_path(path: str | None, option: str) -> Path | None:
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise CLIError(f"{option} {path!r} is a folder; give a file name, e.g. {option} {p / 'curve'}.")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise CLIError(
+            f"{option} {path!r}: folder {str(parent)!r} does not exist; create it first "
+            f"(mkdir -p {parent}) or choose another path."
+        )
+    return p
+
+
+def _load(source: str, label_col, seed: int, what: str):
+    from core.datasets import BUILTIN_DATASETS, load_dataset
+
+    kwargs = {"seed": seed}
+    if label_col is not None:
+        kwargs["label_col"] = label_col
+    try:
+        return load_dataset(source, **kwargs)
+    except FileNotFoundError as exc:
+        hint = "" if source in BUILTIN_DATASETS else (
+            f" Check the path, or use a built-in data set: {', '.join(BUILTIN_DATASETS)}."
+        )
+        raise CLIError(f"{what}: {exc}{hint}") from None
+
+
+class _Progress:
+    """Throttled progress lines on stderr: at most one every ``PROGRESS_INTERVAL`` seconds."""
+
+    def __init__(self, stream, enabled: bool = True):
+        self.stream = stream
+        self.enabled = enabled
+        self.start = time.perf_counter()
+        self.last = self.start
+
+    def __call__(self, step: int, budget: int) -> None:
+        now = time.perf_counter()
+        if not self.enabled or now - self.last < PROGRESS_INTERVAL or step == budget:
+            return
+        self.last = now
+        rate = step / max(now - self.start, 1e-9)
+        left = (budget - step) / rate
+        print(f"labeler simulate: step {step}/{budget} ({rate:.1f} queries/s, ~{left:.0f} s left)",
+              file=self.stream, flush=True)
+
+
+def _run_simulate(args) -> int:
+    import numpy as np
+
+    from core.kernels import Kernel
+    from core.simulate import median_distance_width, prepare_features, simulate
+    from labeler.report import atomic_write, write_report
+
+    out = _check_output_path(args.out, "--out")
+    report = _check_output_path(args.report, "--report")
+    if out is not None and report is not None and out.resolve() == report.resolve():
+        raise CLIError("--out and --report name the same file; give the HTML report its own name.")
+
+    dataset = _load(args.data, args.label_col, args.seed, "DATA")
+    if dataset.y is None:
+        raise CLIError(
+            f"{args.data} has no labels, so there is no oracle to answer the queries. Add a label "
+            "column (default name 'label') or name it with --label-col NAME."
+        )
+    params = dataset.params
+    if args.validation is not None:
+        val = _load(args.validation, args.label_col, args.seed, "--validation")
+        if val.y is None:
+            raise CLIError(
+                f"--validation {args.validation}: no label column found; it needs the same label "
+                "column as DATA (--label-col NAME)."
+            )
+        if list(val.feature_names) != list(dataset.feature_names):
+            raise CLIError(
+                f"--validation {args.validation} has feature columns {val.feature_names[:6]} but DATA "
+                f"has {dataset.feature_names[:6]}; use a validation file with the same columns."
+            )
+        X_val_raw, y_val, evaluation = val.X, val.y, f"validation file {args.validation} ({len(val.y)} points)"
+    elif dataset.X_val is not None and dataset.y_val is not None:
+        X_val_raw, y_val = dataset.X_val, dataset.y_val
+        evaluation = f"the built-in validation set ({len(y_val)} points)"
+    else:
+        X_val_raw = y_val = None
+        evaluation = "the unlabelled rest of the pool"
+    X, X_val = prepare_features(dataset, X_val_raw)
+
+    width_note = ""
+    if args.kernel == "rbf":
+        if args.width is not None:
+            width = args.width
+        elif isinstance(params.get("width"), (int, float)) and not isinstance(params.get("width"), bool):
+            width, width_note = float(params["width"]), " (recommended for this data set)"
+        else:
+            width, width_note = median_distance_width(X, seed=args.seed), " (median pairwise distance)"
+        kernel = Kernel("rbf", width=width)
+    else:
+        kernel = Kernel(args.kernel)
+    lam = args.lam
+    if lam is None:
+        recommended = params.get("lam")
+        ok = isinstance(recommended, (int, float)) and not isinstance(recommended, bool) and recommended > 0
+        lam = float(recommended) if ok else "auto"
+    weighting = args.weighting or params.get("weighting", "none")
+    if weighting not in ("none", "balanced"):
+        weighting = "none"
+    if args.budget + args.initial > len(dataset.y):
+        raise CLIError(
+            f"--budget {args.budget} plus --initial {args.initial} exceeds the {len(dataset.y)} points "
+            f"of {args.data}; pass --budget {max(len(dataset.y) - args.initial, 1)} or less."
+        )
+
+    err = sys.stderr
+    if not args.quiet:
+        kdesc = f"rbf width {kernel.width:.4g}{width_note}" if args.kernel == "rbf" else args.kernel
+        print(
+            f"labeler simulate: {dataset.name}: {len(dataset.y)} points, {len(dataset.classes)} classes; "
+            f"{args.strategy}, kernel {kdesc}, lambda {lam}, weighting {weighting}; "
+            f"accuracy on {evaluation}",
+            file=err, flush=True,
+        )
+    progress = _Progress(err, enabled=not args.quiet)
+    curve = simulate(
+        dataset, strategy=args.strategy, budget=args.budget, seed=args.seed, kernel=kernel, lam=lam,
+        weighting=weighting, X_val=X_val, y_val=y_val, initial=args.initial, progress=progress, X=X,
+    )
+    if out is None:
+        curve.to_csv(sys.stdout, index=False, lineterminator="\n")
+    else:
+        atomic_write(out, lambda tmp: curve.to_csv(tmp, index=False, lineterminator="\n"))
+    if report is not None:
+        intro = (
+            f"labeler simulate {args.data}: strategy {args.strategy}, {args.budget} queries after "
+            f"{args.initial} random labels, seed {args.seed}, kernel "
+            f"{args.kernel}{f' width {kernel.width:.4g}' if args.kernel == 'rbf' else ''}, "
+            f"lambda {curve.attrs['lam']:.4g}, weighting {weighting}; accuracy on {evaluation}."
+        )
+        write_report(report, {args.strategy: curve}, title=f"Learning curve: {dataset.name}", intro=intro)
+    if not args.quiet:
+        total = time.perf_counter() - progress.start
+        last = curve.iloc[-1]
+        acc = "n/a" if np.isnan(last["accuracy"]) else f"{last['accuracy']:.4f}"
+        written = ", ".join(str(p) for p in (out, report) if p is not None)
+        print(
+            f"labeler simulate: {len(curve)} queries in {total:.1f} s, lambda {curve.attrs['lam']:.4g}; "
+            f"final accuracy {acc}" + (f"; wrote {written}" if written else ""),
+            file=err, flush=True,
+        )
+    return 0
+
+
+def _run_reproduce(args) -> int:
+    from labeler.reproduce import run_reproduction
+
+    out = Path(args.out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"--out {args.out!r} is a file; give a folder (e.g. docs).")
+    if not out.exists():
+        parent = out.parent if str(out.parent) else Path(".")
+        if not parent.is_dir():
+            raise CLIError(f"--out {args.out!r}: folder {str(parent)!r} does not exist; create it first.")
+        out.mkdir()
+    run_reproduction(out, quick=args.quick, seeds=args.seeds, png=not args.no_png,
+                     log=lambda text: print(text, file=sys.stderr, flush=True),
+                     command="labeler " + " ".join(_argv_for_display(args)))
+    return 0
+
+
+def _argv_for_display(args) -> list[str]:
+    parts = ["reproduce"]
+    if args.quick:
+        parts.append("--quick")
+    parts += ["--out", args.out]
+    if args.seeds is not None:
+        parts += ["--seeds", str(args.seeds)]
+    if args.no_png:
+        parts.append("--no-png")
+    return parts
+
+
+# --------------------------------------------------------------------------- entry point
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 2 usage error, 130 interrupted)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1:]
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed usage and the message
+        return int(exc.code or 0)
+    if extra and args.command not in (None, "app"):
+        parser.print_usage(sys.stderr)
+        print(f"labeler: error: arguments after '--' ({' '.join(extra)}) are only for 'labeler app'.",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.command is None:
+            from labeler.serve import run_app
+
+            run_app(extra_args=tuple(extra))
+            return 0
+        if args.command == "app":
+            return _run_app(args, extra)
+        if args.command == "simulate":
+            return _run_simulate(args)
+        return _run_reproduce(args)
+    except KeyboardInterrupt:
+        print("labeler: interrupted; no output file was written or completed.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (CLIError, ValueError, IndexError) as exc:
+        print(f"labeler: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"labeler: error: {exc.strerror or exc}{where}. Check the path and its permissions.",
+              file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
