@@ -1,0 +1,296 @@
+"""labeler CLI: parsing, the app launcher, simulate output files, error exits, atomic writes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import labeler.serve
+from core.simulate import CURVE_COLUMNS
+from labeler import cli
+from labeler.report import atomic_write, atomic_write_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def app_calls(monkeypatch):
+    calls = []
+    monkeypatch.setattr(labeler.serve, "run_app", lambda **kw: calls.append(kw))
+    return calls
+
+
+def write_blobs(path: Path, n=120, seed=0, label="label", extra_cols=()):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(2, size=n)
+    X = rng.standard_normal((n, 2)) + 2.5 * y[:, None]
+    frame = pd.DataFrame({"f1": X[:, 0], "f2": X[:, 1], label: np.where(y == 1, "pos", "neg")})
+    for c in extra_cols:
+        frame[c] = 0.0
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def run(argv, capsys):
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --------------------------------------------------------------------------- app
+def test_no_arguments_starts_the_app_on_two_moons(app_calls, capsys):
+    assert cli.main([]) == 0
+    assert app_calls == [{"extra_args": ()}]
+
+
+def test_app_passes_its_options(app_calls, capsys):
+    code = cli.main(["app", "data.csv", "--store", "s.sqlite", "--port", "9001", "--host", "0.0.0.0",
+                     "--session", "abc", "--", "--server.headless", "true"])
+    assert code == 0
+    assert app_calls == [{"data": "data.csv", "store": "s.sqlite", "port": 9001, "host": "0.0.0.0",
+                          "session": "abc", "extra_args": ("--server.headless", "true")}]
+
+
+def test_app_defaults(app_calls, capsys):
+    assert cli.main(["app"]) == 0
+    assert app_calls == [{"data": None, "store": None, "port": 8501, "host": "127.0.0.1", "session": None,
+                          "extra_args": ()}]
+
+
+@pytest.mark.parametrize("port", ["0", "70000", "http"])
+def test_app_bad_port_exits_2(app_calls, capsys, port):
+    code, _, err = run(["app", "--port", port], capsys)
+    assert code == 2 and "--port" in err and app_calls == []
+
+
+def test_app_error_from_run_app_is_a_clean_exit_2(monkeypatch, capsys):
+    def fail(**kw):
+        raise ValueError("data path 'nope.csv' does not exist; give an existing CSV")
+
+    monkeypatch.setattr(labeler.serve, "run_app", fail)
+    code, _, err = run(["app", "nope.csv"], capsys)
+    assert code == 2
+    assert "labeler: error: data path 'nope.csv' does not exist" in err
+    assert "Traceback" not in err
+
+
+def test_dash_dash_arguments_only_for_app(capsys):
+    code, _, err = run(["simulate", "moons", "--", "--x"], capsys)
+    assert code == 2 and "only for 'labeler app'" in err
+
+
+def test_help_and_version(capsys):
+    code, out, _ = run(["--help"], capsys)
+    assert code == 0 and "simulate" in out and "reproduce" in out
+    code, out, _ = run(["simulate", "--help"], capsys)
+    assert code == 0 and "--validation" in out and "--label-col" in out
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out.startswith("labeler ")
+
+
+# --------------------------------------------------------------------------- simulate
+def test_simulate_writes_the_curve_and_the_report(tmp_path, capsys):
+    data = tmp_path / "pool.csv"
+    val = tmp_path / "val.csv"
+    write_blobs(data, n=100, seed=0)
+    write_blobs(val, n=60, seed=1)
+    out, report = tmp_path / "curve.csv", tmp_path / "curve.html"
+    code, stdout, err = run(["simulate", str(data), "--validation", str(val), "--budget", "12", "--seed", "3",
+                             "--lam", "0.3", "--width", "1.5", "--out", str(out), "--report", str(report)], capsys)
+    assert code == 0, err
+    assert stdout == ""
+    curve = pd.read_csv(out)
+    assert tuple(curve.columns) == CURVE_COLUMNS
+    assert len(curve) == 12 and curve["step"].tolist() == list(range(1, 13))
+    assert set(curve["label"]) <= {"pos", "neg"}
+    assert curve["accuracy"].between(0, 1).all()
+    assert "validation file" in err and "final accuracy" in err
+    html = report.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>")
+    assert "balanced accuracy" in html and "estimated risk" in html and "seconds per query" in html
+    assert "Plotly.newPlot" in html
+    assert '<script src="http' not in html and "<script src='http" not in html  # plotly.js inlined
+    assert len(html) > 1_000_000  # the plotly.js bundle is in the page
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.csv", "curve.html", "pool.csv", "val.csv"]
+
+
+def test_simulate_matches_core_simulate(tmp_path, capsys):
+    from core.datasets import load_dataset
+    from core.kernels import Kernel
+    from core.simulate import simulate
+
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=80, seed=4)
+    out = tmp_path / "c.csv"
+    code, _, err = run(["simulate", str(data), "--budget", "10", "--seed", "2", "--strategy", "margin",
+                        "--lam", "0.2", "--width", "1.0", "--weighting", "balanced", "--initial", "4",
+                        "--out", str(out)], capsys)
+    assert code == 0, err
+    expected = simulate(load_dataset(data, seed=2), "margin", 10, 2, Kernel("rbf", width=1.0), 0.2, "balanced",
+                        initial=4)
+    got = pd.read_csv(out)
+    cols = [c for c in CURVE_COLUMNS if c != "step_seconds"]
+    pd.testing.assert_frame_equal(got[cols], expected[cols], check_dtype=False, rtol=1e-12)
+    assert "rest of the pool" in err
+
+
+def test_simulate_builtin_to_stdout_uses_recommended_parameters(capsys):
+    code, out, err = run(["simulate", "spheres", "--budget", "3", "--quiet"], capsys)
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[0] == ",".join(CURVE_COLUMNS) and len(lines) == 4
+    assert err == ""
+    code, _, err = run(["simulate", "spheres", "--budget", "2"], capsys)
+    assert "width 1.7 (recommended" in err and "lambda 0.5" in err and "built-in validation set" in err
+
+
+def test_simulate_median_width_and_auto_lam_for_files(tmp_path, capsys):
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=60)
+    code, _, err = run(["simulate", str(data), "--budget", "2", "--initial", "20"], capsys)
+    assert code == 0, err
+    assert "median pairwise distance" in err and "lambda auto" in err
+
+
+def test_simulate_linear_kernel(tmp_path, capsys):
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=40)
+    code, out, err = run(["simulate", str(data), "--budget", "3", "--kernel", "linear", "--quiet"], capsys)
+    assert code == 0, err
+    assert len(out.strip().splitlines()) == 4
+
+
+def test_progress_lines_are_throttled(tmp_path, capsys, monkeypatch):
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=60)
+    monkeypatch.setattr(cli, "PROGRESS_INTERVAL", 0.0)
+    code, _, err = run(["simulate", str(data), "--budget", "5", "--out", str(tmp_path / "c.csv")], capsys)
+    assert code == 0
+    steps = [line for line in err.splitlines() if "queries/s" in line]
+    assert [s.split()[3] for s in steps] == ["1/5", "2/5", "3/5", "4/5"]  # the last step is the summary
+    monkeypatch.setattr(cli, "PROGRESS_INTERVAL", 3600.0)
+    code, _, err = run(["simulate", str(data), "--budget", "5", "--out", str(tmp_path / "c.csv")], capsys)
+    assert "queries/s" not in err
+
+
+# --------------------------------------------------------------------------- errors
+def make_error_files(tmp_path: Path) -> dict:
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=30)
+    unlabelled = tmp_path / "unlabelled.csv"
+    pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.0, 1.0, 0.0]}).to_csv(unlabelled, index=False)
+    other_cols = tmp_path / "other.csv"
+    write_blobs(other_cols, n=20, extra_cols=("f3",))
+    return {"d": str(data), "unlabelled": str(unlabelled), "other": str(other_cols), "tmp": tmp_path}
+
+
+ERROR_CASES = {
+    "missing file": (lambda f: ["simulate", str(f["tmp"] / "nope.csv")], "nope.csv"),
+    "unknown builtin": (lambda f: ["simulate", "moonz"], "moonz"),
+    "folder without images": (lambda f: ["simulate", str(f["tmp"])], "images"),
+    "lam zero": (lambda f: ["simulate", f["d"], "--lam", "0"], "--lam"),
+    "lam negative": (lambda f: ["simulate", f["d"], "--lam", "-1"], "--lam"),
+    "lam text": (lambda f: ["simulate", f["d"], "--lam", "big"], "--lam"),
+    "lam nan": (lambda f: ["simulate", f["d"], "--lam", "nan"], "--lam"),
+    "width zero": (lambda f: ["simulate", f["d"], "--width", "0"], "--width"),
+    "budget zero": (lambda f: ["simulate", f["d"], "--budget", "0"], "--budget"),
+    "budget too big": (lambda f: ["simulate", f["d"], "--budget", "31"], "--budget"),
+    "initial plus budget": (lambda f: ["simulate", f["d"], "--budget", "20", "--initial", "15"], "--budget"),
+    "bad strategy": (lambda f: ["simulate", f["d"], "--strategy", "greedy"], "--strategy"),
+    "bad kernel": (lambda f: ["simulate", f["d"], "--kernel", "sigmoid"], "--kernel"),
+    "negative seed": (lambda f: ["simulate", f["d"], "--seed", "-3"], "--seed"),
+    "no labels": (lambda f: ["simulate", f["unlabelled"]], "label"),
+    "wrong label column": (lambda f: ["simulate", f["d"], "--label-col", "klass"], "klass"),
+    "missing validation": (lambda f: ["simulate", f["d"], "--validation", str(f["tmp"] / "v.csv")], "v.csv"),
+    "validation columns": (lambda f: ["simulate", f["d"], "--validation", f["other"]], "same columns"),
+    "out folder missing": (lambda f: ["simulate", f["d"], "--out", str(f["tmp"] / "no" / "c.csv")],
+                           "does not exist"),
+    "out is a folder": (lambda f: ["simulate", f["d"], "--out", str(f["tmp"])], "folder"),
+    "same out and report": (lambda f: ["simulate", f["d"], "--out", str(f["tmp"] / "x"),
+                                       "--report", str(f["tmp"] / "x")], "same file"),
+    "no such command": (lambda f: ["frobnicate"], "invalid choice"),
+    "reproduce seeds": (lambda f: ["reproduce", "--seeds", "0"], "--seeds"),
+    "reproduce out is a file": (lambda f: ["reproduce", "--out", f["d"]], "is a file"),
+}
+
+
+@pytest.mark.parametrize("case", list(ERROR_CASES))
+def test_errors_exit_2_with_a_message_and_no_output(tmp_path, capsys, case):
+    files = make_error_files(tmp_path)
+    make_argv, needle = ERROR_CASES[case]
+    argv = make_argv(files)
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    if "--out" not in argv and argv[0] == "simulate":
+        argv = argv + ["--out", str(tmp_path / "curve.csv")]
+    code, out, err = run(argv, capsys)
+    assert code == 2, (out, err)
+    assert "error" in err and needle in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written, no temp file
+
+
+def test_error_exit_through_the_real_entry_point(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "labeler", "simulate", str(tmp_path / "missing.csv"),
+                           "--out", str(tmp_path / "c.csv")], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2
+    assert "labeler: error:" in proc.stderr and "missing.csv" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "c.csv").exists()
+
+
+# --------------------------------------------------------------------------- atomic output
+def test_failed_run_leaves_an_existing_output_untouched(tmp_path, capsys, monkeypatch):
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=40)
+    out = tmp_path / "curve.csv"
+    out.write_text("old content\n")
+
+    def explode(self, step, budget):
+        if step == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli._Progress, "__call__", explode)
+    code, _, err = run(["simulate", str(data), "--budget", "10", "--out", str(out)], capsys)
+    assert code == 130 and "interrupted" in err
+    assert out.read_text() == "old content\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.csv", "pool.csv"]
+
+
+def test_failed_csv_write_leaves_no_partial_file(tmp_path, capsys, monkeypatch):
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=40)
+    out = tmp_path / "curve.csv"
+
+    def broken_to_csv(self, path, **kw):
+        Path(path).write_text("step,index\n1,")  # half a file, then the disk fills up
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", broken_to_csv)
+    code, _, err = run(["simulate", str(data), "--budget", "3", "--out", str(out)], capsys)
+    assert code == 2 and "No space left on device" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pool.csv"]
+
+
+def test_atomic_write_replaces_in_one_step(tmp_path):
+    target = tmp_path / "f.txt"
+    atomic_write_text(target, "first")
+    assert target.read_text() == "first"
+
+    def failing(tmp):
+        Path(tmp).write_text("partial")
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(target, failing)
+    assert target.read_text() == "first"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        atomic_write_text(tmp_path / "missing" / "f.txt", "x")
