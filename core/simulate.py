@@ -13,7 +13,8 @@ learner's accuracy and estimated risk. One row per query:
 ``accuracy``        fraction of evaluation points predicted right
 ``balanced_accuracy`` mean over the classes present of the per-class recall
 ``estimated_risk``  ``R(f_L)`` over the pool (seed 002 eq. 3.49, bias-corrected)
-``step_seconds``    wall time of the query and the label update (evaluation excluded)
+``step_seconds``    wall time of the query and the label update (evaluation excluded;
+                    the first query of a process also pays numba's one-time compilation)
 ==================  ===================================================================
 
 The evaluation points are a validation set when one is given, otherwise the pool points that
