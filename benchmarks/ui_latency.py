@@ -24,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
-from harness import AppServer, browser_page, chromium_path, class_keys, focus_page, open_app, shown  # noqa: E402
+from harness import (AppServer, browser_page, chromium_path, class_keys, focus_page,  # noqa: E402
+                     open_app, press)
 
 TARGETS_MS = {2000: 300.0, 20000: 1000.0}
 
@@ -78,9 +79,7 @@ def measure(n: int, presses: int, weighting: str = "balanced") -> dict:
             page.evaluate(_INSTALL)
             to_query, to_map = [], []
             for k in range(presses + 1):  # the first press warms up (JIT, caches): not counted
-                _, q = shown(page)
-                focus_page(page)
-                page.keyboard.press(keys[names[k % len(names)]])
+                press(page, keys[names[k % len(names)]])
                 page.wait_for_function("() => window.__lat.tQuery !== null && window.__lat.tMap !== null",
                                        timeout=120_000, polling="raf")
                 lat = page.evaluate("() => window.__lat")

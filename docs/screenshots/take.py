@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "tests" / "e2e"))
 sys.path.insert(0, str(HERE.parents[1]))
 
-from harness import (AppServer, browser_page, class_keys, focus_page, open_app, shown,  # noqa: E402
+from harness import (AppServer, browser_page, class_keys, open_app, press, shown,  # noqa: E402
                      wait_labeled, wait_query_changed)
 
 
@@ -35,8 +35,7 @@ def answer_queries(page, server, n_labels: int) -> None:
     for k in range(n_labels):
         _, query = shown(page)
         name = str(truth.y[query])
-        focus_page(page)
-        page.keyboard.press(keys[name])
+        press(page, keys[name])
         wait_labeled(page, k + 1)
         wait_query_changed(page, query)
 

@@ -182,7 +182,34 @@ def labeled_count(page) -> int:
 
 
 def wait_labeled(page, count: int, timeout=60_000):
-    page.wait_for_selector(f'.labeled-count[data-labeled="{count}"]', timeout=timeout)
+    """Wait until the page says ``count`` points are labelled (the error shows the page state)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_selector(f'.labeled-count[data-labeled="{count}"]', timeout=timeout)
+    except PlaywrightTimeout:
+        raise AssertionError(
+            f"the page did not reach {count} labels within {timeout / 1000:.0f} s: it shows "
+            f"{labeled_count(page)} labels, point/query {shown(page)}; page text starts "
+            f"{page.inner_text('body')[:600]!r}") from None
+
+
+def wait_buttons_current(page, timeout=60_000):
+    """Wait until the class buttons on the page are those of the point shown (their keys name
+    it): a key press before that belongs to the previous point and is ignored by design."""
+    page.wait_for_function(
+        """() => { const t = document.querySelector('.point-tag');
+                   if (!t || t.dataset.point === '') return false;
+                   const b = document.querySelector('.st-key-class_0_' + t.dataset.point);
+                   return !!b && !b.closest('[data-stale="true"]'); }""",
+        timeout=timeout)
+
+
+def press(page, key: str):
+    """Press ``key`` as a user who has seen the current point and its buttons."""
+    wait_buttons_current(page)
+    focus_page(page)
+    page.keyboard.press(key)
 
 
 def wait_query_changed(page, old_query: int, timeout=60_000):

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from harness import (
     class_keys,
-    focus_page,
     labeled_count,
     open_app,
     plot_point_position,
+    press,
     shown,
     wait_labeled,
     wait_query_changed,
@@ -60,8 +60,7 @@ def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
         point, query = shown(page)
         assert point == query is not None
         name = names[k % 2]
-        focus_page(page)
-        page.keyboard.press(keys[name])
+        press(page, keys[name])
         wait_labeled(page, k + 1)
         wait_query_changed(page, query)
         given[query] = name
@@ -79,8 +78,7 @@ def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
     zoomed = _axis_ranges(page)
     assert zoomed != before, "the box drag did not zoom"
     point, query = shown(page)
-    focus_page(page)
-    page.keyboard.press(keys[names[0]])
+    press(page, keys[names[0]])
     wait_labeled(page, 11)
     wait_query_changed(page, query)
     given[query] = names[0]
@@ -102,13 +100,11 @@ def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
     chosen, query_now = shown(page)
     assert query_now == query and chosen not in given
     assert "Chosen point" in page.locator(".point-tag").first.inner_text()
-    focus_page(page)
-    page.keyboard.press(keys[names[0]])
+    press(page, keys[names[0]])
     wait_labeled(page, n_given + 1)
 
     # ---- undo (key U) removes that label ----------------------------------------------------
-    focus_page(page)
-    page.keyboard.press("u")
+    press(page, "u")
     wait_labeled(page, n_given)
 
     # ---- reload: nothing lost, on the page and in the SQLite file ---------------------------
