@@ -114,6 +114,13 @@ def test_scatter_expected_risk_replaces_inf():
     assert fig.data[0].marker.cmax == pytest.approx(p["expected_risk"][finite].max())
 
 
+def test_no_class_legend_beyond_six_classes():
+    fig = F.scatter_figure(**_pool(k=7))
+    assert len(fig.data) == 4
+    fig = F.scatter_figure(**_pool(k=6))
+    assert [t.name for t in fig.data[4:]] == [f"c{j}" for j in range(6)]
+
+
 def test_scatter_selected_equal_to_query_is_drawn_once():
     p = _pool()
     fig = F.scatter_figure(query=3, selected=3, **p)

@@ -47,6 +47,9 @@ COLOR_MODES: dict[str, str] = {
     "expected_risk": "expected risk",
 }
 
+#: Class legend entries are drawn up to this many classes (the page header lists them all).
+LEGEND_MAX_CLASSES = 6
+
 # Trace order of :func:`scatter_figure` (curve numbers in selection events).
 POOL_TRACE, LABELED_TRACE, QUERY_TRACE, SELECTED_TRACE = 0, 1, 2, 3
 
@@ -147,7 +150,7 @@ def scatter_figure(
     plotly.graph_objects.Figure
         Traces in this order (curve numbers of selection events): 0 pool (all points; the
         point number is the pool index), 1 labelled points, 2 next query, 3 selected point,
-        then one legend-only entry per class. Traces 1-3 carry the pool index in
+        then one legend-only entry per class (at most LEGEND_MAX_CLASSES). Traces 1-3 carry the pool index in
         ``customdata``. ``layout.uirevision`` and ``layout.meta`` are ``view_key``.
     """
     xy = np.asarray(layout, dtype=np.float32)
@@ -247,7 +250,7 @@ def scatter_figure(
     traces.append(single(shown_selected, "selected", "diamond-open", SELECTED_COLOR, 20))
 
     # --- legend: one entry per class (no data, no effect on curve numbers 0-3) -------------
-    if color_mode in ("label", "predicted") or labeled.size:
+    if (color_mode in ("label", "predicted") or labeled.size) and len(classes) <= LEGEND_MAX_CLASSES:
         for j, name in enumerate(classes):
             traces.append(
                 go.Scattergl(x=[None], y=[None], mode="markers", name=str(name),
