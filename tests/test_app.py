@@ -350,6 +350,8 @@ def test_open_builtin_from_the_picker():
     ("words.csv", "a,b\nx,y\nz,w\n", "numeric"),
     ("holes.csv", "a,b\n1,2\n,4\n5,6\n", "NaN"),
     ("notes.txt", "hello", "unsupported type"),
+    ("garbage.parquet", "this is not parquet", "parquet|read|file"),
+    ("garbage.npz", "not a zip archive", "npz|read|file|zip"),
 ])
 def test_bad_data_path_shows_error_and_changes_nothing(_env, name, content, match):
     data_dir = _env
