@@ -907,6 +907,12 @@ def _load_image_folder(folder: Path, *, seed, n, opts: _FileOptions) -> Dataset:
 def _load_npz(path: Path, *, seed, n, opts: _FileOptions) -> Dataset:
     """Arrays ``X`` (or ``images``), optional ``y``, ``images``, ``layout``, ``ids`` (no pickle)."""
     allowed = {"X", "y", "images", "layout", "ids"}
+    if not zipfile.is_zipfile(path):
+        # np.load would take any non-zip file for a pickle and report that instead
+        raise DatasetError(
+            f"Could not read {path.name} as .npz: it is not a NumPy archive (not a zip file). "
+            "Save the arrays with np.savez(path, X=..., y=...)."
+        )
     try:
         with np.load(path, allow_pickle=False) as archive:
             unknown = sorted(set(archive.files) - allowed)

@@ -299,6 +299,22 @@ def _png_bytes(index: int, images, image_paths) -> bytes:
     return buf.getvalue()
 
 
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+def _file_stem(pid) -> str:
+    """An id's last path component without an image extension (``a/b_09.png`` -> ``b_09``).
+
+    Ids of image-folder data sets are relative paths; in the zip the class folder replaces the
+    original folder, so only the file's own name is kept.
+    """
+    name = str(pid).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    for suffix in _IMAGE_SUFFIXES:
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name or str(pid)
+
+
 def write_image_zip(table: pd.DataFrame, path, *, images=None, image_paths=None) -> Path:
     """Write the labelled points' images as ``<class>/<id>.png`` in a zip, atomically.
 
@@ -335,7 +351,7 @@ def write_image_zip(table: pd.DataFrame, path, *, images=None, image_paths=None)
             while name.lower() in {f.lower() for f in folders.values()}:
                 name, k = f"{base}~{k}", k + 1
             folders[label] = name
-        base = f"{folders[label]}/{_safe_name(pid)}"
+        base = f"{folders[label]}/{_safe_name(_file_stem(pid))}"
         name, k = f"{base}.png", 2
         while name.lower() in used:
             name, k = f"{base}~{k}.png", k + 1

@@ -606,3 +606,11 @@ def test_error_unknown_file_option(tmp_path, table):
     table.drop(columns=["name"]).to_csv(tmp_path / "d.csv", index=False)
     with pytest.raises(DatasetError, match="Unknown option.*digits"):
         load_dataset(tmp_path / "d.csv", digits=(1, 2))
+
+
+def test_npz_that_is_not_an_archive_is_named_as_such(tmp_path):
+    """A text file renamed .npz is reported as 'not a NumPy archive', not as a pickle."""
+    bad = tmp_path / "notes.npz"
+    bad.write_text("x,y\n1,2\n")
+    with pytest.raises(DatasetError, match="not a NumPy archive"):
+        load_dataset(bad)

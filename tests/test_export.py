@@ -169,7 +169,7 @@ def test_zip_from_image_paths_and_unsafe_names(tmp_path):
     path = write_image_zip(t, tmp_path / "o.zip", image_paths=paths)
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
-        assert names == ["labels.csv", "a_b/.._evil.png", "a_b~2/x.png", "___/x.png"]
+        assert names == ["labels.csv", "a_b/evil.png", "a_b~2/x.png", "___/x.png"]
         for n in names:
             assert not n.startswith("/") and "/../" not in f"/{n}"
         with Image.open(io.BytesIO(zf.read([n for n in names if n.startswith("a_b~2/")][0]))) as im:
@@ -235,3 +235,13 @@ def test_table_validation():
         label_table(IDS, RECORDS, original=ORIGINAL.iloc[:3])
     with pytest.raises(ExportError, match="both"):
         label_table(IDS, RECORDS, predicted=PRED)
+
+
+def test_zip_names_image_folder_ids_by_their_file_stem(tmp_path):
+    """Ids that are relative image paths keep only the file's stem under the class folder."""
+    imgs = images()
+    recs = [LabelRecord(0, "circle", "queried", 1, 1, "t"), LabelRecord(1, "square", "queried", 2, 2, "t")]
+    ids = np.array(["circle/circle_09.png", "shapes\\sq.JPEG", "x", "x", "x", "x"], dtype=object)
+    path = write_image_zip(label_table(ids, recs), tmp_path / "o.zip", images=imgs)
+    with zipfile.ZipFile(path) as zf:
+        assert zf.namelist() == ["labels.csv", "circle/circle_09.png", "square/sq.png"]
