@@ -90,7 +90,7 @@ __all__ = [
 DEFAULT_LAM = 0.1
 DEFAULT_CLASSES = ("negative", "positive")  # for a data set without classes (user can add more)
 WEIGHTINGS = ("balanced", "none")
-LAYOUTS = ("pca", "tsne", "umap", "given")
+LAYOUTS = ("auto", "pca", "tsne", "umap", "given")
 _MEDIAN_POINTS = 1000
 _WIDTH_FACTORS = 2.0 ** np.arange(-3.0, 2.25, 0.5)
 
@@ -158,8 +158,10 @@ class SessionConfig:
         Class weights of the learner.
     standardize : bool
         Scale every feature to mean 0, standard deviation 1 before the kernel.
-    layout : {"pca", "tsne", "umap", "given"}
-        2-D coordinates for display; "given" uses the data set's own.
+    layout : {"auto", "pca", "tsne", "umap", "given"}
+        2-D coordinates for display; "given" uses the data set's own; "auto" (the default)
+        means "given" when the data set has coordinates (e.g. ``x``, ``y`` columns), else
+        "pca". Resolved once at creation and stored.
     seed : int
         Seed of every random choice (tie-breaking, layouts, width subsample).
     name : str, optional
@@ -177,7 +179,7 @@ class SessionConfig:
     strategy: str = "arls"
     weighting: str | dict = "balanced"
     standardize: bool = True
-    layout: str = "pca"
+    layout: str = "auto"
     seed: int = 0
     name: str | None = None
     classes: list | None = None
@@ -347,6 +349,8 @@ class LabelingSession:
             cfg.dataset = str(path.resolve())  # reopen from any working directory
         dataset = _load_dataset(cfg.dataset, cfg.dataset_options)
         X_raw = np.ascontiguousarray(dataset.X, dtype=np.float64)
+        if cfg.layout == "auto":
+            cfg.layout = "given" if getattr(dataset, "layout", None) is not None else "pca"
         if cfg.layout == "given" and getattr(dataset, "layout", None) is None:
             raise ValueError(f"Data set {cfg.dataset!r} has no given layout; use layout='pca' or 'tsne'.")
 

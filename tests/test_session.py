@@ -716,3 +716,25 @@ def test_set_lam_auto_under_balanced_weights_uses_the_learner_weights(store):
     Y = np.where(y == s.classes[1], 1.0, -1.0)[:, None]
     m = K[:, pts] @ np.linalg.solve(K[np.ix_(pts, pts)] + np.diag(ref.lam_ / w), Y)
     np.testing.assert_allclose(m_of(s), m, rtol=0, atol=1e-10)
+
+
+def test_layout_auto_uses_given_coordinates_else_pca(store, tmp_path):
+    """'auto' resolves to the file's x, y columns when present, else to a PCA map (stored)."""
+    rng = np.random.default_rng(5)
+    feats = rng.normal(size=(60, 3))
+    xy = rng.uniform(-5, 5, size=(60, 2))
+    frame = pd.DataFrame({"f0": feats[:, 0], "f1": feats[:, 1], "f2": feats[:, 2],
+                          "x": xy[:, 0], "y": xy[:, 1], "label": rng.integers(0, 2, 60)})
+    path = tmp_path / "pool.csv"
+    frame.to_csv(path, index=False)
+    given = LabelingSession.create(store, SessionConfig(dataset=str(path)))
+    assert given.config.layout == "given"
+    np.testing.assert_allclose(given.layout, xy, rtol=0, atol=1e-12)
+
+    frame.drop(columns=["x", "y"]).to_csv(path, index=False)
+    pca = LabelingSession.create(store, SessionConfig(dataset=str(path)))
+    assert pca.config.layout == "pca"
+    assert pca.layout.shape == (60, 2)
+    reopened = LabelingSession.open(store, pca.id)
+    assert reopened.config.layout == "pca"
+    np.testing.assert_array_equal(reopened.layout, pca.layout)

@@ -259,3 +259,16 @@ def test_registry_lru_and_reuse(monkeypatch, tmp_path):
     reg.forget(tmp_path, "new-cfg")
     with pytest.raises(KeyError):
         reg._open[reg._key(tmp_path, "new-cfg")]
+
+
+def test_start_up_recognises_a_saved_file_session_from_a_relative_path(tmp_path, monkeypatch):
+    """Sessions store absolute paths; `labeler app data.csv` must still find them."""
+    from labeler.ui.state import _same_data
+
+    (tmp_path / "data.csv").write_text("a,label\n1,0\n2,1\n")
+    monkeypatch.chdir(tmp_path)
+    saved = str((tmp_path / "data.csv").resolve())
+    assert _same_data(saved, "data.csv")
+    assert _same_data("moons", "moons")
+    assert not _same_data(saved, "other.csv")
+    assert not _same_data("moons", "moons-imbalanced")

@@ -31,7 +31,19 @@ def _open_builtin() -> None:
     options = {}
     if name in SIZED_BUILTINS:
         options["n"] = int(st.session_state.get("pick_n") or 1000)
-    state.new_session(name, options)
+    state.new_session(name, options, layout=_picked_layout())
+
+
+def _picked_layout() -> str:
+    return st.session_state.get("pick_layout") or "auto"
+
+
+def _layout_choices() -> dict:
+    from core.layout import available_layout_methods
+
+    names = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
+    return {"auto": "Given x, y columns, else PCA",
+            **{m: names.get(m, m) for m in available_layout_methods()}}
 
 
 def _open_path() -> None:
@@ -45,7 +57,7 @@ def _open_path() -> None:
     image_col = (st.session_state.get("pick_image_col") or "").strip()
     if image_col:
         options["image_col"] = image_col
-    state.new_session(str(path), options)
+    state.new_session(str(path), options, layout=_picked_layout())
 
 
 def _data_picker() -> None:
@@ -69,6 +81,11 @@ def _data_picker() -> None:
                            "(relative to the table's folder).")
         st.button("Open path", key="open_path", on_click=_open_path,
                   icon=":material/folder_open:", width="stretch")
+        choices = _layout_choices()
+        st.selectbox("2-D map", list(choices), format_func=choices.get, key="pick_layout",
+                     help="How the pool is drawn (the model always uses all features). t-SNE "
+                          "takes a while on large pools; it is computed once and cached in the "
+                          "store. UMAP appears when umap-learn is installed.")
 
 
 # ------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 
+from pathlib import Path
+
 import streamlit as st
 
 from labeler.store import StoreError
@@ -117,13 +119,24 @@ def ensure_session() -> None:
     except USER_ERRORS as exc:
         flash("error", f"Could not read the store {cfg.store}: {exc}")
         saved = []
-    same = [s for s in saved if str(s.dataset) == str(cfg.data)
+    same = [s for s in saved if _same_data(s.dataset, cfg.data)
             and _options_match(cfg.store, s.id, cfg.data_options)]
     if same:
         latest = max(same, key=lambda s: str(s.created))
         if open_session(latest.id):
             return
     new_session(cfg.data, cfg.data_options)
+
+
+def _same_data(saved, wanted) -> bool:
+    """True when a saved session's data set is ``wanted``: a built-in name or the same file.
+
+    Sessions store file paths resolved (absolute), the command line may give them relative.
+    """
+    if str(saved) == str(wanted):
+        return True
+    path = Path(str(wanted)).expanduser()
+    return path.exists() and str(path.resolve()) == str(saved)
 
 
 def _options_match(store_path, session_id, wanted: dict) -> bool:
