@@ -311,12 +311,12 @@ class ActiveRLS:
         return (
             dict(self._labels), self._cls.copy(), self._counts.copy(), self._lam_pt.copy(),
             self._w.copy(), self._weighting, list(self._classes), dict(self._class_index),
-            self._mT.copy(),
+            self._mT.copy(), self.lam,
         )
 
     def _restore(self, saved: tuple) -> None:
         (self._labels, self._cls, self._counts, self._lam_pt, self._w, self._weighting,
-         self._classes, self._class_index, self._mT) = saved
+         self._classes, self._class_index, self._mT, self.lam) = saved
 
     def _apply(self, update, saved: tuple) -> None:
         """Run an exact update; on a tripped guard (or failed solve) rebuild instead.
@@ -462,6 +462,67 @@ class ActiveRLS:
         self._weighting = weighting
         old = self._refresh_lambdas()
         self._apply(lambda: self._reweight_update(old), saved)
+        return self
+
+    def set_lam(self, lam) -> "ActiveRLS":
+        """Change the regularisation ``lam``: exact block reweight, O(n^2 |L|), no new n x n array.
+
+        Every labelled point's ``lambda_j = lam / w_{y_j}`` changes, which is the block
+        (Woodbury) reweight of the module docstring applied to all of ``L`` (ALGORITHMS §3).
+        A tripped guard rebuilds by a direct solve instead.
+
+        Raises
+        ------
+        ValueError
+            If ``lam`` is not a finite number > 0 (state unchanged).
+        """
+        lam = check_positive("lam", lam)
+        saved = self._save()
+        self.lam = lam
+        old = self._refresh_lambdas()
+        self._apply(lambda: self._reweight_update(old), saved)
+        return self
+
+    def set_kernel(self, kernel) -> "ActiveRLS":
+        """Swap the kernel (e.g. a new RBF width) and recompute ``C`` and ``m`` exactly.
+
+        ``C`` is refilled in place with the new prior ``k(X, X)`` and conditioned on the
+        labels (:meth:`rebuild`, O(n^2 |L|)): no second n x n array is allocated. If that
+        fails (e.g. the new kernel matrix is not positive semi-definite, or memory runs out),
+        the old kernel is put back, the state is recomputed with it and the error is raised.
+
+        Raises
+        ------
+        TypeError
+            If ``kernel`` is not a :class:`core.kernels.Kernel` (state unchanged).
+        ValueError
+            If the learner was built :meth:`from_kernel` (there are no features to evaluate
+            a kernel on; build a new learner instead).
+        """
+        if not isinstance(kernel, Kernel):
+            raise TypeError(
+                f"kernel must be a core.kernels.Kernel, e.g. Kernel('rbf', width=1.0); got {kernel!r}."
+            )
+        if self._X is None:
+            raise ValueError(
+                "This learner was built from a precomputed kernel matrix (from_kernel), so it "
+                "cannot evaluate a new kernel; build a new learner with ActiveRLS.from_kernel(K_new)."
+            )
+        prior_diag = np.asarray(kernel.diag(self._X), dtype=np.float64)
+        old_kernel, old_diag = self.kernel, self._prior_diag
+        saved = self._save()
+        # TODO(covariance owner): a public DenseCovariance.set_kernel would avoid touching
+        # its private attribute here; reset() refills C in place from this kernel.
+        self._cov._kernel = kernel
+        self.kernel, self._prior_diag = kernel, prior_diag
+        try:
+            self.rebuild()
+        except BaseException:
+            self._cov._kernel = old_kernel
+            self.kernel, self._prior_diag = old_kernel, old_diag
+            self._restore(saved)
+            self.rebuild()
+            raise
         return self
 
     def add_class(self, name) -> "ActiveRLS":

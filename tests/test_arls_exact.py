@@ -254,3 +254,57 @@ class TestGuards:
         for i in range(0, 24, 4):
             learner.remove(i)
         assert_matches_direct(learner, K, atol=1e-7)
+
+
+@pytest.mark.parametrize("classes", [["neg", "pos"], ["a", "b", "c"]])
+@pytest.mark.parametrize("weighting", ["none", "balanced", {"neg": 3.0, "a": 0.5}])
+def test_set_lam_matches_direct_solve_and_a_fresh_learner(classes, weighting):
+    X, kernel, K = make_pool(n=40, seed=7)
+    weighting = {c: w for c, w in weighting.items() if c in classes} if isinstance(weighting, dict) else weighting
+    rng = np.random.default_rng(7)
+    idx = rng.choice(40, size=12, replace=False)
+    labels = [classes[t] for t in rng.integers(len(classes), size=12)]
+    learner = ActiveRLS(X, classes=classes, kernel=kernel, lam=0.2, weighting=weighting)
+    learner.add_many(idx, labels)
+    for lam in (0.03, 1.7, 0.2):
+        learner.set_lam(lam)
+        assert learner.lam == lam
+        assert_matches_direct(learner, K)
+        fresh = ActiveRLS(X, classes=classes, kernel=kernel, lam=lam, weighting=weighting).add_many(idx, labels)
+        assert_allclose(learner.decision_values, fresh.decision_values, rtol=0, atol=ATOL)
+        assert_allclose(learner.posterior_variance(), fresh.posterior_variance(), rtol=0, atol=ATOL)
+        assert_allclose(learner.point_lambdas, fresh.point_lambdas, rtol=1e-14)
+        assert_allclose(learner.expected_risk(), fresh.expected_risk(), rtol=1e-7, atol=1e-10)
+    assert learner.n_rebuilds == 0  # the block reweight, not a rebuild
+
+
+def test_set_lam_without_labels_and_when_the_guard_trips(monkeypatch):
+    X, kernel, K = make_pool(n=30, seed=3)
+    learner = ActiveRLS(X, kernel=kernel, lam=0.5).set_lam(0.01)
+    assert learner.lam == 0.01 and learner.n_rebuilds == 0
+    learner.add(0, 1).add(5, 0).add(9, 1)
+    monkeypatch.setattr(arls_module, "_BLOCK_COND_MAX", 0.0)  # every block reweight "unsafe"
+    learner.set_lam(2.0)
+    assert learner.n_rebuilds == 1
+    assert_matches_direct(learner, K)
+
+
+@pytest.mark.parametrize("weighting", ["none", "balanced"])
+def test_set_kernel_matches_a_fresh_learner_in_place(weighting):
+    X, kernel, _ = make_pool(n=40, seed=4)
+    idx, labels = [3, 17, 8, 30, 21], ["neg", "pos", "pos", "neg", "pos"]
+    learner = ActiveRLS(X, classes=["neg", "pos"], kernel=kernel, lam=0.1, weighting=weighting)
+    learner.add_many(idx, labels)
+    C_before = learner._cov._C
+    for new in (Kernel("rbf", width=0.4), Kernel("linear"), Kernel("rbf", width=2.5)):
+        learner.set_kernel(new)
+        assert learner.kernel == new
+        assert learner._cov._C is C_before  # refilled in place: no second n x n array
+        assert_matches_direct(learner, new(X))
+        fresh = ActiveRLS(X, classes=["neg", "pos"], kernel=new, lam=0.1, weighting=weighting)
+        fresh.add_many(idx, labels)
+        assert_allclose(learner.decision_values, fresh.decision_values, rtol=0, atol=1e-10)
+        assert_allclose(learner.posterior_covariance(), fresh.posterior_covariance(), rtol=0, atol=1e-10)
+        # later updates use the new prior too (the add guard compares with k(x, x))
+        learner.add(0, "neg").remove(0)
+        assert_matches_direct(learner, new(X))

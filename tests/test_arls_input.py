@@ -168,3 +168,58 @@ def test_non_psd_kernel_is_reported_clearly_and_the_label_is_rolled_back():
     assert after["labels"] == {0: 1} and after["weights"] == before["weights"]
     np.testing.assert_allclose(after["m"], before["m"], atol=1e-14)
     np.testing.assert_allclose(after["C"], before["C"], atol=1e-14)
+
+
+@pytest.mark.parametrize("lam", [0.0, -1.0, float("nan"), float("inf"), "0.1", None, True])
+def test_bad_set_lam_leaves_state_unchanged(learner, lam):
+    before = snapshot(learner)
+    with pytest.raises(ValueError, match="lam"):
+        learner.set_lam(lam)
+    assert_unchanged(learner, before)
+    assert learner.lam == 0.1
+
+
+@pytest.mark.parametrize("kernel", ["rbf", None, 1.5])
+def test_set_kernel_needs_a_kernel(learner, kernel):
+    before, old = snapshot(learner), learner.kernel
+    with pytest.raises(TypeError, match="Kernel"):
+        learner.set_kernel(kernel)
+    assert_unchanged(learner, before)
+    assert learner.kernel is old
+
+
+def test_set_kernel_on_a_precomputed_kernel_is_refused():
+    K = Kernel("rbf", width=1.0)(GOOD_X)
+    lrn = ActiveRLS.from_kernel(K).add(0, 1)
+    before = snapshot(lrn)
+    with pytest.raises(ValueError, match="precomputed kernel matrix"):
+        lrn.set_kernel(Kernel("linear"))
+    assert_unchanged(lrn, before)
+
+
+def test_set_kernel_failure_restores_the_old_kernel_and_state(learner, monkeypatch):
+    before, old = snapshot(learner), learner.kernel
+    cov = learner._cov
+    real = type(cov).condition
+    calls = []
+
+    def fail_once(self, *args, **kw):
+        calls.append(1)
+        if len(calls) == 1:
+            raise MemoryError("simulated")
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(type(cov), "condition", fail_once)
+    with pytest.raises(MemoryError):
+        learner.set_kernel(Kernel("rbf", width=0.3))
+    monkeypatch.undo()
+    assert learner.kernel is old
+    after = snapshot(learner)
+    assert after["labels"] == before["labels"] and after["weights"] == before["weights"]
+    np.testing.assert_allclose(after["m"], before["m"], atol=1e-12)
+    np.testing.assert_allclose(after["C"], before["C"], atol=1e-12)
+    # and it keeps working with the old kernel
+    learner.add(1, "cat")
+    fresh = ActiveRLS(learner._X, classes=["cat", "dog"],
+                      kernel=old, lam=0.1, weighting="balanced").add_many([0, 3, 7, 1], ["cat", "dog", "dog", "cat"])
+    np.testing.assert_allclose(learner.decision_values, fresh.decision_values, atol=1e-10)
