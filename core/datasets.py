@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .kernels import median_distance
+
 __all__ = ["Dataset", "DatasetError", "load_dataset", "read_idx", "BUILTIN_DATASETS", "SAMPLE_DATA_DIR"]
 
 SAMPLE_DATA_DIR = Path(__file__).resolve().parent.parent / "sample_data"
@@ -287,14 +289,6 @@ def _finish(
         images=images, image_paths=image_paths, frame=frame, X_val=X_val, y_val=y_val,
         params=dict(params or {}),
     )
-
-
-def _median_width(X: np.ndarray, rng: np.random.Generator, m: int = 500) -> float:
-    """Median pairwise distance of at most ``m`` seeded points (a common RBF width heuristic)."""
-    from scipy.spatial.distance import pdist
-
-    rows = rng.choice(X.shape[0], size=min(m, X.shape[0]), replace=False)
-    return float(np.median(pdist(X[rows])))
 
 
 # --------------------------------------------------------------------------- synthetic built-ins
@@ -569,7 +563,7 @@ def _image_dataset(name, images, y, rng, n, digits, params_note) -> Dataset:
     images, y = images[rows], y[rows].astype(np.int64)
     h, w = images.shape[1:]
     X = images.reshape(len(rows), -1).astype(np.float64) / 255.0
-    params = {"width": _median_width(X, rng), "lam": 0.1, "weighting": "none",
+    params = {"width": median_distance(X, max_points=500, seed=rng), "lam": 0.1, "weighting": "none",
               "note": params_note + " Not from the thesis: width = median pairwise distance of "
               "500 seeded points of X (pixels / 255), lambda 0.1."}
     frame = pd.DataFrame({"label": y})

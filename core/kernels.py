@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import check_positive
+from .validation import check_features, check_positive
 
-__all__ = ["Kernel", "KERNELS"]
+__all__ = ["Kernel", "KERNELS", "median_distance"]
 
 KERNELS = ("rbf", "linear", "poly")
 _BLOCK_BYTES = 64 * 2**20  # temporary memory per block of rows
@@ -86,3 +86,47 @@ class Kernel:
             return np.ones(X.shape[0])
         sq = np.einsum("ij,ij->i", X, X)
         return sq if self.kind == "linear" else (sq + self.coef0) ** self.degree
+
+
+def median_distance(X, max_points: int = 1000, seed=0) -> float:
+    """Median Euclidean distance between pairs of points: the usual RBF width heuristic.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        At least two points.
+    max_points : int
+        Beyond this many points the median is taken over a random subset of ``max_points``
+        rows (drawn without replacement), so the cost stays O(max_points^2 n_features).
+    seed : int or numpy.random.Generator
+        Seed (or generator) of that subset; with an int the result is deterministic.
+
+    Returns
+    -------
+    float
+        ``median_{i < j} ||x_i - x_j||`` over the (subset of) points, > 0.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` has fewer than two points, ``max_points < 2``, or the median is 0 (at least
+        half of the pairs are identical points, e.g. every point is the same): no width can be
+        derived from such data.
+    """
+    from scipy.spatial.distance import pdist
+
+    X = check_features(X, min_samples=2)
+    if isinstance(max_points, bool) or int(max_points) != max_points or max_points < 2:
+        raise ValueError(f"max_points must be an integer >= 2; got {max_points!r}.")
+    if X.shape[0] > max_points:
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        X = X[rng.choice(X.shape[0], int(max_points), replace=False)]
+    median = float(np.median(pdist(X)))
+    if not median > 0:
+        raise ValueError(
+            f"The median distance between the {X.shape[0]} points is 0: at least half of the "
+            "pairs are identical points (all points the same, or heavily duplicated), so no RBF "
+            "width can be derived from the data. Remove the duplicated points or pass an explicit "
+            "width=..."
+        )
+    return median

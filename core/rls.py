@@ -37,7 +37,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .kernels import Kernel
+from .kernels import Kernel, median_distance
 from .validation import check_features, check_positive
 from .weights import sample_weights as class_sample_weights
 
@@ -344,19 +344,14 @@ def select_index(errors: np.ndarray) -> int:
 def default_widths(X: np.ndarray, *, max_points: int = 1000) -> np.ndarray:
     """Geometric grid of RBF widths around the median pairwise distance of ``X``.
 
-    ``median * 2 ** [-3, -2.5, ..., 2]`` (11 widths). The median is taken over at most
-    ``max_points`` points (a fixed, seeded subsample beyond that), so it is deterministic.
+    ``median * 2 ** [-3, -2.5, ..., 2]`` (11 widths), with the median of
+    :func:`core.kernels.median_distance` (at most ``max_points`` points, a subset seeded with
+    0 beyond that, so the grid is deterministic).
     """
-    from scipy.spatial.distance import pdist
-
-    if X.shape[0] > max_points:
-        X = X[np.random.default_rng(0).choice(X.shape[0], max_points, replace=False)]
-    median = float(np.median(pdist(X)))
-    if not median > 0:
-        raise ValueError(
-            "Cannot choose RBF widths automatically: the median distance between the points is 0. "
-            "Pass widths=[...] explicitly or remove duplicated points."
-        )
+    try:
+        median = median_distance(X, max_points=max_points, seed=0)
+    except ValueError as exc:
+        raise ValueError(f"Cannot choose RBF widths automatically: {exc} Or pass widths=[...].") from None
     return median * 2.0 ** np.arange(-3.0, 2.25, 0.5)
 
 

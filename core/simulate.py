@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from .arls import ActiveRLS
-from .kernels import Kernel
+from .kernels import Kernel, median_distance
 from .preprocessing import standardize
 from .risk import predicted_class_indices, target_codes
 from .strategies import STRATEGIES, query
@@ -56,7 +56,6 @@ __all__ = [
     "MIN_LOO_LABELS",
     "simulate",
     "resolve_lam",
-    "median_distance_width",
     "prepare_features",
     "dual_coefficients",
     "OutOfPoolPredictor",
@@ -101,40 +100,6 @@ def balanced_accuracy(y_true, y_pred) -> float:
         return float("nan")
     recalls = [np.mean(y_pred[y_true == c] == c) for c in np.unique(y_true)]
     return float(np.mean(recalls))
-
-
-def median_distance_width(X, max_points: int = 1000, seed: int = 0) -> float:
-    """RBF width heuristic: the median pairwise distance of at most ``max_points`` points.
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features)
-    max_points : int
-        Points used (a seeded random subset beyond that, so the result is deterministic).
-    seed : int
-        Seed of the subset.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If the median distance is 0 (too many duplicated points).
-    """
-    from scipy.spatial.distance import pdist
-
-    X = check_features(X, min_samples=2)
-    if X.shape[0] > max_points:
-        X = X[np.random.default_rng(seed).choice(X.shape[0], max_points, replace=False)]
-    median = float(np.median(pdist(X)))
-    if not median > 0:
-        raise ValueError(
-            "Cannot choose an RBF width: the median distance between points is 0 (duplicated "
-            "points). Pass an explicit width (--width)."
-        )
-    return median
 
 
 def prepare_features(dataset, X_val=None, standardize_features: bool | None = None):
@@ -353,7 +318,7 @@ def simulate(
     seed : int
         Seeds the initial labels and the tie-breaking of every query (one generator).
     kernel : core.kernels.Kernel, optional
-        Default ``Kernel("rbf", width=median_distance_width(X))``.
+        Default ``Kernel("rbf", width=median_distance(X, seed=seed))`` (:func:`core.kernels.median_distance`).
     lam : float > 0 or "auto"
         Regularisation; "auto" as in :func:`resolve_lam` on the initial labels.
     weighting : {"none", "balanced"} or dict {class: weight}
@@ -423,7 +388,7 @@ def simulate(
                 "use a validation set with the same classes."
             )
     if kernel is None:
-        kernel = Kernel("rbf", width=median_distance_width(X, seed=seed))
+        kernel = Kernel("rbf", width=median_distance(X, seed=seed))
 
     rng = np.random.default_rng(seed)
     init_idx = rng.choice(n, size=initial, replace=False) if initial else np.zeros(0, dtype=np.int64)

@@ -55,16 +55,6 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0 (numpy seeds are non-negative), got {value}")
-    return value
-
-
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -151,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--strategy", choices=STRATEGIES, default="arls", help="query strategy (default arls)")
     sim.add_argument("--budget", type=_positive_int, default=100, help="number of queries (default 100)")
     sim.add_argument(
-        "--seed", type=_seed, default=0,
+        "--seed", type=_non_negative_int, default=0,
         help="seeds everything: a built-in data set's construction, the initial labels, tie-breaking (default 0)",
     )
     sim.add_argument("--kernel", choices=("rbf", "linear", "poly"), default="rbf", help="kernel (default rbf)")
@@ -270,7 +260,8 @@ def _run_simulate(args) -> int:
     import numpy as np
 
     from core.kernels import Kernel
-    from core.simulate import median_distance_width, prepare_features, simulate
+    from core.kernels import median_distance
+    from core.simulate import prepare_features, simulate
     from labeler.report import atomic_write, write_report
 
     out = _check_output_path(args.out, "--out")
@@ -313,7 +304,15 @@ def _run_simulate(args) -> int:
         elif isinstance(params.get("width"), (int, float)) and not isinstance(params.get("width"), bool):
             width, width_note = float(params["width"]), " (recommended for this data set)"
         else:
-            width, width_note = median_distance_width(X, seed=args.seed), " (median pairwise distance)"
+            try:
+                width = median_distance(X, seed=args.seed)
+            except ValueError:
+                raise CLIError(
+                    f"{args.data}: the median distance between the points is 0 (at least half of the "
+                    "pairs are identical points), so no RBF width can be derived from the data. "
+                    "Remove the duplicated rows or pass --width W."
+                ) from None
+            width_note = " (median pairwise distance)"
         kernel = Kernel("rbf", width=width)
     else:
         kernel = Kernel(args.kernel)
@@ -323,7 +322,10 @@ def _run_simulate(args) -> int:
         ok = isinstance(recommended, (int, float)) and not isinstance(recommended, bool) and recommended > 0
         lam = float(recommended) if ok else "auto"
     weighting = args.weighting or params.get("weighting", "none")
-    if weighting not in ("none", "balanced"):
+    if not (isinstance(weighting, dict) or weighting in ("none", "balanced")):
+        print(f"labeler simulate: warning: the data set recommends weighting {weighting!r}, which is "
+              "not 'none', 'balanced' or a dict of class weights; using 'none' (set --weighting).",
+              file=sys.stderr, flush=True)
         weighting = "none"
     if args.budget + args.initial > len(dataset.y):
         raise CLIError(

@@ -187,7 +187,10 @@ def make_error_files(tmp_path: Path) -> dict:
     pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.0, 1.0, 0.0]}).to_csv(unlabelled, index=False)
     other_cols = tmp_path / "other.csv"
     write_blobs(other_cols, n=20, extra_cols=("f3",))
-    return {"d": str(data), "unlabelled": str(unlabelled), "other": str(other_cols), "tmp": tmp_path}
+    duplicated = tmp_path / "duplicated.csv"
+    pd.DataFrame({"a": [1.0] * 6, "b": [2.0] * 6, "label": [0, 1] * 3}).to_csv(duplicated, index=False)
+    return {"d": str(data), "unlabelled": str(unlabelled), "other": str(other_cols), "tmp": tmp_path,
+            "dup": str(duplicated)}
 
 
 ERROR_CASES = {
@@ -199,6 +202,7 @@ ERROR_CASES = {
     "lam text": (lambda f: ["simulate", f["d"], "--lam", "big"], "--lam"),
     "lam nan": (lambda f: ["simulate", f["d"], "--lam", "nan"], "--lam"),
     "width zero": (lambda f: ["simulate", f["d"], "--width", "0"], "--width"),
+    "no median width": (lambda f: ["simulate", f["dup"], "--budget", "2"], "--width W"),
     "budget zero": (lambda f: ["simulate", f["d"], "--budget", "0"], "--budget"),
     "budget too big": (lambda f: ["simulate", f["d"], "--budget", "31"], "--budget"),
     "initial plus budget": (lambda f: ["simulate", f["d"], "--budget", "20", "--initial", "15"], "--budget"),

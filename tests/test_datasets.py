@@ -183,6 +183,17 @@ def test_digits_builtin():
     assert set(sub.classes) == {3, 8} and len(sub.y) == 50
 
 
+def test_digits_width_is_the_median_pairwise_distance():
+    from scipy.spatial.distance import pdist
+
+    small = load_dataset("digits", n=300, seed=1)  # <= 500 points: the median over all pairs
+    assert small.params["width"] == np.median(pdist(small.X))
+    full = load_dataset("digits", seed=0)  # a seeded subset of 500 points
+    rows_median = np.median(pdist(full.X))
+    assert 0.9 * rows_median < full.params["width"] < 1.1 * rows_median
+    assert load_dataset("digits", seed=0).params["width"] == full.params["width"]
+
+
 def _parse_idx_slowly(path):
     """Independent IDX parser (struct, byte by byte header) as an oracle for read_idx."""
     raw = gzip.open(path).read()

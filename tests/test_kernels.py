@@ -84,3 +84,46 @@ def test_wrong_out_array_raises(data):
         Kernel("rbf")(X, Y, out=np.empty((3, 3)))
     with pytest.raises(ValueError, match="out must be"):
         Kernel("rbf")(X, Y, out=np.empty((X.shape[0], Y.shape[0]), dtype=np.float32))
+
+
+# --------------------------------------------------------------------------- median_distance
+def test_median_distance_is_the_median_over_all_pairs():
+    from scipy.spatial.distance import pdist
+
+    X = np.random.default_rng(1).standard_normal((30, 3))
+    brute = np.median([np.linalg.norm(X[i] - X[j]) for i in range(30) for j in range(i + 1, 30)])
+    assert kernels.median_distance(X) == pytest.approx(brute, rel=1e-14)
+    assert kernels.median_distance(X) == pytest.approx(np.median(pdist(X)), rel=1e-15)
+
+
+def test_median_distance_subsamples_with_the_seed():
+    from scipy.spatial.distance import pdist
+
+    big = np.random.default_rng(2).standard_normal((50, 2))
+    sub = big[np.random.default_rng(4).choice(50, 20, replace=False)]
+    assert kernels.median_distance(big, max_points=20, seed=4) == np.median(pdist(sub))
+    # a generator draws the same subset as the int that seeded it, and is advanced
+    rng = np.random.default_rng(4)
+    assert kernels.median_distance(big, max_points=20, seed=rng) == np.median(pdist(sub))
+    assert kernels.median_distance(big, max_points=20, seed=5) != np.median(pdist(sub))
+    # no subset below max_points: the seed does not matter
+    assert kernels.median_distance(big, seed=1) == kernels.median_distance(big, seed=2) == np.median(pdist(big))
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.ones((6, 2)), "identical"),  # every point the same
+        (np.r_[np.zeros((5, 2)), [[1.0, 0.0]]], "identical"),  # 10 of 15 pairs identical
+        (np.zeros((1, 2)), "2"),  # one point: no pair
+        (np.array([[0.0, np.nan], [1.0, 1.0]]), "NaN"),
+    ],
+)
+def test_median_distance_refuses_unusable_data(X, match):
+    with pytest.raises(ValueError, match=match):
+        kernels.median_distance(X)
+
+
+def test_median_distance_refuses_bad_max_points():
+    with pytest.raises(ValueError, match="max_points"):
+        kernels.median_distance(np.eye(3), max_points=1)

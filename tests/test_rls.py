@@ -522,3 +522,14 @@ def test_loo_path_bad_input(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         loo_path(args["K"], args["Y"], args["sample_weight"], args["lams"])
+
+
+def test_default_widths_refuse_identical_points():
+    from core.rls import default_widths
+
+    with pytest.raises(ValueError, match=r"widths=\[\.\.\.\]"):
+        default_widths(np.ones((8, 2)))
+    X = np.random.default_rng(0).standard_normal((40, 2))
+    from scipy.spatial.distance import pdist
+
+    assert_allclose(default_widths(X), np.median(pdist(X)) * 2.0 ** np.arange(-3.0, 2.25, 0.5), rtol=1e-15)

@@ -20,7 +20,6 @@ from core.simulate import (
     OutOfPoolPredictor,
     balanced_accuracy,
     dual_coefficients,
-    median_distance_width,
     prepare_features,
     resolve_lam,
     simulate,
@@ -253,16 +252,6 @@ def test_balanced_accuracy_matches_sklearn():
     p = rng.integers(4, size=50)  # a predicted class absent from y is fine
     assert balanced_accuracy(y, p) == pytest.approx(balanced_accuracy_score(y, p))
     assert np.isnan(balanced_accuracy([], []))
-
-
-def test_median_distance_width_is_the_median_pairwise_distance():
-    X = np.random.default_rng(1).standard_normal((30, 3))
-    assert median_distance_width(X) == pytest.approx(np.median(pdist(X)))
-    big = np.random.default_rng(2).standard_normal((50, 2))
-    sub = big[np.random.default_rng(4).choice(50, 20, replace=False)]
-    assert median_distance_width(big, max_points=20, seed=4) == pytest.approx(np.median(pdist(sub)))
-    with pytest.raises(ValueError, match="width"):
-        median_distance_width(np.zeros((5, 2)))
 
 
 def test_resolve_lam():
