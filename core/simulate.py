@@ -136,14 +136,24 @@ def prepare_features(dataset, X_val=None, standardize_features: bool | None = No
     return X, X_val
 
 
-def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: float = DEFAULT_LAM):
+def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: float = DEFAULT_LAM,
+                classes=None):
     """The regularisation to use: ``lam`` itself, or for ``"auto"`` exact LOO on the labels.
 
-    ``"auto"`` fits :class:`core.rls.WeightedRLSClassifier` (no offset, like ARLS; class
-    weights "balanced" when ``weighting`` is "balanced") on the labelled points and takes the
-    lambda with the least LOO classification error, ties to the largest (seed 002 §4.1). With
-    fewer than :data:`MIN_LOO_LABELS` labels or fewer than two of some class, LOO cannot judge
-    and ``default`` is returned.
+    ``"auto"`` tunes the model :class:`ActiveRLS` will run on the labelled points: no offset,
+    the learner's target codes (:func:`core.risk.target_codes`: one column for two classes,
+    else one-vs-all over every class of ``classes``, also those without a label yet) and its
+    class weights, one weight ``w_y`` per point (``"balanced"``: ``w_y = n_L / (T n_y)``,
+    read from an :class:`ActiveRLS` holding the labels, so they are the learner's by
+    construction). That is weighted RLS with loss weights ``w_{y_j}``, i.e. point lambdas
+    ``lam / w_{y_j}`` (ALGORITHMS §1, §3). Exact LOO (:func:`core.rls.loo_path`, seed 002
+    eq. A.33) scores the default grid (50 geometric values between the smallest positive and
+    the largest eigenvalue of ``W K_LL W``) and the lambda with the least weighted LOO
+    classification error wins, ties to the largest (seed 002 §4.1). When every class has a
+    label this is exactly ``WeightedRLSClassifier(lam="auto", fit_offset=False,
+    class_weight=<those weights>)``. With fewer than :data:`MIN_LOO_LABELS` labels, labels of
+    fewer than two classes, or fewer than two of some labelled class, LOO cannot judge and
+    ``default`` is returned.
 
     Parameters
     ----------
@@ -155,7 +165,11 @@ def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: f
         Indices of the initial labels.
     kernel : core.kernels.Kernel
     weighting : {"none", "balanced"} or dict
+        The learner's class weighting.
     default : float
+    classes : sequence, optional
+        The learner's classes (their order and number fix the target codes and the
+        "balanced" weights). Default: the sorted labels of ``y[labeled]``.
 
     Returns
     -------
@@ -163,29 +177,25 @@ def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: f
     """
     if not (isinstance(lam, str) and lam == "auto"):
         return check_positive("lam", lam)
-    from .rls import WeightedRLSClassifier
+    from .rls import loo_path, select_index
 
     labeled = np.asarray(labeled, dtype=np.intp)
     y_l = np.asarray(y)[labeled]
     _, counts = np.unique(y_l, return_counts=True)
     if labeled.size < MIN_LOO_LABELS or counts.size < 2 or counts.min() < 2:
         return float(default)
-    if isinstance(weighting, dict):
-        class_weight = dict(weighting)
-    else:
-        class_weight = "balanced" if weighting == "balanced" else None
-    clf = WeightedRLSClassifier(
-        kernel=kernel.kind,
-        width=kernel.width,
-        degree=kernel.degree,
-        coef0=kernel.coef0,
-        lam="auto",
-        fit_offset=False,
-        class_weight=class_weight,
-        loo_criterion="classification",
-    )
-    clf.fit(X[labeled], y_l)
-    return float(clf.lam_)
+    classes = sorted(np.unique(y_l).tolist()) if classes is None else list(classes)
+    X_l = np.asarray(X, dtype=np.float64)[labeled]
+    labels = [v.item() if hasattr(v, "item") else v for v in y_l]
+    # The learner itself gives the weights (and validates labels and weighting).
+    probe = ActiveRLS(X_l, classes=classes, kernel=kernel, lam=1.0, weighting=weighting)
+    probe.add_many(list(range(labeled.size)), labels)
+    w = np.array(list(probe.class_weights.values()))
+    index = {c: t for t, c in enumerate(probe.classes)}
+    cls = np.array([index[v] for v in labels])
+    codes = target_codes(probe.n_outputs, probe.n_classes)[cls]
+    path = loo_path(kernel(X_l), codes, w[cls], fit_offset=False)
+    return float(path.lams[select_index(path.classification)])
 
 
 # --------------------------------------------------------------------------- out-of-pool prediction
@@ -392,7 +402,7 @@ def simulate(
 
     rng = np.random.default_rng(seed)
     init_idx = rng.choice(n, size=initial, replace=False) if initial else np.zeros(0, dtype=np.int64)
-    lam_used = resolve_lam(lam, X, y, init_idx, kernel, weighting)
+    lam_used = resolve_lam(lam, X, y, init_idx, kernel, weighting, classes=classes)
     learner = ActiveRLS(X, classes=classes, kernel=kernel, lam=lam_used, weighting=weighting,
                         random_state=seed)
     if initial:

@@ -268,6 +268,54 @@ def test_resolve_lam():
         resolve_lam(-1.0, ds.X, ds.y, [], KERNEL)
 
 
+def brute_force_lam(X, y_l, classes, weights, kernel, n_lams=50):
+    """lam="auto" written out: grid from eigenvalues, n refits per lambda by direct solves."""
+    T = 1 if len(classes) == 2 else len(classes)
+    cls = np.array([classes.index(v) for v in y_l.tolist()])
+    Y = target_codes(T, len(classes))[cls]
+    a = weights[cls]
+    K = kernel(X)
+    e = np.linalg.eigvalsh(np.sqrt(a)[:, None] * K * np.sqrt(a)[None, :])
+    lams = np.geomspace(e[e > len(a) * np.finfo(float).eps * e[-1]][0], e[-1], n_lams)
+    errors = []
+    for lam in lams:
+        wrong = 0.0
+        for i in range(len(a)):
+            rest = np.delete(np.arange(len(a)), i)
+            c = np.linalg.solve(K[np.ix_(rest, rest)] + np.diag(lam / a[rest]), Y[rest])
+            f = K[i, rest] @ c
+            pred = int(f[0] > 0) if T == 1 else int(np.argmax(f))
+            wrong += a[i] * (pred != cls[i])
+        errors.append(wrong / a.sum())
+    errors = np.array(errors)
+    return float(lams[np.flatnonzero(errors == errors.min())[-1]])  # ties: the largest lambda
+
+
+@pytest.mark.parametrize(
+    "n_classes,classes,weighting",
+    [
+        (2, None, "balanced"),
+        (3, None, "balanced"),
+        (3, None, {0: 2.5, 2: 0.4}),
+        (2, [0, 1, 2], "balanced"),  # a class without a label still gets its one-vs-all column
+    ],
+)
+def test_auto_lam_is_loo_of_the_model_arls_runs(n_classes, classes, weighting):
+    ds = make_dataset(n=80, n_classes=n_classes, seed=7, imbalance=True)
+    labeled = np.arange(36)
+    classes = ds.classes if classes is None else classes
+    learner = ActiveRLS(ds.X, classes=classes, kernel=KERNEL, weighting=weighting)
+    learner.add_many(labeled.tolist(), ds.y[labeled].tolist())
+    w = np.array(list(learner.class_weights.values()))  # the weights ARLS runs with
+    assert_allclose(w, oracle_weights(learner.labels, classes, weighting), rtol=1e-14)
+    got = resolve_lam("auto", ds.X, ds.y, labeled, KERNEL, weighting, classes=classes)
+    assert got == pytest.approx(brute_force_lam(ds.X[labeled], ds.y[labeled], classes, w, KERNEL), rel=1e-9)
+    if len(classes) == len(ds.classes):  # every class labelled: the estimator tunes the same model
+        clf = WeightedRLSClassifier(kernel="rbf", width=KERNEL.width, lam="auto", fit_offset=False,
+                                    class_weight=dict(zip(classes, w))).fit(ds.X[labeled], ds.y[labeled])
+        assert got == pytest.approx(clf.lam_, rel=1e-12)
+
+
 def test_auto_lam_is_recorded():
     ds = make_dataset(n=60, seed=0)
     curve = simulate(ds, "random", budget=2, seed=0, kernel=KERNEL, lam="auto", initial=20)
