@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
+from .risk import class_probabilities, one_vs_all_probabilities, predicted_class_indices
+
 __all__ = [
     "soft_confidence",
     "gap_confidence",
@@ -63,21 +65,6 @@ def _decision_matrix(F, name: str = "F") -> tuple[np.ndarray, bool]:
     return arr, arr.shape[1] == 1
 
 
-def _predicted_column(F: np.ndarray, binary: bool) -> np.ndarray:
-    """Index of the predicted class: ``f > 0 -> 1`` (binary), else ``argmax`` (first on ties)."""
-    if binary:
-        return (F[:, 0] > 0).astype(np.intp)
-    return np.argmax(F, axis=1)
-
-
-def _one_vs_all_probabilities(F: np.ndarray, binary: bool) -> np.ndarray:
-    """Unnormalised soft probabilities (n, n_classes): ``clip((f + 1) / 2, 0, 1)`` (eq. 3.36 corrected)."""
-    p = np.clip((F + 1.0) / 2.0, 0.0, 1.0)
-    if binary:
-        return np.column_stack([1.0 - p[:, 0], p[:, 0]])
-    return p
-
-
 def soft_confidence(F) -> tuple[np.ndarray, np.ndarray]:
     """Soft ("asymptotic") class probabilities and the confidence of the predicted class.
 
@@ -98,14 +85,9 @@ def soft_confidence(F) -> tuple[np.ndarray, np.ndarray]:
     confidence : ndarray of shape (n,)
         Probability of the predicted class (``f > 0`` binary, ``argmax_t f_t`` multiclass).
     """
-    F, binary = _decision_matrix(F)
-    p = _one_vs_all_probabilities(F, binary)
-    total = p.sum(axis=1, keepdims=True)
-    n_classes = p.shape[1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / n_classes)
-    predicted = _predicted_column(F, binary)
-    return p, p[np.arange(p.shape[0]), predicted]
+    F, _ = _decision_matrix(F)
+    p = class_probabilities(F)
+    return p, p[np.arange(p.shape[0]), predicted_class_indices(F)]
 
 
 def gap_confidence(F) -> np.ndarray:
@@ -124,8 +106,8 @@ def gap_confidence(F) -> np.ndarray:
     ndarray of shape (n,)
         Gap in [0, 1].
     """
-    F, binary = _decision_matrix(F)
-    p = _one_vs_all_probabilities(F, binary)
+    F, _ = _decision_matrix(F)
+    p = one_vs_all_probabilities(F)
     top_two = -np.partition(-p, 1, axis=1)[:, :2]
     return top_two[:, 0] - top_two[:, 1]
 
@@ -235,8 +217,7 @@ def bayesian_confidence(F, variance, *, n_nodes: int = 100) -> tuple[np.ndarray,
                 stacklevel=2,
             )
         p = p / total
-    predicted = _predicted_column(F, binary)
-    return p, p[np.arange(p.shape[0]), predicted]
+    return p, p[np.arange(p.shape[0]), predicted_class_indices(F)]
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "one_vs_all_probabilities",
     "class_probabilities",
     "predicted_class_indices",
     "pointwise_risk",
@@ -55,6 +56,28 @@ def _as_outputs(F) -> np.ndarray:
     return F
 
 
+def one_vs_all_probabilities(F) -> np.ndarray:
+    """Unnormalised soft probabilities ``clip((f + 1) / 2, 0, 1)`` (eq. 3.36 sign corrected).
+
+    Parameters
+    ----------
+    F : array-like of shape (n,), (n, 1) or (n, T)
+        Decision values: binary (+1 means ``classes[1]``) or one-vs-all with T columns.
+
+    Returns
+    -------
+    Q : ndarray of shape (n, n_classes)
+        Binary: ``[1 - p, p]`` with ``p = clip((f + 1) / 2, 0, 1)`` (rows sum to 1).
+        One-vs-all: ``clip((F + 1) / 2, 0, 1)`` per column (rows need not sum to 1; the gap
+        confidence of seed 002 eq. 3.37 uses these values).
+    """
+    F = _as_outputs(F)
+    if F.shape[1] == 1:
+        p = np.clip(0.5 * (F[:, 0] + 1.0), 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+    return np.clip(0.5 * (F + 1.0), 0.0, 1.0)
+
+
 def class_probabilities(F) -> np.ndarray:
     """Soft class probabilities from RLS outputs (ALGORITHMS §2, eq. 3.46 corrected).
 
@@ -67,13 +90,13 @@ def class_probabilities(F) -> np.ndarray:
     -------
     P : ndarray of shape (n, n_classes)
         Rows sum to 1. Binary: ``[1 - p, p]`` with ``p = clip((f + 1) / 2, 0, 1)``.
-        One-vs-all: clipped ``(F + 1) / 2`` normalised per row; uniform where all are 0.
+        One-vs-all: :func:`one_vs_all_probabilities` normalised per row; uniform ``1 / T``
+        where all of them are 0 (every output <= -1).
     """
     F = _as_outputs(F)
+    Q = one_vs_all_probabilities(F)
     if F.shape[1] == 1:
-        p = np.clip(0.5 * (F[:, 0] + 1.0), 0.0, 1.0)
-        return np.column_stack([1.0 - p, p])
-    Q = np.clip(0.5 * (F + 1.0), 0.0, 1.0)
+        return Q  # [1 - p, p] already sums to 1
     s = Q.sum(axis=1)
     P = np.full_like(Q, 1.0 / Q.shape[1])
     pos = s > 0

@@ -38,6 +38,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .kernels import Kernel, median_distance
+from .risk import class_probabilities, predicted_class_indices
 from .validation import check_features, check_positive
 from .weights import sample_weights as class_sample_weights
 
@@ -180,15 +181,11 @@ def loo_errors(Y: np.ndarray, residuals: np.ndarray, A: np.ndarray) -> tuple[np.
     squared : ndarray of shape (L,)
         ``sum_it a_it res_it^2 / sum_it a_it``.
     """
+    L, n, T = residuals.shape
     loo_out = Y[None, :, :] - residuals
-    if Y.shape[1] == 1:
-        truth = Y[:, 0] > 0
-        wrong = (loo_out[:, :, 0] > 0) != truth[None, :]
-        a_point = A[:, 0]
-    else:
-        truth = np.argmax(Y, axis=1)
-        wrong = np.argmax(loo_out, axis=2) != truth[None, :]
-        a_point = A[np.arange(Y.shape[0]), truth]
+    truth = predicted_class_indices(Y)  # the decision rule of core.risk on the codes
+    wrong = predicted_class_indices(loo_out.reshape(L * n, T)).reshape(L, n) != truth[None, :]
+    a_point = A[np.arange(n), truth if T > 1 else 0]
     classification = (wrong * a_point[None, :]).sum(axis=1) / a_point.sum()
     squared = np.einsum("lit,it->l", residuals * residuals, A) / A.sum()
     return classification, squared
@@ -685,14 +682,18 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
         return F[:, 0] if F.shape[1] == 1 else F
 
     def predict(self, X) -> np.ndarray:
-        """Class labels of shape (m,): sign (binary) or argmax of the one-vs-all outputs."""
-        F = self._outputs(X)
-        if F.shape[1] == 1:
-            return self.classes_[(F[:, 0] > 0).astype(int)]
-        return self.classes_[np.argmax(F, axis=1)]
+        """Class labels of shape (m,): ``f > 0`` (binary) or argmax of the one-vs-all outputs.
+
+        The decision rule of :func:`core.risk.predicted_class_indices`: ``f = 0`` gives
+        ``classes_[0]``, ties between columns go to the lowest index.
+        """
+        F = self._outputs(X)  # first: raises NotFittedError before classes_ is read
+        return self.classes_[predicted_class_indices(F)]
 
     def predict_proba(self, X) -> np.ndarray:
         """Soft probabilities ``clip((f + 1) / 2, 0, 1)``, normalised (ALGORITHMS §2).
+
+        :func:`core.risk.class_probabilities` of :meth:`decision_function`.
 
         Returns
         -------
@@ -700,12 +701,4 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
             Binary ``[1 - p, p]``; multiclass per class, normalised to sum 1 (uniform where
             every output is <= -1).
         """
-        F = self._outputs(X)
-        P = np.clip((F + 1.0) / 2.0, 0.0, 1.0)
-        if F.shape[1] == 1:
-            return np.column_stack([1.0 - P[:, 0], P[:, 0]])
-        total = P.sum(axis=1, keepdims=True)
-        uniform = total[:, 0] == 0
-        P[uniform] = 1.0
-        total[uniform] = P.shape[1]
-        return P / total
+        return class_probabilities(self._outputs(X))

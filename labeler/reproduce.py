@@ -38,6 +38,7 @@ from plotly.subplots import make_subplots
 from core.confidence import bayesian_confidence, confidence_bins, gap_confidence, soft_confidence
 from core.datasets import load_dataset
 from core.kernels import Kernel
+from core.risk import predicted_class_indices
 from core.rls import WeightedRLSClassifier
 from core.simulate import prepare_features, simulate
 from labeler.report import (
@@ -335,7 +336,7 @@ def exp_confidence(settings: Settings) -> Finding:
         kernel = Kernel("rbf", width=width)
         K_test = kernel(X[te], X[tr])
         F = K_test @ clf.dual_coef_ + clf.intercept_[None, :]
-        pred = clf.classes_[np.argmax(F, axis=1)]
+        pred = clf.classes_[predicted_class_indices(F)]  # = clf.predict(X[te]), K_test reused
         correct = pred == y[te]
         variance = _bayes_variance(kernel(X[tr]), K_test, lam, clf.sample_weight_)
         scores = {

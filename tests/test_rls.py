@@ -533,3 +533,18 @@ def test_default_widths_refuse_identical_points():
     from scipy.spatial.distance import pdist
 
     assert_allclose(default_widths(X), np.median(pdist(X)) * 2.0 ** np.arange(-3.0, 2.25, 0.5), rtol=1e-15)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_zero_outputs_follow_the_risk_decision_rule(n_classes):
+    """f = 0 predicts classes_[0] (sign(0) = -1), ties go to the lowest column (core.risk)."""
+    from core.risk import class_probabilities
+
+    X, y = make_blobs(30, centers=n_classes, random_state=0)
+    K = Kernel("rbf", width=1.0)(X)
+    clf = WeightedRLSClassifier(kernel="precomputed", lam=0.5, fit_offset=False).fit(K, y)
+    K_far = np.zeros((4, 30))  # points far from every training point: all outputs exactly 0
+    assert (clf.predict(K_far) == clf.classes_[0]).all()
+    assert_allclose(clf.predict_proba(K_far), 1.0 / n_classes)
+    K_new = K[:7]
+    assert_allclose(clf.predict_proba(K_new), class_probabilities(clf.decision_function(K_new)), rtol=0, atol=0)
