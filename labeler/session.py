@@ -11,7 +11,7 @@ A session is rebuilt from its configuration (every "auto" setting stored resolve
 and its event log: the events are folded into the net labels (undone ones dropped), skips,
 classes and settings, and the learner is built with the final settings and given the net
 labels in labelling order in one block update (``ActiveRLS.add_many``). Every live update is
-exact (add, ``remove`` on undo, reweighting, new class), so the rebuilt outputs agree with the
+exact (add, ``remove`` on undo, reweighting, new class, ``set_lam``, ``set_kernel``), so the rebuilt outputs agree with the
 live ones to rounding (tests: 1e-10), at the cost of one O(n^2 |L|) product instead of
 replaying |L| steps that each cost up to O(n^2 |L|) under "balanced" weights.
 
@@ -27,10 +27,12 @@ The session starts without labels, so leave-one-out cannot be used yet:
 * ``width="auto"`` (RBF): the data set's recommended width (``Dataset.params["width"]``, the
   thesis' value where it gives one) when it refers to the same scaling as the session
   (``params["standardize"]`` equals ``config.standardize``); otherwise the median pairwise
-  Euclidean distance of the (standardised) pool, over a seeded subsample of at most 1000
-  points. ``set_width("auto")`` later chooses the width by exact LOO on the labelled points
-  (:class:`core.rls.WeightedRLSClassifier`) over ``median * 2**[-3, -2.5, ..., 2]`` at the
-  current lam.
+  Euclidean distance of the (standardised) pool, over a fixed subsample of at most 1000
+  points (:func:`core.rls.default_widths`; sessions created before this used a subsample
+  seeded with ``config.seed``, and keep the width they stored). ``set_width("auto")`` later
+  chooses the width by exact LOO on the labelled points
+  (:class:`core.rls.WeightedRLSClassifier`) over that grid, ``median * 2**[-3, -2.5, ..., 2]``,
+  at the current lam.
 * ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else
   :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, ALGORITHMS §4).
   ``set_lam("auto")`` chooses it by exact LOO classification error on the labelled points
@@ -60,9 +62,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from core import strategies
+from core.arls import ActiveRLS
 from core.confidence import confidence_bins as _confidence_bins
 from core.confidence import soft_confidence
+from core.datasets import load_dataset
 from core.kernels import KERNELS, Kernel
+from core.preprocessing import standardize
+from core.rls import WeightedRLSClassifier, default_widths
 from core.validation import check_index, check_positive
 
 from . import export as _export
@@ -91,43 +98,6 @@ DEFAULT_LAM = 0.1
 DEFAULT_CLASSES = ("negative", "positive")  # for a data set without classes (user can add more)
 WEIGHTINGS = ("balanced", "none")
 LAYOUTS = ("auto", "pca", "tsne", "umap", "given")
-_MEDIAN_POINTS = 1000
-_WIDTH_FACTORS = 2.0 ** np.arange(-3.0, 2.25, 0.5)
-
-
-# --------------------------------------------------------------------------------------------
-# Adapters to the core modules written in parallel (see the report): kept in one place.
-# --------------------------------------------------------------------------------------------
-
-
-def _strategies() -> tuple[str, ...]:
-    from core.strategies import STRATEGIES
-
-    return tuple(STRATEGIES)
-
-
-def _query(learner, strategy: str, rng: np.random.Generator, exclude: np.ndarray) -> int | None:
-    """Next point to label among the unlabelled points not in ``exclude`` (skipped ones)."""
-    from core import strategies
-
-    unl = np.asarray(learner.unlabeled_indices)
-    if exclude.size:
-        unl = unl[~np.isin(unl, exclude)]
-    if unl.size == 0:
-        return None
-    return int(strategies.query(learner, strategy, rng, exclude=exclude))
-
-
-def _load_dataset(name: str, options: dict):
-    from core.datasets import load_dataset
-
-    return load_dataset(name, **options)
-
-
-def _make_learner(X, classes, kernel: Kernel, lam: float, weighting, seed: int):
-    from core.arls import ActiveRLS
-
-    return ActiveRLS(X, classes=list(classes), kernel=kernel, lam=lam, weighting=weighting, random_state=seed)
 
 
 # --------------------------------------------------------------------------------------------
@@ -163,7 +133,7 @@ class SessionConfig:
         means "given" when the data set has coordinates (e.g. ``x``, ``y`` columns), else
         "pca". Resolved once at creation and stored.
     seed : int
-        Seed of every random choice (tie-breaking, layouts, width subsample).
+        Seed of every random choice (tie-breaking, layouts, built-in data sets).
     name : str, optional
         Display name; default "<dataset> <date>".
     classes : list of str, optional
@@ -234,19 +204,24 @@ def _check_class_name(name, classes) -> str:
     return stripped
 
 
-def _median_distance(X: np.ndarray, seed: int) -> float:
-    """Median pairwise Euclidean distance over at most 1000 points (seeded subsample)."""
-    from scipy.spatial.distance import pdist
-
-    if X.shape[0] > _MEDIAN_POINTS:
-        X = X[np.random.default_rng(seed).choice(X.shape[0], _MEDIAN_POINTS, replace=False)]
-    med = float(np.median(pdist(X))) if X.shape[0] > 1 else 0.0
-    if not med > 0:
+def _width_grid(X: np.ndarray) -> np.ndarray:
+    """:func:`core.rls.default_widths` of the pool: median pairwise Euclidean distance (over a
+    fixed subsample of at most 1000 points) times ``2**[-3, -2.5, ..., 2]``."""
+    try:
+        return default_widths(X)
+    except ValueError:
         raise ValueError(
             "Cannot choose the RBF width automatically: the median distance between the points "
             "is 0 (duplicated or constant points). Pass width=<number> in SessionConfig."
-        )
-    return med
+        ) from None
+
+
+def _median_distance(X: np.ndarray) -> float:
+    """Median pairwise Euclidean distance of ``X``: the centre of :func:`_width_grid`."""
+    return float(_width_grid(X)[_MEDIAN_AT])
+
+
+_MEDIAN_AT = 6  # default_widths is median * 2**[-3, -2.5, ..., 2]: index 6 is the factor 2**0
 
 
 def _is_number(v) -> bool:
@@ -294,7 +269,7 @@ class LabelingSession:
         self.created = record.created
         self._stored_config = dict(record.config)
         cfg = SessionConfig.from_dict(record.config)
-        self.dataset = _dataset if _dataset is not None else _load_dataset(cfg.dataset, cfg.dataset_options)
+        self.dataset = _dataset if _dataset is not None else load_dataset(cfg.dataset, **cfg.dataset_options)
         X_raw = np.ascontiguousarray(self.dataset.X, dtype=np.float64)
         if record.config.get("fingerprint") not in (None, _fingerprint(X_raw)):
             raise ValueError(
@@ -305,8 +280,6 @@ class LabelingSession:
         if _X is not None:
             self.X = _X
         elif cfg.standardize:
-            from core.preprocessing import standardize
-
             self.X = standardize(X_raw)[0]
         else:
             self.X = X_raw
@@ -334,8 +307,8 @@ class LabelingSession:
         cfg = SessionConfig.from_dict((config or SessionConfig()).to_dict())
         if cfg.kernel not in KERNELS:
             raise ValueError(f"Unknown kernel {cfg.kernel!r}; choose one of {', '.join(KERNELS)}.")
-        if cfg.strategy not in _strategies():
-            raise ValueError(f"Unknown strategy {cfg.strategy!r}; choose one of {', '.join(_strategies())}.")
+        if cfg.strategy not in tuple(strategies.STRATEGIES):
+            raise ValueError(f"Unknown strategy {cfg.strategy!r}; choose one of {', '.join(tuple(strategies.STRATEGIES))}.")
         if cfg.layout not in LAYOUTS:
             raise ValueError(f"Unknown layout {cfg.layout!r}; choose one of {', '.join(LAYOUTS)}.")
         if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, numbers.Integral) or cfg.seed < 0:
@@ -347,7 +320,7 @@ class LabelingSession:
         path = Path(str(cfg.dataset)).expanduser()
         if path.exists():
             cfg.dataset = str(path.resolve())  # reopen from any working directory
-        dataset = _load_dataset(cfg.dataset, cfg.dataset_options)
+        dataset = load_dataset(cfg.dataset, **cfg.dataset_options)
         X_raw = np.ascontiguousarray(dataset.X, dtype=np.float64)
         if cfg.layout == "auto":
             cfg.layout = "given" if getattr(dataset, "layout", None) is not None else "pca"
@@ -370,8 +343,6 @@ class LabelingSession:
         # resolve "auto" settings once, from the data (no labels exist yet)
         auto = {}
         if cfg.standardize:
-            from core.preprocessing import standardize
-
             X = standardize(X_raw)[0]
         else:
             X = X_raw
@@ -385,7 +356,7 @@ class LabelingSession:
                 cfg.width = check_positive("width", float(params["width"]))
                 auto["width"] = "data set recommendation"
             else:
-                cfg.width = _median_distance(X, cfg.seed)
+                cfg.width = _median_distance(X)
                 auto["width"] = "median pairwise distance"
         else:
             cfg.width = check_positive("width", cfg.width)
@@ -468,9 +439,9 @@ class LabelingSession:
 
     def _new_learner(self):
         cfg = self._config
-        return _make_learner(
-            self.X, self._log.classes, self._kernel(), float(cfg.lam),
-            _learner_weighting(cfg.weighting, self._log.classes), cfg.seed,
+        return ActiveRLS(
+            self.X, classes=list(self._log.classes), kernel=self._kernel(), lam=float(cfg.lam),
+            weighting=_learner_weighting(cfg.weighting, self._log.classes), random_state=cfg.seed,
         )
 
     def _restore(self):
@@ -503,15 +474,16 @@ class LabelingSession:
             if isinstance(self._config.weighting, dict):  # the new class gets weight 1, explicitly
                 learner.set_weighting(_learner_weighting(self._config.weighting, self._log.classes))
         if change.setting is not None:
+            # the learner first (it keeps its old state if this raises), then the config:
+            # the two never disagree
             name, value = change.setting
-            setattr(self._config, name, value)
             if name == "weighting":
                 learner.set_weighting(_learner_weighting(value, self._log.classes))
-            elif name in ("lam", "width"):
-                # new kernel or regularisation: a new learner with the net labels in order
-                self.learner = learner = self._new_learner()
-                recs = list(self._log.labels.values())
-                learner.add_many([r.index for r in recs], [r.label for r in recs])
+            elif name == "lam":
+                learner.set_lam(float(value))  # exact block reweight, no new n x n array
+            elif name == "width":
+                learner.set_kernel(self._kernel(width=value))  # C refilled in place
+            setattr(self._config, name, value)
 
     def refresh(self) -> bool:
         """Apply events written by another tab or process; True if there were any."""
@@ -630,9 +602,9 @@ class LabelingSession:
                 if stored is not None and self._queryable(stored):
                     return stored
                 exclude = np.fromiter(self._log.skipped, dtype=np.intp, count=len(self._log.skipped))
-                q = _query(self.learner, self._config.strategy, self._rng(), exclude)
-                if q is None:
-                    return None
+                if len(self._log.labels) + exclude.size >= self.n_samples:
+                    return None  # every point labelled or skipped
+                q = strategies.query(self.learner, self._config.strategy, self._rng(), exclude=exclude)
                 recorded = self._store.put_query(self.id, version, int(q))
                 return recorded if self._queryable(recorded) else int(q)
 
@@ -692,29 +664,74 @@ class LabelingSession:
 
         return self._commit(build) is not None
 
-    def skip(self, index) -> bool:
-        """Do not query this point again in this session. False if labelled or already skipped."""
+    def skip(self, index, expected_query=None) -> bool:
+        """Do not query this point again in this session.
+
+        Parameters
+        ----------
+        index : int
+        expected_query : int, optional
+            The query the user saw. If it is no longer :meth:`next_query` (a stale click:
+            decided inside the commit, after catching up with other tabs), nothing happens.
+
+        Returns
+        -------
+        bool
+            True if stored; False (nothing written) if labelled, already skipped or stale.
+        """
         index = self._check_point(index)
+        if expected_query is not None:
+            expected_query = self._check_point(expected_query)
 
         def build():
             if index in self._log.labels or index in self._log.skipped:
+                return None
+            if expected_query is not None and expected_query != self.next_query():
                 return None
             return [{"kind": "skip", "index": index}]
 
         return self._commit(build) is not None
 
-    def undo(self) -> int | None:
+    @property
+    def last_action(self) -> int:
+        """Id of the action :meth:`undo` would revert (0 when there is nothing to undo).
+
+        A page draws its Undo button with this id and passes it back as ``expected_action``,
+        so a repeated press (or a second tab's undo meanwhile) cannot undo a second action.
+        """
+        top = self._log.last_undoable
+        return 0 if top is None else int(top[0])
+
+    def undo(self, expected_action=None) -> int | None:
         """Undo the last label, accepted batch (all of it) or skip, exactly.
+
+        Parameters
+        ----------
+        expected_action : int, optional
+            The :attr:`last_action` the user saw. If the last undoable action is another one
+            (decided inside the commit, after catching up with other tabs), nothing happens:
+            a double press undoes one action, not two.
 
         Returns
         -------
         int or None
             The point whose label or skip was undone (for a batch, its last point); None if
-            there is nothing to undo.
+            there is nothing to undo or the press is stale.
         """
+        if expected_action is not None and (
+            isinstance(expected_action, bool) or not isinstance(expected_action, numbers.Integral)
+        ):
+            raise ValueError(
+                f"expected_action must be an action id (int, session.last_action); got {expected_action!r}."
+            )
+
         def build():
             top = self._log.last_undoable
-            return None if top is None else [{"kind": "undo", "value": {"undoes": top[0]}}]
+            if top is None:
+                return None
+            if expected_action is not None and int(expected_action) != top[0]:
+                return None
+            return [{"kind": "undo", "value": {"undoes": top[0]}}]
 
         change = self._commit(build)
         if change is None:
@@ -723,29 +740,70 @@ class LabelingSession:
             return change.unskipped[-1]
         return change.removed[0].index  # removed in reverse order: [0] is the batch's last
 
-    def accept_predictions(self, indices) -> int:
-        """Label the given points with their current predicted class (source "accepted").
+    def accept_predictions(self, indices, labels=None, expected_version=None) -> int:
+        """Label the given points with their predicted class (source "accepted").
 
         Already labelled points and repeated indices are left out. The whole batch is one
         transaction and one undo step.
 
+        Parameters
+        ----------
+        indices : sequence of int
+        labels : sequence of str (same length as ``indices``) or dict {index: str}, optional
+            The classes the user was shown. Default: the prediction at the time of the call.
+        expected_version : int, optional
+            The :attr:`n_events` of the state the page was drawn from. If the state has
+            changed since (decided inside the commit, after catching up with other tabs),
+            nothing is written: the predictions the user saw may no longer hold.
+
         Returns
         -------
         int
-            Number of points labelled.
+            Number of points labelled (0 when stale or nothing to do).
         """
         idx = np.asarray(indices)
         if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
             raise ValueError(f"indices must be a 1-D sequence of point indices; got {indices!r}.")
         checked = [self._check_point(int(i)) for i in idx.tolist()]
+        shown = None
+        if labels is not None:
+            if isinstance(labels, dict):
+                missing = [i for i in checked if i not in labels]
+                if missing:
+                    raise ValueError(f"labels gives no class for point(s) {missing[:5]}; give one per index.")
+                shown = {i: self._check_label(labels[i]) for i in checked}
+            else:
+                labels = list(labels)
+                if len(labels) != len(checked):
+                    raise ValueError(
+                        f"got {len(checked)} indices but {len(labels)} labels; give one label per index."
+                    )
+                shown = {}
+                for i, lab in zip(checked, labels):
+                    lab = self._check_label(lab)
+                    if shown.setdefault(i, lab) != lab:
+                        raise ValueError(f"point {i} is given two labels ({shown[i]!r}, {lab!r}).")
+        if expected_version is not None and (
+            isinstance(expected_version, bool) or not isinstance(expected_version, numbers.Integral)
+            or expected_version < 0
+        ):
+            raise ValueError(
+                f"expected_version must be a state version (session.n_events); got {expected_version!r}."
+            )
 
         def build():
+            if expected_version is not None and int(expected_version) != self._log.n_events:
+                return None
             todo = list(dict.fromkeys(i for i in checked if i not in self._log.labels))
             if not todo:
                 return None
-            predicted = self.learner.predict()
+            if shown is None:
+                predicted = self.learner.predict()
+                chosen = {i: str(predicted[i]) for i in todo}
+            else:
+                chosen = shown
             return [
-                {"kind": "accept", "index": i, "label": str(predicted[i]), "source": "accepted"}
+                {"kind": "accept", "index": i, "label": chosen[i], "source": "accepted"}
                 for i in todo
             ]
 
@@ -769,8 +827,8 @@ class LabelingSession:
 
     def set_strategy(self, name: str):
         """Change the query strategy (persisted)."""
-        if name not in _strategies():
-            raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(_strategies())}.")
+        if name not in tuple(strategies.STRATEGIES):
+            raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(tuple(strategies.STRATEGIES))}.")
         self._set("strategy", name)
 
     def set_weighting(self, weighting):
@@ -779,8 +837,8 @@ class LabelingSession:
 
     def set_lam(self, value):
         """Set the regularisation: a number > 0, or "auto" (exact LOO on the labelled points)."""
-        if value == "auto":
-            fit = self._loo_fit()
+        if isinstance(value, str) and value == "auto":
+            fit = self._cached("loo_fit", self._loo_fit)  # the fit loo_curve() shows, if drawn
             self._set("lam", float(fit.lam_), requested="auto", loo_error=float(fit.loo_error_))
         else:
             self._set("lam", check_positive("lam", value))
@@ -792,9 +850,9 @@ class LabelingSession:
             raise ValueError(
                 f"The width only applies to the rbf kernel; this session uses {self._config.kernel!r}."
             )
-        if value == "auto":
-            med = _median_distance(self.X, self._config.seed)
-            fit = self._loo_fit(width="auto", lam=float(self._config.lam), widths=med * _WIDTH_FACTORS)
+        if isinstance(value, str) and value == "auto":
+            grid = _width_grid(self.X)
+            fit = self._loo_fit(width="auto", lam=float(self._config.lam), widths=grid)
             self._set("width", float(fit.width_), requested="auto", loo_error=float(fit.loo_error_))
         else:
             self._set("width", check_positive("width", value))
@@ -819,8 +877,6 @@ class LabelingSession:
         widths : ndarray of shape (W,), optional
             Width grid for ``width="auto"``.
         """
-        from core.rls import WeightedRLSClassifier
-
         idx, y = self._labelled_arrays()
         present = sorted(set(y.tolist()))
         if len(idx) < 3 or len(present) < 2:
@@ -866,12 +922,19 @@ class LabelingSession:
 
         return self._cached("soft", compute)
 
-    def predictions(self) -> pd.DataFrame:
-        """Per point: id, predicted, confidence (soft, ALGORITHMS §2), expected_risk (+inf for
-        labelled points), label (or None), source (or None). Indexed by point index."""
+    def expected_risk(self) -> np.ndarray:
+        """Expected risk of querying each point (eq. 3.50; +inf for labelled points), shape
+        (n_samples,). Computed only when asked, once per state (the "arls" strategy's
+        :meth:`next_query` computes the same scores, which the learner keeps)."""
+        risk = self._cached("expected_risk", lambda: np.asarray(self.learner.expected_risk(), dtype=np.float64))
+        return risk.copy()
+
+    def predictions(self, with_risk: bool = False) -> pd.DataFrame:
+        """Per point: id, predicted, confidence (soft, ALGORITHMS §2), label (or None), source
+        (or None); with ``with_risk`` also expected_risk (:meth:`expected_risk`, +inf for
+        labelled points: an O(n^2) pass, so only when asked). Indexed by point index."""
         def compute():
             predicted, conf = self._soft()
-            risk = np.asarray(self.learner.expected_risk(), dtype=np.float64)
             label = np.full(self.n_samples, None, dtype=object)
             source = np.full(self.n_samples, None, dtype=object)
             for i, rec in self._log.labels.items():
@@ -881,14 +944,16 @@ class LabelingSession:
                     "id": np.asarray(self.dataset.ids),
                     "predicted": pd.Series(predicted.astype(object), dtype=object),
                     "confidence": conf,
-                    "expected_risk": risk,
                     "label": pd.Series(label, dtype=object),
                     "source": pd.Series(source, dtype=object),
                 },
                 index=pd.RangeIndex(self.n_samples, name="index"),
             )
 
-        return self._cached("predictions", compute).copy()
+        table = self._cached("predictions", compute).copy()
+        if with_risk:
+            table.insert(3, "expected_risk", self.expected_risk())
+        return table
 
     def confidence_bins(self, n_bins: int = 10):
         """Accuracy per soft-confidence bin of the labelled points' LOO predictions.

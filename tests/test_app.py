@@ -75,6 +75,16 @@ def step_button(at, name: str):
     return at.button(key=f"{name}_{point_tag(at)[0]}")
 
 
+def undo_button(at):
+    """The Undo button (its key names the action it undoes: ``undo_<action>``)."""
+    return at.button(key=f"undo_{session_of(at).last_action}")
+
+
+def accept_button(at):
+    """The bin inspector's accept button (its key names the state: ``accept_bin_<version>``)."""
+    return at.button(key=f"accept_bin_{session_of(at).n_events}")
+
+
 def errors(at) -> list[str]:
     return [e.value for e in at.error]
 
@@ -88,7 +98,7 @@ def test_starts_on_moons_with_one_button_per_class():
     shown, query = point_tag(at)
     for j in range(len(s.classes)):
         assert f"class_{j}_{shown}" in keys
-    assert {f"skip_{shown}", "undo"} <= set(keys)
+    assert {f"skip_{shown}", "undo_0"} <= set(keys)
     assert shown == query == s.next_query()
     assert labeled_count(at) == 0
     assert at.query_params["session"] == [s.id] or at.query_params["session"] == s.id
@@ -134,7 +144,7 @@ def test_ten_labels_then_undo_and_skip():
         assert not at.exception
     assert list(s.history["index"]) == order
     assert labeled_count(at) == 10
-    at.button(key="undo").click().run()
+    undo_button(at).click().run()
     assert labeled_count(at) == 9
     assert list(s.history["index"]) == order[:9]
     assert pd.isna(s.predictions().loc[order[9], "label"])
@@ -258,13 +268,13 @@ def test_bin_inspector_accepts_predictions_in_one_undo_step():
     inside = s.points_in_bin(b / 10, (b + 1) / 10 if b < 9 else np.nextafter(1.0, 2.0))
     assert inside.size > 0
     predicted = s.predictions()["predicted"]
-    at.button(key="accept_bin").click().run()
+    accept_button(at).click().run()
     assert not at.exception
     assert labeled_count(at) == 4 + inside.size
     table = s.predictions()
     assert (table.loc[inside, "source"] == "accepted").all()
     assert (table.loc[inside, "label"] == predicted[inside]).all()
-    at.button(key="undo").click().run()
+    undo_button(at).click().run()
     assert labeled_count(at) == 4
 
 
@@ -447,3 +457,39 @@ def test_huge_file_is_refused(_env, monkeypatch):
     assert not at.exception
     assert any("above the app's limit" in e for e in errors(at)), errors(at)
     assert at.session_state["session_id"] == sid
+
+
+def test_second_undo_press_on_a_page_not_yet_redrawn_is_ignored():
+    # U pressed twice quickly: the second press still names the action the old page showed
+    at = start()
+    s = session_of(at)
+    for k in range(3):
+        class_button(at, k % 2).click().run()
+    order = list(s.history["index"])
+    old_undo = undo_button(at)
+    old_undo.click().run()
+    assert not at.exception
+    assert labeled_count(at) == 2
+    old_undo.click().run()  # the old page's widget state, as a lagging browser sends it
+    assert not at.exception
+    assert labeled_count(at) == 2 and list(s.history["index"]) == order[:2]
+    undo_button(at).click().run()  # a press on the redrawn page undoes the next one
+    assert labeled_count(at) == 1
+
+
+def test_accept_from_a_page_drawn_before_a_label_is_refused():
+    at = start()
+    s = session_of(at)
+    for k in range(4):
+        class_button(at, k % 2).click().run()
+    at.session_state["lower_tab"] = "Confidence"
+    conf = s.predictions()["confidence"].to_numpy()
+    unlabeled = s.predictions()["label"].isna().to_numpy()
+    at.session_state["inspect_bin"] = int(np.clip(np.floor(np.median(conf[unlabeled]) * 10), 0, 9))
+    at.run()
+    old_accept = accept_button(at)
+    class_button(at, 0).click().run()  # the state changes before the accept press arrives
+    assert labeled_count(at) == 5
+    old_accept.click().run()
+    assert not at.exception
+    assert labeled_count(at) == 5 and "accepted" not in set(s.history["source"])

@@ -414,8 +414,10 @@ def test_set_lam_auto_uses_loo_on_labelled_points(store):
 def test_predictions_history_counts(store):
     s = LabelingSession.create(store, config())
     pts = label_queried(s, 8)
-    p = s.predictions()
+    assert list(s.predictions().columns) == ["id", "predicted", "confidence", "label", "source"]
+    p = s.predictions(with_risk=True)
     assert list(p.columns) == ["id", "predicted", "confidence", "expected_risk", "label", "source"]
+    np.testing.assert_array_equal(p["expected_risk"].to_numpy(), s.learner.expected_risk())
     assert len(p) == N
     assert np.all(np.isinf(p["expected_risk"].to_numpy()[pts]))
     unl = np.setdiff1d(np.arange(N), pts)
@@ -738,3 +740,222 @@ def test_layout_auto_uses_given_coordinates_else_pca(store, tmp_path):
     reopened = LabelingSession.open(store, pca.id)
     assert reopened.config.layout == "pca"
     np.testing.assert_array_equal(reopened.layout, pca.layout)
+
+
+# ---- stale clicks on undo, skip and accept (decided inside the commit) ---------------------
+
+
+def test_undo_with_expected_action_undoes_one_action_per_press(store):
+    s = LabelingSession.create(store, config())
+    pts = label_queried(s, 3)
+    shown = s.last_action
+    assert shown > 0
+    assert s.undo(expected_action=shown) == pts[-1]
+    events, m = s.n_events, m_of(s)
+    assert s.undo(expected_action=shown) is None  # the same press again: stale, nothing written
+    assert s.n_events == events == n_events_on_disk(store, s.id) and np.array_equal(m_of(s), m)
+    assert s.labels == {i: truth(s, i) for i in pts[:2]}
+    assert s.undo(expected_action=0) is None  # drawn when there was nothing to undo
+    assert s.undo(expected_action=s.last_action) == pts[1]
+    with pytest.raises(ValueError, match="expected_action"):
+        s.undo(expected_action="1")
+    assert s.undo() == pts[0] and s.last_action == 0  # no check without expected_action
+    assert s.undo(expected_action=0) is None
+
+
+def test_undo_from_a_stale_tab_is_refused_after_catching_up(store):
+    a = LabelingSession.create(store, config())
+    label_queried(a, 2)
+    b = LabelingSession.open(store, a.id)
+    shown = b.last_action  # tab b draws its Undo button
+    label_queried(a, 1)  # tab a labels another point
+    assert b.undo(expected_action=shown) is None  # would undo a's label, never seen by b
+    assert b.labels == a.labels and b.n_events == a.n_events == n_events_on_disk(store, a.id)
+
+
+def test_skip_with_expected_query_is_checked_inside_the_commit(store):
+    a = LabelingSession.create(store, config())
+    label_queried(a, 4)
+    b = LabelingSession.open(store, a.id)
+    q = b.next_query()  # tab b shows q
+    # tab a labels a point other than q that moves the query on
+    for p in (i for i in range(N) if i not in a.labels and i != q):
+        before = a.n_events
+        a.label(p, truth(a, p), source="chosen")
+        if a.next_query() != q:
+            break
+        a.undo()
+        assert a.n_events == before + 2
+    assert a.next_query() != q
+    assert not b.skip(q, expected_query=q)  # stale once b has caught up: nothing written
+    assert b.skipped == [] and b.n_events == a.n_events == n_events_on_disk(store, a.id)
+    q2 = b.next_query()
+    assert b.skip(q2, expected_query=q2) and b.skipped == [q2]
+    assert not b.skip(q2, expected_query=q2)
+
+
+def test_accept_uses_the_shown_labels_and_refuses_a_changed_state(store):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 6)
+    todo = [i for i in range(N) if i not in s.labels][:4]
+    predicted = s.predictions()["predicted"]
+    other = {c: next(d for d in s.classes if d != c) for c in s.classes}
+    shown = [other[predicted[i]] for i in todo]  # what the page showed (here: not the prediction)
+    version = s.n_events
+    free = next(i for i in range(N) if i not in s.labels and i not in todo)
+    s.label(free, truth(s, free), source="chosen")  # the state moves on
+    events, m = s.n_events, m_of(s)
+    assert s.accept_predictions(todo, labels=shown, expected_version=version) == 0
+    assert s.n_events == events == n_events_on_disk(store, s.id) and np.array_equal(m_of(s), m)
+    assert s.accept_predictions(todo, labels=shown, expected_version=s.n_events) == 4
+    assert [s.labels[i] for i in todo] == shown  # the shown classes, not learner.predict()
+    s.undo()
+    assert s.accept_predictions(todo, labels=dict(zip(todo, shown))) == 4
+    assert [s.labels[i] for i in todo] == shown
+
+
+def test_accept_from_a_stale_tab_is_refused_after_catching_up(store):
+    a = LabelingSession.create(store, config())
+    label_queried(a, 5)
+    b = LabelingSession.open(store, a.id)
+    version = b.n_events
+    todo = [i for i in range(N) if i not in b.labels][:3]
+    shown = [str(b.predictions()["predicted"][i]) for i in todo]
+    label_queried(a, 1)
+    assert b.accept_predictions(todo, labels=shown, expected_version=version) == 0
+    assert b.n_events == a.n_events == n_events_on_disk(store, a.id)
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"labels": ["0"]}, "one label per index"),
+        ({"labels": ["0", "bird"]}, "not one of the classes"),
+        ({"labels": {5: "0"}}, "no class for point"),
+        ({"expected_version": "3"}, "expected_version"),
+        ({"expected_version": -1}, "expected_version"),
+    ],
+)
+def test_accept_bad_shown_labels_or_version(store, kw, match):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 3)
+    before = (s.n_events, s.labels, m_of(s), s.classes, s.config)
+    with pytest.raises(ValueError, match=match):
+        s.accept_predictions([5, 6], **kw)
+    unchanged(s, store, before)
+
+
+# ---- settings: in place, config only after the learner ------------------------------------
+
+
+def test_set_lam_and_width_update_the_learner_in_place(store):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 10)
+    learner, C = s.learner, s.learner._cov._C
+    s.set_lam(0.23)
+    s.set_width(0.7)
+    assert s.learner is learner and s.learner._cov._C is C  # no second n x n matrix
+    assert (learner.lam, learner.kernel.width) == (0.23, 0.7) == (s.config.lam, s.config.width)
+    fresh = LabelingSession.open(store, s.id)  # rebuilt from the log with the final settings
+    np.testing.assert_allclose(m_of(s), m_of(fresh), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(s.learner.posterior_variance(), fresh.learner.posterior_variance(),
+                               rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("setter, method, value", [("set_lam", "set_lam", 0.5), ("set_width", "set_kernel", 0.4)])
+def test_failed_learner_update_leaves_config_and_learner_agreeing(store, monkeypatch, setter, method, value):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 6)
+    cfg, m = s.config, m_of(s)
+
+    def fail(*args, **kw):
+        raise MemoryError("simulated")
+
+    monkeypatch.setattr(s.learner, method, fail)
+    with pytest.raises(MemoryError):
+        getattr(s, setter)(value)
+    assert s.config == cfg and np.array_equal(m_of(s), m)
+    assert s.learner.lam == s.config.lam and s.learner.kernel.width == s.config.width
+
+
+def test_set_lam_auto_reuses_the_cached_loo_fit(store, monkeypatch):
+    s = LabelingSession.create(store, config(weighting="none"))
+    label_queried(s, 12)
+    chosen = s.loo_curve()["lam"]  # drawn by the Progress tab: the fit is cached
+
+    def refit(*args, **kw):
+        raise AssertionError("LOO refitted although the fit of this state was cached")
+
+    monkeypatch.setattr(s, "_loo_fit", refit)
+    s.set_lam("auto")
+    assert s.config.lam == chosen
+
+
+# ---- expected risk only when asked -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", ["margin", "random"])
+def test_expected_risk_is_computed_only_when_asked(store, monkeypatch, strategy):
+    s = LabelingSession.create(store, config(strategy=strategy))
+    label_queried(s, 4)
+    real, calls = s.learner.expected_risk, []
+
+    def counting(*args, **kw):
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(s.learner, "expected_risk", counting)
+    s.next_query()
+    table = s.predictions()
+    assert "expected_risk" not in table and calls == []
+    E = s.expected_risk()
+    assert len(calls) == 1
+    np.testing.assert_array_equal(s.predictions(with_risk=True)["expected_risk"].to_numpy(), E)
+    np.testing.assert_array_equal(s.expected_risk(), E)
+    assert len(calls) == 1  # cached per state
+    label_queried(s, 1)
+    s.predictions()
+    assert len(calls) == 1
+    assert not np.array_equal(s.expected_risk(), E) and len(calls) == 2
+
+
+# ---- width from core, core modules imported directly -----------------------------------------
+
+
+def test_auto_width_uses_core_default_widths(store, monkeypatch):
+    import labeler.session as session_module
+    from core.rls import default_widths
+
+    grid = default_widths(np.random.default_rng(0).standard_normal((30, 2)))
+    monkeypatch.setattr(session_module, "default_widths", lambda X, **kw: grid)
+    s = LabelingSession.create(store, config(dataset_options={"n": 60}))
+    assert s.config.width == grid[6]  # the median, the grid's factor 2**0
+    label_queried(s, 8)
+    seen = []
+    real = s._loo_fit
+    monkeypatch.setattr(s, "_loo_fit", lambda **kw: seen.append(kw["widths"]) or real(**kw))
+    s.set_width("auto")
+    assert seen and seen[0] is grid
+    monkeypatch.undo()
+    # a stored (resolved) width is never re-resolved: reopening gives the same state
+    r = LabelingSession.open(store, s.id)
+    assert r.config.width == s.config.width
+    np.testing.assert_allclose(m_of(r), m_of(s), rtol=0, atol=1e-10)
+
+
+def test_median_width_is_the_median_pairwise_distance():
+    from scipy.spatial.distance import pdist
+
+    from labeler.session import _median_distance
+
+    X = np.random.default_rng(5).standard_normal((200, 3))
+    assert _median_distance(X) == float(np.median(pdist(X)))
+    with pytest.raises(ValueError, match="Pass width=<number>"):
+        _median_distance(np.zeros((5, 2)))
+
+
+def test_no_adapters_core_modules_used_directly():
+    import labeler.session as session_module
+
+    for name in ("_strategies", "_query", "_load_dataset", "_make_learner", "_WIDTH_FACTORS", "_MEDIAN_POINTS"):
+        assert not hasattr(session_module, name), name

@@ -17,7 +17,7 @@ from labeler.ui.config import AppConfig
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
 from labeler.ui.keyboard import BACK_KEY, RESERVED, SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.registry import SessionRegistry
-from labeler.ui.view import class_codes, feature_table, point_image, upscale
+from labeler.ui.view import build_view, class_codes, feature_table, point_image, upscale
 
 
 # ---- keyboard --------------------------------------------------------------------------------
@@ -272,3 +272,25 @@ def test_start_up_recognises_a_saved_file_session_from_a_relative_path(tmp_path,
     assert _same_data("moons", "moons")
     assert not _same_data(saved, "other.csv")
     assert not _same_data("moons", "moons-imbalanced")
+
+
+@pytest.mark.parametrize("strategy", ["margin", "random"])
+def test_build_view_reads_expected_risk_only_for_its_colour_mode(tmp_path, monkeypatch, strategy):
+    from labeler.session import LabelingSession, SessionConfig
+
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(
+        dataset="moons", dataset_options={"n": 60}, strategy=strategy, seed=1))
+    for i in range(4):
+        s.label(i, str(s.dataset.y[i]), source="chosen")
+    calls = []
+    real = s.learner.expected_risk
+    monkeypatch.setattr(s.learner, "expected_risk", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for mode in ("label", "predicted", "confidence"):
+        view = build_view(s, color_mode=mode)
+        assert view.expected_risk is None and "expected_risk" not in view.predictions
+    assert calls == []
+    view = build_view(s, color_mode="expected_risk")
+    assert len(calls) == 1 and view.version == s.n_events == 4
+    np.testing.assert_array_equal(view.expected_risk, real())
+    legacy = build_view(s)  # caller that does not say: the column is there, as before
+    np.testing.assert_array_equal(legacy.predictions["expected_risk"].to_numpy(), real())

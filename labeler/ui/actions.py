@@ -11,26 +11,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from labeler.store import ConcurrentUpdateError
 from labeler.ui import state
-from labeler.ui.registry import REGISTRY
 
 __all__ = ["label", "skip", "undo", "add_class", "accept", "set_setting", "choose", "back"]
 
 
 def _run(action, *args):
+    # ConcurrentUpdateError needs no handler: LabelingSession._commit catches it, catches up
+    # with the other tab's events and decides again (stale clicks are then ignored there).
     session, lock = state.current()
     if session is None:
         return None
     try:
         with lock:
             return action(session, *args)
-    except ConcurrentUpdateError:
-        # Another process changed this session in the store: drop the stale copy, reopen.
-        REGISTRY.forget(state.app_config().store, session.id)
-        state.flash("warning", "This session was changed elsewhere; it has been reloaded. "
-                               "Check the point and repeat your action.")
-        return None
     except state.USER_ERRORS as exc:
         state.flash("error", str(exc))
         return None
@@ -45,20 +39,18 @@ def label(index: int, name, source: str, expected_query: int | None) -> None:
 
 
 def skip(index: int, expected_query: int | None) -> None:
-    """Skip the query ``index`` (ignored when it is no longer the query)."""
-
-    def act(s):
-        if expected_query is not None and s.next_query() != expected_query:
-            return False
-        return s.skip(int(index))
-
-    if _run(act):
+    """Skip the query ``index`` (the session ignores it when it is no longer the query)."""
+    if _run(lambda s: s.skip(int(index), expected_query=expected_query)):
         st.session_state["last_action"] = ("skip", int(index), None)
 
 
-def undo() -> None:
-    """Undo the last label, accept or skip."""
-    index = _run(lambda s: s.undo())
+def undo(expected_action: int) -> None:
+    """Undo the action the button was drawn for (``session.last_action`` then; 0: nothing).
+
+    A repeated press, or one from a page drawn before another action, names an action that is
+    no longer the last one: the session ignores it, so one press undoes at most one action.
+    """
+    index = _run(lambda s: s.undo(expected_action=int(expected_action)))
     state.clear_selection()
     if index is None:
         state.flash("info", "Nothing to undo.")
@@ -78,12 +70,17 @@ def add_class(key: str) -> None:
         st.session_state[key] = ""
 
 
-def accept(indices) -> None:
-    """Accept the predicted class of ``indices`` (one undo step)."""
-    n = _run(lambda s: s.accept_predictions([int(i) for i in indices]))
+def accept(indices, labels, version: int) -> None:
+    """Label ``indices`` with the classes shown (``labels``), one undo step; refused when the
+    session changed since the page was drawn at state ``version``."""
+    n = _run(lambda s: s.accept_predictions([int(i) for i in indices], labels=list(labels),
+                                            expected_version=int(version)))
     if n:
         state.flash("success", f"Accepted the predictions of {n} points (Undo reverts them at once).")
         state.clear_selection()
+    elif n == 0:
+        state.flash("warning", "The labels changed since this bin was shown; nothing was accepted. "
+                               "Check the bin and accept again.")
 
 
 def set_setting(setter: str, key: str, parse=None) -> None:

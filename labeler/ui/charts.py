@@ -108,10 +108,13 @@ def _bin_inspector(session, view: ScreenView) -> None:
     conf = view.predictions["confidence"].to_numpy(dtype=float)
     order = indices[np.argsort(conf[indices], kind="stable")]
     shown = order[:INSPECT_LIMIT]
-    st.button(f"Accept the predicted class of all {indices.size:,} points in this bin",
-              key="accept_bin", on_click=actions.accept, args=(indices.tolist(),),
-              icon=":material/done_all:", help="One undo step reverts them all.")
     predicted = view.predictions["predicted"].to_numpy()
+    # the classes shown and the state they came from: the session refuses the batch if the
+    # state changed (the key names the state, so a press on an old page names its old batch)
+    st.button(f"Accept the predicted class of all {indices.size:,} points in this bin",
+              key=f"accept_bin_{view.version}", on_click=actions.accept,
+              args=(indices.tolist(), [str(c) for c in predicted[indices]], view.version),
+              icon=":material/done_all:", help="One undo step reverts them all.")
     has_images = point_image(session.dataset, int(shown[0])) is not None
     if has_images:
         per_row = 8

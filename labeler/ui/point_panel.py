@@ -31,7 +31,7 @@ def render_point_panel(session, view: ScreenView) -> None:
         st.markdown(f'#### <span class="point-tag" data-point="" data-query="{query_attr}">'
                     "All done</span>", unsafe_allow_html=True)
         st.success("Every point is labelled or skipped. Export the labels below, or undo.")
-        _undo_button()
+        _undo_button(session)
         return
 
     row = view.predictions.iloc[index]
@@ -81,16 +81,21 @@ def render_point_panel(session, view: ScreenView) -> None:
             st.button("Back to query", key="back", shortcut=BACK_KEY,
                       icon=":material/keyboard_return:", on_click=actions.back,
                       help="Show the next query again (Esc)")
-        _undo_button()
+        _undo_button(session)
         with st.popover("New class", icon=":material/add:"):
             st.text_input("Class name", key="new_class_name", placeholder="e.g. noise")
             st.button("Add class", key="add_class", on_click=actions.add_class,
                       args=("new_class_name",))
 
 
-def _undo_button() -> None:
-    st.button("Undo", key="undo", shortcut=UNDO_KEY, icon=":material/undo:",
-              on_click=actions.undo, help="Undo the last label, accept or skip (key U)")
+def _undo_button(session) -> None:
+    # The key names the action this button undoes (as the class buttons name their point): a
+    # second press before the page is redrawn names the old action, which the session then
+    # refuses as no longer the last one, instead of undoing a second action.
+    action = int(session.last_action)
+    st.button("Undo", key=f"undo_{action}", shortcut=UNDO_KEY, icon=":material/undo:",
+              on_click=actions.undo, args=(action,),
+              help="Undo the last label, accept or skip (key U)")
 
 
 def _point_id(session, index: int) -> str:

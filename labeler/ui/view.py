@@ -43,7 +43,12 @@ class ScreenView:
     query : int or None
         Next query (None when every point is labelled or skipped).
     predictions : pandas.DataFrame
-        ``session.predictions()``: predicted, confidence, expected_risk, label, source.
+        ``session.predictions()``: predicted, confidence, label, source, and expected_risk
+        when it was asked for.
+    expected_risk : ndarray of shape (n_samples,) or None
+        ``session.expected_risk()`` when asked for (the map coloured by it), else None.
+    version : int
+        ``session.n_events`` of this snapshot (actions drawn from it pass it back).
     label_codes, predicted_codes : ndarray of shape (n_samples,) of int32
         Class codes of the current labels (-1 unlabelled) and of the predictions.
     n_samples, n_labeled : int
@@ -56,12 +61,24 @@ class ScreenView:
     predicted_codes: np.ndarray
     n_samples: int
     n_labeled: int
+    expected_risk: np.ndarray | None = None
+    version: int = 0
 
 
-def build_view(session) -> ScreenView:
-    """Read the next query and the predictions of ``session`` once."""
+def build_view(session, color_mode: str | None = None) -> ScreenView:
+    """Read the next query and the predictions of ``session`` once.
+
+    Parameters
+    ----------
+    session : LabelingSession
+    color_mode : str, optional
+        The map's colour mode. The expected risk (an O(n^2) pass unless the "arls" strategy
+        already computed it for the query) is read only for ``"expected_risk"``; ``None``
+        (caller does not say) reads it too, as a column of ``predictions``.
+    """
     query = session.next_query()
-    pred = session.predictions()
+    with_risk = color_mode is None or color_mode == "expected_risk"
+    pred = session.predictions(with_risk=with_risk)
     classes = list(session.classes)
     label_codes = class_codes(pred["label"].to_numpy(), classes)
     predicted_codes = class_codes(pred["predicted"].to_numpy(), classes)
@@ -73,6 +90,8 @@ def build_view(session) -> ScreenView:
         predicted_codes=predicted_codes,
         n_samples=len(pred),
         n_labeled=int((label_codes >= 0).sum()),
+        expected_risk=pred["expected_risk"].to_numpy(dtype=float) if with_risk else None,
+        version=int(session.n_events),
     )
 
 
