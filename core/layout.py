@@ -1,24 +1,20 @@
-"""Two-dimensional layouts of a pool for display: PCA, t-SNE, UMAP, with an on-disk cache.
+"""Two-dimensional layouts of a pool for display: PCA, t-SNE, UMAP.
 
-The layout is only for showing points; the learner always works on the full features.
+The layout is only for showing points; the learner always works on the full features. Layouts
+are cached by the session (in its SQLite store), not here.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
 from .validation import check_features
 
-__all__ = ["compute_layout", "available_layout_methods", "cached_layout", "LAYOUT_METHODS"]
+__all__ = ["compute_layout", "available_layout_methods", "LAYOUT_METHODS"]
 
 LAYOUT_METHODS = ("pca", "tsne", "umap")
-_CACHE_VERSION = 1  # bump when a method's output changes, so stale cache files are ignored
 
 
 def available_layout_methods() -> list[str]:
@@ -80,54 +76,3 @@ def compute_layout(X, method: str = "pca", seed: int = 0) -> np.ndarray:
 
         Z = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), random_state=seed).fit_transform(X)
     return np.ascontiguousarray(Z, dtype=np.float64)
-
-
-def _cache_key(X: np.ndarray, method: str, seed: int) -> str:
-    digest = hashlib.sha256()
-    digest.update(f"layout-v{_CACHE_VERSION}|{method}|{int(seed)}|{X.shape}|".encode())
-    digest.update(X.tobytes())
-    return digest.hexdigest()[:32]
-
-
-def cached_layout(X, method: str, cache_dir, seed: int = 0) -> np.ndarray:
-    """:func:`compute_layout` with the result kept in ``cache_dir`` as a ``.npy`` file.
-
-    The file name holds a SHA-256 hash of ``X`` (values and shape), ``method`` and ``seed``, so
-    a changed data set never reuses a stale layout. A cache file that cannot be read or has
-    the wrong shape is recomputed and overwritten. Files are written atomically and read with
-    ``allow_pickle=False``.
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features)
-    method : {"pca", "tsne", "umap"}
-    cache_dir : str or Path
-        Folder for the cache (created if missing).
-    seed : int
-
-    Returns
-    -------
-    ndarray of shape (n_samples, 2), float64
-    """
-    method = _check_method(method)
-    X = check_features(X, min_samples=2)
-    folder = Path(cache_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"layout-{method}-{_cache_key(X, method, seed)}.npy"
-    if path.exists():
-        try:
-            cached = np.load(path, allow_pickle=False)
-            if cached.shape == (X.shape[0], 2) and cached.dtype == np.float64 and np.isfinite(cached).all():
-                return cached
-        except (OSError, ValueError):
-            pass  # unreadable cache file: recompute below and overwrite it
-    Z = compute_layout(X, method=method, seed=seed)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npy.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, Z, allow_pickle=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return Z

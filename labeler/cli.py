@@ -262,7 +262,8 @@ def _run_simulate(args) -> int:
     from core.kernels import Kernel
     from core.kernels import median_distance
     from core.simulate import prepare_features, simulate
-    from labeler.report import atomic_write, write_report
+    from labeler.atomic import atomic_write
+    from labeler.report import write_report
 
     out = _check_output_path(args.out, "--out")
     report = _check_output_path(args.report, "--report")

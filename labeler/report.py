@@ -5,17 +5,16 @@ A *curve* is the table returned by :func:`core.simulate.simulate` (one row per q
 Several runs of one strategy (different seeds) are drawn as their mean with a band of one
 standard deviation, as in seed 002 Figs. 4-7 to 4-11.
 
-Every file is written atomically: the content goes to a temporary file in the target
-directory, which then replaces the target in one ``os.replace``. An interrupted or failed run
-therefore never leaves a partial file behind.
+Every file is written atomically with :mod:`labeler.atomic` (temporary file in the target
+directory, ``fsync``, one ``os.replace``): an interrupted or failed run never leaves a partial
+file behind.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +22,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from labeler.atomic import atomic_write, atomic_write_text
+
 __all__ = [
-    "atomic_write",
-    "atomic_write_text",
     "summarize_runs",
     "curve_figure",
     "figure_html",
@@ -45,59 +44,6 @@ METRIC_TITLES = {
 
 # Colour per strategy, the same in every figure (plotly's qualitative palette).
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"]
-
-
-def atomic_write(path, write: Callable[[str], None]) -> Path:
-    """Write a file atomically: ``write(tmp_path)`` then replace ``path`` with it.
-
-    Parameters
-    ----------
-    path : str or Path
-        Target file. Its directory must exist.
-    write : callable
-        Called with the path of a temporary file in the same directory; it must create that
-        file completely. If it raises, the temporary file is removed and ``path`` is untouched.
-
-    Returns
-    -------
-    Path
-        The target path.
-
-    Raises
-    ------
-    FileNotFoundError
-        If the target's directory does not exist.
-    """
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise FileNotFoundError(
-            f"Cannot write {str(path)!r}: directory {str(directory)!r} does not exist. "
-            "Create it first or choose another output path."
-        )
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
-
-
-def atomic_write_text(path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`)."""
-
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-
-    return atomic_write(path, write)
 
 
 def summarize_runs(runs: Sequence[pd.DataFrame], metric: str) -> pd.DataFrame:

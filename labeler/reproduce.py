@@ -41,13 +41,8 @@ from core.kernels import Kernel
 from core.risk import predicted_class_indices
 from core.rls import WeightedRLSClassifier
 from core.simulate import prepare_features, simulate
-from labeler.report import (
-    atomic_write,
-    atomic_write_text,
-    curve_figure,
-    summarize_runs,
-    write_png,
-)
+from labeler.atomic import atomic_write, atomic_write_text
+from labeler.report import curve_figure, summarize_runs, write_png
 
 __all__ = ["run_reproduction", "Finding", "Settings", "EXPERIMENTS"]
 

@@ -14,7 +14,7 @@ import pytest
 import labeler.serve
 from core.simulate import CURVE_COLUMNS
 from labeler import cli
-from labeler.report import atomic_write, atomic_write_text
+from labeler.atomic import atomic_write, atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-import core.layout as layout_mod
-from core.layout import available_layout_methods, cached_layout, compute_layout
+from core.layout import available_layout_methods, compute_layout
 
 
 @pytest.fixture
@@ -77,36 +76,3 @@ def test_layout_rejects_nan_and_single_point():
         compute_layout(np.array([[0.0, np.nan], [1.0, 2.0]]))
     with pytest.raises(ValueError, match="at least 2"):
         compute_layout(np.zeros((1, 3)))
-
-
-def test_cache_reuses_file(X, tmp_path, monkeypatch):
-    Z = cached_layout(X, "pca", tmp_path, seed=0)
-    files = list(tmp_path.glob("layout-pca-*.npy"))
-    assert len(files) == 1
-    assert_array_equal(np.load(files[0], allow_pickle=False), Z)
-
-    def boom(*args, **kwargs):
-        raise AssertionError("layout recomputed although cached")
-
-    monkeypatch.setattr(layout_mod, "compute_layout", boom)
-    assert_array_equal(cached_layout(X, "pca", tmp_path, seed=0), Z)
-
-
-def test_cache_key_depends_on_data_method_and_seed(X, tmp_path):
-    cached_layout(X, "pca", tmp_path, seed=0)
-    cached_layout(X, "pca", tmp_path, seed=1)
-    X2 = X.copy()
-    X2[0, 0] += 1e-9
-    cached_layout(X2, "pca", tmp_path, seed=0)
-    cached_layout(X[:, :4].copy(), "pca", tmp_path, seed=0)
-    assert len(list(tmp_path.glob("*.npy"))) == 4
-    assert not list(tmp_path.glob("*.tmp"))
-
-
-def test_corrupt_cache_file_is_recomputed(X, tmp_path):
-    Z = cached_layout(X, "pca", tmp_path)
-    path = next(tmp_path.glob("*.npy"))
-    path.write_bytes(b"not an npy file")
-    assert_array_equal(cached_layout(X, "pca", tmp_path), Z)
-    np.save(path, np.zeros((3, 2)))  # wrong shape
-    assert_array_equal(cached_layout(X, "pca", tmp_path), Z)
