@@ -701,7 +701,12 @@ class Store:
             out = []
             for k, row in enumerate(rows):
                 unknown = set(row) - {"kind", "index", "label", "source", "value"}
-                if unknown or row.get("kind") not in EVENT_KINDS:
+                if unknown:
+                    raise ValueError(
+                        f"Bad event {row!r}: unknown key(s) {sorted(unknown)}; an event has only "
+                        "kind, index, label, source and value."
+                    )
+                if row.get("kind") not in EVENT_KINDS:
                     raise ValueError(f"Bad event {row!r}: kind must be one of {EVENT_KINDS}.")
                 ev = Event(
                     seq=after + 1 + k,
