@@ -199,7 +199,13 @@ def test_predict_and_proba_follow_outputs():
     P = learner.proba()
     assert_allclose(P[:, 1], np.clip((f + 1) / 2, 0, 1))
     assert_allclose(P.sum(axis=1), 1.0)
-    assert_allclose(learner.posterior_variance(), np.diag(learner.posterior_covariance()) + 0.1)
+    # GP variance k(x,x) + lam - k_xL (K_LL + Lambda)^-1 k_Lx by a direct solve (ALGORITHMS §2)
+    L = np.array(list(learner.labels))
+    w = expected_class_weights(learner.labels, learner.classes, learner.weighting)
+    lam_L = 0.1 / w[[learner.classes.index(learner.labels[j]) for j in L]]
+    K_XL = K[:, L]
+    reduction = np.einsum("il,li->i", K_XL, np.linalg.solve(K[np.ix_(L, L)] + np.diag(lam_L), K_XL.T))
+    assert_allclose(learner.posterior_variance(), np.diag(K) + 0.1 - reduction, rtol=0, atol=1e-12)
 
 
 class TestGuards:
