@@ -11,9 +11,10 @@ A session is rebuilt from its configuration (every "auto" setting stored resolve
 and its event log: the events are folded into the net labels (undone ones dropped), skips,
 classes and settings, and the learner is built with the final settings and given the net
 labels in labelling order in one block update (``ActiveRLS.add_many``). Every live update is
-exact (add, ``remove`` on undo, reweighting, new class, ``set_lam``, ``set_kernel``), so the rebuilt outputs agree with the
-live ones to rounding (tests: 1e-10), at the cost of one O(n^2 |L|) product instead of
-replaying |L| steps that each cost up to O(n^2 |L|) under "balanced" weights.
+exact (add, ``remove`` on undo, reweighting, new class, ``set_lam``, ``set_kernel``), so the
+rebuilt outputs agree with the live ones to rounding (tests: 1e-10), at the cost of one
+O(n^2 |L|) product instead of replaying |L| steps that each cost up to O(n^2 |L|) under
+"balanced" weights.
 
 The next query is computed once per state version (the number of events), with ties broken by
 ``numpy.random.default_rng([seed, n_events])`` (no generator whose state would depend on how
@@ -307,8 +308,10 @@ class LabelingSession:
         cfg = SessionConfig.from_dict((config or SessionConfig()).to_dict())
         if cfg.kernel not in KERNELS:
             raise ValueError(f"Unknown kernel {cfg.kernel!r}; choose one of {', '.join(KERNELS)}.")
-        if cfg.strategy not in tuple(strategies.STRATEGIES):
-            raise ValueError(f"Unknown strategy {cfg.strategy!r}; choose one of {', '.join(tuple(strategies.STRATEGIES))}.")
+        if cfg.strategy not in strategies.STRATEGIES:
+            raise ValueError(
+                f"Unknown strategy {cfg.strategy!r}; choose one of {', '.join(strategies.STRATEGIES)}."
+            )
         if cfg.layout not in LAYOUTS:
             raise ValueError(f"Unknown layout {cfg.layout!r}; choose one of {', '.join(LAYOUTS)}.")
         if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, numbers.Integral) or cfg.seed < 0:
@@ -602,7 +605,7 @@ class LabelingSession:
                 if stored is not None and self._queryable(stored):
                     return stored
                 exclude = np.fromiter(self._log.skipped, dtype=np.intp, count=len(self._log.skipped))
-                if len(self._log.labels) + exclude.size >= self.n_samples:
+                if np.isin(self.learner.unlabeled_indices, exclude).all():
                     return None  # every point labelled or skipped
                 q = strategies.query(self.learner, self._config.strategy, self._rng(), exclude=exclude)
                 recorded = self._store.put_query(self.id, version, int(q))
@@ -722,7 +725,8 @@ class LabelingSession:
             isinstance(expected_action, bool) or not isinstance(expected_action, numbers.Integral)
         ):
             raise ValueError(
-                f"expected_action must be an action id (int, session.last_action); got {expected_action!r}."
+                "expected_action must be an action id (an int, session.last_action); got "
+                f"{expected_action!r}."
             )
 
         def build():
@@ -827,8 +831,8 @@ class LabelingSession:
 
     def set_strategy(self, name: str):
         """Change the query strategy (persisted)."""
-        if name not in tuple(strategies.STRATEGIES):
-            raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(tuple(strategies.STRATEGIES))}.")
+        if name not in strategies.STRATEGIES:
+            raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(strategies.STRATEGIES)}.")
         self._set("strategy", name)
 
     def set_weighting(self, weighting):
@@ -926,8 +930,10 @@ class LabelingSession:
         """Expected risk of querying each point (eq. 3.50; +inf for labelled points), shape
         (n_samples,). Computed only when asked, once per state (the "arls" strategy's
         :meth:`next_query` computes the same scores, which the learner keeps)."""
-        risk = self._cached("expected_risk", lambda: np.asarray(self.learner.expected_risk(), dtype=np.float64))
-        return risk.copy()
+        def compute():
+            return np.asarray(self.learner.expected_risk(), dtype=np.float64)
+
+        return self._cached("expected_risk", compute).copy()
 
     def predictions(self, with_risk: bool = False) -> pd.DataFrame:
         """Per point: id, predicted, confidence (soft, ALGORITHMS §2), label (or None), source

@@ -959,3 +959,16 @@ def test_no_adapters_core_modules_used_directly():
 
     for name in ("_strategies", "_query", "_load_dataset", "_make_learner", "_WIDTH_FACTORS", "_MEDIAN_POINTS"):
         assert not hasattr(session_module, name), name
+
+
+def test_a_skipped_point_labelled_later_does_not_end_the_queries(store):
+    s = LabelingSession.create(store, config(strategy="random", dataset_options={"n": 30}))
+    q = s.next_query()
+    assert s.skip(q, expected_query=q)
+    assert s.label(q, truth(s, q), source="chosen")  # skipped, then labelled by choice
+    for i in [i for i in range(30) if i != q][:-1]:
+        s.label(i, truth(s, i), source="chosen")
+    last = next(i for i in range(30) if i not in s.labels)
+    assert s.next_query() == last  # labels + skips = 30, but one point is still open
+    s.label(last, truth(s, last), expected_query=last)
+    assert s.next_query() is None
