@@ -94,6 +94,10 @@ def balanced_accuracy(y_true, y_pred) -> float:
     float
         NaN when ``y_true`` is empty.
     """
+    # Same value as sklearn.metrics.balanced_accuracy_score (tested), which is not used here
+    # because in this loop it would (a) warn "y_pred contains classes not in y_true" whenever
+    # the learner predicts a class absent from the evaluation points -- routine once every point
+    # of a class is labelled -- and (b) raise on empty input, where the curve wants NaN.
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
     if y_true.size == 0:
@@ -360,7 +364,7 @@ def simulate(
     if dataset.y is None:
         raise ValueError(
             f"{dataset.name} has no true labels, so there is no oracle to simulate. Give a file "
-            "with a label column (--label-col NAME)."
+            "with a label column."
         )
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")

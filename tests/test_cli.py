@@ -150,6 +150,38 @@ def test_simulate_builtin_to_stdout_uses_recommended_parameters(capsys):
     assert "width 1.7 (recommended" in err and "lambda 0.5" in err and "built-in validation set" in err
 
 
+def test_dataset_weighting_dict_is_used_and_unknown_ones_warn(tmp_path, capsys, monkeypatch):
+    from core.datasets import load_dataset
+    from core.kernels import Kernel
+    from core.simulate import simulate
+
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=60, seed=3)
+    real_load = cli._load
+    recommended = {}
+
+    def load_with_params(*args, **kwargs):
+        ds = real_load(*args, **kwargs)
+        ds.params.update(recommended)
+        return ds
+
+    monkeypatch.setattr(cli, "_load", load_with_params)
+    weights = {"neg": 3.0, "pos": 0.5}
+    recommended["weighting"] = weights
+    out = tmp_path / "c.csv"
+    argv = ["simulate", str(data), "--budget", "6", "--lam", "0.2", "--width", "1.0", "--out", str(out)]
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    assert f"weighting {weights}" in err
+    expected = simulate(load_dataset(data, seed=0), "arls", 6, 0, Kernel("rbf", width=1.0), 0.2, weights)
+    cols = [c for c in CURVE_COLUMNS if c != "step_seconds"]
+    pd.testing.assert_frame_equal(pd.read_csv(out)[cols], expected[cols], check_dtype=False, rtol=1e-12)
+    recommended["weighting"] = "inverse"
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    assert "warning" in err and "'inverse'" in err and "weighting none" in err
+
+
 def test_simulate_median_width_and_auto_lam_for_files(tmp_path, capsys):
     data = tmp_path / "pool.csv"
     write_blobs(data, n=60)
