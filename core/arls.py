@@ -511,14 +511,12 @@ class ActiveRLS:
         prior_diag = np.asarray(kernel.diag(self._X), dtype=np.float64)
         old_kernel, old_diag = self.kernel, self._prior_diag
         saved = self._save()
-        # TODO(covariance owner): a public DenseCovariance.set_kernel would avoid touching
-        # its private attribute here; reset() refills C in place from this kernel.
-        self._cov._kernel = kernel
+        self._cov.set_kernel(kernel)  # rebuild()'s reset() refills C in place with it
         self.kernel, self._prior_diag = kernel, prior_diag
         try:
             self.rebuild()
         except BaseException:
-            self._cov._kernel = old_kernel
+            self._cov.set_kernel(old_kernel)
             self.kernel, self._prior_diag = old_kernel, old_diag
             self._restore(saved)
             self.rebuild()

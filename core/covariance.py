@@ -70,6 +70,21 @@ class DenseCovariance:
         """
         return cls(np.array(K, dtype=np.float64, order="C", copy=True), K=K)
 
+    def set_kernel(self, kernel) -> None:
+        """Use ``kernel`` for the prior from now on (the next :meth:`reset` fills ``C`` with it).
+
+        Raises
+        ------
+        ValueError
+            If this covariance was built from a fixed matrix (:meth:`from_matrix`).
+        """
+        if self._X is None:
+            raise ValueError(
+                "This covariance was built from a precomputed kernel matrix: it cannot evaluate "
+                "another kernel. Build a new one with from_matrix(K_new)."
+            )
+        self._kernel = kernel
+
     def reset(self) -> None:
         """Overwrite ``C`` with the prior ``K`` in place (no new n x n array)."""
         if self._K is not None:

@@ -52,7 +52,7 @@ with lock:
     except state.USER_ERRORS as exc:
         st.error(f"Could not read the store: {exc}")
     with st.spinner("Choosing the next query…"):
-        view = build_view(session)
+        view = build_view(session, color_mode=st.session_state.get("color_mode", "label"))
     state.sync_selection(view.n_samples)
 
     # ---- header: data set, counts ----------------------------------------------------------
@@ -85,7 +85,7 @@ with lock:
             session.layout, view.classes, color_mode=mode or "label",
             label_codes=view.label_codes, predicted_codes=view.predicted_codes,
             confidence=pred["confidence"].to_numpy(dtype=float),
-            expected_risk=pred["expected_risk"].to_numpy(dtype=float),
+            expected_risk=view.expected_risk,
             query=view.query, selected=selected, view_key=str(session.id),
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
