@@ -29,15 +29,14 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import re
-import tempfile
 import zipfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from labeler.atomic import atomic_target
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -161,39 +160,6 @@ def label_table(
 # --------------------------------------------------------------------------------------------
 
 
-@contextmanager
-def _atomic_target(path):
-    """Yield a temporary path next to ``path``; rename it over ``path`` on success."""
-    path = Path(path).expanduser()
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise IsADirectoryError(f"Export path {path} is a directory; give a file name inside it.")
-    if not parent.exists():
-        raise FileNotFoundError(
-            f"Cannot write {path}: the directory {parent} does not exist. Create it first or "
-            "choose another location."
-        )
-    if not parent.is_dir():
-        raise NotADirectoryError(f"Cannot write {path}: {parent} is not a directory.")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".part")
-    except OSError as exc:
-        raise PermissionError(
-            f"Cannot write {path}: the directory {parent} is not writable ({exc.strerror}). "
-            "Choose another location."
-        ) from exc
-    os.close(fd)
-    tmp = Path(tmp)
-    try:
-        yield tmp
-        with open(tmp, "rb+") as fh:  # make the content durable before the rename
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def _json_value(v):
     if v is None or v is pd.NA or v is pd.NaT:
         return None
@@ -238,7 +204,7 @@ def write_table(table: pd.DataFrame, path, format: str | None = None) -> Path:
     if fmt == "zip":
         raise ExportError("The zip export needs images; use write_image_zip().")
     path = Path(path).expanduser()
-    with _atomic_target(path) as tmp:
+    with atomic_target(path) as tmp:
         if fmt == "csv":
             table.to_csv(tmp, index=False)
         elif fmt == "jsonl":
@@ -360,7 +326,7 @@ def write_image_zip(table: pd.DataFrame, path, *, images=None, image_paths=None)
     manifest = labelled.reset_index(drop=True).copy()
     manifest["file"] = [name for _, name in files]
     path = Path(path).expanduser()
-    with _atomic_target(path) as tmp:
+    with atomic_target(path) as tmp:
         with zipfile.ZipFile(tmp, "w") as zf:
             zf.writestr("labels.csv", manifest.to_csv(index=False), compress_type=zipfile.ZIP_DEFLATED)
             for index, name in files:
