@@ -34,6 +34,15 @@ The session starts without labels, so leave-one-out cannot be used yet:
   chooses the width by exact LOO on the labelled points
   (:class:`core.rls.WeightedRLSClassifier`) over that grid, ``median * 2**[-3, -2.5, ..., 2]``,
   at the current lam.
+* ``standardize="auto"``: off for an image data set (the pixels share one scale; scaling each
+  pixel would inflate near-constant border pixels and warn about constant ones), on otherwise.
+  With ``pca_components=k`` the kernel sees the (standardised) features projected on their k
+  leading principal components, computed once and stored (bit-identical on reopening).
+* ``initial_labels=m``: m points labelled with the data set's true labels (stratified, seeded),
+  one "accept" action (one undo step) before the first query. The events table only allows the
+  sources "queried", "chosen" and "accepted" (a CHECK constraint of schema version 1), so they
+  are stored as "accepted" events marked ``{"initial": true}`` and shown and exported with the
+  source "initial".
 * ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else
   :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, ALGORITHMS §4).
   ``set_lam("auto")`` chooses it by exact LOO classification error on the labelled points
@@ -57,7 +66,7 @@ from __future__ import annotations
 import hashlib
 import numbers
 import threading
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -69,7 +78,7 @@ from core.confidence import confidence_bins as _confidence_bins
 from core.confidence import soft_confidence
 from core.datasets import load_dataset
 from core.kernels import KERNELS, Kernel
-from core.preprocessing import standardize
+from core.preprocessing import pca_reduce, standardize
 from core.rls import WeightedRLSClassifier, default_widths
 from core.validation import check_index, check_positive
 
@@ -127,8 +136,24 @@ class SessionConfig:
         Query strategy (:mod:`core.strategies`).
     weighting : {"balanced", "none"} or dict {class: weight}
         Class weights of the learner.
-    standardize : bool
-        Scale every feature to mean 0, standard deviation 1 before the kernel.
+    standardize : bool or "auto"
+        Scale every feature to mean 0, standard deviation 1 before the kernel. "auto" (the
+        default): False for an image data set (``images`` or ``image_paths`` present: pixels
+        share one scale, and scaling each pixel would blow up near-constant border pixels and
+        warn about the constant ones), True otherwise. Resolved once at creation and stored.
+    pca_components : int or None
+        None (the default): the kernel sees the (standardised) features themselves. An integer
+        ``k`` with ``1 <= k <= min(n_samples, n_features)``: it sees their projection on the
+        ``k`` leading principal components (:func:`core.preprocessing.pca_reduce`, seeded
+        with ``seed``), e.g. image pixels reduced to 50 numbers. The projection is computed
+        once at creation and kept in the store, so a reopened session has bit-identical
+        features.
+    initial_labels : int
+        0 (the default): start without labels. ``m > 0``: start with ``m`` points labelled with
+        the data set's own true labels (``Dataset.y``: the label column, or an image folder's
+        subfolder names), drawn with ``seed``, one per class first (as many classes as
+        ``m`` allows), the rest a uniform sample of the other points; written as one action
+        (one undo step) before the first query. Their source is shown as "initial".
     layout : {"auto", "pca", "tsne", "umap", "given"}
         2-D coordinates for display; "given" uses the data set's own; "auto" (the default)
         means "given" when the data set has coordinates (e.g. ``x``, ``y`` columns), else
@@ -149,11 +174,13 @@ class SessionConfig:
     lam: float | str = "auto"
     strategy: str = "arls"
     weighting: str | dict = "balanced"
-    standardize: bool = True
+    standardize: bool | str = "auto"
     layout: str = "auto"
     seed: int = 0
     name: str | None = None
     classes: list | None = None
+    pca_components: int | None = None
+    initial_labels: int = 0
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of the fields."""
@@ -236,6 +263,101 @@ def _fingerprint(X: np.ndarray) -> str:
     return h.hexdigest()
 
 
+INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set at creation
+_PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
+
+
+def _is_image_data(dataset) -> bool:
+    """Whether the data set's features are pixels (it has images or image files)."""
+    return getattr(dataset, "images", None) is not None or getattr(dataset, "image_paths", None) is not None
+
+
+def _check_count(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def _check_pca_components(k, shape) -> int | None:
+    """``None`` or an int in ``[1, min(n_samples, n_features)]`` (a clear error otherwise)."""
+    if k is None:
+        return None
+    n, d = shape
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= min(n, d):
+        raise ValueError(
+            f"pca_components must be None (raw features) or an integer between 1 and "
+            f"min(n_samples, n_features) = min({n}, {d}) = {min(n, d)}; got {k!r}. Choose a "
+            "value in that range, or None (0 in the app) to use the features as they are."
+        )
+    return int(k)
+
+
+def _kernel_features(X_raw: np.ndarray, scale: bool, pca_components: int | None, seed: int) -> np.ndarray:
+    """The features the kernel sees: ``X_raw`` standardised if ``scale``, then projected on
+    its ``pca_components`` leading principal components if given (seeded with ``seed``).
+
+    Parameters
+    ----------
+    X_raw : ndarray of shape (n_samples, n_features)
+    scale : bool
+    pca_components : int or None
+    seed : int
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features) or (n_samples, pca_components)
+    """
+    X = standardize(X_raw)[0] if scale else X_raw
+    if pca_components is not None:
+        X = pca_reduce(X, int(pca_components), seed=seed)[0]
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _initial_choice(y, classes, m: int, seed: int) -> tuple[list[int], list[str]]:
+    """The ``m`` points labelled at creation from the true labels ``y`` and their labels.
+
+    Stratified: one point of each class first (of ``m`` classes drawn at random when there
+    are more classes than ``m``), then a uniform sample of the other points, so the classes
+    keep their proportions in expectation. Drawn from ``default_rng([seed, 0, 1])``, a stream
+    of its own (tie-breaking uses ``[seed, n_events]``).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    classes : list of str
+        The session's classes; every ``str(y[i])`` must be one of them.
+    m : int
+        ``1 <= m <= n_samples``.
+    seed : int
+
+    Returns
+    -------
+    indices : list of int (length m)
+    labels : list of str (length m)
+    """
+    y = np.asarray([str(v) for v in np.asarray(y).tolist()], dtype=object)
+    n = y.shape[0]
+    if m > n:
+        raise ValueError(
+            f"initial_labels={m} exceeds the pool size {n}; choose at most {n} (or 0 for none)."
+        )
+    unknown = sorted(set(y.tolist()) - set(classes))
+    if unknown:
+        raise ValueError(
+            f"The data set's labels {unknown[:5]} are not among the session's classes {classes}; "
+            "leave classes unset (the data set's own) to start with its true labels."
+        )
+    rng = np.random.default_rng([seed, 0, 1])
+    present = sorted(set(y.tolist()))
+    rows = [np.flatnonzero(y == c) for c in present]
+    which = range(len(present)) if m >= len(present) else sorted(rng.choice(len(present), m, replace=False).tolist())
+    first = [int(rng.choice(rows[c])) for c in which]
+    rest = np.setdiff1d(np.arange(n), first)
+    more = rng.choice(rest, size=m - len(first), replace=False).tolist() if m > len(first) else []
+    chosen = first + [int(i) for i in more]
+    return chosen, [str(y[i]) for i in chosen]
+
+
 # --------------------------------------------------------------------------------------------
 # The session
 # --------------------------------------------------------------------------------------------
@@ -256,8 +378,9 @@ class LabelingSession:
     dataset : core.datasets.Dataset
     learner : core.arls.ActiveRLS
     classes : list of str
-    X : ndarray of shape (n_samples, n_features)
-        Features the learner sees (standardised if ``config.standardize``).
+    X : ndarray of shape (n_samples, n_features) or (n_samples, config.pca_components)
+        Features the learner sees (standardised if ``config.standardize``, then PCA-reduced
+        if ``config.pca_components``).
     """
 
     # ---- construction ----------------------------------------------------------------------
@@ -280,11 +403,17 @@ class LabelingSession:
             )
         if _X is not None:
             self.X = _X
-        elif cfg.standardize:
-            self.X = standardize(X_raw)[0]
-        else:
-            self.X = X_raw
+        elif cfg.pca_components is None:
+            self.X = _kernel_features(X_raw, bool(cfg.standardize), None, cfg.seed)
+        else:  # the projection stored at creation: bit-identical whatever the BLAS does
+            k = int(cfg.pca_components)
+            X = store.get_array(self.id, _PCA_ARRAY)
+            if X is None or X.shape != (X_raw.shape[0], k) or X.dtype != np.float64:
+                X = _kernel_features(X_raw, bool(cfg.standardize), k, cfg.seed)
+                store.put_array(self.id, _PCA_ARRAY, X)
+            self.X = np.ascontiguousarray(X)
         self.n_samples = self.X.shape[0]
+        self._initial_actions: set[int] = set()  # actions that wrote the initial labels
         self._initial_classes = list(cfg.classes)
         self._config = cfg
         self._log = LogState(cfg.classes, self.n_samples)
@@ -320,6 +449,11 @@ class LabelingSession:
         if not isinstance(cfg.dataset_options, dict):
             raise ValueError(f"dataset_options must be a dict; got {cfg.dataset_options!r}.")
         cfg.dataset_options = {"seed": cfg.seed, **cfg.dataset_options}  # stored: exact reload
+        if not (isinstance(cfg.standardize, (bool, np.bool_)) or cfg.standardize == "auto"):
+            raise ValueError(f"standardize must be True, False or 'auto'; got {cfg.standardize!r}.")
+        if cfg.pca_components is not None:
+            _check_count("pca_components", cfg.pca_components, 1)
+        cfg.initial_labels = _check_count("initial_labels", cfg.initial_labels, 0)
         path = Path(str(cfg.dataset)).expanduser()
         if path.exists():
             cfg.dataset = str(path.resolve())  # reopen from any working directory
@@ -343,15 +477,31 @@ class LabelingSession:
             cfg.classes = names
         cfg.weighting = _check_weighting(cfg.weighting, cfg.classes)
 
+        initial = None
+        if cfg.initial_labels > 0:
+            if getattr(dataset, "y", None) is None:
+                raise ValueError(
+                    f"initial_labels={cfg.initial_labels} needs the data set's true labels, but "
+                    f"{cfg.dataset!r} has none (give a label column, or an image folder with one "
+                    "subfolder per class), or set initial_labels=0."
+                )
+            initial = _initial_choice(dataset.y, cfg.classes, cfg.initial_labels, cfg.seed)
+
         # resolve "auto" settings once, from the data (no labels exist yet)
         auto = {}
-        if cfg.standardize:
-            X = standardize(X_raw)[0]
-        else:
-            X = X_raw
+        if isinstance(cfg.standardize, str):  # "auto"
+            image = _is_image_data(dataset)
+            cfg.standardize = not image
+            auto["standardize"] = "off for image data (pixels share one scale)" if image else "on (not image data)"
+        cfg.standardize = bool(cfg.standardize)
+        cfg.pca_components = _check_pca_components(cfg.pca_components, X_raw.shape)
+        X = _kernel_features(X_raw, cfg.standardize, cfg.pca_components, cfg.seed)
         params = dict(getattr(dataset, "params", None) or {})
         # the data set's recommended values hold for its own scaling only
-        use_params = bool(params.get("standardize", False)) == bool(cfg.standardize) and cfg.kernel == "rbf"
+        use_params = (
+            bool(params.get("standardize", False)) == cfg.standardize and cfg.kernel == "rbf"
+            and cfg.pca_components is None
+        )
         if cfg.kernel != "rbf":
             cfg.width = None
         elif cfg.width == "auto":
@@ -382,7 +532,19 @@ class LabelingSession:
         store = Store(store_path)
         try:
             sid = store.create_session(name=cfg.name, dataset=cfg.dataset, config=stored)
-            return cls(store, store.session(sid), _dataset=dataset, _X=X)
+            if cfg.pca_components is not None:
+                store.put_array(sid, _PCA_ARRAY, X)
+            session = cls(store, store.session(sid), _dataset=dataset, _X=X)
+            if initial is not None:  # one action, one undo step, before the first query
+                # stored with the schema's "accepted" source (the events table's CHECK
+                # constraint allows no other) and marked {"initial": true}: shown as "initial"
+                rows = [
+                    {"kind": "accept", "index": i, "label": lab, "source": "accepted",
+                     "value": {"initial": True}}
+                    for i, lab in zip(*initial)
+                ]
+                session._commit(lambda: rows)
+            return session
         except BaseException:
             store.close()
             raise
@@ -455,6 +617,7 @@ class LabelingSession:
         exact); numerically it agrees to rounding. The next query is the one recorded in the
         store for this state, so it is the same point as before the reload."""
         for group in group_actions(self._store.events(self.id)):
+            self._note_origin(group)
             change = self._log.apply(group)
             if change.setting is not None:
                 setattr(self._config, *change.setting)
@@ -488,11 +651,30 @@ class LabelingSession:
                 learner.set_kernel(self._kernel(width=value))  # C refilled in place
             setattr(self._config, name, value)
 
+    def _note_origin(self, events):
+        """Remember the action that wrote the initial labels (accept events marked
+        ``{"initial": true}``)."""
+        first = events[0] if events else None
+        if first is not None and first.kind == "accept" and isinstance(first.value, dict) \
+                and first.value.get("initial") is True:
+            self._initial_actions.add(int(first.action))
+
+    def _shown_source(self, rec) -> str:
+        """A label's source as shown and exported: "initial" for the initial labels."""
+        return INITIAL_SOURCE if rec.action in self._initial_actions else rec.source
+
+    def _shown_records(self) -> list:
+        return [
+            replace(r, source=INITIAL_SOURCE) if r.action in self._initial_actions else r
+            for r in self._log.labels.values()
+        ]
+
     def refresh(self) -> bool:
         """Apply events written by another tab or process; True if there were any."""
         with self._lock:
             new = self._store.events(self.id, after=self._log.n_events)
             for group in group_actions(new):
+                self._note_origin(group)
                 self._apply(self._log.apply(group))
             return bool(new)
 
@@ -510,6 +692,7 @@ class LabelingSession:
                 except ConcurrentUpdateError:
                     self.refresh()
                     continue
+                self._note_origin(events)
                 change = self._log.apply(events)
                 self._apply(change)
                 if change.added:  # for the history chart; not needed to restore the state
@@ -944,7 +1127,7 @@ class LabelingSession:
             label = np.full(self.n_samples, None, dtype=object)
             source = np.full(self.n_samples, None, dtype=object)
             for i, rec in self._log.labels.items():
-                label[i], source[i] = rec.label, rec.source
+                label[i], source[i] = rec.label, self._shown_source(rec)
             return pd.DataFrame(
                 {
                     "id": np.asarray(self.dataset.ids),
@@ -1013,7 +1196,7 @@ class LabelingSession:
                 "index": np.array([r.index for r in recs], dtype=np.intp),
                 "id": ids[[r.index for r in recs]] if recs else ids[:0],
                 "label": pd.Series([r.label for r in recs], dtype=object),
-                "source": pd.Series([r.source for r in recs], dtype=object),
+                "source": pd.Series([self._shown_source(r) for r in recs], dtype=object),
                 "timestamp": pd.to_datetime(
                     pd.Series([r.timestamp for r in recs], dtype=object), utc=True, format="ISO8601"
                 ),
@@ -1034,7 +1217,7 @@ class LabelingSession:
         if include_predictions:
             predicted, conf = self._soft()
             kw = {"predicted": predicted.astype(object), "confidence": conf}
-        return _export.label_table(ds.ids, list(self._log.labels.values()), original=original, **kw)
+        return _export.label_table(ds.ids, self._shown_records(), original=original, **kw)
 
     def export(self, path, format: str | None = None, include_predictions: bool = False) -> Path:
         """Write the labels to ``path`` atomically; returns the path.

@@ -78,7 +78,9 @@ def test_create_resolves_auto_settings_and_lists(store):
     cfg = s.config
     assert cfg.width == pytest.approx(float(np.median(pdist(s.X))), rel=0, abs=0)
     assert cfg.lam == DEFAULT_LAM
-    assert s.auto_settings == {"width": "median pairwise distance", "lam": f"default {DEFAULT_LAM}"}
+    assert s.auto_settings == {
+        "width": "median pairwise distance", "lam": f"default {DEFAULT_LAM}", "standardize": "on (not image data)"
+    }
     assert s.classes == [str(c) for c in s.dataset.classes]
     assert np.allclose(s.X.mean(axis=0), 0) and np.allclose(s.X.std(axis=0), 1)
     info = LabelingSession.list_sessions(store)
@@ -90,7 +92,8 @@ def test_create_resolves_auto_settings_and_lists(store):
 
 
 def test_explicit_settings_are_kept(store):
-    s = LabelingSession.create(store, config(width=0.7, lam=0.25, weighting="none", strategy="margin"))
+    s = LabelingSession.create(store, config(width=0.7, lam=0.25, weighting="none", strategy="margin",
+                                             standardize=True))
     cfg = s.config
     assert (cfg.width, cfg.lam, cfg.weighting, cfg.strategy) == (0.7, 0.25, "none", "margin")
     assert s.auto_settings == {}
