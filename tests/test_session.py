@@ -975,3 +975,170 @@ def test_a_skipped_point_labelled_later_does_not_end_the_queries(store):
     assert s.next_query() == last  # labels + skips = 30, but one point is still open
     s.label(last, truth(s, last), expected_query=last)
     assert s.next_query() is None
+
+
+# ---- kernel features: PCA, standardisation of image data ------------------------------------
+
+DIGITS = {"dataset": "digits", "dataset_options": {"n": 150}}
+
+
+def test_pca_features_shape_and_bit_identical_on_reopen(store):
+    from core.preprocessing import pca_reduce
+
+    s = LabelingSession.create(store, SessionConfig(**DIGITS, seed=4, pca_components=6, weighting="none"))
+    assert s.config.pca_components == 6 and s.config.standardize is False
+    assert s.X.shape == (150, 6)
+    raw = np.asarray(s.dataset.X, dtype=np.float64)
+    assert np.array_equal(s.X, pca_reduce(raw, 6, seed=4)[0])  # recomputation: same bits
+    label_queried(s, 8)
+    X, m, q, sid = s.X.copy(), m_of(s), s.next_query(), s.id
+    assert np.allclose(m, direct_m(s, list(s.labels)), atol=1e-10)  # the model uses the PCA features
+    s.close()
+    with LabelingSession.open(store, sid) as t:
+        assert np.array_equal(t.X, X)
+        assert t.next_query() == q
+        assert np.allclose(m_of(t), m, atol=1e-10)
+    # the stored projection is used on reopening; without it, it is recomputed identically
+    with sqlite3.connect(store) as con:
+        assert con.execute("SELECT COUNT(*) FROM arrays WHERE name = 'features-pca'").fetchone()[0] == 1
+        con.execute("DELETE FROM arrays WHERE name = 'features-pca'")
+    with LabelingSession.open(store, sid) as t:
+        assert np.array_equal(t.X, X)
+
+
+def test_pca_on_standardised_columns(store):
+    from core.preprocessing import pca_reduce, standardize
+
+    s = LabelingSession.create(store, config(pca_components=1))
+    assert s.config.standardize is True and s.X.shape == (N, 1)
+    assert np.array_equal(s.X, pca_reduce(standardize(np.asarray(s.dataset.X, float))[0], 1, seed=3)[0])
+    # the data set's recommended width is for the full features: the width is the median
+    from scipy.spatial.distance import pdist
+
+    assert s.auto_settings["width"] == "median pairwise distance"
+    assert s.config.width == float(np.median(pdist(s.X)))
+
+
+@pytest.mark.parametrize("k", [0, -1, 3, 2.5, True, "2"])
+def test_bad_pca_components_is_refused_and_writes_nothing(store, k):
+    with pytest.raises(ValueError, match="pca_components"):
+        LabelingSession.create(store, config(pca_components=k))  # moons: d = 2
+    assert LabelingSession.list_sessions(store) == []
+
+
+def test_image_data_is_not_standardised_by_default_and_does_not_warn(store, recwarn):
+    s = LabelingSession.create(store, SessionConfig(**DIGITS, seed=1))
+    assert not [w for w in recwarn if "constant" in str(w.message).lower()], [str(w.message) for w in recwarn]
+    assert s.config.standardize is False
+    assert "image" in s.auto_settings["standardize"]
+    assert np.array_equal(s.X, np.asarray(s.dataset.X, dtype=np.float64))
+    # stored resolved: reopening does not re-decide
+    with Store(store) as st:
+        assert st.session(s.id).config["standardize"] is False
+    # asked explicitly, the pixels are standardised (and the constant border pixels warn)
+    with pytest.warns(UserWarning):
+        t = LabelingSession.create(store, SessionConfig(**DIGITS, seed=1, standardize=True))
+    assert t.config.standardize is True and "standardize" not in t.auto_settings
+    assert LabelingSession.create(store, config()).config.standardize is True  # not images
+
+
+def test_bad_standardize_is_refused(store):
+    with pytest.raises(ValueError, match="standardize"):
+        LabelingSession.create(store, config(standardize="yes"))
+    assert LabelingSession.list_sessions(store) == []
+
+
+# ---- initial true labels ----------------------------------------------------------------------
+
+
+def test_initial_labels_count_stratified_source_and_model(store):
+    s = LabelingSession.create(store, config(initial_labels=10, weighting="none"))
+    assert s.n_labeled == 10 and s.n_events == 10
+    assert all(lab == truth(s, i) for i, lab in s.labels.items())
+    assert set(s.labels.values()) == set(s.classes)
+    assert list(s.history["source"]) == ["initial"] * 10
+    table = s.predictions()
+    assert (table.loc[list(s.labels), "source"] == "initial").all()
+    exported = s.export_table()
+    assert list(exported["source"]) == ["initial"] * 10
+    assert np.allclose(m_of(s), direct_m(s, list(s.labels)), atol=1e-10)  # oracle: direct solve
+    q = s.next_query()
+    assert q is not None and q not in s.labels
+    # later labels keep their own source
+    s.label(q, truth(s, q), expected_query=q)
+    assert list(s.history["source"]) == ["initial"] * 10 + ["queried"]
+    # stored as schema-v1 "accepted" events marked initial
+    with sqlite3.connect(store) as con:
+        rows = con.execute("SELECT DISTINCT action, source, value FROM events WHERE kind = 'accept'").fetchall()
+    assert [(r[0], r[1], json.loads(r[2])) for r in rows] == [(1, "accepted", {"initial": True})]
+
+
+def test_initial_labels_every_class_when_possible(store):
+    s = LabelingSession.create(store, SessionConfig(**DIGITS, seed=2, initial_labels=12))
+    counts = s.class_counts()
+    assert sum(counts.values()) == 12 and min(counts.values()) >= 1 and len(counts) == 10
+    t = LabelingSession.create(store, SessionConfig(**DIGITS, seed=2, initial_labels=3))
+    assert t.n_labeled == 3 and len(set(t.labels.values())) == 3  # 3 distinct classes of 10
+    again = LabelingSession.create(store, SessionConfig(**DIGITS, seed=2, initial_labels=12))
+    assert again.labels == s.labels  # seeded
+
+
+def test_initial_labels_are_one_undo_step(store):
+    plain = LabelingSession.create(store, config(seed=5))
+    s = LabelingSession.create(store, config(seed=5, initial_labels=7))
+    assert s.can_undo
+    s.undo(expected_action=s.last_action)
+    assert s.n_labeled == 0 and not s.can_undo
+    assert np.allclose(m_of(s), m_of(plain), atol=1e-12)
+
+
+def test_initial_labels_resume_exactly(store):
+    s = LabelingSession.create(store, SessionConfig(**DIGITS, seed=6, initial_labels=10, pca_components=8))
+    label_queried(s, 3)
+    labels, m, q, sid = s.labels, m_of(s), s.next_query(), s.id
+    hist = s.history[["index", "label", "source"]]
+    s.close()
+    with LabelingSession.open(store, sid) as t:
+        assert t.config.initial_labels == 10
+        assert t.labels == labels and t.next_query() == q
+        assert np.allclose(m_of(t), m, atol=1e-10)
+        pd.testing.assert_frame_equal(t.history[["index", "label", "source"]], hist)
+        for _ in range(3):
+            t.undo()
+        assert t.n_labeled == 10  # the initial labels: one more undo step
+        assert set(t.history["source"]) == {"initial"}
+        t.undo()
+        assert t.n_labeled == 0
+
+
+def test_initial_labels_need_true_labels(store, tmp_path):
+    path = tmp_path / "pool.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame(rng.normal(size=(30, 2)), columns=["a", "b"]).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="true labels"):
+        LabelingSession.create(store, SessionConfig(dataset=str(path), initial_labels=5))
+    with pytest.raises(ValueError, match="pool size"):
+        LabelingSession.create(store, config(initial_labels=N + 1))
+    with pytest.raises(ValueError, match="not among the session's classes"):
+        LabelingSession.create(store, config(initial_labels=4, classes=["a", "b"]))
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="initial_labels"):
+            LabelingSession.create(store, config(initial_labels=bad))
+    assert LabelingSession.list_sessions(store) == []
+    assert LabelingSession.create(store, SessionConfig(dataset=str(path))).n_labeled == 0  # 0: fine
+
+
+def test_initial_labels_from_image_folder_names(store, tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for cls in ("cat", "dog"):
+        (tmp_path / "imgs" / cls).mkdir(parents=True)
+        for k in range(6):
+            img = np.zeros((8, 8), dtype=np.uint8)  # constant border
+            img[2:6, 2:6] = rng.integers(0, 256, size=(4, 4)) // (2 if cls == "cat" else 1)
+            Image.fromarray(img).save(tmp_path / "imgs" / cls / f"{cls}{k}.png")
+    s = LabelingSession.create(store, SessionConfig(dataset=str(tmp_path / "imgs"), initial_labels=4))
+    assert s.config.standardize is False
+    assert s.n_labeled == 4 and set(s.labels.values()) == {"cat", "dog"}
+    assert all(lab == truth(s, i) for i, lab in s.labels.items())
