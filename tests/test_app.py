@@ -493,3 +493,54 @@ def test_accept_from_a_page_drawn_before_a_label_is_refused():
     old_accept.click().run()
     assert not at.exception
     assert labeled_count(at) == 5 and "accepted" not in set(s.history["source"])
+
+
+def test_open_builtin_with_pca_and_initial_labels():
+    at = start()
+    at.number_input(key="pick_n").set_value(150).run()
+    at.number_input(key="pick_pca").set_value(1).run()
+    at.number_input(key="pick_initial").set_value(6).run()
+    at.button(key="open_builtin").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s = session_of(at)
+    assert s.config.pca_components == 1 and s.X.shape == (150, 1)
+    assert s.n_labeled == 6 and set(s.history["source"]) == {"initial"}
+    assert labeled_count(at) == 6
+    undo_button(at).click().run()  # the initial labels are one undo step
+    assert not at.exception and session_of(at).n_labeled == 0
+
+
+def test_open_path_with_initial_labels_and_bad_pca(_env):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(60, 3)), columns=["u", "v", "w"])
+    frame["label"] = np.where(frame["u"] > 0, "up", "down")
+    frame.to_csv(_env / "pool.csv", index=False)
+    at = start()
+    sid = at.session_state["session_id"]
+    at.text_input(key="pick_path").input("pool.csv").run()
+    at.number_input(key="pick_pca").set_value(4).run()  # more than the 3 columns
+    at.button(key="open_path").click().run()
+    assert not at.exception
+    assert any("pca_components" in e for e in errors(at)), errors(at)
+    assert at.session_state["session_id"] == sid
+    at.number_input(key="pick_pca").set_value(2).run()
+    at.number_input(key="pick_initial").set_value(5).run()
+    at.button(key="open_path").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s = session_of(at)
+    assert s.config.pca_components == 2 and s.n_labeled == 5
+    assert set(s.labels.values()) == {"up", "down"}
+    assert set(s.export_table()["source"]) == {"initial"}
+
+
+def test_initial_labels_on_unlabelled_data_show_an_error(_env):
+    rng = np.random.default_rng(1)
+    pd.DataFrame(rng.normal(size=(40, 2)), columns=["a", "b"]).to_csv(_env / "plain.csv", index=False)
+    at = start()
+    sid = at.session_state["session_id"]
+    at.text_input(key="pick_path").input("plain.csv").run()
+    at.number_input(key="pick_initial").set_value(3).run()
+    at.button(key="open_path").click().run()
+    assert not at.exception
+    assert any("true labels" in e for e in errors(at)), errors(at)
+    assert at.session_state["session_id"] == sid

@@ -31,11 +31,17 @@ def _open_builtin() -> None:
     options = {}
     if name in SIZED_BUILTINS:
         options["n"] = int(st.session_state.get("pick_n") or 1000)
-    state.new_session(name, options, layout=_picked_layout())
+    state.new_session(name, options, **_picked_settings())
 
 
-def _picked_layout() -> str:
-    return st.session_state.get("pick_layout") or "auto"
+def _picked_settings() -> dict:
+    """The "Open data" settings that apply to a new session (both open buttons)."""
+    pca = int(st.session_state.get("pick_pca") or 0)
+    return {
+        "layout": st.session_state.get("pick_layout") or "auto",
+        "pca_components": pca if pca > 0 else None,
+        "initial_labels": int(st.session_state.get("pick_initial") or 0),
+    }
 
 
 def _layout_choices() -> dict:
@@ -57,7 +63,7 @@ def _open_path() -> None:
     image_col = (st.session_state.get("pick_image_col") or "").strip()
     if image_col:
         options["image_col"] = image_col
-    state.new_session(str(path), options, layout=_picked_layout())
+    state.new_session(str(path), options, **_picked_settings())
 
 
 def _data_picker() -> None:
@@ -86,6 +92,20 @@ def _data_picker() -> None:
                      help="How the pool is drawn (the model always uses all features). t-SNE "
                           "takes a while on large pools; it is computed once and cached in the "
                           "store. UMAP appears when umap-learn is installed.")
+        cols = st.columns(2)
+        cols[0].number_input("PCA components (0 = off)", min_value=0, max_value=100_000, value=0,
+                             step=1, key="pick_pca",
+                             help="Give the kernel the first k principal components of the "
+                                  "features instead of the features themselves (e.g. 50 for "
+                                  "image pixels: faster, often better). At most min(points, "
+                                  "features). Columns are standardised first, image pixels not.")
+        cols[1].number_input("Start with N true labels (0 = none)", min_value=0, max_value=1_000_000,
+                             value=0, step=1, key="pick_initial",
+                             help="Label N points at the start with the data set's own labels "
+                                  "(the label column, or an image folder's subfolder names), "
+                                  "one of each class first, drawn with the session's seed. One "
+                                  "undo step; exported with source 'initial'. Needs labelled data.")
+        st.caption("The 2-D map, PCA and starting labels apply to the session the buttons above open.")
 
 
 # ------------------------------------------------------------------------------------------
