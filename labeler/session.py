@@ -350,7 +350,10 @@ def _initial_choice(y, classes, m: int, seed: int) -> tuple[list[int], list[str]
     rng = np.random.default_rng([seed, 0, 1])
     present = sorted(set(y.tolist()))
     rows = [np.flatnonzero(y == c) for c in present]
-    which = range(len(present)) if m >= len(present) else sorted(rng.choice(len(present), m, replace=False).tolist())
+    if m >= len(present):
+        which = range(len(present))
+    else:
+        which = sorted(rng.choice(len(present), m, replace=False).tolist())
     first = [int(rng.choice(rows[c])) for c in which]
     rest = np.setdiff1d(np.arange(n), first)
     more = rng.choice(rest, size=m - len(first), replace=False).tolist() if m > len(first) else []
@@ -492,7 +495,9 @@ class LabelingSession:
         if isinstance(cfg.standardize, str):  # "auto"
             image = _is_image_data(dataset)
             cfg.standardize = not image
-            auto["standardize"] = "off for image data (pixels share one scale)" if image else "on (not image data)"
+            auto["standardize"] = (
+                "off for image data (pixels share one scale)" if image else "on (not image data)"
+            )
         cfg.standardize = bool(cfg.standardize)
         cfg.pca_components = _check_pca_components(cfg.pca_components, X_raw.shape)
         X = _kernel_features(X_raw, cfg.standardize, cfg.pca_components, cfg.seed)

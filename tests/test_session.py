@@ -79,7 +79,8 @@ def test_create_resolves_auto_settings_and_lists(store):
     assert cfg.width == pytest.approx(float(np.median(pdist(s.X))), rel=0, abs=0)
     assert cfg.lam == DEFAULT_LAM
     assert s.auto_settings == {
-        "width": "median pairwise distance", "lam": f"default {DEFAULT_LAM}", "standardize": "on (not image data)"
+        "width": "median pairwise distance", "lam": f"default {DEFAULT_LAM}",
+        "standardize": "on (not image data)",
     }
     assert s.classes == [str(c) for c in s.dataset.classes]
     assert np.allclose(s.X.mean(axis=0), 0) and np.allclose(s.X.std(axis=0), 1)
@@ -1069,7 +1070,9 @@ def test_initial_labels_count_stratified_source_and_model(store):
     assert list(s.history["source"]) == ["initial"] * 10 + ["queried"]
     # stored as schema-v1 "accepted" events marked initial
     with sqlite3.connect(store) as con:
-        rows = con.execute("SELECT DISTINCT action, source, value FROM events WHERE kind = 'accept'").fetchall()
+        rows = con.execute(
+            "SELECT DISTINCT action, source, value FROM events WHERE kind = 'accept'"
+        ).fetchall()
     assert [(r[0], r[1], json.loads(r[2])) for r in rows] == [(1, "accepted", {"initial": True})]
 
 

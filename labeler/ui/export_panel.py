@@ -56,5 +56,5 @@ def render_export(session, lock, n_labeled: int) -> None:
                 on_click="ignore",
                 icon=":material/download:",
             )
-    st.caption("Columns: id, label, source (queried / chosen / accepted), order, timestamp, "
+    st.caption("Columns: id, label, source (queried / chosen / accepted / initial), order, timestamp, "
                "then the original columns.")

@@ -99,8 +99,8 @@ def _data_picker() -> None:
                                   "features instead of the features themselves (e.g. 50 for "
                                   "image pixels: faster, often better). At most min(points, "
                                   "features). Columns are standardised first, image pixels not.")
-        cols[1].number_input("Start with N true labels (0 = none)", min_value=0, max_value=1_000_000,
-                             value=0, step=1, key="pick_initial",
+        cols[1].number_input("Start with N true labels (0 = none)", min_value=0,
+                             max_value=1_000_000, value=0, step=1, key="pick_initial",
                              help="Label N points at the start with the data set's own labels "
                                   "(the label column, or an image folder's subfolder names), "
                                   "one of each class first, drawn with the session's seed. One "
