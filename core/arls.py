@@ -560,12 +560,27 @@ class ActiveRLS:
         """Recompute ``C`` and ``m`` from scratch by a direct Cholesky solve (O(n^2 |L|)).
 
         ``C`` is refilled with ``K`` in place, then conditioned on all labels
-        (:meth:`core.covariance.DenseCovariance.condition`).
+        (:meth:`core.covariance.DenseCovariance.condition`). The labelled block
+        ``K_LL + Lambda_L`` is factored first, so a failure leaves the learner as it was.
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            If ``K_LL + Lambda_L`` is not positive definite (state unchanged).
         """
+        L = np.array(list(self._labels), dtype=np.int64)
+        if L.size:
+            A = self._cov.prior_block(L) + np.diag(self._lam_pt[L])
+            try:
+                np.linalg.cholesky(0.5 * (A + A.T))
+            except LinAlgError:
+                raise LinAlgError(
+                    "K_LL + Lambda_L is not positive definite: the kernel matrix is not positive "
+                    "semi-definite or lam is far too small. Use an RBF kernel or increase lam."
+                ) from None
         self._risk_cache = None
         self.n_rebuilds += 1
         self._cov.reset()
-        L = np.array(list(self._labels), dtype=np.int64)
         self._mT = np.zeros_like(self._mT)
         if L.size:
             Y = self._codes()[self._cls[L]]

@@ -70,6 +70,13 @@ class DenseCovariance:
         """
         return cls(np.array(K, dtype=np.float64, order="C", copy=True), K=K)
 
+    def prior_block(self, idx) -> np.ndarray:
+        """The prior ``K[idx][:, idx]`` (s x s), from the kept matrix or the kernel; C untouched."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if self._K is not None:
+            return np.asarray(self._K, dtype=np.float64)[np.ix_(idx, idx)]
+        return self._kernel(self._X[idx])
+
     def set_kernel(self, kernel) -> None:
         """Use ``kernel`` for the prior from now on (the next :meth:`reset` fills ``C`` with it).
 

@@ -314,3 +314,24 @@ def test_set_kernel_matches_a_fresh_learner_in_place(weighting):
         # later updates use the new prior too (the add guard compares with k(x, x))
         learner.add(0, "neg").remove(0)
         assert_matches_direct(learner, new(X))
+
+
+def test_public_rebuild_that_cannot_factor_leaves_the_state_unchanged():
+    """rebuild() checks K_LL + Lambda_L before touching C: on failure nothing changes."""
+    from numpy.linalg import LinAlgError
+
+    from core.arls import ActiveRLS
+    from core.kernels import Kernel
+
+    X = np.random.default_rng(11).normal(size=(30, 2))
+    K = Kernel("rbf", width=1.0)(X)
+    learner = ActiveRLS.from_kernel(K, classes=[0, 1], lam=0.1)
+    for i, y in [(0, 0), (1, 1), (2, 1), (3, 0)]:
+        learner.add(i, y)
+    C0, m0, n0 = learner.posterior_covariance(), learner.decision_values.copy(), learner.n_rebuilds
+    learner._cov._K[0, 1] = learner._cov._K[1, 0] = 50.0  # make the labelled block indefinite
+    with pytest.raises(LinAlgError, match="not positive definite"):
+        learner.rebuild()
+    np.testing.assert_array_equal(learner.posterior_covariance(), C0)
+    np.testing.assert_array_equal(learner.decision_values, m0)
+    assert learner.n_rebuilds == n0
