@@ -149,7 +149,13 @@ class ActiveRLS:
         ``K`` is copied into the covariance and kept (not modified) for :meth:`rebuild`, so
         two n x n arrays are alive.
         """
-        K = check_features(K, name="K", min_samples=2)
+        K_arr = np.asarray(K)
+        if K_arr.dtype.kind in "fc" and not np.isfinite(K_arr).all():
+            raise ValueError(
+                "K contains NaN or infinite entries: a kernel matrix must be finite. Check the "
+                "features it was computed from (NaN there spreads to whole rows of K)."
+            )
+        K = check_features(K_arr, name="K", min_samples=2)
         n = K.shape[0]
         if K.shape != (n, n):
             raise ValueError(f"K must be square (n, n); got shape {K.shape}.")

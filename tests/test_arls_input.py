@@ -147,7 +147,7 @@ def test_bad_features(X, match):
     [
         (np.array([[1.0, 0.5], [0.2, 1.0]]), "not symmetric"),
         (np.ones((2, 3)), "square"),
-        (np.array([[1.0, np.nan], [np.nan, 1.0]]), "NaN or infinite"),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), "NaN or infinite entries: a kernel matrix"),
         (np.ones((1, 1)), "at least 2"),
     ],
 )
