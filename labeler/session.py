@@ -634,8 +634,10 @@ class LabelingSession:
     def _apply(self, change):
         """Apply one action to the learner incrementally (live, and events of other tabs)."""
         learner = self.learner
-        for rec in change.removed:
-            learner.remove(rec.index)  # exact undo (ALGORITHMS §3)
+        if len(change.removed) == 1:
+            learner.remove(change.removed[0].index)  # exact undo (ALGORITHMS §3)
+        elif change.removed:  # an undone batch: one block downdate (or rebuild), not k passes
+            learner.remove_many([r.index for r in change.removed])
         if len(change.added) == 1:
             learner.add(change.added[0].index, change.added[0].label)
         elif change.added:  # an accepted batch: one block update

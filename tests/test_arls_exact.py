@@ -335,3 +335,44 @@ def test_public_rebuild_that_cannot_factor_leaves_the_state_unchanged():
     np.testing.assert_array_equal(learner.posterior_covariance(), C0)
     np.testing.assert_array_equal(learner.decision_values, m0)
     assert learner.n_rebuilds == n0
+
+
+@pytest.mark.parametrize("weighting", ["none", "balanced", {"a": 0.5, "c": 4.0}])
+@pytest.mark.parametrize("classes", [["a", "b"], ["a", "b", "c"]])
+@pytest.mark.parametrize("n_removed", [3, 12])  # block downdate path / rebuild path
+def test_remove_many_is_exact_undo(classes, weighting, n_removed):
+    """Removing a batch equals a fresh learner given the other labels (both code paths)."""
+    rng = np.random.default_rng(17)
+    X, kernel, K = make_pool(n=35, seed=17)
+    if isinstance(weighting, dict):
+        weighting = {k: v for k, v in weighting.items() if k in classes}
+    order = rng.permutation(35)[:20]
+    labels = {int(i): classes[rng.integers(len(classes))] for i in order}
+    learner = ActiveRLS(X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
+    for i, lab in labels.items():
+        learner.add(i, lab)
+    gone = [int(j) for j in rng.permutation(list(labels))[:n_removed]]
+    before = learner.n_rebuilds
+    learner.remove_many(gone)
+    assert learner.n_rebuilds == before + (1 if n_removed >= 20 - n_removed else 0)
+    for j in gone:
+        del labels[j]
+    fresh = ActiveRLS(X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
+    for i, lab in labels.items():
+        fresh.add(i, lab)
+    assert learner.labels == fresh.labels
+    assert_allclose(learner.decision_values, fresh.decision_values, rtol=0, atol=1e-10)
+    assert_allclose(learner.posterior_covariance(), fresh.posterior_covariance(), rtol=0, atol=1e-10)
+    assert_matches_direct(learner, K)
+
+
+def test_remove_many_bad_input_changes_nothing():
+    X, kernel, K = make_pool(n=20)
+    learner = ActiveRLS(X, kernel=kernel, lam=0.1).add(0, 0).add(1, 1).add(2, 1)
+    m0, C0 = learner.decision_values.copy(), learner.posterior_covariance()
+    for bad, err in [([0, 0], ValueError), ([0, 5], ValueError), ([0, 99], IndexError)]:
+        with pytest.raises(err):
+            learner.remove_many(bad)
+        assert learner.labels == {0: 0, 1: 1, 2: 1}
+        np.testing.assert_array_equal(learner.decision_values, m0)
+        np.testing.assert_array_equal(learner.posterior_covariance(), C0)
