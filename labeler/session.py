@@ -1155,12 +1155,17 @@ class LabelingSession:
         """Accuracy per soft-confidence bin of the labelled points' LOO predictions.
 
         Uses the learner's exact LOO outputs (ALGORITHMS §3: ``y_j - m_j`` after removing j),
-        so the accuracy is an honest estimate. Returns :class:`core.confidence.ConfidenceBins`.
+        so the accuracy is an honest estimate. Accepted predictions are left out: their label
+        is the model's own guess, so they would only confirm it. Returns
+        :class:`core.confidence.ConfidenceBins`.
         """
         idx, y = self._labelled_arrays()
+        F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
+        keep = np.array([self._shown_source(r) != "accepted" for r in self._log.labels.values()],
+                        dtype=bool)
+        idx, y, F = idx[keep], y[keep], F[keep] if F.size else F
         if idx.size == 0:
             return _confidence_bins(np.zeros(0), np.zeros(0, dtype=bool), n_bins)
-        F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
         _, conf = soft_confidence(F)
         classes = np.array(self._log.classes, dtype=object)
         if F.ndim == 1 or F.shape[1] == 1:

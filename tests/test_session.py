@@ -1145,3 +1145,22 @@ def test_initial_labels_from_image_folder_names(store, tmp_path):
     assert s.config.standardize is False
     assert s.n_labeled == 4 and set(s.labels.values()) == {"cat", "dog"}
     assert all(lab == truth(s, i) for i, lab in s.labels.items())
+
+
+def test_confidence_bins_leave_out_accepted_predictions(store):
+    """Accepted labels are the model's own guesses: the calibration chart ignores them."""
+    s = LabelingSession.create(store, config(weighting="none"))
+    pts = label_queried(s, 12)
+    before = s.confidence_bins(n_bins=5)
+    unlabelled = [i for i in range(N) if i not in s.labels][:40]
+    assert s.accept_predictions(unlabelled) == 40
+    after = s.confidence_bins(n_bins=5)
+    assert int(np.sum(after.counts)) == len(pts) == 12
+    # the kept points' LOO outputs changed (the model now has 52 labels), so compare with an
+    # oracle: LOO of the 12 human labels within the 52-label model, by direct solves
+    labelled = list(s.labels)
+    loo = np.array([direct_m(s, [j for j in labelled if j != i])[i, 0] for i in pts])
+    conf = np.maximum(np.clip((loo + 1) / 2, 0, 1), 1 - np.clip((loo + 1) / 2, 0, 1))
+    idx = np.clip(np.searchsorted(np.linspace(0, 1, 6), conf, side="right") - 1, 0, 4)
+    assert np.array_equal(after.counts, np.bincount(idx, minlength=5))
+    assert int(np.sum(before.counts)) == 12

@@ -46,6 +46,8 @@ def render_progress(session) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown("**Estimated risk** (eq. 3.49) after each label")
+        st.caption("Expected number of misclassified pool points (weighted by 1/w of each "
+                   "class), summed over the whole pool; lower is better.")
         history = session.history
         if len(history) and "estimated_risk" in history:
             fig = F.risk_curve_figure(history["n_labeled"].to_numpy(float),
@@ -80,6 +82,7 @@ def render_confidence(session, view: ScreenView) -> None:
                         config=_PLOT_CONFIG)
     with right:
         st.markdown("**Accuracy per confidence bin** (LOO predictions of labelled points)")
+        st.caption("Accepted predictions are left out: they only repeat the model's guess.")
         try:
             lo, hi, accuracy, counts = bin_arrays(session.confidence_bins(n_bins=10))
         except ValueError as exc:
