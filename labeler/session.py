@@ -1078,6 +1078,14 @@ class LabelingSession:
                 f"Leave-one-out tuning needs at least 3 labelled points of at least 2 classes; "
                 f"there are {len(idx)} of {len(present)} class(es). Label more points first."
             )
+        single = [c for c in present if int(np.sum(y == c)) < 2]
+        if single:
+            # leaving out a class's only label always misclassifies it: the curve is flat
+            raise ValueError(
+                f"Leave-one-out tuning needs at least 2 labels of every labelled class; "
+                f"{', '.join(map(str, single[:5]))}{' ...' if len(single) > 5 else ''} "
+                f"{'has' if len(single) == 1 else 'have'} only one. Label more points first."
+            )
         weights = self.learner.class_weights
         cfg = self._config
         est = WeightedRLSClassifier(

@@ -1164,3 +1164,18 @@ def test_confidence_bins_leave_out_accepted_predictions(store):
     idx = np.clip(np.searchsorted(np.linspace(0, 1, 6), conf, side="right") - 1, 0, 4)
     assert np.array_equal(after.counts, np.bincount(idx, minlength=5))
     assert int(np.sum(before.counts)) == 12
+
+
+def test_loo_curve_needs_two_labels_per_labelled_class(store):
+    """With a class labelled once, LOO is meaningless: a clear error, not a flat curve."""
+    s = LabelingSession.create(store, config(weighting="none"))
+    y = s.dataset.y
+    zeros = [int(i) for i in np.flatnonzero(y == y[0])[:3]]
+    one = int(np.flatnonzero(y != y[0])[0])
+    for i in zeros + [one]:
+        s.label(i, s.classes[int(y[i])], source="chosen")
+    with pytest.raises(ValueError, match="at least 2 labels of every labelled class"):
+        s.loo_curve()
+    other = int(np.flatnonzero(y != y[0])[1])
+    s.label(other, s.classes[int(y[other])], source="chosen")
+    assert np.isfinite(s.loo_curve()["lam"])
