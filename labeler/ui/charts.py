@@ -154,4 +154,5 @@ def render_history(session) -> None:
         return
     cols = [c for c in ("order", "index", "id", "label", "source", "n_labeled", "estimated_risk",
                         "timestamp") if c in history]
-    st.dataframe(history[cols].iloc[::-1].head(200), hide_index=True, width="stretch", height=320)
+    st.dataframe(history[cols].iloc[::-1].head(200), hide_index=True, width="stretch", height=320,
+                 column_config={"estimated_risk": st.column_config.NumberColumn(format="%.2f")})
