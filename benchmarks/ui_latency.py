@@ -16,6 +16,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import tempfile
@@ -71,7 +72,9 @@ def measure(n: int, presses: int, weighting: str = "balanced") -> dict:
             t_ready = time.perf_counter() - t_start
             if weighting != "balanced":
                 label = {"none": "None"}[weighting]
-                page.locator('[data-testid="stSidebar"] label', has_text=label).first.click()
+                # exact text: other sidebar labels contain "none" too, e.g. "(0 = none)"
+                page.locator('[data-testid="stSidebar"] label').filter(
+                    has_text=re.compile(rf"^\s*{label}\s*$")).first.click()
                 page.wait_for_timeout(3000)
                 focus_page(page)
             keys = class_keys(page)
