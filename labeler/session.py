@@ -1237,7 +1237,31 @@ class LabelingSession:
         if include_predictions:
             predicted, conf = self._soft()
             kw = {"predicted": predicted.astype(object), "confidence": conf}
-        return _export.label_table(ds.ids, self._shown_records(), original=original, **kw)
+        table = _export.label_table(ds.ids, self._shown_records(), original=original, **kw)
+        return self._native_class_values(table)
+
+    def _native_class_values(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Give ``label`` and ``predicted`` the data set's own class values (e.g. ints).
+
+        The session names classes by strings; when every class is one of the data set's and
+        those are not strings, the exported columns use the original values, so that they
+        compare equal to the data set's own label column. Classes added while labelling keep
+        the strings (one column must have one type).
+        """
+        native = {}
+        for c in getattr(self.dataset, "classes", None) or []:
+            value = c.item() if isinstance(c, np.generic) else c
+            native[str(value)] = value
+        if not native or any(isinstance(v, str) for v in native.values()) \
+                or not set(self._log.classes) <= set(native):
+            return table
+        ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in native.values())
+        for col in ("label", "predicted"):
+            if col in table:
+                values = table[col].map(lambda v: native.get(v, v) if isinstance(v, str) else v)
+                # nullable integers: unlabelled rows (None) must not turn the column into floats
+                table[col] = values.astype("Int64") if ints else values
+        return table
 
     def export(self, path, format: str | None = None, include_predictions: bool = False) -> Path:
         """Write the labels to ``path`` atomically; returns the path.

@@ -538,9 +538,10 @@ def test_export_with_predictions_has_every_point(store, tmp_path):
     p = s.predictions()
     assert len(rows) == N
     for i, row in enumerate(rows):
-        assert row["predicted"] == p["predicted"][i] and row["confidence"] == p["confidence"][i]
+        # moons' classes are ints: the export writes them as ints (the session names them "0", "1")
+        assert row["predicted"] == int(p["predicted"][i]) and row["confidence"] == p["confidence"][i]
         if i in s.labels:
-            assert row["label"] == s.labels[i] and row["order"] == pts.index(i) + 1
+            assert row["label"] == int(s.labels[i]) and row["order"] == pts.index(i) + 1
         else:
             assert row["label"] is None and row["order"] is None and row["source"] is None
 
@@ -1179,3 +1180,20 @@ def test_loo_curve_needs_two_labels_per_labelled_class(store):
     other = int(np.flatnonzero(y != y[0])[1])
     s.label(other, s.classes[int(y[other])], source="chosen")
     assert np.isfinite(s.loo_curve()["lam"])
+
+
+def test_export_uses_the_data_sets_own_class_values(store, tmp_path):
+    """moons has int classes: exported labels are ints equal to the original label column."""
+    s = LabelingSession.create(store, config(weighting="none"))
+    pts = label_queried(s, 6)
+    path = s.export(tmp_path / "labels.parquet", include_predictions=True)
+    df = pd.read_parquet(path)
+    done = df[df["source"].notna() & (df["source"] != "")]
+    assert len(done) == len(pts)
+    assert str(df["label"].dtype) == "Int64" and str(df["predicted"].dtype) == "Int64"
+    assert (done["label"].to_numpy(dtype=np.int64) == done["label_original"].to_numpy()).all()
+    assert df["label"].isna().sum() == N - len(pts)
+    assert set(df["predicted"].unique()) <= {0, 1}
+    s.add_class("maybe")  # a class the data set does not have: strings for every label
+    df2 = pd.read_parquet(s.export(tmp_path / "labels2.parquet"))
+    assert df2["label"].map(type).eq(str).all()
