@@ -294,3 +294,21 @@ def test_build_view_reads_expected_risk_only_for_its_colour_mode(tmp_path, monke
     np.testing.assert_array_equal(view.expected_risk, real())
     legacy = build_view(s)  # caller that does not say: the column is there, as before
     np.testing.assert_array_equal(legacy.predictions["expected_risk"].to_numpy(), real())
+
+
+def test_a_button_from_an_older_point_panel_is_dropped(monkeypatch):
+    """Two panels' buttons can hear one shortcut while the browser swaps them: only the
+    newest panel's press reaches the session (one key press, at most one label)."""
+    from labeler.ui import actions
+
+    calls = []
+    fake_state = {"panel_rev": 7}
+    monkeypatch.setattr(actions.st, "session_state", fake_state)
+    monkeypatch.setattr(actions, "_run", lambda action, *a: calls.append(action) or False)
+    actions.label(3, "a", "queried", 3, 6)  # drawn by the previous panel
+    actions.skip(3, 3, 6)
+    assert calls == []
+    actions.label(5, "a", "chosen", None, 7)  # the panel on the page now
+    actions.skip(5, 5, 7)
+    actions.label(5, "a", "chosen", None)  # no panel number: the session's checks alone
+    assert len(calls) == 3

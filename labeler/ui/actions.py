@@ -30,16 +30,32 @@ def _run(action, *args):
         return None
 
 
-def label(index: int, name, source: str, expected_query: int | None) -> None:
+def _stale_panel(panel_rev: int | None) -> bool:
+    """True when a button was drawn by an earlier point panel than the one on the page now.
+
+    Each drawing of the point panel has a number (``panel_rev``) and its buttons carry it.
+    While the browser swaps one panel for the next, the old panel's buttons can still be on
+    the page and hear the same shortcut key; their press then names an old panel and is
+    dropped, so one key press labels at most the point on the newest panel.
+    """
+    return panel_rev is not None and panel_rev != st.session_state.get("panel_rev")
+
+
+def label(index: int, name, source: str, expected_query: int | None,
+          panel_rev: int | None = None) -> None:
     """Label point ``index`` as ``name`` (source 'queried' or 'chosen')."""
+    if _stale_panel(panel_rev):
+        return
     done = _run(lambda s: s.label(int(index), name, source=source, expected_query=expected_query))
     if done:
         state.clear_selection()
         st.session_state["last_action"] = ("label", int(index), name)
 
 
-def skip(index: int, expected_query: int | None) -> None:
+def skip(index: int, expected_query: int | None, panel_rev: int | None = None) -> None:
     """Skip the query ``index`` (the session ignores it when it is no longer the query)."""
+    if _stale_panel(panel_rev):
+        return
     if _run(lambda s: s.skip(int(index), expected_query=expected_query)):
         st.session_state["last_action"] = ("skip", int(index), None)
 

@@ -27,6 +27,9 @@ def render_point_panel(session, view: ScreenView) -> None:
     """Draw the point panel for ``session`` (call under the session's lock)."""
     index, source = _shown_point(view)
     query_attr = "" if view.query is None else str(view.query)
+    # number this drawing of the panel: its buttons carry it (see actions._stale_panel)
+    panel_rev = int(st.session_state.get("panel_rev", 0)) + 1
+    st.session_state["panel_rev"] = panel_rev
     if index is None:
         st.markdown(f'#### <span class="point-tag" data-point="" data-query="{query_attr}">'
                     "All done</span>", unsafe_allow_html=True)
@@ -69,13 +72,13 @@ def render_point_panel(session, view: ScreenView) -> None:
         for j, (name, key) in enumerate(zip(view.classes, keys)):
             st.button(
                 str(name), key=f"class_{j}_{index}", shortcut=key, type="primary",
-                on_click=actions.label, args=(index, name, source, expected),
+                on_click=actions.label, args=(index, name, source, expected, panel_rev),
                 disabled=bool(is_labeled), help=f"Label as {name}" + (f" (key {key})" if key else ""),
             )
     with st.container(horizontal=True, gap="small", key="step_buttons"):
         if source == "queried":
             st.button("Skip", key=f"skip_{index}", shortcut=SKIP_KEY, icon=":material/skip_next:",
-                      on_click=actions.skip, args=(index, view.query),
+                      on_click=actions.skip, args=(index, view.query, panel_rev),
                       help="Do not ask for this point again in this session (key S)")
         else:
             st.button("Back to query", key="back", shortcut=BACK_KEY,
