@@ -79,6 +79,7 @@ from core.confidence import soft_confidence
 from core.datasets import load_dataset
 from core.kernels import KERNELS, Kernel
 from core.preprocessing import pca_reduce, standardize
+from core.risk import predicted_class_indices
 from core.rls import WeightedRLSClassifier, default_widths
 from core.validation import check_index, check_positive
 
@@ -1119,7 +1120,7 @@ class LabelingSession:
 
     def _soft(self):
         def compute():
-            probs, conf = soft_confidence(self.learner.decision_values)
+            _, conf = soft_confidence(self.learner.decision_values)
             return np.asarray(self.learner.predict()), conf
 
         return self._cached("soft", compute)
@@ -1176,10 +1177,7 @@ class LabelingSession:
             return _confidence_bins(np.zeros(0), np.zeros(0, dtype=bool), n_bins)
         _, conf = soft_confidence(F)
         classes = np.array(self._log.classes, dtype=object)
-        if F.ndim == 1 or F.shape[1] == 1:
-            pred = classes[(F.reshape(-1) > 0).astype(int)]
-        else:
-            pred = classes[np.argmax(F, axis=1)]
+        pred = classes[predicted_class_indices(F)]  # the learner's own decision rule
         return _confidence_bins(conf, pred == y, n_bins)
 
     def points_in_bin(self, lo: float, hi: float) -> np.ndarray:
