@@ -28,16 +28,16 @@ import sys
 import time
 import tracemalloc
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as core._risk_numba does
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as core.criteria._expected_risk_numba does
 
 import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from core.arls import ActiveRLS  # noqa: E402
+from core.learner import ActiveRLS  # noqa: E402
 from core.kernels import Kernel  # noqa: E402
-from core.risk import class_probabilities, estimated_risk  # noqa: E402
+from core.criteria.risk import class_probabilities, estimated_risk  # noqa: E402
 from core.strategies import query  # noqa: E402
 
 WIDTH = 1.5
@@ -88,7 +88,7 @@ def median_ms(f, repeat, with_min=False):
 def make_learner(n, n_classes, n_labels, weighting="none", seed=0):
     X, y = blobs(n, n_classes, seed=seed)
     classes = list(range(n_classes))
-    learner = ActiveRLS(X, classes=classes, kernel=Kernel("rbf", width=WIDTH), lam=LAM,
+    learner = ActiveRLS.from_features(X, classes=classes, kernel=Kernel("rbf", width=WIDTH), lam=LAM,
                         weighting=weighting, random_state=seed)
     rng = np.random.default_rng(seed)
     first = [int(rng.choice(np.flatnonzero(y == c))) for c in classes]
@@ -102,8 +102,7 @@ def time_steps(learner, y, steps):
     """Median ms of: score all + pick + add; and of the scoring and the update alone."""
     rng = np.random.default_rng(0)
     total, score, update = [], [], []
-    learner.expected_risk()  # first call after a block update may reload a kernel
-    learner._risk_cache = None
+    learner.expected_risk(candidates=learner.unlabeled_indices)  # load the kernels (uncached call)
     for _ in range(steps):
         t0 = time.perf_counter()
         learner.expected_risk()
@@ -125,7 +124,7 @@ def steps_for(n, steps):
 
 
 def stream_ms(learner, repeat=9):
-    C = learner._cov._C  # benchmark only: the learner's own array, read once per call
+    C = learner.posterior._C  # benchmark only: the learner's own array, read once per call
     stream_sum(C)
     med, mn = median_ms(lambda: stream_sum(C), repeat, with_min=True)
     stream_ms.last_min = mn
@@ -137,7 +136,7 @@ def refit_baseline(n, n_labels, budget_s):
     from sklearn.kernel_ridge import KernelRidge
 
     learner, y = make_learner(n, 2, n_labels, seed=1)
-    X = learner._X
+    X = learner.posterior.features
     labels = learner.labels
     L = np.array(list(labels))
     yL = np.where(np.array([labels[j] for j in L]) == 1, 1.0, -1.0)
@@ -146,8 +145,7 @@ def refit_baseline(n, n_labels, budget_s):
     t = time.perf_counter()
     E_ours = learner.expected_risk()
     ours_ms = 1e3 * (time.perf_counter() - t)
-    ours_ms = min(ours_ms, median_ms(lambda: learner._cov.expected_risk(
-        learner._mT, cand, learner.hypothetical_lambdas(), w), 5))
+    ours_ms = min(ours_ms, median_ms(lambda: learner.expected_risk(candidates=cand), 5))
     prior = class_probabilities(learner.decision_values)
     gamma = 1.0 / (2.0 * WIDTH**2)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from .risk import class_probabilities, one_vs_all_probabilities, predicted_class_indices
+from .criteria.risk import class_probabilities, one_vs_all_probabilities, predicted_class_indices
 
 __all__ = [
     "soft_confidence",

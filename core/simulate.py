@@ -43,10 +43,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .arls import ActiveRLS
+from .learner import ActiveRLS
 from .kernels import Kernel, median_distance
 from .preprocessing import standardize
-from .risk import predicted_class_indices, target_codes
+from .criteria.risk import predicted_class_indices, target_codes
 from .strategies import STRATEGIES, query
 from .validation import check_features, check_positive
 
@@ -192,7 +192,7 @@ def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: f
     X_l = np.asarray(X, dtype=np.float64)[labeled]
     labels = [v.item() if hasattr(v, "item") else v for v in y_l]
     # The learner itself gives the weights (and validates labels and weighting).
-    probe = ActiveRLS(X_l, classes=classes, kernel=kernel, lam=1.0, weighting=weighting)
+    probe = ActiveRLS.from_features(X_l, classes=classes, kernel=kernel, lam=1.0, weighting=weighting)
     probe.add_many(list(range(labeled.size)), labels)
     w = np.array(list(probe.class_weights.values()))
     index = {c: t for t, c in enumerate(probe.classes)}
@@ -407,7 +407,7 @@ def simulate(
     rng = np.random.default_rng(seed)
     init_idx = rng.choice(n, size=initial, replace=False) if initial else np.zeros(0, dtype=np.int64)
     lam_used = resolve_lam(lam, X, y, init_idx, kernel, weighting, classes=classes)
-    learner = ActiveRLS(X, classes=classes, kernel=kernel, lam=lam_used, weighting=weighting,
+    learner = ActiveRLS.from_features(X, classes=classes, kernel=kernel, lam=lam_used, weighting=weighting,
                         random_state=seed)
     if initial:
         learner.add_many(init_idx.tolist(), y[init_idx].tolist())

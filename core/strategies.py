@@ -1,8 +1,9 @@
 """Query strategies: which unlabelled point to ask about next (one interface, seeded ties).
 
-Each strategy turns the learner's state into a score per pool point (lower is better,
-labelled points ``+inf``); :func:`query` returns the unlabelled point with the lowest score,
-breaking ties uniformly at random with the given generator.
+Each strategy is a criterion of :mod:`core.criteria` that turns the learner's state into a
+score per pool point (lower is better, labelled points ``+inf``); :func:`query` returns the
+unlabelled point with the lowest score (or the ``batch_size`` lowest), breaking ties uniformly
+at random with the given generator.
 
 * ``"arls"``: expected risk ``E_i`` of labelling ``i`` (seed 002 eq. 3.50, ALGORITHMS §3).
 * ``"margin"``: ``|f(x_i)|`` (binary) or the gap between the two largest one-vs-all outputs.
@@ -13,21 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .criteria import CRITERIA, get_criterion
+
 __all__ = ["STRATEGIES", "scores", "query"]
 
-STRATEGIES = ("arls", "margin", "random")
+STRATEGIES = tuple(CRITERIA)
 
 # Scores within this relative distance of the minimum count as ties (the fused kernel and a
 # reference implementation sum in different orders, so exact ties can differ by rounding).
 TIE_RTOL = 1e-12
-
-
-def _margin(learner) -> np.ndarray:
-    F = learner.decision_values
-    if F.shape[1] == 1:
-        return np.abs(F[:, 0])
-    top2 = np.partition(F, F.shape[1] - 2, axis=1)[:, -2:]
-    return top2[:, 1] - top2[:, 0]
 
 
 def scores(learner, strategy: str = "arls") -> np.ndarray:
@@ -35,7 +30,7 @@ def scores(learner, strategy: str = "arls") -> np.ndarray:
 
     Parameters
     ----------
-    learner : core.arls.ActiveRLS
+    learner : core.learner.ActiveRLS
     strategy : {"arls", "margin", "random"}
 
     Returns
@@ -43,45 +38,42 @@ def scores(learner, strategy: str = "arls") -> np.ndarray:
     s : ndarray of shape (n_samples,)
         ``+inf`` for labelled points.
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
+    criterion = get_criterion(strategy)
     if strategy == "arls":
-        s = learner.expected_risk()
-    elif strategy == "margin":
-        s = _margin(learner)
-    else:
-        s = np.zeros(learner.n_samples)
-    s = np.asarray(s, dtype=np.float64).copy()
-    labeled = np.ones(learner.n_samples, dtype=bool)
-    labeled[learner.unlabeled_indices] = False
-    s[labeled] = np.inf
+        return learner.expected_risk()  # cached until the state changes
+    s = np.full(learner.n_samples, np.inf)
+    unl = learner.unlabeled_indices
+    s[unl] = learner.score(criterion, unl)
     return s
 
 
-def query(learner, strategy: str = "arls", rng=None, exclude=None) -> int:
+def query(learner, strategy: str = "arls", rng=None, exclude=None, batch_size=None):
     """Index of the next point to label: the unlabelled point with the lowest score.
 
     Parameters
     ----------
-    learner : core.arls.ActiveRLS
+    learner : core.learner.ActiveRLS
     strategy : {"arls", "margin", "random"}
     rng : numpy.random.Generator, int or None
         Breaks ties uniformly at random (scores within ``TIE_RTOL`` of the minimum).
         ``None`` uses ``learner.rng`` (seeded by the learner's ``random_state``).
     exclude : array-like of int, optional
         Unlabelled points never to return (for example points the user skipped).
+    batch_size : int, optional
+        Return the ``batch_size`` best points (each scored alone, lowest first) instead of one.
 
     Returns
     -------
-    int
+    int, or ndarray of shape (batch_size,) of int64 when ``batch_size`` is given
 
     Raises
     ------
     ValueError
         If every point is labelled (or excluded), or ``strategy`` is unknown.
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
+    get_criterion(strategy)  # validates the name
+    if batch_size is not None and (isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 1):
+        raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}.")
     unl = np.asarray(learner.unlabeled_indices)
     if exclude is not None and len(exclude):
         unl = unl[~np.isin(unl, np.asarray(exclude, dtype=np.intp))]
@@ -102,6 +94,12 @@ def query(learner, strategy: str = "arls", rng=None, exclude=None) -> int:
     s = scores(learner, strategy)[unl]
     if np.isnan(s).any():
         raise ValueError(f"strategy {strategy!r} produced NaN scores; rebuild() the learner.")
+    if batch_size is not None:
+        # lowest scores first; ties in random order (a random permutation, then a stable sort)
+        perm = rng.permutation(unl.size)
+        rounded = s[perm]
+        order = perm[np.argsort(rounded, kind="stable")]
+        return unl[order[: int(batch_size)]].astype(np.int64)
     best = s.min()
     tied = unl[s <= best + TIE_RTOL * abs(best)]
     return int(tied[rng.integers(tied.size)]) if tied.size > 1 else int(tied[0])

@@ -38,7 +38,7 @@ from plotly.subplots import make_subplots
 from core.confidence import bayesian_confidence, confidence_bins, gap_confidence, soft_confidence
 from core.datasets import load_dataset
 from core.kernels import Kernel
-from core.risk import predicted_class_indices
+from core.criteria.risk import predicted_class_indices
 from core.rls import WeightedRLSClassifier
 from core.simulate import prepare_features, simulate
 from labeler.atomic import atomic_write, atomic_write_text

@@ -73,13 +73,13 @@ import numpy as np
 import pandas as pd
 
 from core import strategies
-from core.arls import ActiveRLS
+from core.learner import ActiveRLS
 from core.confidence import confidence_bins as _confidence_bins
 from core.confidence import soft_confidence
 from core.datasets import load_dataset
 from core.kernels import KERNELS, Kernel
 from core.preprocessing import pca_reduce, standardize
-from core.risk import predicted_class_indices
+from core.criteria.risk import predicted_class_indices
 from core.rls import WeightedRLSClassifier, default_widths
 from core.validation import check_index, check_positive
 
@@ -610,7 +610,7 @@ class LabelingSession:
 
     def _new_learner(self):
         cfg = self._config
-        return ActiveRLS(
+        return ActiveRLS.from_features(
             self.X, classes=list(self._log.classes), kernel=self._kernel(), lam=float(cfg.lam),
             weighting=_learner_weighting(cfg.weighting, self._log.classes), random_state=cfg.seed,
         )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from core.risk import class_probabilities, estimated_risk, target_codes
+from core.criteria.risk import class_probabilities, estimated_risk, target_codes
 
 
 def expected_class_weights(labels: dict, classes: list, weighting) -> np.ndarray:
@@ -55,3 +56,30 @@ def brute_force_expected_risk(K, labels: dict, classes: list, lam: float, weight
             total += prior[i, t] / weights[t] * estimated_risk(F, weights)
         E[i] = total
     return E
+
+
+POSTERIORS = ("dense", "factor")
+
+
+def build_learner(posterior: str, X, kernel=None, **kwargs):
+    """An ActiveRLS on the given posterior store, for the conformance suite.
+
+    ``"dense"``: the n x n covariance of ``kernel`` on ``X``; ``"factor"``: the low-rank
+    store on the full-rank factor ``Phi`` of the same kernel matrix (``K = Phi Phi^T`` from an
+    exact eigendecomposition), so both must give the same numbers to rounding.
+    """
+    from core.kernels import Kernel, eigen_factor
+    from core.learner import ActiveRLS
+
+    kernel = Kernel("rbf", width=1.0) if kernel is None else kernel
+    if posterior == "dense":
+        return ActiveRLS.from_features(X, kernel=kernel, **kwargs)
+    if posterior == "factor":
+        return ActiveRLS.from_factor(eigen_factor(kernel(np.asarray(X, dtype=float))), **kwargs)
+    raise ValueError(f"unknown posterior {posterior!r}")
+
+
+@pytest.fixture(params=POSTERIORS)
+def posterior(request):
+    """Runs a test once per posterior store (the conformance suite)."""
+    return request.param

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from arls_oracle import direct_solve, expected_class_weights
-from core import arls as arls_module
-from core.arls import ActiveRLS
+from arls_oracle import build_learner, direct_solve, expected_class_weights, posterior  # noqa: F401 (fixture)
+from core.learner import arls as arls_module
+from core.learner import ActiveRLS
 from core.kernels import Kernel
 
 ATOL = 1e-8
@@ -41,10 +41,10 @@ def random_weighting(rng, classes):
 
 
 @pytest.mark.parametrize("seed, start_weighting", [(1, "none"), (2, "balanced"), (3, {"neg": 3.0})])
-def test_random_operation_sequence_matches_direct_solve(seed, start_weighting):
+def test_random_operation_sequence_matches_direct_solve(posterior, seed, start_weighting):
     rng = np.random.default_rng(seed)
     X, kernel, K = make_pool(n=40, seed=seed)
-    learner = ActiveRLS(X, classes=["neg", "pos"], kernel=kernel, lam=0.2, weighting=start_weighting)
+    learner = build_learner(posterior, X, classes=["neg", "pos"], kernel=kernel, lam=0.2, weighting=start_weighting)
     counts = dict.fromkeys(["add", "remove", "relabel", "weighting", "add_class", "rebuild"], 0)
     n_ops = 320
     for step in range(n_ops):
@@ -80,20 +80,20 @@ def test_random_operation_sequence_matches_direct_solve(seed, start_weighting):
 
 @pytest.mark.parametrize("weighting", ["none", "balanced", {"a": 0.5, "c": 4.0}])
 @pytest.mark.parametrize("classes", [["a", "b"], ["a", "b", "c"]])
-def test_remove_is_exact_undo(classes, weighting):
+def test_remove_is_exact_undo(posterior, classes, weighting):
     rng = np.random.default_rng(7)
     X, kernel, K = make_pool(n=35, seed=7)
     if isinstance(weighting, dict):
         weighting = {k: v for k, v in weighting.items() if k in classes}
     order = rng.permutation(35)[:15]
     labels = {int(i): classes[rng.integers(len(classes))] for i in order}
-    learner = ActiveRLS(X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
+    learner = build_learner(posterior, X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
     for i, lab in labels.items():
         learner.add(i, lab)
     for j in list(labels)[::3]:
         learner.remove(j)
         del labels[j]
-        fresh = ActiveRLS(X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
+        fresh = build_learner(posterior, X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
         for i, lab in labels.items():
             fresh.add(i, lab)
         assert learner.labels == fresh.labels
@@ -103,9 +103,9 @@ def test_remove_is_exact_undo(classes, weighting):
     assert learner.n_rebuilds == 0
 
 
-def test_add_then_remove_returns_to_prior():
+def test_add_then_remove_returns_to_prior(posterior):
     X, kernel, K = make_pool(n=25)
-    learner = ActiveRLS(X, kernel=kernel, lam=0.05, weighting="balanced")
+    learner = build_learner(posterior, X, kernel=kernel, lam=0.05, weighting="balanced")
     learner.add(3, 1).add(10, 0).add(4, 1)
     learner.remove(10).remove(3).remove(4)
     assert learner.n_labeled == 0
@@ -113,10 +113,10 @@ def test_add_then_remove_returns_to_prior():
     assert_allclose(learner.posterior_covariance(), K, atol=1e-12)
 
 
-def test_rebuild_matches_incremental_state():
+def test_rebuild_matches_incremental_state(posterior):
     rng = np.random.default_rng(4)
     X, kernel, K = make_pool(n=40, seed=4)
-    learner = ActiveRLS(X, classes=[0, 1, 2], kernel=kernel, lam=0.1, weighting="balanced")
+    learner = build_learner(posterior, X, classes=[0, 1, 2], kernel=kernel, lam=0.1, weighting="balanced")
     for i in rng.permutation(40)[:20]:
         learner.add(int(i), int(rng.integers(3)))
     m, C = learner.decision_values, learner.posterior_covariance()
@@ -129,7 +129,7 @@ def test_rebuild_matches_incremental_state():
 
 def test_from_kernel_matches_from_features():
     X, kernel, K = make_pool(n=30)
-    a = ActiveRLS(X, classes=["x", "y"], kernel=kernel, lam=0.3)
+    a = ActiveRLS.from_features(X, classes=["x", "y"], kernel=kernel, lam=0.3)
     b = ActiveRLS.from_kernel(K, classes=["x", "y"], lam=0.3)
     for learner in (a, b):
         learner.add(0, "x").add(5, "y").add(9, "y").remove(5)
@@ -140,16 +140,16 @@ def test_from_kernel_matches_from_features():
 
 
 @pytest.mark.parametrize("weighting", ["none", "balanced"])
-def test_add_many_equals_sequential_adds(weighting):
+def test_add_many_equals_sequential_adds(posterior, weighting):
     rng = np.random.default_rng(5)
     X, kernel, K = make_pool(n=40, seed=5)
     idx = [int(i) for i in rng.permutation(40)[:12]]
     labs = [["a", "b", "c"][rng.integers(3)] for _ in idx]
-    seq = ActiveRLS(X, classes=["a", "b", "c"], kernel=kernel, lam=0.1, weighting=weighting)
+    seq = build_learner(posterior, X, classes=["a", "b", "c"], kernel=kernel, lam=0.1, weighting=weighting)
     seq.add(idx[0], labs[0])
     for i, lab in zip(idx[1:], labs[1:]):
         seq.add(i, lab)
-    batch = ActiveRLS(X, classes=["a", "b", "c"], kernel=kernel, lam=0.1, weighting=weighting)
+    batch = build_learner(posterior, X, classes=["a", "b", "c"], kernel=kernel, lam=0.1, weighting=weighting)
     batch.add(idx[0], labs[0]).add_many(idx[1:], labs[1:])
     assert batch.labels == seq.labels
     assert_allclose(batch.decision_values, seq.decision_values, atol=1e-10)
@@ -157,9 +157,9 @@ def test_add_many_equals_sequential_adds(weighting):
     assert_matches_direct(batch, K)
 
 
-def test_add_class_from_binary_keeps_outputs_consistent():
+def test_add_class_from_binary_keeps_outputs_consistent(posterior):
     X, kernel, K = make_pool(n=30)
-    learner = ActiveRLS(X, classes=["cat", "dog"], kernel=kernel, lam=0.1)
+    learner = build_learner(posterior, X, classes=["cat", "dog"], kernel=kernel, lam=0.1)
     learner.add(0, "cat").add(1, "dog").add(2, "dog")
     f = learner.decision_values[:, 0].copy()
     learner.add_class("bird")
@@ -173,10 +173,10 @@ def test_add_class_from_binary_keeps_outputs_consistent():
     assert learner.predict()[7] == "bird"
 
 
-def test_loo_decision_values_match_refits():
+def test_loo_decision_values_match_refits(posterior):
     rng = np.random.default_rng(6)
     X, kernel, K = make_pool(n=30, seed=6)
-    learner = ActiveRLS(X, classes=["a", "b", "c"], kernel=kernel, lam=0.15, weighting="balanced")
+    learner = build_learner(posterior, X, classes=["a", "b", "c"], kernel=kernel, lam=0.15, weighting="balanced")
     for i in rng.permutation(30)[:14]:
         learner.add(int(i), ["a", "b", "c"][rng.integers(3)])
     loo = learner.loo_decision_values()
@@ -188,9 +188,9 @@ def test_loo_decision_values_match_refits():
         assert_allclose(loo[row], m[j], atol=1e-10)
 
 
-def test_predict_and_proba_follow_outputs():
+def test_predict_and_proba_follow_outputs(posterior):
     X, kernel, K = make_pool(n=30)
-    learner = ActiveRLS(X, classes=[10, 20], kernel=kernel, lam=0.1)
+    learner = build_learner(posterior, X, classes=[10, 20], kernel=kernel, lam=0.1)
     assert (learner.predict() == 10).all()  # f = 0 everywhere and sign(0) = -1 -> classes[0]
     assert_allclose(learner.proba(), 0.5)
     learner.add(0, 20).add(1, 10)
@@ -211,50 +211,50 @@ def test_predict_and_proba_follow_outputs():
 class TestGuards:
     """A tripped denominator guard makes the learner rebuild, and the state stays exact."""
 
-    def test_add_guard_forces_rebuild(self, monkeypatch):
+    def test_add_guard_forces_rebuild(self, posterior, monkeypatch):
         X, kernel, K = make_pool(n=30)
-        learner = ActiveRLS(X, kernel=kernel, lam=0.1, weighting="balanced")
+        learner = build_learner(posterior, X, kernel=kernel, lam=0.1, weighting="balanced")
         learner.add(0, 0).add(1, 1)
         assert learner.n_rebuilds == 0
-        monkeypatch.setattr(arls_module, "_ADD_GUARD_EPS", np.inf)
+        monkeypatch.setattr(arls_module, "_DENOM_RTOL", np.inf)
         learner.add(2, 1)
         assert learner.n_rebuilds == 1
         assert_matches_direct(learner, K)
 
     def test_drifted_covariance_is_repaired_by_the_guard(self):
         X, kernel, K = make_pool(n=30)
-        learner = ActiveRLS(X, kernel=kernel, lam=0.1)
+        learner = ActiveRLS.from_features(X, kernel=kernel, lam=0.1)
         learner.add(0, 0).add(1, 1)
-        learner._cov._C[5, 5] = -1.0  # simulate numerical drift: a negative variance
+        learner.posterior._C[5, 5] = -1.0  # simulate numerical drift: a negative variance
         learner.add(5, 1)  # den = C_55 + lam < 0 trips the guard
         assert learner.n_rebuilds == 1
         assert_matches_direct(learner, K)
 
-    def test_remove_guard_forces_rebuild(self, monkeypatch):
+    def test_remove_guard_forces_rebuild(self, posterior, monkeypatch):
         X, kernel, K = make_pool(n=30)
-        learner = ActiveRLS(X, classes=["a", "b", "c"], kernel=kernel, lam=0.1)
+        learner = build_learner(posterior, X, classes=["a", "b", "c"], kernel=kernel, lam=0.1)
         learner.add(0, "a").add(1, "b").add(2, "c")
-        monkeypatch.setattr(arls_module, "_REMOVE_GUARD_EPS", np.inf)
+        monkeypatch.setattr(arls_module, "_DENOM_RTOL", np.inf)
         learner.remove(1)
         assert learner.n_rebuilds == 1
         assert_matches_direct(learner, K)
 
-    def test_reweight_guard_forces_rebuild(self, monkeypatch):
+    def test_reweight_guard_forces_rebuild(self, posterior, monkeypatch):
         X, kernel, K = make_pool(n=30)
-        learner = ActiveRLS(X, kernel=kernel, lam=0.1)
+        learner = build_learner(posterior, X, kernel=kernel, lam=0.1)
         learner.add(0, 0).add(1, 1).add(2, 1)
-        monkeypatch.setattr(arls_module, "_BLOCK_COND_MAX", 0.0)
+        monkeypatch.setattr(arls_module, "_STEP_ERROR_MAX", 0.0)
         learner.set_weighting("balanced")
         assert learner.n_rebuilds == 1
         assert_matches_direct(learner, K)
 
-    def test_near_duplicate_points_stay_exact(self):
+    def test_near_duplicate_points_stay_exact(self, posterior):
         # Nearly identical points with a tiny lam: denominators close to lam, large updates.
         rng = np.random.default_rng(8)
         X = np.repeat(rng.standard_normal((6, 2)), 4, axis=0) + 1e-7 * rng.standard_normal((24, 2))
         kernel = Kernel("rbf", width=1.0)
         K = kernel(X)
-        learner = ActiveRLS(X, kernel=kernel, lam=1e-3)
+        learner = build_learner(posterior, X, kernel=kernel, lam=1e-3)
         for i in range(0, 24, 2):
             learner.add(i, int(i % 3 == 0))
         for i in range(0, 24, 4):
@@ -264,19 +264,19 @@ class TestGuards:
 
 @pytest.mark.parametrize("classes", [["neg", "pos"], ["a", "b", "c"]])
 @pytest.mark.parametrize("weighting", ["none", "balanced", {"neg": 3.0, "a": 0.5}])
-def test_set_lam_matches_direct_solve_and_a_fresh_learner(classes, weighting):
+def test_set_lam_matches_direct_solve_and_a_fresh_learner(posterior, classes, weighting):
     X, kernel, K = make_pool(n=40, seed=7)
     weighting = {c: w for c, w in weighting.items() if c in classes} if isinstance(weighting, dict) else weighting
     rng = np.random.default_rng(7)
     idx = rng.choice(40, size=12, replace=False)
     labels = [classes[t] for t in rng.integers(len(classes), size=12)]
-    learner = ActiveRLS(X, classes=classes, kernel=kernel, lam=0.2, weighting=weighting)
+    learner = build_learner(posterior, X, classes=classes, kernel=kernel, lam=0.2, weighting=weighting)
     learner.add_many(idx, labels)
     for lam in (0.03, 1.7, 0.2):
         learner.set_lam(lam)
         assert learner.lam == lam
         assert_matches_direct(learner, K)
-        fresh = ActiveRLS(X, classes=classes, kernel=kernel, lam=lam, weighting=weighting).add_many(idx, labels)
+        fresh = build_learner(posterior, X, classes=classes, kernel=kernel, lam=lam, weighting=weighting).add_many(idx, labels)
         assert_allclose(learner.decision_values, fresh.decision_values, rtol=0, atol=ATOL)
         assert_allclose(learner.posterior_variance(), fresh.posterior_variance(), rtol=0, atol=ATOL)
         assert_allclose(learner.point_lambdas, fresh.point_lambdas, rtol=1e-14)
@@ -284,12 +284,12 @@ def test_set_lam_matches_direct_solve_and_a_fresh_learner(classes, weighting):
     assert learner.n_rebuilds == 0  # the block reweight, not a rebuild
 
 
-def test_set_lam_without_labels_and_when_the_guard_trips(monkeypatch):
+def test_set_lam_without_labels_and_when_the_guard_trips(posterior, monkeypatch):
     X, kernel, K = make_pool(n=30, seed=3)
-    learner = ActiveRLS(X, kernel=kernel, lam=0.5).set_lam(0.01)
+    learner = build_learner(posterior, X, kernel=kernel, lam=0.5).set_lam(0.01)
     assert learner.lam == 0.01 and learner.n_rebuilds == 0
     learner.add(0, 1).add(5, 0).add(9, 1)
-    monkeypatch.setattr(arls_module, "_BLOCK_COND_MAX", 0.0)  # every block reweight "unsafe"
+    monkeypatch.setattr(arls_module, "_STEP_ERROR_MAX", 0.0)  # every block reweight "unsafe"
     learner.set_lam(2.0)
     assert learner.n_rebuilds == 1
     assert_matches_direct(learner, K)
@@ -299,15 +299,15 @@ def test_set_lam_without_labels_and_when_the_guard_trips(monkeypatch):
 def test_set_kernel_matches_a_fresh_learner_in_place(weighting):
     X, kernel, _ = make_pool(n=40, seed=4)
     idx, labels = [3, 17, 8, 30, 21], ["neg", "pos", "pos", "neg", "pos"]
-    learner = ActiveRLS(X, classes=["neg", "pos"], kernel=kernel, lam=0.1, weighting=weighting)
+    learner = ActiveRLS.from_features(X, classes=["neg", "pos"], kernel=kernel, lam=0.1, weighting=weighting)
     learner.add_many(idx, labels)
-    C_before = learner._cov._C
+    C_before = learner.posterior._C
     for new in (Kernel("rbf", width=0.4), Kernel("linear"), Kernel("rbf", width=2.5)):
         learner.set_kernel(new)
         assert learner.kernel == new
-        assert learner._cov._C is C_before  # refilled in place: no second n x n array
+        assert learner.posterior._C is C_before  # refilled in place: no second n x n array
         assert_matches_direct(learner, new(X))
-        fresh = ActiveRLS(X, classes=["neg", "pos"], kernel=new, lam=0.1, weighting=weighting)
+        fresh = ActiveRLS.from_features(X, classes=["neg", "pos"], kernel=new, lam=0.1, weighting=weighting)
         fresh.add_many(idx, labels)
         assert_allclose(learner.decision_values, fresh.decision_values, rtol=0, atol=1e-10)
         assert_allclose(learner.posterior_covariance(), fresh.posterior_covariance(), rtol=0, atol=1e-10)
@@ -320,7 +320,7 @@ def test_public_rebuild_that_cannot_factor_leaves_the_state_unchanged():
     """rebuild() checks K_LL + Lambda_L before touching C: on failure nothing changes."""
     from numpy.linalg import LinAlgError
 
-    from core.arls import ActiveRLS
+    from core.learner import ActiveRLS
     from core.kernels import Kernel
 
     X = np.random.default_rng(11).normal(size=(30, 2))
@@ -329,7 +329,7 @@ def test_public_rebuild_that_cannot_factor_leaves_the_state_unchanged():
     for i, y in [(0, 0), (1, 1), (2, 1), (3, 0)]:
         learner.add(i, y)
     C0, m0, n0 = learner.posterior_covariance(), learner.decision_values.copy(), learner.n_rebuilds
-    learner._cov._K[0, 1] = learner._cov._K[1, 0] = 50.0  # make the labelled block indefinite
+    learner.posterior._K[0, 1] = learner.posterior._K[1, 0] = 50.0  # make the labelled block indefinite
     with pytest.raises(LinAlgError, match="not positive definite"):
         learner.rebuild()
     np.testing.assert_array_equal(learner.posterior_covariance(), C0)
@@ -340,7 +340,7 @@ def test_public_rebuild_that_cannot_factor_leaves_the_state_unchanged():
 @pytest.mark.parametrize("weighting", ["none", "balanced", {"a": 0.5, "c": 4.0}])
 @pytest.mark.parametrize("classes", [["a", "b"], ["a", "b", "c"]])
 @pytest.mark.parametrize("n_removed", [3, 12])  # block downdate path / rebuild path
-def test_remove_many_is_exact_undo(classes, weighting, n_removed):
+def test_remove_many_is_exact_undo(posterior, classes, weighting, n_removed):
     """Removing a batch equals a fresh learner given the other labels (both code paths)."""
     rng = np.random.default_rng(17)
     X, kernel, K = make_pool(n=35, seed=17)
@@ -348,7 +348,7 @@ def test_remove_many_is_exact_undo(classes, weighting, n_removed):
         weighting = {k: v for k, v in weighting.items() if k in classes}
     order = rng.permutation(35)[:20]
     labels = {int(i): classes[rng.integers(len(classes))] for i in order}
-    learner = ActiveRLS(X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
+    learner = build_learner(posterior, X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
     for i, lab in labels.items():
         learner.add(i, lab)
     gone = [int(j) for j in rng.permutation(list(labels))[:n_removed]]
@@ -357,7 +357,7 @@ def test_remove_many_is_exact_undo(classes, weighting, n_removed):
     assert learner.n_rebuilds == before + (1 if n_removed >= 20 - n_removed else 0)
     for j in gone:
         del labels[j]
-    fresh = ActiveRLS(X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
+    fresh = build_learner(posterior, X, classes=classes, kernel=kernel, lam=0.1, weighting=weighting)
     for i, lab in labels.items():
         fresh.add(i, lab)
     assert learner.labels == fresh.labels
@@ -366,9 +366,9 @@ def test_remove_many_is_exact_undo(classes, weighting, n_removed):
     assert_matches_direct(learner, K)
 
 
-def test_remove_many_bad_input_changes_nothing():
+def test_remove_many_bad_input_changes_nothing(posterior):
     X, kernel, K = make_pool(n=20)
-    learner = ActiveRLS(X, kernel=kernel, lam=0.1).add(0, 0).add(1, 1).add(2, 1)
+    learner = build_learner(posterior, X, kernel=kernel, lam=0.1).add(0, 0).add(1, 1).add(2, 1)
     m0, C0 = learner.decision_values.copy(), learner.posterior_covariance()
     for bad, err in [([0, 0], ValueError), ([0, 5], ValueError), ([0, 99], IndexError)]:
         with pytest.raises(err):

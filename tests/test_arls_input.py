@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from core.arls import ActiveRLS
+from core.learner import ActiveRLS
 from core.kernels import Kernel
 
 
@@ -14,7 +14,7 @@ from core.kernels import Kernel
 def learner():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((20, 3))
-    lrn = ActiveRLS(X, classes=["cat", "dog"], kernel=Kernel("rbf", width=1.5), lam=0.1, weighting="balanced")
+    lrn = ActiveRLS.from_features(X, classes=["cat", "dog"], kernel=Kernel("rbf", width=1.5), lam=0.1, weighting="balanced")
     lrn.add(0, "cat").add(3, "dog").add(7, "dog")
     return lrn
 
@@ -115,13 +115,13 @@ GOOD_X = np.random.default_rng(1).standard_normal((10, 2))
 )
 def test_bad_constructor_arguments(kwargs, exc, match):
     with pytest.raises(exc, match=match):
-        ActiveRLS(GOOD_X, **kwargs)
+        ActiveRLS.from_features(GOOD_X, **kwargs)
 
 
 @pytest.mark.parametrize("width", [0.0, -1.0, float("nan")])
 def test_bad_kernel_width(width):
     with pytest.raises(ValueError, match="width"):
-        ActiveRLS(GOOD_X, kernel=Kernel("rbf", width=width))
+        ActiveRLS.from_features(GOOD_X, kernel=Kernel("rbf", width=width))
 
 
 @pytest.mark.parametrize(
@@ -139,7 +139,7 @@ def test_bad_kernel_width(width):
 )
 def test_bad_features(X, match):
     with pytest.raises(ValueError, match=match):
-        ActiveRLS(X)
+        ActiveRLS.from_features(X)
 
 
 @pytest.mark.parametrize(
@@ -199,7 +199,7 @@ def test_set_kernel_on_a_precomputed_kernel_is_refused():
 
 def test_set_kernel_failure_restores_the_old_kernel_and_state(learner, monkeypatch):
     before, old = snapshot(learner), learner.kernel
-    cov = learner._cov
+    cov = learner.posterior
     real = type(cov).condition
     calls = []
 
@@ -220,6 +220,6 @@ def test_set_kernel_failure_restores_the_old_kernel_and_state(learner, monkeypat
     np.testing.assert_allclose(after["C"], before["C"], atol=1e-12)
     # and it keeps working with the old kernel
     learner.add(1, "cat")
-    fresh = ActiveRLS(learner._X, classes=["cat", "dog"],
+    fresh = ActiveRLS.from_features(learner.posterior.features, classes=["cat", "dog"],
                       kernel=old, lam=0.1, weighting="balanced").add_many([0, 3, 7, 1], ["cat", "dog", "dog", "cat"])
     np.testing.assert_allclose(learner.decision_values, fresh.decision_values, atol=1e-10)

@@ -7,10 +7,11 @@ import pytest
 from numpy.testing import assert_allclose
 
 from arls_oracle import brute_force_expected_risk, direct_solve, expected_class_weights
-from core.arls import ActiveRLS
-from core.covariance import DenseCovariance
+from core.learner import ActiveRLS
+from core.criteria import ExpectedRisk, ScoringState
+from core.posteriors import DensePosterior, FactorPosterior
 from core.kernels import Kernel
-from core.risk import (
+from core.criteria.risk import (
     class_probabilities,
     estimated_risk,
     expected_risk_reference,
@@ -23,7 +24,7 @@ def labelled_learner(classes, weighting, n=60, n_labels=15, seed=0, lam=0.1):
     rng = np.random.default_rng(seed)
     X = np.vstack([rng.normal(loc=(2.0 * t, 0.0), size=(n // len(classes) + 1, 2)) for t in range(len(classes))])[:n]
     kernel = Kernel("rbf", width=1.0)
-    learner = ActiveRLS(X, classes=classes, kernel=kernel, lam=lam, weighting=weighting)
+    learner = ActiveRLS.from_features(X, classes=classes, kernel=kernel, lam=lam, weighting=weighting)
     # imbalanced labels so that "balanced" weights really differ per class
     probs = np.linspace(3.0, 1.0, len(classes))
     probs /= probs.sum()
@@ -87,9 +88,16 @@ def test_balanced_scores_with_current_weights():
     assert not np.allclose(learner.expected_risk()[unl], alt, rtol=1e-3)
 
 
+def fused_scores(posterior, MT, cand, lam_y, w):
+    """The expected-risk criterion on its fused kernels, through the posterior's row blocks."""
+    return ExpectedRisk().score(ScoringState(np.asarray(MT, dtype=float), lam_y, np.asarray(w, dtype=float)),
+                                posterior, cand)
+
+
 @pytest.mark.parametrize("T", [1, 3, 6])
 @pytest.mark.parametrize("weights", ["equal", "distinct", "two_groups"])
-def test_numba_kernel_matches_numpy_reference_on_adversarial_inputs(T, weights):
+@pytest.mark.parametrize("store", ["dense", "factor"])
+def test_numba_kernel_matches_numpy_reference_on_adversarial_inputs(T, weights, store):
     """Random PSD C of large scale and outputs spread over [-3, 3] (many clipped values,
     exact zeros, exact +1, uniform rows): every branch of the fused kernels.
 
@@ -113,9 +121,9 @@ def test_numba_kernel_matches_numpy_reference_on_adversarial_inputs(T, weights):
     else:
         w = np.where(np.arange(n_classes) % 2 == 0, 0.5, 2.0)
     lam_y = 0.2 / w
-    cov = DenseCovariance.from_matrix(C)
+    posterior = DensePosterior.from_matrix(C) if store == "dense" else FactorPosterior(A / 2.0)
     cand = np.arange(n)
-    fast = cov.expected_risk(MT, cand, lam_y, w, backend="numba")
+    fast = fused_scores(posterior, MT, cand, lam_y, w)
     slow = expected_risk_reference(C, MT.T, cand, lam_y, w)
     assert_allclose(fast, slow, rtol=1e-11, atol=1e-11)
 
@@ -132,9 +140,8 @@ def test_numba_kernel_handles_cancellation_in_the_normaliser(w):
     MT[1, 1] = -1.0 + 1e-15  # ... and a sliver in column 1
     MT[0, 0] = -0.99
     w = np.asarray(w)
-    cov = DenseCovariance.from_matrix(C)
     cand = np.array([0])
-    fast = cov.expected_risk(MT, cand, 0.01 / w, w)
+    fast = fused_scores(DensePosterior.from_matrix(C), MT, cand, 0.01 / w, w)
     slow = expected_risk_reference(C, MT.T, cand, 0.01 / w, w)
     assert_allclose(fast, slow, rtol=1e-12)
 

@@ -5,7 +5,7 @@ import pytest
 from numpy.testing import assert_allclose
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
-import core.kernels as kernels
+import core.kernels.kernel as kernels
 from core.kernels import Kernel
 
 

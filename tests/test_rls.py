@@ -8,7 +8,7 @@ from sklearn.exceptions import NotFittedError
 
 from core.kernels import Kernel
 from core.rls import LooPath, WeightedRLSClassifier, loo_errors, loo_path, select_index
-from core.weights import sample_weights
+from core.rls.weights import sample_weights
 
 TOL = dict(rtol=1e-10, atol=1e-10)
 
@@ -538,7 +538,7 @@ def test_default_widths_refuse_identical_points():
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_zero_outputs_follow_the_risk_decision_rule(n_classes):
     """f = 0 predicts classes_[0] (sign(0) = -1), ties go to the lowest column (core.risk)."""
-    from core.risk import class_probabilities
+    from core.criteria.risk import class_probabilities
 
     X, y = make_blobs(30, centers=n_classes, random_state=0)
     K = Kernel("rbf", width=1.0)(X)

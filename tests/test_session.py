@@ -856,10 +856,10 @@ def test_accept_bad_shown_labels_or_version(store, kw, match):
 def test_set_lam_and_width_update_the_learner_in_place(store):
     s = LabelingSession.create(store, config())
     label_queried(s, 10)
-    learner, C = s.learner, s.learner._cov._C
+    learner, C = s.learner, s.learner.posterior._C
     s.set_lam(0.23)
     s.set_width(0.7)
-    assert s.learner is learner and s.learner._cov._C is C  # no second n x n matrix
+    assert s.learner is learner and s.learner.posterior._C is C  # no second n x n matrix
     assert (learner.lam, learner.kernel.width) == (0.23, 0.7) == (s.config.lam, s.config.width)
     fresh = LabelingSession.open(store, s.id)  # rebuilt from the log with the final settings
     np.testing.assert_allclose(m_of(s), m_of(fresh), rtol=0, atol=1e-10)

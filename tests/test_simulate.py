@@ -10,10 +10,10 @@ from scipy.spatial.distance import pdist
 from sklearn.metrics import balanced_accuracy_score
 
 from arls_oracle import brute_force_expected_risk, direct_solve
-from core.arls import ActiveRLS
+from core.learner import ActiveRLS
 from core.datasets import Dataset
 from core.kernels import Kernel
-from core.risk import estimated_risk, target_codes
+from core.criteria.risk import estimated_risk, target_codes
 from core.rls import WeightedRLSClassifier
 from core.simulate import (
     CURVE_COLUMNS,
@@ -219,7 +219,7 @@ def test_default_kernel_uses_median_distance():
 @pytest.mark.parametrize("n_classes,weighting", [(2, "none"), (2, "balanced"), (3, "balanced"), (3, {0: 2.0})])
 def test_out_of_pool_prediction_equals_learner_outputs_on_the_pool(n_classes, weighting):
     ds = make_dataset(n=40, n_classes=n_classes, seed=3)
-    learner = ActiveRLS(ds.X, classes=ds.classes, kernel=KERNEL, lam=0.05, weighting=weighting)
+    learner = ActiveRLS.from_features(ds.X, classes=ds.classes, kernel=KERNEL, lam=0.05, weighting=weighting)
     predictor = OutOfPoolPredictor(ds.X, ds.X, KERNEL)
     for i in [3, 17, 8, 30, 21, 5]:
         learner.add(i, ds.y[i].item())
@@ -233,7 +233,7 @@ def test_out_of_pool_prediction_equals_learner_outputs_on_the_pool(n_classes, we
 
 def test_out_of_pool_prediction_matches_direct_solve_on_new_points():
     ds = make_dataset(n=50, seed=6)
-    learner = ActiveRLS(ds.X, classes=ds.classes, kernel=KERNEL, lam=0.1, weighting="balanced")
+    learner = ActiveRLS.from_features(ds.X, classes=ds.classes, kernel=KERNEL, lam=0.1, weighting="balanced")
     for i in range(0, 50, 4):
         learner.add(i, ds.y[i].item())
     w = oracle_weights(learner.labels, ds.classes, "balanced")
@@ -244,7 +244,7 @@ def test_out_of_pool_prediction_matches_direct_solve_on_new_points():
 
 def test_dual_coefficients_of_an_empty_learner():
     ds = make_dataset(n=10, seed=0)
-    learner = ActiveRLS(ds.X, classes=ds.classes, kernel=KERNEL)
+    learner = ActiveRLS.from_features(ds.X, classes=ds.classes, kernel=KERNEL)
     L, c = dual_coefficients(learner)
     assert L.shape == (0,) and c.shape == (0, 1)
     assert_allclose(OutOfPoolPredictor(ds.X, ds.X_val, KERNEL).decision_values(learner), 0.0)
@@ -254,7 +254,7 @@ def test_out_of_pool_predictor_grows_its_buffer():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((80, 2))
     y = (X[:, 0] > 0).astype(int)
-    learner = ActiveRLS(X, classes=[0, 1], kernel=KERNEL, lam=0.1)
+    learner = ActiveRLS.from_features(X, classes=[0, 1], kernel=KERNEL, lam=0.1)
     predictor = OutOfPoolPredictor(X, X[:7], KERNEL)
     learner.add_many(list(range(40)), y[:40].tolist())  # more than the initial capacity at once
     assert_allclose(predictor.decision_values(learner), learner.decision_values[:7], atol=1e-10)
@@ -325,7 +325,7 @@ def test_auto_lam_is_loo_of_the_model_arls_runs(n_classes, classes, weighting):
     ds = make_dataset(n=80, n_classes=n_classes, seed=7, imbalance=True)
     labeled = np.arange(36)
     classes = ds.classes if classes is None else classes
-    learner = ActiveRLS(ds.X, classes=classes, kernel=KERNEL, weighting=weighting)
+    learner = ActiveRLS.from_features(ds.X, classes=classes, kernel=KERNEL, weighting=weighting)
     learner.add_many(labeled.tolist(), ds.y[labeled].tolist())
     w = np.array(list(learner.class_weights.values()))  # the weights ARLS runs with
     assert_allclose(w, oracle_weights(learner.labels, classes, weighting), rtol=1e-14)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.arls import ActiveRLS
+from core.learner import ActiveRLS
 from core.kernels import Kernel
 from core.strategies import STRATEGIES, query, scores
 
@@ -17,7 +17,7 @@ def blobs(n=40, seed=0):
 
 @pytest.fixture
 def binary():
-    lrn = ActiveRLS(blobs(), kernel=Kernel("rbf", width=1.0), lam=0.1, random_state=0)
+    lrn = ActiveRLS.from_features(blobs(), kernel=Kernel("rbf", width=1.0), lam=0.1, random_state=0)
     lrn.add(0, 0).add(39, 1)
     return lrn
 
@@ -30,7 +30,7 @@ def test_arls_picks_the_minimum_expected_risk(binary):
 
 
 def test_margin_binary_and_multiclass():
-    lrn = ActiveRLS(blobs(), classes=["a", "b"], kernel=Kernel("rbf", width=1.0), lam=0.1)
+    lrn = ActiveRLS.from_features(blobs(), classes=["a", "b"], kernel=Kernel("rbf", width=1.0), lam=0.1)
     lrn.add(0, "a").add(39, "b")
     f = lrn.decision_values[:, 0]
     i = query(lrn, "margin", 0)
@@ -57,7 +57,7 @@ def test_random_is_uniform_over_unlabelled_and_reproducible(binary):
 
 def test_ties_are_broken_uniformly_with_the_seed():
     # No labels: f = 0 everywhere, so every point ties under "margin".
-    lrn = ActiveRLS(blobs(), kernel=Kernel("rbf", width=1.0), lam=0.1)
+    lrn = ActiveRLS.from_features(blobs(), kernel=Kernel("rbf", width=1.0), lam=0.1)
     rng = np.random.default_rng(42)
     picks = np.array([query(lrn, "margin", rng) for _ in range(2000)])
     counts = np.bincount(picks, minlength=40)
@@ -71,20 +71,20 @@ def test_arls_ties_on_a_symmetric_pool():
     # Four identical well-separated pairs: by symmetry the expected risk ties across them.
     base = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0], [10.0, 10.0]])
     X = np.vstack([base, base + 0.1])
-    lrn = ActiveRLS(X, kernel=Kernel("rbf", width=1.0), lam=0.1)
+    lrn = ActiveRLS.from_features(X, kernel=Kernel("rbf", width=1.0), lam=0.1)
     picks = {query(lrn, "arls", np.random.default_rng(s)) for s in range(200)}
     assert len(picks) == 8
 
 
 def test_learner_rng_is_used_when_none_given():
-    a = ActiveRLS(blobs(), random_state=3)
-    b = ActiveRLS(blobs(), random_state=3)
+    a = ActiveRLS.from_features(blobs(), random_state=3)
+    b = ActiveRLS.from_features(blobs(), random_state=3)
     assert [query(a, "random") for _ in range(10)] == [query(b, "random") for _ in range(10)]
 
 
 def test_no_unlabelled_point_left():
     X = blobs(4)
-    lrn = ActiveRLS(X, kernel=Kernel("rbf", width=1.0))
+    lrn = ActiveRLS.from_features(X, kernel=Kernel("rbf", width=1.0))
     for i in range(4):
         lrn.add(i, i % 2)
     for strategy in STRATEGIES:
@@ -105,7 +105,7 @@ def test_arls_first_query_is_a_cluster_centre():
     centre = rng.normal((0, 0), 0.3, (30, 2))
     outliers = rng.uniform(5, 9, (5, 2))
     X = np.vstack([centre, outliers])
-    lrn = ActiveRLS(X, kernel=Kernel("rbf", width=1.0), lam=0.1)
+    lrn = ActiveRLS.from_features(X, kernel=Kernel("rbf", width=1.0), lam=0.1)
     i = query(lrn, "arls", 0)
     assert i < 30
 
@@ -114,11 +114,11 @@ def test_query_exclude_never_returns_excluded_points():
     """Excluding the best point yields the best of the others; excluding all raises."""
     import numpy as np
 
-    from core.arls import ActiveRLS
+    from core.learner import ActiveRLS
     from core.kernels import Kernel
 
     X = np.random.default_rng(3).normal(size=(40, 2))
-    learner = ActiveRLS(X, classes=[0, 1], kernel=Kernel("rbf", width=1.0), lam=0.1)
+    learner = ActiveRLS.from_features(X, classes=[0, 1], kernel=Kernel("rbf", width=1.0), lam=0.1)
     learner.add(0, 1)
     learner.add(1, 0)
     s = scores(learner, "arls")

@@ -5,7 +5,7 @@ import pytest
 from numpy.testing import assert_allclose
 from sklearn.utils.class_weight import compute_class_weight
 
-from core.weights import balanced_class_weights, equilibrating_weights, sample_weights
+from core.rls.weights import balanced_class_weights, equilibrating_weights, sample_weights
 
 
 def test_binary_balanced_is_sklearn_balanced():

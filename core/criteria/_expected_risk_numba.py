@@ -1,4 +1,4 @@
-"""Fused numba kernels for Active RLS (private; used by :class:`core.covariance.DenseCovariance`).
+"""Fused numba kernels of the expected-risk criterion (private; :mod:`core.criteria.expected_risk`).
 
 * :func:`expected_risk_binary` / :func:`expected_risk_multiclass` (and its equal-weights fast
   path :func:`expected_risk_multiclass_equal`): one pass over the rows of
@@ -7,26 +7,21 @@
   3.53). Candidates run in parallel; within a row the pool points ``z`` are summed in
   ``_LANES`` independent partial sums so that LLVM vectorises the loop without
   ``fastmath`` (the order of summation is fixed, so results are deterministic).
-* :func:`rank_one_update`: ``C += alpha c c^T`` in place, parallel over rows, written as
-  ``alpha * (c_r * c_z)`` so that a symmetric ``C`` stays exactly symmetric.
 
-The same numbers in plain numpy: :func:`core.risk.expected_risk_reference` (oracle tests).
+Every kernel reads candidate ``k``'s covariance row as ``R[rows[k]]`` (shape (n,)) and its
+pool index as ``candidates[k]`` (so ``C_ii = R[rows[k], candidates[k]]``): a dense posterior
+passes its whole array with ``rows = candidates`` (no copy), a factor posterior a computed
+block of rows with ``rows = arange(k)`` (:class:`core.posteriors.base.CandidateBlock`).
+
+The same numbers in plain numpy: :func:`core.criteria.risk.expected_risk_reference` (oracle tests).
 Conventions (probabilities, ``sign(0) = -1``, argmax ties to the lowest index, uniform
-probabilities when all clipped values are 0) are documented in :mod:`core.risk`.
+probabilities when all clipped values are 0) are documented in :mod:`core.criteria.risk`.
 """
 
 from __future__ import annotations
 
-import os
-
-# Threads of an OpenMP pool that spin and then sleep at every barrier cost a whole scheduler
-# time slice (~8 ms measured) per parallel call when the CPU is shared (a busy server, other
-# jobs); a passive pool wakes in microseconds. Set before numba first starts its OpenMP
-# layer; an explicit user setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import numpy as np  # noqa: E402
-from numba import njit, prange  # noqa: E402
+import numpy as np
+from numba import njit, prange
 
 _LANES = 32  # independent partial sums per row (a multiple of the SIMD width)
 _CANCEL = 1e-3  # recompute a normaliser exactly when it dropped below this fraction
@@ -49,13 +44,15 @@ def _binary_point_risk(f, iw_neg, iw_pos):
 
 
 @njit(parallel=True, fastmath=False, cache=True)
-def expected_risk_binary(C, m, candidates, lam_neg, lam_pos, iw_neg, iw_pos, out):
+def expected_risk_binary(R, rows, m, candidates, lam_neg, lam_pos, iw_neg, iw_pos, out):
     """Expected risk of every binary candidate (eq. 3.50), written into ``out``.
 
     Parameters
     ----------
-    C : ndarray of shape (n, n), C-contiguous
-        Posterior covariance (symmetric).
+    R : ndarray of shape (*, n), C-contiguous
+        Rows of the posterior covariance (see the module docstring).
+    rows : ndarray of shape (k,), int64
+        Row of ``R`` of each candidate.
     m : ndarray of shape (n,)
         Current outputs (+1 means ``classes[1]``).
     candidates : ndarray of shape (k,), int64
@@ -66,12 +63,12 @@ def expected_risk_binary(C, m, candidates, lam_neg, lam_pos, iw_neg, iw_pos, out
         ``1 / w`` of ``classes[0]`` / ``classes[1]`` (bias correction, eq. 3.49).
     out : ndarray of shape (k,)
     """
-    n = C.shape[0]
+    n = R.shape[1]
     B = _LANES
     nb = n - n % B
     for k in prange(candidates.shape[0]):
         i = candidates[k]
-        row = C[i]
+        row = R[rows[k]]
         mi = m[i]
         cii = row[i]
         # f_{L+(x_i, y)} = m - (m_i - y) / (C_ii + lam_y) * C[:, i]    (eq. 3.53)
@@ -101,7 +98,7 @@ def expected_risk_binary(C, m, candidates, lam_neg, lam_pos, iw_neg, iw_pos, out
 
 
 @njit(parallel=True, fastmath=False, cache=True)
-def expected_risk_multiclass(C, MT, candidates, group_lam, group_start, group_members, iw, out):
+def expected_risk_multiclass(R, rows, MT, candidates, group_lam, group_start, group_members, iw, out):
     """Expected risk of every one-vs-all candidate (ALGORITHMS §3, last paragraph).
 
     A hypothetical label ``y`` for candidate ``i`` moves output column ``t`` to
@@ -114,8 +111,10 @@ def expected_risk_multiclass(C, MT, candidates, group_lam, group_start, group_me
 
     Parameters
     ----------
-    C : ndarray of shape (n, n), C-contiguous
-        Posterior covariance (symmetric).
+    R : ndarray of shape (*, n), C-contiguous
+        Rows of the posterior covariance (see the module docstring).
+    rows : ndarray of shape (k,), int64
+        Row of ``R`` of each candidate.
     MT : ndarray of shape (T, n), C-contiguous
         Current one-vs-all outputs, transposed.
     candidates : ndarray of shape (k,), int64
@@ -128,7 +127,7 @@ def expected_risk_multiclass(C, MT, candidates, group_lam, group_start, group_me
         ``1 / w_t``.
     out : ndarray of shape (k,)
     """
-    n = C.shape[0]
+    n = R.shape[1]
     T = MT.shape[0]
     G = group_lam.shape[0]
     B = _LANES
@@ -137,7 +136,7 @@ def expected_risk_multiclass(C, MT, candidates, group_lam, group_start, group_me
         sum_iw += iw[t]
     for k in prange(candidates.shape[0]):
         i = candidates[k]
-        row = C[i]
+        row = R[rows[k]]
         cii = row[i]
         a = np.empty(T)
         prior = np.empty(T)
@@ -260,7 +259,7 @@ def expected_risk_multiclass(C, MT, candidates, group_lam, group_start, group_me
 
 
 @njit(parallel=True, fastmath=False, cache=True)
-def expected_risk_multiclass_equal(C, MT, candidates, lam_y, iw, out):
+def expected_risk_multiclass_equal(R, rows, MT, candidates, lam_y, iw, out):
     """Expected risk of every one-vs-all candidate when all class weights are equal.
 
     The fast path of :func:`expected_risk_multiclass` (one group, O(n T) per candidate).
@@ -272,7 +271,8 @@ def expected_risk_multiclass_equal(C, MT, candidates, lam_y, iw, out):
 
     Parameters
     ----------
-    C : ndarray of shape (n, n), C-contiguous
+    R : ndarray of shape (*, n), C-contiguous
+    rows : ndarray of shape (k,), int64
     MT : ndarray of shape (T, n), C-contiguous
     candidates : ndarray of shape (k,), int64
     lam_y : float
@@ -281,13 +281,13 @@ def expected_risk_multiclass_equal(C, MT, candidates, lam_y, iw, out):
         ``1 / w``.
     out : ndarray of shape (k,)
     """
-    n = C.shape[0]
+    n = R.shape[1]
     T = MT.shape[0]
     B = _LANES
     r_unif = 1.0 - 1.0 / T
     for k in prange(candidates.shape[0]):
         i = candidates[k]
-        row = C[i]
+        row = R[rows[k]]
         rg = 1.0 / (row[i] + lam_y)
         a = np.empty(T)
         prior = np.empty(T)
@@ -366,22 +366,3 @@ def expected_risk_multiclass_equal(C, MT, candidates, lam_y, iw, out):
                 risk_y += acc[y, u]
             total += prior[y] * iw * iw * risk_y
         out[k] = total
-
-
-@njit(parallel=True, fastmath=False, cache=True)
-def rank_one_update(C, c, alpha):
-    """``C += alpha * c c^T`` in place (ALGORITHMS §3 add / remove), parallel over rows.
-
-    Parameters
-    ----------
-    C : ndarray of shape (n, n), C-contiguous
-    c : ndarray of shape (n,)
-        Must not share memory with ``C`` (pass a copy of the column).
-    alpha : float
-    """
-    n = C.shape[0]
-    for r in prange(n):
-        row = C[r]
-        cr = c[r]
-        for z in range(n):
-            row[z] += alpha * (cr * c[z])

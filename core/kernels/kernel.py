@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import check_features, check_positive
+from ..validation import check_features, check_positive
 
 __all__ = ["Kernel", "KERNELS", "median_distance"]
 
@@ -43,7 +43,15 @@ class Kernel:
         if self.kind not in KERNELS:
             raise ValueError(f"Unknown kernel {self.kind!r}; choose one of {', '.join(KERNELS)}.")
         if self.kind == "rbf":
-            check_positive("width", self.width)
+            width = check_positive("width", self.width)
+            with np.errstate(over="ignore", divide="ignore", under="ignore"):
+                gamma = np.float64(1.0) / (np.float64(2.0) * np.float64(width) ** 2)
+            if not (np.isfinite(gamma) and gamma > 0.0):
+                raise ValueError(
+                    f"RBF width {self.width!r} gives no usable kernel: 1 / (2 width^2) is "
+                    f"{'infinite' if not np.isfinite(gamma) else 'zero'} in float64. Use a width "
+                    "on the scale of the distances between points (e.g. the median distance)."
+                )
         if self.kind == "poly" and (int(self.degree) != self.degree or self.degree < 1):
             raise ValueError(f"degree must be a positive integer; got {self.degree!r}.")
 
@@ -72,12 +80,17 @@ class Kernel:
                 block -= x_sq[:, None]
                 block -= y_sq[None, :]
                 np.minimum(block, 0.0, out=block)
-                block *= 1.0 / (2.0 * self.width**2)
+                block *= self.gamma
                 np.exp(block, out=block)
             elif self.kind == "poly":
                 block += self.coef0
                 block **= self.degree
         return out
+
+    @property
+    def gamma(self) -> float:
+        """RBF ``1 / (2 width^2)`` (finite and > 0: checked at construction)."""
+        return float(np.float64(1.0) / (np.float64(2.0) * np.float64(self.width) ** 2))
 
     def diag(self, X) -> np.ndarray:
         """Diagonal ``k(x_i, x_i)`` of shape (len(X),), without forming the matrix."""

@@ -41,6 +41,7 @@ __all__ = [
     "estimated_risk",
     "target_codes",
     "expected_risk_reference",
+    "expected_risk_reference_rows",
 ]
 
 
@@ -211,7 +212,27 @@ def expected_risk_reference(C, M, candidates, hypothetical_lam, class_weights=No
     -------
     E : ndarray of shape (k,)
     """
-    C = np.asarray(C, dtype=np.float64)
+    cand = np.asarray(candidates, dtype=np.int64)
+    return expected_risk_reference_rows(C, cand, M, cand, hypothetical_lam, class_weights)
+
+
+def expected_risk_reference_rows(R, rows, M, candidates, hypothetical_lam, class_weights=None) -> np.ndarray:
+    """:func:`expected_risk_reference` reading candidate ``k``'s row of ``C`` as ``R[rows[k]]``.
+
+    Parameters
+    ----------
+    R : ndarray of shape (*, n)
+        Rows of the posterior covariance.
+    rows : array-like of int, shape (k,)
+        Row of ``R`` of each candidate.
+    M, candidates, hypothetical_lam, class_weights
+        As in :func:`expected_risk_reference`.
+
+    Returns
+    -------
+    E : ndarray of shape (k,)
+    """
+    R = np.asarray(R, dtype=np.float64)
     M = _as_outputs(M)
     n_out = M.shape[1]
     n_classes = 2 if n_out == 1 else n_out
@@ -220,12 +241,13 @@ def expected_risk_reference(C, M, candidates, hypothetical_lam, class_weights=No
     codes = target_codes(n_out, n_classes)
     prior = class_probabilities(M)
     cand = np.asarray(candidates, dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
     E = np.empty(cand.shape[0])
     for k, i in enumerate(cand):
-        c = C[:, i]
+        c = R[rows[k]]
         total = 0.0
         for y in range(n_classes):
-            den = C[i, i] + lam_y[y]
+            den = c[i] + lam_y[y]
             F_new = M - np.outer(c, M[i] - codes[y]) / den
             total += prior[i, y] / w[y] * estimated_risk(F_new, w)
         E[k] = total

@@ -1,0 +1,11 @@
+"""Kernels and low-rank kernel factors.
+
+* :mod:`core.kernels.kernel`: kernel functions evaluated in row blocks (:class:`Kernel`).
+* :mod:`core.kernels.factors`: factors ``Phi`` with ``K ~ Phi Phi^T`` (ALGORITHMS §8) for the
+  low-rank posterior.
+"""
+
+from .factors import eigen_factor
+from .kernel import KERNELS, Kernel, median_distance
+
+__all__ = ["Kernel", "KERNELS", "median_distance", "eigen_factor"]

@@ -1,0 +1,893 @@
+"""Exact incremental Active RLS (ARLS) on a pluggable posterior.
+
+The learner keeps the outputs ``m = f_L(X)`` (n x T) and delegates the posterior covariance
+``C = K - K_XL (K_LL + Lambda_L)^-1 K_LX``, ``Lambda_L = diag(lam / w_j)``, to a posterior
+store (:mod:`core.posteriors`: dense n x n, or ``Phi P Phi^T`` for a factored kernel). Every
+operation is an exact correction ``m += C[:, S] W``, ``C += C[:, S] M C[S, :]`` with a small
+index set ``S`` (ALGORITHMS §3, §8; seed 002 §3.3.3, eq. 3.51-3.55, App. A.4):
+
+* add ``i`` with ``lambda_i``:  ``den = C_ii + lambda_i``,
+  ``m -= C[:, i] (m_i - y_i)^T / den``, ``C -= C[:, i] C[i, :] / den``.
+* remove ``j``:  ``D = lambda_j - C_jj``, ``m -= C[:, j] (y_j - m_j)^T / D``,
+  ``C += C[:, j] C[j, :] / D``; block form for several points with ``D = Lambda_S - C_SS``.
+* relabel ``j`` (same ``lambda_j``):  ``m += C[:, j] (y_j' - y_j)^T / lambda_j``.
+* reweight a set ``S`` from ``Lambda_S`` to ``Lambda_S + diag(delta)`` (block Woodbury form;
+  ``C[:, L] = K_XL A^-1 Lambda`` and ``A^-1 = Lambda^-1 (Lambda - C_LL) Lambda^-1`` with
+  ``A = K_LL + Lambda``)::
+
+      G  = Lambda_S^-1 (Lambda_S - C_SS) Lambda_S^-1          (= (A^-1)_SS)
+      Mw = (I + diag(delta) G)^-1 diag(delta)
+      C' = C + C[:, S] (Lambda_S^-1 Mw Lambda_S^-1) C[S, :]
+      m' = m - C[:, S] Lambda_S^-1 Mw c_S,    c_S = (y_S - m_S) / lambda_S   (eq. 3.54)
+
+* new class (binary -> one-vs-all or T -> T+1): the new column is ``-sum_j C[:, j] / lambda_j``;
+  the binary column ``f`` becomes the two columns ``(-f, f)``.
+
+Class weights: :mod:`core.learner.weighting`. Under ``"balanced"`` every label changes the
+weights of whole classes, which the block reweight applies exactly.
+
+Numerical guards. A step divides by ``den``, ``D`` or solves with ``I + diag(delta) G``; the
+entries of ``C`` carry an absolute rounding error of order ``eps * max K_ii``, so a
+denominator close to that scale, or an ill-conditioned small system, would amplify it. Each
+step estimates its own error amplification; a step above the limit, or a running total of
+the estimated errors above :data:`ERROR_BUDGET`, is replaced by :meth:`ActiveRLS.rebuild` (a
+direct Cholesky solve) and a :class:`NumericalRebuildWarning` says so. A rebuild costs one
+O(n^2 |L|) pass (dense), O(|L| r^2 + n r T) (factor).
+
+Expected risk and the other query criteria live in :mod:`core.criteria`; the learner hands
+them its :class:`~core.criteria.base.ScoringState` and its posterior.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numpy.linalg import LinAlgError
+from scipy.linalg import lapack
+
+from ..criteria import ExpectedRisk, ScoringState
+from ..criteria.risk import class_probabilities, estimated_risk, predicted_class_indices, target_codes
+from ..kernels import Kernel
+from ..posteriors import DensePosterior, FactorPosterior
+from ..validation import check_features, check_index, check_positive
+from .weighting import WEIGHTINGS, check_weighting, class_weight_vector
+
+__all__ = ["ActiveRLS", "WEIGHTINGS", "NumericalRebuildWarning"]
+
+_EPS = np.finfo(np.float64).eps
+# A denominator must exceed this fraction of (its lambda + the kernel scale): below it the
+# absolute rounding error of C's entries is a large part of it.
+_DENOM_RTOL = 1e-8
+# A step whose estimated relative error (eps x amplification) exceeds this is not taken.
+_STEP_ERROR_MAX = 1e-9
+# Running total of the estimated errors of the exact steps since the last rebuild.
+ERROR_BUDGET = 1e-9
+
+
+def _solve_with_condition(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, float]:
+    """``A^-1 B`` by LU and LAPACK's 1-norm condition estimate of ``A`` (O(s^2) after the LU).
+
+    Raises
+    ------
+    _GuardTripped
+        If ``A`` is exactly singular or not finite.
+    """
+    if not np.all(np.isfinite(A)):
+        raise _GuardTripped
+    lu, piv, info = lapack.dgetrf(A)
+    if info != 0:
+        raise _GuardTripped
+    rcond, info = lapack.dgecon(lu, float(np.abs(A).sum(axis=0).max()), norm="1")
+    if info != 0 or not rcond > 0:
+        raise _GuardTripped
+    X, info = lapack.dgetrs(lu, piv, B)
+    if info != 0:
+        raise _GuardTripped
+    return X, 1.0 / rcond
+
+
+class NumericalRebuildWarning(RuntimeWarning):
+    """An update was replaced by a direct solve because it would have lost accuracy."""
+
+
+class _GuardTripped(Exception):
+    """Internal: an update would be numerically unsafe; rebuild instead."""
+
+
+def _check_classes(classes) -> list:
+    try:
+        classes = list(classes)
+    except TypeError:
+        raise ValueError(f"classes must be a list of labels; got {classes!r}.") from None
+    index = {}
+    for c in classes:
+        try:
+            hash(c)
+        except TypeError:
+            raise ValueError(f"class label {c!r} is not hashable; use str or int labels.") from None
+        if c in index:
+            raise ValueError(f"class label {c!r} appears twice in classes={classes!r}; give each once.")
+        index[c] = len(index)
+    if len(classes) < 2:
+        raise ValueError(
+            f"at least two classes are needed; got classes={classes!r}. Give every label "
+            "you intend to use (more can be added later with add_class)."
+        )
+    return classes
+
+
+def _check_kernel(kernel) -> Kernel:
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a core.kernels.Kernel, e.g. Kernel('rbf', width=1.0); got {kernel!r}.")
+    return kernel
+
+
+class ActiveRLS:
+    """Exact incremental kernel RLS for active labelling (ALGORITHMS §3, §8; seed 002 §3.3).
+
+    Build it with :meth:`from_features` (a kernel on features, dense posterior),
+    :meth:`from_kernel` (a precomputed kernel matrix) or :meth:`from_factor` (``K = Phi Phi^T``,
+    low-rank posterior), or inject any :class:`core.posteriors.base.Posterior`.
+
+    Parameters
+    ----------
+    posterior : core.posteriors.base.Posterior
+        The covariance store, at its prior (``C = K``); the learner owns it from now on.
+    classes : sequence of hashable, default (0, 1)
+        The class labels (at least two, distinct). Two classes give a binary learner with one
+        output (+1 means ``classes[1]``); more give one-vs-all with one output per class.
+    lam : float, default 0.1
+        Regularisation ``lambda > 0``; a labelled point of class ``y`` gets ``lam / w_y``.
+    weighting : {"none", "balanced"} or dict, default "none"
+        Class weights (:mod:`core.learner.weighting`).
+    random_state : int, numpy.random.Generator or None
+        Seeds :attr:`rng` (used by :func:`core.strategies.query` when no generator is given).
+
+    Attributes
+    ----------
+    classes, lam, kernel, weighting : read-only; change them with :meth:`set_params`.
+    n_samples, n_labeled, n_outputs : int
+    labels : dict {index: label} in labelling order (a copy)
+    class_weights : dict {class: weight}
+    n_rebuilds : int
+        How many times the state was recomputed from scratch (explicitly or by a guard).
+
+    Notes
+    -----
+    Every public method validates its input first and leaves the state unchanged when it
+    raises.
+    """
+
+    def __init__(self, posterior, classes=(0, 1), lam=0.1, weighting="none", random_state=None):
+        for name in ("diag", "columns", "combine", "update", "condition", "reset", "candidate_blocks"):
+            if not callable(getattr(posterior, name, None)):
+                raise TypeError(
+                    f"posterior must implement core.posteriors.base.Posterior (no {name}()); "
+                    "use ActiveRLS.from_features / from_kernel / from_factor."
+                )
+        self._lam = check_positive("lam", lam)
+        self._classes = _check_classes(classes)
+        self._class_index = {c: t for t, c in enumerate(self._classes)}
+        self._weighting = check_weighting(weighting, self._classes)
+        self.random_state = random_state
+        self.rng = np.random.default_rng(random_state)
+        self._post = posterior
+        self._criterion = ExpectedRisk()
+        n = posterior.n_samples
+        self._labels: dict = {}
+        self._cls = np.full(n, -1, dtype=np.int64)  # class index of each labelled point
+        self._counts = np.zeros(len(self._classes), dtype=np.int64)
+        self._lam_pt = np.full(n, np.inf)  # lambda_j of labelled points, inf elsewhere
+        self._w = self._weights(self._counts)
+        self._mT = np.zeros((1 if len(self._classes) == 2 else len(self._classes), n))
+        self._scale = max(float(np.max(np.abs(posterior.prior_diag()))), np.finfo(float).tiny)
+        self._error = 0.0
+        self.n_rebuilds = 0
+        self._risk_cache = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_features(cls, X, classes=(0, 1), kernel=None, lam=0.1, weighting="none", random_state=None):
+        """Dense posterior on ``k(X, X)``, built in place (one n x n float64 array).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The pool. Finite numbers, at least two points.
+        kernel : core.kernels.Kernel, default Kernel("rbf", width=1.0)
+        classes, lam, weighting, random_state
+            As in the class docstring.
+        """
+        X = check_features(X, min_samples=2)
+        kernel = _check_kernel(Kernel("rbf", width=1.0) if kernel is None else kernel)
+        classes = _check_classes(classes)
+        check_positive("lam", lam)
+        check_weighting(weighting, classes)
+        return cls(DensePosterior.from_kernel(kernel, X), classes, lam, weighting, random_state)
+
+    @classmethod
+    def from_kernel(cls, K, classes=(0, 1), lam=0.1, weighting="none", random_state=None):
+        """Dense posterior on a precomputed kernel matrix ``K`` (n x n, symmetric PSD).
+
+        ``K`` is copied into the covariance and kept (not modified) for :meth:`rebuild`, so
+        two n x n arrays are alive.
+        """
+        K_arr = np.asarray(K)
+        if K_arr.dtype.kind in "fc" and not np.isfinite(K_arr).all():
+            raise ValueError(
+                "K contains NaN or infinite entries: a kernel matrix must be finite. Check the "
+                "features it was computed from (NaN there spreads to whole rows of K)."
+            )
+        K = check_features(K_arr, name="K", min_samples=2)
+        n = K.shape[0]
+        if K.shape != (n, n):
+            raise ValueError(f"K must be square (n, n); got shape {K.shape}.")
+        scale = max(float(np.abs(K).max()), np.finfo(float).tiny)
+        asym = float(np.abs(K - K.T).max())
+        if asym > 1e-10 * scale:
+            raise ValueError(
+                f"K is not symmetric (max |K - K^T| = {asym:.3g}); pass a kernel matrix, e.g. 0.5 * (K + K.T)."
+            )
+        classes = _check_classes(classes)
+        check_positive("lam", lam)
+        check_weighting(weighting, classes)
+        return cls(DensePosterior.from_matrix(K), classes, lam, weighting, random_state)
+
+    @classmethod
+    def from_factor(cls, Phi, classes=(0, 1), lam=0.1, weighting="none", random_state=None):
+        """Low-rank posterior for ``K = Phi Phi^T`` (ALGORITHMS §8): O(n r) memory.
+
+        Parameters
+        ----------
+        Phi : array-like of shape (n_samples, rank)
+            Kernel factor (Nystrom, spectral graph kernel, :func:`core.kernels.eigen_factor`).
+        """
+        Phi = check_features(Phi, name="Phi", min_samples=2)
+        classes = _check_classes(classes)
+        check_positive("lam", lam)
+        check_weighting(weighting, classes)
+        return cls(FactorPosterior(Phi), classes, lam, weighting, random_state)
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def lam(self) -> float:
+        """Regularisation ``lambda`` (read only: :meth:`set_params` / :meth:`set_lam`)."""
+        return self._lam
+
+    @property
+    def kernel(self):
+        """The kernel of a dense posterior built from features, else None (read only)."""
+        return getattr(self._post, "kernel", None)
+
+    @property
+    def weighting(self):
+        """``"none"``, ``"balanced"`` or a dict {class: weight} (a copy)."""
+        return dict(self._weighting) if isinstance(self._weighting, dict) else self._weighting
+
+    @property
+    def posterior(self):
+        """The posterior store (read access for criteria, benchmarks and tests)."""
+        return self._post
+
+    def get_params(self) -> dict:
+        """``{"lam", "kernel", "weighting"}``: the settings :meth:`set_params` accepts."""
+        return {"lam": self._lam, "kernel": self.kernel, "weighting": self.weighting}
+
+    def set_params(self, **params) -> "ActiveRLS":
+        """Change ``lam``, ``kernel`` and/or ``weighting`` exactly, all or nothing.
+
+        Every value is validated before anything changes; if applying one fails, the
+        settings applied before it are undone and the error is raised with the learner as it
+        was.
+
+        Raises
+        ------
+        ValueError, TypeError
+            For an unknown parameter or an invalid value (state unchanged).
+        numpy.linalg.LinAlgError
+            If the new settings give a system that is not positive definite (state unchanged).
+        """
+        unknown = sorted(set(params) - {"lam", "kernel", "weighting"})
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown}; set_params takes lam, kernel, weighting.")
+        if "lam" in params:
+            check_positive("lam", params["lam"])
+        if "weighting" in params:
+            check_weighting(params["weighting"], self._classes)
+        if "kernel" in params:
+            self._check_new_kernel(params["kernel"])
+        before = self.get_params()
+        done = []
+        try:
+            for name, setter in (("kernel", self.set_kernel), ("weighting", self.set_weighting),
+                                 ("lam", self.set_lam)):
+                if name in params:
+                    setter(params[name])
+                    done.append(name)
+        except BaseException:
+            for name in reversed(done):
+                {"kernel": self.set_kernel, "weighting": self.set_weighting, "lam": self.set_lam}[name](before[name])
+            raise
+        return self
+
+    # ------------------------------------------------------------------ validation helpers
+    def _class_of(self, label) -> int:
+        try:
+            return self._class_index[label]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"label {label!r} is not one of the classes {self._classes!r}. Use one of them, "
+                "or add it first with add_class(label)."
+            ) from None
+
+    def _check_unlabeled(self, i) -> int:
+        i = check_index(i, self.n_samples)
+        if self._cls[i] >= 0:
+            raise ValueError(
+                f"point {i} is already labelled as {self._labels[i]!r}; use relabel({i}, label) "
+                f"to change its label or remove({i}) to undo it."
+            )
+        return i
+
+    def _check_labeled(self, i) -> int:
+        i = check_index(i, self.n_samples)
+        if self._cls[i] < 0:
+            raise ValueError(f"point {i} is not labelled, so it cannot be removed or relabelled.")
+        return i
+
+    def _check_new_kernel(self, kernel) -> Kernel:
+        kernel = _check_kernel(kernel)
+        if getattr(self._post, "features", None) is None:
+            raise ValueError(
+                "This learner was built from a precomputed kernel matrix or a factor "
+                "(from_kernel / from_factor), so it has no features to evaluate a new kernel on; "
+                "build a new learner, e.g. ActiveRLS.from_kernel(K_new)."
+            )
+        return kernel
+
+    # ------------------------------------------------------------------ weights
+    def _weights(self, counts) -> np.ndarray:
+        return class_weight_vector(self._weighting, self._classes, counts)
+
+    def _refresh_lambdas(self) -> np.ndarray:
+        """Recompute class weights and per-point lambda; return the old lambda array."""
+        old = self._lam_pt.copy()
+        self._w = self._weights(self._counts)
+        lab = self._cls >= 0
+        self._lam_pt[lab] = self._lam / self._w[self._cls[lab]]
+        self._lam_pt[~lab] = np.inf
+        return old
+
+    def _codes(self) -> np.ndarray:
+        return target_codes(self._mT.shape[0], len(self._classes))
+
+    # ------------------------------------------------------------------ guards
+    def _charge(self, amplification: float) -> None:
+        """Account one exact step whose rounding error is ``eps * amplification`` (relative)."""
+        step = _EPS * float(amplification)
+        if not np.isfinite(step) or step > _STEP_ERROR_MAX:
+            raise _GuardTripped
+        self._error += step
+
+    def _check_denominators(self, D, lam) -> float:
+        """Guard ``D_j = lambda_j - C_jj`` (or ``C_ii + lambda_i``); return the amplification."""
+        D = np.asarray(D, dtype=np.float64)
+        ref = np.asarray(lam, dtype=np.float64) + self._scale
+        if not np.all(np.isfinite(D)) or np.any(D <= _DENOM_RTOL * ref):
+            raise _GuardTripped
+        return float(np.max(ref / D))
+
+    # ------------------------------------------------------------------ exact updates
+    def _add_update(self, i: int, y: int, lam_i: float) -> None:
+        """Rank-one 'add point' (ALGORITHMS §3; seed eq. 3.53, 3.55)."""
+        den = float(self._post.diag([i])[0]) + lam_i
+        self._charge(self._check_denominators([den], [lam_i]))
+        resid = self._mT[:, i] - self._codes()[y]
+        self._mT -= self._post.combine([i], (resid / den)[None, :])
+        self._post.update([i], [[-1.0 / den]])
+
+    def _remove_block(self, S: np.ndarray, ys: np.ndarray, lam_s: np.ndarray) -> None:
+        """Remove labels ``S`` (old lambdas ``lam_s``): ``D = Lambda_S - C_SS``, exact downdate."""
+        C_SS = self._post.block(S)
+        D = np.diag(lam_s) - C_SS
+        D = 0.5 * (D + D.T)
+        amp = self._check_denominators(np.diagonal(D), lam_s)
+        if S.size == 1:
+            Dinv, cond = np.array([[1.0 / D[0, 0]]]), 1.0
+        else:
+            Dinv, cond = _solve_with_condition(D, np.eye(S.size))
+            Dinv = 0.5 * (Dinv + Dinv.T)
+        self._charge(amp * cond)
+        resid = self._codes()[ys] - self._mT[:, S].T  # (s, T)
+        self._mT -= self._post.combine(S, Dinv @ resid)
+        self._post.update(S, Dinv)
+
+    def _reweight_update(self, old_lam: np.ndarray) -> None:
+        """Block (Woodbury) reweight of every labelled point whose lambda changed."""
+        S = np.array([j for j in self._labels if self._lam_pt[j] != old_lam[j]], dtype=np.int64)
+        if S.size == 0:
+            return
+        lam_s = old_lam[S]
+        delta = self._lam_pt[S] - lam_s
+        C_SS = self._post.block(S)
+        Dm = np.diag(lam_s) - C_SS
+        amp = self._check_denominators(np.diagonal(Dm), lam_s)
+        G = Dm / np.outer(lam_s, lam_s)
+        A = np.eye(S.size) + delta[:, None] * G
+        Mw, cond = _solve_with_condition(A, np.diag(delta))
+        self._charge(amp * cond)
+        Mw = 0.5 * (Mw + Mw.T)
+        c_S = (self._codes()[self._cls[S]] - self._mT[:, S].T) / lam_s[:, None]  # (s, T)
+        inv = 1.0 / lam_s
+        self._mT -= self._post.combine(S, inv[:, None] * (Mw @ c_S))
+        self._post.update(S, inv[:, None] * Mw * inv[None, :])
+
+    def _save(self) -> tuple:
+        """O(n T) copy of everything but C, to restore after a failed operation."""
+        return (
+            dict(self._labels), self._cls.copy(), self._counts.copy(), self._lam_pt.copy(),
+            self._w.copy(), self._weighting, list(self._classes), dict(self._class_index),
+            self._mT.copy(), self._lam,
+        )
+
+    def _restore(self, saved: tuple) -> None:
+        (self._labels, self._cls, self._counts, self._lam_pt, self._w, self._weighting,
+         self._classes, self._class_index, self._mT, self._lam) = saved
+
+    def _apply(self, update, saved: tuple) -> None:
+        """Run an exact update; on a tripped guard (or failed solve) rebuild instead.
+
+        A rebuild also follows when the running error estimate passes :data:`ERROR_BUDGET`.
+        If even the direct solve fails (the kernel is not positive semi-definite), the
+        previous labels are restored, ``C`` and ``m`` are recomputed for them, and the
+        ``LinAlgError`` is raised.
+        """
+        self._risk_cache = None
+        try:
+            update()
+            if self._error <= ERROR_BUDGET:
+                return
+            reason = (f"the accumulated rounding estimate of {self._error:.1e} since the last "
+                      f"rebuild passed {ERROR_BUDGET:.0e}")
+        except (_GuardTripped, LinAlgError):
+            reason = ("an update was ill-conditioned (a denominator near the rounding level "
+                      "of C, e.g. with a very small lam or duplicated points)")
+        warnings.warn(
+            f"ActiveRLS recomputed its state by a direct solve: {reason}. The result is exact; "
+            "only this step was slower.",
+            NumericalRebuildWarning,
+            stacklevel=3,
+        )
+        try:
+            self.rebuild()
+        except LinAlgError:
+            self._restore(saved)
+            self.rebuild()
+            raise
+
+    # ------------------------------------------------------------------ public operations
+    def add(self, i, label) -> "ActiveRLS":
+        """Label pool point ``i`` with ``label`` (exact rank-one update, O(n^2) dense).
+
+        Raises
+        ------
+        IndexError
+            If ``i`` is not an integer in ``[0, n_samples)``.
+        ValueError
+            If ``label`` is not in :attr:`classes` or ``i`` is already labelled.
+        """
+        i = self._check_unlabeled(i)
+        y = self._class_of(label)
+        saved = self._save()
+        self._labels[i] = label
+        self._cls[i] = y
+        self._counts[y] += 1
+        old = self._refresh_lambdas()
+
+        def update():
+            self._add_update(i, y, self._lam_pt[i])
+            old[i] = self._lam_pt[i]
+            self._reweight_update(old)
+
+        self._apply(update, saved)
+        return self
+
+    def add_many(self, indices, labels) -> "ActiveRLS":
+        """Label several points at once (one block update of rank ``len(indices)``).
+
+        Equivalent to calling :meth:`add` for each pair, but with one O(n^2 k) BLAS update,
+        which is much faster under ``"balanced"`` weighting (e.g. to restore a session).
+        """
+        idx = [self._check_unlabeled(i) for i in np.asarray(indices, dtype=object).ravel()] if len(indices) else []
+        labels = list(labels)
+        if len(labels) != len(idx):
+            raise ValueError(f"got {len(idx)} indices but {len(labels)} labels; give one label per index.")
+        if len(set(idx)) != len(idx):
+            raise ValueError("indices contain a point twice; label each point once.")
+        ys = [self._class_of(lab) for lab in labels]
+        if not idx:
+            return self
+        saved = self._save()
+        for i, lab, y in zip(idx, labels, ys):
+            self._labels[i] = lab
+            self._cls[i] = y
+            self._counts[y] += 1
+        old = self._refresh_lambdas()
+        S = np.array(idx, dtype=np.int64)
+
+        def update():
+            resid = self._codes()[self._cls[S]] - self._mT[:, S].T
+            self._mT += self._post.condition(S, self._lam_pt[S], resid)
+            old[S] = self._lam_pt[S]
+            self._reweight_update(old)
+
+        self._apply(update, saved)
+        return self
+
+    def remove_many(self, indices) -> "ActiveRLS":
+        """Remove several labels at once (exact; e.g. undoing an accepted batch).
+
+        One block downdate ``C += C[:, S] D^-1 C[S, :]``, ``m -= C[:, S] D^-1 (y_S - m_S)``
+        with ``D = Lambda_S - C_SS``, then one block reweight of the remaining labels whose
+        weight changed. When at least as many labels go as stay, a rebuild from the remaining
+        labels is cheaper and is used instead.
+
+        Raises
+        ------
+        IndexError, ValueError
+            If an index is invalid, not labelled, or given twice (state unchanged).
+        """
+        idx = [self._check_labeled(i) for i in np.asarray(indices, dtype=object).ravel()] if len(indices) else []
+        if len(set(idx)) != len(idx):
+            raise ValueError("indices contain a point twice; remove each label once.")
+        if not idx:
+            return self
+        S = np.array(idx, dtype=np.int64)
+        ys = self._cls[S].copy()
+        saved = self._save()
+        for i, y in zip(idx, ys):
+            del self._labels[i]
+            self._cls[i] = -1
+            self._counts[y] -= 1
+        old = self._refresh_lambdas()
+        if S.size > 1 and S.size >= len(self._labels):
+            # the rebuild from the remaining labels is the cheaper path (no warning: planned)
+            self._risk_cache = None
+            try:
+                self.rebuild()
+            except LinAlgError:
+                self._restore(saved)
+                self.rebuild()
+                raise
+            return self
+
+        def update():
+            self._remove_block(S, ys, old[S])
+            self._reweight_update(old)
+
+        self._apply(update, saved)
+        return self
+
+    def remove(self, i) -> "ActiveRLS":
+        """Remove the label of point ``i``: exact undo, as if it had never been labelled.
+
+        Raises
+        ------
+        IndexError, ValueError
+            If ``i`` is not a valid index or not labelled.
+        """
+        return self.remove_many([self._check_labeled(i)])
+
+    def relabel(self, i, label) -> "ActiveRLS":
+        """Change the label of a labelled point (O(n T), plus a reweight if weights change).
+
+        Raises
+        ------
+        IndexError, ValueError
+            If ``i`` is not a valid labelled index or ``label`` is not a class.
+        """
+        i = self._check_labeled(i)
+        y_new = self._class_of(label)
+        y_old = int(self._cls[i])
+        if y_new == y_old:
+            self._labels[i] = label
+            return self
+        saved = self._save()
+        self._labels[i] = label
+        self._cls[i] = y_new
+        self._counts[y_old] -= 1
+        self._counts[y_new] += 1
+        old = self._refresh_lambdas()
+
+        def update():
+            codes = self._codes()
+            # m = C[:, L] Lambda^-1 Y_L is linear in the targets (old lambda_i still in C)
+            self._mT += self._post.combine([i], ((codes[y_new] - codes[y_old]) / old[i])[None, :])
+            self._reweight_update(old)
+
+        self._apply(update, saved)
+        return self
+
+    def set_weighting(self, weighting) -> "ActiveRLS":
+        """Change the class weights (``"none"``, ``"balanced"`` or a dict); exact block update.
+
+        Raises
+        ------
+        ValueError
+            If ``weighting`` is not valid (state unchanged).
+        """
+        weighting = check_weighting(weighting, self._classes)
+        saved = self._save()
+        self._weighting = weighting
+        old = self._refresh_lambdas()
+        self._apply(lambda: self._reweight_update(old), saved)
+        return self
+
+    def set_lam(self, lam) -> "ActiveRLS":
+        """Change the regularisation ``lam``: exact block reweight of every label (O(n^2 |L|) dense).
+
+        Raises
+        ------
+        ValueError
+            If ``lam`` is not a finite number > 0 (state unchanged).
+        numpy.linalg.LinAlgError
+            If ``K_LL + Lambda_L`` is not positive definite with the new ``lam`` (state
+            unchanged).
+        """
+        lam = check_positive("lam", lam)
+        saved = self._save()
+        self._lam = lam
+        old = self._refresh_lambdas()
+        self._apply(lambda: self._reweight_update(old), saved)
+        return self
+
+    def set_kernel(self, kernel) -> "ActiveRLS":
+        """Swap the kernel (e.g. a new RBF width) and recompute ``C`` and ``m`` exactly.
+
+        ``C`` is refilled in place with the new prior and conditioned on the labels
+        (:meth:`rebuild`): no second n x n array is allocated. If that fails (e.g. the new
+        kernel matrix is not positive semi-definite), the old kernel is put back, the state
+        is recomputed with it and the error is raised.
+
+        Raises
+        ------
+        TypeError
+            If ``kernel`` is not a :class:`core.kernels.Kernel` (state unchanged).
+        ValueError
+            If the learner has no features (built from a kernel matrix or a factor).
+        """
+        kernel = self._check_new_kernel(kernel)
+        old_kernel = self._post.kernel
+        saved = self._save()
+        self._post.set_kernel(kernel)
+        try:
+            self._scale = max(float(np.max(np.abs(self._post.prior_diag()))), np.finfo(float).tiny)
+            self.rebuild()
+        except BaseException:
+            self._post.set_kernel(old_kernel)
+            self._scale = max(float(np.max(np.abs(self._post.prior_diag()))), np.finfo(float).tiny)
+            self._restore(saved)
+            self.rebuild()
+            raise
+        return self
+
+    def add_class(self, name) -> "ActiveRLS":
+        """Add a class while labelling (binary -> one-vs-all, or T -> T + 1), O(n |L|).
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is already a class or not hashable.
+        """
+        try:
+            hash(name)
+        except TypeError:
+            raise ValueError(f"class label {name!r} is not hashable; use a str or int.") from None
+        if name in self._class_index:
+            raise ValueError(f"class {name!r} already exists; classes are {self._classes!r}.")
+        L = np.array(list(self._labels), dtype=np.int64)
+        if L.size:
+            # new one-vs-all column: C[:, L] Lambda_L^-1 (-1)
+            new_col = self._post.combine(L, (-1.0 / self._lam_pt[L])[:, None])
+        else:
+            new_col = np.zeros((1, self.n_samples))
+        if self._mT.shape[0] == 1:
+            mT = np.vstack([-self._mT, self._mT, new_col])
+        else:
+            mT = np.vstack([self._mT, new_col])
+        saved = self._save()
+        self._classes.append(name)
+        self._class_index[name] = len(self._classes) - 1
+        self._counts = np.append(self._counts, 0)
+        self._mT = mT
+        old = self._refresh_lambdas()
+        self._apply(lambda: self._reweight_update(old), saved)
+        return self
+
+    def rebuild(self) -> "ActiveRLS":
+        """Recompute ``C`` and ``m`` from the prior by a direct Cholesky solve.
+
+        The labelled block ``K_LL + Lambda_L`` is factored first, so a failure leaves the
+        learner as it was.
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            If ``K_LL + Lambda_L`` is not positive definite (state unchanged).
+        """
+        L = np.array(list(self._labels), dtype=np.int64)
+        if L.size:
+            A = self._post.prior_block(L) + np.diag(self._lam_pt[L])
+            try:
+                np.linalg.cholesky(0.5 * (A + A.T))
+            except LinAlgError:
+                raise LinAlgError(
+                    "K_LL + Lambda_L is not positive definite: the kernel matrix is not positive "
+                    "semi-definite or lam is far too small. Use an RBF kernel or increase lam."
+                ) from None
+        self._risk_cache = None
+        self.n_rebuilds += 1
+        self._error = 0.0
+        self._post.reset()
+        self._mT = np.zeros_like(self._mT)
+        if L.size:
+            Y = self._codes()[self._cls[L]]
+            self._mT += self._post.condition(L, self._lam_pt[L], Y)
+        return self
+
+    # ------------------------------------------------------------------ read access
+    @property
+    def classes(self) -> list:
+        """Class labels (a copy; add one with :meth:`add_class`)."""
+        return list(self._classes)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self._classes)
+
+    @property
+    def n_outputs(self) -> int:
+        """T: 1 for binary, ``n_classes`` for one-vs-all."""
+        return self._mT.shape[0]
+
+    @property
+    def n_samples(self) -> int:
+        return self._post.n_samples
+
+    @property
+    def n_labeled(self) -> int:
+        return len(self._labels)
+
+    @property
+    def labels(self) -> dict:
+        """``{index: label}`` in labelling order (a copy)."""
+        return dict(self._labels)
+
+    @property
+    def unlabeled_indices(self) -> np.ndarray:
+        """Indices of unlabelled points, ndarray of shape (n_unlabeled,), int64."""
+        return np.flatnonzero(self._cls < 0)
+
+    @property
+    def class_weights(self) -> dict:
+        """Current class weights ``{class: w}`` (:mod:`core.learner.weighting`)."""
+        return {c: float(w) for c, w in zip(self._classes, self._w)}
+
+    @property
+    def point_lambdas(self) -> np.ndarray:
+        """``lambda_j = lam / w_{y_j}`` per point (inf for unlabelled), ndarray of shape (n,)."""
+        return self._lam_pt.copy()
+
+    @property
+    def decision_values(self) -> np.ndarray:
+        """Outputs ``m = f_L(X)``, ndarray of shape (n, T) (binary: T = 1, +1 = classes[1])."""
+        return self._mT.T.copy()
+
+    def posterior_covariance(self) -> np.ndarray:
+        """A copy of ``C`` (n x n): for tests and small pools only."""
+        return self._post.to_array()
+
+    def posterior_variance(self) -> np.ndarray:
+        """GP predictive variance ``C_zz + lam`` (ALGORITHMS §2), ndarray of shape (n,)."""
+        return self._post.diag() + self._lam
+
+    def predict(self) -> np.ndarray:
+        """Predicted class labels, ndarray of shape (n,) (``f > 0`` / argmax, see core.criteria.risk)."""
+        return self._label_array()[predicted_class_indices(self._mT.T)]
+
+    def proba(self) -> np.ndarray:
+        """Soft class probabilities (A§2, normalised), ndarray of shape (n, n_classes)."""
+        return class_probabilities(self._mT.T)
+
+    def _label_array(self) -> np.ndarray:
+        arr = np.array(self._classes)
+        if arr.ndim != 1 or arr.dtype.kind not in "biufUS" or arr.tolist() != self._classes:
+            arr = np.empty(len(self._classes), dtype=object)
+            arr[:] = self._classes
+        return arr
+
+    def estimated_risk(self) -> float:
+        """Bias-corrected estimated risk ``R(f_L)`` over the pool (eq. 3.49)."""
+        return estimated_risk(self._mT.T, self._w)
+
+    def hypothetical_lambdas(self) -> np.ndarray:
+        """``lam / w_y`` a candidate would get with label ``y`` (current weights), shape (n_classes,)."""
+        return self._lam / self._w
+
+    def scoring_state(self) -> ScoringState:
+        """The read-only state a criterion scores from (:class:`core.criteria.ScoringState`)."""
+        mT = self._mT.view()
+        mT.flags.writeable = False
+        return ScoringState(mT, self.hypothetical_lambdas(), self._w.copy())
+
+    def score(self, criterion, candidates=None) -> np.ndarray:
+        """Scores of ``criterion`` (a :class:`core.criteria.Criterion`) for candidates.
+
+        Parameters
+        ----------
+        criterion : core.criteria.Criterion
+        candidates : array-like of int, optional
+            Pool indices to score (default: every unlabelled point).
+
+        Returns
+        -------
+        ndarray of shape (k,) in the order of ``candidates``.
+        """
+        cand = self.unlabeled_indices if candidates is None else self._check_candidates(candidates)
+        return np.asarray(criterion.score(self.scoring_state(), self._post, cand), dtype=np.float64)
+
+    def _check_candidates(self, candidates) -> np.ndarray:
+        cand = np.asarray(candidates)
+        if cand.ndim != 1 or (cand.size and cand.dtype.kind not in "iu"):
+            raise ValueError(f"candidates must be a 1-D array of pool indices; got {candidates!r}.")
+        cand = cand.astype(np.int64)
+        if cand.size and (cand.min() < 0 or cand.max() >= self.n_samples):
+            raise IndexError(f"candidates must lie in [0, {self.n_samples}); got {cand.min()}..{cand.max()}.")
+        return cand
+
+    def expected_risk(self, candidates=None, backend: str = "numba") -> np.ndarray:
+        """Expected risk ``E_i`` of labelling each point (seed 002 eq. 3.50).
+
+        Parameters
+        ----------
+        candidates : array-like of int, optional
+            Score only these pool indices and return an array of their length, in their
+            order (labelled ones included: their score is what labelling them again would
+            give, which the strategies never ask for). Default: an array of shape (n,) with
+            every unlabelled point scored and ``+inf`` for labelled points (cached until the
+            state changes).
+        backend : {"numba", "numpy"}
+            ``"numpy"`` is the slow reference (tests only).
+
+        Returns
+        -------
+        E : ndarray of shape (n,) or (len(candidates),)
+        """
+        criterion = self._criterion if backend == "numba" else ExpectedRisk(backend)
+        if candidates is not None:
+            return self.score(criterion, candidates)
+        if backend == "numba" and self._risk_cache is not None:
+            return self._risk_cache.copy()
+        E = np.full(self.n_samples, np.inf)
+        cand = self.unlabeled_indices
+        E[cand] = self.score(criterion, cand)
+        if backend == "numba":
+            self._risk_cache = E.copy()
+        return E
+
+    def loo_decision_values(self) -> np.ndarray:
+        """Leave-one-out outputs of the labelled points, ndarray of shape (n_labeled, T).
+
+        From the removal update: ``f_{-j}(x_j) = m_j - C_jj (y_j - m_j) / (lambda_j - C_jj)``
+        (the LOO residual is ``(y_j - m_j) lambda_j / (lambda_j - C_jj)``, A§1). Rows follow
+        :attr:`labels` order.
+        """
+        L = np.array(list(self._labels), dtype=np.int64)
+        if L.size == 0:
+            return np.zeros((0, self.n_outputs))
+        cjj = self._post.diag(L)
+        lam = self._lam_pt[L]
+        M = self._mT[:, L].T
+        Y = self._codes()[self._cls[L]]
+        return M - (cjj / (lam - cjj))[:, None] * (Y - M)

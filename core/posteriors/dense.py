@@ -1,0 +1,220 @@
+"""Dense storage of the ARLS posterior covariance: one (n, n) float64 array, updated in place.
+
+Implements :class:`core.posteriors.base.Posterior`. Memory: exactly one n x n array
+(``8 n^2`` bytes) plus O(n k) temporaries for a k-column update. Built from a kernel it is
+filled in place by ``kernel(X, out=C)``; built from a precomputed kernel matrix it keeps a
+reference to that matrix (two n x n arrays) so that :meth:`DensePosterior.reset` can restore
+the prior.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, solve_triangular
+from scipy.linalg.blas import dgemm
+
+from . import _dense_numba
+from .base import DEFAULT_BLOCK_BYTES, CandidateBlock
+
+__all__ = ["DensePosterior"]
+
+NOT_PD_MESSAGE = (
+    "K_LL + Lambda_L is not positive definite: the kernel matrix is not positive "
+    "semi-definite or lam is far too small. Use an RBF kernel or increase lam."
+)
+
+
+def _as_index(idx) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(idx, dtype=np.int64).reshape(-1))
+
+
+class DensePosterior:
+    """Dense posterior covariance ``C`` of an ARLS learner (ALGORITHMS §3).
+
+    Use :meth:`from_kernel` or :meth:`from_matrix`; do not call the constructor directly.
+
+    Attributes
+    ----------
+    n_samples : int
+    kernel : core.kernels.Kernel or None
+        The kernel the prior is computed with (None when built from a matrix).
+    """
+
+    def __init__(self, array: np.ndarray, *, kernel=None, X=None, K=None):
+        self._C = array
+        self.kernel = kernel
+        self._X = X
+        self._K = K
+        self.n_samples = array.shape[0]
+        if K is not None:
+            self._prior_diag = np.diagonal(K).astype(np.float64, copy=True)
+        else:
+            self._prior_diag = np.asarray(kernel.diag(X), dtype=np.float64)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_kernel(cls, kernel, X) -> "DensePosterior":
+        """Prior covariance ``C = k(X, X)``, computed in place in row blocks.
+
+        Parameters
+        ----------
+        kernel : core.kernels.Kernel
+        X : ndarray of shape (n, d), float64
+        """
+        return cls(kernel(X), kernel=kernel, X=X)
+
+    @classmethod
+    def from_matrix(cls, K) -> "DensePosterior":
+        """Prior covariance ``C = K`` (copied); ``K`` is kept, unchanged, for :meth:`reset`.
+
+        Parameters
+        ----------
+        K : ndarray of shape (n, n), float64, symmetric positive semi-definite
+        """
+        return cls(np.array(K, dtype=np.float64, order="C", copy=True), K=K)
+
+    @property
+    def features(self):
+        """The pool features ``X`` (n, d) the kernel is evaluated on, or None."""
+        return self._X
+
+    def set_kernel(self, kernel) -> None:
+        """Use ``kernel`` for the prior from now on (the next :meth:`reset` fills ``C`` with it).
+
+        Raises
+        ------
+        ValueError
+            If this posterior was built from a fixed matrix (:meth:`from_matrix`).
+        """
+        if self._X is None:
+            raise ValueError(
+                "This learner was built from a precomputed kernel matrix (from_kernel), so it "
+                "cannot evaluate a new kernel; build a new learner with ActiveRLS.from_kernel(K_new)."
+            )
+        self._prior_diag = np.asarray(kernel.diag(self._X), dtype=np.float64)
+        self.kernel = kernel
+
+    # ------------------------------------------------------------------ read access
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the covariance array."""
+        return self._C.nbytes
+
+    def diag(self, idx=None) -> np.ndarray:
+        """``C_ii`` (posterior variances of f), ndarray of shape (n,) or (k,), a copy."""
+        d = np.diagonal(self._C)
+        return d.copy() if idx is None else d[_as_index(idx)]
+
+    def prior_diag(self) -> np.ndarray:
+        """``K_ii``, ndarray of shape (n,), a copy."""
+        return self._prior_diag.copy()
+
+    def block(self, idx) -> np.ndarray:
+        """``C[idx][:, idx]``, ndarray of shape (k, k)."""
+        idx = _as_index(idx)
+        return self._C[np.ix_(idx, idx)]
+
+    def prior_block(self, idx) -> np.ndarray:
+        """``K[idx][:, idx]`` (k, k), from the kept matrix or the kernel; ``C`` untouched."""
+        idx = _as_index(idx)
+        if self._K is not None:
+            return np.asarray(self._K, dtype=np.float64)[np.ix_(idx, idx)]
+        return self.kernel(self._X[idx])
+
+    def columns(self, idx) -> np.ndarray:
+        """``C[idx, :]`` (= ``C[:, idx]^T``, ``C`` is symmetric), ndarray of shape (k, n), a copy."""
+        return self._C[_as_index(idx)]
+
+    def combine(self, idx, W) -> np.ndarray:
+        """``W^T C[idx, :]``, ndarray of shape (t, n), for ``W`` of shape (k, t)."""
+        idx = _as_index(idx)
+        W = np.asarray(W, dtype=np.float64).reshape(idx.size, -1)
+        if idx.size == 1:
+            return np.outer(W[0], self._C[idx[0]])
+        return W.T @ self._C[idx]
+
+    def candidate_blocks(self, candidates, max_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[CandidateBlock]:
+        """One block: ``C`` itself with ``rows = candidates`` (zero copy)."""
+        cand = _as_index(candidates)
+        yield CandidateBlock(self._C, cand, cand)
+
+    def to_array(self) -> np.ndarray:
+        """A copy of ``C`` as an (n, n) array (tests and small pools only)."""
+        return self._C.copy()
+
+    # ------------------------------------------------------------------ updates
+    def update(self, idx, M) -> None:
+        """``C += C[:, idx] M C[idx, :]`` in place with one BLAS call (no n x n temporary).
+
+        Rank one uses a numba kernel that keeps ``C`` exactly symmetric.
+
+        Parameters
+        ----------
+        idx : array-like of int, shape (k,)
+        M : array-like of shape (k, k), symmetric
+        """
+        idx = _as_index(idx)
+        if idx.size == 0:
+            return
+        M = np.asarray(M, dtype=np.float64).reshape(idx.size, idx.size)
+        R = self._C[idx]  # (k, n) copy: C[:, idx]^T before the update
+        if idx.size == 1:
+            _dense_numba.rank_one_update(self._C, np.ascontiguousarray(R[0]), float(M[0, 0]))
+            return
+        M = 0.5 * (M + M.T)
+        U = np.asfortranarray(R.T)
+        W = np.asfortranarray(U @ M)
+        # C^T (Fortran view of the C-ordered array) += U W^T == U M U^T, in place
+        dgemm(1.0, U, W, beta=1.0, c=self._C.T, trans_b=1, overwrite_c=1)
+
+    def condition(self, idx, noise, residual) -> np.ndarray:
+        """Condition on noisy observations at ``idx``: the direct solve behind ``rebuild``.
+
+        ``C <- C - C[:, S] (C_SS + N)^-1 C[S, :]`` and returns the mean shift
+        ``C[:, S] (C_SS + N)^-1 residual`` (ALGORITHMS §3; from the prior ``C = K`` this gives
+        ``V = K_XL (K_LL + Lambda_L)^-1 K_LX`` and ``m = K_XL (K_LL + Lambda_L)^-1 Y_L``).
+        Uses a Cholesky factor ``C_SS + N = L L^T`` and ``B = C[:, S] L^-T``, so that the
+        update is ``C -= B B^T`` (one BLAS call, in place).
+
+        Parameters
+        ----------
+        idx : array-like of int, shape (s,)
+        noise : ndarray of shape (s,)
+            Per-point ``lambda_j > 0``.
+        residual : ndarray of shape (s, T)
+            Targets minus current outputs at ``idx``.
+
+        Returns
+        -------
+        shift : ndarray of shape (T, n)
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            If ``C_SS + N`` is not positive definite (state unchanged).
+        """
+        idx = _as_index(idx)
+        residual = np.asarray(residual, dtype=np.float64).reshape(idx.size, -1)
+        if idx.size == 0:
+            return np.zeros((residual.shape[1], self.n_samples))
+        R = self._C[idx]  # (s, n) = C[:, S]^T
+        A = R[:, idx] + np.diag(np.asarray(noise, dtype=np.float64))
+        try:
+            Lc, _ = cho_factor(0.5 * (A + A.T), lower=True, check_finite=True)
+        except (LinAlgError, ValueError):
+            raise LinAlgError(NOT_PD_MESSAGE) from None
+        BT = solve_triangular(Lc, R, lower=True, check_finite=False)  # (s, n) = L^-1 C_SX
+        Z = solve_triangular(Lc, residual, lower=True, check_finite=False)  # (s, T)
+        shift = Z.T @ BT
+        B = np.asfortranarray(BT.T)
+        dgemm(-1.0, B, B, beta=1.0, c=self._C.T, trans_b=1, overwrite_c=1)
+        return shift
+
+    def reset(self) -> None:
+        """Overwrite ``C`` with the prior ``K`` in place (no new n x n array)."""
+        if self._K is not None:
+            np.copyto(self._C, self._K)
+        else:
+            self.kernel(self._X, out=self._C)

@@ -1,0 +1,192 @@
+"""Low-rank posterior ``C = Phi P Phi^T`` for a factored kernel ``K = Phi Phi^T`` (ALGORITHMS §8).
+
+Implements :class:`core.posteriors.base.Posterior` with an n x r factor ``Phi`` (Nystrom,
+spectral graph kernel, any feature map) and an r x r matrix ``P``, the posterior covariance
+of the weights ``beta`` in ``f(x) = phi(x)^T beta`` (prior ``P = I``)::
+
+    P^-1 = I_r + Phi_L^T Lambda_L^-1 Phi_L              C = Phi P Phi^T   (never formed)
+
+Every ARLS step ``C <- C + C[:, S] M C[S, :]`` becomes ``P <- P + A M A^T`` with
+``A = P Phi_S^T`` (r x |S|): O(r^2 |S|), no n anywhere. Reading a column of ``C`` costs
+O(n r); the mean updates of the learner (``m += C[:, S] W``) cost O(n r T). Memory: ``Phi``
+(8 n r bytes) + ``P``. With a full-rank factor (``r = n``, e.g. :func:`core.kernels.eigen_factor`)
+every number equals the dense posterior's to rounding: the conformance suite checks it.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+from ..validation import check_features
+from .base import DEFAULT_BLOCK_BYTES, CandidateBlock
+from .dense import NOT_PD_MESSAGE
+
+__all__ = ["FactorPosterior"]
+
+
+def _as_index(idx) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(idx, dtype=np.int64).reshape(-1))
+
+
+class FactorPosterior:
+    """Posterior covariance ``C = Phi P Phi^T`` of an ARLS learner on a factored kernel.
+
+    Parameters
+    ----------
+    Phi : array-like of shape (n, r)
+        Kernel factor, ``K = Phi Phi^T``; finite. Copied (C-contiguous float64).
+
+    Attributes
+    ----------
+    n_samples, rank : int
+    kernel : None
+        A factor posterior has no kernel function (the factor is the kernel).
+    """
+
+    kernel = None
+    features = None
+
+    def __init__(self, Phi):
+        Phi = check_features(Phi, name="Phi", min_samples=1)
+        self._Phi = np.array(Phi, dtype=np.float64, order="C", copy=True)
+        self.n_samples, self.rank = self._Phi.shape
+        self._P = np.eye(self.rank)
+        self._prior_diag = np.einsum("ij,ij->i", self._Phi, self._Phi)
+
+    @property
+    def factor(self) -> np.ndarray:
+        """``Phi`` (n, r), read only."""
+        view = self._Phi.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def weight_covariance(self) -> np.ndarray:
+        """``P`` (r, r), a copy."""
+        return self._P.copy()
+
+    # ------------------------------------------------------------------ read access
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by ``Phi`` and ``P``."""
+        return self._Phi.nbytes + self._P.nbytes
+
+    def diag(self, idx=None) -> np.ndarray:
+        """``C_ii = phi_i^T P phi_i``, ndarray of shape (n,) or (k,)."""
+        if idx is not None:
+            F = self._Phi[_as_index(idx)]
+            return np.einsum("ij,ij->i", F @ self._P, F)
+        out = np.empty(self.n_samples)
+        step = max(1, DEFAULT_BLOCK_BYTES // (8 * max(self.rank, 1)))
+        for a in range(0, self.n_samples, step):
+            F = self._Phi[a:a + step]
+            out[a:a + step] = np.einsum("ij,ij->i", F @ self._P, F)
+        return out
+
+    def prior_diag(self) -> np.ndarray:
+        """``K_ii = |phi_i|^2``, ndarray of shape (n,), a copy."""
+        return self._prior_diag.copy()
+
+    def block(self, idx) -> np.ndarray:
+        """``C[idx][:, idx] = Phi_S P Phi_S^T``, ndarray of shape (k, k)."""
+        F = self._Phi[_as_index(idx)]
+        B = F @ self._P @ F.T
+        return 0.5 * (B + B.T)
+
+    def prior_block(self, idx) -> np.ndarray:
+        """``K[idx][:, idx] = Phi_S Phi_S^T``, ndarray of shape (k, k)."""
+        F = self._Phi[_as_index(idx)]
+        return F @ F.T
+
+    def columns(self, idx) -> np.ndarray:
+        """``C[idx, :] = (Phi_S P) Phi^T``, ndarray of shape (k, n): O(n r k)."""
+        F = self._Phi[_as_index(idx)]
+        return (F @ self._P) @ self._Phi.T
+
+    def combine(self, idx, W) -> np.ndarray:
+        """``W^T C[idx, :] = ((W^T Phi_S) P) Phi^T``, ndarray of shape (t, n): O(n r t)."""
+        idx = _as_index(idx)
+        W = np.asarray(W, dtype=np.float64).reshape(idx.size, -1)
+        coef = (W.T @ self._Phi[idx]) @ self._P  # (t, r)
+        return coef @ self._Phi.T
+
+    def candidate_blocks(self, candidates, max_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[CandidateBlock]:
+        """Rows ``(Phi_b P) Phi^T`` for blocks of candidates, each at most ``max_bytes``."""
+        cand = _as_index(candidates)
+        step = max(1, int(max_bytes) // (8 * max(self.n_samples, 1)))
+        for a in range(0, cand.size, step):
+            cb = cand[a:a + step]
+            R = np.ascontiguousarray((self._Phi[cb] @ self._P) @ self._Phi.T)
+            yield CandidateBlock(R, np.arange(cb.size, dtype=np.int64), cb)
+
+    def to_array(self) -> np.ndarray:
+        """``Phi P Phi^T`` as an (n, n) array (tests and small pools only)."""
+        C = self._Phi @ self._P @ self._Phi.T
+        return 0.5 * (C + C.T)
+
+    # ------------------------------------------------------------------ updates
+    def update(self, idx, M) -> None:
+        """``C += C[:, S] M C[S, :]``, i.e. ``P += A M A^T`` with ``A = P Phi_S^T``: O(r^2 k)."""
+        idx = _as_index(idx)
+        if idx.size == 0:
+            return
+        M = np.asarray(M, dtype=np.float64).reshape(idx.size, idx.size)
+        A = self._P @ self._Phi[idx].T  # (r, k)
+        P = self._P + A @ (0.5 * (M + M.T)) @ A.T
+        self._P = 0.5 * (P + P.T)
+
+    def condition(self, idx, noise, residual) -> np.ndarray:
+        """Condition on noisy observations at ``idx`` (direct solve; see the protocol).
+
+        With ``A = P Phi_S^T``: ``P <- P - A (C_SS + N)^-1 A^T`` and the mean shift is
+        ``(A (C_SS + N)^-1 residual)^T Phi^T``. When more points are conditioned on than the
+        rank, the same result is computed in weight space,
+        ``P' = (P^-1 + Phi_S^T N^-1 Phi_S)^-1`` and shift ``(P' Phi_S^T N^-1 residual)^T Phi^T``,
+        with ``P = L L^T`` so that only ``I + L^T Phi_S^T N^-1 Phi_S L`` (r x r, >= I) is
+        factored.
+
+        Returns
+        -------
+        shift : ndarray of shape (T, n)
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            If the system is not positive definite (state unchanged).
+        """
+        idx = _as_index(idx)
+        noise = np.asarray(noise, dtype=np.float64).reshape(-1)
+        residual = np.asarray(residual, dtype=np.float64).reshape(idx.size, -1)
+        if idx.size == 0:
+            return np.zeros((residual.shape[1], self.n_samples))
+        F = self._Phi[idx]  # (s, r)
+        try:
+            Lp = None
+            if idx.size > self.rank:
+                try:
+                    Lp = np.linalg.cholesky(0.5 * (self._P + self._P.T))
+                except LinAlgError:
+                    Lp = None  # P numerically singular: use the |S| x |S| form
+            if Lp is None:
+                A = self._P @ F.T  # (r, s)
+                S = F @ A + np.diag(noise)
+                cf = cho_factor(0.5 * (S + S.T), lower=True, check_finite=True)
+                coef = A @ cho_solve(cf, residual, check_finite=False)  # (r, T)
+                P = self._P - A @ cho_solve(cf, A.T, check_finite=False)
+            else:
+                G = F @ Lp  # (s, r)
+                H = np.eye(self.rank) + G.T @ (G / noise[:, None])
+                cf = cho_factor(0.5 * (H + H.T), lower=True, check_finite=True)
+                P = Lp @ cho_solve(cf, Lp.T, check_finite=False)
+                coef = P @ (F.T @ (residual / noise[:, None]))
+        except (LinAlgError, ValueError):
+            raise LinAlgError(NOT_PD_MESSAGE) from None
+        self._P = 0.5 * (P + P.T)
+        return coef.T @ self._Phi.T
+
+    def reset(self) -> None:
+        """Back to the prior: ``P = I`` (``C = K``)."""
+        self._P = np.eye(self.rank)
