@@ -124,7 +124,7 @@ def steps_for(n, steps):
 
 
 def stream_ms(learner, repeat=9):
-    C = learner.posterior._C  # benchmark only: the learner's own array, read once per call
+    C = learner.posterior.array  # the learner's own array (read-only view), read once per call
     stream_sum(C)
     med, mn = median_ms(lambda: stream_sum(C), repeat, with_min=True)
     stream_ms.last_min = mn

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from arls_oracle import brute_force_expected_risk, direct_solve, expected_class_weights
+from arls_oracle import (  # noqa: F401 (posterior is a fixture)
+    brute_force_expected_risk,
+    build_learner,
+    direct_solve,
+    expected_class_weights,
+    posterior,
+)
 from core.learner import ActiveRLS
 from core.criteria import ExpectedRisk, ScoringState
 from core.posteriors import DensePosterior, FactorPosterior
@@ -20,11 +26,11 @@ from core.criteria.risk import (
 )
 
 
-def labelled_learner(classes, weighting, n=60, n_labels=15, seed=0, lam=0.1):
+def labelled_learner(classes, weighting, n=60, n_labels=15, seed=0, lam=0.1, posterior="dense"):
     rng = np.random.default_rng(seed)
     X = np.vstack([rng.normal(loc=(2.0 * t, 0.0), size=(n // len(classes) + 1, 2)) for t in range(len(classes))])[:n]
     kernel = Kernel("rbf", width=1.0)
-    learner = ActiveRLS.from_features(X, classes=classes, kernel=kernel, lam=lam, weighting=weighting)
+    learner = build_learner(posterior, X, classes=classes, kernel=kernel, lam=lam, weighting=weighting)
     # imbalanced labels so that "balanced" weights really differ per class
     probs = np.linspace(3.0, 1.0, len(classes))
     probs /= probs.sum()
@@ -45,8 +51,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("classes, weighting", CASES)
-def test_expected_risk_matches_brute_force_refits(classes, weighting):
-    learner, K = labelled_learner(classes, weighting)
+def test_expected_risk_matches_brute_force_refits(posterior, classes, weighting):
+    learner, K = labelled_learner(classes, weighting, posterior=posterior)
     w = expected_class_weights(learner.labels, learner.classes, weighting)
     E_brute = brute_force_expected_risk(K, learner.labels, learner.classes, learner.lam, w)
     E = learner.expected_risk()
@@ -56,10 +62,25 @@ def test_expected_risk_matches_brute_force_refits(classes, weighting):
     assert np.isfinite(E[unl]).all()
     assert_allclose(E[unl], E_brute[unl], rtol=1e-9)
     assert_allclose(learner.expected_risk(backend="numpy")[unl], E_brute[unl], rtol=1e-9)
+    # a candidate subset, in the order given
+    sub = unl[::-3]
+    assert_allclose(learner.expected_risk(candidates=sub), E_brute[sub], rtol=1e-9)
 
 
-def test_expected_risk_without_labels_matches_brute_force():
-    learner, K = labelled_learner(["a", "b", "c"], "balanced", n=30, n_labels=0)
+def test_factor_posterior_scores_in_blocks():
+    """Candidates handed to the criterion in many small row blocks give the same scores."""
+    from core.criteria.expected_risk import score_block
+
+    learner, K = labelled_learner([0, 1, 2], "balanced", posterior="factor")
+    E = learner.expected_risk(candidates=learner.unlabeled_indices)
+    blocks = list(learner.posterior.candidate_blocks(learner.unlabeled_indices, max_bytes=8 * 60 * 7))
+    assert len(blocks) > 5 and all(b.candidates.size <= 7 for b in blocks)
+    parts = np.concatenate([score_block(b, learner.scoring_state()) for b in blocks])
+    assert_allclose(parts, E, rtol=1e-12)
+
+
+def test_expected_risk_without_labels_matches_brute_force(posterior):
+    learner, K = labelled_learner(["a", "b", "c"], "balanced", n=30, n_labels=0, posterior=posterior)
     w = np.ones(3)
     E_brute = brute_force_expected_risk(K, {}, learner.classes, learner.lam, w)
     assert_allclose(learner.expected_risk(), E_brute, rtol=1e-9)

@@ -118,7 +118,7 @@ def test_multiclass_shared_weights_match_refits_per_column(multiclass_problem, o
 @pytest.mark.parametrize("lams", [[0.2], [0.02, 0.2]])
 def test_multiclass_per_column_weights_match_refits(multiclass_problem, offset, lams):
     _, y, K, Y = multiclass_problem
-    A = sample_weights(y, [0, 1, 2], "balanced")  # (n, 3): equilibrating weights differ per column
+    A = sample_weights(y, [0, 1, 2], "equilibrating")  # (n, 3): weights differ per column
     assert A.shape == (45, 3)
     path = loo_path(K, Y, A, lams, offset)
     for j, lam in enumerate(lams):
@@ -548,3 +548,15 @@ def test_zero_outputs_follow_the_risk_decision_rule(n_classes):
     assert_allclose(clf.predict_proba(K_far), 1.0 / n_classes)
     K_new = K[:7]
     assert_allclose(clf.predict_proba(K_new), class_probabilities(clf.decision_function(K_new)), rtol=0, atol=0)
+
+
+def test_fit_keeps_its_own_copy_of_X():
+    """Changing the caller's X after fit must not change the fitted model."""
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = WeightedRLSClassifier(width=1.0, lam=0.1).fit(X, y)
+    Z = rng.standard_normal((10, 2))
+    before = clf.decision_function(Z)
+    X[:] = 0.0
+    assert_allclose(clf.decision_function(Z), before)

@@ -70,10 +70,12 @@ def test_sample_weights_none_dict_balanced_shapes_and_values():
     assert_allclose(sample_weights(y, classes, None), np.ones(6))
     w = sample_weights(y, classes, {"b": 2.5})
     assert_allclose(w, [2.5, 1, 2.5, 1, 2.5, 1])
-    W = sample_weights(y, classes, "balanced")
+    W = sample_weights(y, classes, "equilibrating")
     E = equilibrating_weights([2, 3, 1])
     assert W.shape == (6, 3)
     assert_allclose(W, E[[1, 0, 1, 2, 1, 0]])
+    # "balanced" has one meaning everywhere: n / (T n_y), one weight per point
+    assert_allclose(sample_weights(y, classes, "balanced"), balanced_class_weights([2, 3, 1])[[1, 0, 1, 2, 1, 0]])
 
 
 def test_sample_weights_binary_balanced_is_one_column():
@@ -108,7 +110,7 @@ def test_sample_weight_multiplies_and_counts_like_repetition():
         ([0, 1], [0, 1], {0: float("inf")}, "> 0"),
         ([0, 1], [0, 1], {0: "heavy"}, "> 0"),
         ([0, 0], [0, 1], "balanced", "of every class"),
-        ([0, 1], [0, 1], "balance", "must be None, 'balanced' or a dict"),
+        ([0, 1], [0, 1], "balance", "must be None, 'balanced', 'equilibrating' or a dict"),
         ([0, 1], [0], None, "at least 2 distinct"),
         ([[0, 1]], [0, 1], None, "1-D"),
     ],

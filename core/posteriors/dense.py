@@ -98,6 +98,13 @@ class DensePosterior:
 
     # ------------------------------------------------------------------ read access
     @property
+    def array(self) -> np.ndarray:
+        """The covariance array itself as a read-only view (benchmarks read it directly)."""
+        view = self._C.view()
+        view.flags.writeable = False
+        return view
+
+    @property
     def nbytes(self) -> int:
         """Bytes held by the covariance array."""
         return self._C.nbytes

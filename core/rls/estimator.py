@@ -80,9 +80,11 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
         the smallest positive and the largest eigenvalue of ``M = W K W``.
     fit_offset : bool
         Fit an unpenalised offset ``b`` (eq. 3.28).
-    class_weight : None, "balanced" or dict {class: weight}
-        Loss weights per class (see :mod:`core.weights`; multiclass "balanced" means the
-        one-vs-all equilibrating weights of eq. 3.14-3.15, different per column).
+    class_weight : None, "balanced", "equilibrating" or dict {class: weight}
+        Loss weights per class (:func:`core.rls.weights.sample_weights`). "balanced" is
+        ``n / (T n_y)``, the same weight in every column (scikit-learn's and the ARLS
+        learner's meaning); "equilibrating" the one-vs-all weights of eq. 3.14-3.15, different
+        per column for more than two classes.
     n_lams : int
         Size of the lambda grid for ``lam="auto"``.
     widths : array-like of float, optional
@@ -123,7 +125,7 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
     Binary decisions: ``f(x) > 0`` gives ``classes_[1]``; multiclass: argmax of the T outputs.
     The LOO quantities keep every other point's weight as fitted (class weights are counted once,
     on all training points). Cost: one factorisation of the n x n matrix ``M`` per width, or T
-    of them for multiclass ``class_weight="balanced"`` (its weights differ per column); each
+    of them for multiclass ``class_weight="equilibrating"`` (its weights differ per column); each
     lambda of the grid then costs O(n^2 T).
     ``predict_proba`` is the soft confidence of ALGORITHMS §2: ``clip((f + 1) / 2, 0, 1)``,
     normalised over the classes (a row whose outputs are all <= -1 gets uniform probabilities).
@@ -178,8 +180,8 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
         if self.kernel == "poly":
             Kernel("poly", degree=self.degree, coef0=self.coef0)  # validates degree
         cw = self.class_weight
-        if not (cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced")):
-            raise ValueError(f"class_weight must be None, 'balanced' or a dict; got {cw!r}.")
+        if not (cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw in ("balanced", "equilibrating"))):
+            raise ValueError(f"class_weight must be None, 'balanced', 'equilibrating' or a dict; got {cw!r}.")
 
     def _kernel(self, width) -> Kernel:
         return Kernel(self.kernel, width=1.0 if width is None else width, degree=self.degree, coef0=self.coef0)
@@ -312,7 +314,7 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
         self.width_ = width
         self.dual_coef_ = path.dual_coef[choice]
         self.intercept_ = path.intercept[choice]
-        self.X_fit_ = X
+        self.X_fit_ = np.array(X, dtype=np.float64, copy=True)  # the caller may change X later
         self.sample_weight_ = A
         self.loo_residuals_ = path.residuals[choice]
         self.loo_decision_ = Y - self.loo_residuals_

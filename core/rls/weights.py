@@ -146,11 +146,13 @@ def sample_weights(y, classes, class_weight=None, sample_weight=None) -> np.ndar
         Class label of each point; every label must be in ``classes``.
     classes : array-like of shape (T,)
         The classes, in the order of the output columns (T >= 2).
-    class_weight : None, "balanced" or dict {class: weight}
+    class_weight : None, "balanced", "equilibrating" or dict {class: weight}
         None: all weights 1. dict: the given weight per class (classes not named weigh 1).
-        "balanced": binary ``n / (2 n_y)``; multiclass the one-vs-all equilibrating weights
-        of :func:`equilibrating_weights`. Classes are counted on ``y`` weighted by
-        ``sample_weight``, so an integer sample weight is the same as repeating the point.
+        "balanced": ``n / (T n_y)`` for every T (scikit-learn's meaning, and the one the ARLS
+        learner uses, :mod:`core.learner.weighting`). "equilibrating": the one-vs-all
+        equilibrating weights of :func:`equilibrating_weights` (per column; for two classes
+        the same as "balanced"). Classes are counted on ``y`` weighted by ``sample_weight``,
+        so an integer sample weight is the same as repeating the point.
     sample_weight : array-like of shape (n,), optional
         Non-negative weight of each point (default 1); multiplies the class weights.
 
@@ -158,8 +160,8 @@ def sample_weights(y, classes, class_weight=None, sample_weight=None) -> np.ndar
     -------
     ndarray of shape (n,) or (n, T)
         Shape (n,) when a point's weight is the same in every output column (None, dict,
-        or binary "balanced"); shape (n, T) for multiclass "balanced", where column t holds
-        the weights of one-vs-all problem t.
+        "balanced", binary "equilibrating"); shape (n, T) for multiclass "equilibrating",
+        where column t holds the weights of one-vs-all problem t.
 
     Raises
     ------
@@ -196,16 +198,18 @@ def sample_weights(y, classes, class_weight=None, sample_weight=None) -> np.ndar
         return sw.copy()
     if isinstance(class_weight, dict):
         return _class_weight_dict(class_weight, classes.tolist())[idx] * sw
-    if isinstance(class_weight, str) and class_weight == "balanced":
+    if isinstance(class_weight, str) and class_weight in ("balanced", "equilibrating"):
         counts = np.bincount(idx, weights=sw, minlength=classes.size)
         if np.any(counts == 0):
             raise ValueError(
-                f"class_weight='balanced' needs at least one point (of weight > 0) of every class; "
-                f"class(es) {classes[counts == 0].tolist()} have none. Remove them from classes or label one."
+                f"class_weight={class_weight!r} needs at least one point (of weight > 0) of every "
+                f"class; class(es) {classes[counts == 0].tolist()} have none. Remove them from classes "
+                "or label one."
             )
-        if classes.size == 2:
+        if class_weight == "balanced" or classes.size == 2:
             return balanced_class_weights(counts)[idx] * sw
         return equilibrating_weights(counts)[idx] * sw[:, None]
     raise ValueError(
-        f"class_weight must be None, 'balanced' or a dict {{class: weight}}; got {class_weight!r}."
+        f"class_weight must be None, 'balanced', 'equilibrating' or a dict {{class: weight}}; "
+        f"got {class_weight!r}."
     )
