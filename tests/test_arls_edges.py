@@ -121,3 +121,24 @@ def test_set_kernel_refuses_a_width_without_a_kernel_before_touching_the_state()
     with pytest.raises(ValueError, match="no usable kernel"):
         learner.set_params(kernel=Kernel("rbf", width=1e300))
     assert_allclose(learner.decision_values, m)
+
+
+def test_a_low_rank_factor_rebuilds_instead_of_large_blocks():
+    """With more changed labels than the rank, "balanced" steps recompute in weight space
+    (O(|L| r^2 + r^3)), silently, and stay exact."""
+    rng = np.random.default_rng(5)
+    Phi = rng.standard_normal((120, 6))
+    K = Phi @ Phi.T
+    learner = ActiveRLS.from_factor(Phi, classes=["a", "b", "c"], lam=0.3, weighting="balanced")
+    idx = rng.choice(120, 30, replace=False)
+    learner.add_many(idx[:20], [["a", "b", "c"][i % 3] for i in range(20)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumericalRebuildWarning)
+        before = learner.n_rebuilds
+        for i in idx[20:]:
+            learner.add(int(i), "a")
+        learner.remove(int(idx[3]))
+    assert learner.n_rebuilds > before
+    m, C = direct(learner, K)
+    assert_allclose(learner.decision_values, m, rtol=0, atol=1e-9)
+    assert_allclose(learner.posterior_covariance(), C, rtol=0, atol=1e-9)

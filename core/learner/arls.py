@@ -95,6 +95,10 @@ class _GuardTripped(Exception):
     """Internal: an update would be numerically unsafe; rebuild instead."""
 
 
+class _RebuildIsCheaper(Exception):
+    """Internal: the posterior recomputes from scratch faster than it applies this block."""
+
+
 def _check_classes(classes) -> list:
     try:
         classes = list(classes)
@@ -408,6 +412,8 @@ class ActiveRLS:
         S = np.array([j for j in self._labels if self._lam_pt[j] != old_lam[j]], dtype=np.int64)
         if S.size == 0:
             return
+        if S.size > 1 and self._post.rebuild_is_cheaper(S.size):
+            raise _RebuildIsCheaper
         lam_s = old_lam[S]
         delta = self._lam_pt[S] - lam_s
         C_SS = self._post.block(S)
@@ -450,15 +456,18 @@ class ActiveRLS:
                 return
             reason = (f"the accumulated rounding estimate of {self._error:.1e} since the last "
                       f"rebuild passed {ERROR_BUDGET:.0e}")
+        except _RebuildIsCheaper:
+            reason = None  # planned: the cheaper exact path, nothing to warn about
         except (_GuardTripped, LinAlgError):
             reason = ("an update was ill-conditioned (a denominator near the rounding level "
                       "of C, e.g. with a very small lam or duplicated points)")
-        warnings.warn(
-            f"ActiveRLS recomputed its state by a direct solve: {reason}. The result is exact; "
-            "only this step was slower.",
-            NumericalRebuildWarning,
-            stacklevel=3,
-        )
+        if reason is not None:
+            warnings.warn(
+                f"ActiveRLS recomputed its state by a direct solve: {reason}. The result is exact; "
+                "only this step was slower.",
+                NumericalRebuildWarning,
+                stacklevel=3,
+            )
         try:
             self.rebuild()
         except LinAlgError:
@@ -551,7 +560,7 @@ class ActiveRLS:
             self._cls[i] = -1
             self._counts[y] -= 1
         old = self._refresh_lambdas()
-        if S.size > 1 and S.size >= len(self._labels):
+        if S.size > 1 and (S.size >= len(self._labels) or self._post.rebuild_is_cheaper(S.size)):
             # the rebuild from the remaining labels is the cheaper path (no warning: planned)
             self._risk_cache = None
             try:

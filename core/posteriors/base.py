@@ -85,5 +85,8 @@ class Posterior(Protocol):
     def candidate_blocks(self, candidates, max_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[CandidateBlock]:
         """The rows of ``C`` for ``candidates``, in blocks of at most ``max_bytes``."""
 
+    def rebuild_is_cheaper(self, n_changed: int) -> bool:
+        """Whether recomputing from the prior beats a block update of ``n_changed`` points."""
+
     def to_array(self) -> np.ndarray:
         """``C`` as a dense (n, n) array (tests and small pools only)."""

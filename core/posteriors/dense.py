@@ -147,6 +147,10 @@ class DensePosterior:
         cand = _as_index(candidates)
         yield CandidateBlock(self._C, cand, cand)
 
+    def rebuild_is_cheaper(self, n_changed: int) -> bool:
+        """Never: a dense rebuild costs a kernel evaluation plus O(n^2 |L|); a block O(n^2 k)."""
+        return False
+
     def to_array(self) -> np.ndarray:
         """A copy of ``C`` as an (n, n) array (tests and small pools only)."""
         return self._C.copy()

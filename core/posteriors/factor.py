@@ -122,6 +122,14 @@ class FactorPosterior:
             R = np.ascontiguousarray((self._Phi[cb] @ self._P) @ self._Phi.T)
             yield CandidateBlock(R, np.arange(cb.size, dtype=np.int64), cb)
 
+    def rebuild_is_cheaper(self, n_changed: int) -> bool:
+        """True when a block of ``n_changed`` points (an O(k^3) solve) outweighs the rank.
+
+        A rebuild costs O(|L| r^2 + r^3 + n r T) in weight space (:meth:`condition`), so a
+        reweight of every labelled point under "balanced" never costs more than that.
+        """
+        return int(n_changed) > self.rank
+
     def to_array(self) -> np.ndarray:
         """``Phi P Phi^T`` as an (n, n) array (tests and small pools only)."""
         C = self._Phi @ self._P @ self._Phi.T
