@@ -4,34 +4,17 @@ The learner keeps the outputs ``m = f_L(X)`` (n x T) and delegates the posterior
 ``C = K - K_XL (K_LL + Lambda_L)^-1 K_LX``, ``Lambda_L = diag(lam / w_j)``, to a posterior
 store (:mod:`core.posteriors`: dense n x n, or ``Phi P Phi^T`` for a factored kernel). Every
 operation is an exact correction ``m += C[:, S] W``, ``C += C[:, S] M C[S, :]`` with a small
-index set ``S`` (ALGORITHMS §3, §8; seed 002 §3.3.3, eq. 3.51-3.55, App. A.4):
-
-* add ``i`` with ``lambda_i``:  ``den = C_ii + lambda_i``,
-  ``m -= C[:, i] (m_i - y_i)^T / den``, ``C -= C[:, i] C[i, :] / den``.
-* remove ``j``:  ``D = lambda_j - C_jj``, ``m -= C[:, j] (y_j - m_j)^T / D``,
-  ``C += C[:, j] C[j, :] / D``; block form for several points with ``D = Lambda_S - C_SS``.
-* relabel ``j`` (same ``lambda_j``):  ``m += C[:, j] (y_j' - y_j)^T / lambda_j``.
-* reweight a set ``S`` from ``Lambda_S`` to ``Lambda_S + diag(delta)`` (block Woodbury form;
-  ``C[:, L] = K_XL A^-1 Lambda`` and ``A^-1 = Lambda^-1 (Lambda - C_LL) Lambda^-1`` with
-  ``A = K_LL + Lambda``)::
-
-      G  = Lambda_S^-1 (Lambda_S - C_SS) Lambda_S^-1          (= (A^-1)_SS)
-      Mw = (I + diag(delta) G)^-1 diag(delta)
-      C' = C + C[:, S] (Lambda_S^-1 Mw Lambda_S^-1) C[S, :]
-      m' = m - C[:, S] Lambda_S^-1 Mw c_S,    c_S = (y_S - m_S) / lambda_S   (eq. 3.54)
-
-* new class (binary -> one-vs-all or T -> T+1): the new column is ``-sum_j C[:, j] / lambda_j``;
-  the binary column ``f`` becomes the two columns ``(-f, f)``.
+index set ``S``: the formulas and their guards are in :mod:`core.learner.updates` (ALGORITHMS
+§3, §8). New class (binary -> one-vs-all or T -> T+1): the new column is
+``-sum_j C[:, j] / lambda_j``; the binary column ``f`` becomes the two columns ``(-f, f)``.
 
 Class weights: :mod:`core.learner.weighting`. Under ``"balanced"`` every label changes the
 weights of whole classes, which the block reweight applies exactly.
 
-Numerical guards. A step divides by ``den``, ``D`` or solves with ``I + diag(delta) G``; the
-entries of ``C`` carry an absolute rounding error of order ``eps * max K_ii``, so a
-denominator close to that scale, or an ill-conditioned small system, would amplify it. Each
-step estimates its own error amplification; a step above the limit, or a running total of
-the estimated errors above :data:`ERROR_BUDGET`, is replaced by :meth:`ActiveRLS.rebuild` (a
-direct Cholesky solve) and a :class:`NumericalRebuildWarning` says so. A rebuild costs one
+Numerical guards (:mod:`core.learner.updates`): a step whose estimated error is above
+``eps x 1e7``, or a running total of the estimated errors above :data:`ERROR_BUDGET`, is
+replaced by :meth:`ActiveRLS.rebuild` (a direct Cholesky solve) and a
+:class:`NumericalRebuildWarning` says so. A rebuild costs one
 O(n^2 |L|) pass (dense), O(|L| r^2 + n r T) (factor).
 
 Expected risk and the other query criteria live in :mod:`core.criteria`; the learner hands
@@ -44,59 +27,26 @@ import warnings
 
 import numpy as np
 from numpy.linalg import LinAlgError
-from scipy.linalg import lapack
 
-from ..criteria import ExpectedRisk, ScoringState
-from ..criteria.risk import class_probabilities, estimated_risk, predicted_class_indices, target_codes
+from ..criteria import ExpectedRisk
 from ..kernels import Kernel
 from ..posteriors import DensePosterior, FactorPosterior
 from ..validation import check_features, check_index, check_positive
+from .state import LearnerState
+from .updates import GuardTripped, RebuildIsCheaper, add_step, relabel_step, remove_step, reweight_step
 from .weighting import WEIGHTINGS, check_weighting, class_weight_vector
 
 __all__ = ["ActiveRLS", "WEIGHTINGS", "NumericalRebuildWarning"]
 
 _EPS = np.finfo(np.float64).eps
-# A denominator must exceed this fraction of (its lambda + the kernel scale): below it the
-# absolute rounding error of C's entries is a large part of it.
-_DENOM_RTOL = 1e-8
-# A step whose estimated relative error (eps x amplification) exceeds this is not taken.
+# A step whose estimated relative error (eps x amplification) exceeds this is not kept.
 _STEP_ERROR_MAX = 1e-9
 # Running total of the estimated errors of the exact steps since the last rebuild.
 ERROR_BUDGET = 1e-9
 
 
-def _solve_with_condition(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, float]:
-    """``A^-1 B`` by LU and LAPACK's 1-norm condition estimate of ``A`` (O(s^2) after the LU).
-
-    Raises
-    ------
-    _GuardTripped
-        If ``A`` is exactly singular or not finite.
-    """
-    if not np.all(np.isfinite(A)):
-        raise _GuardTripped
-    lu, piv, info = lapack.dgetrf(A)
-    if info != 0:
-        raise _GuardTripped
-    rcond, info = lapack.dgecon(lu, float(np.abs(A).sum(axis=0).max()), norm="1")
-    if info != 0 or not rcond > 0:
-        raise _GuardTripped
-    X, info = lapack.dgetrs(lu, piv, B)
-    if info != 0:
-        raise _GuardTripped
-    return X, 1.0 / rcond
-
-
 class NumericalRebuildWarning(RuntimeWarning):
     """An update was replaced by a direct solve because it would have lost accuracy."""
-
-
-class _GuardTripped(Exception):
-    """Internal: an update would be numerically unsafe; rebuild instead."""
-
-
-class _RebuildIsCheaper(Exception):
-    """Internal: the posterior recomputes from scratch faster than it applies this block."""
 
 
 def _check_classes(classes) -> list:
@@ -127,7 +77,7 @@ def _check_kernel(kernel) -> Kernel:
     return kernel
 
 
-class ActiveRLS:
+class ActiveRLS(LearnerState):
     """Exact incremental kernel RLS for active labelling (ALGORITHMS §3, §8; seed 002 §3.3).
 
     Build it with :meth:`from_features` (a kernel on features, dense posterior),
@@ -254,26 +204,6 @@ class ActiveRLS:
         return cls(FactorPosterior(Phi), classes, lam, weighting, random_state)
 
     # ------------------------------------------------------------------ parameters
-    @property
-    def lam(self) -> float:
-        """Regularisation ``lambda`` (read only: :meth:`set_params` / :meth:`set_lam`)."""
-        return self._lam
-
-    @property
-    def kernel(self):
-        """The kernel of a dense posterior built from features, else None (read only)."""
-        return getattr(self._post, "kernel", None)
-
-    @property
-    def weighting(self):
-        """``"none"``, ``"balanced"`` or a dict {class: weight} (a copy)."""
-        return dict(self._weighting) if isinstance(self._weighting, dict) else self._weighting
-
-    @property
-    def posterior(self):
-        """The posterior store (read access for criteria, benchmarks and tests)."""
-        return self._post
-
     def get_params(self) -> dict:
         """``{"lam", "kernel", "weighting"}``: the settings :meth:`set_params` accepts."""
         return {"lam": self._lam, "kernel": self.kernel, "weighting": self.weighting}
@@ -363,71 +293,29 @@ class ActiveRLS:
         self._lam_pt[~lab] = np.inf
         return old
 
-    def _codes(self) -> np.ndarray:
-        return target_codes(self._mT.shape[0], len(self._classes))
-
-    # ------------------------------------------------------------------ guards
+    # ------------------------------------------------------------------ exact updates
     def _charge(self, amplification: float) -> None:
         """Account one exact step whose rounding error is ``eps * amplification`` (relative)."""
         step = _EPS * float(amplification)
         if not np.isfinite(step) or step > _STEP_ERROR_MAX:
-            raise _GuardTripped
+            raise GuardTripped
         self._error += step
 
-    def _check_denominators(self, D, lam) -> float:
-        """Guard ``D_j = lambda_j - C_jj`` (or ``C_ii + lambda_i``); return the amplification."""
-        D = np.asarray(D, dtype=np.float64)
-        ref = np.asarray(lam, dtype=np.float64) + self._scale
-        if not np.all(np.isfinite(D)) or np.any(D <= _DENOM_RTOL * ref):
-            raise _GuardTripped
-        return float(np.max(ref / D))
-
-    # ------------------------------------------------------------------ exact updates
     def _add_update(self, i: int, y: int, lam_i: float) -> None:
-        """Rank-one 'add point' (ALGORITHMS §3; seed eq. 3.53, 3.55)."""
-        den = float(self._post.diag([i])[0]) + lam_i
-        self._charge(self._check_denominators([den], [lam_i]))
-        resid = self._mT[:, i] - self._codes()[y]
-        self._mT -= self._post.combine([i], (resid / den)[None, :])
-        self._post.update([i], [[-1.0 / den]])
+        self._charge(add_step(self._post, self._mT, i, self._codes()[y], lam_i, self._scale))
 
     def _remove_block(self, S: np.ndarray, ys: np.ndarray, lam_s: np.ndarray) -> None:
-        """Remove labels ``S`` (old lambdas ``lam_s``): ``D = Lambda_S - C_SS``, exact downdate."""
-        C_SS = self._post.block(S)
-        D = np.diag(lam_s) - C_SS
-        D = 0.5 * (D + D.T)
-        amp = self._check_denominators(np.diagonal(D), lam_s)
-        if S.size == 1:
-            Dinv, cond = np.array([[1.0 / D[0, 0]]]), 1.0
-        else:
-            Dinv, cond = _solve_with_condition(D, np.eye(S.size))
-            Dinv = 0.5 * (Dinv + Dinv.T)
-        self._charge(amp * cond)
-        resid = self._codes()[ys] - self._mT[:, S].T  # (s, T)
-        self._mT -= self._post.combine(S, Dinv @ resid)
-        self._post.update(S, Dinv)
+        self._charge(remove_step(self._post, self._mT, S, self._codes()[ys], lam_s, self._scale))
 
     def _reweight_update(self, old_lam: np.ndarray) -> None:
-        """Block (Woodbury) reweight of every labelled point whose lambda changed."""
+        """Block reweight of every labelled point whose lambda changed (or a cheaper rebuild)."""
         S = np.array([j for j in self._labels if self._lam_pt[j] != old_lam[j]], dtype=np.int64)
         if S.size == 0:
             return
         if S.size > 1 and self._post.rebuild_is_cheaper(S.size):
-            raise _RebuildIsCheaper
-        lam_s = old_lam[S]
-        delta = self._lam_pt[S] - lam_s
-        C_SS = self._post.block(S)
-        Dm = np.diag(lam_s) - C_SS
-        amp = self._check_denominators(np.diagonal(Dm), lam_s)
-        G = Dm / np.outer(lam_s, lam_s)
-        A = np.eye(S.size) + delta[:, None] * G
-        Mw, cond = _solve_with_condition(A, np.diag(delta))
-        self._charge(amp * cond)
-        Mw = 0.5 * (Mw + Mw.T)
-        c_S = (self._codes()[self._cls[S]] - self._mT[:, S].T) / lam_s[:, None]  # (s, T)
-        inv = 1.0 / lam_s
-        self._mT -= self._post.combine(S, inv[:, None] * (Mw @ c_S))
-        self._post.update(S, inv[:, None] * Mw * inv[None, :])
+            raise RebuildIsCheaper
+        codes = self._codes()[self._cls[S]]
+        self._charge(reweight_step(self._post, self._mT, S, codes, old_lam[S], self._lam_pt[S], self._scale))
 
     def _save(self) -> tuple:
         """O(n T) copy of everything but C, to restore after a failed operation."""
@@ -456,9 +344,9 @@ class ActiveRLS:
                 return
             reason = (f"the accumulated rounding estimate of {self._error:.1e} since the last "
                       f"rebuild passed {ERROR_BUDGET:.0e}")
-        except _RebuildIsCheaper:
+        except RebuildIsCheaper:
             reason = None  # planned: the cheaper exact path, nothing to warn about
-        except (_GuardTripped, LinAlgError):
+        except (GuardTripped, LinAlgError):
             reason = ("an update was ill-conditioned (a denominator near the rounding level "
                       "of C, e.g. with a very small lam or duplicated points)")
         if reason is not None:
@@ -611,8 +499,7 @@ class ActiveRLS:
 
         def update():
             codes = self._codes()
-            # m = C[:, L] Lambda^-1 Y_L is linear in the targets (old lambda_i still in C)
-            self._mT += self._post.combine([i], ((codes[y_new] - codes[y_old]) / old[i])[None, :])
+            relabel_step(self._post, self._mT, i, codes[y_old], codes[y_new], old[i])  # old lambda_i in C
             self._reweight_update(old)
 
         self._apply(update, saved)
@@ -744,159 +631,3 @@ class ActiveRLS:
             Y = self._codes()[self._cls[L]]
             self._mT += self._post.condition(L, self._lam_pt[L], Y)
         return self
-
-    # ------------------------------------------------------------------ read access
-    @property
-    def classes(self) -> list:
-        """Class labels (a copy; add one with :meth:`add_class`)."""
-        return list(self._classes)
-
-    @property
-    def n_classes(self) -> int:
-        return len(self._classes)
-
-    @property
-    def n_outputs(self) -> int:
-        """T: 1 for binary, ``n_classes`` for one-vs-all."""
-        return self._mT.shape[0]
-
-    @property
-    def n_samples(self) -> int:
-        return self._post.n_samples
-
-    @property
-    def n_labeled(self) -> int:
-        return len(self._labels)
-
-    @property
-    def labels(self) -> dict:
-        """``{index: label}`` in labelling order (a copy)."""
-        return dict(self._labels)
-
-    @property
-    def unlabeled_indices(self) -> np.ndarray:
-        """Indices of unlabelled points, ndarray of shape (n_unlabeled,), int64."""
-        return np.flatnonzero(self._cls < 0)
-
-    @property
-    def class_weights(self) -> dict:
-        """Current class weights ``{class: w}`` (:mod:`core.learner.weighting`)."""
-        return {c: float(w) for c, w in zip(self._classes, self._w)}
-
-    @property
-    def point_lambdas(self) -> np.ndarray:
-        """``lambda_j = lam / w_{y_j}`` per point (inf for unlabelled), ndarray of shape (n,)."""
-        return self._lam_pt.copy()
-
-    @property
-    def decision_values(self) -> np.ndarray:
-        """Outputs ``m = f_L(X)``, ndarray of shape (n, T) (binary: T = 1, +1 = classes[1])."""
-        return self._mT.T.copy()
-
-    def posterior_covariance(self) -> np.ndarray:
-        """A copy of ``C`` (n x n): for tests and small pools only."""
-        return self._post.to_array()
-
-    def posterior_variance(self) -> np.ndarray:
-        """GP predictive variance ``C_zz + lam`` (ALGORITHMS §2), ndarray of shape (n,)."""
-        return self._post.diag() + self._lam
-
-    def predict(self) -> np.ndarray:
-        """Predicted class labels, ndarray of shape (n,) (``f > 0`` / argmax, see core.criteria.risk)."""
-        return self._label_array()[predicted_class_indices(self._mT.T)]
-
-    def proba(self) -> np.ndarray:
-        """Soft class probabilities (A§2, normalised), ndarray of shape (n, n_classes)."""
-        return class_probabilities(self._mT.T)
-
-    def _label_array(self) -> np.ndarray:
-        arr = np.array(self._classes)
-        if arr.ndim != 1 or arr.dtype.kind not in "biufUS" or arr.tolist() != self._classes:
-            arr = np.empty(len(self._classes), dtype=object)
-            arr[:] = self._classes
-        return arr
-
-    def estimated_risk(self) -> float:
-        """Bias-corrected estimated risk ``R(f_L)`` over the pool (eq. 3.49)."""
-        return estimated_risk(self._mT.T, self._w)
-
-    def hypothetical_lambdas(self) -> np.ndarray:
-        """``lam / w_y`` a candidate would get with label ``y`` (current weights), shape (n_classes,)."""
-        return self._lam / self._w
-
-    def scoring_state(self) -> ScoringState:
-        """The read-only state a criterion scores from (:class:`core.criteria.ScoringState`)."""
-        mT = self._mT.view()
-        mT.flags.writeable = False
-        return ScoringState(mT, self.hypothetical_lambdas(), self._w.copy())
-
-    def score(self, criterion, candidates=None) -> np.ndarray:
-        """Scores of ``criterion`` (a :class:`core.criteria.Criterion`) for candidates.
-
-        Parameters
-        ----------
-        criterion : core.criteria.Criterion
-        candidates : array-like of int, optional
-            Pool indices to score (default: every unlabelled point).
-
-        Returns
-        -------
-        ndarray of shape (k,) in the order of ``candidates``.
-        """
-        cand = self.unlabeled_indices if candidates is None else self._check_candidates(candidates)
-        return np.asarray(criterion.score(self.scoring_state(), self._post, cand), dtype=np.float64)
-
-    def _check_candidates(self, candidates) -> np.ndarray:
-        cand = np.asarray(candidates)
-        if cand.ndim != 1 or (cand.size and cand.dtype.kind not in "iu"):
-            raise ValueError(f"candidates must be a 1-D array of pool indices; got {candidates!r}.")
-        cand = cand.astype(np.int64)
-        if cand.size and (cand.min() < 0 or cand.max() >= self.n_samples):
-            raise IndexError(f"candidates must lie in [0, {self.n_samples}); got {cand.min()}..{cand.max()}.")
-        return cand
-
-    def expected_risk(self, candidates=None, backend: str = "numba") -> np.ndarray:
-        """Expected risk ``E_i`` of labelling each point (seed 002 eq. 3.50).
-
-        Parameters
-        ----------
-        candidates : array-like of int, optional
-            Score only these pool indices and return an array of their length, in their
-            order (labelled ones included: their score is what labelling them again would
-            give, which the strategies never ask for). Default: an array of shape (n,) with
-            every unlabelled point scored and ``+inf`` for labelled points (cached until the
-            state changes).
-        backend : {"numba", "numpy"}
-            ``"numpy"`` is the slow reference (tests only).
-
-        Returns
-        -------
-        E : ndarray of shape (n,) or (len(candidates),)
-        """
-        criterion = self._criterion if backend == "numba" else ExpectedRisk(backend)
-        if candidates is not None:
-            return self.score(criterion, candidates)
-        if backend == "numba" and self._risk_cache is not None:
-            return self._risk_cache.copy()
-        E = np.full(self.n_samples, np.inf)
-        cand = self.unlabeled_indices
-        E[cand] = self.score(criterion, cand)
-        if backend == "numba":
-            self._risk_cache = E.copy()
-        return E
-
-    def loo_decision_values(self) -> np.ndarray:
-        """Leave-one-out outputs of the labelled points, ndarray of shape (n_labeled, T).
-
-        From the removal update: ``f_{-j}(x_j) = m_j - C_jj (y_j - m_j) / (lambda_j - C_jj)``
-        (the LOO residual is ``(y_j - m_j) lambda_j / (lambda_j - C_jj)``, A§1). Rows follow
-        :attr:`labels` order.
-        """
-        L = np.array(list(self._labels), dtype=np.int64)
-        if L.size == 0:
-            return np.zeros((0, self.n_outputs))
-        cjj = self._post.diag(L)
-        lam = self._lam_pt[L]
-        M = self._mT[:, L].T
-        Y = self._codes()[self._cls[L]]
-        return M - (cjj / (lam - cjj))[:, None] * (Y - M)

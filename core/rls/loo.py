@@ -34,7 +34,6 @@ import scipy.linalg
 
 from ..criteria.risk import predicted_class_indices
 from ..kernels import median_distance
-from ..validation import check_positive
 
 __all__ = ["loo_path", "LooPath", "loo_errors", "lambda_grid", "select_index", "default_widths"]
 
