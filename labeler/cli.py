@@ -152,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--lam", type=_lam, default=None, metavar="L|auto",
         help="regularisation lambda > 0, or 'auto': leave-one-out on the initial labels (needs "
-        "--initial >= 10 with 2 of each class, else 0.1); default: the built-in's recommended "
-        "value, else auto",
+        "2 or more of each of 2 or more classes, else 0.1 with a warning); default: the "
+        "built-in's recommended value, else auto",
     )
     sim.add_argument(
         "--weighting", choices=("none", "balanced"), default=None,
