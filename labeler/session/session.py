@@ -83,8 +83,8 @@ from core.risk import predicted_class_indices
 from core.rls import WeightedRLSClassifier, default_widths
 from core.validation import check_index, check_positive
 
-from . import export as _export
-from .store import (
+from .. import export as _export
+from ..store import (
     LABEL_SOURCES,
     ConcurrentUpdateError,
     LogState,
