@@ -884,6 +884,8 @@ def test_failed_learner_update_leaves_config_and_learner_agreeing(store, monkeyp
 
 
 def test_set_lam_auto_reuses_the_cached_loo_fit(store, monkeypatch):
+    from labeler.session import model as session_model
+
     s = LabelingSession.create(store, config(weighting="none"))
     label_queried(s, 12)
     chosen = s.loo_curve()["lam"]  # drawn by the Progress tab: the fit is cached
@@ -891,7 +893,7 @@ def test_set_lam_auto_reuses_the_cached_loo_fit(store, monkeypatch):
     def refit(*args, **kw):
         raise AssertionError("LOO refitted although the fit of this state was cached")
 
-    monkeypatch.setattr(s, "_loo_fit", refit)
+    monkeypatch.setattr(session_model, "tune", refit)
     s.set_lam("auto")
     assert s.config.lam == chosen
 
@@ -928,17 +930,17 @@ def test_expected_risk_is_computed_only_when_asked(store, monkeypatch, strategy)
 
 
 def test_auto_width_uses_core_default_widths(store, monkeypatch):
-    import labeler.session as session_module
     from core.rls import default_widths
+    from labeler.session import model as session_model
 
     grid = default_widths(np.random.default_rng(0).standard_normal((30, 2)))
-    monkeypatch.setattr(session_module, "default_widths", lambda X, **kw: grid)
+    monkeypatch.setattr(session_model, "default_widths", lambda X, **kw: grid)
     s = LabelingSession.create(store, config(dataset_options={"n": 60}))
     assert s.config.width == grid[6]  # the median, the grid's factor 2**0
     label_queried(s, 8)
     seen = []
-    real = s._loo_fit
-    monkeypatch.setattr(s, "_loo_fit", lambda **kw: seen.append(kw["widths"]) or real(**kw))
+    real = session_model.tune
+    monkeypatch.setattr(session_model, "tune", lambda *a, **kw: seen.append(kw["widths"]) or real(*a, **kw))
     s.set_width("auto")
     assert seen and seen[0] is grid
     monkeypatch.undo()
@@ -951,12 +953,12 @@ def test_auto_width_uses_core_default_widths(store, monkeypatch):
 def test_median_width_is_the_median_pairwise_distance():
     from scipy.spatial.distance import pdist
 
-    from labeler.session import _median_distance
+    from labeler.session.model import median_distance
 
     X = np.random.default_rng(5).standard_normal((200, 3))
-    assert _median_distance(X) == float(np.median(pdist(X)))
+    assert median_distance(X) == float(np.median(pdist(X)))
     with pytest.raises(ValueError, match="Pass width=<number>"):
-        _median_distance(np.zeros((5, 2)))
+        median_distance(np.zeros((5, 2)))
 
 
 def test_no_adapters_core_modules_used_directly():
