@@ -101,6 +101,7 @@ def _builtin_names() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``labeler`` argument parser (sub-commands ``app``, ``simulate``, ``reproduce``)."""
+    from core.arls import WEIGHTINGS
     from core.strategies import STRATEGIES
 
     parser = argparse.ArgumentParser(
@@ -156,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         "built-in's recommended value, else auto",
     )
     sim.add_argument(
-        "--weighting", choices=("none", "balanced"), default=None,
+        "--weighting", choices=WEIGHTINGS, default=None,
         help="class weights (balanced: w_y ~ 1/n_y over the labels, bias-corrected risk); "
         "default: the built-in's recommendation, else none",
     )
@@ -258,6 +259,7 @@ class _Progress:
 def _run_simulate(args) -> int:
     import numpy as np
 
+    from core.arls import WEIGHTINGS
     from core.kernels import Kernel
     from core.kernels import median_distance
     from core.simulate import prepare_features, simulate
@@ -322,7 +324,7 @@ def _run_simulate(args) -> int:
         ok = isinstance(recommended, (int, float)) and not isinstance(recommended, bool) and recommended > 0
         lam = float(recommended) if ok else "auto"
     weighting = args.weighting or params.get("weighting", "none")
-    if not (isinstance(weighting, dict) or weighting in ("none", "balanced")):
+    if not (isinstance(weighting, dict) or (isinstance(weighting, str) and weighting in WEIGHTINGS)):
         print(f"labeler simulate: warning: the data set recommends weighting {weighting!r}, which is "
               "not 'none', 'balanced' or a dict of class weights; using 'none' (set --weighting).",
               file=sys.stderr, flush=True)
