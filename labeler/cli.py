@@ -102,6 +102,7 @@ def _builtin_names() -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The ``labeler`` argument parser (sub-commands ``app``, ``simulate``, ``reproduce``)."""
     from core.arls import WEIGHTINGS
+    from core.kernels import KERNELS
     from core.strategies import STRATEGIES
 
     parser = argparse.ArgumentParser(
@@ -144,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=_non_negative_int, default=0,
         help="seeds everything: a built-in data set's construction, the initial labels, tie-breaking (default 0)",
     )
-    sim.add_argument("--kernel", choices=("rbf", "linear", "poly"), default="rbf", help="kernel (default rbf)")
+    sim.add_argument("--kernel", choices=KERNELS, default="rbf", help="kernel (default rbf)")
     sim.add_argument(
         "--width", type=_positive_float, default=None,
         help="RBF width s in exp(-|x-x'|^2 / (2 s^2)); default: the built-in's recommended width, "
