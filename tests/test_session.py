@@ -1,4 +1,4 @@
-"""Tests of LabelingSession (labeler/session.py) on small pools with real SQLite files."""
+"""Tests of LabelingSession (labeler/session/) on small pools with real SQLite files."""
 
 from __future__ import annotations
 
