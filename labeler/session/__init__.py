@@ -4,7 +4,8 @@
 :mod:`.config`         :class:`SessionConfig`, defaults, checks of settings, creation-time resolving
 :mod:`.data`           the data set, the features the kernel sees, initial labels, 2-D layout
 :mod:`.model`          :class:`ModelSpec` and the only builder of the learner; LOO tuning
-:mod:`.session`        :class:`LabelingSession`: create, open, commit, undo, next query, label
+:mod:`.session`        :class:`LabelingSession`: create, open, event log (commit, refresh), next query
+:mod:`.labelling`      label, skip, undo, accept predictions
 :mod:`.settings`       the setters (strategy, weighting, lam, width, new class)
 :mod:`.views`          read-only state, prediction and history tables, confidence bins, export
 =====================  ==========================================================================
