@@ -45,6 +45,7 @@ import pandas as pd
 
 from .learner import ActiveRLS
 from .kernels import Kernel, median_distance
+from .rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, tune_lam_width
 from .preprocessing import standardize
 from .criteria.risk import predicted_class_indices, target_codes
 from .strategies import STRATEGIES, query
@@ -73,12 +74,6 @@ CURVE_COLUMNS = (
     "step_seconds",
 )
 
-#: lambda used by ``lam="auto"`` when there are too few initial labels for leave-one-out.
-#: The thesis' experiments use 0.1-0.5 on unit-scale RBF kernels (ALGORITHMS §4).
-DEFAULT_LAM = 0.1
-
-#: ``lam="auto"`` runs LOO only with at least this many initial labels, two of each class.
-MIN_LOO_LABELS = 10
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -144,20 +139,15 @@ def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: f
                 classes=None):
     """The regularisation to use: ``lam`` itself, or for ``"auto"`` exact LOO on the labels.
 
-    ``"auto"`` tunes the model :class:`ActiveRLS` will run on the labelled points: no offset,
-    the learner's target codes (:func:`core.risk.target_codes`: one column for two classes,
-    else one-vs-all over every class of ``classes``, also those without a label yet) and its
-    class weights, one weight ``w_y`` per point (``"balanced"``: ``w_y = n_L / (T n_y)``,
-    read from an :class:`ActiveRLS` holding the labels, so they are the learner's by
-    construction). That is weighted RLS with loss weights ``w_{y_j}``, i.e. point lambdas
-    ``lam / w_{y_j}`` (ALGORITHMS §1, §3). Exact LOO (:func:`core.rls.loo_path`, seed 002
-    eq. A.33) scores the default grid (50 geometric values between the smallest positive and
-    the largest eigenvalue of ``W K_LL W``) and the lambda with the least weighted LOO
-    classification error wins, ties to the largest (seed 002 §4.1). When every class has a
-    label this is exactly ``WeightedRLSClassifier(lam="auto", fit_offset=False,
-    class_weight=<those weights>)``. With fewer than :data:`MIN_LOO_LABELS` labels, labels of
-    fewer than two classes, or fewer than two of some labelled class, LOO cannot judge and
-    ``default`` is returned.
+    ``"auto"`` is :func:`core.rls.tuning.tune_lam_width` (the one LOO tuner, also the
+    labelling session's) on the labelled points, with the class weights of an
+    :class:`ActiveRLS` holding those labels (so they are the learner's by construction, also
+    for "balanced") and the learner's target codes over every class of ``classes``. Its rule:
+    weighted LOO classification error over 50 geometric values between the smallest positive
+    and the largest eigenvalue of ``W K_LL W``, ties to the largest lambda (seed 002 §4.1).
+    With too few labels (fewer than :data:`MIN_LOO_LABELS`, fewer than two classes, or a
+    labelled class with one label) LOO cannot judge: a :class:`core.rls.tuning.LooTuningWarning`
+    and ``default``.
 
     Parameters
     ----------
@@ -181,25 +171,18 @@ def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: f
     """
     if not (isinstance(lam, str) and lam == "auto"):
         return check_positive("lam", lam)
-    from .rls import loo_path, select_index
-
     labeled = np.asarray(labeled, dtype=np.intp)
     y_l = np.asarray(y)[labeled]
-    _, counts = np.unique(y_l, return_counts=True)
-    if labeled.size < MIN_LOO_LABELS or counts.size < 2 or counts.min() < 2:
-        return float(default)
     classes = sorted(np.unique(y_l).tolist()) if classes is None else list(classes)
     X_l = np.asarray(X, dtype=np.float64)[labeled]
     labels = [v.item() if hasattr(v, "item") else v for v in y_l]
-    # The learner itself gives the weights (and validates labels and weighting).
-    probe = ActiveRLS.from_features(X_l, classes=classes, kernel=kernel, lam=1.0, weighting=weighting)
-    probe.add_many(list(range(labeled.size)), labels)
-    w = np.array(list(probe.class_weights.values()))
-    index = {c: t for t, c in enumerate(probe.classes)}
-    cls = np.array([index[v] for v in labels])
-    codes = target_codes(probe.n_outputs, probe.n_classes)[cls]
-    path = loo_path(kernel(X_l), codes, w[cls], fit_offset=False)
-    return float(path.lams[select_index(path.classification)])
+    weights = np.ones(len(classes))
+    if not loo_readiness(labels):
+        # the learner itself gives the weights (and validates labels and weighting)
+        probe = ActiveRLS.from_features(X_l, classes=classes, kernel=kernel, lam=1.0, weighting=weighting)
+        probe.add_many(list(range(labeled.size)), labels)
+        weights = probe.class_weights
+    return tune_lam_width(X_l, labels, classes, weights, kernel=kernel, default_lam=default).lam
 
 
 # --------------------------------------------------------------------------- out-of-pool prediction

@@ -21,7 +21,7 @@ from labeler.ui.export_panel import render_export
 from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.point_panel import render_point_panel
-from labeler.ui.sidebar import STRATEGIES, render_sidebar
+from labeler.ui.sidebar import render_sidebar, strategy_label
 from labeler.ui.view import build_view
 from labeler.ui.zoom import keep_zoom
 
@@ -58,7 +58,7 @@ with lock:
     # ---- header: data set, counts ----------------------------------------------------------
     config = getattr(session, "config", None)
     data_name = getattr(session.dataset, "name", None) or getattr(config, "dataset", "data")
-    strategy = STRATEGIES.get(getattr(config, "strategy", ""), "")
+    strategy = strategy_label(getattr(config, "strategy", ""))
     counts = session.class_counts()
     badges = "".join(
         f'<span class="dot" style="background:{class_color(j)}"></span>{html.escape(str(c))}: '

@@ -101,6 +101,8 @@ def _builtin_names() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``labeler`` argument parser (sub-commands ``app``, ``simulate``, ``reproduce``)."""
+    from core.learner import WEIGHTINGS
+    from core.kernels import KERNELS
     from core.strategies import STRATEGIES
 
     parser = argparse.ArgumentParser(
@@ -143,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=_non_negative_int, default=0,
         help="seeds everything: a built-in data set's construction, the initial labels, tie-breaking (default 0)",
     )
-    sim.add_argument("--kernel", choices=("rbf", "linear", "poly"), default="rbf", help="kernel (default rbf)")
+    sim.add_argument("--kernel", choices=KERNELS, default="rbf", help="kernel (default rbf)")
     sim.add_argument(
         "--width", type=_positive_float, default=None,
         help="RBF width s in exp(-|x-x'|^2 / (2 s^2)); default: the built-in's recommended width, "
@@ -152,11 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--lam", type=_lam, default=None, metavar="L|auto",
         help="regularisation lambda > 0, or 'auto': leave-one-out on the initial labels (needs "
-        "--initial >= 10 with 2 of each class, else 0.1); default: the built-in's recommended "
-        "value, else auto",
+        "2 or more of each of 2 or more classes, else 0.1 with a warning); default: the "
+        "built-in's recommended value, else auto",
     )
     sim.add_argument(
-        "--weighting", choices=("none", "balanced"), default=None,
+        "--weighting", choices=WEIGHTINGS, default=None,
         help="class weights (balanced: w_y ~ 1/n_y over the labels, bias-corrected risk); "
         "default: the built-in's recommendation, else none",
     )
@@ -258,6 +260,7 @@ class _Progress:
 def _run_simulate(args) -> int:
     import numpy as np
 
+    from core.learner import WEIGHTINGS
     from core.kernels import Kernel
     from core.kernels import median_distance
     from core.simulate import prepare_features, simulate
@@ -322,7 +325,7 @@ def _run_simulate(args) -> int:
         ok = isinstance(recommended, (int, float)) and not isinstance(recommended, bool) and recommended > 0
         lam = float(recommended) if ok else "auto"
     weighting = args.weighting or params.get("weighting", "none")
-    if not (isinstance(weighting, dict) or weighting in ("none", "balanced")):
+    if not (isinstance(weighting, dict) or (isinstance(weighting, str) and weighting in WEIGHTINGS)):
         print(f"labeler simulate: warning: the data set recommends weighting {weighting!r}, which is "
               "not 'none', 'balanced' or a dict of class weights; using 'none' (set --weighting).",
               file=sys.stderr, flush=True)

@@ -45,7 +45,6 @@ __all__ = [
     "label_table",
     "write_table",
     "write_image_zip",
-    "table_bytes",
 ]
 
 EXPORT_FORMATS = ("csv", "jsonl", "parquet", "zip")
@@ -216,23 +215,6 @@ def write_table(table: pd.DataFrame, path, format: str | None = None) -> Path:
             except (TypeError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
                 raise ExportError(f"Cannot write Parquet: {exc}. Use CSV or JSONL instead.") from exc
     return path
-
-
-def table_bytes(table: pd.DataFrame, format: str) -> bytes:
-    """The bytes :func:`write_table` would write (for a download button)."""
-    fmt = infer_format("", format)
-    if fmt == "zip":
-        raise ExportError("The zip export needs images; use write_image_zip().")
-    buf = io.BytesIO()
-    if fmt == "csv":
-        buf.write(table.to_csv(index=False).encode("utf-8"))
-    elif fmt == "jsonl":
-        text = io.StringIO()
-        _write_jsonl(table, text)
-        buf.write(text.getvalue().encode("utf-8"))
-    else:
-        _parquet_frame(table).to_parquet(buf, index=False)
-    return buf.getvalue()
 
 
 _UNSAFE = re.compile(r'[\x00-\x1f/\\:*?"<>|]')

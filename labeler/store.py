@@ -632,14 +632,6 @@ class Store:
                 stack.pop()
         return sum(c for _, k, c in stack if k != "skip")
 
-    def rename_session(self, session_id: str, name: str):
-        """Change a session's display name."""
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"Session name must be a non-empty string; got {name!r}.")
-        with self._write() as con:
-            self._require(con, session_id)
-            con.execute("UPDATE sessions SET name = ? WHERE id = ?", (name, session_id))
-
     def delete_session(self, session_id: str):
         """Delete a session with its events and cached arrays (one transaction)."""
         with self._write() as con:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install everything the tests need (Python packages, Debian's Chromium for the browser tests)
-# and run the whole test suite. Extra arguments go to pytest.
+# Install everything the tests need into .venv/ (made from python3 on first use), and Debian's
+# Chromium for the browser tests, then run the whole test suite. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null 2>&1; then
@@ -8,5 +8,6 @@ if ! command -v chromium >/dev/null 2>&1; then
     $SUDO apt-get update -q
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium
 fi
+source scripts/_venv.sh
 python -m pip install -q -e '.[test]'
 python -m pytest -q "$@"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from core.criteria.risk import class_probabilities, estimated_risk, target_codes
 
@@ -77,9 +76,3 @@ def build_learner(posterior: str, X, kernel=None, **kwargs):
     if posterior == "factor":
         return ActiveRLS.from_factor(eigen_factor(kernel(np.asarray(X, dtype=float))), **kwargs)
     raise ValueError(f"unknown posterior {posterior!r}")
-
-
-@pytest.fixture(params=POSTERIORS)
-def posterior(request):
-    """Runs a test once per posterior store (the conformance suite)."""
-    return request.param

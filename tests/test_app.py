@@ -544,3 +544,31 @@ def test_initial_labels_on_unlabelled_data_show_an_error(_env):
     assert not at.exception
     assert any("true labels" in e for e in errors(at)), errors(at)
     assert at.session_state["session_id"] == sid
+
+
+def test_a_session_with_class_weights_renders_and_can_switch_back():
+    """weighting={class: weight} is no named weighting: the page shows the weights (it used to
+    raise TypeError, unhashable dict, on every render)."""
+    at = start()
+    s = session_of(at)
+    s.set_weighting({s.classes[0]: 2.0, s.classes[1]: 0.5})
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Custom: 0 2, 1 0.5" in c.value for c in at.caption)
+    class_button(at, 0).click().run()
+    assert not at.exception and labeled_count(at) == 1
+    at.radio(key=f"weighting_{s.id}").set_value("none").run()
+    assert not at.exception and s.config.weighting == "none"
+
+
+def test_a_programming_error_is_not_shown_as_a_user_message(monkeypatch):
+    """Only the errors meant for the user become messages; a bug raises."""
+    at = start()
+    s = session_of(at)
+
+    def broken(*args, **kw):
+        raise KeyError("bug")
+
+    monkeypatch.setattr(type(s), "skip", broken)
+    step_button(at, "skip").click().run()
+    assert at.exception

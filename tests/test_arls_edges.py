@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from arls_oracle import build_learner, direct_solve, expected_class_weights, posterior  # noqa: F401 (fixture)
+from arls_oracle import build_learner, direct_solve, expected_class_weights
 from core.kernels import Kernel
 from core.learner import ActiveRLS, NumericalRebuildWarning
 

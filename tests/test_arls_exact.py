@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from arls_oracle import build_learner, direct_solve, expected_class_weights, posterior  # noqa: F401 (fixture)
+from arls_oracle import build_learner, direct_solve, expected_class_weights
 from core.learner import arls as arls_module
 from core.learner import updates as updates_module
 from core.learner import ActiveRLS

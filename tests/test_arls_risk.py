@@ -6,13 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from arls_oracle import (  # noqa: F401 (posterior is a fixture)
-    brute_force_expected_risk,
-    build_learner,
-    direct_solve,
-    expected_class_weights,
-    posterior,
-)
+from arls_oracle import brute_force_expected_risk, build_learner, direct_solve, expected_class_weights
 from core.learner import ActiveRLS
 from core.criteria import ExpectedRisk, ScoringState
 from core.posteriors import DensePosterior, FactorPosterior

@@ -17,7 +17,6 @@ from labeler.export import (
     ExportError,
     infer_format,
     label_table,
-    table_bytes,
     write_image_zip,
     write_table,
 )
@@ -108,14 +107,6 @@ def test_parquet_round_trip(tmp_path, with_pred):
         if r["timestamp"] is not None:
             r["timestamp"] = r["timestamp"].isoformat(timespec="microseconds")
     check_rows(rows, expected_rows(with_pred))
-
-
-def test_table_bytes_match_files(tmp_path):
-    t = table(True)
-    for fmt in ("csv", "jsonl"):
-        assert table_bytes(t, fmt) == write_table(t, tmp_path / f"o.{fmt}").read_bytes()
-    back = pq.read_table(io.BytesIO(table_bytes(t, "parquet")))
-    assert back.equals(pq.read_table(write_table(t, tmp_path / "o.parquet")))
 
 
 def test_features_without_frame_and_numeric_ids(tmp_path):

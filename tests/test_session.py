@@ -1,4 +1,4 @@
-"""Tests of LabelingSession (labeler/session.py) on small pools with real SQLite files."""
+"""Tests of LabelingSession (labeler/session/) on small pools with real SQLite files."""
 
 from __future__ import annotations
 
@@ -884,6 +884,8 @@ def test_failed_learner_update_leaves_config_and_learner_agreeing(store, monkeyp
 
 
 def test_set_lam_auto_reuses_the_cached_loo_fit(store, monkeypatch):
+    from labeler.session import model as session_model
+
     s = LabelingSession.create(store, config(weighting="none"))
     label_queried(s, 12)
     chosen = s.loo_curve()["lam"]  # drawn by the Progress tab: the fit is cached
@@ -891,7 +893,7 @@ def test_set_lam_auto_reuses_the_cached_loo_fit(store, monkeypatch):
     def refit(*args, **kw):
         raise AssertionError("LOO refitted although the fit of this state was cached")
 
-    monkeypatch.setattr(s, "_loo_fit", refit)
+    monkeypatch.setattr(session_model, "tune", refit)
     s.set_lam("auto")
     assert s.config.lam == chosen
 
@@ -928,17 +930,17 @@ def test_expected_risk_is_computed_only_when_asked(store, monkeypatch, strategy)
 
 
 def test_auto_width_uses_core_default_widths(store, monkeypatch):
-    import labeler.session as session_module
     from core.rls import default_widths
+    from labeler.session import model as session_model
 
     grid = default_widths(np.random.default_rng(0).standard_normal((30, 2)))
-    monkeypatch.setattr(session_module, "default_widths", lambda X, **kw: grid)
+    monkeypatch.setattr(session_model, "default_widths", lambda X, **kw: grid)
     s = LabelingSession.create(store, config(dataset_options={"n": 60}))
     assert s.config.width == grid[6]  # the median, the grid's factor 2**0
     label_queried(s, 8)
     seen = []
-    real = s._loo_fit
-    monkeypatch.setattr(s, "_loo_fit", lambda **kw: seen.append(kw["widths"]) or real(**kw))
+    real = session_model.tune
+    monkeypatch.setattr(session_model, "tune", lambda *a, **kw: seen.append(kw["widths"]) or real(*a, **kw))
     s.set_width("auto")
     assert seen and seen[0] is grid
     monkeypatch.undo()
@@ -951,12 +953,12 @@ def test_auto_width_uses_core_default_widths(store, monkeypatch):
 def test_median_width_is_the_median_pairwise_distance():
     from scipy.spatial.distance import pdist
 
-    from labeler.session import _median_distance
+    from labeler.session.model import median_distance
 
     X = np.random.default_rng(5).standard_normal((200, 3))
-    assert _median_distance(X) == float(np.median(pdist(X)))
+    assert median_distance(X) == float(np.median(pdist(X)))
     with pytest.raises(ValueError, match="Pass width=<number>"):
-        _median_distance(np.zeros((5, 2)))
+        median_distance(np.zeros((5, 2)))
 
 
 def test_no_adapters_core_modules_used_directly():
@@ -1197,3 +1199,114 @@ def test_export_uses_the_data_sets_own_class_values(store, tmp_path):
     s.add_class("maybe")  # a class the data set does not have: strings for every label
     df2 = pd.read_parquet(s.export(tmp_path / "labels2.parquet"))
     assert df2["label"].map(type).eq(str).all()
+
+
+# ---- a setting the learner rejects is never stored ---------------------------------------------
+
+
+def unchanged_to_rounding(s, store, before):
+    """As unchanged(), but m may have been recomputed (the learner restores, then rebuilds)."""
+    events, labels, m, classes, cfg = before
+    assert s.n_events == events == n_events_on_disk(store, s.id)
+    assert s.labels == labels and s.classes == classes and s.config == cfg
+    np.testing.assert_allclose(m_of(s), m, rtol=0, atol=1e-10)
+
+
+def test_a_lam_the_learner_rejects_is_refused_and_the_session_reopens(store):
+    """Linear kernel, 6 labels: K_LL + 1e-300 I is not positive definite (rank 2 in 2-D)."""
+    s = LabelingSession.create(store, config(kernel="linear"))
+    label_queried(s, 6)
+    before = (s.n_events, s.labels, m_of(s), s.classes, s.config)
+    with pytest.raises(ValueError, match="not positive definite"):
+        s.set_lam(1e-300)
+    unchanged_to_rounding(s, store, before)
+    assert s.learner.lam == s.config.lam
+    r = LabelingSession.open(store, s.id)  # the log holds no such event: it reopens
+    np.testing.assert_allclose(m_of(r), m_of(s), rtol=0, atol=1e-10)
+    label_queried(s, 1)  # and the live session goes on
+    s.set_lam(0.5)
+    assert LabelingSession.open(store, s.id).config.lam == 0.5
+
+
+def test_weights_the_learner_rejects_are_refused(store):
+    s = LabelingSession.create(store, config(kernel="linear", lam=1e-3))
+    label_queried(s, 6)
+    before = (s.n_events, s.labels, m_of(s), s.classes, s.config)
+    with pytest.raises(ValueError, match="not positive definite"):
+        s.set_weighting({"0": 1e300, "1": 1e300})
+    unchanged_to_rounding(s, store, before)
+    assert LabelingSession.open(store, s.id).config.weighting == s.config.weighting
+
+
+@pytest.mark.parametrize("width", [1e300, 1e-300])
+def test_an_rbf_width_out_of_range_is_refused_up_front(store, width):
+    s = LabelingSession.create(store, config())
+    label_queried(s, 3)
+    before = (s.n_events, s.labels, m_of(s), s.classes, s.config)
+    with pytest.raises(ValueError, match="width must be between 1e-150 and 1e"):
+        s.set_width(width)
+    unchanged_to_rounding(s, store, before)
+    with pytest.raises(ValueError, match="width must be between"):
+        LabelingSession.create(store, config(width=width))
+
+
+def test_a_class_the_learner_rejects_is_not_stored(store, monkeypatch):
+    s = LabelingSession.create(store, config(weighting={"0": 2.0, "1": 1.0}))
+    label_queried(s, 4)
+    before = (s.n_events, s.labels, m_of(s), s.classes, s.config)
+
+    def reject(name):
+        raise ValueError("rejected by the learner")
+
+    monkeypatch.setattr(s.learner, "add_class", reject)
+    with pytest.raises(ValueError, match="rejected by the learner"):
+        s.add_class("noise")
+    monkeypatch.undo()
+    unchanged_to_rounding(s, store, before)
+    assert LabelingSession.open(store, s.id).classes == s.classes
+
+
+@pytest.mark.parametrize("action", [
+    lambda s: s.set_lam(0.37),
+    lambda s: s.set_width(0.9),
+    lambda s: s.set_weighting("none"),
+    lambda s: s.add_class("noise"),
+])
+def test_a_failed_write_takes_the_setting_back_from_the_learner(store, monkeypatch, action):
+    s = LabelingSession.create(store, config(weighting={"0": 2.0, "1": 1.0}))
+    label_queried(s, 5)
+    before = (s.n_events, s.labels, m_of(s), s.classes, s.config)
+
+    def full(*args, **kw):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(s._store, "append", full)
+    with pytest.raises(OSError, match="disk full"):
+        action(s)
+    monkeypatch.undo()
+    unchanged_to_rounding(s, store, before)
+    assert s.learner.classes == s.classes and s.learner.lam == s.config.lam
+    assert s.learner.kernel.width == s.config.width
+    action(s)  # the write works now: applied once
+    r = LabelingSession.open(store, s.id)
+    assert r.config == s.config and r.classes == s.classes
+    np.testing.assert_allclose(m_of(r), m_of(s), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("n_labels,new_class", [(15, False), (6, False), (15, True)])
+def test_session_and_simulate_tune_the_same_lam_for_the_same_labels(store, n_labels, new_class):
+    """One LOO tuner: set_lam("auto") and core.simulate.resolve_lam agree (balanced weights),
+    also with few labels and with a class that has no label yet (its one-vs-all column)."""
+    from core.simulate import resolve_lam
+
+    s = LabelingSession.create(store, config(dataset="moons-imbalanced", dataset_options={"n": 110}))
+    if new_class:
+        s.add_class("noise")
+    y = np.array([str(v) for v in s.dataset.y], dtype=object)
+    pts = [int(i) for c in ("0", "1") for i in np.flatnonzero(y == c)[: n_labels // 2]]
+    for i in pts:
+        s.label(i, y[i], source="chosen")
+    kernel = Kernel("rbf", width=s.config.width)
+    expected = resolve_lam("auto", s.X, y, pts, kernel, "balanced", classes=s.classes)
+    s.set_lam("auto")
+    assert s.config.lam == expected

@@ -14,6 +14,7 @@ from core.learner import ActiveRLS
 from core.datasets import Dataset
 from core.kernels import Kernel
 from core.criteria.risk import estimated_risk, target_codes
+from core.rls.tuning import LooTuningWarning
 from core.rls import WeightedRLSClassifier
 from core.simulate import (
     CURVE_COLUMNS,
@@ -278,9 +279,11 @@ def test_balanced_accuracy_matches_sklearn():
 def test_resolve_lam():
     ds = make_dataset(n=60, seed=0)
     assert resolve_lam(0.25, ds.X, ds.y, [], KERNEL) == 0.25
-    assert resolve_lam("auto", ds.X, ds.y, [0, 1, 2], KERNEL) == DEFAULT_LAM  # too few labels
+    with pytest.warns(LooTuningWarning, match="Label more points"):  # too few labels
+        assert resolve_lam("auto", ds.X, ds.y, [0, 1, 2], KERNEL) == DEFAULT_LAM
     one_class = np.flatnonzero(ds.y == 0)[:12]
-    assert resolve_lam("auto", ds.X, ds.y, one_class, KERNEL) == DEFAULT_LAM
+    with pytest.warns(LooTuningWarning, match="of at least 2 classes"):
+        assert resolve_lam("auto", ds.X, ds.y, one_class, KERNEL) == DEFAULT_LAM
     labeled = np.arange(30)
     expected = WeightedRLSClassifier(kernel="rbf", width=0.8, lam="auto", fit_offset=False).fit(
         ds.X[labeled], ds.y[labeled]).lam_

@@ -4,15 +4,31 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.learner import WEIGHTINGS
+from core.strategies import STRATEGIES
 from labeler.ui import actions, state
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
 from labeler.ui.registry import REGISTRY
 
-__all__ = ["render_sidebar", "STRATEGIES", "WEIGHTINGS"]
+__all__ = ["render_sidebar", "strategy_label", "weighting_label"]
 
-STRATEGIES = {"arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random"}
-WEIGHTINGS = {"balanced": "Balanced (class weights)", "none": "None"}
+# display names of core's strategy and weighting names (the lists themselves are core's)
+_STRATEGY_LABELS = {"arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random"}
+_WEIGHTING_LABELS = {"balanced": "Balanced (class weights)", "none": "None"}
+
+
+def strategy_label(name) -> str:
+    """How the app names a strategy of :data:`core.strategies.STRATEGIES`."""
+    return _STRATEGY_LABELS.get(name, str(name))
+
+
+def weighting_label(weighting) -> str:
+    """How the app names a weighting: one of :data:`core.learner.WEIGHTINGS`, or a dict of class
+    weights ("Custom: a 2, b 1")."""
+    if isinstance(weighting, dict):
+        return "Custom: " + ", ".join(f"{c} {w:g}" for c, w in weighting.items())
+    return _WEIGHTING_LABELS.get(weighting, str(weighting))
 
 
 def render_sidebar(session) -> None:
@@ -193,15 +209,19 @@ def _settings(session) -> None:
 
     with st.expander("Learner", icon=":material/tune:", expanded=True):
         strategy = current("strategy", "arls")
-        st.radio("Query strategy", list(STRATEGIES), format_func=STRATEGIES.get,
-                 index=list(STRATEGIES).index(strategy) if strategy in STRATEGIES else 0,
+        st.radio("Query strategy", STRATEGIES, format_func=strategy_label,
+                 index=STRATEGIES.index(strategy) if strategy in STRATEGIES else 0,
                  key=f"strategy_{session.id}", on_change=actions.set_setting,
                  args=("set_strategy", f"strategy_{session.id}"))
         weighting = current("weighting", "balanced")
-        st.radio("Class weighting", list(WEIGHTINGS), format_func=WEIGHTINGS.get,
-                 index=list(WEIGHTINGS).index(weighting) if weighting in WEIGHTINGS else 0,
+        # a dict of class weights is none of the named weightings: no option is selected
+        named = isinstance(weighting, str) and weighting in WEIGHTINGS
+        st.radio("Class weighting", WEIGHTINGS, format_func=weighting_label,
+                 index=WEIGHTINGS.index(weighting) if named else None,
                  key=f"weighting_{session.id}", on_change=actions.set_setting,
                  args=("set_weighting", f"weighting_{session.id}"), horizontal=True)
+        if not named:
+            st.caption(f"Class weights: {weighting_label(weighting)}")
         cols = st.columns(2)
         cols[0].text_input("Kernel width", value=shown(current("width", "auto")),
                            key=f"width_{session.id}", on_change=actions.set_setting,

@@ -29,8 +29,12 @@ __all__ = [
     "sync_selection", "select_point", "clear_selection",
 ]
 
-#: Errors that bad input or a bad store file raise; shown to the user, never a crash.
-USER_ERRORS = (ValueError, LookupError, TypeError, OSError, StoreError)
+#: Errors that bad input, a bad data or store file or the file system raise: shown to the
+#: user, never a crash. ``ValueError`` covers the session's and core's checks (and
+#: ``ExportError``, ``LinAlgError``), ``StoreError`` the store's (``UnknownSessionError``
+#: too), ``OSError`` unreadable or unwritable files. Anything else is a programming error
+#: and raises.
+USER_ERRORS = (ValueError, OSError, StoreError)
 
 
 def app_config() -> AppConfig:
@@ -92,7 +96,7 @@ def new_session(dataset: str, dataset_options: dict | None = None, **settings) -
                                **settings)
         with st.spinner(f"Loading {dataset} and building the model…", show_time=True):
             session, _ = REGISTRY.create(app_config().store, config)
-    except (*USER_ERRORS, MemoryError) as exc:
+    except (*USER_ERRORS, MemoryError) as exc:  # MemoryError: an n x n matrix too large
         flash("error", f"Could not open {dataset}: {exc}")
         return False
     _show(session.id)

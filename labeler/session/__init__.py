@@ -1,0 +1,35 @@
+"""A labelling session: configuration, model factory, event-logged state and read-only views.
+
+=====================  ==========================================================================
+:mod:`.config`         :class:`SessionConfig`, defaults, checks of settings, creation-time resolving
+:mod:`.data`           the data set, the features the kernel sees, initial labels, 2-D layout
+:mod:`.model`          :class:`ModelSpec` and the only builder of the learner; LOO tuning
+:mod:`.session`        :class:`LabelingSession`: create, open, event log (commit, refresh), next query
+:mod:`.labelling`      label, skip, undo, accept predictions
+:mod:`.settings`       the setters (strategy, weighting, lam, width, new class)
+:mod:`.views`          read-only state, prediction and history tables, confidence bins, export
+=====================  ==========================================================================
+"""
+
+from core.learner import WEIGHTINGS
+from core.strategies import STRATEGIES
+
+from ..store import SessionInfo, UnknownSessionError
+from .config import DEFAULT_CLASSES, DEFAULT_LAM, LAYOUTS, SessionConfig
+from .model import ModelSpec
+from .session import LabelingSession
+from .views import INITIAL_SOURCE
+
+__all__ = [
+    "LabelingSession",
+    "SessionConfig",
+    "SessionInfo",
+    "ModelSpec",
+    "DEFAULT_LAM",
+    "DEFAULT_CLASSES",
+    "WEIGHTINGS",
+    "STRATEGIES",
+    "LAYOUTS",
+    "INITIAL_SOURCE",
+    "UnknownSessionError",
+]

@@ -1,0 +1,382 @@
+"""What a session is made of: :class:`SessionConfig`, its defaults and the checks of settings.
+
+Settings resolved at creation
+-----------------------------
+The session starts without labels, so leave-one-out cannot be used yet (:func:`prepare`):
+
+* ``width="auto"`` (RBF): the data set's recommended width (``Dataset.params["width"]``, the
+  thesis' value where it gives one) when it refers to the same scaling as the session
+  (``params["standardize"]`` equals ``config.standardize``); otherwise the median pairwise
+  Euclidean distance of the (standardised) pool, over a fixed subsample of at most 1000
+  points (:func:`core.rls.default_widths`; sessions created before this used a subsample
+  seeded with ``config.seed``, and keep the width they stored). ``set_width("auto")`` later
+  chooses the width by exact LOO on the labelled points over that grid,
+  ``median * 2**[-3, -2.5, ..., 2]``, at the current lam (:mod:`core.rls.tuning`).
+* ``standardize="auto"``: off for an image data set (the pixels share one scale; scaling each
+  pixel would inflate near-constant border pixels and warn about constant ones), on otherwise.
+  With ``pca_components=k`` the kernel sees the (standardised) features projected on their k
+  leading principal components, computed once and stored (bit-identical on reopening).
+* ``initial_labels=m``: m points labelled with the data set's true labels (stratified, seeded),
+  one "accept" action (one undo step) before the first query. The events table only allows the
+  sources "queried", "chosen" and "accepted" (a CHECK constraint of schema version 1), so they
+  are stored as "accepted" events marked ``{"initial": true}`` and shown and exported with the
+  source "initial".
+* ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else
+  :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, ALGORITHMS §4).
+  ``set_lam("auto")`` chooses it by exact LOO classification error on the labelled points
+  (ALGORITHMS §1; ties go to the largest lam, as in the seed).
+
+The resolved numbers and how they were chosen (``auto``) are stored with the session, so
+reopening never re-resolves them. The data set options are stored with the seed filled in
+(``load_dataset(..., seed=config.seed)`` unless the options name their own seed), and a
+SHA-256 of the features guards against a data file changed under a session. Stored configs
+are read with :meth:`SessionConfig.from_dict`, which ignores keys it does not know and gives
+missing ones their defaults, so configs of older versions still load.
+
+The names of strategies and weightings are core's (:data:`core.strategies.STRATEGIES`,
+:data:`core.learner.WEIGHTINGS`); this module adds no list of its own.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+
+from core.learner import WEIGHTINGS
+from core.kernels import KERNELS
+from core.rls.tuning import DEFAULT_LAM
+from core.strategies import STRATEGIES
+from core.validation import check_positive
+
+from . import data
+from .model import median_distance
+
+__all__ = [
+    "SessionConfig",
+    "Prepared",
+    "prepare",
+    "DEFAULT_LAM",
+    "DEFAULT_CLASSES",
+    "LAYOUTS",
+    "WEIGHTINGS",
+    "STRATEGIES",
+    "MIN_WIDTH",
+    "MAX_WIDTH",
+    "check_setting",
+    "check_class_name",
+]
+
+DEFAULT_CLASSES = ("negative", "positive")  # for a data set without classes (user can add more)
+LAYOUTS = ("auto", "pca", "tsne", "umap", "given")
+#: RBF widths outside this range make ``1 / (2 s^2)`` overflow or vanish in float64.
+MIN_WIDTH, MAX_WIDTH = 1e-150, 1e150
+
+
+@dataclass
+class SessionConfig:
+    """What a session is made of.
+
+    Parameters
+    ----------
+    dataset : str
+        Built-in data set name or a file path (see :func:`core.datasets.load_dataset`).
+    dataset_options : dict
+        Keyword arguments of ``load_dataset`` (JSON-serialisable).
+    kernel : {"rbf", "linear", "poly"}
+    width : float > 0 or "auto"
+        RBF width ``s`` in ``exp(-||x - x'||^2 / (2 s^2))``; "auto": the data set's recommended
+        width or the median pairwise distance (see the module docstring).
+    lam : float > 0 or "auto"
+        Regularisation; "auto": the data set's recommended lam or :data:`DEFAULT_LAM`, until
+        re-tuned by LOO (``set_lam("auto")``).
+    strategy : {"arls", "margin", "random"}
+        Query strategy (:data:`core.strategies.STRATEGIES`).
+    weighting : {"none", "balanced"} or dict {class: weight}
+        Class weights of the learner (:data:`core.learner.WEIGHTINGS`; "balanced" is the
+        learner's ``w_y = n_L / (T n_y)``).
+    standardize : bool or "auto"
+        Scale every feature to mean 0, standard deviation 1 before the kernel. "auto" (the
+        default): False for an image data set (``images`` or ``image_paths`` present: pixels
+        share one scale, and scaling each pixel would blow up near-constant border pixels and
+        warn about the constant ones), True otherwise. Resolved once at creation and stored.
+    pca_components : int or None
+        None (the default): the kernel sees the (standardised) features themselves. An integer
+        ``k`` with ``1 <= k <= min(n_samples, n_features)``: it sees their projection on the
+        ``k`` leading principal components (:func:`core.preprocessing.pca_reduce`, seeded
+        with ``seed``), e.g. image pixels reduced to 50 numbers. The projection is computed
+        once at creation and kept in the store, so a reopened session has bit-identical
+        features.
+    initial_labels : int
+        0 (the default): start without labels. ``m > 0``: start with ``m`` points labelled with
+        the data set's own true labels (``Dataset.y``: the label column, or an image folder's
+        subfolder names), drawn with ``seed``, one per class first (as many classes as
+        ``m`` allows), the rest a uniform sample of the other points; written as one action
+        (one undo step) before the first query. Their source is shown as "initial".
+    layout : {"auto", "pca", "tsne", "umap", "given"}
+        2-D coordinates for display; "given" uses the data set's own; "auto" (the default)
+        means "given" when the data set has coordinates (e.g. ``x``, ``y`` columns), else
+        "pca". Resolved once at creation and stored.
+    seed : int
+        Seed of every random choice (tie-breaking, layouts, built-in data sets).
+    name : str, optional
+        Display name; default "<dataset> <date>".
+    classes : list of str, optional
+        Class names. Default: the data set's classes, or :data:`DEFAULT_CLASSES` if it has
+        none. More can be added while labelling (``LabelingSession.add_class``).
+    """
+
+    dataset: str = "moons"
+    dataset_options: dict = field(default_factory=dict)
+    kernel: str = "rbf"
+    width: float | str = "auto"
+    lam: float | str = "auto"
+    strategy: str = "arls"
+    weighting: str | dict = "balanced"
+    standardize: bool | str = "auto"
+    layout: str = "auto"
+    seed: int = 0
+    name: str | None = None
+    classes: list | None = None
+    pca_components: int | None = None
+    initial_labels: int = 0
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict of the fields."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SessionConfig:
+        """Inverse of :meth:`to_dict` (unknown keys are ignored, missing ones get defaults)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+# --------------------------------------------------------------------------------------------
+# Checks of single settings: each returns the normalised value or raises ValueError
+# --------------------------------------------------------------------------------------------
+
+
+def _check_choice(name: str, value, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"Unknown {name} {value!r}; choose one of {', '.join(choices)}.")
+    return value
+
+
+def check_weighting(weighting, classes):
+    """``"none"``, ``"balanced"`` or a dict giving every class of ``classes`` a weight > 0."""
+    if isinstance(weighting, str):
+        if weighting not in WEIGHTINGS:
+            raise ValueError(
+                f"Unknown weighting {weighting!r}; choose one of {', '.join(WEIGHTINGS)} or a "
+                "dict {class: weight}."
+            )
+        return weighting
+    if isinstance(weighting, dict):
+        out = {}
+        for k, v in weighting.items():
+            if str(k) not in classes:
+                raise ValueError(f"Weighting names class {k!r}, which is not one of {classes}.")
+            out[str(k)] = check_positive(f"weight of class {k!r}", v)
+        missing = [c for c in classes if c not in out]
+        if missing:
+            raise ValueError(f"Weighting dict lacks class(es) {missing}; give a weight for every class.")
+        return out
+    raise ValueError(
+        f"weighting must be {' or '.join(repr(w) for w in WEIGHTINGS)} or a dict {{class: weight}}; "
+        f"got {weighting!r}."
+    )
+
+
+def check_width(value) -> float:
+    """An RBF width: a finite number in ``[MIN_WIDTH, MAX_WIDTH]``."""
+    value = check_positive("width", value)
+    if not MIN_WIDTH <= value <= MAX_WIDTH:
+        raise ValueError(
+            f"width must be between {MIN_WIDTH:g} and {MAX_WIDTH:g}; got {value:g}, for which the "
+            "kernel exp(-d^2 / (2 width^2)) cannot be computed in floating point. Use a width "
+            "of the order of the distances between the points, or 'auto'."
+        )
+    return value
+
+
+def check_setting(name: str, value, kernel: str, classes):
+    """A value for ``LabelingSession.set_<name>`` (numbers, not "auto"), normalised.
+
+    Raises
+    ------
+    ValueError
+        Unknown setting, or a value outside its range.
+    """
+    if name == "strategy":
+        return _check_choice("strategy", value, STRATEGIES)
+    if name == "weighting":
+        return check_weighting(value, classes)
+    if name == "lam":
+        return check_positive("lam", value)
+    if name == "width":
+        if kernel != "rbf":
+            raise ValueError(f"The width only applies to the rbf kernel; this session uses {kernel!r}.")
+        return check_width(value)
+    raise ValueError(f"Unknown setting {name!r}; settings are strategy, weighting, lam and width.")
+
+
+def check_class_name(name, classes) -> str:
+    """A new class name: a non-empty string (stripped) not yet in ``classes``."""
+    if not isinstance(name, str):
+        raise TypeError(f"A class name must be a string; got {name!r} ({type(name).__name__}).")
+    stripped = name.strip()
+    if not stripped:
+        raise ValueError("A class name cannot be empty; type a name such as 'cat'.")
+    if stripped in classes:
+        raise ValueError(f"Class {stripped!r} already exists (classes: {list(classes)}); pick another name.")
+    return stripped
+
+
+def _check_count(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def _check_pca_components(k, shape) -> int | None:
+    """``None`` or an int in ``[1, min(n_samples, n_features)]`` (a clear error otherwise)."""
+    if k is None:
+        return None
+    n, d = shape
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= min(n, d):
+        raise ValueError(
+            f"pca_components must be None (raw features) or an integer between 1 and "
+            f"min(n_samples, n_features) = min({n}, {d}) = {min(n, d)}; got {k!r}. Choose a "
+            "value in that range, or None (0 in the app) to use the features as they are."
+        )
+    return int(k)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(v) and v > 0
+
+
+# --------------------------------------------------------------------------------------------
+# Creation: check, load, resolve
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    """A new session before it is stored: see :func:`prepare`."""
+
+    config: SessionConfig  # every "auto" resolved
+    stored: dict  # the config dict to store (with "auto", "n_samples", "fingerprint")
+    dataset: object
+    X: np.ndarray  # the features the kernel sees
+    initial: tuple | None  # (indices, labels) to label at creation
+
+
+def _check_new(config: SessionConfig | None) -> SessionConfig:
+    """The settings that need no data, checked (a copy)."""
+    cfg = SessionConfig.from_dict((config or SessionConfig()).to_dict())
+    _check_choice("kernel", cfg.kernel, KERNELS)
+    _check_choice("strategy", cfg.strategy, STRATEGIES)
+    _check_choice("layout", cfg.layout, LAYOUTS)
+    if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, numbers.Integral) or cfg.seed < 0:
+        raise ValueError(f"seed must be a non-negative integer; got {cfg.seed!r}.")
+    cfg.seed = int(cfg.seed)
+    if not isinstance(cfg.dataset_options, dict):
+        raise ValueError(f"dataset_options must be a dict; got {cfg.dataset_options!r}.")
+    cfg.dataset_options = {"seed": cfg.seed, **cfg.dataset_options}  # stored: exact reload
+    if not (isinstance(cfg.standardize, (bool, np.bool_)) or cfg.standardize == "auto"):
+        raise ValueError(f"standardize must be True, False or 'auto'; got {cfg.standardize!r}.")
+    if cfg.pca_components is not None:
+        _check_count("pca_components", cfg.pca_components, 1)
+    cfg.initial_labels = _check_count("initial_labels", cfg.initial_labels, 0)
+    path = Path(str(cfg.dataset)).expanduser()
+    if path.exists():
+        cfg.dataset = str(path.resolve())  # reopen from any working directory
+    return cfg
+
+
+def prepare(config: SessionConfig | None) -> Prepared:
+    """Check a new session's settings, load its data set and resolve every "auto" setting.
+
+    Raises
+    ------
+    ValueError
+        A setting is invalid (unknown kernel, strategy, weighting, layout, class names,
+        width, lam, counts) or does not fit the data set.
+    """
+    cfg = _check_new(config)
+    dataset = data.load(cfg.dataset, cfg.dataset_options)
+    X_raw = np.ascontiguousarray(dataset.X, dtype=np.float64)
+    if cfg.layout == "auto":
+        cfg.layout = "given" if getattr(dataset, "layout", None) is not None else "pca"
+    if cfg.layout == "given" and getattr(dataset, "layout", None) is None:
+        raise ValueError(f"Data set {cfg.dataset!r} has no given layout; use layout='pca' or 'tsne'.")
+
+    if cfg.classes is None:
+        ds_classes = [str(c) for c in (getattr(dataset, "classes", None) or [])]
+        cfg.classes = ds_classes if len(ds_classes) >= 2 else list(DEFAULT_CLASSES)
+    else:
+        names: list[str] = []
+        for c in list(cfg.classes):
+            names.append(check_class_name(c, names))
+        if len(names) < 2:
+            raise ValueError(f"Give at least two class names; got {names}.")
+        cfg.classes = names
+    cfg.weighting = check_weighting(cfg.weighting, cfg.classes)
+
+    initial = None
+    if cfg.initial_labels > 0:
+        if getattr(dataset, "y", None) is None:
+            raise ValueError(
+                f"initial_labels={cfg.initial_labels} needs the data set's true labels, but "
+                f"{cfg.dataset!r} has none (give a label column, or an image folder with one "
+                "subfolder per class), or set initial_labels=0."
+            )
+        initial = data.initial_choice(dataset.y, cfg.classes, cfg.initial_labels, cfg.seed)
+
+    # resolve "auto" settings once, from the data (no labels exist yet)
+    auto = {}
+    if isinstance(cfg.standardize, str):  # "auto"
+        image = data.is_image_data(dataset)
+        cfg.standardize = not image
+        auto["standardize"] = "off for image data (pixels share one scale)" if image else "on (not image data)"
+    cfg.standardize = bool(cfg.standardize)
+    cfg.pca_components = _check_pca_components(cfg.pca_components, X_raw.shape)
+    X = data.kernel_features(X_raw, cfg.standardize, cfg.pca_components, cfg.seed)
+    params = dict(getattr(dataset, "params", None) or {})
+    # the data set's recommended values hold for its own scaling only
+    use_params = (
+        bool(params.get("standardize", False)) == cfg.standardize and cfg.kernel == "rbf"
+        and cfg.pca_components is None
+    )
+    if cfg.kernel != "rbf":
+        cfg.width = None
+    elif cfg.width == "auto":
+        if use_params and _is_number(params.get("width")):
+            cfg.width = check_width(float(params["width"]))
+            auto["width"] = "data set recommendation"
+        else:
+            cfg.width = median_distance(X)
+            auto["width"] = "median pairwise distance"
+    else:
+        cfg.width = check_width(cfg.width)
+    if cfg.lam == "auto":
+        if use_params and _is_number(params.get("lam")):
+            cfg.lam = check_positive("lam", float(params["lam"]))
+            auto["lam"] = "data set recommendation"
+        else:
+            cfg.lam = DEFAULT_LAM
+            auto["lam"] = f"default {DEFAULT_LAM}"
+    else:
+        cfg.lam = check_positive("lam", cfg.lam)
+    if cfg.name is None:
+        cfg.name = f"{getattr(dataset, 'name', None) or Path(cfg.dataset).name}"
+    if not isinstance(cfg.name, str) or not cfg.name.strip():
+        raise ValueError(f"Session name must be a non-empty string; got {cfg.name!r}.")
+
+    stored = cfg.to_dict()
+    stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=data.fingerprint(X_raw))
+    return Prepared(cfg, stored, dataset, X, initial)

@@ -1,0 +1,119 @@
+"""The session's data: loading the data set, the features the kernel sees, the initial labels,
+the 2-D layout and the fingerprint that guards a stored session against changed data.
+
+The only module of the session package that imports the data modules of ``core``
+(:mod:`core.datasets`, :mod:`core.preprocessing`, :mod:`core.layout`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from core.datasets import load_dataset
+from core.preprocessing import pca_reduce, standardize
+
+__all__ = [
+    "load",
+    "fingerprint",
+    "is_image_data",
+    "kernel_features",
+    "initial_choice",
+    "compute_layout",
+]
+
+
+def load(name: str, options: dict):
+    """:func:`core.datasets.load_dataset` ``(name, **options)``."""
+    return load_dataset(name, **options)
+
+
+def fingerprint(X: np.ndarray) -> str:
+    """SHA-256 of the shape and float64 bytes of ``X``."""
+    h = hashlib.sha256()
+    h.update(repr(X.shape).encode())
+    h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def is_image_data(dataset) -> bool:
+    """Whether the data set's features are pixels (it has images or image files)."""
+    return getattr(dataset, "images", None) is not None or getattr(dataset, "image_paths", None) is not None
+
+
+def kernel_features(X_raw: np.ndarray, scale: bool, pca_components: int | None, seed: int) -> np.ndarray:
+    """The features the kernel sees: ``X_raw`` standardised if ``scale``, then projected on
+    its ``pca_components`` leading principal components if given (seeded with ``seed``).
+
+    Parameters
+    ----------
+    X_raw : ndarray of shape (n_samples, n_features)
+    scale : bool
+    pca_components : int or None
+    seed : int
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features) or (n_samples, pca_components)
+    """
+    X = standardize(X_raw)[0] if scale else X_raw
+    if pca_components is not None:
+        X = pca_reduce(X, int(pca_components), seed=seed)[0]
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def initial_choice(y, classes, m: int, seed: int) -> tuple[list[int], list[str]]:
+    """The ``m`` points labelled at creation from the true labels ``y`` and their labels.
+
+    Stratified: one point of each class first (of ``m`` classes drawn at random when there
+    are more classes than ``m``), then a uniform sample of the other points, so the classes
+    keep their proportions in expectation. Drawn from ``default_rng([seed, 0, 1])``, a stream
+    of its own (tie-breaking uses ``[seed, n_events]``).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    classes : list of str
+        The session's classes; every ``str(y[i])`` must be one of them.
+    m : int
+        ``1 <= m <= n_samples``.
+    seed : int
+
+    Returns
+    -------
+    indices : list of int (length m)
+    labels : list of str (length m)
+    """
+    y = np.asarray([str(v) for v in np.asarray(y).tolist()], dtype=object)
+    n = y.shape[0]
+    if m > n:
+        raise ValueError(
+            f"initial_labels={m} exceeds the pool size {n}; choose at most {n} (or 0 for none)."
+        )
+    unknown = sorted(set(y.tolist()) - set(classes))
+    if unknown:
+        raise ValueError(
+            f"The data set's labels {unknown[:5]} are not among the session's classes {classes}; "
+            "leave classes unset (the data set's own) to start with its true labels."
+        )
+    rng = np.random.default_rng([seed, 0, 1])
+    present = sorted(set(y.tolist()))
+    rows = [np.flatnonzero(y == c) for c in present]
+    if m >= len(present):
+        which = range(len(present))
+    else:
+        which = sorted(rng.choice(len(present), m, replace=False).tolist())
+    first = [int(rng.choice(rows[c])) for c in which]
+    rest = np.setdiff1d(np.arange(n), first)
+    more = rng.choice(rest, size=m - len(first), replace=False).tolist() if m > len(first) else []
+    chosen = first + [int(i) for i in more]
+    return chosen, [str(y[i]) for i in chosen]
+
+
+def compute_layout(X: np.ndarray, method: str, seed: int) -> np.ndarray:
+    """2-D coordinates of the points (:func:`core.layout.compute_layout`, imported when first
+    needed: t-SNE and UMAP are slow to import)."""
+    from core.layout import compute_layout as _compute
+
+    return _compute(X, method=method, seed=seed)

@@ -1,0 +1,381 @@
+"""A labelling session: data, incremental learner, persistent event log, undo, next query.
+
+:class:`LabelingSession` is a plain object (no Streamlit): the app's pages call it and the tests
+drive it directly. Everything the user does is an event in the SQLite store
+(:mod:`labeler.store`), committed BEFORE the session reports it done, so closing the browser,
+reloading or killing the server loses nothing. A setting or a new class is given to the learner
+first and written only when the learner took it (a value the learner rejects, e.g. a lam so
+small that ``K_LL + Lambda_L`` is not positive definite, is refused and never stored, so the
+log always reopens); on a failed write the learner is put back.
+
+The session's parts: :mod:`.config` (settings, defaults, checks, creation), :mod:`.data` (data
+set, features, layout), :mod:`.model` (the only builder of the learner; settings changes and
+LOO tuning go through it), :mod:`.labelling` (label, skip, undo, accept), :mod:`.settings`
+(the setters), :mod:`.views` (read-only state, tables, bins, export).
+
+Reopening restores the same state
+---------------------------------
+A session is rebuilt from its configuration (every "auto" setting stored resolved, as a number)
+and its event log: the events are folded into the net labels (undone ones dropped), skips,
+classes and settings, and the learner is built with the final settings and given the net
+labels in labelling order in one block update (``ActiveRLS.add_many``). Every live update is
+exact (add, ``remove`` on undo, reweighting, new class, ``set_lam``, ``set_kernel``), so the
+rebuilt outputs agree with the live ones to rounding (tests: 1e-10), at the cost of one
+O(n^2 |L|) product instead of replaying |L| steps that each cost up to O(n^2 |L|) under
+"balanced" weights.
+
+The next query is computed once per state version (the number of events), with ties broken by
+``numpy.random.default_rng([seed, n_events])`` (no generator whose state would depend on how
+often it was called), and recorded in the store: a reloaded page, a reopened session and a
+second tab show the same point even where rounding could split a near-tie.
+
+Concurrency: two tabs (or processes) may hold the same session. Every action is appended only
+if the tab has seen the whole log; otherwise it first applies the other tab's events and
+decides again (a click on a point the other tab just changed is then stale and ignored).
+"""
+
+from __future__ import annotations
+
+import numbers
+import threading
+
+import numpy as np
+
+from core import strategies
+
+from . import data, model
+from .config import SessionConfig, prepare
+from .labelling import SessionLabelling
+from .settings import SessionSettings
+from .views import SessionViews
+from ..store import (
+    ConcurrentUpdateError,
+    LogState,
+    SessionInfo,
+    Store,
+    group_actions,
+)
+
+__all__ = ["LabelingSession"]
+
+_PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
+
+
+class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
+    """An interactive labelling session backed by a SQLite store.
+
+    Build one with :meth:`create` or :meth:`open`, never directly.
+
+    Attributes
+    ----------
+    id : str
+    name : str
+    store_path : Path
+    config : SessionConfig
+        Current settings, "auto" values resolved to numbers.
+    dataset : core.datasets.Dataset
+    learner : core.learner.ActiveRLS
+    classes : list of str
+    X : ndarray of shape (n_samples, n_features) or (n_samples, config.pca_components)
+        Features the learner sees (standardised if ``config.standardize``, then PCA-reduced
+        if ``config.pca_components``).
+    """
+
+    # ---- construction ----------------------------------------------------------------------
+    def __init__(self, store: Store, record, *, _dataset=None, _X=None):
+        self._lock = threading.RLock()
+        self._store = store
+        self.store_path = store.path
+        self.id = record.id
+        self.name = record.name
+        self.created = record.created
+        self._stored_config = dict(record.config)
+        cfg = SessionConfig.from_dict(record.config)
+        self.dataset = _dataset if _dataset is not None else data.load(cfg.dataset, cfg.dataset_options)
+        X_raw = np.ascontiguousarray(self.dataset.X, dtype=np.float64)
+        if record.config.get("fingerprint") not in (None, data.fingerprint(X_raw)):
+            raise ValueError(
+                f"The data set {cfg.dataset!r} has changed since session {self.id!r} was created "
+                "(its features differ), so the stored labels would point at the wrong rows. "
+                "Restore the original data or create a new session."
+            )
+        if _X is not None:
+            self.X = _X
+        elif cfg.pca_components is None:
+            self.X = data.kernel_features(X_raw, bool(cfg.standardize), None, cfg.seed)
+        else:  # the projection stored at creation: bit-identical whatever the BLAS does
+            k = int(cfg.pca_components)
+            X = store.get_array(self.id, _PCA_ARRAY)
+            if X is None or X.shape != (X_raw.shape[0], k) or X.dtype != np.float64:
+                X = data.kernel_features(X_raw, bool(cfg.standardize), k, cfg.seed)
+                store.put_array(self.id, _PCA_ARRAY, X)
+            self.X = np.ascontiguousarray(X)
+        self.n_samples = self.X.shape[0]
+        self._initial_actions: set[int] = set()  # actions that wrote the initial labels
+        self._initial_classes = list(cfg.classes)
+        self._config = cfg
+        self._log = LogState(cfg.classes, self.n_samples)
+        self._cache: dict[str, object] = {}
+        self._cache_version = -1
+        self._layout = None
+        self._restore()
+
+    @classmethod
+    def create(cls, store_path, config: SessionConfig | None = None) -> LabelingSession:
+        """Create a new session in the store file ``store_path`` (created if missing).
+
+        The data set is loaded, ``width="auto"`` / ``lam="auto"`` are resolved and stored as
+        numbers with how they were chosen (``config["auto"]``), then the session is written.
+
+        Raises
+        ------
+        ValueError
+            A setting is invalid (unknown kernel, strategy, weighting, layout, class names,
+            a width or lam out of range); nothing is stored.
+        """
+        prep = prepare(config)
+        cfg, X, initial = prep.config, prep.X, prep.initial
+        store = Store(store_path)
+        try:
+            sid = store.create_session(name=cfg.name, dataset=cfg.dataset, config=prep.stored)
+            if cfg.pca_components is not None:
+                store.put_array(sid, _PCA_ARRAY, X)
+            session = cls(store, store.session(sid), _dataset=prep.dataset, _X=X)
+            if initial is not None:  # one action, one undo step, before the first query
+                # stored with the schema's "accepted" source (the events table's CHECK
+                # constraint allows no other) and marked {"initial": true}: shown as "initial"
+                rows = [
+                    {"kind": "accept", "index": i, "label": lab, "source": "accepted",
+                     "value": {"initial": True}}
+                    for i, lab in zip(*initial)
+                ]
+                session._commit(lambda: rows)
+            return session
+        except BaseException:
+            store.close()
+            raise
+
+    @classmethod
+    def open(cls, store_path, session_id: str) -> LabelingSession:
+        """Reopen a session: same labels, same model state, same next query.
+
+        Raises
+        ------
+        UnknownSessionError
+            No such session in the store.
+        StoreVersionError, StoreCorruptError
+            The store file is from a newer version or damaged (it is left unchanged).
+        """
+        store = Store(store_path)
+        try:
+            return cls(store, store.session(session_id))
+        except BaseException:
+            store.close()
+            raise
+
+    @staticmethod
+    def list_sessions(store_path) -> list[SessionInfo]:
+        """Sessions in the store: id, name, dataset, created, n_labeled (oldest first)."""
+        with Store(store_path) as store:
+            return store.list_sessions()
+
+    @staticmethod
+    def delete_session(store_path, session_id: str):
+        """Delete a session and all its events; :class:`UnknownSessionError` if absent."""
+        with Store(store_path) as store:
+            store.delete_session(session_id)
+
+    def close(self):
+        """Close the store connection (the session object is unusable afterwards)."""
+        self._store.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return (
+            f"LabelingSession(id={self.id!r}, dataset={self._config.dataset!r}, "
+            f"n_labeled={self.n_labeled}, n_samples={self.n_samples})"
+        )
+
+    # ---- learner plumbing ------------------------------------------------------------------
+    @property
+    def _spec(self) -> model.ModelSpec:
+        """The model settings of the current configuration."""
+        return model.ModelSpec.from_config(self._config)
+
+    def _build_learner(self):
+        """A learner for the current settings and classes, given the net labels in labelling
+        order in one block update (``ActiveRLS.add_many``)."""
+        learner = model.build_learner(self._spec, self.X, self._log.classes)
+        recs = list(self._log.labels.values())
+        if recs:
+            learner.add_many([r.index for r in recs], [r.label for r in recs])
+        return learner
+
+    def _restore(self):
+        """Rebuild the session from its stored log: fold every event into the net state
+        (labels, skips, classes, settings), then build the learner once with the final
+        settings and add the net labels (:meth:`_build_learner`). Mathematically this is the
+        live state (every live update is exact); numerically it agrees to rounding. The next
+        query is the one recorded in the store for this state, so it is the same point as
+        before the reload."""
+        for group in group_actions(self._store.events(self.id)):
+            self._note_origin(group)
+            change = self._log.apply(group)
+            if change.setting is not None:
+                setattr(self._config, *change.setting)
+        self.learner = self._build_learner()
+
+    def _rebuild(self):
+        """Replace the learner by one built from the log (after a failed write)."""
+        self.learner = None  # one n x n matrix at a time
+        self.learner = self._build_learner()
+
+    def _give_to_learner(self, rows):
+        """Give a setting or a new class to the learner BEFORE it is written (the learner
+        keeps its state when it rejects it, and the error reaches the caller with nothing
+        stored). Returns how to take it back if the write then fails, or None for rows that
+        are applied after the write (labels, skips, undo)."""
+        kind = rows[0]["kind"]
+        if kind == "setting":
+            old = self._spec
+            new = old.with_setting(rows[0]["value"]["name"], rows[0]["value"]["value"])
+            model.apply(old, new, self.learner)
+            return lambda: model.apply(new, old, self.learner)
+        if kind == "add_class":
+            try:
+                model.add_class(self._spec, self.learner, rows[0]["label"])
+            except BaseException:
+                self._rebuild()  # it may hold the class without its weight
+                raise
+            return self._rebuild
+        return None
+
+    def _apply(self, change, given: bool = False):
+        """Apply one action to the learner incrementally (live, and events of other tabs);
+        ``given``: its setting or new class is in the learner already."""
+        learner = self.learner
+        if len(change.removed) == 1:
+            learner.remove(change.removed[0].index)  # exact undo (ALGORITHMS §3)
+        elif change.removed:  # an undone batch: one block downdate (or rebuild), not k passes
+            learner.remove_many([r.index for r in change.removed])
+        if len(change.added) == 1:
+            learner.add(change.added[0].index, change.added[0].label)
+        elif change.added:  # an accepted batch: one block update
+            learner.add_many([r.index for r in change.added], [r.label for r in change.added])
+        if change.new_class is not None and not given:
+            model.add_class(self._spec, learner, change.new_class)
+        if change.setting is not None:
+            # the learner first (it keeps its old state if this raises), then the config:
+            # the two never disagree
+            name, value = change.setting
+            if not given:
+                model.apply(self._spec, self._spec.with_setting(name, value), learner)
+            setattr(self._config, name, value)
+
+    def _note_origin(self, events):
+        """Remember the action that wrote the initial labels (accept events marked
+        ``{"initial": true}``)."""
+        first = events[0] if events else None
+        if first is not None and first.kind == "accept" and isinstance(first.value, dict) \
+                and first.value.get("initial") is True:
+            self._initial_actions.add(int(first.action))
+
+    def refresh(self) -> bool:
+        """Apply events written by another tab or process; True if there were any."""
+        with self._lock:
+            new = self._store.events(self.id, after=self._log.n_events)
+            for group in group_actions(new):
+                self._note_origin(group)
+                self._apply(self._log.apply(group))
+            return bool(new)
+
+    def _commit(self, build):
+        """Run one user action: ``build()`` validates and returns the rows to append (or None
+        when there is nothing to do). A setting or new class goes to the learner first and is
+        written only if the learner took it; other rows are written, then applied. Retried
+        after catching up if another tab wrote first."""
+        with self._lock:
+            while True:
+                rows = build()
+                if rows is None:
+                    return None
+                take_back = self._give_to_learner(rows)
+                try:
+                    events = self._store.append(self.id, rows, after=self._log.n_events)
+                except ConcurrentUpdateError:
+                    if take_back is not None:
+                        take_back()
+                    self.refresh()
+                    continue
+                except BaseException:
+                    if take_back is not None:
+                        take_back()
+                    raise
+                self._note_origin(events)
+                change = self._log.apply(events)
+                self._apply(change, given=take_back is not None)
+                if change.added:  # for the history chart; not needed to restore the state
+                    risk = float(self.learner.estimated_risk())
+                    self._store.put_risks(self.id, {rec.seq: risk for rec in change.added})
+                return change
+
+    def _cached(self, key, compute):
+        if self._cache_version != self._log.n_events:
+            self._cache.clear()
+            self._cache_version = self._log.n_events
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    # ---- the 2-D layout and the next query --------------------------------------------------------------------
+    @property
+    def layout(self) -> np.ndarray:
+        """2-D coordinates of every point, shape (n_samples, 2); computed once, kept in the store."""
+        if self._layout is None:
+            method = self._config.layout
+            if method == "given":
+                Z = np.asarray(self.dataset.layout, dtype=np.float64)
+            else:
+                Z = self._store.get_array(self.id, f"layout-{method}")
+                if Z is None or Z.shape != (self.n_samples, 2):
+                    Z = data.compute_layout(self.X, method, self._config.seed)
+                    self._store.put_array(self.id, f"layout-{method}", Z)
+            self._layout = Z
+        return self._layout
+
+    def _rng(self) -> np.random.Generator:
+        # tie-breaking depends only on (seed, number of events): same query after reopening
+        return np.random.default_rng([self._config.seed, self._log.n_events])
+
+    def _queryable(self, i) -> bool:
+        return (
+            isinstance(i, numbers.Integral) and 0 <= i < self.n_samples
+            and i not in self._log.labels and i not in self._log.skipped
+        )
+
+    def next_query(self) -> int | None:
+        """The point the strategy asks for next; None when every point is labelled or skipped.
+
+        Computed once per state (number of events) and recorded in the store, so a reloaded
+        page, a reopened session and a second tab all show the same point. Ties are broken
+        with ``default_rng([seed, n_events])``.
+        """
+        with self._lock:
+            def compute():
+                version = self._log.n_events
+                stored = self._store.get_query(self.id, version)
+                if stored is not None and self._queryable(stored):
+                    return stored
+                exclude = np.fromiter(self._log.skipped, dtype=np.intp, count=len(self._log.skipped))
+                if np.isin(self.learner.unlabeled_indices, exclude).all():
+                    return None  # every point labelled or skipped
+                q = strategies.query(self.learner, self._config.strategy, self._rng(), exclude=exclude)
+                recorded = self._store.put_query(self.id, version, int(q))
+                return recorded if self._queryable(recorded) else int(q)
+
+            return self._cached("next_query", compute)

@@ -1,0 +1,299 @@
+"""Read-only views of a labelling session: tables, confidence bins, LOO curve and export.
+
+:class:`SessionViews` is a mixin of :class:`~labeler.session.session.LabelingSession`: its
+methods only read the session's state, never write the store's events. They use
+
+* ``learner`` (:class:`core.learner.ActiveRLS`), ``dataset``, ``X``, ``n_samples``;
+* ``_log`` (:class:`labeler.store.LogState`: net labels in labelling order, skips, classes,
+  the undo stack), ``_config`` and ``_stored_config`` (current and stored settings);
+* ``_initial_actions`` (ids of the action that wrote the initial labels);
+* ``_cached(key, compute)`` (one value per state version), ``_tuning()`` (the LOO fit of the
+  state), ``_store`` and ``id`` (recorded risks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.confidence import confidence_bins as _confidence_bins
+from core.confidence import soft_confidence
+from core.criteria.risk import predicted_class_indices
+
+from .. import export as _export
+from .config import SessionConfig
+
+__all__ = ["SessionViews", "INITIAL_SOURCE"]
+
+INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set at creation
+
+
+class SessionViews:
+    """Tables, bins, curves and exports of a session (read-only; see the module docstring)."""
+
+    # ---- state -------------------------------------------------------------------
+    @property
+    def config(self) -> SessionConfig:
+        """Current settings (a copy)."""
+        return SessionConfig.from_dict(self._config.to_dict())
+
+    @property
+    def auto_settings(self) -> dict:
+        """How the "auto" settings were resolved at creation, e.g. {"width": "median ..."}."""
+        return dict(self._stored_config.get("auto", {}))
+
+    @property
+    def classes(self) -> list[str]:
+        """Class names (creation order, then added ones)."""
+        return list(self._log.classes)
+
+    @property
+    def labels(self) -> dict[int, str]:
+        """Net labels {point index: class}, in labelling order."""
+        return {i: r.label for i, r in self._log.labels.items()}
+
+    @property
+    def skipped(self) -> list[int]:
+        """Skipped points, in skipping order."""
+        return list(self._log.skipped)
+
+    @property
+    def n_labeled(self) -> int:
+        return len(self._log.labels)
+
+    @property
+    def n_events(self) -> int:
+        """Number of stored events (the state version)."""
+        return self._log.n_events
+
+    @property
+    def can_undo(self) -> bool:
+        return self._log.can_undo
+
+    @property
+    def last_action(self) -> int:
+        """Id of the action :meth:`undo` would revert (0 when there is nothing to undo).
+
+        A page draws its Undo button with this id and passes it back as ``expected_action``,
+        so a repeated press (or a second tab's undo meanwhile) cannot undo a second action.
+        """
+        top = self._log.last_undoable
+        return 0 if top is None else int(top[0])
+
+    # ---- sources ---------------------------------------------------------------------------
+    def _shown_source(self, rec) -> str:
+        """A label's source as shown and exported: "initial" for the initial labels."""
+        return INITIAL_SOURCE if rec.action in self._initial_actions else rec.source
+
+    def _shown_records(self) -> list:
+        return [
+            replace(r, source=INITIAL_SOURCE) if r.action in self._initial_actions else r
+            for r in self._log.labels.values()
+        ]
+
+    def _labelled_arrays(self):
+        idx = np.fromiter(self._log.labels, dtype=np.intp, count=len(self._log.labels))
+        y = np.array([r.label for r in self._log.labels.values()], dtype=object)
+        return idx, y
+
+    # ---- model views -----------------------------------------------------------------------
+    def loo_curve(self) -> dict:
+        """LOO classification error over a lambda grid on the labelled points.
+
+        The model ARLS runs (no offset, the learner's class weights and target codes;
+        :mod:`core.rls.tuning`) at the session's width.
+
+        Returns
+        -------
+        dict
+            ``lams`` (L,), ``errors`` (L,) weighted LOO classification error, ``squared`` (L,),
+            ``lam`` the LOO choice, ``current`` the session's lam.
+
+        Raises
+        ------
+        ValueError
+            Too few labels (at least 2 labels of each of at least 2 classes).
+        """
+        fit = self._tuning()
+        return {
+            "lams": np.asarray(fit.curve["lam"]),
+            "errors": np.asarray(fit.curve["classification"]),
+            "squared": np.asarray(fit.curve["squared"]),
+            "lam": float(fit.lam),
+            "current": float(self._config.lam),
+        }
+
+    def _soft(self):
+        def compute():
+            _, conf = soft_confidence(self.learner.decision_values)
+            return np.asarray(self.learner.predict()), conf
+
+        return self._cached("soft", compute)
+
+    def expected_risk(self) -> np.ndarray:
+        """Expected risk of querying each point (eq. 3.50; +inf for labelled points), shape
+        (n_samples,). Computed only when asked, once per state (the "arls" strategy's
+        ``next_query`` computes the same scores, which the learner keeps)."""
+        def compute():
+            return np.asarray(self.learner.expected_risk(), dtype=np.float64)
+
+        return self._cached("expected_risk", compute).copy()
+
+    def predictions(self, with_risk: bool = False) -> pd.DataFrame:
+        """Per point: id, predicted, confidence (soft, ALGORITHMS §2), label (or None), source
+        (or None); with ``with_risk`` also expected_risk (:meth:`expected_risk`, +inf for
+        labelled points: an O(n^2) pass, so only when asked). Indexed by point index."""
+        def compute():
+            predicted, conf = self._soft()
+            label = np.full(self.n_samples, None, dtype=object)
+            source = np.full(self.n_samples, None, dtype=object)
+            for i, rec in self._log.labels.items():
+                label[i], source[i] = rec.label, self._shown_source(rec)
+            return pd.DataFrame(
+                {
+                    "id": np.asarray(self.dataset.ids),
+                    "predicted": pd.Series(predicted.astype(object), dtype=object),
+                    "confidence": conf,
+                    "label": pd.Series(label, dtype=object),
+                    "source": pd.Series(source, dtype=object),
+                },
+                index=pd.RangeIndex(self.n_samples, name="index"),
+            )
+
+        table = self._cached("predictions", compute).copy()
+        if with_risk:
+            table.insert(3, "expected_risk", self.expected_risk())
+        return table
+
+    def confidence_bins(self, n_bins: int = 10):
+        """Accuracy per soft-confidence bin of the labelled points' LOO predictions.
+
+        Uses the learner's exact LOO outputs (ALGORITHMS §3: ``y_j - m_j`` after removing j),
+        so the accuracy is an honest estimate. Accepted predictions are left out: their label
+        is the model's own guess, so they would only confirm it. Returns
+        :class:`core.confidence.ConfidenceBins`.
+        """
+        idx, y = self._labelled_arrays()
+        F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
+        keep = np.array([self._shown_source(r) != "accepted" for r in self._log.labels.values()],
+                        dtype=bool)
+        idx, y, F = idx[keep], y[keep], F[keep] if F.size else F
+        if idx.size == 0:
+            return _confidence_bins(np.zeros(0), np.zeros(0, dtype=bool), n_bins)
+        _, conf = soft_confidence(F)
+        classes = np.array(self._log.classes, dtype=object)
+        pred = classes[predicted_class_indices(F)]  # the learner's own decision rule
+        return _confidence_bins(conf, pred == y, n_bins)
+
+    def points_in_bin(self, lo: float, hi: float) -> np.ndarray:
+        """Unlabelled points with soft confidence in ``[lo, hi)`` (``[lo, 1]`` when hi >= 1,
+        matching the last bin of :meth:`confidence_bins`). Sorted indices."""
+        lo, hi = float(lo), float(hi)
+        if not lo < hi:
+            raise ValueError(f"Need lo < hi; got lo={lo}, hi={hi}.")
+        _, conf = self._soft()
+        inside = (conf >= lo) & ((conf < hi) | ((hi >= 1.0) & (conf <= hi)))
+        inside[list(self._log.labels)] = False
+        return np.flatnonzero(inside)
+
+    def class_counts(self) -> dict[str, int]:
+        """Number of labels per class (every class, zeros included)."""
+        counts = {c: 0 for c in self._log.classes}
+        for rec in self._log.labels.values():
+            counts[rec.label] += 1
+        return counts
+
+    @property
+    def history(self) -> pd.DataFrame:
+        """One row per net label, in labelling order: order (1-based), index, id, label,
+        source, timestamp (UTC), n_labeled, estimated_risk (of the model right after the
+        label, or after the whole accepted batch; NaN if the process died before recording
+        it)."""
+        ids = np.asarray(self.dataset.ids)
+        recs = list(self._log.labels.values())
+        order = np.arange(1, len(recs) + 1)
+        risks = self._store.risks(self.id) if recs else {}
+        return pd.DataFrame(
+            {
+                "order": order,
+                "index": np.array([r.index for r in recs], dtype=np.intp),
+                "id": ids[[r.index for r in recs]] if recs else ids[:0],
+                "label": pd.Series([r.label for r in recs], dtype=object),
+                "source": pd.Series([self._shown_source(r) for r in recs], dtype=object),
+                "timestamp": pd.to_datetime(
+                    pd.Series([r.timestamp for r in recs], dtype=object), utc=True, format="ISO8601"
+                ),
+                "n_labeled": order,
+                "estimated_risk": np.array([risks.get(r.seq, np.nan) for r in recs], dtype=np.float64),
+            }
+        )
+
+    # ---- export ----------------------------------------------------------------------------
+    def export_table(self, include_predictions: bool = False) -> pd.DataFrame:
+        """The table :meth:`export` writes (see :mod:`labeler.export`)."""
+        ds = self.dataset
+        original = getattr(ds, "frame", None)
+        if original is None:
+            names = list(getattr(ds, "feature_names", None) or [f"x{j}" for j in range(self.X.shape[1])])
+            original = pd.DataFrame(np.asarray(ds.X), columns=names)
+        kw = {}
+        if include_predictions:
+            predicted, conf = self._soft()
+            kw = {"predicted": predicted.astype(object), "confidence": conf}
+        table = _export.label_table(ds.ids, self._shown_records(), original=original, **kw)
+        return self._native_class_values(table)
+
+    def _native_class_values(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Give ``label`` and ``predicted`` the data set's own class values (e.g. ints).
+
+        The session names classes by strings; when every class is one of the data set's and
+        those are not strings, the exported columns use the original values, so that they
+        compare equal to the data set's own label column. Classes added while labelling keep
+        the strings (one column must have one type).
+        """
+        native = {}
+        for c in getattr(self.dataset, "classes", None) or []:
+            value = c.item() if isinstance(c, np.generic) else c
+            native[str(value)] = value
+        if not native or any(isinstance(v, str) for v in native.values()) \
+                or not set(self._log.classes) <= set(native):
+            return table
+        ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in native.values())
+        for col in ("label", "predicted"):
+            if col in table:
+                values = table[col].map(lambda v: native.get(v, v) if isinstance(v, str) else v)
+                # nullable integers: unlabelled rows (None) must not turn the column into floats
+                table[col] = values.astype("Int64") if ints else values
+        return table
+
+    def export(self, path, format: str | None = None, include_predictions: bool = False) -> Path:
+        """Write the labels to ``path`` atomically; returns the path.
+
+        Parameters
+        ----------
+        path : path-like
+        format : {"csv", "jsonl", "parquet", "zip"}, optional
+            Default: from the file suffix. "zip" needs an image data set.
+        include_predictions : bool
+            Add predicted class and confidence and export every point.
+
+        Raises
+        ------
+        labeler.export.ExportError
+            Unknown format, zip without images. OSError subclasses: unwritable path.
+        """
+        fmt = _export.infer_format(path, format)
+        if fmt == "zip":
+            images = getattr(self.dataset, "images", None)
+            paths = getattr(self.dataset, "image_paths", None)
+            if images is None and paths is None:
+                raise _export.ExportError(
+                    f"The zip export writes one folder of images per class, but data set "
+                    f"{self._config.dataset!r} has no images. Export CSV, JSONL or Parquet instead."
+                )
+            table = self.export_table(include_predictions)
+            return _export.write_image_zip(table, path, images=images, image_paths=paths)
+        return _export.write_table(self.export_table(include_predictions), path, fmt)
