@@ -5,7 +5,7 @@
   low-rank posterior.
 """
 
-from .factors import eigen_factor
+from .factors import LANDMARK_METHODS, eigen_factor, nystrom_factor
 from .kernel import KERNELS, Kernel, median_distance
 
-__all__ = ["Kernel", "KERNELS", "median_distance", "eigen_factor"]
+__all__ = ["Kernel", "KERNELS", "median_distance", "eigen_factor", "nystrom_factor", "LANDMARK_METHODS"]

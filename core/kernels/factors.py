@@ -14,7 +14,10 @@ import numpy as np
 
 from ..validation import check_features
 
-__all__ = ["eigen_factor"]
+__all__ = ["eigen_factor", "nystrom_factor", "LANDMARK_METHODS"]
+
+LANDMARK_METHODS = ("uniform", "kmeans")
+_BLOCK_BYTES = 64 * 2**20  # temporaries per block of rows
 
 _NOT_PSD_RTOL = 1e-8  # eigenvalues below -_NOT_PSD_RTOL * e_max: K is not PSD
 
@@ -76,3 +79,71 @@ def eigen_factor(K, rank: int | None = None, rtol: float = 0.0) -> np.ndarray:
             stacklevel=2,
         )
     return np.ascontiguousarray(Q[:, keep] * np.sqrt(np.maximum(e[keep], 0.0)))
+
+
+def _landmarks(X: np.ndarray, m: int, method: str, rng: np.random.Generator) -> np.ndarray:
+    """``m`` landmark points: a uniform sample of rows, or k-means centres (seed 000 §4.2)."""
+    if method == "uniform":
+        return X[np.sort(rng.choice(X.shape[0], m, replace=False))]
+    from sklearn.cluster import MiniBatchKMeans
+
+    km = MiniBatchKMeans(n_clusters=m, random_state=int(rng.integers(2**31 - 1)), n_init=3,
+                         batch_size=max(1024, 3 * m))
+    km.fit(X)
+    return np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
+
+
+def nystrom_factor(X, kernel, n_landmarks: int, *, method: str = "uniform", rtol: float = 1e-10,
+                   seed=0) -> np.ndarray:
+    """Nystrom factor ``Phi = E U_k diag(s_k)^-1/2`` with ``K ~ E W_k^+ E^T = Phi Phi^T``.
+
+    ``E = k(X, Z)`` (n x m) for landmarks ``Z``, ``W = k(Z, Z) = U diag(s) U^T`` (seed 000
+    §4.2.1, eq. 4.2; ALGORITHMS §5). Eigenvalues of ``W`` at or below ``rtol * s_max`` are
+    dropped (with a warning: the landmarks are nearly dependent), which is ``W_k^+`` with ``k``
+    the numerical rank. ``Phi`` is built in blocks of rows: memory O(n r + m^2), never n x n.
+    With every point a landmark (``n_landmarks = n``, ``method="uniform"``) the factor
+    reproduces ``K`` to rounding on its numerical range.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    kernel : core.kernels.Kernel
+    n_landmarks : int
+        ``m``, at most n (uniform) or the number of distinct points (k-means).
+    method : {"uniform", "kmeans"}
+        Uniform sampling of rows without replacement, or the centres of a (mini-batch) k-means
+        with ``m`` clusters (the k-means Nystrom of Zhang et al., compared in seed 000 Table 4.3).
+    rtol : float
+        Relative eigenvalue cut-off.
+    seed : int or numpy.random.Generator
+
+    Returns
+    -------
+    Phi : ndarray of shape (n, r), float64, r <= m
+    """
+    X = check_features(X, min_samples=1)
+    if method not in LANDMARK_METHODS:
+        raise ValueError(f"method must be one of {LANDMARK_METHODS}; got {method!r}.")
+    n = X.shape[0]
+    if isinstance(n_landmarks, bool) or int(n_landmarks) != n_landmarks or not 1 <= n_landmarks <= n:
+        raise ValueError(f"n_landmarks must be an integer in [1, {n}] (the pool size); got {n_landmarks!r}.")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    Z = _landmarks(X, int(n_landmarks), method, rng)
+    s, U = np.linalg.eigh(kernel(Z))
+    s, U = s[::-1], U[:, ::-1]
+    if not s[0] > 0:
+        raise ValueError("the kernel matrix of the landmarks is zero: no factor can be built from it.")
+    keep = s > rtol * s[0]
+    dropped = int((~keep).sum())
+    if dropped:
+        warnings.warn(
+            f"nystrom_factor dropped {dropped} of {s.size} landmark eigenvalues below {rtol:g} x the "
+            f"largest (nearly dependent landmarks); the factor has rank {int(keep.sum())}.",
+            stacklevel=2,
+        )
+    T = U[:, keep] / np.sqrt(s[keep])  # (m, r)
+    Phi = np.empty((n, T.shape[1]))
+    step = max(1, _BLOCK_BYTES // (8 * max(Z.shape[0], 1)))
+    for a in range(0, n, step):
+        Phi[a:a + step] = kernel(X[a:a + step], Z) @ T
+    return Phi
