@@ -93,7 +93,7 @@ def _port(text: str) -> int:
 # --------------------------------------------------------------------------- parser
 def _builtin_names() -> str:
     try:
-        from core.datasets import BUILTIN_DATASETS
+        from labeler.data import BUILTIN_DATASETS
     except ImportError:  # pragma: no cover - core is part of the package
         return ""
     return ", ".join(BUILTIN_DATASETS)
@@ -221,7 +221,7 @@ def _check_output_path(path: str | None, option: str) -> Path | None:
 
 
 def _load(source: str, label_col, seed: int, what: str):
-    from core.datasets import BUILTIN_DATASETS, load_dataset
+    from labeler.data import BUILTIN_DATASETS, load_dataset
 
     kwargs = {"seed": seed}
     if label_col is not None:
@@ -260,9 +260,9 @@ def _run_simulate(args) -> int:
 
     from core.kernels import Kernel
     from core.kernels import median_distance
-    from core.simulate import prepare_features, simulate
+    from labeler.experiments.simulate import prepare_features, simulate
     from labeler.atomic import atomic_write
-    from labeler.report import write_report
+    from labeler.experiments.report import write_report
 
     out = _check_output_path(args.out, "--out")
     report = _check_output_path(args.report, "--report")
@@ -373,7 +373,7 @@ def _run_simulate(args) -> int:
 
 
 def _run_reproduce(args) -> int:
-    from labeler.reproduce import run_reproduction
+    from labeler.experiments.reproduce import run_reproduction
 
     out = Path(args.out).expanduser()
     if out.exists() and not out.is_dir():

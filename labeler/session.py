@@ -76,12 +76,12 @@ from core import strategies
 from core.arls import ActiveRLS
 from core.confidence import confidence_bins as _confidence_bins
 from core.confidence import soft_confidence
-from core.datasets import load_dataset
 from core.kernels import KERNELS, Kernel
-from core.preprocessing import pca_reduce, standardize
 from core.risk import predicted_class_indices
 from core.rls import WeightedRLSClassifier, default_widths
 from core.validation import check_index, check_positive
+from labeler.data import load_dataset
+from labeler.data.preprocessing import pca_reduce, standardize
 
 from . import export as _export
 from .store import (
@@ -765,7 +765,7 @@ class LabelingSession:
             else:
                 Z = self._store.get_array(self.id, f"layout-{method}")
                 if Z is None or Z.shape != (self.n_samples, 2):
-                    from core.layout import compute_layout
+                    from labeler.data.layout import compute_layout
 
                     Z = compute_layout(self.X, method=method, seed=self._config.seed)
                     self._store.put_array(self.id, f"layout-{method}", Z)

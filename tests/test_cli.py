@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import labeler.serve
-from core.simulate import CURVE_COLUMNS
+from labeler.experiments.simulate import CURVE_COLUMNS
 from labeler import cli
 from labeler.atomic import atomic_write, atomic_write_text
 
@@ -121,9 +121,9 @@ def test_simulate_writes_the_curve_and_the_report(tmp_path, capsys):
 
 
 def test_simulate_matches_core_simulate(tmp_path, capsys):
-    from core.datasets import load_dataset
+    from labeler.data import load_dataset
     from core.kernels import Kernel
-    from core.simulate import simulate
+    from labeler.experiments.simulate import simulate
 
     data = tmp_path / "pool.csv"
     write_blobs(data, n=80, seed=4)
@@ -151,9 +151,9 @@ def test_simulate_builtin_to_stdout_uses_recommended_parameters(capsys):
 
 
 def test_dataset_weighting_dict_is_used_and_unknown_ones_warn(tmp_path, capsys, monkeypatch):
-    from core.datasets import load_dataset
+    from labeler.data import load_dataset
     from core.kernels import Kernel
-    from core.simulate import simulate
+    from labeler.experiments.simulate import simulate
 
     data = tmp_path / "pool.csv"
     write_blobs(data, n=60, seed=3)

@@ -11,16 +11,17 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from PIL import Image
 
-import core.datasets as datasets_mod
-from core.datasets import (
+import labeler.data.dataset as datasets_mod
+from labeler.data.dataset import (
+    BUILTIN_DATA_DIR,
     BUILTIN_DATASETS,
-    SAMPLE_DATA_DIR,
     Dataset,
     DatasetError,
     load_dataset,
     read_idx,
 )
 
+SAMPLE_DATA_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 MNIST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]  # shared datasets README
 
 
@@ -110,7 +111,7 @@ def test_circles_construction():
 
 
 def _magic_rows():
-    frame = pd.read_csv(SAMPLE_DATA_DIR / "magic04.data", header=None)
+    frame = pd.read_csv(BUILTIN_DATA_DIR / "magic04.data", header=None)
     return frame.iloc[:, :10].to_numpy(), frame.iloc[:, 10].to_numpy()
 
 
@@ -204,8 +205,8 @@ def _parse_idx_slowly(path):
 
 def test_read_idx_matches_struct_parser():
     for name in ("mnist-t10k-labels-idx1-ubyte.gz", "mnist-t10k-images-idx3-ubyte.gz"):
-        arr = read_idx(SAMPLE_DATA_DIR / name)
-        dims, body = _parse_idx_slowly(SAMPLE_DATA_DIR / name)
+        arr = read_idx(BUILTIN_DATA_DIR / name)
+        dims, body = _parse_idx_slowly(BUILTIN_DATA_DIR / name)
         assert arr.shape == dims and arr.dtype == np.uint8
         assert arr.tobytes() == body
 
@@ -239,17 +240,17 @@ def test_mnist_bad_digits(digits):
     ],
 )
 def test_corrupt_mnist_file_gives_clear_error(tmp_path, corrupt, match):
-    raw = gzip.open(SAMPLE_DATA_DIR / "mnist-t10k-images-idx3-ubyte.gz").read()
+    raw = gzip.open(BUILTIN_DATA_DIR / "mnist-t10k-images-idx3-ubyte.gz").read()
     with gzip.open(tmp_path / "mnist-t10k-images-idx3-ubyte.gz", "wb", compresslevel=1) as fh:
         fh.write(corrupt(raw))
-    shutil.copy(SAMPLE_DATA_DIR / "mnist-t10k-labels-idx1-ubyte.gz", tmp_path)
+    shutil.copy(BUILTIN_DATA_DIR / "mnist-t10k-labels-idx1-ubyte.gz", tmp_path)
     with pytest.raises(DatasetError, match=match):
         load_dataset("mnist", data_dir=tmp_path)
 
 
 def test_mnist_not_gzip_gives_clear_error(tmp_path):
     (tmp_path / "mnist-t10k-images-idx3-ubyte.gz").write_bytes(b"this is not gzip data at all")
-    shutil.copy(SAMPLE_DATA_DIR / "mnist-t10k-labels-idx1-ubyte.gz", tmp_path)
+    shutil.copy(BUILTIN_DATA_DIR / "mnist-t10k-labels-idx1-ubyte.gz", tmp_path)
     with pytest.raises(DatasetError, match="corrupt"):
         load_dataset("mnist", data_dir=tmp_path)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from core.preprocessing import pca_reduce, standardize
+from labeler.data.preprocessing import pca_reduce, standardize
 
 
 def test_standardize_matches_definition():

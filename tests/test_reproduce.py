@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeler import cli, reproduce
-from labeler.report import chromium_path, curve_figure, summarize_runs, write_png
+from labeler import cli
+from labeler.experiments import reproduce
+from labeler.experiments.report import chromium_path, curve_figure, summarize_runs, write_png
 
 
 def curve(values, start=1, column="accuracy"):

@@ -985,7 +985,7 @@ DIGITS = {"dataset": "digits", "dataset_options": {"n": 150}}
 
 
 def test_pca_features_shape_and_bit_identical_on_reopen(store):
-    from core.preprocessing import pca_reduce
+    from labeler.data.preprocessing import pca_reduce
 
     s = LabelingSession.create(store, SessionConfig(**DIGITS, seed=4, pca_components=6, weighting="none"))
     assert s.config.pca_components == 6 and s.config.standardize is False
@@ -1009,7 +1009,7 @@ def test_pca_features_shape_and_bit_identical_on_reopen(store):
 
 
 def test_pca_on_standardised_columns(store):
-    from core.preprocessing import pca_reduce, standardize
+    from labeler.data.preprocessing import pca_reduce, standardize
 
     s = LabelingSession.create(store, config(pca_components=1))
     assert s.config.standardize is True and s.X.shape == (N, 1)

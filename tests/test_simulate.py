@@ -11,11 +11,11 @@ from sklearn.metrics import balanced_accuracy_score
 
 from arls_oracle import brute_force_expected_risk, direct_solve
 from core.arls import ActiveRLS
-from core.datasets import Dataset
+from labeler.data import Dataset
 from core.kernels import Kernel
 from core.risk import estimated_risk, target_codes
 from core.rls import WeightedRLSClassifier
-from core.simulate import (
+from labeler.experiments.simulate import (
     CURVE_COLUMNS,
     DEFAULT_LAM,
     OutOfPoolPredictor,

@@ -43,12 +43,12 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .arls import ActiveRLS
-from .kernels import Kernel, median_distance
-from .preprocessing import standardize
-from .risk import predicted_class_indices, target_codes
-from .strategies import STRATEGIES, query
-from .validation import check_features, check_positive
+from core.arls import ActiveRLS
+from core.kernels import Kernel, median_distance
+from labeler.data.preprocessing import standardize
+from core.risk import predicted_class_indices, target_codes
+from core.strategies import STRATEGIES, query
+from core.validation import check_features, check_positive
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -181,7 +181,7 @@ def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: f
     """
     if not (isinstance(lam, str) and lam == "auto"):
         return check_positive("lam", lam)
-    from .rls import loo_path, select_index
+    from core.rls import loo_path, select_index
 
     labeled = np.asarray(labeled, dtype=np.intp)
     y_l = np.asarray(y)[labeled]

@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .kernels import median_distance
+from core.kernels import median_distance
 
-__all__ = ["Dataset", "DatasetError", "load_dataset", "read_idx", "BUILTIN_DATASETS", "SAMPLE_DATA_DIR"]
+__all__ = ["Dataset", "DatasetError", "load_dataset", "read_idx", "BUILTIN_DATASETS", "BUILTIN_DATA_DIR"]
 
-SAMPLE_DATA_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+BUILTIN_DATA_DIR = Path(__file__).resolve().parent / "files"
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 FILE_SUFFIXES = (".csv", ".parquet", ".npz")
 DEFAULT_MAX_BYTES = 2 * 2**30
@@ -409,7 +409,7 @@ def _load_circles(*, seed, n, n_val=1000) -> Dataset:
 
 # --------------------------------------------------------------------------- MAGIC
 def _sample_file(data_dir, filename: str) -> Path:
-    folder = SAMPLE_DATA_DIR if data_dir is None else Path(data_dir)
+    folder = BUILTIN_DATA_DIR if data_dir is None else Path(data_dir)
     path = folder / filename
     if not path.is_file():
         raise FileNotFoundError(

@@ -36,13 +36,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.confidence import bayesian_confidence, confidence_bins, gap_confidence, soft_confidence
-from core.datasets import load_dataset
+from labeler.data import load_dataset
 from core.kernels import Kernel
 from core.risk import predicted_class_indices
 from core.rls import WeightedRLSClassifier
-from core.simulate import prepare_features, simulate
+from labeler.experiments.simulate import prepare_features, simulate
 from labeler.atomic import atomic_write, atomic_write_text
-from labeler.report import curve_figure, summarize_runs, write_png
+from labeler.experiments.report import curve_figure, summarize_runs, write_png
 
 __all__ = ["run_reproduction", "Finding", "Settings", "EXPERIMENTS"]
 
