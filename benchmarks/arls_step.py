@@ -28,7 +28,7 @@ import sys
 import time
 import tracemalloc
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as core._risk_numba does
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as labeler.cli.main does (see there)
 
 import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402

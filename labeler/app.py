@@ -7,8 +7,15 @@ Thin by design: all labelling logic is in :class:`labeler.session.LabelingSessio
 from __future__ import annotations
 
 import html
+import os
 import sys
 from pathlib import Path
+
+# Before anything imports numba (the labeler.ui imports below): an OpenMP pool that spins and
+# then sleeps at every barrier costs ~8 ms per parallel call on a shared CPU; a passive pool
+# wakes in microseconds. `labeler app` already set it in labeler.cli.main; this covers
+# `streamlit run labeler/app.py`. An explicit user setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st
 

@@ -10,8 +10,9 @@
                      [--out curve.csv] [--report curve.html] [--initial N]
     labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
 
-Every error (missing file, bad option value) prints one message naming the problem and the
-fix on stderr and exits with status 2, without a traceback. Output files are written
+Every user error (missing file, bad option value) prints one message naming the problem and
+the fix on stderr and exits with status 2, without a traceback; warnings (e.g. ``--lam auto``
+falling back to the default) print one ``labeler: warning:`` line each. Output files are written
 atomically, so a failed or interrupted run leaves no partial file.
 """
 
@@ -19,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 __all__ = ["main", "build_parser", "CLIError"]
@@ -92,10 +95,8 @@ def _port(text: str) -> int:
 
 # --------------------------------------------------------------------------- parser
 def _builtin_names() -> str:
-    try:
-        from labeler.data import BUILTIN_DATASETS
-    except ImportError:  # pragma: no cover - core is part of the package
-        return ""
+    from labeler.data import BUILTIN_DATASETS
+
     return ", ".join(BUILTIN_DATASETS)
 
 
@@ -188,11 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         return version("arls-labeler")
-    except Exception:  # not installed (running from a checkout)
+    except PackageNotFoundError:  # not installed (running from a checkout)
         return "0.1.0"
 
 
@@ -402,9 +403,27 @@ def _argv_for_display(args) -> list[str]:
 
 
 # --------------------------------------------------------------------------- entry point
+def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Show a warning as one ``labeler: warning: ...`` line on stderr (no source line)."""
+    print(f"labeler: warning: {message}", file=sys.stderr if file is None else file, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 2 usage error, 130 interrupted)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command line; return the exit status (0 ok, 2 usage error, 130 interrupted).
+
+    User errors (:class:`CLIError`, ``ValueError`` such as
+    :class:`~labeler.data.DatasetError`, ``OSError``) print one message and return 2; any
+    other exception is a bug and propagates with its traceback.
+    """
+    # The numba kernels run on an OpenMP pool. With the default wait policy its threads spin
+    # and then sleep at every barrier, which costs a whole scheduler time slice (~8 ms
+    # measured) per parallel call when the CPU is shared; a passive pool wakes in
+    # microseconds. Set here, before anything imports numba; an explicit user setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str]) -> int:
     extra: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -427,13 +446,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "app":
             return _run_app(args, extra)
-        if args.command == "simulate":
-            return _run_simulate(args)
-        return _run_reproduce(args)
+        with warnings.catch_warnings():  # (not around the app: Streamlit shows its own)
+            warnings.showwarning = _print_warning  # restored when the block ends
+            return _run_simulate(args) if args.command == "simulate" else _run_reproduce(args)
     except KeyboardInterrupt:
         print("labeler: interrupted; no output file was written or completed.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (CLIError, ValueError, IndexError) as exc:
+    except (CLIError, ValueError) as exc:  # DatasetError is a ValueError
         print(f"labeler: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:

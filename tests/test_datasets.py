@@ -1,8 +1,9 @@
-"""Tests for core.datasets: built-in constructions, real MAGIC / MNIST files, file loaders, errors."""
+"""Tests for labeler.data: built-in constructions, real MAGIC / MNIST files, file loaders, errors."""
 
 import gzip
 import shutil
 import struct
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +12,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from PIL import Image
 
-import labeler.data.dataset as datasets_mod
-from labeler.data.dataset import (
+from labeler.data import bundled, load
+from labeler.data import (
     BUILTIN_DATA_DIR,
     BUILTIN_DATASETS,
     Dataset,
@@ -31,7 +32,7 @@ def test_builtin_names_are_documented():
         "moons", "moons-imbalanced", "spheres", "circles", "magic", "magic-imbalanced", "digits", "mnist",
     }
     assert all(isinstance(v, str) and v for v in BUILTIN_DATASETS.values())
-    assert set(datasets_mod._BUILTIN_LOADERS) == set(BUILTIN_DATASETS)
+    assert set(load._BUILTIN_LOADERS) == set(BUILTIN_DATASETS)
 
 
 @pytest.mark.parametrize("name", ["moons", "moons-imbalanced", "spheres", "circles"])
@@ -141,10 +142,10 @@ def test_magic_validation_is_disjoint_from_pool(name):
 def test_magic_split_indices_are_disjoint():
     labels = np.array(["gamma"] * 60 + ["hadron"] * 40)
     rng = np.random.default_rng(0)
-    pool, val, _ = datasets_mod._magic_split(labels, rng, {"gamma": 5, "hadron": 20}, {"gamma": 10, "hadron": 10}, 20)
+    pool, val, _ = bundled._magic_split(labels, rng, {"gamma": 5, "hadron": 20}, {"gamma": 10, "hadron": 10}, 20)
     assert not set(pool) & set(val)
     assert (labels[pool] == "gamma").sum() == 5 and (labels[val] == "hadron").sum() == 10
-    _, val, rest = datasets_mod._magic_split(labels, rng, None, None, 30)
+    _, val, rest = bundled._magic_split(labels, rng, None, None, 30)
     assert len(val) == 30 and len(rest) == 70 and not set(val) & set(rest)
 
 
@@ -446,15 +447,36 @@ def test_image_folder_unlabelled_rgb_and_resize(tmp_path):
         ("c.png", rng.integers(0, 256, size=(20, 30, 3), dtype=np.uint8)),
     ])
     Image.fromarray(rng.integers(0, 256, size=(10, 10, 3), dtype=np.uint8)).save(tmp_path / "d.jpg")
-    d = load_dataset(tmp_path)
+    with pytest.warns(UserWarning, match=r"resized 1 of 4 image\(s\) to 10x10 pixels.*2 sizes.*image_size="):
+        d = load_dataset(tmp_path)
     assert d.y is None
     assert d.images.shape == (4, 10, 10, 3)  # most common size, RGB kept
     c = np.asarray(Image.open(tmp_path / "c.png").convert("RGB").resize((10, 10), Image.Resampling.LANCZOS))
     assert_array_equal(d.images[2], c)
-    g = load_dataset(tmp_path, color="gray", image_size=(4, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an explicit image_size is not a silent repair
+        g = load_dataset(tmp_path, color="gray", image_size=(4, 5))
     assert g.images.shape == (4, 4, 5)
-    big = load_dataset(tmp_path, max_image_side=5)
+    with pytest.warns(UserWarning, match=r"resized 4 of 4 .* to 5x5 .*max_image_side=5"):
+        big = load_dataset(tmp_path, max_image_side=5)
     assert big.images.shape[1:3] == (5, 5)
+
+
+def test_image_folder_of_one_size_within_the_limit_loads_without_warning(tmp_path):
+    rng = np.random.default_rng(7)
+    _write_pngs(tmp_path, [(f"{k}.png", rng.integers(0, 256, size=(8, 6), dtype=np.uint8)) for k in range(3)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d = load_dataset(tmp_path)
+    assert d.images.shape == (3, 8, 6)
+
+
+def test_large_images_are_shrunk_with_a_warning(tmp_path):
+    rng = np.random.default_rng(8)
+    _write_pngs(tmp_path, [(f"{k}.png", rng.integers(0, 256, size=(100, 50), dtype=np.uint8)) for k in range(2)])
+    with pytest.warns(UserWarning, match=r"resized 2 of 2 image\(s\) to 64x32 pixels.*max_image_side=64"):
+        d = load_dataset(tmp_path)
+    assert d.images.shape == (2, 64, 32)
 
 
 def test_sample_shapes_folder():
@@ -481,7 +503,7 @@ def test_sample_shapes_are_regenerated_identically(tmp_path, monkeypatch):
 # =========================================================================== errors, one test each
 def test_error_unknown_extension(tmp_path):
     (tmp_path / "d.txt").write_text("1,2\n3,4\n")
-    with pytest.raises(DatasetError, match=r"Unsupported file type '.txt'.*\.csv, \.parquet, \.npz"):
+    with pytest.raises(DatasetError, match=r"Unsupported file type '.txt'.*\.csv, \.parquet, \.pq, \.npz"):
         load_dataset(tmp_path / "d.txt")
 
 
@@ -591,7 +613,7 @@ def test_error_file_above_size_limit_is_not_read(tmp_path, table, monkeypatch):
     def no_read(*args, **kwargs):
         raise AssertionError("file read although above the limit")
 
-    monkeypatch.setattr(datasets_mod.pd, "read_csv", no_read)
+    monkeypatch.setattr(pd, "read_csv", no_read)
     with pytest.raises(DatasetError, match="above the limit of 100 bytes"):
         load_dataset(tmp_path / "d.csv", max_bytes=100)
 

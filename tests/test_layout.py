@@ -1,4 +1,4 @@
-"""Tests for core.layout: PCA / t-SNE / UMAP layouts and the on-disk layout cache."""
+"""Tests for labeler.data.layout: PCA / t-SNE / UMAP layouts and the on-disk layout cache."""
 
 import importlib.util
 

@@ -1,4 +1,4 @@
-"""Tests for core.preprocessing: standardisation and PCA reduction."""
+"""Tests for labeler.data.preprocessing: standardisation and PCA reduction."""
 
 import numpy as np
 import pytest

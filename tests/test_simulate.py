@@ -1,6 +1,8 @@
-"""core.simulate against a slow loop written with the learner API and direct solves."""
+"""labeler.experiments.simulate against a slow loop written with the learner API and direct solves."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -278,13 +280,17 @@ def test_balanced_accuracy_matches_sklearn():
 def test_resolve_lam():
     ds = make_dataset(n=60, seed=0)
     assert resolve_lam(0.25, ds.X, ds.y, [], KERNEL) == 0.25
-    assert resolve_lam("auto", ds.X, ds.y, [0, 1, 2], KERNEL) == DEFAULT_LAM  # too few labels
+    with pytest.warns(UserWarning, match=r"default lam=0.1.*got 3 label\(s\).*numeric lam"):
+        assert resolve_lam("auto", ds.X, ds.y, [0, 1, 2], KERNEL) == DEFAULT_LAM  # too few labels
     one_class = np.flatnonzero(ds.y == 0)[:12]
-    assert resolve_lam("auto", ds.X, ds.y, one_class, KERNEL) == DEFAULT_LAM
+    with pytest.warns(UserWarning, match=r"default lam=0.1.*got 12 label\(s\) of 1 class"):
+        assert resolve_lam("auto", ds.X, ds.y, one_class, KERNEL) == DEFAULT_LAM
     labeled = np.arange(30)
     expected = WeightedRLSClassifier(kernel="rbf", width=0.8, lam="auto", fit_offset=False).fit(
         ds.X[labeled], ds.y[labeled]).lam_
-    assert resolve_lam("auto", ds.X, ds.y, labeled, KERNEL) == pytest.approx(expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # enough labels: no fallback, no warning
+        assert resolve_lam("auto", ds.X, ds.y, labeled, KERNEL) == pytest.approx(expected)
     with pytest.raises(ValueError, match="lam"):
         resolve_lam(-1.0, ds.X, ds.y, [], KERNEL)
 

@@ -48,7 +48,7 @@ from core.kernels import Kernel, median_distance
 from labeler.data.preprocessing import standardize
 from core.risk import predicted_class_indices, target_codes
 from core.strategies import STRATEGIES, query
-from core.validation import check_features, check_positive
+from core.validation import check_count, check_features, check_positive
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -156,8 +156,8 @@ def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: f
     classification error wins, ties to the largest (seed 002 §4.1). When every class has a
     label this is exactly ``WeightedRLSClassifier(lam="auto", fit_offset=False,
     class_weight=<those weights>)``. With fewer than :data:`MIN_LOO_LABELS` labels, labels of
-    fewer than two classes, or fewer than two of some labelled class, LOO cannot judge and
-    ``default`` is returned.
+    fewer than two classes, or fewer than two of some labelled class, LOO cannot judge:
+    ``default`` is returned with a ``UserWarning`` that says so.
 
     Parameters
     ----------
@@ -187,6 +187,15 @@ def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: f
     y_l = np.asarray(y)[labeled]
     _, counts = np.unique(y_l, return_counts=True)
     if labeled.size < MIN_LOO_LABELS or counts.size < 2 or counts.min() < 2:
+        got = "no labels" if labeled.size == 0 else (
+            f"{labeled.size} label(s) of {counts.size} class(es), the fewest {int(counts.min())} of one class")
+        warnings.warn(
+            f"lam='auto' used the default lam={float(default):g}: leave-one-out needs at least "
+            f"{MIN_LOO_LABELS} labels of two or more classes, at least two of each; got {got}. Pass a "
+            "numeric lam, or more initial labels (e.g. initial=20).",
+            UserWarning,
+            stacklevel=2,
+        )
         return float(default)
     classes = sorted(np.unique(y_l).tolist()) if classes is None else list(classes)
     X_l = np.asarray(X, dtype=np.float64)[labeled]
@@ -299,12 +308,6 @@ def _as_label_array(values: np.ndarray, classes: list) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- the loop
-def _check_count(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-    return int(value)
-
-
 def simulate(
     dataset,
     strategy: str = "arls",
@@ -368,8 +371,8 @@ def simulate(
         )
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
-    budget = _check_count("budget", budget, 1)
-    initial = _check_count("initial", initial, 0)
+    budget = check_count("budget", budget, 1)
+    initial = check_count("initial", initial, 0)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise ValueError(f"seed must be an integer; got {seed!r}.")
     X = check_features(dataset.X if X is None else X)
