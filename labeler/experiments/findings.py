@@ -134,7 +134,7 @@ def save_figure(settings: Settings, fig: go.Figure, name: str, title: str) -> st
         try:
             write_png(folder / f"{name}.png", fig)
             lines.append(f"![{title}]({PLOT_DIR}/{name}.png)")
-        except Exception as exc:  # no Chromium / Playwright: keep the HTML, say so
+        except (RuntimeError, OSError) as exc:  # no Chromium / Playwright, or it failed: keep the HTML
             settings.log(f"  PNG of {name} skipped: {exc}")
     lines.append(f"Interactive: [{PLOT_DIR}/{name}.html]({PLOT_DIR}/{name}.html)")
     return "\n\n".join(lines)

@@ -30,7 +30,7 @@ which equal ``learner.decision_values`` on the pool (``m = K_XL (K_LL + Lambda)^
 prediction, so :class:`OutOfPoolPredictor` does it here, caching the kernel columns
 ``k(X_val, x_j)`` of the labelled points (one column per label, O(n_val d) each).
 
-This module imports no UI code (numpy, pandas, core only).
+This module imports no UI code (numpy, pandas, :mod:`core` and :mod:`labeler.data` only).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def prepare_features(dataset, X_val=None, standardize_features: bool | None = No
 
     Parameters
     ----------
-    dataset : core.datasets.Dataset
+    dataset : labeler.data.Dataset
     X_val : array-like of shape (n_val, n_features), optional
         Validation features, transformed with the pool's statistics.
     standardize_features : bool or None
@@ -326,7 +326,7 @@ def simulate(
 
     Parameters
     ----------
-    dataset : core.datasets.Dataset
+    dataset : labeler.data.Dataset
         The pool (``dataset.X``, true labels ``dataset.y``, ``dataset.classes``).
     strategy : {"arls", "margin", "random"}
         Query strategy (:func:`core.strategies.query`).

@@ -192,8 +192,10 @@ def exp_confidence(settings: Settings) -> Finding:
                                  fmt_pct(b.accuracy[k])])
     fig = _confidence_figure(per_trial, n_bins)
     plot_md = save_figure(settings, fig, "confidence", "Accuracy per confidence bin")
-    data_desc = (f"MNIST test-set digits (sample_data), {n_train} training and {n_test} test images per trial"
-                 if name == "mnist" else f"scikit-learn digits, {n_train} training and {n_test} test images")
+    if name == "mnist":
+        data_desc = f"MNIST test-set digits, {n_train} training and {n_test} test images per trial"
+    else:
+        data_desc = f"scikit-learn digits, {n_train} training and {n_test} test images"
     details = [
         f"Data: {data_desc}, pixels / 255, 10 classes; RBF width = median pairwise distance "
         f"({per_trial[0]['width']:.3g}); weighted (equilibrating, eq. 3.14-3.15) one-vs-all RLS without "
