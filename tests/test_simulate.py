@@ -397,3 +397,30 @@ def test_unlabelled_data_has_no_oracle():
     ds.y = None
     with pytest.raises(ValueError, match="no true labels"):
         simulate(ds, "random", budget=2, kernel=KERNEL)
+
+
+# --------------------------------------------------------------------------- one count check
+@pytest.mark.parametrize("value", [True, 2.5, "3", np.float64(4.0)])
+def test_counts_are_checked_by_one_validator_everywhere(value):
+    # core.validation.check_count: the simulation's budget / initial and the loaders' n / n_val.
+    from core.validation import check_count
+    from labeler.data import DatasetError, load_dataset
+
+    with pytest.raises(ValueError, match=r"^k must be an integer >= 1; got "):
+        check_count("k", value, 1)
+    ds = make_dataset(n=20, seed=0)
+    with pytest.raises(ValueError, match=r"^budget must be an integer >= 1; got "):
+        simulate(ds, "random", budget=value, kernel=KERNEL, lam=0.1)
+    with pytest.raises(DatasetError, match=r"^n_val must be an integer >= 2; got "):
+        load_dataset("moons", n_val=value)
+    with pytest.raises(DatasetError, match=r"^n must be an integer >= 2; got "):
+        load_dataset("moons", n=value)
+
+
+def test_check_count_accepts_numpy_integers_and_returns_int():
+    from core.validation import check_count
+
+    got = check_count("k", np.int64(3), 1)
+    assert got == 3 and type(got) is int
+    with pytest.raises(ValueError, match="k must be an integer >= 4; got 3"):
+        check_count("k", 3, 4)
