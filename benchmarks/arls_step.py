@@ -28,7 +28,10 @@ import sys
 import time
 import tracemalloc
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as core.criteria._expected_risk_numba does
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from labeler.runtime import configure_threads  # noqa: E402
+
+configure_threads()  # as labeler.cli.main does, before numpy and numba load (labeler/runtime.py)
 
 import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402

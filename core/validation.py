@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_features", "check_positive", "check_index"]
+__all__ = ["check_features", "check_positive", "check_index", "check_count"]
 
 
 def check_features(X, *, name: str = "X", min_samples: int = 1) -> np.ndarray:
@@ -96,3 +96,16 @@ def check_index(i, n: int, *, name: str = "index") -> int:
     if not 0 <= i < n:
         raise IndexError(f"{name} {i} is out of range: the pool has {n} points (valid 0..{n - 1}).")
     return i
+
+
+def check_count(name: str, value, minimum: int) -> int:
+    """Return ``value`` as a Python int after checking it is an integer ``>= minimum``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer (``bool`` is refused) or is below ``minimum``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)

@@ -7,13 +7,20 @@ Thin by design: all labelling logic is in :class:`labeler.session.LabelingSessio
 from __future__ import annotations
 
 import html
+import os
 import sys
 from pathlib import Path
 
-import streamlit as st
-
 if __package__ in (None, "") and "labeler" not in sys.modules:  # `streamlit run labeler/app.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+# Before anything imports numpy or numba (`labeler app` already did it in labeler.cli.main;
+# this covers `streamlit run labeler/app.py`): see labeler.runtime.
+from labeler.runtime import configure_threads  # noqa: E402
+
+configure_threads()
+
+import streamlit as st  # noqa: E402
 
 from labeler.ui import state
 from labeler.ui.charts import render_confidence, render_history, render_progress

@@ -10,8 +10,9 @@
                      [--out curve.csv] [--report curve.html] [--initial N]
     labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
 
-Every error (missing file, bad option value) prints one message naming the problem and the
-fix on stderr and exits with status 2, without a traceback. Output files are written
+Every user error (missing file, bad option value) prints one message naming the problem and
+the fix on stderr and exits with status 2, without a traceback; warnings (e.g. ``--lam auto``
+falling back to the default) print one ``labeler: warning:`` line each. Output files are written
 atomically, so a failed or interrupted run leaves no partial file.
 """
 
@@ -19,9 +20,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
+import warnings
 from pathlib import Path
+
+from labeler.runtime import configure_threads
 
 __all__ = ["main", "build_parser", "CLIError"]
 
@@ -92,10 +97,8 @@ def _port(text: str) -> int:
 
 # --------------------------------------------------------------------------- parser
 def _builtin_names() -> str:
-    try:
-        from core.datasets import BUILTIN_DATASETS
-    except ImportError:  # pragma: no cover - core is part of the package
-        return ""
+    from labeler.data import BUILTIN_DATASETS
+
     return ", ".join(BUILTIN_DATASETS)
 
 
@@ -190,11 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         return version("arls-labeler")
-    except Exception:  # not installed (running from a checkout)
+    except PackageNotFoundError:  # not installed (running from a checkout)
         return "0.1.0"
 
 
@@ -223,7 +226,7 @@ def _check_output_path(path: str | None, option: str) -> Path | None:
 
 
 def _load(source: str, label_col, seed: int, what: str):
-    from core.datasets import BUILTIN_DATASETS, load_dataset
+    from labeler.data import BUILTIN_DATASETS, load_dataset
 
     kwargs = {"seed": seed}
     if label_col is not None:
@@ -263,9 +266,9 @@ def _run_simulate(args) -> int:
     from core.learner import WEIGHTINGS
     from core.kernels import Kernel
     from core.kernels import median_distance
-    from core.simulate import prepare_features, simulate
+    from labeler.experiments.simulate import prepare_features, simulate
     from labeler.atomic import atomic_write
-    from labeler.report import write_report
+    from labeler.experiments.report import write_report
 
     out = _check_output_path(args.out, "--out")
     report = _check_output_path(args.report, "--report")
@@ -376,7 +379,7 @@ def _run_simulate(args) -> int:
 
 
 def _run_reproduce(args) -> int:
-    from labeler.reproduce import run_reproduction
+    from labeler.experiments.reproduce import run_reproduction
 
     out = Path(args.out).expanduser()
     if out.exists() and not out.is_dir():
@@ -405,9 +408,23 @@ def _argv_for_display(args) -> list[str]:
 
 
 # --------------------------------------------------------------------------- entry point
+def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Show a warning as one ``labeler: warning: ...`` line on stderr (no source line)."""
+    print(f"labeler: warning: {message}", file=sys.stderr if file is None else file, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 2 usage error, 130 interrupted)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command line; return the exit status (0 ok, 2 usage error, 130 interrupted).
+
+    User errors (:class:`CLIError`, ``ValueError`` such as
+    :class:`~labeler.data.DatasetError`, ``OSError``) print one message and return 2; any
+    other exception is a bug and propagates with its traceback.
+    """
+    configure_threads()  # before anything imports numpy or numba: see labeler.runtime
+    return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str]) -> int:
     extra: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -430,13 +447,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "app":
             return _run_app(args, extra)
-        if args.command == "simulate":
-            return _run_simulate(args)
-        return _run_reproduce(args)
+        with warnings.catch_warnings():  # (not around the app: Streamlit shows its own)
+            warnings.showwarning = _print_warning  # restored when the block ends
+            return _run_simulate(args) if args.command == "simulate" else _run_reproduce(args)
     except KeyboardInterrupt:
         print("labeler: interrupted; no output file was written or completed.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (CLIError, ValueError, IndexError) as exc:
+    except (CLIError, ValueError) as exc:  # DatasetError is a ValueError
         print(f"labeler: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:

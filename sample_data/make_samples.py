@@ -23,7 +23,7 @@ PER_CLASS = 20
 
 def write_moons(path: Path) -> None:
     sys.path.insert(0, str(HERE.parent))
-    from core.datasets import load_dataset
+    from labeler.data import load_dataset
 
     data = load_dataset("moons", n=300, seed=0)
     lines = ["x,y,label"] + [f"{x:.6f},{y:.6f},{label}" for (x, y), label in zip(data.X, data.y)]

@@ -8,7 +8,7 @@ from core.criteria.risk import class_probabilities, estimated_risk, target_codes
 
 
 def expected_class_weights(labels: dict, classes: list, weighting) -> np.ndarray:
-    """Class weights written out independently of core.arls (module docstring there)."""
+    """Class weights written out independently of core.learner (module docstring there)."""
     T = len(classes)
     if isinstance(weighting, dict):
         return np.array([float(weighting.get(c, 1.0)) for c in classes])

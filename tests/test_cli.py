@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import labeler.experiments.simulate
 import labeler.serve
-from core.simulate import CURVE_COLUMNS
 from labeler import cli
 from labeler.atomic import atomic_write, atomic_write_text
+from labeler.experiments.simulate import CURVE_COLUMNS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,6 +86,15 @@ def test_dash_dash_arguments_only_for_app(capsys):
     assert code == 2 and "only for 'labeler app'" in err
 
 
+def test_main_sets_a_passive_openmp_wait_policy_unless_the_user_chose_one(monkeypatch, capsys):
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert cli.main(["--version"]) == 0
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert cli.main(["--version"]) == 0
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
 def test_help_and_version(capsys):
     code, out, _ = run(["--help"], capsys)
     assert code == 0 and "simulate" in out and "reproduce" in out
@@ -121,9 +131,9 @@ def test_simulate_writes_the_curve_and_the_report(tmp_path, capsys):
 
 
 def test_simulate_matches_core_simulate(tmp_path, capsys):
-    from core.datasets import load_dataset
+    from labeler.data import load_dataset
     from core.kernels import Kernel
-    from core.simulate import simulate
+    from labeler.experiments.simulate import simulate
 
     data = tmp_path / "pool.csv"
     write_blobs(data, n=80, seed=4)
@@ -151,9 +161,9 @@ def test_simulate_builtin_to_stdout_uses_recommended_parameters(capsys):
 
 
 def test_dataset_weighting_dict_is_used_and_unknown_ones_warn(tmp_path, capsys, monkeypatch):
-    from core.datasets import load_dataset
+    from labeler.data import load_dataset
     from core.kernels import Kernel
-    from core.simulate import simulate
+    from labeler.experiments.simulate import simulate
 
     data = tmp_path / "pool.csv"
     write_blobs(data, n=60, seed=3)
@@ -280,6 +290,46 @@ def test_error_exit_through_the_real_entry_point(tmp_path):
     assert "labeler: error:" in proc.stderr and "missing.csv" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "c.csv").exists()
+
+
+@pytest.mark.parametrize("bug", [IndexError("index 7 is out of bounds"), TypeError("unsupported operand"),
+                                 KeyError("n_labeled")])
+def test_programming_errors_propagate_with_their_traceback(tmp_path, capsys, monkeypatch, bug):
+    # Only user errors (CLIError, ValueError / DatasetError, OSError) become "labeler: error:".
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=40)
+
+    def broken(*args, **kwargs):
+        raise bug
+
+    monkeypatch.setattr(labeler.experiments.simulate, "simulate", broken)
+    with pytest.raises(type(bug)):
+        cli.main(["simulate", str(data), "--budget", "3", "--quiet"])
+    assert "labeler: error" not in capsys.readouterr().err
+
+
+def test_version_falls_back_only_when_the_package_is_not_installed(monkeypatch):
+    import importlib.metadata
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert cli._version() == "0.1.0"
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        cli._version()
+
+
+def test_auto_lam_fallback_is_one_warning_line(tmp_path, capsys):
+    data = tmp_path / "pool.csv"
+    write_blobs(data, n=40)
+    code, _, err = run(["simulate", str(data), "--budget", "2", "--lam", "auto", "--quiet"], capsys)
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "warning" in line]
+    assert len(lines) == 1 and lines[0].startswith("labeler: warning: Leave-one-out tuning needs")
+    assert lines[0].endswith("Using lam=0.1.")
+    assert "UserWarning" not in err and ".py:" not in err
 
 
 # --------------------------------------------------------------------------- atomic output

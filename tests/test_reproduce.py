@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labeler import cli, reproduce
-from labeler.report import chromium_path, curve_figure, summarize_runs, write_png
+from labeler import cli
+from labeler.experiments import findings, reproduce, thesis_arls, thesis_rls
+from labeler.experiments.report import chromium_path, curve_figure, summarize_runs, write_png
 
 
 def curve(values, start=1, column="accuracy"):
@@ -33,29 +34,29 @@ def test_summarize_runs_mean_and_population_sd():
 
 def test_first_reaching_and_value_at():
     s = summarize_runs([curve([0.2, 0.5, 0.9, 0.8, 1.0])], "accuracy")
-    assert reproduce._first_at_least(s, 0.9) == 3
-    assert reproduce._first_at_least(s, 1.0) == 5
-    assert reproduce._first_at_least(s, 1.1) is None
-    assert reproduce._first_at_most(s, 0.2) == 1
-    assert reproduce._value_at(s, 4) == pytest.approx(0.8)
-    assert np.isnan(reproduce._value_at(s, 99))
+    assert findings.first_at_least(s, 0.9) == 3
+    assert findings.first_at_least(s, 1.0) == 5
+    assert findings.first_at_least(s, 1.1) is None
+    assert findings.first_at_most(s, 0.2) == 1
+    assert findings.value_at(s, 4) == pytest.approx(0.8)
+    assert np.isnan(findings.value_at(s, 99))
     run = curve([0.2, 1.0, 0.9])
-    assert reproduce._run_first_at_least(run, "accuracy", 1.0) == 2
+    assert findings.run_first_at_least(run, "accuracy", 1.0) == 2
 
 
 def test_pool_ratio_weights_equilibrate_the_classes():
     y = np.array([0] * 90 + [1] * 10)
-    w = reproduce._pool_ratio_weights(y)
+    w = findings.pool_ratio_weights(y)
     assert w == {0: pytest.approx(100 / 180), 1: pytest.approx(5.0)}
     assert 90 * w[0] == pytest.approx(10 * w[1])  # each class carries the same total weight
     assert all(type(k) is int for k in w)
 
 
 def test_monotonicity_verdicts():
-    assert reproduce._monotonicity(0, 0.9) == "monotone"
-    assert reproduce._monotonicity(1, 0.8) == "nearly monotone"
-    assert reproduce._monotonicity(3, 0.9) == "erratic"
-    assert reproduce._monotonicity(0, 0.1) == "erratic"
+    assert thesis_rls._monotonicity(0, 0.9) == "monotone"
+    assert thesis_rls._monotonicity(1, 0.8) == "nearly monotone"
+    assert thesis_rls._monotonicity(3, 0.9) == "erratic"
+    assert thesis_rls._monotonicity(0, 0.1) == "erratic"
 
 
 def test_curve_figure_draws_bands_for_several_runs():
@@ -73,12 +74,31 @@ def test_bayes_variance_matches_the_gp_formula():
 
     k = Kernel("rbf", width=0.9)
     A = np.column_stack([np.full(15, 1.0), rng.uniform(0.5, 2.0, 15)])
-    got = reproduce._bayes_variance(k(Xt), k(Xs, Xt), 0.3, A)
+    got = thesis_rls._bayes_variance(k(Xt), k(Xs, Xt), 0.3, A)
     for t in range(2):
         G = k(Xt) + np.diag(0.3 / A[:, t])
         expected = [1.0 + 0.3 - k(Xs[i:i + 1], Xt)[0] @ np.linalg.solve(G, k(Xt, Xs[i:i + 1])[:, 0])
                     for i in range(4)]
         np.testing.assert_allclose(got[:, t], expected, rtol=1e-10)
+
+
+def test_disc_probability_replays_the_run_against_a_direct_solve():
+    from core.kernels import Kernel
+    from labeler.data import load_dataset
+    from labeler.experiments.simulate import simulate
+
+    ds = load_dataset("circles", seed=3, n=202)
+    kernel, lam = Kernel("rbf", width=1.7), 0.2
+    run = simulate(ds, "random", budget=30, seed=3, kernel=kernel, lam=lam, initial=4)
+    got = thesis_arls.disc_probability(ds, run, kernel, lam, [10, 30])
+    order = [*run.attrs["initial_indices"], *run["index"].tolist()]  # initial labels, then the queries
+    K = kernel(ds.X)
+    disc = np.flatnonzero(ds.y == 1)
+    for m, p in zip([10, 30], got):
+        L = np.array(order[: 4 + m])
+        codes = np.where(ds.y[L] == 1, 1.0, -1.0)
+        f = K[:, L] @ np.linalg.solve(K[np.ix_(L, L)] + lam * np.eye(L.size), codes)
+        assert p == pytest.approx(np.clip((f[disc] + 1) / 2, 0, 1).mean(), rel=1e-9)
 
 
 def test_render_markdown_has_the_command_and_one_row_per_finding(tmp_path):
@@ -137,5 +157,10 @@ def test_reproduce_quick_end_to_end(tmp_path, capsys):
         assert list(table.columns) == ["strategy", "metric", "n_labeled", "mean", "std", "count"]
     # the spheres result of the thesis holds even in the quick run: 60 queries, one per sphere
     assert "ARLS 100% after 60 queries (2/2 seeds exactly 60)" in text
+    # every number comes from the run: the circles' p(+1) of the unqueried disc is computed
+    assert "never asks about the central disc in 2 of 2 seeds" in text
+    found = re.search(r"p\(\+1\) there stays between (\d\.\d\d) and (\d\.\d\d) \(mean over the disc's "
+                      r"points, seed 0, after 10 to 100 queries\)", text)
+    assert found and 0 <= float(found[1]) <= float(found[2]) < 0.5, text
     leftovers = [p.name for p in Path(tmp_path).rglob("*.tmp")]
     assert leftovers == []

@@ -537,7 +537,7 @@ def test_default_widths_refuse_identical_points():
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_zero_outputs_follow_the_risk_decision_rule(n_classes):
-    """f = 0 predicts classes_[0] (sign(0) = -1), ties go to the lowest column (core.risk)."""
+    """f = 0 predicts classes_[0] (sign(0) = -1), ties go to the lowest column (core.criteria.risk)."""
     from core.criteria.risk import class_probabilities
 
     X, y = make_blobs(30, centers=n_classes, random_state=0)

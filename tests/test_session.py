@@ -987,7 +987,7 @@ DIGITS = {"dataset": "digits", "dataset_options": {"n": 150}}
 
 
 def test_pca_features_shape_and_bit_identical_on_reopen(store):
-    from core.preprocessing import pca_reduce
+    from labeler.data.preprocessing import pca_reduce
 
     s = LabelingSession.create(store, SessionConfig(**DIGITS, seed=4, pca_components=6, weighting="none"))
     assert s.config.pca_components == 6 and s.config.standardize is False
@@ -1011,7 +1011,7 @@ def test_pca_features_shape_and_bit_identical_on_reopen(store):
 
 
 def test_pca_on_standardised_columns(store):
-    from core.preprocessing import pca_reduce, standardize
+    from labeler.data.preprocessing import pca_reduce, standardize
 
     s = LabelingSession.create(store, config(pca_components=1))
     assert s.config.standardize is True and s.X.shape == (N, 1)
@@ -1295,9 +1295,9 @@ def test_a_failed_write_takes_the_setting_back_from_the_learner(store, monkeypat
 
 @pytest.mark.parametrize("n_labels,new_class", [(15, False), (6, False), (15, True)])
 def test_session_and_simulate_tune_the_same_lam_for_the_same_labels(store, n_labels, new_class):
-    """One LOO tuner: set_lam("auto") and core.simulate.resolve_lam agree (balanced weights),
+    """One LOO tuner: set_lam("auto") and labeler.experiments.simulate.resolve_lam agree (balanced weights),
     also with few labels and with a class that has no label yet (its one-vs-all column)."""
-    from core.simulate import resolve_lam
+    from labeler.experiments.simulate import resolve_lam
 
     s = LabelingSession.create(store, config(dataset="moons-imbalanced", dataset_options={"n": 110}))
     if new_class:

@@ -1,6 +1,8 @@
-"""core.simulate against a slow loop written with the learner API and direct solves."""
+"""labeler.experiments.simulate against a slow loop written with the learner API and direct solves."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,12 +13,12 @@ from sklearn.metrics import balanced_accuracy_score
 
 from arls_oracle import brute_force_expected_risk, direct_solve
 from core.learner import ActiveRLS
-from core.datasets import Dataset
+from labeler.data import Dataset
 from core.kernels import Kernel
 from core.criteria.risk import estimated_risk, target_codes
 from core.rls.tuning import LooTuningWarning
 from core.rls import WeightedRLSClassifier
-from core.simulate import (
+from labeler.experiments.simulate import (
     CURVE_COLUMNS,
     DEFAULT_LAM,
     OutOfPoolPredictor,
@@ -287,7 +289,9 @@ def test_resolve_lam():
     labeled = np.arange(30)
     expected = WeightedRLSClassifier(kernel="rbf", width=0.8, lam="auto", fit_offset=False).fit(
         ds.X[labeled], ds.y[labeled]).lam_
-    assert resolve_lam("auto", ds.X, ds.y, labeled, KERNEL) == pytest.approx(expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # enough labels: no fallback, no warning
+        assert resolve_lam("auto", ds.X, ds.y, labeled, KERNEL) == pytest.approx(expected)
     with pytest.raises(ValueError, match="lam"):
         resolve_lam(-1.0, ds.X, ds.y, [], KERNEL)
 
@@ -394,3 +398,30 @@ def test_unlabelled_data_has_no_oracle():
     ds.y = None
     with pytest.raises(ValueError, match="no true labels"):
         simulate(ds, "random", budget=2, kernel=KERNEL)
+
+
+# --------------------------------------------------------------------------- one count check
+@pytest.mark.parametrize("value", [True, 2.5, "3", np.float64(4.0)])
+def test_counts_are_checked_by_one_validator_everywhere(value):
+    # core.validation.check_count: the simulation's budget / initial and the loaders' n / n_val.
+    from core.validation import check_count
+    from labeler.data import DatasetError, load_dataset
+
+    with pytest.raises(ValueError, match=r"^k must be an integer >= 1; got "):
+        check_count("k", value, 1)
+    ds = make_dataset(n=20, seed=0)
+    with pytest.raises(ValueError, match=r"^budget must be an integer >= 1; got "):
+        simulate(ds, "random", budget=value, kernel=KERNEL, lam=0.1)
+    with pytest.raises(DatasetError, match=r"^n_val must be an integer >= 2; got "):
+        load_dataset("moons", n_val=value)
+    with pytest.raises(DatasetError, match=r"^n must be an integer >= 2; got "):
+        load_dataset("moons", n=value)
+
+
+def test_check_count_accepts_numpy_integers_and_returns_int():
+    from core.validation import check_count
+
+    got = check_count("k", np.int64(3), 1)
+    assert got == 3 and type(got) is int
+    with pytest.raises(ValueError, match="k must be an integer >= 4; got 3"):
+        check_count("k", 3, 4)

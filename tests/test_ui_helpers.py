@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from streamlit.elements.lib.shortcut_utils import normalize_shortcut
 
+from labeler.data import FILE_SUFFIXES, load_dataset
 from labeler.serve import APP_SCRIPT, streamlit_argv
 from labeler.ui.config import AppConfig
-from labeler.ui.inputs import check_data_path, parse_positive_or_auto
+from labeler.ui.inputs import DATA_SUFFIXES, check_data_path, parse_positive_or_auto
 from labeler.ui.keyboard import BACK_KEY, RESERVED, SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.registry import SessionRegistry
 from labeler.ui.view import build_view, class_codes, feature_table, point_image, upscale
@@ -101,6 +102,29 @@ def test_huge_file_is_refused(data_dir):
     with pytest.raises(ValueError, match="above the app's limit of 2 MB"):
         check_data_path("big.csv", data_dir, 2)
     assert check_data_path("big.csv", data_dir, 4) == big.resolve()
+
+
+def _write_table(path, frame):
+    """``frame`` saved in the format its suffix names (CSV, Parquet, NPZ)."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        frame.to_csv(path, index=False)
+    elif suffix == ".npz":
+        np.savez(path, X=frame[["a", "b"]].to_numpy(), y=frame["label"].to_numpy())
+    else:
+        frame.to_parquet(path, engine="pyarrow")
+
+
+@pytest.mark.parametrize("suffix", sorted(DATA_SUFFIXES))
+def test_every_file_type_the_picker_accepts_is_one_the_loader_reads(tmp_path, suffix):
+    # One list (labeler.data) serves both: a picked .pq file used to be refused by the loader.
+    assert DATA_SUFFIXES is FILE_SUFFIXES
+    frame = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [1.0, 0.5, 0.0, 2.0], "label": [0, 1, 0, 1]})
+    path = tmp_path / f"pool{suffix}"
+    _write_table(path, frame)
+    assert check_data_path(path.name, tmp_path, 10) == path.resolve()
+    data = load_dataset(path)
+    assert data.X.shape == (4, 2) and data.classes == [0, 1]
 
 
 @pytest.mark.parametrize("text,want", [("auto", "auto"), ("", "auto"), (" AUTO ", "auto"),

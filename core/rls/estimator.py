@@ -358,7 +358,7 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Class labels of shape (m,): ``f > 0`` (binary) or argmax of the one-vs-all outputs.
 
-        The decision rule of :func:`core.risk.predicted_class_indices`: ``f = 0`` gives
+        The decision rule of :func:`core.criteria.risk.predicted_class_indices`: ``f = 0`` gives
         ``classes_[0]``, ties between columns go to the lowest index.
         """
         F = self._outputs(X)  # first: raises NotFittedError before classes_ is read
@@ -367,7 +367,7 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         """Soft probabilities ``clip((f + 1) / 2, 0, 1)``, normalised (ALGORITHMS §2).
 
-        :func:`core.risk.class_probabilities` of :meth:`decision_function`.
+        :func:`core.criteria.risk.class_probabilities` of :meth:`decision_function`.
 
         Returns
         -------

@@ -176,7 +176,7 @@ def loo_errors(Y: np.ndarray, residuals: np.ndarray, A: np.ndarray) -> tuple[np.
     """
     L, n, T = residuals.shape
     loo_out = Y[None, :, :] - residuals
-    truth = predicted_class_indices(Y)  # the decision rule of core.risk on the codes
+    truth = predicted_class_indices(Y)  # the decision rule of core.criteria.risk on the codes
     wrong = predicted_class_indices(loo_out.reshape(L * n, T)).reshape(L, n) != truth[None, :]
     a_point = A[np.arange(n), truth if T > 1 else 0]
     classification = (wrong * a_point[None, :]).sum(axis=1) / a_point.sum()

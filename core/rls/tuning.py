@@ -1,7 +1,7 @@
 """Leave-one-out choice of ``lam`` and the RBF width for the model ARLS runs.
 
 One tuner for every caller: the labelling session (``set_lam("auto")``, ``set_width("auto")``,
-the LOO curve it draws) and the simulation (:func:`core.simulate.resolve_lam`), so the same
+the LOO curve it draws) and the simulation (:func:`labeler.experiments.simulate.resolve_lam`), so the same
 labels give the same choice everywhere.
 
 The model (ALGORITHMS §1 last line, §3): weighted RLS without offset on the labelled points,
@@ -17,7 +17,7 @@ with ``G = W K_LL W + lam I``; one eigendecomposition of ``W K_LL W`` serves a w
 grid. The rule:
 
 * Score: the weighted LOO classification error ``sum_i w_i [class of f_-i(x_i) != y_i] /
-  sum_i w_i`` (decision rule of :func:`core.risk.predicted_class_indices`).
+  sum_i w_i`` (decision rule of :func:`core.criteria.risk.predicted_class_indices`).
 * Lambda grid: ``lams="auto"`` is ``n_lams`` geometric values between the smallest positive and
   the largest eigenvalue of ``W K_LL W``; or a given grid. Ties go to the LARGEST lam (seed
   002 §4.1).

@@ -82,7 +82,7 @@ class SessionConfig:
     Parameters
     ----------
     dataset : str
-        Built-in data set name or a file path (see :func:`core.datasets.load_dataset`).
+        Built-in data set name or a file path (see :func:`labeler.data.load_dataset`).
     dataset_options : dict
         Keyword arguments of ``load_dataset`` (JSON-serialisable).
     kernel : {"rbf", "linear", "poly"}
@@ -105,7 +105,7 @@ class SessionConfig:
     pca_components : int or None
         None (the default): the kernel sees the (standardised) features themselves. An integer
         ``k`` with ``1 <= k <= min(n_samples, n_features)``: it sees their projection on the
-        ``k`` leading principal components (:func:`core.preprocessing.pca_reduce`, seeded
+        ``k`` leading principal components (:func:`labeler.data.preprocessing.pca_reduce`, seeded
         with ``seed``), e.g. image pixels reduced to 50 numbers. The projection is computed
         once at creation and kept in the store, so a reopened session has bit-identical
         features.

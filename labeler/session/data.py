@@ -2,7 +2,7 @@
 the 2-D layout and the fingerprint that guards a stored session against changed data.
 
 The only module of the session package that imports the data modules of ``core``
-(:mod:`core.datasets`, :mod:`core.preprocessing`, :mod:`core.layout`).
+(:mod:`labeler.data`, :mod:`labeler.data.preprocessing`, :mod:`labeler.data.layout`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import hashlib
 
 import numpy as np
 
-from core.datasets import load_dataset
-from core.preprocessing import pca_reduce, standardize
+from labeler.data import load_dataset
+from labeler.data.preprocessing import pca_reduce, standardize
 
 __all__ = [
     "load",
@@ -25,7 +25,7 @@ __all__ = [
 
 
 def load(name: str, options: dict):
-    """:func:`core.datasets.load_dataset` ``(name, **options)``."""
+    """:func:`labeler.data.load_dataset` ``(name, **options)``."""
     return load_dataset(name, **options)
 
 
@@ -112,8 +112,8 @@ def initial_choice(y, classes, m: int, seed: int) -> tuple[list[int], list[str]]
 
 
 def compute_layout(X: np.ndarray, method: str, seed: int) -> np.ndarray:
-    """2-D coordinates of the points (:func:`core.layout.compute_layout`, imported when first
+    """2-D coordinates of the points (:func:`labeler.data.layout.compute_layout`, imported when first
     needed: t-SNE and UMAP are slow to import)."""
-    from core.layout import compute_layout as _compute
+    from labeler.data.layout import compute_layout as _compute
 
     return _compute(X, method=method, seed=seed)

@@ -6,7 +6,7 @@ turns a spec into an :class:`core.learner.ActiveRLS` (:func:`build_learner`), ap
 spec to a live learner (:func:`apply`, :func:`add_class`: the learner's exact updates, each
 leaving the learner as it was when it raises) and tunes lam and the width by leave-one-out on
 the labelled points (:func:`tune`, through :func:`core.rls.tuning.tune_lam_width`, the tuner
-that ``core.simulate`` uses too). Nothing else in the labeler constructs an ``ActiveRLS`` or a
+that ``labeler.experiments.simulate`` uses too). Nothing else in the labeler constructs an ``ActiveRLS`` or a
 ``Kernel``.
 """
 

@@ -73,7 +73,7 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
     store_path : Path
     config : SessionConfig
         Current settings, "auto" values resolved to numbers.
-    dataset : core.datasets.Dataset
+    dataset : labeler.data.Dataset
     learner : core.learner.ActiveRLS
     classes : list of str
     X : ndarray of shape (n_samples, n_features) or (n_samples, config.pca_components)

@@ -14,7 +14,7 @@ from labeler.store import default_store_path
 
 __all__ = ["BUILTIN_CHOICES", "SIZED_BUILTINS", "DEFAULT_MAX_FILE_MB", "AppConfig"]
 
-#: Built-in data sets offered by the sidebar picker (names understood by core.datasets).
+#: Built-in data sets offered by the sidebar picker (names understood by labeler.data).
 BUILTIN_CHOICES: tuple[str, ...] = (
     "moons", "moons-imbalanced", "spheres", "circles", "digits", "mnist", "magic",
 )

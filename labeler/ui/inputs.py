@@ -12,10 +12,9 @@ import math
 import os
 from pathlib import Path
 
-__all__ = ["DATA_SUFFIXES", "check_data_path", "parse_positive_or_auto"]
+from labeler.data.dataset import FILE_SUFFIXES as DATA_SUFFIXES
 
-#: File types the loaders read (an image folder is a directory).
-DATA_SUFFIXES: tuple[str, ...] = (".csv", ".parquet", ".pq", ".npz")
+__all__ = ["DATA_SUFFIXES", "check_data_path", "parse_positive_or_auto"]
 
 
 def check_data_path(text: str, data_dir: str | os.PathLike, max_mb: float) -> Path:

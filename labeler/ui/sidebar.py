@@ -61,7 +61,7 @@ def _picked_settings() -> dict:
 
 
 def _layout_choices() -> dict:
-    from core.layout import available_layout_methods
+    from labeler.data.layout import available_layout_methods
 
     names = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
     return {"auto": "Given x, y columns, else PCA",

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .validation import check_features
+from core.validation import check_features
 
 __all__ = ["standardize", "pca_reduce"]
 

@@ -1,4 +1,4 @@
-"""Tests for core.layout: PCA / t-SNE / UMAP layouts and the on-disk layout cache."""
+"""Tests for labeler.data.layout: PCA / t-SNE / UMAP layouts and the on-disk layout cache."""
 
 import importlib.util
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from core.layout import available_layout_methods, compute_layout
+from labeler.data.layout import available_layout_methods, compute_layout
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
-"""Tests for core.preprocessing: standardisation and PCA reduction."""
+"""Tests for labeler.data.preprocessing: standardisation and PCA reduction."""
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from core.preprocessing import pca_reduce, standardize
+from labeler.data.preprocessing import pca_reduce, standardize
 
 
 def test_standardize_matches_definition():

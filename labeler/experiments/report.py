@@ -1,6 +1,6 @@
 """Learning-curve reports: self-contained plotly HTML pages, PNG snapshots, atomic file writes.
 
-A *curve* is the table returned by :func:`core.simulate.simulate` (one row per query, columns
+A *curve* is the table returned by :func:`labeler.experiments.simulate.simulate` (one row per query, columns
 ``n_labeled``, ``accuracy``, ``balanced_accuracy``, ``estimated_risk``, ``step_seconds``).
 Several runs of one strategy (different seeds) are drawn as their mean with a band of one
 standard deviation, as in seed 002 Figs. 4-7 to 4-11.
@@ -276,7 +276,8 @@ def write_png(path, figure: go.Figure) -> Path:
     Raises
     ------
     RuntimeError
-        If no Chromium executable or the ``playwright`` package is available.
+        If no Chromium executable or the ``playwright`` package is available, or Chromium
+        fails to render the page.
     """
     exe = chromium_path()
     if exe is None:
@@ -285,6 +286,7 @@ def write_png(path, figure: go.Figure) -> Path:
             "or skip PNGs (labeler reproduce --no-png)."
         )
     try:
+        from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
     except ImportError:  # pragma: no cover - playwright is a test dependency
         raise RuntimeError(
@@ -301,14 +303,17 @@ def write_png(path, figure: go.Figure) -> Path:
         with tempfile.TemporaryDirectory() as workdir:
             src = Path(workdir) / "figure.html"
             src.write_text(page_html, encoding="utf-8")
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])
-                try:
-                    page = browser.new_page(viewport={"width": width + 20, "height": height + 20})
-                    page.goto(src.as_uri())
-                    page.wait_for_selector(".main-svg", timeout=30_000)
-                    page.locator(".plotly-graph-div").first.screenshot(path=tmp, type="png")
-                finally:
-                    browser.close()
+            try:
+                with sync_playwright() as pw:
+                    browser = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+                    try:
+                        page = browser.new_page(viewport={"width": width + 20, "height": height + 20})
+                        page.goto(src.as_uri())
+                        page.wait_for_selector(".main-svg", timeout=30_000)
+                        page.locator(".plotly-graph-div").first.screenshot(path=tmp, type="png")
+                    finally:
+                        browser.close()
+            except PlaywrightError as exc:  # launch failure, timeout, crashed page
+                raise RuntimeError(f"Chromium ({exe}) could not render the PNG: {exc}") from None
 
     return atomic_write(path, write)

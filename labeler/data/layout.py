@@ -10,7 +10,7 @@ import importlib.util
 
 import numpy as np
 
-from .validation import check_features
+from core.validation import check_features
 
 __all__ = ["compute_layout", "available_layout_methods", "LAYOUT_METHODS"]
 

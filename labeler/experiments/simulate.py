@@ -30,7 +30,7 @@ which equal ``learner.decision_values`` on the pool (``m = K_XL (K_LL + Lambda)^
 prediction, so :class:`OutOfPoolPredictor` does it here, caching the kernel columns
 ``k(X_val, x_j)`` of the labelled points (one column per label, O(n_val d) each).
 
-This module imports no UI code (numpy, pandas, core only).
+This module imports no UI code (numpy, pandas, :mod:`core` and :mod:`labeler.data` only).
 """
 
 from __future__ import annotations
@@ -43,13 +43,13 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .learner import ActiveRLS
-from .kernels import Kernel, median_distance
-from .rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, tune_lam_width
-from .preprocessing import standardize
-from .criteria.risk import predicted_class_indices, target_codes
-from .strategies import STRATEGIES, query
-from .validation import check_features, check_positive
+from core.criteria.risk import predicted_class_indices, target_codes
+from core.kernels import Kernel, median_distance
+from core.learner import ActiveRLS
+from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, tune_lam_width
+from core.strategies import STRATEGIES, query
+from core.validation import check_count, check_features, check_positive
+from labeler.data.preprocessing import standardize
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -106,7 +106,7 @@ def prepare_features(dataset, X_val=None, standardize_features: bool | None = No
 
     Parameters
     ----------
-    dataset : core.datasets.Dataset
+    dataset : labeler.data.Dataset
     X_val : array-like of shape (n_val, n_features), optional
         Validation features, transformed with the pool's statistics.
     standardize_features : bool or None
@@ -282,12 +282,6 @@ def _as_label_array(values: np.ndarray, classes: list) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- the loop
-def _check_count(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-    return int(value)
-
-
 def simulate(
     dataset,
     strategy: str = "arls",
@@ -306,7 +300,7 @@ def simulate(
 
     Parameters
     ----------
-    dataset : core.datasets.Dataset
+    dataset : labeler.data.Dataset
         The pool (``dataset.X``, true labels ``dataset.y``, ``dataset.classes``).
     strategy : {"arls", "margin", "random"}
         Query strategy (:func:`core.strategies.query`).
@@ -351,8 +345,8 @@ def simulate(
         )
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
-    budget = _check_count("budget", budget, 1)
-    initial = _check_count("initial", initial, 0)
+    budget = check_count("budget", budget, 1)
+    initial = check_count("initial", initial, 0)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise ValueError(f"seed must be an integer; got {seed!r}.")
     X = check_features(dataset.X if X is None else X)

@@ -1,0 +1,212 @@
+"""The :class:`Dataset` every loader returns, and the checks the loaders share.
+
+Conventions. Labels of the binary built-ins are chosen so that the rare class of an imbalanced
+set is ``classes[1]``, the ``+1`` of the learner (``moons*``, ``circles``: 1 is the rare
+class). MAGIC keeps its UCI names ``"gamma"`` / ``"hadron"``; ``classes`` are sorted, so there
+``+1`` codes ``"hadron"`` and the rare class of ``magic-imbalanced`` is ``"gamma"``
+(``params["rare_class"]`` names it). ``Dataset.X`` is never standardised here; when the thesis'
+width refers to standardised features ``params["standardize"]`` is True and the consumer applies
+:func:`labeler.data.preprocessing.standardize` fitted on ``X`` to ``X`` and ``X_val``.
+
+:data:`FILE_SUFFIXES` is the one list of file types the loaders read; the app's path picker
+checks typed paths against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core import validation
+
+__all__ = [
+    "Dataset",
+    "DatasetError",
+    "FILE_SUFFIXES",
+    "PARQUET_SUFFIXES",
+    "IMAGE_SUFFIXES",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_IMAGE_SIDE",
+]
+
+#: Suffixes of Parquet files (``.pq`` is the short form some tools write).
+PARQUET_SUFFIXES = (".parquet", ".pq")
+#: File types :func:`labeler.data.load_dataset` reads (an image folder is a directory).
+FILE_SUFFIXES = (".csv", *PARQUET_SUFFIXES, ".npz")
+#: Image files read from a folder or an image column.
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+DEFAULT_MAX_BYTES = 2 * 2**30
+DEFAULT_MAX_IMAGE_SIDE = 64
+
+
+class DatasetError(ValueError):
+    """A data set cannot be built or loaded; the message names the problem and the fix."""
+
+
+@dataclass
+class Dataset:
+    """A pool of points to label, with optional truth, pictures, layout and validation set.
+
+    Attributes
+    ----------
+    name : str
+        Built-in name or file / folder stem.
+    X : ndarray of shape (n, d), float64
+        Features for the kernel (not standardised; see ``params["standardize"]``).
+    y : ndarray of shape (n,) or None
+        True labels, None if unknown.
+    classes : list
+        Sorted class labels (of ``y``; empty if ``y`` is None).
+    feature_names : list of str
+        Name of each column of ``X``.
+    ids : ndarray of shape (n,)
+        Identifiers shown and exported (row numbers of the source unless an id column is given).
+    layout : ndarray of shape (n, 2) or None
+        Given 2-D coordinates.
+    images : ndarray of shape (n, h, w) or (n, h, w, 3), uint8, or None
+    image_paths : list of str or None
+        Absolute paths of the image files, if the images came from files.
+    frame : pandas.DataFrame or None
+        Original columns (for export), one row per point.
+    X_val, y_val : ndarray or None
+        Validation set of the same construction (built-ins).
+    params : dict
+        Recommended ``width`` / ``lam`` and notes (thesis values where the thesis gives them).
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray | None
+    classes: list
+    feature_names: list[str]
+    ids: np.ndarray
+    layout: np.ndarray | None
+    images: np.ndarray | None
+    image_paths: list[str] | None
+    frame: pd.DataFrame | None
+    X_val: np.ndarray | None = None
+    y_val: np.ndarray | None = None
+    params: dict = field(default_factory=dict)
+
+
+def reject_unknown(options: dict, what: str, valid) -> None:
+    """Raise :class:`DatasetError` naming every unknown option and the valid ones."""
+    if options:
+        raise DatasetError(
+            f"Unknown option(s) {', '.join(sorted(options))} for {what}; valid options: "
+            f"{', '.join(sorted(valid)) or 'none'}."
+        )
+
+
+@dataclass
+class FileOptions:
+    """Options of a file loader, popped from the keyword arguments of :func:`load_dataset`.
+
+    Attributes
+    ----------
+    feature_cols : list of str or None
+        Explicit feature columns of a table (default: every other numeric column).
+    max_bytes : int
+        Size limit of a file (or of all the images of a data set), checked before reading.
+    image_size : tuple (height, width) or None
+        Common size images are resized to; None picks it (see :func:`labeler.data.images.common_size`).
+    max_image_side : int
+        Longest side of the picked common size when ``image_size`` is None.
+    color : {"auto", "gray", "rgb"}
+        ``"auto"``: grayscale when every image has R == G == B, else RGB.
+    """
+
+    feature_cols: list | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+    image_size: tuple | None = None
+    max_image_side: int = DEFAULT_MAX_IMAGE_SIDE
+    color: str = "auto"
+
+    NAMES = ("feature_cols", "max_bytes", "image_size", "max_image_side", "color")
+
+    @classmethod
+    def pop_from(cls, options: dict) -> FileOptions:
+        """Remove the file options from ``options`` (in place) and check their values."""
+        opts = cls(**{k: options.pop(k) for k in cls.NAMES if k in options})
+        if opts.color not in ("auto", "gray", "rgb"):
+            raise DatasetError(f"color must be 'auto', 'gray' or 'rgb'; got {opts.color!r}.")
+        if isinstance(opts.max_bytes, bool) or not isinstance(opts.max_bytes, (int, np.integer)) or opts.max_bytes < 1:
+            raise DatasetError(f"max_bytes must be a positive integer; got {opts.max_bytes!r}.")
+        if opts.image_size is not None:
+            size = tuple(opts.image_size)
+            if len(size) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 1 for v in size):
+                raise DatasetError(f"image_size must be (height, width) in pixels; got {opts.image_size!r}.")
+            opts.image_size = (int(size[0]), int(size[1]))
+        if not isinstance(opts.max_image_side, (int, np.integer)) or opts.max_image_side < 1:
+            raise DatasetError(f"max_image_side must be a positive integer; got {opts.max_image_side!r}.")
+        return opts
+
+
+def check_size(path: Path, max_bytes: int) -> None:
+    """Refuse a file above ``max_bytes`` before anything reads it."""
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise DatasetError(
+            f"{path.name} is {size:,} bytes, above the limit of {max_bytes:,} bytes; pass a larger "
+            "max_bytes if you trust the file and have the memory, or load a subset."
+        )
+
+
+def subset(n_total: int, n: int | None, rng: np.random.Generator, what: str) -> np.ndarray:
+    """Sorted seeded choice of ``n`` of ``n_total`` rows (all rows if ``n`` is None)."""
+    if n is None:
+        return np.arange(n_total)
+    if n > n_total:
+        raise DatasetError(f"n={n} is more than the {n_total} rows of {what}; pass n <= {n_total}.")
+    return np.sort(rng.choice(n_total, size=n, replace=False))
+
+
+def finish(
+    name, X, y, feature_names, *, ids=None, layout=None, images=None, image_paths=None, frame=None,
+    X_val=None, y_val=None, params=None,
+) -> Dataset:
+    """Build the :class:`Dataset` after the checks every loader shares.
+
+    At least two rows, at least two classes when labelled, ``len(ids)`` unique ids; ``X`` as
+    C-contiguous float64 and object labels as strings.
+
+    Raises
+    ------
+    DatasetError
+        Fewer than two rows, a single class, or duplicate / missing ids.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 2:
+        raise DatasetError(f"{name} has {n} row(s); at least two points are needed to label anything.")
+    classes: list = []
+    if y is not None:
+        y = np.asarray(y)
+        if y.dtype == object:
+            y = y.astype(str)
+        classes = sorted(np.unique(y).tolist())
+        if len(classes) < 2:
+            raise DatasetError(
+                f"{name}: every point has the label {classes[0]!r}; a classifier needs at least two "
+                "classes. Add points of another class, or load without labels (label_col=None)."
+            )
+    ids = np.arange(n) if ids is None else np.asarray(ids)
+    if len(ids) != n or len(np.unique(ids)) != n:
+        raise DatasetError(f"{name}: the ids must be {n} unique values; found duplicates or a wrong count.")
+    return Dataset(
+        name=name, X=X, y=y, classes=classes, feature_names=[str(f) for f in feature_names], ids=ids,
+        layout=None if layout is None else np.ascontiguousarray(layout, dtype=np.float64),
+        images=images, image_paths=image_paths, frame=frame, X_val=X_val, y_val=y_val,
+        params=dict(params or {}),
+    )
+
+
+def check_count(name: str, value, minimum: int) -> int:
+    """:func:`core.validation.check_count` raising :class:`DatasetError` (a data set option)."""
+    try:
+        return validation.check_count(name, value, minimum)
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None

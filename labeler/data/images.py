@@ -1,0 +1,207 @@
+"""Images: folders of PNG/JPEG files, image columns of a table, decoding to uint8 pixels.
+
+A folder of images is a data set by itself (one class per subfolder, or unlabelled when every
+image is at the top level); a table may name its images in an ``image_col`` (paths relative to
+the table's folder, never outside it) or hold them as arrays (Parquet nested lists). Images are
+decoded with Pillow, converted to grayscale when every one is gray (``color="auto"``) and
+brought to one size: ``image_size`` if given, else the most common size shrunk so that its
+longer side is at most ``max_image_side`` (a ``UserWarning`` says when images were resized).
+Pixels / 255 become the features when a table has no numeric feature column.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from labeler.data.dataset import IMAGE_SUFFIXES, Dataset, DatasetError, FileOptions, finish, subset
+
+__all__ = ["load_image_folder", "images_from_column", "pixel_features", "to_uint8"]
+
+
+def pixel_features(images: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Flattened pixels / 255 as features, with names ``px_row_col[_channel]``."""
+    n, h, w = images.shape[:3]
+    if images.ndim == 4:
+        names = [f"px_{r}_{c}_{ch}" for r in range(h) for c in range(w) for ch in "rgb"]
+    else:
+        names = [f"px_{r}_{c}" for r in range(h) for c in range(w)]
+    return images.reshape(n, -1).astype(np.float64) / 255.0, names
+
+
+def _inside(folder: Path, relative) -> Path:
+    """Resolve ``relative`` against ``folder``; refuse a result outside ``folder``."""
+    root = folder.resolve()
+    target = (root / Path(os.fspath(relative))).resolve()
+    if not target.is_relative_to(root):
+        raise DatasetError(
+            f"Image path {str(relative)!r} resolves to {target}, outside the data folder {root}; "
+            "refused for safety. Move the image into the data folder (or a subfolder)."
+        )
+    return target
+
+
+def _as_uint8_image(value, where: str) -> np.ndarray:
+    """An image value (nested lists / arrays) as uint8 (h, w) or (h, w, 3)."""
+    try:
+        arr = _nested_array(value)
+    except ValueError:
+        raise DatasetError(f"{where}: the image rows have different lengths.") from None
+    if arr.ndim == 3 and arr.shape[2] == 1:
+        arr = arr[:, :, 0]
+    if not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] == 3)) or arr.dtype.kind not in "biuf":
+        raise DatasetError(
+            f"{where}: an image must be a numeric (h, w) or (h, w, 3) array; got shape {arr.shape}, "
+            f"dtype {arr.dtype}."
+        )
+    return to_uint8(arr, where)
+
+
+def _nested_array(value) -> np.ndarray:
+    """Nested lists / object arrays (as Parquet gives them back) as one numeric array."""
+    arr = np.asarray(value)
+    if arr.dtype == object:
+        arr = np.stack([_nested_array(v) for v in arr])
+    return arr
+
+
+def to_uint8(arr: np.ndarray, where: str) -> np.ndarray:
+    """Pixels as uint8: integers 0-255 kept, floats in [0, 1] scaled by 255 and rounded."""
+    if not np.isfinite(arr).all():
+        raise DatasetError(f"{where}: image pixels contain NaN or infinity.")
+    if arr.dtype.kind == "f" and arr.min() >= 0 and arr.max() <= 1:
+        arr = np.rint(arr * 255.0)
+    if arr.min() < 0 or arr.max() > 255 or (arr.dtype.kind == "f" and not np.array_equal(arr, np.rint(arr))):
+        raise DatasetError(f"{where}: pixel values must be integers 0-255 (or floats in 0-1).")
+    return arr.astype(np.uint8)
+
+
+def _common_size(sizes: list[tuple[int, int]], opts: FileOptions) -> tuple[int, int]:
+    """Target (h, w): ``image_size`` if given, else the most common size, shrunk to ``max_image_side``."""
+    if opts.image_size is not None:
+        return opts.image_size
+    (h, w), _ = Counter(sizes).most_common(1)[0]
+    longest = max(h, w)
+    if longest > opts.max_image_side:
+        factor = opts.max_image_side / longest
+        h, w = max(1, round(h * factor)), max(1, round(w * factor))
+    return h, w
+
+
+def _warn_resized(sizes: list[tuple[int, int]], target: tuple[int, int], opts: FileOptions, name: str) -> None:
+    """Warn when images are resized to a size the loader chose (not to an explicit ``image_size``)."""
+    resized = sum(size != target for size in sizes)
+    if not resized or opts.image_size is not None:
+        return
+    common, _ = Counter(sizes).most_common(1)[0]
+    reasons = []
+    if len(set(sizes)) > 1:
+        reasons.append(f"they come in {len(set(sizes))} sizes, {common[0]}x{common[1]} the most common")
+    if target != common:
+        reasons.append(f"the longer side is limited to max_image_side={opts.max_image_side}")
+    warnings.warn(
+        f"{name}: resized {resized} of {len(sizes)} image(s) to {target[0]}x{target[1]} pixels "
+        f"(height x width): {'; '.join(reasons)}. Pass image_size=(height, width) to choose the "
+        "size (or a larger max_image_side), or store the images at one size.",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
+def _open_images(paths: list[Path], opts: FileOptions, name: str) -> np.ndarray:
+    """Read, convert and resize image files to one uint8 array (n, h, w) or (n, h, w, 3)."""
+    from PIL import Image, UnidentifiedImageError
+
+    total = 0
+    for p in paths:
+        if not p.is_file():
+            raise FileNotFoundError(f"{name}: image file {p} does not exist. Fix the path or remove the row.")
+        total += p.stat().st_size
+    if total > opts.max_bytes:
+        raise DatasetError(
+            f"{name}: the images take {total:,} bytes, above the limit of {opts.max_bytes:,}; pass a "
+            "larger max_bytes or load a subset (n=...)."
+        )
+    pictures = []
+    for p in paths:
+        try:
+            with Image.open(p) as im:
+                im.load()
+                pictures.append(im.convert("RGB"))
+        except (UnidentifiedImageError, OSError, Image.DecompressionBombError, ValueError) as exc:
+            raise DatasetError(f"{name}: cannot read image {p}: {exc}. Replace or remove that file.") from None
+    if opts.color == "auto":
+        gray = all(_is_gray(np.asarray(im)) for im in pictures)
+    else:
+        gray = opts.color == "gray"
+    if gray:  # ITU-R 601 luma; exact (L == R) when R == G == B
+        pictures = [im.convert("L") for im in pictures]
+    sizes = [(im.height, im.width) for im in pictures]
+    h, w = _common_size(sizes, opts)
+    _warn_resized(sizes, (h, w), opts, name)
+    return np.stack([
+        np.asarray(im if im.size == (w, h) else im.resize((w, h), Image.Resampling.LANCZOS)) for im in pictures
+    ])
+
+
+def _is_gray(rgb: np.ndarray) -> bool:
+    """True when every pixel of an RGB array has R == G == B."""
+    return bool(np.array_equal(rgb[..., 0], rgb[..., 1]) and np.array_equal(rgb[..., 0], rgb[..., 2]))
+
+
+def images_from_column(column: pd.Series, folder: Path, name: str, opts: FileOptions):
+    """Images of a table column: file paths (relative to ``folder``) or arrays."""
+    values = column.to_list()
+    if all(isinstance(v, (str, os.PathLike)) for v in values):
+        paths = [_inside(folder, v) for v in values]
+        return _open_images(paths, opts, name), [str(p) for p in paths]
+    if any(v is None or (isinstance(v, float) and np.isnan(v)) for v in values):
+        raise DatasetError(f"{name}: image column {column.name!r} has empty cells; every row needs an image.")
+    arrays = [_as_uint8_image(v, f"{name} image column {column.name!r} row {i}") for i, v in enumerate(values)]
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        raise DatasetError(f"{name}: image arrays have different shapes {sorted(shapes)}; store one size.")
+    return np.stack(arrays), None
+
+
+def load_image_folder(folder: Path, *, seed, n, opts: FileOptions) -> Dataset:
+    """A folder of PNG/JPEG images; images inside class subfolders get the subfolder as label."""
+    root = folder.resolve()
+    found: list[tuple[Path, str | None]] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        here = Path(dirpath)
+        rel = here.relative_to(root)
+        label = rel.parts[0] if rel.parts else None
+        for fname in sorted(filenames):
+            if Path(fname).suffix.lower() in IMAGE_SUFFIXES and not fname.startswith("."):
+                found.append((_inside(root, (here / fname).relative_to(root)), label))
+    if not found:
+        raise DatasetError(f"{folder} holds no PNG or JPEG images ({', '.join(IMAGE_SUFFIXES)}).")
+    labels = [lab for _, lab in found]
+    has_top = any(lab is None for lab in labels)
+    has_sub = any(lab is not None for lab in labels)
+    if has_top and has_sub:
+        loose = next(p for p, lab in found if lab is None)
+        raise DatasetError(
+            f"{folder} mixes images at its top level (e.g. {loose.name}) with class subfolders. Put every "
+            "image in a class subfolder, or all of them at the top level for unlabelled data."
+        )
+    rng = np.random.default_rng(seed)
+    rows = subset(len(found), n, rng, folder.name)
+    found = [found[i] for i in rows]
+    paths = [p for p, _ in found]
+    images = _open_images(paths, opts, folder.name)
+    X, feature_names = pixel_features(images)
+    rel_names = [p.relative_to(root).as_posix() for p in paths]
+    y = np.array([lab for _, lab in found]) if has_sub else None
+    frame = pd.DataFrame({"path": rel_names})
+    if y is not None:
+        frame["label"] = y
+    return finish(folder.name, X, y, feature_names, ids=np.array(rel_names), images=images,
+                  image_paths=[str(p) for p in paths], frame=frame)

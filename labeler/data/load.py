@@ -1,0 +1,167 @@
+"""``load_dataset``: one entry point for the built-in data sets and for user files.
+
+``load_dataset(source, ...)`` returns a :class:`~labeler.data.dataset.Dataset` from either
+
+* a built-in name (see :data:`BUILTIN_DATASETS`): the synthetic sets of the ARLS thesis
+  (:mod:`labeler.data.synthetic`), MAGIC, MNIST and scikit-learn's digits
+  (:mod:`labeler.data.bundled`, files shipped with the package) -- nothing is downloaded; or
+* a path: a table (``.csv``, ``.parquet`` / ``.pq``: :mod:`labeler.data.tables`), a NumPy
+  archive (``.npz``: :mod:`labeler.data.npz`) or a folder of PNG/JPEG images, optionally one
+  subfolder per class (:mod:`labeler.data.images`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+
+from labeler.data.bundled import load_digits, load_magic, load_magic_imbalanced, load_mnist
+from labeler.data.dataset import (
+    FILE_SUFFIXES,
+    Dataset,
+    DatasetError,
+    FileOptions,
+    check_count,
+    check_size,
+    reject_unknown,
+)
+from labeler.data.images import load_image_folder
+from labeler.data.npz import load_npz
+from labeler.data.synthetic import load_circles, load_moons, load_moons_imbalanced, load_spheres
+from labeler.data.tables import LABEL_DEFAULT, from_frame, read_table
+
+__all__ = ["load_dataset", "BUILTIN_DATASETS"]
+
+BUILTIN_DATASETS = {
+    "moons": "Two moons (scikit-learn make_moons, noise 0.1), 1000 points, balanced; validation 1000.",
+    "moons-imbalanced": "Two moons with 10x fewer positives (seed 002 Fig. 4-1): 500 + 50 points; "
+    "balanced validation 1000; width 2, lambda by LOO.",
+    "spheres": "60 discs x 20 points = 1200 on a 10 x 6 grid, half the discs positive (seed 002 "
+    "Fig. 4-6); validation 1200 from the same discs; width 1.7, lambda 0.5.",
+    "circles": "Imbalanced circles: 20 positives in a disc, 2000 negatives in a ring (100:1, seed 002 "
+    "Fig. 4-9); balanced validation 1000; width 1, lambda 0.1, balanced weights.",
+    "magic": "MAGIC gamma telescope (UCI), 10 features, pool of 1900 + validation 2000; width 3, "
+    "lambda 0.2 on standardised features.",
+    "magic-imbalanced": "MAGIC with 10 hadrons per gamma, 1300 pool points; balanced validation 2000; "
+    "width 1.5, lambda 0.1, balanced weights.",
+    "digits": "scikit-learn's bundled 8x8 handwritten digits, 1797 images, 10 classes.",
+    "mnist": "MNIST test set (10,000 28x28 digits), shipped with the package; options n and digits=(4, 9).",
+}
+
+
+def load_dataset(
+    source,
+    *,
+    label_col: str | None = LABEL_DEFAULT,
+    id_col: str | None = None,
+    image_col: str | None = None,
+    layout_cols: tuple[str, str] | None = ("x", "y"),
+    seed: int = 0,
+    n: int | None = None,
+    **options,
+) -> Dataset:
+    """Load a built-in data set or a file / folder.
+
+    Parameters
+    ----------
+    source : str or path-like
+        A name from ``BUILTIN_DATASETS`` or the path of a ``.csv``, ``.parquet`` (``.pq``) or
+        ``.npz`` file (:data:`~labeler.data.dataset.FILE_SUFFIXES`) or of a folder of PNG/JPEG
+        images.
+    label_col : str or None
+        Column with the true labels (CSV / Parquet). By default ``"label"`` is used if present;
+        a name passed explicitly must exist. None ignores labels.
+    id_col : str or None
+        Column with unique point identifiers (default: row numbers).
+    image_col : str or None
+        Column with image file paths (relative to the file's folder, never outside it) or with
+        image arrays (Parquet nested lists).
+    layout_cols : pair of str or None
+        Columns with given 2-D coordinates, used when both exist. They are not features unless
+        no other numeric column exists (a plain ``x, y, label`` file is its own layout).
+    seed : int
+        Seed of every random choice (synthetic data, subsets, validation splits).
+    n : int or None
+        Pool size: a seeded subset of a file or of MNIST / digits, or the size of a built-in
+        construction (None: its default size, or all rows of a file).
+    **options
+        Built-in options (``n_val``, ``noise``, ``digits``, ``validation``, ``data_dir``) and
+        file options: ``feature_cols`` (explicit feature columns), ``max_bytes`` (size limit,
+        default 2 GB, checked before reading), ``image_size`` ((h, w) of resized images),
+        ``max_image_side`` (default 64: longer side of the common size when ``image_size`` is
+        not given), ``color`` (``"auto"``, ``"gray"`` or ``"rgb"``).
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    DatasetError
+        Unknown built-in name, unsupported extension, unreadable file, unusable columns, NaN
+        features, a single class, fewer than two rows, an image path outside the data folder,
+        or a file above ``max_bytes``.
+    FileNotFoundError
+        A path or an image file that does not exist.
+    """
+    if n is not None:
+        n = check_count("n", n, 2)
+    if isinstance(source, str) and source in BUILTIN_DATASETS:
+        return _BUILTIN_LOADERS[source](seed=seed, n=n, **options)
+    path = Path(os.fspath(source))
+    if not path.exists():
+        text = str(source)
+        if isinstance(source, str) and not path.suffix and os.sep not in text and "/" not in text:
+            raise DatasetError(
+                f"Unknown built-in data set {text!r}; choose one of {', '.join(BUILTIN_DATASETS)} "
+                f"or give the path of a {', '.join(FILE_SUFFIXES)} file or an image folder."
+            )
+        raise FileNotFoundError(f"No such file or folder: {text!r}.")
+    file_opts = FileOptions.pop_from(options)
+    reject_unknown(options, f"loading {path.name}", FileOptions.NAMES)
+    if path.is_dir():
+        return load_image_folder(path, seed=seed, n=n, opts=file_opts)
+    suffix = path.suffix.lower()
+    if suffix not in FILE_SUFFIXES:
+        raise DatasetError(
+            f"Unsupported file type {path.suffix or '(no extension)'!r} of {path.name}; supported: "
+            f"{', '.join(FILE_SUFFIXES)} files or a folder of PNG/JPEG images."
+        )
+    check_size(path, file_opts.max_bytes)
+    if suffix == ".npz":
+        return load_npz(path, seed=seed, n=n, opts=file_opts)
+    frame = read_table(path, suffix)
+    return from_frame(
+        frame, name=path.stem, folder=path.parent, label_col=label_col, id_col=id_col,
+        image_col=image_col, layout_cols=layout_cols, seed=seed, n=n, opts=file_opts,
+    )
+
+
+def _builtin_loader(name, loader):
+    """Wrap a built-in's loader so that unknown or badly typed options give a clear error."""
+    valid = [p for p in inspect.signature(loader).parameters if p not in ("seed", "n")]
+
+    def load(*, seed, n, **options):
+        reject_unknown({k: v for k, v in options.items() if k not in valid}, f"built-in {name!r}", valid)
+        try:
+            return loader(seed=seed, n=n, **options)
+        except TypeError as exc:  # e.g. a string where a number is expected
+            raise DatasetError(f"Bad option for built-in {name!r}: {exc}.") from None
+
+    return load
+
+
+_BUILTIN_LOADERS = {
+    name: _builtin_loader(name, fn)
+    for name, fn in {
+        "moons": load_moons,
+        "moons-imbalanced": load_moons_imbalanced,
+        "spheres": load_spheres,
+        "circles": load_circles,
+        "magic": load_magic,
+        "magic-imbalanced": load_magic_imbalanced,
+        "digits": load_digits,
+        "mnist": load_mnist,
+    }.items()
+}
