@@ -2,10 +2,13 @@
 
 * :mod:`core.kernels.kernel`: kernel functions evaluated in row blocks (:class:`Kernel`).
 * :mod:`core.kernels.factors`: factors ``Phi`` with ``K ~ Phi Phi^T`` (ALGORITHMS §8) for the
-  low-rank posterior.
+  low-rank posterior: exact (eigen) and Nystrom.
+* :mod:`core.kernels.graph`: kNN graphs, Laplacians and spectral graph kernels as factors (§5, §9).
 """
 
 from .factors import LANDMARK_METHODS, eigen_factor, nystrom_factor
+from .graph import TRANSFORMS, knn_graph, laplacian, spectral_factor
 from .kernel import KERNELS, Kernel, median_distance
 
-__all__ = ["Kernel", "KERNELS", "median_distance", "eigen_factor", "nystrom_factor", "LANDMARK_METHODS"]
+__all__ = ["Kernel", "KERNELS", "median_distance", "eigen_factor", "nystrom_factor", "LANDMARK_METHODS",
+           "knn_graph", "laplacian", "spectral_factor", "TRANSFORMS"]

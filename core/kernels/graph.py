@@ -1,0 +1,147 @@
+"""kNN graphs, their Laplacians and spectral graph kernels as low-rank factors.
+
+ALGORITHMS §5, §9; seeds 001 (kNN weight matrices), 004 (spectral transforms). The graph is
+the symmetrised kNN graph: ``w_ij > 0`` if ``i`` is among the k nearest neighbours of ``j`` or
+``j`` among those of ``i``, with weight 1 or ``exp(-||x_i - x_j||^2 / sigma^2)``. A spectral
+graph kernel keeps the r smallest eigenpairs ``(lambda_i, phi_i)`` of the (normalised)
+Laplacian and a transform ``r(lambda)``::
+
+    K = sum_i r(lambda_i) phi_i phi_i^T = Phi Phi^T,     Phi = [phi_i sqrt(r(lambda_i))]
+
+so the learner runs on it through :class:`core.posteriors.FactorPosterior`. Transforms:
+``"diffusion"`` ``r = exp(-s^2 lambda / 2)`` and ``"gaussian_field"`` ``r = 1 / (lambda + eps)``
+(seed 004; with the Gaussian field, ARLS is Zhu et al.'s harmonic active learning, A§9).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import eigsh
+
+from ..validation import check_features
+
+__all__ = ["knn_graph", "laplacian", "spectral_factor", "TRANSFORMS"]
+
+TRANSFORMS = ("diffusion", "gaussian_field")
+EXACT_KNN_MAX = 50_000  # up to this many points the neighbours are exact (scikit-learn)
+
+
+def _neighbours(X: np.ndarray, k: int, seed) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and distances of the k nearest other points, each of shape (n, k)."""
+    n = X.shape[0]
+    if n <= EXACT_KNN_MAX:
+        from sklearn.neighbors import NearestNeighbors
+
+        dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
+    else:
+        try:
+            from pynndescent import NNDescent
+        except ImportError:  # pragma: no cover - depends on the installation
+            raise ImportError(
+                f"a kNN graph of {n:,} points needs the approximate nearest-neighbour library "
+                "pynndescent (pip install pynndescent); exact search is used up to "
+                f"{EXACT_KNN_MAX:,} points."
+            ) from None
+        index = NNDescent(X, n_neighbors=k + 1, random_state=seed, low_memory=True)
+        ind, dist = index.neighbor_graph
+    # drop each point itself (first column, or wherever a duplicate put it)
+    keep = ind != np.arange(n)[:, None]
+    rows = np.argsort(~keep, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(ind, rows, 1), np.take_along_axis(dist, rows, 1)
+
+
+def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma: float | None = None,
+              seed=0) -> sp.csr_matrix:
+    """Symmetrised kNN weight matrix ``W`` (seed 001 §2; ALGORITHMS §5).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    n_neighbors : int
+        k, at least 1 and below n.
+    weights : {"connectivity", "heat"}
+        1 on every edge, or ``exp(-||x_i - x_j||^2 / sigma^2)``.
+    sigma : float, optional
+        Heat-kernel scale; default the mean distance to the k-th neighbour.
+    seed : int
+        Seeds the approximate search (pynndescent) used beyond ``EXACT_KNN_MAX`` points.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+        Symmetric, non-negative, zero diagonal.
+    """
+    X = check_features(X, min_samples=2)
+    n = X.shape[0]
+    if isinstance(n_neighbors, bool) or int(n_neighbors) != n_neighbors or not 1 <= n_neighbors < n:
+        raise ValueError(f"n_neighbors must be an integer in [1, {n - 1}]; got {n_neighbors!r}.")
+    if weights not in ("connectivity", "heat"):
+        raise ValueError(f"weights must be 'connectivity' or 'heat'; got {weights!r}.")
+    ind, dist = _neighbours(X, int(n_neighbors), seed)
+    if weights == "heat":
+        scale = float(np.mean(dist[:, -1])) if sigma is None else float(sigma)
+        if not scale > 0:
+            raise ValueError("the heat-kernel scale is 0 (duplicated points); pass sigma=... > 0.")
+        vals = np.exp(-(dist.ravel() ** 2) / scale**2)
+    else:
+        vals = np.ones(ind.size)
+    A = sp.csr_matrix((vals, (np.repeat(np.arange(n), ind.shape[1]), ind.ravel())), shape=(n, n))
+    W = A.maximum(A.T).tocsr()
+    W.setdiag(0.0)
+    W.eliminate_zeros()
+    return W
+
+
+def laplacian(W, normalized: bool = True) -> sp.csr_matrix:
+    """``D - W`` or the normalised ``I - D^-1/2 W D^-1/2`` (isolated points get degree 1)."""
+    W = sp.csr_matrix(W, dtype=np.float64)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    if not normalized:
+        return (sp.diags(d) - W).tocsr()
+    inv = 1.0 / np.sqrt(np.where(d > 0, d, 1.0))
+    return (sp.identity(W.shape[0], format="csr") - sp.diags(inv) @ W @ sp.diags(inv)).tocsr()
+
+
+def spectral_factor(W, rank: int, *, transform: str = "gaussian_field", eps: float = 1e-2,
+                    s: float = 1.0, normalized: bool = True, seed=0) -> tuple[np.ndarray, np.ndarray]:
+    """Spectral graph kernel of the r smallest Laplacian eigenpairs as a factor ``Phi``.
+
+    Parameters
+    ----------
+    W : sparse matrix of shape (n, n)
+        Symmetric graph weights (:func:`knn_graph`).
+    rank : int
+        r, the number of eigenpairs (seed 004 uses 200).
+    transform : {"diffusion", "gaussian_field"}
+    eps : float
+        Gaussian field ``1 / (lambda + eps)``.
+    s : float
+        Diffusion ``exp(-s^2 lambda / 2)``.
+    normalized : bool
+        Normalised Laplacian (eigenvalues in [0, 2]) or ``D - W``.
+    seed : int
+        Start vector of the Lanczos iteration (deterministic results).
+
+    Returns
+    -------
+    Phi : ndarray of shape (n, r)
+    eigenvalues : ndarray of shape (r,)
+        Increasing.
+    """
+    if transform not in TRANSFORMS:
+        raise ValueError(f"transform must be one of {TRANSFORMS}; got {transform!r}.")
+    L = laplacian(W, normalized)
+    n = L.shape[0]
+    if isinstance(rank, bool) or int(rank) != rank or not 1 <= rank < n:
+        raise ValueError(f"rank must be an integer in [1, {n - 1}]; got {rank!r}.")
+    v0 = np.random.default_rng(seed).standard_normal(n)
+    # the smallest eigenvalues of L are the largest of (c I - L), c above the spectrum
+    c = 2.0 if normalized else 2.0 * float(L.diagonal().max())
+    shifted = (c * sp.identity(n, format="csr") - L).tocsr()
+    vals, vecs = eigsh(shifted, k=int(rank), which="LA", v0=v0, tol=1e-10)
+    lam = np.clip(c - vals, 0.0, None)
+    order = np.argsort(lam, kind="stable")
+    lam, vecs = lam[order], vecs[:, order]
+    r = np.exp(-(s**2) * lam / 2.0) if transform == "diffusion" else 1.0 / (lam + eps)
+    return np.ascontiguousarray(vecs * np.sqrt(r)), lam
