@@ -50,6 +50,7 @@ def test_reads_match_the_array(store):
     assert_allclose(post.block(idx), C[np.ix_(idx, idx)], atol=1e-12)
     assert_allclose(post.prior_block(idx), K[np.ix_(idx, idx)], atol=1e-12)
     assert_allclose(post.columns(idx), C[idx], atol=1e-12)
+    assert_allclose(post.cross(idx, [30, 2]), C[np.ix_(idx, [30, 2])], atol=1e-12)
     W = np.random.default_rng(1).standard_normal((3, 2))
     assert_allclose(post.combine(idx, W), W.T @ C[idx], atol=1e-12)
 

@@ -58,6 +58,9 @@ class Posterior(Protocol):
     def block(self, idx) -> np.ndarray:
         """``C[idx][:, idx]``, ndarray of shape (k, k)."""
 
+    def cross(self, rows, cols) -> np.ndarray:
+        """``C[rows][:, cols]``, ndarray of shape (k, m)."""
+
     def prior_block(self, idx) -> np.ndarray:
         """``K[idx][:, idx]``, ndarray of shape (k, k) (the state is not touched)."""
 

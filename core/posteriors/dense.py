@@ -123,6 +123,10 @@ class DensePosterior:
         idx = _as_index(idx)
         return self._C[np.ix_(idx, idx)]
 
+    def cross(self, rows, cols) -> np.ndarray:
+        """``C[rows][:, cols]``, ndarray of shape (k, m)."""
+        return self._C[np.ix_(_as_index(rows), _as_index(cols))]
+
     def prior_block(self, idx) -> np.ndarray:
         """``K[idx][:, idx]`` (k, k), from the kept matrix or the kernel; ``C`` untouched."""
         idx = _as_index(idx)

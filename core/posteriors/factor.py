@@ -96,6 +96,10 @@ class FactorPosterior:
         B = F @ self._P @ F.T
         return 0.5 * (B + B.T)
 
+    def cross(self, rows, cols) -> np.ndarray:
+        """``C[rows][:, cols] = (Phi_rows P) Phi_cols^T``, ndarray of shape (k, m): O((k + m) r^2 + k m r)."""
+        return (self._Phi[_as_index(rows)] @ self._P) @ self._Phi[_as_index(cols)].T
+
     def prior_block(self, idx) -> np.ndarray:
         """``K[idx][:, idx] = Phi_S Phi_S^T``, ndarray of shape (k, k)."""
         F = self._Phi[_as_index(idx)]
