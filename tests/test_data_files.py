@@ -384,3 +384,21 @@ def test_npz_that_is_not_an_archive_is_named_as_such(tmp_path):
     bad.write_text("x,y\n1,2\n")
     with pytest.raises(DatasetError, match="not a NumPy archive"):
         load_dataset(bad)
+
+
+def test_a_column_named_id_is_the_identifier_never_a_feature(tmp_path):
+    """A numeric ``id`` column used to be silently taken as a kernel feature."""
+    path = tmp_path / "items.csv"
+    pd.DataFrame({"id": [101, 205, 307, 409], "length": [1.0, 2.0, 3.0, 4.0],
+                  "score": [0.5, 0.1, 0.9, 0.3]}).to_csv(path, index=False)
+    ds = load_dataset(path)
+    assert ds.feature_names == ["length", "score"]
+    assert_array_equal(ds.ids, [101, 205, 307, 409])
+    assert load_dataset(path, id_col=None).feature_names == ["id", "length", "score"]  # asked for
+
+
+def test_a_text_column_is_named_with_the_way_out(tmp_path):
+    path = tmp_path / "items.csv"
+    pd.DataFrame({"id": ["a", "b", "c"], "text": ["x", "y", "z"], "v": [1.0, 2.0, 3.0]}).to_csv(path, index=False)
+    with pytest.raises(DatasetError, match="'text' are not numeric.*drop them from the file"):
+        load_dataset(path)

@@ -29,7 +29,7 @@ from labeler.data.dataset import (
 from labeler.data.images import load_image_folder
 from labeler.data.npz import load_npz
 from labeler.data.synthetic import load_circles, load_moons, load_moons_imbalanced, load_spheres
-from labeler.data.tables import LABEL_DEFAULT, from_frame, read_table
+from labeler.data.tables import ID_DEFAULT, LABEL_DEFAULT, from_frame, read_table
 
 __all__ = ["load_dataset", "BUILTIN_DATASETS"]
 
@@ -54,7 +54,7 @@ def load_dataset(
     source,
     *,
     label_col: str | None = LABEL_DEFAULT,
-    id_col: str | None = None,
+    id_col: str | None = ID_DEFAULT,
     image_col: str | None = None,
     layout_cols: tuple[str, str] | None = ("x", "y"),
     seed: int = 0,
@@ -73,7 +73,8 @@ def load_dataset(
         Column with the true labels (CSV / Parquet). By default ``"label"`` is used if present;
         a name passed explicitly must exist. None ignores labels.
     id_col : str or None
-        Column with unique point identifiers (default: row numbers).
+        Column with unique point identifiers. By default ``"id"`` is used if present (never as
+        a feature); otherwise, and with None, the row numbers.
     image_col : str or None
         Column with image file paths (relative to the file's folder, never outside it) or with
         image arrays (Parquet nested lists).

@@ -16,7 +16,7 @@ import pandas as pd
 from labeler.data.dataset import Dataset, DatasetError, finish, subset
 from labeler.data.images import images_from_column, pixel_features
 
-__all__ = ["LABEL_DEFAULT", "read_table", "from_frame"]
+__all__ = ["LABEL_DEFAULT", "ID_DEFAULT", "read_table", "from_frame"]
 
 
 class DefaultLabel(str):
@@ -25,6 +25,8 @@ class DefaultLabel(str):
 
 #: The default ``label_col``: used when the table has a ``label`` column, ignored otherwise.
 LABEL_DEFAULT = DefaultLabel("label")
+#: The default ``id_col``: a column named ``id`` holds identifiers (never a feature) when present.
+ID_DEFAULT = DefaultLabel("id")
 
 
 def read_table(path: Path, suffix: str) -> pd.DataFrame:
@@ -67,8 +69,8 @@ def _numeric_block(frame: pd.DataFrame, columns: list, what: str) -> np.ndarray:
     if bad:
         raise DatasetError(
             f"{what}: column(s) {', '.join(map(repr, bad))} are not numeric. Encode them as numbers, "
-            "drop them, name them as id_col / label_col / image_col, or choose the features with "
-            "feature_cols=[...]."
+            "drop them from the file, or name them 'id' (identifiers) / 'label' (true labels); "
+            "from Python: id_col / label_col / image_col or feature_cols=[...]."
         )
     block = frame[columns].to_numpy(dtype=np.float64, na_value=np.nan)
     finite = np.isfinite(block)
@@ -111,6 +113,8 @@ def from_frame(frame, *, name, folder, label_col, id_col, image_col, layout_cols
             )
         y = labels.to_numpy()
     ids = rows.copy()
+    if isinstance(id_col, DefaultLabel) and id_col not in frame.columns:
+        id_col = None
     if id_col is not None:
         _require_column(frame, id_col, "Id")
         used.add(id_col)

@@ -201,7 +201,9 @@ def wait_buttons_current(page, timeout=60_000):
         """() => { const t = document.querySelector('.point-tag');
                    if (!t || t.dataset.point === '') return false;
                    const b = document.querySelector('.st-key-class_0_' + t.dataset.point);
-                   return !!b && !b.closest('[data-stale="true"]'); }""",
+                   const u = document.querySelector('.st-key-step_buttons [class*="st-key-undo_"]');
+                   return !!b && !b.closest('[data-stale="true"]')
+                          && !!u && !u.closest('[data-stale="true"]'); }""",
         timeout=timeout)
 
 
