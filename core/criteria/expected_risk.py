@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _expected_risk_numba as _nb
+from . import _expected_risk_weighted as _nbw
 from .base import ScoringState
 from .risk import expected_risk_reference_rows
 
@@ -44,11 +45,9 @@ def score_block(block, state: ScoringState, backend: str = "numba") -> np.ndarra
         # equal weights (e.g. "none"): value-only, branch-free fast path, O(n T)
         _nb.expected_risk_multiclass_equal(R, rows, MT, cand, lam_y[0], iw[0], out)
         return out
-    # group the classes by their hypothetical lambda (one base vector per group)
-    group_lam, inverse = np.unique(lam_y, return_inverse=True)
-    members = np.argsort(inverse, kind="stable").astype(np.int64)
-    start = np.searchsorted(inverse[members], np.arange(group_lam.size + 1)).astype(np.int64)
-    _nb.expected_risk_multiclass(R, rows, MT, cand, group_lam, start, members, iw, out)
+    # distinct weights: O(n T) whatever the number of distinct hypothetical lambdas
+    _nbw.expected_risk_multiclass_weighted(R, rows, cand, MT, np.ascontiguousarray(lam_y),
+                                           np.ascontiguousarray(iw), out)
     return out
 
 
