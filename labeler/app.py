@@ -6,7 +6,6 @@ Thin by design: all labelling logic is in :class:`labeler.session.LabelingSessio
 
 from __future__ import annotations
 
-import html
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
+from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view
 from labeler.ui.zoom import keep_zoom
 
@@ -40,7 +40,7 @@ st.markdown(
 state.ensure_session()
 session, lock = state.current()
 for kind, text in state.pop_flash():
-    getattr(st, kind)(text)
+    getattr(st, kind)(md_text(text))  # messages quote file and class names: shown as typed
 if session is None:
     render_sidebar(None)
     st.info("Open a data set or a saved session in the sidebar.")
@@ -50,7 +50,7 @@ with lock:
     try:
         session.refresh()  # events another process (or server) wrote to the store
     except state.USER_ERRORS as exc:
-        st.error(f"Could not read the store: {exc}")
+        st.error(f"Could not read the store: {md_text(exc)}")
     with st.spinner("Choosing the next query…"):
         view = build_view(session, color_mode=st.session_state.get("color_mode", "label"))
     state.sync_selection(view.n_samples)
@@ -61,10 +61,10 @@ with lock:
     strategy = strategy_label(getattr(config, "strategy", ""))
     counts = session.class_counts()
     badges = "".join(
-        f'<span class="dot" style="background:{class_color(j)}"></span>{html.escape(str(c))}: '
+        f'<span class="dot" style="background:{class_color(j)}"></span>{html_text(c)}: '
         f"<b>{counts.get(c, 0)}</b>" for j, c in enumerate(view.classes)
     )
-    st.markdown(f"### {html.escape(str(data_name))}")
+    st.markdown(f"### {md_text(data_name)}")
     st.markdown(
         f'<div class="counts">Labelled <b class="labeled-count" data-labeled="{view.n_labeled}">'
         f"{view.n_labeled}</b> of {view.n_samples:,} · {badges} · {strategy}</div>",
@@ -112,7 +112,7 @@ with lock:
             render_history(session)
     if keys.open:
         with keys:
-            rows = [f"| `{k.upper()}` | label **{html.escape(str(c))}** |"
+            rows = [f"| `{k.upper()}` | label **{md_text(c)}** |"
                     for c, k in zip(view.classes, class_shortcuts(view.classes)) if k]
             st.markdown("| key | action |\n|---|---|\n" + "\n".join(rows) +
                         f"\n| `{SKIP_KEY.upper()}` | skip the query |\n| `{UNDO_KEY.upper()}` | undo |"

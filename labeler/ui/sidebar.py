@@ -10,6 +10,7 @@ from labeler.ui import actions, state
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
 from labeler.ui.registry import REGISTRY
+from labeler.ui.text import md_text
 
 __all__ = ["render_sidebar", "strategy_label", "weighting_label"]
 
@@ -164,9 +165,9 @@ def _saved_sessions(session) -> None:
         try:
             infos = LabelingSession.list_sessions(cfg.store)
         except state.USER_ERRORS as exc:
-            st.error(f"Could not read the store {cfg.store}: {exc}")
+            st.error(md_text(f"Could not read the store {cfg.store}: {exc}"))
             infos = []
-        st.caption(f"Store: `{cfg.store}`")
+        st.caption(f"Store: {md_text(cfg.store)}")
         if infos:
             by_id = {info.id: info for info in infos}
 
@@ -221,7 +222,7 @@ def _settings(session) -> None:
                  key=f"weighting_{session.id}", on_change=actions.set_setting,
                  args=("set_weighting", f"weighting_{session.id}"), horizontal=True)
         if not named:
-            st.caption(f"Class weights: {weighting_label(weighting)}")
+            st.caption(f"Class weights: {md_text(weighting_label(weighting))}")
         cols = st.columns(2)
         cols[0].text_input("Kernel width", value=shown(current("width", "auto")),
                            key=f"width_{session.id}", on_change=actions.set_setting,
