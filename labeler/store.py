@@ -17,6 +17,8 @@ File format
   a newer version raises :class:`StoreVersionError`; a file that is not a database, is damaged,
   or is some other application's database raises :class:`StoreCorruptError`. In both cases the
   file is not modified: every check runs before the first write.
+* A session is created in one transaction with its cached arrays and first events (the
+  initial labels): it is in the store whole or not at all.
 * One transaction per user action (``BEGIN IMMEDIATE`` ... ``COMMIT``). :meth:`Store.append`
   only commits when the session's last event is the one the caller has seen, so two tabs
   cannot interleave half-applied actions: the late writer gets :class:`ConcurrentUpdateError`,
@@ -64,6 +66,8 @@ __all__ = [
     "Change",
     "LogState",
     "group_actions",
+    "make_events",
+    "new_session_id",
     "default_store_path",
     "utc_now",
     "StoreError",
@@ -371,6 +375,56 @@ class LogState:
         return change
 
 
+def new_session_id() -> str:
+    """A new random session id (16 hex digits)."""
+    return secrets.token_hex(8)
+
+
+def make_events(rows: list[dict], *, after: int, timestamp: str | None = None) -> list[Event]:
+    """The :class:`Event` objects of one user action: ``rows`` (dicts with ``kind`` and
+    optionally ``index``, ``label``, ``source``, ``value``) as events ``after + 1, ...``, all
+    with ``action = after + 1`` and one timestamp (default now).
+
+    Raises
+    ------
+    ValueError
+        No rows, an unknown key or an unknown kind.
+    """
+    if not rows:
+        raise ValueError("An action needs at least one event.")
+    stamp = utc_now() if timestamp is None else timestamp
+    out = []
+    for k, row in enumerate(rows):
+        unknown = set(row) - {"kind", "index", "label", "source", "value"}
+        if unknown:
+            raise ValueError(
+                f"Bad event {row!r}: unknown key(s) {sorted(unknown)}; an event has only "
+                "kind, index, label, source and value."
+            )
+        if row.get("kind") not in EVENT_KINDS:
+            raise ValueError(f"Bad event {row!r}: kind must be one of {EVENT_KINDS}.")
+        out.append(Event(
+            seq=after + 1 + k,
+            action=after + 1,
+            kind=row["kind"],
+            index=None if row.get("index") is None else int(row["index"]),
+            label=row.get("label"),
+            source=row.get("source"),
+            value=row.get("value"),
+            timestamp=stamp,
+        ))
+    return out
+
+
+def _npy_bytes(name: str, array) -> bytes:
+    arr = np.asarray(array)
+    if arr.dtype == object:
+        raise TypeError(f"Only numeric arrays can be stored; {name!r} has dtype object.")
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    return buf.getvalue()
+
+
 # --------------------------------------------------------------------------------------------
 # The store
 # --------------------------------------------------------------------------------------------
@@ -578,25 +632,65 @@ class Store:
         return row
 
     # ---- sessions --------------------------------------------------------------------------
-    def create_session(self, *, name: str, dataset: str, config: dict) -> str:
-        """Add a session and return its new id (16 hex digits).
+    def create_session(self, *, name: str, dataset: str, config: dict, session_id: str | None = None,
+                       created: str | None = None, arrays: dict | None = None,
+                       events: list[Event] | None = None, risks: dict | None = None) -> str:
+        """Add a session and return its id (16 hex digits), all in ONE transaction.
 
-        ``config`` must be JSON-serialisable (floats are stored exactly).
+        A session is written whole or not at all: its row, its cached ``arrays``
+        ``{name: ndarray}``, its first ``events`` (e.g. the initial labels, made with
+        :func:`make_events` ``(rows, after=0)``) and their ``risks`` ``{seq: risk}`` are
+        committed together, so a process killed or failing during creation leaves no session
+        behind, never one without its initial labels.
+
+        ``config`` must be JSON-serialisable (floats are stored exactly). ``session_id`` (new
+        ids are :func:`new_session_id`) must not be in the store yet.
         """
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"Session name must be a non-empty string; got {name!r}.")
         text = _json_dumps(config)
-        created = utc_now()
+        created = utc_now() if created is None else str(created)
+        blobs = {k: _npy_bytes(k, v) for k, v in (arrays or {}).items()}
+        events = list(events or [])
+        for k, ev in enumerate(events):
+            if ev.seq != k + 1:
+                raise ValueError(f"The first events of a session have seq 1, 2, ...; got {ev.seq} at {k}.")
         with self._write() as con:
+            sid = session_id
             while True:
-                sid = secrets.token_hex(8)
+                if sid is None:
+                    sid = new_session_id()
                 if con.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone() is None:
                     break
+                if session_id is not None:
+                    raise ValueError(f"Session id {session_id!r} is in {self.path} already.")
+                sid = None
             con.execute(
                 "INSERT INTO sessions (id, name, dataset, config, created) VALUES (?, ?, ?, ?, ?)",
                 (sid, name, str(dataset), text, created),
             )
+            con.executemany(
+                "INSERT INTO arrays (session_id, name, npy) VALUES (?, ?, ?)",
+                [(sid, k, b) for k, b in blobs.items()],
+            )
+            self._insert_events(con, sid, events)
+            con.executemany(
+                "INSERT INTO risks (session_id, seq, risk) VALUES (?, ?, ?)",
+                [(sid, int(k), float(v)) for k, v in (risks or {}).items() if math.isfinite(v)],
+            )
         return sid
+
+    @staticmethod
+    def _insert_events(con, session_id: str, events: list[Event]):
+        con.executemany(
+            "INSERT INTO events (session_id, seq, action, kind, idx, label, source, value, "
+            "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (session_id, ev.seq, ev.action, ev.kind, ev.index, ev.label, ev.source,
+                 None if ev.value is None else _json_dumps(ev.value), ev.timestamp)
+                for ev in events
+            ],
+        )
 
     def session(self, session_id: str) -> SessionRecord:
         """The session's record; :class:`UnknownSessionError` if there is none."""
@@ -690,35 +784,8 @@ class Store:
                     f"Session {session_id!r} has {last} events but the caller has seen {after}: "
                     "it was changed in another tab or process. Reload it."
                 )
-            out = []
-            for k, row in enumerate(rows):
-                unknown = set(row) - {"kind", "index", "label", "source", "value"}
-                if unknown:
-                    raise ValueError(
-                        f"Bad event {row!r}: unknown key(s) {sorted(unknown)}; an event has only "
-                        "kind, index, label, source and value."
-                    )
-                if row.get("kind") not in EVENT_KINDS:
-                    raise ValueError(f"Bad event {row!r}: kind must be one of {EVENT_KINDS}.")
-                ev = Event(
-                    seq=after + 1 + k,
-                    action=after + 1,
-                    kind=row["kind"],
-                    index=None if row.get("index") is None else int(row["index"]),
-                    label=row.get("label"),
-                    source=row.get("source"),
-                    value=row.get("value"),
-                    timestamp=stamp,
-                )
-                con.execute(
-                    "INSERT INTO events (session_id, seq, action, kind, idx, label, source, "
-                    "value, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        session_id, ev.seq, ev.action, ev.kind, ev.index, ev.label, ev.source,
-                        None if ev.value is None else _json_dumps(ev.value), ev.timestamp,
-                    ),
-                )
-                out.append(ev)
+            out = make_events(rows, after=after, timestamp=stamp)
+            self._insert_events(con, session_id, out)
         return out
 
     # ---- derived values: next query, estimated risk -----------------------------------------
@@ -771,16 +838,12 @@ class Store:
     # ---- cached arrays ---------------------------------------------------------------------
     def put_array(self, session_id: str, name: str, array):
         """Cache a numeric array for the session (``.npy`` bytes, no pickle)."""
-        arr = np.asarray(array)
-        if arr.dtype == object:
-            raise TypeError(f"Only numeric arrays can be stored; {name!r} has dtype object.")
-        buf = io.BytesIO()
-        np.save(buf, arr, allow_pickle=False)
+        blob = _npy_bytes(name, array)
         with self._write() as con:
             self._require(con, session_id)
             con.execute(
                 "INSERT OR REPLACE INTO arrays (session_id, name, npy) VALUES (?, ?, ?)",
-                (session_id, name, buf.getvalue()),
+                (session_id, name, blob),
             )
 
     def get_array(self, session_id: str, name: str) -> np.ndarray | None:

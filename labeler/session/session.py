@@ -52,8 +52,12 @@ from ..store import (
     ConcurrentUpdateError,
     LogState,
     SessionInfo,
+    SessionRecord,
     Store,
     group_actions,
+    make_events,
+    new_session_id,
+    utc_now,
 )
 
 __all__ = ["LabelingSession"]
@@ -82,7 +86,7 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
     """
 
     # ---- construction ----------------------------------------------------------------------
-    def __init__(self, store: Store, record, *, _dataset=None, _X=None):
+    def __init__(self, store: Store, record, *, _dataset=None, _X=None, _new=False):
         self._lock = threading.RLock()
         self._store = store
         self.store_path = store.path
@@ -108,7 +112,7 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
             X = store.get_array(self.id, _PCA_ARRAY)
             if X is None or X.shape != (X_raw.shape[0], k) or X.dtype != np.float64:
                 X = data.kernel_features(X_raw, bool(cfg.standardize), k, cfg.seed)
-                store.put_array(self.id, _PCA_ARRAY, X)
+                self._cache_array(_PCA_ARRAY, X)
             self.X = np.ascontiguousarray(X)
         self.n_samples = self.X.shape[0]
         self._initial_actions: set[int] = set()  # actions that wrote the initial labels
@@ -118,7 +122,11 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         self._cache: dict[str, object] = {}
         self._cache_version = -1
         self._layout = None
-        self._restore()
+        self.closed = False
+        if _new:  # not in the store yet: see create()
+            self.learner = self._build_learner()
+        else:
+            self._restore()
 
     @classmethod
     def create(cls, store_path, config: SessionConfig | None = None) -> LabelingSession:
@@ -127,20 +135,26 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         The data set is loaded, ``width="auto"`` / ``lam="auto"`` are resolved and stored as
         numbers with how they were chosen (``config["auto"]``), then the session is written.
 
+        All or nothing: the learner is built and given the initial labels first, in memory;
+        then the session's row, its PCA features, its initial labels and their estimated risk
+        are written in ONE transaction (:meth:`Store.create_session`). A failure before that
+        (a setting, a ``MemoryError`` for the n x n matrix) or a killed process leaves no
+        session in the store; after it the session is complete.
+
         Raises
         ------
         ValueError
             A setting is invalid (unknown kernel, strategy, weighting, layout, class names,
-            a width or lam out of range); nothing is stored.
+            a width or lam out of range), or the session does not fit in the available memory
+            (:class:`~labeler.session.model.MemoryBudgetError`); nothing is stored.
         """
         prep = prepare(config)
         cfg, X, initial = prep.config, prep.X, prep.initial
         store = Store(store_path)
         try:
-            sid = store.create_session(name=cfg.name, dataset=cfg.dataset, config=prep.stored)
-            if cfg.pca_components is not None:
-                store.put_array(sid, _PCA_ARRAY, X)
-            session = cls(store, store.session(sid), _dataset=prep.dataset, _X=X)
+            record = SessionRecord(new_session_id(), cfg.name, cfg.dataset, prep.stored, utc_now())
+            session = cls(store, record, _dataset=prep.dataset, _X=X, _new=True)
+            events, risks = [], {}
             if initial is not None:  # one action, one undo step, before the first query
                 # stored with the schema's "accepted" source (the events table's CHECK
                 # constraint allows no other) and marked {"initial": true}: shown as "initial"
@@ -149,7 +163,15 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                      "value": {"initial": True}}
                     for i, lab in zip(*initial)
                 ]
-                session._commit(lambda: rows)
+                events = make_events(rows, after=0)
+                session._note_origin(events)
+                session._apply(session._log.apply(events))
+                risk = float(session.learner.estimated_risk())
+                risks = {ev.seq: risk for ev in events}
+            arrays = {_PCA_ARRAY: X} if cfg.pca_components is not None else {}
+            store.create_session(name=record.name, dataset=record.dataset, config=record.config,
+                                 session_id=record.id, created=record.created, arrays=arrays,
+                                 events=events, risks=risks)
             return session
         except BaseException:
             store.close()
@@ -324,6 +346,10 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                     self._store.put_risks(self.id, {rec.seq: risk for rec in change.added})
                 return change
 
+    def _cache_array(self, name: str, array):
+        """Keep an array that is expensive to recompute (PCA features, a layout) in the store."""
+        self._store.put_array(self.id, name, array)
+
     def _cached(self, key, compute):
         if self._cache_version != self._log.n_events:
             self._cache.clear()
@@ -344,7 +370,7 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 Z = self._store.get_array(self.id, f"layout-{method}")
                 if Z is None or Z.shape != (self.n_samples, 2):
                     Z = data.compute_layout(self.X, method, self._config.seed)
-                    self._store.put_array(self.id, f"layout-{method}", Z)
+                    self._cache_array(f"layout-{method}", Z)
             self._layout = Z
         return self._layout
 
