@@ -51,6 +51,9 @@ with lock:
         session.refresh()  # events another process (or server) wrote to the store
     except state.USER_ERRORS as exc:
         st.error(f"Could not read the store: {md_text(exc)}")
+    if getattr(session, "read_only", False):
+        st.warning(md_text(f"The store {session.store_path} is read-only: this session can be "
+                           "viewed, not changed. Copy the store to a writable folder to label."))
     with st.spinner("Choosing the next query…"):
         view = build_view(session, color_mode=st.session_state.get("color_mode", "label"))
     state.sync_selection(view.n_samples)

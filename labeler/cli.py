@@ -9,6 +9,7 @@
                      [--weighting none|balanced] [--validation PATH] [--label-col NAME]
                      [--out curve.csv] [--report curve.html] [--initial N]
     labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
+    labeler backup OUT [--store F] [--session ID]   # one self-contained copy of the store
 
 Every error (missing file, bad option value) prints one message naming the problem and the
 fix on stderr and exits with status 2, without a traceback. Output files are written
@@ -111,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a sub-command: the app on the two-moons demo.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce}")
+    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce,backup}")
 
     app = sub.add_parser(
         "app",
@@ -186,6 +187,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="random repetitions where the thesis averaged several trials (default 10, quick 2)",
     )
     rep.add_argument("--no-png", action="store_true", help="skip PNG snapshots (they need Chromium)")
+
+    bak = sub.add_parser(
+        "backup",
+        help="copy the store (or one session) to one self-contained SQLite file",
+        description="Write a consistent copy of the store, or of one session, to a new file: one "
+        "SQLite file without -wal / -shm files, safe to make while the app runs. Open it with "
+        "`labeler app --store OUT`.",
+    )
+    bak.add_argument("out", metavar="OUT", help="the new file (an existing one is refused)")
+    bak.add_argument("--store", metavar="FILE", help="store to copy (default $LABELER_STORE or ~/.labeler/labeler.sqlite)")
+    bak.add_argument("--session", metavar="ID", help="copy only this session")
     return parser
 
 
@@ -404,6 +416,24 @@ def _argv_for_display(args) -> list[str]:
     return parts
 
 
+def _run_backup(args) -> int:
+    from labeler.store import Store, StoreError, default_store_path
+
+    source = Path(args.store).expanduser() if args.store else default_store_path()
+    if not source.is_file():
+        raise CLIError(f"no store at {source}; give it with --store FILE.")
+    try:
+        with Store(source) as store:
+            out = store.backup(args.out, session_id=args.session)
+            sessions = store.list_sessions()
+    except (StoreError, FileExistsError) as exc:
+        raise CLIError(str(exc)) from None
+    kept = [s for s in sessions if args.session in (None, s.id)]
+    print(f"Wrote {out}: {len(kept)} session(s), {sum(s.n_labeled for s in kept)} labels, one "
+          "self-contained SQLite file (open it with --store).")
+    return 0
+
+
 # --------------------------------------------------------------------------- entry point
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 usage error, 130 interrupted)."""
@@ -432,6 +462,8 @@ def main(argv: list[str] | None = None) -> int:
             return _run_app(args, extra)
         if args.command == "simulate":
             return _run_simulate(args)
+        if args.command == "backup":
+            return _run_backup(args)
         return _run_reproduce(args)
     except KeyboardInterrupt:
         print("labeler: interrupted; no output file was written or completed.", file=sys.stderr)

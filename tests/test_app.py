@@ -672,3 +672,20 @@ def test_hostile_class_names_ids_and_file_name_are_shown_as_text(_env, monkeypat
         spec = json.loads(chart.proto.spec)
         for trace in spec["data"]:
             assert "<" not in str(trace.get("name", "")), trace.get("name")
+
+
+def test_sidebar_downloads_the_session_as_one_store_file(tmp_path):
+    from labeler.session import LabelingSession
+    from labeler.ui.export_panel import session_file_bytes, session_file_name
+
+    at = start()
+    for k in range(3):
+        class_button(at, k % 2).click().run()
+    assert "download_session" in [b.key for b in at.get("download_button")]
+    s, lock = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
+    data = session_file_bytes(s, lock)
+    assert data[:16] == b"SQLite format 3\x00" and session_file_name(s).endswith(".sqlite")
+    (tmp_path / "copy.sqlite").write_bytes(data)
+    assert [i.id for i in LabelingSession.list_sessions(tmp_path / "copy.sqlite")] == [s.id]
+    with LabelingSession.open(tmp_path / "copy.sqlite", s.id) as t:
+        assert t.labels == s.labels and t.next_query() == s.next_query()

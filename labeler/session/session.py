@@ -38,18 +38,21 @@ from __future__ import annotations
 
 import numbers
 import threading
+from pathlib import Path
 
 import numpy as np
 
 from core import strategies
 
 from . import data, model
-from .config import SessionConfig, prepare
+from .config import SessionConfig, check_setting, prepare
 from .labelling import SessionLabelling
 from .settings import SessionSettings
 from .views import SessionViews
 from ..store import (
     ConcurrentUpdateError,
+    StoreCorruptError,
+    StoreWriteError,
     LogState,
     SessionInfo,
     SessionRecord,
@@ -208,8 +211,24 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
             store.delete_session(session_id)
 
     def close(self):
-        """Close the store connection (the session object is unusable afterwards)."""
-        self._store.close()
+        """Checkpoint and close the store connection and free the learner (idempotent; the
+        session object is unusable afterwards)."""
+        with self._lock:
+            self.closed = True
+            self._store.close()
+            self.learner = None
+            self._cache.clear()
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store is read-only: the session can be viewed, not changed."""
+        return self._store.read_only
+
+    def backup(self, path) -> Path:
+        """Write this session alone to ``path``: one self-contained store file (no ``-wal``),
+        which ``LabelingSession.open(path, session.id)`` opens. See :meth:`Store.backup`."""
+        with self._lock:
+            return self._store.backup(path, session_id=self.id)
 
     def __enter__(self):
         return self
@@ -249,7 +268,16 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
             self._note_origin(group)
             change = self._log.apply(group)
             if change.setting is not None:
-                setattr(self._config, *change.setting)
+                name, value = change.setting
+                try:  # only checked values are ever stored: anything else is damage
+                    value = check_setting(name, value, self._config.kernel, self._log.classes)
+                except (TypeError, ValueError) as exc:
+                    raise StoreCorruptError(
+                        f"Session {self.id!r} in {self.store_path} holds a damaged setting at "
+                        f"event {group[0].seq} ({exc}). Restore the store from a backup, or "
+                        "delete this session."
+                    ) from None
+                setattr(self._config, name, value)
         self.learner = self._build_learner()
 
     def _rebuild(self):
@@ -329,10 +357,15 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 take_back = self._give_to_learner(rows)
                 try:
                     events = self._store.append(self.id, rows, after=self._log.n_events)
-                except ConcurrentUpdateError:
+                except ConcurrentUpdateError as exc:
                     if take_back is not None:
                         take_back()
-                    self.refresh()
+                    if not self.refresh():  # the store says "newer events" but has none
+                        raise StoreCorruptError(
+                            f"The event log of session {self.id!r} in {self.store_path} is "
+                            f"inconsistent ({exc}). Restore the store from a backup, or delete "
+                            "this session."
+                        ) from None
                     continue
                 except BaseException:
                     if take_back is not None:
@@ -343,12 +376,19 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 self._apply(change, given=take_back is not None)
                 if change.added:  # for the history chart; not needed to restore the state
                     risk = float(self.learner.estimated_risk())
-                    self._store.put_risks(self.id, {rec.seq: risk for rec in change.added})
+                    try:
+                        self._store.put_risks(self.id, {rec.seq: risk for rec in change.added})
+                    except StoreWriteError:  # the label is stored; its risk is history only
+                        pass
                 return change
 
     def _cache_array(self, name: str, array):
-        """Keep an array that is expensive to recompute (PCA features, a layout) in the store."""
-        self._store.put_array(self.id, name, array)
+        """Keep an array that is expensive to recompute (PCA features, a layout) in the store;
+        on a read-only store or a full disk it is only kept in memory (recomputed next time)."""
+        try:
+            self._store.put_array(self.id, name, array)
+        except StoreWriteError:
+            pass
 
     def _cached(self, key, compute):
         if self._cache_version != self._log.n_events:
@@ -401,7 +441,10 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 if np.isin(self.learner.unlabeled_indices, exclude).all():
                     return None  # every point labelled or skipped
                 q = strategies.query(self.learner, self._config.strategy, self._rng(), exclude=exclude)
-                recorded = self._store.put_query(self.id, version, int(q))
+                try:
+                    recorded = self._store.put_query(self.id, version, int(q))
+                except StoreWriteError:  # read-only store or full disk: shown, not recorded
+                    return int(q)
                 return recorded if self._queryable(recorded) else int(q)
 
             return self._cached("next_query", compute)

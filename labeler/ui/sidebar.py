@@ -191,6 +191,22 @@ def _saved_sessions(session) -> None:
         if session is not None:
             st.button("New session on this data", key="new_session", on_click=_new_same_data,
                       args=(session,), icon=":material/add:", width="stretch")
+            _session_download(session)
+
+
+def _session_download(session) -> None:
+    from labeler.ui.export_panel import session_file_bytes, session_file_name
+
+    _, lock = state.current()
+    if lock is None or not hasattr(session, "backup"):
+        return
+    st.download_button(
+        "Download this session (one file)", key="download_session",
+        data=lambda: session_file_bytes(session, lock), file_name=session_file_name(session),
+        mime="application/vnd.sqlite3", on_click="ignore", icon=":material/save:", width="stretch",
+        help="This session's labels, settings and history as one SQLite file: a backup, or a "
+             "copy to open elsewhere with `labeler app --store FILE`.",
+    )
 
 
 def _short(dataset) -> str:
