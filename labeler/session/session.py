@@ -251,8 +251,8 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
     def _build_learner(self):
         """A learner for the current settings and classes, given the net labels in labelling
         order in one block update (``ActiveRLS.add_many``)."""
-        learner = model.build_learner(self._spec, self.X, self._log.classes)
         recs = list(self._log.labels.values())
+        learner = model.build_learner(self._spec, self.X, self._log.classes, n_block=len(recs))
         if recs:
             learner.add_many([r.index for r in recs], [r.label for r in recs])
         return learner
