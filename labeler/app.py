@@ -47,6 +47,8 @@ if session is None:
     st.stop()
 
 with lock:
+    if getattr(session, "closed", False):  # closed to free memory meanwhile: open it again
+        st.rerun()
     try:
         session.refresh()  # events another process (or server) wrote to the store
     except state.USER_ERRORS as exc:
@@ -122,5 +124,5 @@ with lock:
                         "\n| `Esc` | back to the query after clicking a point |")
 
     # ---- sidebar last: the point panel reaches the browser first --------------------------
-    render_sidebar(session)
+    render_sidebar(session, lock)
     keep_zoom()

@@ -32,12 +32,12 @@ def weighting_label(weighting) -> str:
     return _WEIGHTING_LABELS.get(weighting, str(weighting))
 
 
-def render_sidebar(session) -> None:
-    """Draw the sidebar; ``session`` may be None (nothing open yet)."""
+def render_sidebar(session, lock=None) -> None:
+    """Draw the sidebar; ``session`` may be None (nothing open yet), ``lock`` is its lock."""
     with st.sidebar:
         st.markdown("### :material/label: ARLS labeler")
         _data_picker()
-        _saved_sessions(session)
+        _saved_sessions(session, lock)
         if session is not None:
             _settings(session)
 
@@ -157,7 +157,7 @@ def _new_same_data(session) -> None:
     state.new_session(ds or state.app_config().data, opts)
 
 
-def _saved_sessions(session) -> None:
+def _saved_sessions(session, lock=None) -> None:
     from labeler.session import LabelingSession
 
     cfg = state.app_config()
@@ -191,13 +191,12 @@ def _saved_sessions(session) -> None:
         if session is not None:
             st.button("New session on this data", key="new_session", on_click=_new_same_data,
                       args=(session,), icon=":material/add:", width="stretch")
-            _session_download(session)
+            _session_download(session, lock)
 
 
-def _session_download(session) -> None:
+def _session_download(session, lock) -> None:
     from labeler.ui.export_panel import session_file_bytes, session_file_name
 
-    _, lock = state.current()
     if lock is None or not hasattr(session, "backup"):
         return
     st.download_button(
