@@ -15,6 +15,7 @@ if __package__ in (None, "") and "labeler" not in sys.modules:  # `streamlit run
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from labeler.ui import state
+from labeler.ui.access import require_token
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
@@ -37,6 +38,7 @@ st.markdown(
     unsafe_allow_html=True,
 )
 
+require_token(state.app_config().token)  # before any session is opened or widget drawn
 state.ensure_session()
 session, lock = state.current()
 for kind, text in state.pop_flash():

@@ -3,7 +3,8 @@
 ::
 
     labeler                                   # the app on the two-moons demo
-    labeler app [PATH|NAME] [--store F] [--port P] [--host H] [--session ID] [-- streamlit args]
+    labeler app [PATH|NAME] [--store F] [--port P] [--host H] [--session ID] [--token T|auto]
+                [-- streamlit args]
     labeler simulate DATA [--strategy arls|margin|random] [--budget N] [--seed S]
                      [--kernel rbf|linear|poly] [--width W] [--lam L|auto]
                      [--weighting none|balanced] [--validation PATH] [--label-col NAME]
@@ -128,6 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("--port", type=_port, default=8501, help="TCP port (default 8501)")
     app.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
     app.add_argument("--session", metavar="ID", help="resume a saved session")
+    app.add_argument(
+        "--token", metavar="SECRET|auto",
+        help="access token every browser tab must give (?token=... in the link, or typed in); "
+        "'auto' makes a random one and prints the link. Use it with --host beyond 127.0.0.1 "
+        "(default $LABELER_TOKEN, else none)",
+    )
 
     sim = sub.add_parser(
         "simulate",
@@ -215,7 +222,7 @@ def _run_app(args, extra: list[str]) -> int:
     from labeler.serve import run_app  # lazy: Streamlit is slow to import
 
     run_app(data=args.data, store=args.store, port=args.port, host=args.host,
-            session=args.session, extra_args=tuple(extra))
+            session=args.session, extra_args=tuple(extra), token=args.token)
     return 0
 
 
