@@ -6,8 +6,6 @@ Thin by design: all labelling logic is in :class:`labeler.session.LabelingSessio
 
 from __future__ import annotations
 
-import html
-import os
 import sys
 from pathlib import Path
 
@@ -23,12 +21,14 @@ configure_threads()
 import streamlit as st  # noqa: E402
 
 from labeler.ui import state
+from labeler.ui.access import require_token
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
+from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view
 from labeler.ui.zoom import keep_zoom
 
@@ -44,20 +44,26 @@ st.markdown(
     unsafe_allow_html=True,
 )
 
+require_token(state.app_config().token)  # before any session is opened or widget drawn
 state.ensure_session()
 session, lock = state.current()
 for kind, text in state.pop_flash():
-    getattr(st, kind)(text)
+    getattr(st, kind)(md_text(text))  # messages quote file and class names: shown as typed
 if session is None:
     render_sidebar(None)
     st.info("Open a data set or a saved session in the sidebar.")
     st.stop()
 
 with lock:
+    if getattr(session, "closed", False):  # closed to free memory meanwhile: open it again
+        st.rerun()
     try:
         session.refresh()  # events another process (or server) wrote to the store
     except state.USER_ERRORS as exc:
-        st.error(f"Could not read the store: {exc}")
+        st.error(f"Could not read the store: {md_text(exc)}")
+    if getattr(session, "read_only", False):
+        st.warning(md_text(f"The store {session.store_path} is read-only: this session can be "
+                           "viewed, not changed. Copy the store to a writable folder to label."))
     with st.spinner("Choosing the next query…"):
         view = build_view(session, color_mode=st.session_state.get("color_mode", "label"))
     state.sync_selection(view.n_samples)
@@ -68,10 +74,10 @@ with lock:
     strategy = strategy_label(getattr(config, "strategy", ""))
     counts = session.class_counts()
     badges = "".join(
-        f'<span class="dot" style="background:{class_color(j)}"></span>{html.escape(str(c))}: '
+        f'<span class="dot" style="background:{class_color(j)}"></span>{html_text(c)}: '
         f"<b>{counts.get(c, 0)}</b>" for j, c in enumerate(view.classes)
     )
-    st.markdown(f"### {html.escape(str(data_name))}")
+    st.markdown(f"### {md_text(data_name)}")
     st.markdown(
         f'<div class="counts">Labelled <b class="labeled-count" data-labeled="{view.n_labeled}">'
         f"{view.n_labeled}</b> of {view.n_samples:,} · {badges} · {strategy}</div>",
@@ -119,12 +125,12 @@ with lock:
             render_history(session)
     if keys.open:
         with keys:
-            rows = [f"| `{k.upper()}` | label **{html.escape(str(c))}** |"
+            rows = [f"| `{k.upper()}` | label **{md_text(c)}** |"
                     for c, k in zip(view.classes, class_shortcuts(view.classes)) if k]
             st.markdown("| key | action |\n|---|---|\n" + "\n".join(rows) +
                         f"\n| `{SKIP_KEY.upper()}` | skip the query |\n| `{UNDO_KEY.upper()}` | undo |"
                         "\n| `Esc` | back to the query after clicking a point |")
 
     # ---- sidebar last: the point panel reaches the browser first --------------------------
-    render_sidebar(session)
+    render_sidebar(session, lock)
     keep_zoom()

@@ -3,12 +3,14 @@
 ::
 
     labeler                                   # the app on the two-moons demo
-    labeler app [PATH|NAME] [--store F] [--port P] [--host H] [--session ID] [-- streamlit args]
+    labeler app [PATH|NAME] [--store F] [--port P] [--host H] [--session ID] [--token T|auto]
+                [-- streamlit args]
     labeler simulate DATA [--strategy arls|margin|random] [--budget N] [--seed S]
                      [--kernel rbf|linear|poly] [--width W] [--lam L|auto]
                      [--weighting none|balanced] [--validation PATH] [--label-col NAME]
                      [--out curve.csv] [--report curve.html] [--initial N]
     labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
+    labeler backup OUT [--store F] [--session ID]   # one self-contained copy of the store
 
 Every user error (missing file, bad option value) prints one message naming the problem and
 the fix on stderr and exits with status 2, without a traceback; warnings (e.g. ``--lam auto``
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 import warnings
@@ -114,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a sub-command: the app on the two-moons demo.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce}")
+    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce,backup}")
 
     app = sub.add_parser(
         "app",
@@ -130,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("--port", type=_port, default=8501, help="TCP port (default 8501)")
     app.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
     app.add_argument("--session", metavar="ID", help="resume a saved session")
+    app.add_argument(
+        "--token", metavar="SECRET|auto",
+        help="access token every browser tab must give (?token=... in the link, or typed in); "
+        "'auto' makes a random one and prints the link. Use it with --host beyond 127.0.0.1 "
+        "(default $LABELER_TOKEN, else none)",
+    )
 
     sim = sub.add_parser(
         "simulate",
@@ -189,6 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="random repetitions where the thesis averaged several trials (default 10, quick 2)",
     )
     rep.add_argument("--no-png", action="store_true", help="skip PNG snapshots (they need Chromium)")
+
+    bak = sub.add_parser(
+        "backup",
+        help="copy the store (or one session) to one self-contained SQLite file",
+        description="Write a consistent copy of the store, or of one session, to a new file: one "
+        "SQLite file without -wal / -shm files, safe to make while the app runs. Open it with "
+        "`labeler app --store OUT`.",
+    )
+    bak.add_argument("out", metavar="OUT", help="the new file (an existing one is refused)")
+    bak.add_argument("--store", metavar="FILE", help="store to copy (default $LABELER_STORE or ~/.labeler/labeler.sqlite)")
+    bak.add_argument("--session", metavar="ID", help="copy only this session")
     return parser
 
 
@@ -206,7 +224,7 @@ def _run_app(args, extra: list[str]) -> int:
     from labeler.serve import run_app  # lazy: Streamlit is slow to import
 
     run_app(data=args.data, store=args.store, port=args.port, host=args.host,
-            session=args.session, extra_args=tuple(extra))
+            session=args.session, extra_args=tuple(extra), token=args.token)
     return 0
 
 
@@ -407,6 +425,24 @@ def _argv_for_display(args) -> list[str]:
     return parts
 
 
+def _run_backup(args) -> int:
+    from labeler.store import Store, StoreError, default_store_path
+
+    source = Path(args.store).expanduser() if args.store else default_store_path()
+    if not source.is_file():
+        raise CLIError(f"no store at {source}; give it with --store FILE.")
+    try:
+        with Store(source) as store:
+            out = store.backup(args.out, session_id=args.session)
+            sessions = store.list_sessions()
+    except (StoreError, FileExistsError) as exc:
+        raise CLIError(str(exc)) from None
+    kept = [s for s in sessions if args.session in (None, s.id)]
+    print(f"Wrote {out}: {len(kept)} session(s), {sum(s.n_labeled for s in kept)} labels, one "
+          "self-contained SQLite file (open it with --store).")
+    return 0
+
+
 # --------------------------------------------------------------------------- entry point
 def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Show a warning as one ``labeler: warning: ...`` line on stderr (no source line)."""
@@ -447,6 +483,8 @@ def _main(argv: list[str]) -> int:
             return 0
         if args.command == "app":
             return _run_app(args, extra)
+        if args.command == "backup":
+            return _run_backup(args)
         with warnings.catch_warnings():  # (not around the app: Streamlit shows its own)
             warnings.showwarning = _print_warning  # restored when the block ends
             return _run_simulate(args) if args.command == "simulate" else _run_reproduce(args)

@@ -8,15 +8,29 @@ to open is passed to it through environment variables, read by
 ``LABELER_STORE``     SQLite store file (default ``~/.labeler/labeler.sqlite``)
 ``LABELER_SESSION``   id of a saved session to resume at start
 ``LABELER_DATA_DIR``  folder the in-app path picker may read from (default: the current folder)
+``LABELER_TOKEN``     access token the page asks for (``--token``); empty: no token
+
+Exposure beyond this machine
+----------------------------
+By default the server listens on 127.0.0.1 only. With another address (``--host 0.0.0.0``)
+anyone who can reach the port can list, open, label, delete and export every session of the
+store, so :func:`run_app` prints a loud warning and offers ``--token`` (a shared secret: the
+page shows nothing but a token field until the tab gives it, as ``?token=...`` in the link or
+typed in; :mod:`labeler.ui.access`). What the token does not protect: the traffic is plain
+HTTP (use an SSH tunnel or a TLS reverse proxy across a network you do not trust), and
+Streamlit's own endpoints (health check, static files) answer without it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import secrets
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["APP_SCRIPT", "streamlit_argv", "run_app"]
+__all__ = ["APP_SCRIPT", "streamlit_argv", "run_app", "is_local", "exposure_warning", "make_token"]
 
 #: The Streamlit script of the app.
 APP_SCRIPT = Path(__file__).resolve().parent / "app.py"
@@ -60,9 +74,53 @@ def streamlit_argv(port: int = 8501, host: str = "127.0.0.1",
     ]
 
 
+def is_local(host: str) -> bool:
+    """Whether ``host`` is this machine only (a loopback address or ``localhost``)."""
+    name = str(host).strip().strip("[]").lower()
+    if name in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def make_token() -> str:
+    """A new random access token (128 bits, URL-safe)."""
+    return secrets.token_urlsafe(16)
+
+
+def exposure_warning(host: str, port: int, token: str | None) -> str | None:
+    """The warning printed when the app listens beyond this machine (None for a local host)."""
+    if is_local(host):
+        return None
+    shown = "THIS-MACHINE" if host in ("0.0.0.0", "::") else host
+    lines = [
+        "",
+        "*" * 78,
+        f"WARNING: the labeller listens on {host}:{port}, reachable from other machines.",
+    ]
+    if token:
+        lines += [
+            "A tab sees nothing until it gives the access token; open the app with",
+            f"    http://{shown}:{port}/?token={token}",
+            "The token and the labels travel in clear (plain HTTP): across a network you do not",
+            "trust, use an SSH tunnel or a TLS reverse proxy instead.",
+        ]
+    else:
+        lines += [
+            "Anyone who can reach this port can list, open, label, DELETE and export every",
+            "session of the store. Protect it with an access token:",
+            f"    labeler app --host {host} --port {port} --token auto",
+            "or keep the default --host 127.0.0.1 and reach it through an SSH tunnel.",
+        ]
+    lines += ["*" * 78, ""]
+    return "\n".join(lines)
+
+
 def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | None = None,
             port: int = 8501, host: str = "127.0.0.1", session: str | None = None,
-            extra_args: Sequence[str] = ()) -> None:
+            extra_args: Sequence[str] = (), token: str | None = None) -> None:
     """Run the labelling app's Streamlit server in this process until it stops (Ctrl-C).
 
     Parameters
@@ -81,6 +139,10 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
         Id of a saved session to resume.
     extra_args : sequence of str
         More ``streamlit run`` options.
+    token : str, optional
+        Access token every tab must give (``?token=...`` or typed in); ``"auto"`` makes a
+        random one (printed). Default ``$LABELER_TOKEN`` if set, else none. A host beyond
+        this machine prints a warning, louder without a token.
 
     Raises
     ------
@@ -103,6 +165,19 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
     if session is not None:
         os.environ["LABELER_SESSION"] = str(session)
     os.environ.setdefault("LABELER_DATA_DIR", os.getcwd())
+    if token is None:
+        token = os.environ.get("LABELER_TOKEN") or None
+    if token == "auto":
+        token = make_token()
+    if token is not None:
+        if not str(token).strip() or len(str(token)) < 8:
+            raise ValueError("--token must be 'auto' or a secret of at least 8 characters.")
+        os.environ["LABELER_TOKEN"] = str(token)
+    warning = exposure_warning(host, port, token)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
+    elif token:
+        print(f"labeler: open the app with http://localhost:{port}/?token={token}", file=sys.stderr, flush=True)
 
     from streamlit.web import cli as stcli  # imported late: slow, and only needed here
 

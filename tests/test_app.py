@@ -85,8 +85,14 @@ def accept_button(at):
     return at.button(key=f"accept_bin_{session_of(at).n_events}")
 
 
+def shown_text(markdown: str) -> str:
+    """What Markdown shows of ``markdown``'s backslash escapes (messages quote file and class
+    names, escaped by the app)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
 def errors(at) -> list[str]:
-    return [e.value for e in at.error]
+    return [shown_text(e.value) for e in at.error]
 
 
 # --------------------------------------------------------------------------------------------
@@ -572,3 +578,114 @@ def test_a_programming_error_is_not_shown_as_a_user_message(monkeypatch):
     monkeypatch.setattr(type(s), "skip", broken)
     step_button(at, "skip").click().run()
     assert at.exception
+
+
+# ---- hostile text from the data never becomes page elements ---------------------------------
+HOSTILE = (
+    '<div style="position:fixed;top:0;left:0;width:100%;height:100%;z-index:9999">owned</div>',
+    '<img src=x onerror="window.__pwned=1">',
+    "</script><script>window.__pwned=2</script>",
+    "![t](http://127.0.0.1:9/t.png) [link](javascript:alert(1))",
+)
+#: the tags and attributes the app itself writes into its HTML
+OWN_TAGS = {"span", "div", "b", "style"}
+OWN_ATTRS = {"class", "style", "data-point", "data-query", "data-labeled"}
+
+
+def _html_parts(text: str) -> tuple[list, list]:
+    """(tags, attributes) of an HTML fragment, from the standard library's parser."""
+    from html.parser import HTMLParser
+
+    tags, attrs = [], []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag, a):
+            tags.append(tag)
+            attrs.extend(a)
+
+    Collect().feed(text)
+    return tags, attrs
+
+
+def _markdown_marks(text: str) -> list[str]:
+    """Unescaped Markdown/HTML marks in ``text``: an image, link or tag would render."""
+    marks, k = [], 0
+    while k < len(text):
+        ch = text[k]
+        if ch == "\\":
+            k += 2
+            continue
+        if ch in "<>[]!":
+            marks.append(text[max(0, k - 10):k + 10])
+        k += 1
+    return marks
+
+
+def test_hostile_class_names_ids_and_file_name_are_shown_as_text(_env, monkeypatch):
+    import json
+
+    rng = np.random.default_rng(0)
+    n = 30
+    frame = pd.DataFrame(rng.normal(size=(n, 2)), columns=["u", "v"])
+    frame["label"] = [HOSTILE[i % 3] for i in range(n)]
+    frame["name"] = [f"{HOSTILE[(i + 1) % 4]}{i}" for i in range(n)]
+    path = _env / "<img src=x onerror=alert(1)>.csv"
+    frame.to_csv(path, index=False)
+    monkeypatch.setenv("LABELER_DATA", str(path))
+    monkeypatch.setenv("LABELER_DATA_OPTIONS", json.dumps({"id_col": "name"}))
+    at = start()
+    s = session_of(at)
+    assert sorted(s.classes) == sorted(HOSTILE[:3])
+    class_button(at, 0).click().run()
+    labelled = next(iter(s.labels))
+    at.text_input(key="new_class_name").input(HOSTILE[3]).run()
+    at.button(key="add_class").click().run()
+    at.session_state["scatter"] = {"selection": {  # the labelled point: "Already labelled ..."
+        "points": [{"curve_number": 0, "point_index": labelled}], "point_indices": [labelled],
+        "box": [], "lasso": []}}
+    at.session_state["lower_tab"] = "Shortcuts"  # the class names in a Markdown table
+    at.run()
+    assert not at.exception
+    assert HOSTILE[3] in s.classes
+    assert any("Already labelled" in i.value for i in at.info)
+
+    html_seen = markdown_seen = 0
+    for md in [*at.markdown, *at.caption]:
+        if md.proto.allow_html:
+            tags, attrs = _html_parts(md.value)
+            assert set(tags) <= OWN_TAGS, (tags, md.value)
+            assert {a for a, _ in attrs} <= OWN_ATTRS, (attrs, md.value)
+            assert not any("position" in (v or "") for a, v in attrs if a == "style"), md.value
+            # Markdown is still read between the tags: no image or link may start there
+            assert not _markdown_marks(re.sub(r"<[^>]*>", "", md.value)), md.value
+            html_seen += "&lt;" in md.value
+        else:
+            assert not _markdown_marks(md.value), md.value
+            markdown_seen += "\\<" in md.value
+    for alert in [*at.info, *at.error, *at.warning, *at.success]:
+        assert not _markdown_marks(alert.value), alert.value
+    for button in at.button:
+        assert not _markdown_marks(button.label), button.label
+        assert not _markdown_marks(button.proto.help), button.proto.help
+    assert html_seen and markdown_seen  # the hostile names did reach the page, escaped
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        for trace in spec["data"]:
+            assert "<" not in str(trace.get("name", "")), trace.get("name")
+
+
+def test_sidebar_downloads_the_session_as_one_store_file(tmp_path):
+    from labeler.session import LabelingSession
+    from labeler.ui.export_panel import session_file_bytes, session_file_name
+
+    at = start()
+    for k in range(3):
+        class_button(at, k % 2).click().run()
+    assert "download_session" in [b.key for b in at.get("download_button")]
+    s, lock = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
+    data = session_file_bytes(s, lock)
+    assert data[:16] == b"SQLite format 3\x00" and session_file_name(s).endswith(".sqlite")
+    (tmp_path / "copy.sqlite").write_bytes(data)
+    assert [i.id for i in LabelingSession.list_sessions(tmp_path / "copy.sqlite")] == [s.id]
+    with LabelingSession.open(tmp_path / "copy.sqlite", s.id) as t:
+        assert t.labels == s.labels and t.next_query() == s.next_query()

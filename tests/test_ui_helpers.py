@@ -336,3 +336,43 @@ def test_a_button_from_an_older_point_panel_is_dropped(monkeypatch):
     actions.skip(5, 5, 7)
     actions.label(5, "a", "chosen", None)  # no panel number: the session's checks alone
     assert len(calls) == 3
+
+
+# ---- text from the data made safe for the page ------------------------------------------------
+def _commonmark_unescape(text: str) -> str:
+    """What CommonMark shows for backslash escapes: the punctuation character itself."""
+    import re
+
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(hs.text(alphabet=hs.sampled_from(list("ab1 .-+#>()[]!<>*_`~|$&\\\n:=")), max_size=30))
+def test_md_text_shows_the_text_as_written_and_escapes_every_mark(text):
+    from labeler.ui.text import md_text
+
+    out = md_text(text)
+    assert "\n" not in out
+    assert _commonmark_unescape(out) == " ".join(text.splitlines())
+    # every mark that starts Markdown or HTML syntax is escaped
+    k = 0
+    while k < len(out):
+        if out[k] == "\\":
+            k += 2
+            continue
+        assert out[k] not in "<>[]!*_`~|$&", (text, out)
+        k += 1
+    stripped = out.lstrip()
+    assert not stripped[:1] in ("#", "-", "+", ">", "="), out
+    assert not __import__("re").match(r"\d+[.)]", stripped), out
+
+
+def test_html_and_plot_text_escape_tags():
+    from labeler.ui.text import html_text, plot_text
+
+    assert html_text('<img src="x" onerror=\'y\'>') == "&lt;img src=&quot;x&quot; onerror=&#x27;y&#x27;&gt;"
+    assert plot_text("<b>a</b> & c") == "&lt;b&gt;a&lt;/b&gt; &amp; c"
+    assert html_text(3) == "3"
+    # Streamlit reads Markdown between the tags too: an image there would render
+    assert html_text("![t](http://e/t.png)") == "\\!\\[t\\](http://e/t.png)"
+    assert html_text("a\n# b") == "a # b"

@@ -16,7 +16,7 @@ from core.strategies import STRATEGIES
 
 from ..store import SessionInfo, UnknownSessionError
 from .config import DEFAULT_CLASSES, DEFAULT_LAM, LAYOUTS, SessionConfig
-from .model import ModelSpec
+from .model import MemoryBudgetError, ModelSpec
 from .session import LabelingSession
 from .views import INITIAL_SOURCE
 
@@ -25,6 +25,7 @@ __all__ = [
     "SessionConfig",
     "SessionInfo",
     "ModelSpec",
+    "MemoryBudgetError",
     "DEFAULT_LAM",
     "DEFAULT_CLASSES",
     "WEIGHTINGS",

@@ -52,7 +52,7 @@ from core.strategies import STRATEGIES
 from core.validation import check_positive
 
 from . import data
-from .model import median_distance
+from .model import check_memory, median_distance
 
 __all__ = [
     "SessionConfig",
@@ -306,6 +306,9 @@ def prepare(config: SessionConfig | None) -> Prepared:
     ValueError
         A setting is invalid (unknown kernel, strategy, weighting, layout, class names,
         width, lam, counts) or does not fit the data set.
+    MemoryBudgetError
+        (a ValueError) The session would not fit in the available memory
+        (:func:`~labeler.session.model.check_memory`).
     """
     cfg = _check_new(config)
     dataset = data.load(cfg.dataset, cfg.dataset_options)
@@ -336,6 +339,10 @@ def prepare(config: SessionConfig | None) -> Prepared:
                 "subfolder per class), or set initial_labels=0."
             )
         initial = data.initial_choice(dataset.y, cfg.classes, cfg.initial_labels, cfg.seed)
+
+    # the n x n learner must fit before anything is computed for it
+    n_kernel_features = X_raw.shape[1] if cfg.pca_components is None else int(cfg.pca_components)
+    check_memory(X_raw.shape[0], n_kernel_features, len(cfg.classes), cfg.initial_labels)
 
     # resolve "auto" settings once, from the data (no labels exist yet)
     auto = {}

@@ -35,6 +35,22 @@ class SessionLabelling:
             )
         return str(label)
 
+    def why_not_applied(self, index, expected_query=None) -> str:
+        """Why a label or skip of ``index`` shown as query ``expected_query`` was refused
+        (:meth:`label` or :meth:`skip` returned False), in words for the user."""
+        rec = self._log.labels.get(index)
+        if rec is not None:
+            return (f"Point #{index} is already labelled {rec.label!r} (by another tab, or by an "
+                    "earlier press): this press was not applied.")
+        if index in self._log.skipped:
+            return f"Point #{index} was already skipped: this press was not applied."
+        query = self.next_query()
+        if expected_query is not None and expected_query != query:
+            now = "every point is done" if query is None else f"the query is now point #{query}"
+            return (f"This press on point #{index} was not applied: the query moved on (another "
+                    f"tab labelled or skipped point #{expected_query} first); {now}.")
+        return f"This press on point #{index} was not applied: the page was out of date."
+
     def label(self, index, label, source: str = "queried", expected_query=None) -> bool:
         """Label a point: stored first, then learnt.
 

@@ -8,6 +8,19 @@ leaving the learner as it was when it raises) and tunes lam and the width by lea
 the labelled points (:func:`tune`, through :func:`core.rls.tuning.tune_lam_width`, the tuner
 that ``labeler.experiments.simulate`` uses too). Nothing else in the labeler constructs an ``ActiveRLS`` or a
 ``Kernel``.
+
+Memory is checked before it is spent
+------------------------------------
+The dense learner holds the posterior covariance C, one n x n float64 matrix (8 n^2 bytes),
+and needs working memory besides: per-point arrays (features, outputs, weights), the scores of
+a query, and the n x k blocks of a block update of k labels (the initial labels, or the
+labelled points reweighted under "balanced" weights). :func:`session_bytes` estimates the peak
+(measured: 1.07-1.7 x 8 n^2 for n = 3,000-6,000 with up to 1,000 labels),
+:func:`available_memory` reads what the machine can give (``MemAvailable`` of
+``/proc/meminfo``, capped by a cgroup limit), and :func:`check_memory` refuses a session that
+does not fit with :class:`MemoryBudgetError`, saying how many points would fit.
+:func:`build_learner` checks before it allocates, so neither creating nor reopening a session
+runs into a ``MemoryError`` (or the kernel's OOM killer) half-way.
 """
 
 from __future__ import annotations
@@ -22,6 +35,11 @@ from core.rls.tuning import LooTuning, loo_readiness, tune_lam_width
 from core.rls import default_widths
 
 __all__ = [
+    "MemoryBudgetError",
+    "session_bytes",
+    "max_points",
+    "available_memory",
+    "check_memory",
     "ModelSpec",
     "build_learner",
     "apply",
@@ -32,6 +50,135 @@ __all__ = [
 ]
 
 _MEDIAN_AT = 6  # default_widths is median * 2**[-3, -2.5, ..., 2]: index 6 is the factor 2**0
+
+
+# --------------------------------------------------------------------------------------------
+# Memory
+# --------------------------------------------------------------------------------------------
+
+#: Fraction of the available memory a session may take (the rest: the app, other tabs, the OS).
+MEMORY_FRACTION = 0.9
+_BLOCK_LABELS = 256  # labels of a block update the estimate always allows for
+_FIXED_BYTES = 32 << 20  # numba and numpy working buffers that do not grow with n
+_LOW_RANK_HINT = "a low-rank posterior (planned)"
+
+
+class MemoryBudgetError(ValueError):
+    """The session would need more memory than the machine has available."""
+
+
+def _linear_bytes(n_features: int, n_classes: int, n_block: int) -> int:
+    """Bytes per point besides C: features, outputs and scores (T columns), a block update."""
+    T = 1 if n_classes <= 2 else int(n_classes)
+    return 8 * (int(n_features) + 4 * T + 32) + 28 * max(int(n_block), _BLOCK_LABELS)
+
+
+def session_bytes(n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0) -> int:
+    """Estimated peak memory of a dense session, in bytes.
+
+    ``8 n^2`` for C, plus per point ``8 (d + 4 T + 32)`` (features, outputs, scores) and
+    ``28 k`` for a block update of ``k = max(n_block, 256)`` labels, plus a fixed 32 MiB.
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+        Pool size n and the number of features the kernel sees.
+    n_classes : int
+        Number of classes (T = 1 output column for two, else T = n_classes).
+    n_block : int
+        Largest block of labels given at once (the initial labels).
+    """
+    n = int(n_samples)
+    return 8 * n * n + n * _linear_bytes(n_features, n_classes, n_block) + _FIXED_BYTES
+
+
+def max_points(budget: float, n_features: int, n_classes: int = 2, n_block: int = 0) -> int:
+    """The largest pool size whose :func:`session_bytes` fits in ``budget`` bytes."""
+    b, c = _linear_bytes(n_features, n_classes, n_block), _FIXED_BYTES
+    room = float(budget) - c
+    if room <= 0:
+        return 0
+    n = int((-b + np.sqrt(b * b + 32.0 * room)) / 16.0)
+    while n > 0 and session_bytes(n, n_features, n_classes, n_block) > budget:
+        n -= 1
+    return n
+
+
+def _read_int(path) -> int | None:
+    try:
+        with open(path) as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def available_memory(meminfo="/proc/meminfo", cgroup="/sys/fs/cgroup") -> int | None:
+    """Bytes of memory a new allocation can get now, or None when it cannot be told.
+
+    ``MemAvailable`` of ``/proc/meminfo`` (Linux), lowered to what is left under a cgroup
+    memory limit (v2 ``memory.max - memory.current``, v1 ``limit_in_bytes - usage_in_bytes``)
+    when the process runs in a container that has one.
+    """
+    avail = None
+    try:
+        with open(meminfo) as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        avail = None
+    for limit_file, usage_file in (("memory.max", "memory.current"),
+                                   ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
+        limit = _read_int(f"{cgroup}/{limit_file}")
+        usage = _read_int(f"{cgroup}/{usage_file}")
+        if limit is not None and usage is not None and limit < 1 << 60:
+            left = max(limit - usage, 0)
+            avail = left if avail is None else min(avail, left)
+            break
+    return avail
+
+
+def _gib(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 / 10 else f"{nbytes / 2**20:.0f} MiB"
+
+
+def check_memory(n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
+                 available: int | None = None) -> int:
+    """Refuse a session that does not fit in the available memory, before it is allocated.
+
+    Parameters
+    ----------
+    n_samples, n_features, n_classes, n_block : int
+        See :func:`session_bytes`.
+    available : int, optional
+        Bytes available; default :func:`available_memory` (no check when it is unknown).
+
+    Returns
+    -------
+    int
+        The estimated bytes (:func:`session_bytes`).
+
+    Raises
+    ------
+    MemoryBudgetError
+        More than :data:`MEMORY_FRACTION` of the available memory would be needed; the
+        message says how much, how many points fit, and what to do.
+    """
+    need = session_bytes(n_samples, n_features, n_classes, n_block)
+    avail = available_memory() if available is None else available
+    if avail is None or need <= MEMORY_FRACTION * avail:
+        return need
+    n = int(n_samples)
+    fit = max_points(MEMORY_FRACTION * avail, n_features, n_classes, n_block)
+    raise MemoryBudgetError(
+        f"A session on {n:,} points needs about {_gib(need)} of memory (the exact learner keeps "
+        f"an n x n matrix: 8 n^2 bytes = {_gib(8 * n * n)}, plus working memory), but only "
+        f"{_gib(avail)} is available now. At most about {fit:,} points fit: subsample the data "
+        f"(or choose a smaller pool size), free memory (close other sessions or programs), or "
+        f"wait for {_LOW_RANK_HINT}, which will keep an n x r factor instead."
+    )
 
 
 @dataclass(frozen=True)
@@ -93,7 +240,7 @@ class ModelSpec:
         return self.weighting
 
 
-def build_learner(spec: ModelSpec, X: np.ndarray, classes) -> ActiveRLS:
+def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0) -> ActiveRLS:
     """A new learner without labels on the pool ``X`` with the settings of ``spec``.
 
     Parameters
@@ -102,11 +249,20 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes) -> ActiveRLS:
     X : ndarray of shape (n_samples, n_features)
         The features the kernel sees.
     classes : list of str
+    n_block : int
+        Labels the caller will give in one block update next (reopening a session).
 
     Returns
     -------
     core.learner.ActiveRLS
+
+    Raises
+    ------
+    MemoryBudgetError
+        The learner would not fit in the available memory (:func:`check_memory`); nothing
+        is allocated.
     """
+    check_memory(X.shape[0], X.shape[1], len(classes), n_block)
     return ActiveRLS.from_features(
         X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),
         weighting=spec.learner_weighting(classes), random_state=spec.seed,

@@ -38,22 +38,29 @@ from __future__ import annotations
 
 import numbers
 import threading
+from pathlib import Path
 
 import numpy as np
 
 from core import strategies
 
 from . import data, model
-from .config import SessionConfig, prepare
+from .config import SessionConfig, check_setting, prepare
 from .labelling import SessionLabelling
 from .settings import SessionSettings
 from .views import SessionViews
 from ..store import (
     ConcurrentUpdateError,
+    StoreCorruptError,
+    StoreWriteError,
     LogState,
     SessionInfo,
+    SessionRecord,
     Store,
     group_actions,
+    make_events,
+    new_session_id,
+    utc_now,
 )
 
 __all__ = ["LabelingSession"]
@@ -82,7 +89,7 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
     """
 
     # ---- construction ----------------------------------------------------------------------
-    def __init__(self, store: Store, record, *, _dataset=None, _X=None):
+    def __init__(self, store: Store, record, *, _dataset=None, _X=None, _new=False):
         self._lock = threading.RLock()
         self._store = store
         self.store_path = store.path
@@ -108,7 +115,7 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
             X = store.get_array(self.id, _PCA_ARRAY)
             if X is None or X.shape != (X_raw.shape[0], k) or X.dtype != np.float64:
                 X = data.kernel_features(X_raw, bool(cfg.standardize), k, cfg.seed)
-                store.put_array(self.id, _PCA_ARRAY, X)
+                self._cache_array(_PCA_ARRAY, X)
             self.X = np.ascontiguousarray(X)
         self.n_samples = self.X.shape[0]
         self._initial_actions: set[int] = set()  # actions that wrote the initial labels
@@ -118,7 +125,11 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         self._cache: dict[str, object] = {}
         self._cache_version = -1
         self._layout = None
-        self._restore()
+        self.closed = False
+        if _new:  # not in the store yet: see create()
+            self.learner = self._build_learner()
+        else:
+            self._restore()
 
     @classmethod
     def create(cls, store_path, config: SessionConfig | None = None) -> LabelingSession:
@@ -127,20 +138,26 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         The data set is loaded, ``width="auto"`` / ``lam="auto"`` are resolved and stored as
         numbers with how they were chosen (``config["auto"]``), then the session is written.
 
+        All or nothing: the learner is built and given the initial labels first, in memory;
+        then the session's row, its PCA features, its initial labels and their estimated risk
+        are written in ONE transaction (:meth:`Store.create_session`). A failure before that
+        (a setting, a ``MemoryError`` for the n x n matrix) or a killed process leaves no
+        session in the store; after it the session is complete.
+
         Raises
         ------
         ValueError
             A setting is invalid (unknown kernel, strategy, weighting, layout, class names,
-            a width or lam out of range); nothing is stored.
+            a width or lam out of range), or the session does not fit in the available memory
+            (:class:`~labeler.session.model.MemoryBudgetError`); nothing is stored.
         """
         prep = prepare(config)
         cfg, X, initial = prep.config, prep.X, prep.initial
         store = Store(store_path)
         try:
-            sid = store.create_session(name=cfg.name, dataset=cfg.dataset, config=prep.stored)
-            if cfg.pca_components is not None:
-                store.put_array(sid, _PCA_ARRAY, X)
-            session = cls(store, store.session(sid), _dataset=prep.dataset, _X=X)
+            record = SessionRecord(new_session_id(), cfg.name, cfg.dataset, prep.stored, utc_now())
+            session = cls(store, record, _dataset=prep.dataset, _X=X, _new=True)
+            events, risks = [], {}
             if initial is not None:  # one action, one undo step, before the first query
                 # stored with the schema's "accepted" source (the events table's CHECK
                 # constraint allows no other) and marked {"initial": true}: shown as "initial"
@@ -149,7 +166,15 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                      "value": {"initial": True}}
                     for i, lab in zip(*initial)
                 ]
-                session._commit(lambda: rows)
+                events = make_events(rows, after=0)
+                session._note_origin(events)
+                session._apply(session._log.apply(events))
+                risk = float(session.learner.estimated_risk())
+                risks = {ev.seq: risk for ev in events}
+            arrays = {_PCA_ARRAY: X} if cfg.pca_components is not None else {}
+            store.create_session(name=record.name, dataset=record.dataset, config=record.config,
+                                 session_id=record.id, created=record.created, arrays=arrays,
+                                 events=events, risks=risks)
             return session
         except BaseException:
             store.close()
@@ -186,8 +211,24 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
             store.delete_session(session_id)
 
     def close(self):
-        """Close the store connection (the session object is unusable afterwards)."""
-        self._store.close()
+        """Checkpoint and close the store connection and free the learner (idempotent; the
+        session object is unusable afterwards)."""
+        with self._lock:
+            self.closed = True
+            self._store.close()
+            self.learner = None
+            self._cache.clear()
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store is read-only: the session can be viewed, not changed."""
+        return self._store.read_only
+
+    def backup(self, path) -> Path:
+        """Write this session alone to ``path``: one self-contained store file (no ``-wal``),
+        which ``LabelingSession.open(path, session.id)`` opens. See :meth:`Store.backup`."""
+        with self._lock:
+            return self._store.backup(path, session_id=self.id)
 
     def __enter__(self):
         return self
@@ -210,8 +251,8 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
     def _build_learner(self):
         """A learner for the current settings and classes, given the net labels in labelling
         order in one block update (``ActiveRLS.add_many``)."""
-        learner = model.build_learner(self._spec, self.X, self._log.classes)
         recs = list(self._log.labels.values())
+        learner = model.build_learner(self._spec, self.X, self._log.classes, n_block=len(recs))
         if recs:
             learner.add_many([r.index for r in recs], [r.label for r in recs])
         return learner
@@ -227,7 +268,16 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
             self._note_origin(group)
             change = self._log.apply(group)
             if change.setting is not None:
-                setattr(self._config, *change.setting)
+                name, value = change.setting
+                try:  # only checked values are ever stored: anything else is damage
+                    value = check_setting(name, value, self._config.kernel, self._log.classes)
+                except (TypeError, ValueError) as exc:
+                    raise StoreCorruptError(
+                        f"Session {self.id!r} in {self.store_path} holds a damaged setting at "
+                        f"event {group[0].seq} ({exc}). Restore the store from a backup, or "
+                        "delete this session."
+                    ) from None
+                setattr(self._config, name, value)
         self.learner = self._build_learner()
 
     def _rebuild(self):
@@ -307,10 +357,15 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 take_back = self._give_to_learner(rows)
                 try:
                     events = self._store.append(self.id, rows, after=self._log.n_events)
-                except ConcurrentUpdateError:
+                except ConcurrentUpdateError as exc:
                     if take_back is not None:
                         take_back()
-                    self.refresh()
+                    if not self.refresh():  # the store says "newer events" but has none
+                        raise StoreCorruptError(
+                            f"The event log of session {self.id!r} in {self.store_path} is "
+                            f"inconsistent ({exc}). Restore the store from a backup, or delete "
+                            "this session."
+                        ) from None
                     continue
                 except BaseException:
                     if take_back is not None:
@@ -321,8 +376,19 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 self._apply(change, given=take_back is not None)
                 if change.added:  # for the history chart; not needed to restore the state
                     risk = float(self.learner.estimated_risk())
-                    self._store.put_risks(self.id, {rec.seq: risk for rec in change.added})
+                    try:
+                        self._store.put_risks(self.id, {rec.seq: risk for rec in change.added})
+                    except StoreWriteError:  # the label is stored; its risk is history only
+                        pass
                 return change
+
+    def _cache_array(self, name: str, array):
+        """Keep an array that is expensive to recompute (PCA features, a layout) in the store;
+        on a read-only store or a full disk it is only kept in memory (recomputed next time)."""
+        try:
+            self._store.put_array(self.id, name, array)
+        except StoreWriteError:
+            pass
 
     def _cached(self, key, compute):
         if self._cache_version != self._log.n_events:
@@ -344,7 +410,7 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 Z = self._store.get_array(self.id, f"layout-{method}")
                 if Z is None or Z.shape != (self.n_samples, 2):
                     Z = data.compute_layout(self.X, method, self._config.seed)
-                    self._store.put_array(self.id, f"layout-{method}", Z)
+                    self._cache_array(f"layout-{method}", Z)
             self._layout = Z
         return self._layout
 
@@ -375,7 +441,10 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 if np.isin(self.learner.unlabeled_indices, exclude).all():
                     return None  # every point labelled or skipped
                 q = strategies.query(self.learner, self._config.strategy, self._rng(), exclude=exclude)
-                recorded = self._store.put_query(self.id, version, int(q))
+                try:
+                    recorded = self._store.put_query(self.id, version, int(q))
+                except StoreWriteError:  # read-only store or full disk: shown, not recorded
+                    return int(q)
                 return recorded if self._queryable(recorded) else int(q)
 
             return self._cached("next_query", compute)

@@ -19,15 +19,19 @@ __all__ = ["label", "skip", "undo", "add_class", "accept", "set_setting", "choos
 def _run(action, *args):
     # ConcurrentUpdateError needs no handler: LabelingSession._commit catches it, catches up
     # with the other tab's events and decides again (stale clicks are then ignored there).
-    session, lock = state.current()
-    if session is None:
-        return None
-    try:
-        with lock:
-            return action(session, *args)
-    except state.USER_ERRORS as exc:
-        state.flash("error", str(exc))
-        return None
+    for _ in range(2):  # once more if the registry closed the session meanwhile (memory)
+        session, lock = state.current()
+        if session is None:
+            return None
+        try:
+            with lock:
+                if getattr(session, "closed", False):
+                    continue
+                return action(session, *args)
+        except state.USER_ERRORS as exc:
+            state.flash("error", str(exc))
+            return None
+    return None
 
 
 def _stale_panel(panel_rev: int | None) -> bool:
@@ -41,23 +45,51 @@ def _stale_panel(panel_rev: int | None) -> bool:
     return panel_rev is not None and panel_rev != st.session_state.get("panel_rev")
 
 
+_OLD_PAGE = ("A key press on point #{index} was not applied: it came from the page of an "
+             "earlier point (a repeated or early press). Press again on the point shown now.")
+
+
+def _applied_or_why(do, index: int, expected_query: int | None):
+    """``(True, None)`` when ``do(session)`` applied the press, ``(False, why)`` when the
+    session refused it (stale: another tab acted first), ``(None, None)`` on an error (already
+    shown). Decided under the session's lock, so ``why`` describes the refusing state."""
+    def run(s):
+        if do(s):
+            return True, None
+        return False, s.why_not_applied(int(index), expected_query)
+
+    return _run(run) or (None, None)
+
+
 def label(index: int, name, source: str, expected_query: int | None,
           panel_rev: int | None = None) -> None:
-    """Label point ``index`` as ``name`` (source 'queried' or 'chosen')."""
+    """Label point ``index`` as ``name`` (source 'queried' or 'chosen'); a refused (stale)
+    press is reported, never silently dropped."""
     if _stale_panel(panel_rev):
+        state.flash("warning", _OLD_PAGE.format(index=int(index)))
         return
-    done = _run(lambda s: s.label(int(index), name, source=source, expected_query=expected_query))
+    done, why = _applied_or_why(
+        lambda s: s.label(int(index), name, source=source, expected_query=expected_query),
+        index, expected_query)
     if done:
         state.clear_selection()
         st.session_state["last_action"] = ("label", int(index), name)
+    elif done is False:
+        state.flash("warning", why)
 
 
 def skip(index: int, expected_query: int | None, panel_rev: int | None = None) -> None:
-    """Skip the query ``index`` (the session ignores it when it is no longer the query)."""
+    """Skip the query ``index`` (the session ignores it when it is no longer the query; the
+    user is told)."""
     if _stale_panel(panel_rev):
+        state.flash("warning", _OLD_PAGE.format(index=int(index)))
         return
-    if _run(lambda s: s.skip(int(index), expected_query=expected_query)):
+    done, why = _applied_or_why(lambda s: s.skip(int(index), expected_query=expected_query),
+                                index, expected_query)
+    if done:
         st.session_state["last_action"] = ("skip", int(index), None)
+    elif done is False:
+        state.flash("warning", why)
 
 
 def undo(expected_action: int) -> None:
@@ -66,9 +98,14 @@ def undo(expected_action: int) -> None:
     A repeated press, or one from a page drawn before another action, names an action that is
     no longer the last one: the session ignores it, so one press undoes at most one action.
     """
-    index = _run(lambda s: s.undo(expected_action=int(expected_action)))
+    result = _run(lambda s: (s.undo(expected_action=int(expected_action)), int(s.last_action)))
+    index, last = result if result is not None else (None, 0)
     state.clear_selection()
-    if index is None:
+    if index is None and result is not None and last and last != int(expected_action):
+        state.flash("warning", "Undo was not applied: the last action changed since this page was "
+                               "drawn (another tab or an earlier press acted first). Press Undo "
+                               "again to undo the action shown now.")
+    elif index is None:
         state.flash("info", "Nothing to undo.")
     else:
         state.flash("info", f"Undid the last action on point {index}.")

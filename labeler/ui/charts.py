@@ -12,6 +12,7 @@ import streamlit as st
 
 from labeler.ui import actions
 from labeler.ui import figures as F
+from labeler.ui.text import md_text
 from labeler.ui.view import ScreenView, point_image, upscale
 
 __all__ = ["render_progress", "render_confidence", "render_history", "loo_arrays", "bin_arrays"]
@@ -61,7 +62,7 @@ def render_progress(session) -> None:
             with st.spinner("Computing the LOO curve…"):
                 lams, errors, chosen, current = loo_arrays(session.loo_curve())
         except ValueError as exc:
-            st.caption(f"Not available yet: {exc}")
+            st.caption(f"Not available yet: {md_text(exc)}")
             return
         if lams.size:
             st.plotly_chart(F.loo_curve_figure(lams, errors, chosen, current=current), key="loo_chart",
@@ -86,7 +87,7 @@ def render_confidence(session, view: ScreenView) -> None:
         try:
             lo, hi, accuracy, counts = bin_arrays(session.confidence_bins(n_bins=10))
         except ValueError as exc:
-            st.caption(f"Not available yet: {exc}")
+            st.caption(f"Not available yet: {md_text(exc)}")
         else:
             st.plotly_chart(F.accuracy_per_bin_figure(lo, hi, accuracy, counts), key="acc_bins",
                             config=_PLOT_CONFIG)
@@ -126,7 +127,7 @@ def _bin_inspector(session, view: ScreenView) -> None:
             for col, i in zip(cols, shown[start:start + per_row]):
                 with col:
                     st.image(upscale(point_image(session.dataset, int(i)), 96), width="stretch")
-                    st.caption(f"#{i} → **{predicted[i]}** ({conf[i]:.2f})")
+                    st.caption(f"#{i} → **{md_text(predicted[i])}** ({conf[i]:.2f})")
                     st.button("Label", key=f"inspect_{i}", on_click=actions.choose, args=(int(i),),
                               width="stretch")
     else:

@@ -42,6 +42,8 @@ class AppConfig:
         Folder the in-app path picker may read from (files outside are refused).
     max_file_mb : float
         Largest file the in-app path picker accepts.
+    token : str or None
+        Access token a tab must give before it sees anything (``LABELER_TOKEN``).
     """
 
     data: str = "moons"
@@ -50,11 +52,12 @@ class AppConfig:
     session: str | None = None
     data_dir: Path = field(default_factory=Path.cwd)
     max_file_mb: float = DEFAULT_MAX_FILE_MB
+    token: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, environ=None) -> "AppConfig":
         """Read ``LABELER_DATA``, ``LABELER_DATA_OPTIONS`` (JSON object), ``LABELER_STORE``,
-        ``LABELER_SESSION``, ``LABELER_DATA_DIR`` and ``LABELER_MAX_FILE_MB``.
+        ``LABELER_SESSION``, ``LABELER_DATA_DIR``, ``LABELER_MAX_FILE_MB`` and ``LABELER_TOKEN``.
 
         Raises
         ------
@@ -88,4 +91,5 @@ class AppConfig:
             session=env.get("LABELER_SESSION") or None,
             data_dir=Path(env.get("LABELER_DATA_DIR") or os.getcwd()).expanduser(),
             max_file_mb=max_file_mb,
+            token=env.get("LABELER_TOKEN") or None,
         )

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import streamlit as st
 
-__all__ = ["render_export", "export_bytes", "EXPORT_MIME"]
+from labeler.atomic import sweep_stale_dirs
+
+__all__ = ["render_export", "export_bytes", "session_file_bytes", "session_file_name", "EXPORT_MIME"]
 
 EXPORT_MIME = {
     "csv": "text/csv",
@@ -18,13 +20,33 @@ EXPORT_MIME = {
 }
 
 
+_TMP_PREFIX = "labeler-export-"
+
+
 def export_bytes(session, lock, format: str, include_predictions: bool = False) -> bytes:
-    """The content of ``session.export(...)`` in ``format``, made in a temporary folder."""
-    with tempfile.TemporaryDirectory(prefix="labeler-export-") as tmp:
+    """The content of ``session.export(...)`` in ``format``, made in a temporary folder (those
+    that killed servers left behind, older than an hour, are removed first)."""
+    sweep_stale_dirs(_TMP_PREFIX)
+    with tempfile.TemporaryDirectory(prefix=_TMP_PREFIX) as tmp:
         path = Path(tmp) / f"labels.{format}"
         with lock:
             session.export(path, format=format, include_predictions=include_predictions)
         return path.read_bytes()
+
+
+def session_file_bytes(session, lock) -> bytes:
+    """The session alone as one self-contained SQLite store file (``session.backup``)."""
+    sweep_stale_dirs(_TMP_PREFIX)
+    with tempfile.TemporaryDirectory(prefix=_TMP_PREFIX) as tmp:
+        path = Path(tmp) / "session.sqlite"
+        with lock:
+            session.backup(path)
+        return path.read_bytes()
+
+
+def session_file_name(session) -> str:
+    """Download name of :func:`session_file_bytes`."""
+    return f"{_base_name(session)}.sqlite"
 
 
 def _base_name(session) -> str:

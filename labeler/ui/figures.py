@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from labeler.ui.text import plot_text
+
 __all__ = [
     "CLASS_COLORS",
     "UNLABELED_COLOR",
@@ -253,7 +255,7 @@ def scatter_figure(
     if (color_mode in ("label", "predicted") or labeled.size) and len(classes) <= LEGEND_MAX_CLASSES:
         for j, name in enumerate(classes):
             traces.append(
-                go.Scattergl(x=[None], y=[None], mode="markers", name=str(name),
+                go.Scattergl(x=[None], y=[None], mode="markers", name=plot_text(name),
                              marker=dict(size=10, color=class_color(j)), hoverinfo="skip")
             )
 

@@ -2,6 +2,10 @@
 
 The element ``<span class="point-tag" data-point="I" data-query="Q">`` carries the shown point
 and the current query for the browser tests and the latency benchmark.
+
+Class names and point ids come from the data file: they reach the HTML of the panel escaped
+(:func:`~labeler.ui.text.html_text`) and its Markdown, button labels and help texts escaped as
+Markdown (:func:`~labeler.ui.text.md_text`).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import streamlit as st
 from labeler.ui import actions
 from labeler.ui.figures import class_color
 from labeler.ui.keyboard import BACK_KEY, SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.text import html_text, md_text
 from labeler.ui.view import ScreenView, feature_table, point_image, upscale
 
 __all__ = ["render_point_panel"]
@@ -38,7 +43,7 @@ def render_point_panel(session, view: ScreenView) -> None:
         return
 
     row = view.predictions.iloc[index]
-    ident = _point_id(session, index)
+    ident = html_text(_point_id(session, index))
     if source == "queried":
         title = f"Next query · point {ident}"
     else:
@@ -55,12 +60,12 @@ def render_point_panel(session, view: ScreenView) -> None:
     p_code = int(view.predicted_codes[index])
     st.markdown(
         f'Predicted <span style="color:{class_color(p_code)};font-weight:700">'
-        f"{predicted}</span> · confidence {confidence:.2f}",
+        f"{html_text(predicted)}</span> · confidence {confidence:.2f}",
         unsafe_allow_html=True,
     )
     is_labeled = view.label_codes[index] >= 0
     if is_labeled:
-        st.info(f"Already labelled **{current}** ({row['source']}). Undo to change it.")
+        st.info(f"Already labelled **{md_text(current)}** ({md_text(row['source'])}). Undo to change it.")
 
     expected = view.query if source == "queried" else None
     keys = class_shortcuts(view.classes)
@@ -71,9 +76,10 @@ def render_point_panel(session, view: ScreenView) -> None:
     with st.container(horizontal=True, gap="small", key="class_buttons"):
         for j, (name, key) in enumerate(zip(view.classes, keys)):
             st.button(
-                str(name), key=f"class_{j}_{index}", shortcut=key, type="primary",
+                md_text(name), key=f"class_{j}_{index}", shortcut=key, type="primary",
                 on_click=actions.label, args=(index, name, source, expected, panel_rev),
-                disabled=bool(is_labeled), help=f"Label as {name}" + (f" (key {key})" if key else ""),
+                disabled=bool(is_labeled),
+                help=f"Label as {md_text(name)}" + (f" (key {key})" if key else ""),
             )
     with st.container(horizontal=True, gap="small", key="step_buttons"):
         if source == "queried":
@@ -113,7 +119,7 @@ def _point_content(session, index: int) -> None:
     try:
         image = point_image(session.dataset, index)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
         image = None
     if image is not None:
         st.image(upscale(image, 300), width=300 if max(image.shape[:2]) <= 300 else "stretch")

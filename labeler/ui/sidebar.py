@@ -10,6 +10,7 @@ from labeler.ui import actions, state
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
 from labeler.ui.registry import REGISTRY
+from labeler.ui.text import md_text
 
 __all__ = ["render_sidebar", "strategy_label", "weighting_label"]
 
@@ -31,12 +32,12 @@ def weighting_label(weighting) -> str:
     return _WEIGHTING_LABELS.get(weighting, str(weighting))
 
 
-def render_sidebar(session) -> None:
-    """Draw the sidebar; ``session`` may be None (nothing open yet)."""
+def render_sidebar(session, lock=None) -> None:
+    """Draw the sidebar; ``session`` may be None (nothing open yet), ``lock`` is its lock."""
     with st.sidebar:
         st.markdown("### :material/label: ARLS labeler")
         _data_picker()
-        _saved_sessions(session)
+        _saved_sessions(session, lock)
         if session is not None:
             _settings(session)
 
@@ -156,7 +157,7 @@ def _new_same_data(session) -> None:
     state.new_session(ds or state.app_config().data, opts)
 
 
-def _saved_sessions(session) -> None:
+def _saved_sessions(session, lock=None) -> None:
     from labeler.session import LabelingSession
 
     cfg = state.app_config()
@@ -164,9 +165,9 @@ def _saved_sessions(session) -> None:
         try:
             infos = LabelingSession.list_sessions(cfg.store)
         except state.USER_ERRORS as exc:
-            st.error(f"Could not read the store {cfg.store}: {exc}")
+            st.error(md_text(f"Could not read the store {cfg.store}: {exc}"))
             infos = []
-        st.caption(f"Store: `{cfg.store}`")
+        st.caption(f"Store: {md_text(cfg.store)}")
         if infos:
             by_id = {info.id: info for info in infos}
 
@@ -190,6 +191,21 @@ def _saved_sessions(session) -> None:
         if session is not None:
             st.button("New session on this data", key="new_session", on_click=_new_same_data,
                       args=(session,), icon=":material/add:", width="stretch")
+            _session_download(session, lock)
+
+
+def _session_download(session, lock) -> None:
+    from labeler.ui.export_panel import session_file_bytes, session_file_name
+
+    if lock is None or not hasattr(session, "backup"):
+        return
+    st.download_button(
+        "Download this session (one file)", key="download_session",
+        data=lambda: session_file_bytes(session, lock), file_name=session_file_name(session),
+        mime="application/vnd.sqlite3", on_click="ignore", icon=":material/save:", width="stretch",
+        help="This session's labels, settings and history as one SQLite file: a backup, or a "
+             "copy to open elsewhere with `labeler app --store FILE`.",
+    )
 
 
 def _short(dataset) -> str:
@@ -221,7 +237,7 @@ def _settings(session) -> None:
                  key=f"weighting_{session.id}", on_change=actions.set_setting,
                  args=("set_weighting", f"weighting_{session.id}"), horizontal=True)
         if not named:
-            st.caption(f"Class weights: {weighting_label(weighting)}")
+            st.caption(f"Class weights: {md_text(weighting_label(weighting))}")
         cols = st.columns(2)
         cols[0].text_input("Kernel width", value=shown(current("width", "auto")),
                            key=f"width_{session.id}", on_change=actions.set_setting,

@@ -132,3 +132,52 @@ def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
     assert dict(zip(table["id"].astype(str), table["label"].astype(str))) == want
     assert set(table["source"]) == {"queried"}
     assert list(table["order"]) == list(range(1, n_given + 1))
+
+
+HOSTILE = (
+    '<div style="position:fixed;top:0;left:0;width:100%;height:100%;z-index:9999">owned</div>',
+    '<img src=x onerror="window.__pwned=1">',
+    "</script><script>window.__pwned=2</script>",
+    "![t](http://127.0.0.1:9/t.png) [link](javascript:window.__pwned=3)",
+)
+
+_INJECTED = """() => {
+    const found = [];
+    if (window.__pwned !== undefined) found.push('script ran: ' + window.__pwned);
+    for (const el of document.querySelectorAll('[style*="9999"]')) found.push('div ' + el.outerHTML.slice(0, 80));
+    for (const el of document.querySelectorAll('img[src="x"], img[src*="127.0.0.1:9"]')) found.push('img ' + el.outerHTML);
+    for (const el of document.querySelectorAll('a[href^="javascript"]')) found.push('link ' + el.outerHTML);
+    for (const el of document.querySelectorAll('script')) {
+        if ((el.textContent || '').includes('__pwned')) found.push('script element');
+    }
+    return found;
+}"""
+
+
+def test_hostile_class_names_and_ids_stay_text(tmp_path, page):
+    import numpy as np
+
+    from harness import AppServer
+
+    rng = np.random.default_rng(0)
+    n = 40
+    frame = pd.DataFrame(rng.normal(size=(n, 2)), columns=["u", "v"])
+    frame["label"] = [HOSTILE[i % 4] for i in range(n)]
+    frame["name"] = [f"{HOSTILE[(i + 1) % 4]}#{i}" for i in range(n)]
+    data = tmp_path / "<img src=x onerror=alert(1)>.csv"
+    frame.to_csv(data, index=False)
+    with AppServer(tmp_path / "store.sqlite", data=str(data), data_options={"id_col": "name"}) as server:
+        open_app(page, server.url)
+        page.wait_for_timeout(1000)  # let every element (and an onerror) settle
+        assert page.evaluate(_INJECTED) == []
+        text = page.inner_text("body")
+        assert HOSTILE[1] in text and "Next query · point" in text  # shown as typed
+        keys = class_keys(page)
+        assert set(keys) == set(HOSTILE), keys  # the buttons read the names as written
+        point, query = shown(page)
+        press(page, keys[HOSTILE[0]])
+        wait_labeled(page, 1)
+        page.get_by_role("tab", name="Shortcuts").click()
+        page.wait_for_timeout(1000)
+        assert page.evaluate(_INJECTED) == []
+        assert HOSTILE[0] in page.inner_text("body")

@@ -1,0 +1,117 @@
+"""Memory is checked before it is spent: a session that does not fit is refused with a message.
+
+The available memory is patched (``labeler.session.model.available_memory``), so the tests
+never allocate what they refuse.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from labeler.session import LabelingSession, MemoryBudgetError, SessionConfig, model
+
+GiB = 2**30
+
+
+def _limit(monkeypatch, nbytes):
+    monkeypatch.setattr(model, "available_memory", lambda: int(nbytes))
+
+
+def test_estimate_is_dominated_by_the_n_by_n_matrix():
+    n = 20_000
+    need = model.session_bytes(n, 2, 2)
+    assert 8 * n * n < need < 1.1 * 8 * n * n
+    assert model.session_bytes(1000, 784, 10, 500) > model.session_bytes(1000, 2, 2, 0)
+
+
+@pytest.mark.parametrize("budget", [50e6, 1e9, 18.6 * GiB, 100 * GiB])
+def test_max_points_is_the_largest_pool_that_fits(budget):
+    n = model.max_points(budget, 10, 3, 40)
+    assert model.session_bytes(n, 10, 3, 40) <= budget < model.session_bytes(n + 1, 10, 3, 40)
+
+
+def test_available_memory_reads_meminfo_and_a_cgroup_limit(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   10000000 kB\n")
+    none = tmp_path / "no-cgroup"
+    assert model.available_memory(meminfo, none) == 10_000_000 * 1024
+    cg = tmp_path / "cg"
+    cg.mkdir()
+    (cg / "memory.max").write_text(f"{4 * GiB}\n")
+    (cg / "memory.current").write_text(f"{1 * GiB}\n")
+    assert model.available_memory(meminfo, cg) == 3 * GiB
+    (cg / "memory.max").write_text("max\n")  # no limit
+    assert model.available_memory(meminfo, cg) == 10_000_000 * 1024
+    assert model.available_memory(tmp_path / "missing", none) is None
+
+
+def test_the_real_machine_reports_its_memory():
+    avail = model.available_memory()
+    assert avail is None or avail > 0
+
+
+def test_creation_is_refused_with_how_many_points_fit(tmp_path, monkeypatch):
+    _limit(monkeypatch, 100e6)
+    store = tmp_path / "s.sqlite"
+    with pytest.raises(MemoryBudgetError) as info:
+        LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 5000}))
+    text = str(info.value)
+    fit = model.max_points(model.MEMORY_FRACTION * 100e6, 2, 2)
+    assert "5,000 points" in text and f"{fit:,} points fit" in text
+    assert "low-rank posterior (planned)" in text and "subsample" in text
+    assert not store.exists() or LabelingSession.list_sessions(store) == []
+    assert 2000 < fit < 5000
+
+
+def test_the_factory_refuses_before_allocating(monkeypatch):
+    _limit(monkeypatch, 10e6)
+    spec = model.ModelSpec(kernel="rbf", width=1.0)
+    X = np.zeros((3000, 2))
+    with pytest.raises(MemoryBudgetError, match="3,000 points"):
+        model.build_learner(spec, X, ["a", "b"])
+    _limit(monkeypatch, 10 * GiB)
+    assert model.build_learner(spec, X[:100], ["a", "b"]).n_samples == 100
+
+
+def test_reopening_a_session_that_no_longer_fits_is_refused(tmp_path, monkeypatch):
+    store = tmp_path / "s.sqlite"
+    with LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 2000})) as s:
+        s.label(s.next_query(), s.classes[0])
+    _limit(monkeypatch, 20e6)
+    with pytest.raises(MemoryBudgetError, match="2,000 points"):
+        LabelingSession.open(store, s.id)
+    monkeypatch.undo()
+    with LabelingSession.open(store, s.id) as t:
+        assert t.n_labeled == 1
+
+
+def test_sidebar_refuses_a_pool_too_large_for_the_memory(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from labeler.ui.registry import REGISTRY
+
+    monkeypatch.setenv("LABELER_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv("LABELER_DATA", "moons")
+    monkeypatch.setenv("LABELER_DATA_OPTIONS", '{"n": 100}')
+    monkeypatch.delenv("LABELER_SESSION", raising=False)
+    REGISTRY.clear()
+    try:
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "labeler" / "app.py"),
+                               default_timeout=120)
+        at.run()
+        sid = at.session_state["session_id"]
+        _limit(monkeypatch, 2 * GiB)
+        at.selectbox(key="pick_builtin").set_value("moons").run()
+        at.number_input(key="pick_n").set_value(50_000).run()
+        at.button(key="open_builtin").click().run()
+        assert not at.exception, at.exception
+        shown = [e.value.replace("\\", "") for e in at.error]
+        assert any("50,000 points" in e and "points fit" in e and "low-rank posterior (planned)" in e
+                   for e in shown), shown
+        assert at.session_state["session_id"] == sid
+        assert len(LabelingSession.list_sessions(tmp_path / "store.sqlite")) == 1
+    finally:
+        REGISTRY.clear()
