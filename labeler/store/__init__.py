@@ -1,0 +1,109 @@
+"""SQLite store of labelling sessions: one file, an append-only event log per session.
+
+The store keeps, per session, the configuration it was created with (JSON, with every "auto"
+setting already resolved to a number) and the list of events the user produced: ``label``,
+``accept`` (bulk accept of predictions), ``skip``, ``undo``, ``add_class`` and ``setting``.
+Nothing else is needed to rebuild a session: :class:`LogState` folds the events into the net
+labels, skipped points, classes and settings, and the session replays the same operations on
+its learner. Arrays that are expensive to recompute (a t-SNE layout) may be cached as ``.npy``
+bytes. There is no pickle anywhere (unsafe on untrusted files).
+
+File format
+-----------
+* SQLite in WAL mode (readers never block the writer, two browser tabs or two processes may
+  open the same file), ``busy_timeout`` so concurrent writers wait instead of failing,
+  ``foreign_keys`` on (deleting a session deletes its events), ``synchronous=FULL``.
+* ``PRAGMA user_version`` holds the schema version (:data:`SCHEMA_VERSION`). A file written by
+  a newer version raises :class:`StoreVersionError`; a file that is not a database, is empty,
+  truncated or damaged, or is some other application's database raises
+  :class:`StoreCorruptError`. In both cases the file is not modified: every check runs before
+  the first write. Damage found later (text that is not UTF-8, JSON that does not parse, a
+  field of the wrong type, a session record or cached array that no longer matches its
+  SHA-256 checksum) raises :class:`StoreCorruptError` too, with what to do; never a raw
+  ``sqlite3``, ``UnicodeDecodeError`` or ``JSONDecodeError``.
+* Faults of the disk are named (:func:`store_fault`): :class:`StoreFullError` (disk full),
+  :class:`StoreReadOnlyError` (read-only file or folder: the store opens read-only, reads work,
+  writes are refused before anything is touched), :class:`StoreBusyError`. A refused write
+  leaves the store and the caller's state as they were.
+* Files: ``<name>.sqlite`` plus, while it is open, ``<name>.sqlite-wal`` (the write-ahead log:
+  the latest actions) and ``<name>.sqlite-shm`` (an index of the log). The log is
+  checkpointed into the main file every :attr:`Store.checkpoint_every` actions, after a
+  session is created or deleted and on close, so the main file alone lacks at most the last
+  few actions. :meth:`Store.backup` writes one self-contained file.
+* A session is created in one transaction with its cached arrays and first events (the
+  initial labels): it is in the store whole or not at all.
+* One transaction per user action (``BEGIN IMMEDIATE`` ... ``COMMIT``). :meth:`Store.append`
+  only commits when the session's last event is the one the caller has seen, so two tabs
+  cannot interleave half-applied actions: the late writer gets :class:`ConcurrentUpdateError`,
+  catches up with the new events and decides again.
+
+Tables (schema version 1)::
+
+    sessions(id TEXT PK, name, dataset, config JSON, created ISO-8601 UTC)
+    events(session_id FK, seq, action, kind, idx, label, source, value JSON, timestamp)
+        PK (session_id, seq); ``action`` is the seq of the first event written by the same
+        user action (an accepted batch shares it); an undo has value {"undoes": action}.
+    arrays(session_id FK, name, npy BLOB)     cached arrays in .npy format (allow_pickle=False)
+    queries(session_id PK FK, version, idx)   the next query shown at state ``version`` (the
+        number of events): every tab, and a reopened session, shows the same point
+    risks(session_id FK, seq, risk)           estimated risk of the model right after the
+        label event ``seq`` (written after the learner update; history only)
+"""
+
+
+from .faults import (
+    ConcurrentUpdateError,
+    StoreBusyError,
+    StoreCorruptError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+    StoreVersionError,
+    StoreWriteError,
+    UnknownSessionError,
+    default_store_path,
+    store_fault,
+    utc_now,
+)
+from .log import (
+    Change,
+    Event,
+    LabelRecord,
+    LogState,
+    SessionInfo,
+    SessionRecord,
+    group_actions,
+    make_events,
+    new_session_id,
+)
+from .schema import DEFAULT_STORE_ENV, EVENT_KINDS, LABEL_SOURCES, SCHEMA_VERSION
+from .store import Store
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "EVENT_KINDS",
+    "LABEL_SOURCES",
+    "DEFAULT_STORE_ENV",
+    "Store",
+    "SessionInfo",
+    "SessionRecord",
+    "Event",
+    "LabelRecord",
+    "Change",
+    "LogState",
+    "group_actions",
+    "make_events",
+    "new_session_id",
+    "default_store_path",
+    "utc_now",
+    "StoreError",
+    "StoreVersionError",
+    "StoreCorruptError",
+    "StoreWriteError",
+    "StoreFullError",
+    "StoreReadOnlyError",
+    "StoreBusyError",
+    "store_fault",
+    "UnknownSessionError",
+    "ConcurrentUpdateError",
+]
