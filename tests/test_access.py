@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import types
@@ -37,13 +38,20 @@ def test_exposure_warning_says_what_is_open_and_how_to_protect_it():
 
 @pytest.fixture
 def fake_streamlit(monkeypatch):
+    """run_app without a server; the variables it sets in os.environ are put back after."""
     calls = []
     fake = types.SimpleNamespace(main=types.SimpleNamespace(main=lambda **kw: calls.append(kw)))
     monkeypatch.setitem(sys.modules, "streamlit.web.cli", fake)
     monkeypatch.setattr(sys.modules["streamlit.web"], "cli", fake, raising=False)
-    for name in ("LABELER_TOKEN", "LABELER_DATA", "LABELER_STORE", "LABELER_SESSION"):
-        monkeypatch.delenv(name, raising=False)
-    return calls
+    names = ("LABELER_TOKEN", "LABELER_DATA", "LABELER_STORE", "LABELER_SESSION", "LABELER_DATA_DIR")
+    saved = {k: os.environ.pop(k, None) for k in names}
+    try:
+        yield calls
+    finally:
+        for k, v in saved.items():
+            os.environ.pop(k, None)
+            if v is not None:
+                os.environ[k] = v
 
 
 def test_run_app_on_all_interfaces_warns_and_auto_token_is_passed_to_the_page(fake_streamlit, capsys, monkeypatch):
@@ -53,8 +61,6 @@ def test_run_app_on_all_interfaces_warns_and_auto_token_is_passed_to_the_page(fa
     run_app(host="0.0.0.0", port=8600, token="auto")
     err = capsys.readouterr().err
     token = re.search(r"\?token=(\S+)", err).group(1)
-    import os
-
     assert os.environ["LABELER_TOKEN"] == token and len(fake_streamlit) == 2
     with pytest.raises(ValueError, match="at least 8"):
         run_app(host="0.0.0.0", token="short")

@@ -52,16 +52,17 @@ def test_no_arguments_starts_the_app_on_two_moons(app_calls, capsys):
 
 def test_app_passes_its_options(app_calls, capsys):
     code = cli.main(["app", "data.csv", "--store", "s.sqlite", "--port", "9001", "--host", "0.0.0.0",
-                     "--session", "abc", "--", "--server.headless", "true"])
+                     "--session", "abc", "--token", "auto", "--", "--server.headless", "true"])
     assert code == 0
     assert app_calls == [{"data": "data.csv", "store": "s.sqlite", "port": 9001, "host": "0.0.0.0",
-                          "session": "abc", "extra_args": ("--server.headless", "true")}]
+                          "session": "abc", "extra_args": ("--server.headless", "true"),
+                          "token": "auto"}]
 
 
 def test_app_defaults(app_calls, capsys):
     assert cli.main(["app"]) == 0
     assert app_calls == [{"data": None, "store": None, "port": 8501, "host": "127.0.0.1", "session": None,
-                          "extra_args": ()}]
+                          "extra_args": (), "token": None}]
 
 
 @pytest.mark.parametrize("port", ["0", "70000", "http"])

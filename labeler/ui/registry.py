@@ -24,6 +24,7 @@ The registry stores nothing per user: which session a tab shows lives in the tab
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -178,5 +179,7 @@ class SessionRegistry:
                     pass
 
 
-#: The registry of this server process.
+#: The registry of this server process; its sessions are closed (their write-ahead log
+#: checkpointed into the store file) when the server exits normally.
 REGISTRY = SessionRegistry()
+atexit.register(REGISTRY.clear)
