@@ -1,4 +1,4 @@
-"""Weighted regularized least squares (RLS) classifier with exact leave-one-out (LOO).
+"""Exact leave-one-out (LOO) of weighted regularized least squares for a whole lambda grid.
 
 The maths (ALGORITHMS §1; seed 002 §2.4-2.6, §3.1.1, App. A.2-A.3). Weighted RLS with an
 unpenalised offset minimises over ``f = sum_i c_i k(x_i, .)`` and ``b``::
