@@ -4,9 +4,9 @@ All kernels score the same candidates on the same posterior covariance ``C`` of 
 built as in ``benchmarks/arls_step.py`` (blobs, RBF kernel, weighting="balanced"), timed in
 the same run, interleaved, median of several repeats:
 
-* ``equal``: :func:`core._risk_numba.expected_risk_multiclass_equal` (what an unweighted
+* ``equal``: ``core.criteria._expected_risk_numba.expected_risk_multiclass_equal`` (what an unweighted
   learner pays: the reference cost, O(n T) per candidate);
-* ``weighted``: :func:`core._risk_numba_weighted.expected_risk_multiclass_weighted`, the
+* ``weighted``: ``core.criteria._expected_risk_weighted.expected_risk_multiclass_weighted``, the
   real weights (O(n T) per candidate whatever the weights);
 * ``grouped``: the previous general kernel (O(n T G) per candidate for G distinct weights),
   kept below as :func:`grouped_kernel`.
@@ -30,6 +30,7 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as core._risk_numba does
 
 import numpy as np  # noqa: E402
+from numba import njit, prange  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -37,6 +38,168 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from arls_step import make_learner  # noqa: E402
 from core.criteria import _expected_risk_numba as _risk_numba  # noqa: E402
 from core.criteria import _expected_risk_weighted as _risk_numba_weighted  # noqa: E402
+from core.criteria._expected_risk_numba import _CANCEL, _LANES, _clip01  # noqa: E402
+
+
+@njit(parallel=True, fastmath=False, cache=False)
+def grouped_kernel(C, MT, candidates, group_lam, group_start, group_members, iw, out):
+    """Expected risk of every one-vs-all candidate (ALGORITHMS §3, last paragraph).
+
+    A hypothetical label ``y`` for candidate ``i`` moves output column ``t`` to
+    ``F_t = m_t - s (m_it + 1) + 2 s [t = y]`` with ``s = C[z, i] / (C_ii + lam_y)``. For all
+    classes ``y`` that share one ``lam_y`` (one "group") the base vector
+    ``b_t = m_t - s (m_it + 1)`` is common: its top two (for the argmax with column ``y``
+    raised by ``2 s``) and its clipped sums (the normalisation of ``p``) are computed once per
+    point ``z`` and group, and each hypothesis then costs O(1). Total O(n T G) per candidate for
+    G distinct class weights: O(n T) unweighted or with equal weights.
+
+    Parameters
+    ----------
+    C : ndarray of shape (n, n), C-contiguous
+        Posterior covariance (symmetric).
+    MT : ndarray of shape (T, n), C-contiguous
+        Current one-vs-all outputs, transposed.
+    candidates : ndarray of shape (k,), int64
+    group_lam : ndarray of shape (G,)
+        Distinct values of ``lam / w_y``.
+    group_start : ndarray of shape (G + 1,), int64
+        Group ``g`` holds classes ``group_members[group_start[g]:group_start[g + 1]]``.
+    group_members : ndarray of shape (T,), int64
+    iw : ndarray of shape (T,)
+        ``1 / w_t``.
+    out : ndarray of shape (k,)
+    """
+    n = C.shape[0]
+    T = MT.shape[0]
+    G = group_lam.shape[0]
+    B = _LANES
+    sum_iw = 0.0
+    for t in range(T):
+        sum_iw += iw[t]
+    for k in prange(candidates.shape[0]):
+        i = candidates[k]
+        row = C[i]
+        cii = row[i]
+        a = np.empty(T)
+        prior = np.empty(T)
+        s_prior = 0.0
+        for t in range(T):
+            a[t] = MT[t, i] + 1.0
+            prior[t] = _clip01(0.5 * (MT[t, i] + 1.0))
+            s_prior += prior[t]
+        for t in range(T):
+            prior[t] = prior[t] / s_prior if s_prior > 0.0 else 1.0 / T
+        inv_den = np.empty(G)
+        for g in range(G):
+            inv_den[g] = 1.0 / (cii + group_lam[g])
+        acc = np.zeros((T, B))
+        b = np.empty((T, B))
+        q = np.empty((T, B))
+        s = np.empty(B)
+        S1 = np.empty(B)
+        S2 = np.empty(B)
+        v1 = np.empty(B)
+        v2 = np.empty(B)
+        i1 = np.empty(B, dtype=np.int64)
+        i2 = np.empty(B, dtype=np.int64)
+        rz = np.empty(B)
+        fix = np.empty(B, dtype=np.bool_)
+        for z0 in range(0, n, B):
+            L = min(B, n - z0)
+            crow = row[z0:z0 + L]
+            for g in range(G):
+                rg = inv_den[g]
+                for u in range(L):
+                    s[u] = crow[u] * rg
+                    S1[u] = 0.0
+                    S2[u] = 0.0
+                    v1[u] = -np.inf
+                    v2[u] = -np.inf
+                    i1[u] = -1
+                    i2[u] = -1
+                for t in range(T):
+                    mt = MT[t, z0:z0 + L]
+                    at = a[t]
+                    iwt = iw[t]
+                    bt = b[t]
+                    qt = q[t]
+                    for u in range(L):
+                        v = mt[u] - s[u] * at
+                        bt[u] = v
+                        qq = _clip01(0.5 * (v + 1.0))
+                        qt[u] = qq
+                        S1[u] += qq
+                        S2[u] += qq * iwt
+                        # running top two; strict ">" keeps the lowest index on ties
+                        o1 = v1[u]
+                        o2 = v2[u]
+                        j1 = i1[u]
+                        j2 = i2[u]
+                        gt1 = v > o1
+                        gt2 = v > o2
+                        v2[u] = o1 if gt1 else (v if gt2 else o2)
+                        i2[u] = j1 if gt1 else (t if gt2 else j2)
+                        v1[u] = v if gt1 else o1
+                        i1[u] = t if gt1 else j1
+                for jj in range(group_start[g], group_start[g + 1]):
+                    y = group_members[jj]
+                    by = b[y]
+                    qy_old = q[y]
+                    iwy = iw[y]
+                    any_fix = False
+                    for u in range(L):
+                        vy = by[u] + 2.0 * s[u]
+                        qy = _clip01(0.5 * (vy + 1.0))
+                        s1 = (S1[u] - qy_old[u]) + qy
+                        s2 = S2[u] + (qy - qy_old[u]) * iwy
+                        # best of the other columns: top1 unless top1 is y itself
+                        other_is_1 = i1[u] != y
+                        cv = v1[u] if other_is_1 else v2[u]
+                        ci = i1[u] if other_is_1 else i2[u]
+                        win = (vy > cv) or (vy == cv and y < ci)
+                        ts = y if win else ci
+                        qs = qy if win else _clip01(0.5 * (cv + 1.0))
+                        iws = iw[ts]
+                        r_norm = (s2 - qs * iws) / s1 if s1 > 0.0 else 0.0
+                        r_unif = (sum_iw - iws) / T
+                        rz[u] = r_norm if s1 > 0.0 else r_unif
+                        bad = (s1 < _CANCEL * S1[u]) or (s2 < _CANCEL * S2[u])
+                        fix[u] = bad
+                        any_fix = any_fix or bad
+                    if any_fix:
+                        # cancellation in the O(1) update: recompute these lanes in O(T)
+                        for u in range(L):
+                            if fix[u]:
+                                vy = by[u] + 2.0 * s[u]
+                                qy = _clip01(0.5 * (vy + 1.0))
+                                e1 = 0.0
+                                e2 = 0.0
+                                for t in range(T):
+                                    qq = qy if t == y else q[t, u]
+                                    e1 += qq
+                                    e2 += qq * iw[t]
+                                other_is_1 = i1[u] != y
+                                cv = v1[u] if other_is_1 else v2[u]
+                                ci = i1[u] if other_is_1 else i2[u]
+                                win = (vy > cv) or (vy == cv and y < ci)
+                                ts = y if win else ci
+                                qs = qy if win else _clip01(0.5 * (cv + 1.0))
+                                if e1 > 0.0:
+                                    rz[u] = (e2 - qs * iw[ts]) / e1
+                                else:
+                                    rz[u] = (sum_iw - iw[ts]) / T
+                    accy = acc[y]
+                    for u in range(L):
+                        accy[u] += rz[u]
+        total = 0.0
+        for y in range(T):
+            risk_y = 0.0
+            for u in range(B):
+                risk_y += acc[y, u]
+            total += prior[y] * iw[y] * risk_y
+        out[k] = total
+
+
 def time_row(C, MT, cand, lam_y, iw, repeat):
     """Median ms of the three kernels (interleaved), their largest relative difference and
     the slow-path fraction of the weighted kernel."""
@@ -57,7 +220,7 @@ def time_row(C, MT, cand, lam_y, iw, repeat):
         _risk_numba_weighted.expected_risk_multiclass_weighted(C, cand, cand, MT, lam_y, iw, out_w)
 
     def run_grouped():
-        _risk_numba.expected_risk_multiclass(C, cand, MT, cand, group_lam, start, members, iw, out_g)
+        grouped_kernel(C, MT, cand, group_lam, start, members, iw, out_g)
 
     fns = {"equal": run_equal, "weighted": run_weighted, "grouped": run_grouped}
     for f in fns.values():  # compile / warm up

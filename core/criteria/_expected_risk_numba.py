@@ -1,7 +1,7 @@
 """Fused numba kernels of the expected-risk criterion (private; :mod:`core.criteria.expected_risk`).
 
-* :func:`expected_risk_binary` / :func:`expected_risk_multiclass` (and its equal-weights fast
-  path :func:`expected_risk_multiclass_equal`): one pass over the rows of
+* :func:`expected_risk_binary` / :func:`expected_risk_multiclass_equal` (one-vs-all, equal
+  weights; distinct weights are in :mod:`core.criteria._expected_risk_weighted`): one pass over the rows of
   the posterior covariance ``C`` (row ``i`` is column ``i``: ``C`` is symmetric) scores every
   candidate ``i`` for every hypothetical label ``y`` (ALGORITHMS §3, seed 002 eq. 3.47-3.50,
   3.53). Candidates run in parallel; within a row the pool points ``z`` are summed in
@@ -98,171 +98,10 @@ def expected_risk_binary(R, rows, m, candidates, lam_neg, lam_pos, iw_neg, iw_po
 
 
 @njit(parallel=True, fastmath=False, cache=True)
-def expected_risk_multiclass(R, rows, MT, candidates, group_lam, group_start, group_members, iw, out):
-    """Expected risk of every one-vs-all candidate (ALGORITHMS §3, last paragraph).
-
-    A hypothetical label ``y`` for candidate ``i`` moves output column ``t`` to
-    ``F_t = m_t - s (m_it + 1) + 2 s [t = y]`` with ``s = C[z, i] / (C_ii + lam_y)``. For all
-    classes ``y`` that share one ``lam_y`` (one "group") the base vector
-    ``b_t = m_t - s (m_it + 1)`` is common: its top two (for the argmax with column ``y``
-    raised by ``2 s``) and its clipped sums (the normalisation of ``p``) are computed once per
-    point ``z`` and group, and each hypothesis then costs O(1). Total O(n T G) per candidate for
-    G distinct class weights: O(n T) unweighted or with equal weights.
-
-    Parameters
-    ----------
-    R : ndarray of shape (*, n), C-contiguous
-        Rows of the posterior covariance (see the module docstring).
-    rows : ndarray of shape (k,), int64
-        Row of ``R`` of each candidate.
-    MT : ndarray of shape (T, n), C-contiguous
-        Current one-vs-all outputs, transposed.
-    candidates : ndarray of shape (k,), int64
-    group_lam : ndarray of shape (G,)
-        Distinct values of ``lam / w_y``.
-    group_start : ndarray of shape (G + 1,), int64
-        Group ``g`` holds classes ``group_members[group_start[g]:group_start[g + 1]]``.
-    group_members : ndarray of shape (T,), int64
-    iw : ndarray of shape (T,)
-        ``1 / w_t``.
-    out : ndarray of shape (k,)
-    """
-    n = R.shape[1]
-    T = MT.shape[0]
-    G = group_lam.shape[0]
-    B = _LANES
-    sum_iw = 0.0
-    for t in range(T):
-        sum_iw += iw[t]
-    for k in prange(candidates.shape[0]):
-        i = candidates[k]
-        row = R[rows[k]]
-        cii = row[i]
-        a = np.empty(T)
-        prior = np.empty(T)
-        s_prior = 0.0
-        for t in range(T):
-            a[t] = MT[t, i] + 1.0
-            prior[t] = _clip01(0.5 * (MT[t, i] + 1.0))
-            s_prior += prior[t]
-        for t in range(T):
-            prior[t] = prior[t] / s_prior if s_prior > 0.0 else 1.0 / T
-        inv_den = np.empty(G)
-        for g in range(G):
-            inv_den[g] = 1.0 / (cii + group_lam[g])
-        acc = np.zeros((T, B))
-        b = np.empty((T, B))
-        q = np.empty((T, B))
-        s = np.empty(B)
-        S1 = np.empty(B)
-        S2 = np.empty(B)
-        v1 = np.empty(B)
-        v2 = np.empty(B)
-        i1 = np.empty(B, dtype=np.int64)
-        i2 = np.empty(B, dtype=np.int64)
-        rz = np.empty(B)
-        fix = np.empty(B, dtype=np.bool_)
-        for z0 in range(0, n, B):
-            L = min(B, n - z0)
-            crow = row[z0:z0 + L]
-            for g in range(G):
-                rg = inv_den[g]
-                for u in range(L):
-                    s[u] = crow[u] * rg
-                    S1[u] = 0.0
-                    S2[u] = 0.0
-                    v1[u] = -np.inf
-                    v2[u] = -np.inf
-                    i1[u] = -1
-                    i2[u] = -1
-                for t in range(T):
-                    mt = MT[t, z0:z0 + L]
-                    at = a[t]
-                    iwt = iw[t]
-                    bt = b[t]
-                    qt = q[t]
-                    for u in range(L):
-                        v = mt[u] - s[u] * at
-                        bt[u] = v
-                        qq = _clip01(0.5 * (v + 1.0))
-                        qt[u] = qq
-                        S1[u] += qq
-                        S2[u] += qq * iwt
-                        # running top two; strict ">" keeps the lowest index on ties
-                        o1 = v1[u]
-                        o2 = v2[u]
-                        j1 = i1[u]
-                        j2 = i2[u]
-                        gt1 = v > o1
-                        gt2 = v > o2
-                        v2[u] = o1 if gt1 else (v if gt2 else o2)
-                        i2[u] = j1 if gt1 else (t if gt2 else j2)
-                        v1[u] = v if gt1 else o1
-                        i1[u] = t if gt1 else j1
-                for jj in range(group_start[g], group_start[g + 1]):
-                    y = group_members[jj]
-                    by = b[y]
-                    qy_old = q[y]
-                    iwy = iw[y]
-                    any_fix = False
-                    for u in range(L):
-                        vy = by[u] + 2.0 * s[u]
-                        qy = _clip01(0.5 * (vy + 1.0))
-                        s1 = (S1[u] - qy_old[u]) + qy
-                        s2 = S2[u] + (qy - qy_old[u]) * iwy
-                        # best of the other columns: top1 unless top1 is y itself
-                        other_is_1 = i1[u] != y
-                        cv = v1[u] if other_is_1 else v2[u]
-                        ci = i1[u] if other_is_1 else i2[u]
-                        win = (vy > cv) or (vy == cv and y < ci)
-                        ts = y if win else ci
-                        qs = qy if win else _clip01(0.5 * (cv + 1.0))
-                        iws = iw[ts]
-                        r_norm = (s2 - qs * iws) / s1 if s1 > 0.0 else 0.0
-                        r_unif = (sum_iw - iws) / T
-                        rz[u] = r_norm if s1 > 0.0 else r_unif
-                        bad = (s1 < _CANCEL * S1[u]) or (s2 < _CANCEL * S2[u])
-                        fix[u] = bad
-                        any_fix = any_fix or bad
-                    if any_fix:
-                        # cancellation in the O(1) update: recompute these lanes in O(T)
-                        for u in range(L):
-                            if fix[u]:
-                                vy = by[u] + 2.0 * s[u]
-                                qy = _clip01(0.5 * (vy + 1.0))
-                                e1 = 0.0
-                                e2 = 0.0
-                                for t in range(T):
-                                    qq = qy if t == y else q[t, u]
-                                    e1 += qq
-                                    e2 += qq * iw[t]
-                                other_is_1 = i1[u] != y
-                                cv = v1[u] if other_is_1 else v2[u]
-                                ci = i1[u] if other_is_1 else i2[u]
-                                win = (vy > cv) or (vy == cv and y < ci)
-                                ts = y if win else ci
-                                qs = qy if win else _clip01(0.5 * (cv + 1.0))
-                                if e1 > 0.0:
-                                    rz[u] = (e2 - qs * iw[ts]) / e1
-                                else:
-                                    rz[u] = (sum_iw - iw[ts]) / T
-                    accy = acc[y]
-                    for u in range(L):
-                        accy[u] += rz[u]
-        total = 0.0
-        for y in range(T):
-            risk_y = 0.0
-            for u in range(B):
-                risk_y += acc[y, u]
-            total += prior[y] * iw[y] * risk_y
-        out[k] = total
-
-
-@njit(parallel=True, fastmath=False, cache=True)
 def expected_risk_multiclass_equal(R, rows, MT, candidates, lam_y, iw, out):
     """Expected risk of every one-vs-all candidate when all class weights are equal.
 
-    The fast path of :func:`expected_risk_multiclass` (one group, O(n T) per candidate).
+    Every class has the same hypothetical lambda (one group), O(n T) per candidate.
     With equal weights ``w`` the point risk is ``(1 - p(t*|z)) / w`` and, because ``q`` is
     increasing in the output, ``p(t*|z)`` only needs the VALUE of the winning column:
     ``max(F_y, best other)`` where the best other column is ``v2`` if ``b_y`` is the top

@@ -9,8 +9,9 @@ posterior (``R = C``, ``rows = candidates``) and a computed block (``R`` of shap
 ``rows = arange(k)``) use the same code.
 
 * :func:`expected_risk_multiclass_weighted`: one-vs-all with any class weights in O(n T) per
-  candidate (the grouped kernel :func:`core.criteria._expected_risk_numba.expected_risk_multiclass` costs
-  O(n T G) for G distinct hypothetical lambdas).
+  candidate (the previous kernel, which shared the work between the classes of one
+  hypothetical lambda, cost O(n T G) for G distinct lambdas; it is kept as the baseline of
+  ``benchmarks/weighted_kernel.py``).
 
 How the weighted kernel avoids the factor G. For candidate ``i`` and pool point ``z`` let
 ``c = C[z, i]``, ``a_t = m_t(i) + 1`` and ``r_g = 1 / (C_ii + lam_g)``. Every class of group
@@ -259,6 +260,8 @@ def _groups(lam_y):
 
 @njit(parallel=True, fastmath=False, cache=True)
 def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
+    """:func:`expected_risk_multiclass_weighted`; ``n_slow[k]`` receives the number of
+    points of candidate ``k`` scored on the exact O(T)-per-hypothesis path."""
     n = R.shape[1]
     T = MT.shape[0]
     B = _LANES
@@ -309,8 +312,8 @@ def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
             # one pass over the T lines at both ends of the interval, four (then two, then
             # one) lines per sweep over the lanes: the state is loaded and stored once per
             # sweep and stays in registers in between
-            t_pair = T - T % 4
-            for t0 in range(0, t_pair, 4):
+            t_quad = T - T % 4
+            for t0 in range(0, t_quad, 4):
                 mt0 = MT[t0, z0:z0 + L]
                 mt1 = MT[t0 + 1, z0:z0 + L]
                 mt2 = MT[t0 + 2, z0:z0 + L]
@@ -337,7 +340,7 @@ def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
                     S = _line(S, mt2[u], uA, uB, a2, w2, f2)
                     S = _line(S, mt3[u], uA, uB, a3, w3, f3)
                     _store_state(st, u, S)
-            for t0 in range(t_pair, T - 1, 2):
+            for t0 in range(t_quad, T - 1, 2):
                 t1 = t0 + 1
                 mt0 = MT[t0, z0:z0 + L]
                 mt1 = MT[t1, z0:z0 + L]
@@ -435,12 +438,11 @@ def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
         out[k] = total
 
 
-@njit(cache=True)
 def expected_risk_multiclass_weighted(R, rows, candidates, MT, lam_y, iw, out):
     """Expected risk of every one-vs-all candidate, any class weights, O(n T) per candidate.
 
-    The numbers of :func:`core.criteria._expected_risk_numba.expected_risk_multiclass` (to rounding) without
-    its factor G (the number of distinct ``lam_y``); see the module docstring for how.
+    O(n T) per candidate whatever the number G of distinct ``lam_y`` (see the module
+    docstring for how).
     Candidates run in parallel.
 
     Parameters
@@ -459,6 +461,11 @@ def expected_risk_multiclass_weighted(R, rows, candidates, MT, lam_y, iw, out):
         ``1 / w_t``.
     out : ndarray of shape (k,)
         Receives ``E``.
+
+    Notes
+    -----
+    A Python function on purpose: a cached non-parallel njit function that calls a parallel
+    one can crash when it is loaded from the cache (numba issue #8578).
     """
     _weighted(R, rows, candidates, MT, lam_y, iw, out, np.empty(candidates.shape[0], dtype=np.int64))
 
