@@ -116,18 +116,25 @@ def test_disk_full_while_labelling_is_named_and_nothing_is_lost(small_disk):
     s = LabelingSession.create(store, _config())
     done = [_label(s, k) for k in range(3)]
     filler = _fill(small_disk)
-    query, labels = s.next_query(), s.labels
-    with pytest.raises(StoreFullError, match="full.*NOT saved.*Free some disk space"):
-        s.label(query, s.classes[0], expected_query=query)
+    for k in range(500):  # SQLite may reuse space its log already has: label until refused
+        query, labels, n_events = s.next_query(), s.labels, s.n_events
+        try:
+            s.label(query, s.classes[k % 2], expected_query=query)
+        except StoreFullError as exc:
+            assert "full" in str(exc) and "NOT saved" in str(exc) and "Free some disk space" in str(exc)
+            break
+        done.append(query)
+    else:
+        pytest.fail("500 labels on a full disk were all saved")
     # the refused press changed nothing, in memory or in the store
-    assert s.labels == labels and s.next_query() == query and s.n_events == 3
+    assert s.labels == labels and s.next_query() == query and s.n_events == n_events
     with pytest.raises(StoreFullError):
         s.skip(query)
     filler.unlink()  # space freed: labelling resumes
     _label(s)
     s.close()
     with LabelingSession.open(store, s.id) as t:
-        assert t.n_labeled == 4 and list(t.labels)[:3] == done
+        assert list(t.labels) == [*done, list(s.labels)[-1]]
 
 
 def test_opening_a_store_on_a_full_disk_is_not_called_damaged(small_disk):
@@ -162,15 +169,19 @@ def test_disk_full_key_press_in_the_app_shows_a_message(small_disk, monkeypatch)
         at.run()
         session, _ = REGISTRY.get(small_disk / "s.sqlite", at.session_state["session_id"])
         filler = _fill(small_disk)
-        key = next(b.key for b in at.button if b.key and b.key.startswith("class_0_"))
-        at.button(key=key).click().run()
-        assert not at.exception, at.exception
+        for _ in range(500):  # until a press finds no space (SQLite may reuse its log's space)
+            before = session.n_labeled
+            key = next(b.key for b in at.button if b.key and b.key.startswith("class_0_"))
+            at.button(key=key).click().run()
+            assert not at.exception, at.exception
+            if at.error:
+                break
         assert any("is full" in e.value for e in at.error), [e.value for e in at.error]
-        assert session.n_labeled == 0
+        assert session.n_labeled == before  # the refused press is not counted
         filler.unlink()
         key = next(b.key for b in at.button if b.key and b.key.startswith("class_0_"))
         at.button(key=key).click().run()
-        assert not at.exception and session.n_labeled == 1
+        assert not at.exception and not at.error and session.n_labeled == before + 1
     finally:
         REGISTRY.clear()
 

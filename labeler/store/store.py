@@ -115,6 +115,7 @@ class Store:
         self._con: sqlite3.Connection | None = None
         self.read_only = False
         self._appends = 0
+        self._dirty = False  # wrote since the last checkpoint
         self._open()
 
     # ---- opening ---------------------------------------------------------------------------
@@ -260,10 +261,12 @@ class Store:
 
     # ---- plumbing --------------------------------------------------------------------------
     def close(self):
-        """Checkpoint the write-ahead log into the main file and close (idempotent)."""
+        """Checkpoint the write-ahead log into the main file (when this connection wrote) and
+        close (idempotent)."""
         with self._lock:
             if self._con is not None:
-                self.checkpoint("TRUNCATE")
+                if self._dirty:
+                    self.checkpoint("TRUNCATE")
                 self._con.close()
                 self._con = None
 
@@ -299,7 +302,10 @@ class Store:
                 busy, log, done = self._con.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
             except sqlite3.Error:
                 return False
-            return busy == 0 and log == done
+            complete = busy == 0 and log == done
+            if complete:
+                self._dirty = False
+            return complete
 
     @contextmanager
     def _read(self):
@@ -328,6 +334,7 @@ class Store:
             if self.read_only:
                 raise StoreReadOnlyError(_read_only_message(self.path))
             con = self._con
+            self._dirty = True
             try:
                 con.execute("BEGIN IMMEDIATE")
                 try:

@@ -45,6 +45,21 @@ def _axis_ranges(page) -> dict:
         return {x: [...gd._fullLayout.xaxis.range], y: [...gd._fullLayout.yaxis.range]}; }""")
 
 
+def _map_box(page, timeout_s=30.0) -> dict:
+    """The map's drag area on the page, once it is drawn (the map is re-mounted after each
+    label, so it may be absent for a moment)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        drag = page.locator(".js-plotly-plot .nsewdrag").first
+        box = drag.bounding_box() if drag.count() else None
+        if box is not None or time.monotonic() > deadline:
+            assert box is not None, "the map's drag area did not appear"
+            return box
+        page.wait_for_timeout(200)
+
+
 def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
     from labeler.session import LabelingSession
 
@@ -67,7 +82,7 @@ def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
     assert labeled_count(page) == 10
 
     # ---- zoom survives a label (constant uirevision) ------------------------------------------
-    box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
+    box = _map_box(page)
     before = _axis_ranges(page)
     page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.3)
     page.mouse.down()
