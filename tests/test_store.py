@@ -376,3 +376,22 @@ def test_risks_round_trip(tmp_path):
     con = sqlite3.connect(tmp_path / "s.sqlite")
     assert con.execute("SELECT count(*) FROM risks").fetchone()[0] == 0
     con.close()
+
+
+def test_a_new_store_file_appears_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Creating the store is interrupted before the file is complete: no empty or partial
+    store is left (a later open would refuse a 0-byte file as damaged)."""
+    path = tmp_path / "new.sqlite"
+
+    def interrupted(self, con):
+        con.execute("CREATE TABLE half (x)")
+        raise KeyboardInterrupt  # e.g. the process is stopped here
+
+    monkeypatch.setattr(Store, "_prepare", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Store(path)
+    assert not path.exists()
+    assert list(tmp_path.iterdir()) == []  # the hidden work file is removed too
+    monkeypatch.undo()
+    with Store(path) as store:
+        assert store.list_sessions() == []

@@ -5,6 +5,7 @@ import io
 import json
 import math
 import os
+import secrets
 import sqlite3
 import threading
 import urllib.parse
@@ -158,6 +159,8 @@ class Store:
                     f"Cannot create the store {path}: its folder {path.parent} is read-only. "
                     "Choose a writable location (--store or LABELER_STORE)."
                 )
+            self._create_file(path)
+            exists = True
         # a store in WAL mode is written through two more files in its folder (-wal, -shm)
         self.read_only = exists and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         con = self._connect()
@@ -168,6 +171,35 @@ class Store:
             con.close()
             raise
         self._con = con
+
+    def _create_file(self, path: Path):
+        """Make a new, empty store at ``path`` all at once: never a half-made file.
+
+        The schema is written into a hidden file beside ``path``, which is closed (SQLite then
+        folds and removes its write-ahead log) and linked into place; a process killed before
+        the link leaves only the hidden file, never an empty or partial store. If another
+        process made the store meanwhile, its file is kept.
+        """
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.creating")
+        try:
+            kwargs = dict(timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            con = sqlite3.connect(str(tmp), **kwargs)
+            try:
+                self._prepare(con)
+            finally:
+                con.close()
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # made by another process in the meantime: use theirs
+        except sqlite3.Error as exc:
+            raise store_fault(exc, path, opening=True) from exc
+        finally:
+            for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
+                try:
+                    leftover.unlink()
+                except FileNotFoundError:
+                    pass
 
     def _connect(self) -> sqlite3.Connection:
         path = self.path
