@@ -15,7 +15,7 @@ estimates it:
 
 With ``n_points >= n`` and every unlabelled point a candidate the score is the exact expected
 risk. Candidates left out score ``+inf``. The generator is seeded per call from ``seed`` and
-the number of labels, so a query is reproducible.
+the number of candidates offered (one fewer after every label), so a query is reproducible.
 """
 
 from __future__ import annotations
