@@ -32,4 +32,4 @@ if [ ! -x "$VENV/bin/python" ]; then
     fi
     "$VENV/bin/python" -m pip install -q --upgrade pip
 fi
-export PATH="$VENV/bin:$PATH"
+export PATH="$VENV/bin:$PATH"  # so that tests which start `labeler` find the venv's

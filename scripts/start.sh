@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
-python -m pip install -q -e .
-exec labeler "$@"
+"$VENV/bin/python" -m pip install -q -e .
+exec "$VENV/bin/labeler" "$@"

@@ -9,5 +9,5 @@ if ! command -v chromium >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium
 fi
 source scripts/_venv.sh
-python -m pip install -q -e '.[test]'
-python -m pytest -q "$@"
+"$VENV/bin/python" -m pip install -q -e '.[test]'
+"$VENV/bin/python" -m pytest -q "$@"
