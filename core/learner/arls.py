@@ -448,18 +448,10 @@ class ActiveRLS(LearnerState):
             self._cls[i] = -1
             self._counts[y] -= 1
         old = self._refresh_lambdas()
-        if S.size > 1 and (S.size >= len(self._labels) or self._post.rebuild_is_cheaper(S.size)):
-            # the rebuild from the remaining labels is the cheaper path (no warning: planned)
-            self._risk_cache = None
-            try:
-                self.rebuild()
-            except LinAlgError:
-                self._restore(saved)
-                self.rebuild()
-                raise
-            return self
 
         def update():
+            if S.size > 1 and (S.size >= len(self._labels) or self._post.rebuild_is_cheaper(S.size)):
+                raise RebuildIsCheaper  # rebuilding from the remaining labels costs less
             self._remove_block(S, ys, old[S])
             self._reweight_update(old)
 

@@ -22,13 +22,9 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ..validation import check_features
 from .base import DEFAULT_BLOCK_BYTES, CandidateBlock
-from .dense import NOT_PD_MESSAGE
+from .dense import NOT_PD_MESSAGE, _as_index
 
 __all__ = ["FactorPosterior"]
-
-
-def _as_index(idx) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(idx, dtype=np.int64).reshape(-1))
 
 
 class FactorPosterior:
