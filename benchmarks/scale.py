@@ -1,0 +1,173 @@
+"""Large pools on this machine: factor builds and one low-rank ARLS step; prints one table.
+
+For each pool size n (default 10^5; ``--n 100000,1000000`` for the 10^6 row), on a seeded
+Gaussian mixture of ``--dim`` dimensions and ``--classes`` classes (a stand-in for embeddings:
+what PCA of images or a sentence encoder gives):
+
+* Nystrom factor (ALGORITHMS §5, seed 000 §4.2): ``--rank`` landmarks, uniform and k-means;
+* kNN graph (pynndescent beyond ``core.kernels.graph.EXACT_KNN_MAX`` points, exact below) and
+  the spectral factor of its normalised Laplacian (``--graph-rank`` smallest eigenpairs,
+  Gaussian field transform; seed 004, ALGORITHMS §9);
+* one ARLS step on the Nystrom factor (ALGORITHMS §8): the subsampled expected-risk score of
+  :class:`core.criteria.subsampled.SubsampledExpectedRisk`, the pick and the exact update;
+  median over ``--steps`` steps, with "balanced" class weights (the reweight of a factor
+  posterior costs O(|L| r^2 + r^3)).
+
+Each build runs in a fresh subprocess, so that its peak resident memory (``ru_maxrss``) is its
+own. Times are wall-clock seconds on this machine (2 cores, shared: run twice and compare).
+
+Usage::
+
+    python benchmarks/scale.py                       # n = 10^5 (about 2 minutes)
+    python benchmarks/scale.py --n 100000,1000000    # adds the 10^6 row (about 20 minutes)
+    python benchmarks/scale.py --quick               # n = 20,000, seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from labeler.runtime import configure_threads  # noqa: E402
+
+configure_threads()  # before numpy and numba load (labeler/runtime.py)
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.abspath(__file__)
+
+
+def mixture(n: int, d: int, n_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """n points of ``n_classes`` overlapping Gaussian clusters (3 per class) in d dimensions."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((3 * n_classes, d)) * 1.5
+    comp = rng.integers(3 * n_classes, size=n)
+    X = np.empty((n, d))
+    step = 100_000
+    for a in range(0, n, step):  # in blocks: no n x d temporary beyond X itself
+        c = comp[a:a + step]
+        X[a:a + step] = centres[c] + rng.standard_normal((c.size, d))
+    return X, comp % n_classes
+
+
+def peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+
+
+def job(kind: str, n: int, args) -> dict:
+    """One measurement in this process (called in a subprocess)."""
+    from core.criteria.subsampled import SubsampledExpectedRisk
+    from core.kernels import Kernel
+    from core.kernels.factors import nystrom_factor
+    from core.kernels.graph import knn_graph, spectral_factor
+    from core.learner import ActiveRLS
+    from core.rls import default_widths
+
+    X, y = mixture(n, args.dim, args.classes, args.seed)
+    base = peak_gb()
+    width = float(default_widths(X)[6])  # the median pairwise distance
+    out = {}
+    t0 = time.perf_counter()
+    if kind in ("nystrom-uniform", "nystrom-kmeans"):
+        Phi = nystrom_factor(X, Kernel("rbf", width=width), args.rank, method=kind.split("-")[1],
+                             seed=args.seed)
+        out["build_s"] = time.perf_counter() - t0
+        out["rank"] = Phi.shape[1]
+    elif kind == "spectral":
+        W = knn_graph(X, args.knn, seed=args.seed)
+        out["knn_s"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        Phi, _ = spectral_factor(W, args.graph_rank, seed=args.seed)
+        out["eig_s"] = time.perf_counter() - t1
+        out["build_s"] = time.perf_counter() - t0
+        out["rank"] = Phi.shape[1]
+    elif kind == "step":
+        Phi = nystrom_factor(X, Kernel("rbf", width=width), args.rank, method="uniform", seed=args.seed)
+        out["build_s"] = time.perf_counter() - t0
+        classes = list(range(args.classes))
+        learner = ActiveRLS.from_factor(Phi, classes=classes, lam=0.1, weighting="balanced",
+                                        random_state=args.seed)
+        del Phi  # the posterior holds its own copy
+        rng = np.random.default_rng(args.seed)
+        first = [int(rng.choice(np.flatnonzero(y == c))) for c in classes]
+        learner.add_many(first, [int(y[i]) for i in first])
+        crit = SubsampledExpectedRisk(args.n_uncertain, args.n_random, args.n_points, seed=args.seed)
+        times, score_t = [], []
+        for _ in range(args.steps):
+            t1 = time.perf_counter()
+            unl = learner.unlabeled_indices
+            s = learner.score(crit, unl)
+            i = int(unl[np.argmin(s)])
+            t2 = time.perf_counter()
+            learner.add(i, int(y[i]))
+            t3 = time.perf_counter()
+            times.append(t3 - t1)
+            score_t.append(t2 - t1)
+        out["step_s"] = float(np.median(times))
+        out["score_s"] = float(np.median(score_t))
+        out["rank"] = learner.posterior.rank
+    out["peak_gb"] = peak_gb()
+    out["data_gb"] = base
+    return out
+
+
+def run_sub(kind: str, n: int, args) -> dict:
+    cmd = [sys.executable, HERE, "--job", kind, "--n", str(n)] + [
+        f"--{k.replace('_', '-')}={v}" for k, v in vars(args).items()
+        if k not in ("job", "n", "quick", "kinds") and v is not None
+    ]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        return {"error": (res.stderr.strip().splitlines() or ["killed"])[-1][:60]}
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--n", default="100000", help="comma-separated pool sizes")
+    p.add_argument("--quick", action="store_true", help="n = 20,000")
+    p.add_argument("--dim", type=int, default=64)
+    p.add_argument("--classes", type=int, default=2)
+    p.add_argument("--rank", type=int, default=300, help="Nystrom landmarks")
+    p.add_argument("--knn", type=int, default=10)
+    p.add_argument("--graph-rank", type=int, default=100, help="Laplacian eigenpairs")
+    p.add_argument("--steps", type=int, default=7)
+    p.add_argument("--n-uncertain", type=int, default=200)
+    p.add_argument("--n-random", type=int, default=300)
+    p.add_argument("--n-points", type=int, default=2_000)
+    p.add_argument("--kinds", default="nystrom-uniform,nystrom-kmeans,spectral,step")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--job", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.job:
+        print(json.dumps(job(args.job, int(args.n), args)))
+        return
+    sizes = [20_000] if args.quick else [int(s) for s in args.n.split(",")]
+    print(f"# d = {args.dim}, T = {args.classes}, Nystrom rank {args.rank}, kNN k = {args.knn}, graph rank "
+          f"{args.graph_rank}; step = SubsampledExpectedRisk({args.n_uncertain}, {args.n_random}, "
+          f"{args.n_points}) + exact update, balanced weights, median of {args.steps}; seed {args.seed}")
+    head = f"{'n':>9} {'what':<16} {'build s':>8} {'kNN s':>7} {'eig s':>7} {'step s':>7} {'score s':>8} {'peak GB':>8} {'data GB':>8}"
+    print(head)
+    print("-" * len(head))
+    for n in sizes:
+        for kind in args.kinds.split(","):
+            r = run_sub(kind, n, args)
+            if "error" in r:
+                print(f"{n:>9} {kind:<16} failed: {r['error']}", flush=True)
+                continue
+
+            def f(key, fmt="{:>7.2f}"):
+                return fmt.format(r[key]) if key in r else f"{'':>7}"
+            print(f"{n:>9} {kind:<16} {f('build_s', '{:>8.1f}')} {f('knn_s', '{:>7.1f}')} {f('eig_s', '{:>7.1f}')} "
+                  f"{f('step_s', '{:>7.3f}')} {f('score_s', '{:>8.3f}')} {r['peak_gb']:>8.2f} {r['data_gb']:>8.2f}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
