@@ -24,7 +24,7 @@ from labeler.ui import state
 from labeler.ui.access import require_token
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
-from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
+from labeler.ui.figures import COLOR_MODES, class_color, hover_texts, scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
@@ -40,6 +40,9 @@ st.markdown(
     .st-key-class_buttons button {min-width: 6rem; min-height: 2.8rem; font-size: 1.05rem;}
     .counts span.dot {display:inline-block;width:.7em;height:.7em;border-radius:50%;
                       margin:0 .3em 0 .9em;vertical-align:baseline;}
+    .point-text {font-size:1.05rem;line-height:1.5;padding:.6rem .85rem;margin-bottom:.6rem;
+                 border-left:4px solid #0072B2;background:#f4f6f9;border-radius:4px;
+                 max-height:16rem;overflow-y:auto;overflow-wrap:anywhere;}
     </style>""",
     unsafe_allow_html=True,
 )
@@ -100,6 +103,7 @@ with lock:
             confidence=pred["confidence"].to_numpy(dtype=float),
             expected_risk=view.expected_risk,
             query=view.query, selected=selected, view_key=str(session.id),
+            hover_text=hover_texts(getattr(session.dataset, "texts", None)),
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
                         config={"displaylogo": False, "scrollZoom": True,

@@ -98,7 +98,8 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         self.created = record.created
         self._stored_config = dict(record.config)
         cfg = SessionConfig.from_dict(record.config)
-        self.dataset = _dataset if _dataset is not None else data.load(cfg.dataset, cfg.dataset_options)
+        self.dataset = (_dataset if _dataset is not None
+                        else data.load(cfg.dataset, cfg.dataset_options, stored=True))
         X_raw = np.ascontiguousarray(self.dataset.X, dtype=np.float64)
         if record.config.get("fingerprint") not in (None, data.fingerprint(X_raw)):
             raise ValueError(

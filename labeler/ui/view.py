@@ -142,8 +142,10 @@ def point_image(dataset, index: int) -> np.ndarray | None:
     return None
 
 
-def feature_table(dataset, index: int, max_rows: int = 40) -> pd.DataFrame:
+def feature_table(dataset, index: int, max_rows: int = 40, skip=()) -> pd.DataFrame:
     """Feature values of point ``index``: original columns when known, else the features.
+
+    ``skip`` names original columns left out (e.g. the text column, shown on its own).
 
     Returns
     -------
@@ -153,6 +155,7 @@ def feature_table(dataset, index: int, max_rows: int = 40) -> pd.DataFrame:
     frame = getattr(dataset, "frame", None)
     if frame is not None:
         row = frame.iloc[index]
+        row = row[[c for c in row.index if str(c) not in set(skip)]]
         names, values = list(map(str, row.index)), list(row.to_numpy())
     else:
         names = [str(n) for n in getattr(dataset, "feature_names", None) or
