@@ -129,7 +129,8 @@ def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=
         X, feature_names = feats.X, feats.names
         params.update(standardize=False, text_features={
             "column": roles.text_col, "terms": feats.n_terms, "components": feats.n_components,
-            "min_df": feats.min_df, "empty": feats.n_empty, "summary": feats.summary()})
+            "min_df": feats.min_df, "empty": feats.n_empty, "summary": feats.summary(),
+            "source_sha256": feats.source_sha256})
         options.update(text_components=opts.text_components, text_min_df=opts.text_min_df)
     elif roles.features_from == "image":
         X, feature_names = pixel_features(images)

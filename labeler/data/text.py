@@ -17,14 +17,17 @@ similarity between tf.idf vectors"; this module gives the kernel that geometry:
    ``exp(-|x - x'|^2 / (2 s^2)) = exp(-(1 - cos) / s^2)``, a function of the cosine alone.
    A text without any kept word is a row of zeros (its count is reported).
 
-Every step is deterministic (the SVD draws from ``seed``), so loading the same texts with the
-same options gives bit-identical features: a session stores their SHA-256 and refuses changed
-data. The features are on one scale and are not standardised (the session's
+Every step is deterministic (the SVD draws from ``seed`` and runs on one BLAS thread), so
+loading the same texts with the same options on one machine gives bit-identical features. On
+another machine (other CPU kernels in the BLAS) the SVD's last bits may differ: a session
+therefore recognises its data by the SHA-256 of the TF-IDF matrix (``source_sha256``, exact
+everywhere) and keeps the features it was made with in its store. The features are on one scale and are not standardised (the session's
 ``standardize="auto"`` is off for them, as for pixels).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +54,11 @@ class TextFeatures:
         The ``min_df`` used (1 when ``min_df`` left no word).
     n_empty : int
         Texts without any kept word (zero rows).
+    source_sha256 : str
+        SHA-256 of what determines the features exactly: the TF-IDF matrix (computed without
+        BLAS: the same bits on every machine) and the SVD's settings. The SVD's own last bits
+        may differ between machines (CPU kernels of the BLAS), so a session recognises its
+        data by this digest and keeps the features it was made with.
     """
 
     X: np.ndarray
@@ -59,6 +67,7 @@ class TextFeatures:
     n_components: int | None
     min_df: int
     n_empty: int
+    source_sha256: str = ""
 
     def summary(self) -> str:
         """One line for the user: what the features are."""
@@ -104,6 +113,7 @@ def text_features(texts, *, n_components: int = DEFAULT_TEXT_COMPONENTS,
     """
     from scipy import sparse
     from sklearn.decomposition import TruncatedSVD
+    from threadpoolctl import threadpool_limits
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.preprocessing import normalize
 
@@ -136,15 +146,21 @@ def text_features(texts, *, n_components: int = DEFAULT_TEXT_COMPONENTS,
     tfidf = sparse.csr_matrix(tfidf)
     n_terms = tfidf.shape[1]
     n_empty = int((tfidf.getnnz(axis=1) == 0).sum())
-    if n_terms <= n_components:
+    k = None if n_terms <= n_components else min(n_components, len(docs))
+    if k is None:
         X = tfidf.toarray()
         names = [f"tfidf_{w}" for w in vec.get_feature_names_out()]
-        k = None
     else:
-        k = min(n_components, len(docs))
         svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=7, random_state=int(seed))
-        X = normalize(svd.fit_transform(tfidf), norm="l2")
+        # one BLAS thread: the same bits whatever OPENBLAS_NUM_THREADS says (a blocked product
+        # split over threads adds in another order)
+        with threadpool_limits(limits=1, user_api="blas"):
+            X = normalize(svd.fit_transform(tfidf), norm="l2")
         names = [f"svd_{j}" for j in range(k)]
     X = np.ascontiguousarray(X, dtype=np.float64)
+    tfidf.sort_indices()
+    digest = hashlib.sha256(repr(("tfidf-svd-v1", tfidf.shape, k, int(seed), used_df)).encode())
+    for part in (tfidf.data, tfidf.indices, tfidf.indptr):
+        digest.update(np.ascontiguousarray(part).tobytes())
     return TextFeatures(X=X, names=names, n_terms=n_terms, n_components=k, min_df=used_df,
-                        n_empty=n_empty)
+                        n_empty=n_empty, source_sha256=digest.hexdigest())

@@ -396,5 +396,5 @@ def prepare(config: SessionConfig | None) -> Prepared:
         raise ValueError(f"Session name must be a non-empty string; got {cfg.name!r}.")
 
     stored = cfg.to_dict()
-    stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=data.fingerprint(X_raw))
+    stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=data.fingerprint_of(dataset, X_raw))
     return Prepared(cfg, stored, dataset, X, initial)

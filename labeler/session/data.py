@@ -23,6 +23,7 @@ __all__ = [
     "load",
     "stored_options",
     "fingerprint",
+    "fingerprint_of",
     "is_image_data",
     "is_text_features",
     "kernel_features",
@@ -57,6 +58,17 @@ def fingerprint(X: np.ndarray) -> str:
     h.update(repr(X.shape).encode())
     h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
     return h.hexdigest()
+
+
+def fingerprint_of(dataset, X_raw: np.ndarray) -> str:
+    """What a session stores to recognise its data: :func:`fingerprint` of the features, or
+    for text features the digest of their exact source (the TF-IDF matrix and the SVD's
+    settings, :mod:`labeler.data.text`), since the SVD's last bits may differ between
+    machines; the session keeps the text features it was made with in its store."""
+    info = (getattr(dataset, "params", None) or {}).get("text_features") or {}
+    if info.get("source_sha256"):
+        return "text:" + str(info["source_sha256"])
+    return fingerprint(X_raw)
 
 
 def is_image_data(dataset) -> bool:
