@@ -40,7 +40,7 @@ st.markdown(
     .st-key-class_buttons button {min-width: 6rem; min-height: 2.8rem; font-size: 1.05rem;}
     .counts span.dot {display:inline-block;width:.7em;height:.7em;border-radius:50%;
                       margin:0 .3em 0 .9em;vertical-align:baseline;}
-    .point-text {font-size:1.05rem;line-height:1.5;padding:.6rem .85rem;margin-bottom:.6rem;
+    .point-text {display:block;font-size:1.05rem;line-height:1.5;padding:.6rem .85rem;margin-bottom:.6rem;
                  border-left:4px solid #0072B2;background:#f4f6f9;border-radius:4px;
                  max-height:16rem;overflow-y:auto;overflow-wrap:anywhere;}
     </style>""",

@@ -41,6 +41,10 @@ _SOURCE_NAMES = {"columns": "numeric columns", "text": "text (TF-IDF)", "image":
 _NUMERIC = ("integer", "float", "bool")
 
 
+def _short(value: str) -> str:
+    return "none" if value == NONE else value
+
+
 def _choices(guess: TableGuess) -> dict[str, list[str]]:
     """The options of each widget."""
     all_kinds = ("integer", "float", "bool", "string")
@@ -157,21 +161,20 @@ def render_columns_box(path: Path, max_bytes: int) -> None:
         st.session_state[_SIGNATURE] = signature
     choices = _choices(guess)
     with st.container(border=True, key="columns_box"):
-        st.markdown(f"**Columns of {md_text(path.name)}** · {guess.n_rows:,} rows · guessed, "
-                    "change them before opening")
-        cols = st.columns(2)
-        cols[0].selectbox("Id", choices["id_col"], key=KEYS["id_col"],
-                          format_func=lambda v: "(row numbers)" if v == NONE else v,
-                          help="Unique point ids, shown and exported; never a feature.")
-        cols[1].selectbox("Label", choices["label_col"], key=KEYS["label_col"],
-                          help="True labels: the classes, and what 'Start with N true labels' uses.")
-        cols = st.columns(2)
-        cols[0].selectbox("Text", choices["text_col"], key=KEYS["text_col"],
-                          help="Free text, shown with each point; can be the features (TF-IDF).")
-        cols[1].selectbox("Image", choices["image_col"], key=KEYS["image_col"],
-                          help="Image file paths (relative to the table's folder) or arrays.")
+        st.markdown(f"**Columns of {md_text(path.name)}** ({guess.n_rows:,} rows)")
+        st.caption("Guessed from the names and values: check them, change them, then open.")
+        st.selectbox("Id", choices["id_col"], key=KEYS["id_col"],
+                     format_func=lambda v: "(row numbers)" if v == NONE else v,
+                     help="Unique point ids, shown and exported; never a feature.")
+        st.selectbox("Label", choices["label_col"], key=KEYS["label_col"],
+                     help="True labels: the classes, and what 'Start with N true labels' uses.")
+        st.selectbox("Text", choices["text_col"], key=KEYS["text_col"],
+                     help="Free text, shown with each point and in the map's tooltips; can be "
+                          "the features (TF-IDF).")
+        st.selectbox("Image", choices["image_col"], key=KEYS["image_col"],
+                     help="Image file paths (relative to the table's folder) or arrays.")
         st.radio("Features from", choices["features_from"], key=KEYS["features_from"],
-                 format_func=_SOURCE_NAMES.get, horizontal=True,
+                 format_func=_SOURCE_NAMES.get,
                  help="What the model sees: numeric columns, the TF-IDF of the text (cosine "
                       "geometry, reduced to at most 100 SVD components), or the image pixels.")
         # always drawn (disabled when unused), so that its value stays in the session state
@@ -179,9 +182,9 @@ def render_columns_box(path: Path, max_bytes: int) -> None:
                        placeholder="numeric columns",
                        disabled=st.session_state.get(KEYS["features_from"]) != "columns")
         cols = st.columns(2)
-        cols[0].selectbox("Map x", choices["layout_x"], key=KEYS["layout_x"],
+        cols[0].selectbox("Map x", choices["layout_x"], key=KEYS["layout_x"], format_func=_short,
                           help="A given 2-D map (both x and y), else one is computed.")
-        cols[1].selectbox("Map y", choices["layout_y"], key=KEYS["layout_y"])
+        cols[1].selectbox("Map y", choices["layout_y"], key=KEYS["layout_y"], format_func=_short)
         problem = check_state(st.session_state, guess)
         if problem:
             st.warning(md_text(problem))

@@ -138,7 +138,9 @@ def _point_text(session, index: int) -> None:
                 "more characters)</i>")
     else:
         body = html_text(text)
-    st.markdown(f'<div class="point-text" data-point="{index}">{body}</div>', unsafe_allow_html=True)
+    # a span (display: block), not a div: a div would open an HTML block, in which Markdown
+    # keeps html_text's backslash escapes literally
+    st.markdown(f'<span class="point-text" data-point="{index}">{body}</span>', unsafe_allow_html=True)
 
 
 def _point_content(session, index: int) -> None:
@@ -151,7 +153,7 @@ def _point_content(session, index: int) -> None:
     if image is not None:
         st.image(upscale(image, 300), width=300 if max(image.shape[:2]) <= 300 else "stretch")
     else:
-        st.dataframe(feature_table(session.dataset, index, skip=_text_column(session)),
-                     hide_index=True, width="stretch",
-                     height=min(38 + 35 * min(len(session.dataset.feature_names or []), 8), 320))
+        table = feature_table(session.dataset, index, skip=_text_column(session))
+        st.dataframe(table, hide_index=True, width="stretch",
+                     height=min(38 + 35 * min(len(table), 8), 320))  # rows shown, not features
 
