@@ -41,13 +41,21 @@ A numeric id column is never a feature, also when the caller gives ``feature_col
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
-import numpy as np
 import pandas as pd
 
-from labeler.data.dataset import GUESS, IMAGE_SUFFIXES, DatasetError
+from labeler.data.columns import (
+    IMAGE_NAMES,
+    TEXT_NAMES,
+    UNNAMED_INDEX,
+    ColumnInfo,
+    label_rank,
+    named_like_id,
+    norm_name,
+    summarize_columns,
+)
+from labeler.data.dataset import GUESS, DatasetError
 
 __all__ = [
     "GUESS",
@@ -71,126 +79,6 @@ ROLE_OPTIONS = ("id_col", "label_col", "text_col", "image_col", "layout_cols", "
 FEATURE_SOURCES = ("columns", "text", "image")
 #: A column named like a label (other than ``label``) is guessed only with this many values or fewer.
 MAX_GUESSED_CLASSES = 50
-
-_ID_NAMES = {"id", "ids", "key", "uuid", "guid", "uid", "identifier", "idx", "rowid", "row_id",
-             "record_id", "recordid", "index"}
-_LABEL_NAMES = ("label", "labels", "class", "classes", "class_label", "target", "category",
-                "gold", "gold_label", "truth", "ground_truth", "annotation", "y")
-_TEXT_NAMES = {"text", "texts", "sentence", "sentences", "review", "reviews", "comment", "comments",
-               "body", "content", "message", "description", "title", "abstract", "tweet",
-               "document", "doc", "note", "notes", "summary", "utterance", "question", "answer",
-               "snippet", "caption", "headline", "excerpt", "passage", "paragraph", "post"}
-_IMAGE_NAMES = {"image", "images", "img", "file", "filename", "file_name", "path", "filepath",
-                "file_path", "picture", "photo", "image_path", "image_file"}
-_UNNAMED_INDEX = re.compile(r"^Unnamed: 0$")
-
-
-def _norm(name: str) -> str:
-    """``"User ID"`` -> ``"user_id"``; ``"docId"`` -> ``"doc_id"``."""
-    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name).strip())
-    return re.sub(r"[\s\-.]+", "_", text).lower()
-
-
-def _named_like_id(name: str) -> bool:
-    n = _norm(name)
-    return n in _ID_NAMES or n.endswith(("_id", "_key", "_uuid", "_guid"))
-
-
-def _label_rank(name: str) -> int | None:
-    """Rank of a label-like name (0 = ``label`` itself, higher = weaker), None otherwise."""
-    n = _norm(name)
-    if n in ("label", "labels"):
-        return 0
-    if n in _LABEL_NAMES:
-        return 1 + _LABEL_NAMES.index(n)
-    if n.endswith(("_label", "_class")):
-        return len(_LABEL_NAMES)
-    return None
-
-
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ColumnInfo:
-    """What the guess knows about one column.
-
-    Attributes
-    ----------
-    name : str
-    kind : {"integer", "float", "bool", "string", "nested", "other"}
-        ``nested``: lists or arrays (Parquet), e.g. images; ``other``: dates and the like.
-    n_unique : int
-        Distinct non-missing values.
-    n_missing : int
-    mean_words, mean_chars : float
-        Of the string values (0 for other kinds).
-    image_share : float
-        Share of the string values that name an image file.
-    row_counter : bool
-        The values are ``0..n-1`` or ``1..n`` in order.
-    """
-
-    name: str
-    kind: str
-    n_unique: int
-    n_missing: int
-    mean_words: float = 0.0
-    mean_chars: float = 0.0
-    image_share: float = 0.0
-    row_counter: bool = False
-
-    @property
-    def numeric(self) -> bool:
-        return self.kind in ("integer", "float", "bool")
-
-
-def _kind(series: pd.Series) -> str:
-    dtype = series.dtype
-    if pd.api.types.is_bool_dtype(dtype):
-        return "bool"
-    if pd.api.types.is_integer_dtype(dtype):
-        return "integer"
-    if pd.api.types.is_float_dtype(dtype):
-        return "float"
-    if isinstance(dtype, pd.CategoricalDtype):
-        cats = dtype.categories
-        return "string" if isinstance(cats.dtype, pd.StringDtype) or all(isinstance(v, str) for v in cats) else "other"
-    if isinstance(dtype, pd.StringDtype):
-        return "string"
-    if pd.api.types.is_object_dtype(dtype):  # (before is_string_dtype, which accepts objects)
-        values = series.dropna()
-        if len(values) and all(isinstance(v, str) for v in values.iloc[:1000]):
-            return "string" if all(isinstance(v, str) for v in values) else "other"
-        if len(values) and all(isinstance(v, (list, tuple, np.ndarray)) for v in values.iloc[:1000]):
-            return "nested"
-    return "other"
-
-
-def summarize_columns(frame: pd.DataFrame) -> list[ColumnInfo]:
-    """One :class:`ColumnInfo` per column of ``frame`` (names as strings, in order)."""
-    out = []
-    n = len(frame)
-    for j, name in enumerate(frame.columns):
-        series = frame.iloc[:, j]
-        kind = _kind(series)
-        missing = int(series.isna().sum())
-        if kind == "nested":
-            unique = n - missing  # arrays are not hashable; their count is never used as such
-        else:
-            unique = int(series.nunique(dropna=True))
-        words = chars = share = 0.0
-        counter = False
-        if kind == "string":
-            text = series.dropna().astype(str)
-            if len(text):
-                chars = float(text.str.len().mean())
-                words = float(text.str.split().str.len().mean())
-                share = float(text.str.lower().str.strip().str.endswith(IMAGE_SUFFIXES).mean())
-        elif kind == "integer" and missing == 0 and n:
-            values = series.to_numpy()
-            counter = bool(values[0] in (0, 1) and (np.diff(values) == 1).all())
-        out.append(ColumnInfo(str(name), kind, unique, missing, words, chars, share, counter))
-    return out
-
 
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -352,184 +240,174 @@ def guess_roles(
         naming a source the table lacks, the id (or label, text, image) among the features.
     """
     infos = summarize_columns(frame)
-    n_rows = len(frame)
-    columns = [c.name for c in infos]
-    reasons: dict[str, str] = {}
-    notes: list[str] = []
-    taken: set[str] = set()
-    single: dict[str, str | None] = {}
-
-    def free(c: ColumnInfo) -> bool:
-        return c.name not in taken
-
+    g = _Guess(infos, len(frame))
     for role, value in (("id_col", id_col), ("label_col", label_col), ("text_col", text_col),
                         ("image_col", image_col)):
         if _given(value):
-            single[role] = _check_column(value, columns, role)
-            reasons[role] = "given"
-            if single[role] is not None:
-                taken.add(single[role])
+            g.take(role, _check_column(value, g.columns, role), "given")
     if _given(layout_cols):
         if layout_cols is not None:
             pair = [layout_cols] if isinstance(layout_cols, str) else list(layout_cols)
             if len(pair) != 2:
                 raise DatasetError(f"layout_cols must name two columns (x, y); got {pair}.")
-            layout_cols = tuple(_check_column(c, columns, "layout_cols") for c in pair)
-            taken.update(layout_cols)
-        reasons["layout_cols"] = "given"
+            layout_cols = tuple(_check_column(c, g.columns, "layout_cols") for c in pair)
+            g.taken.update(layout_cols)
+        g.reasons["layout_cols"] = "given"
     features_given = _given(feature_cols)
     if features_given:
-        if isinstance(feature_cols, str):
-            feature_cols = [feature_cols]
-        feature_cols = tuple(_check_column(c, columns, "feature_cols") for c in feature_cols)
-        reasons["feature_cols"] = "given"
+        feature_cols = [feature_cols] if isinstance(feature_cols, str) else feature_cols
+        feature_cols = tuple(_check_column(c, g.columns, "feature_cols") for c in feature_cols)
+        g.reasons["feature_cols"] = "given"
 
-    # 1. image
-    if "image_col" not in single:
-        cands = [c for c in infos if free(c) and (c.kind == "nested" or (c.kind == "string" and c.image_share >= 0.9))]
-        cands.sort(key=lambda c: _norm(c.name) not in _IMAGE_NAMES)
-        single["image_col"] = cands[0].name if cands else None
-        if cands:
-            taken.add(cands[0].name)
-            reasons["image_col"] = ("arrays (pixels)" if cands[0].kind == "nested"
-                                    else f"{cands[0].image_share:.0%} of its values are image files")
-
-    # 2. id
-    never_features = set()  # id-like columns that are not the id: not features either
-    def unique_id(c):
-        return c.kind in ("integer", "string") and c.n_missing == 0 and c.n_unique == n_rows > 0
-
-    for c in infos:
-        if free(c) and (_named_like_id(c.name) or _UNNAMED_INDEX.match(c.name)):
-            never_features.add(c.name)
-    if "id_col" not in single:
-        pick = why = None
-        kind_word = {"integer": "integers", "string": "strings"}
-        for c in infos:
-            if free(c) and unique_id(c) and _named_like_id(c.name):
-                pick, why = c, f"named like an id, {n_rows} unique {kind_word[c.kind]}"
-                break
-        if pick is None:
-            for c in infos:
-                if free(c) and unique_id(c) and _UNNAMED_INDEX.match(c.name):
-                    pick, why = c, "an unnamed column of unique values (a saved row index)"
-                    break
-        if pick is None:
-            for c in infos:
-                if free(c) and unique_id(c) and c.row_counter and _label_rank(c.name) is None:
-                    pick, why = c, "counts the rows (0, 1, 2, ... in order)"
-                    break
-        if pick is None:
-            cands = [c for c in infos if free(c) and unique_id(c) and c.kind == "string"
-                     and c.mean_words <= 1.0 and c.mean_chars <= 40 and _norm(c.name) not in _TEXT_NAMES]
-            if len(cands) == 1:
-                pick, why = cands[0], f"the only column of unique short strings ({n_rows} values)"
-        single["id_col"] = None if pick is None else pick.name
-        if pick is not None:
-            taken.add(pick.name)
-            reasons["id_col"] = why
-        never_features.discard(single["id_col"])
-    for name in sorted(never_features - taken):
-        notes.append(f"Column {name!r} looks like an identifier but is not the id (not unique, or "
-                     "another column is): it is not used as a feature.")
-
-    # 3. label
-    if "label_col" not in single:
-        def few(c):
-            return 2 <= c.n_unique <= min(MAX_GUESSED_CLASSES, max(2, n_rows // 2))
-
-        named = sorted((c for c in infos if free(c) and c.kind in ("integer", "float", "bool", "string")
-                        and _label_rank(c.name) is not None), key=lambda c: _label_rank(c.name))
-        pick = why = None
-        for c in named:
-            if _label_rank(c.name) == 0 or few(c):
-                pick, why = c, f"named {c.name!r}, {c.n_unique} distinct values"
-                break
-        if pick is None:
-            cands = [c for c in infos if free(c) and c.kind in ("string", "bool") and few(c)
-                     and c.name not in never_features and _norm(c.name) not in _TEXT_NAMES]
-            if len(cands) == 1:
-                pick, why = cands[0], f"the only string column with few values ({cands[0].n_unique})"
-            elif len(cands) > 1:
-                notes.append(
-                    f"Several columns could be the label ({_names([c.name for c in cands])}); none "
-                    "was chosen. Choose one (command line: --label-col NAME)."
-                )
-        single["label_col"] = None if pick is None else pick.name
-        if pick is not None:
-            taken.add(pick.name)
-            reasons["label_col"] = why
-
-    # 4. text
-    if "text_col" not in single:
-        strings = [c for c in infos if free(c) and c.kind == "string" and c.name not in never_features]
-        named = [c for c in strings if _norm(c.name) in _TEXT_NAMES]
-        free_text = [c for c in strings if (c.mean_words >= 3 or c.mean_chars >= 30)
-                     and c.n_unique >= 0.5 * max(n_rows - c.n_missing, 1)]
-        pick = why = None
-        if named:
-            pick = named[0]
-            why = f"named {pick.name!r}, {pick.mean_words:.1f} words on average"
-        elif free_text:
-            pick = max(free_text, key=lambda c: c.mean_chars)
-            why = f"free text, {pick.mean_words:.1f} words on average, {pick.n_unique} distinct values"
-        single["text_col"] = None if pick is None else pick.name
-        if pick is not None:
-            taken.add(pick.name)
-            reasons["text_col"] = why
-
-    # 5. layout
+    # in this order: each guess takes its column out of the next ones
+    never = {c.name for c in g.free() if named_like_id(c.name) or UNNAMED_INDEX.match(c.name)}
+    for role, guess in (("image_col", _guess_image), ("id_col", _guess_id),
+                        ("label_col", _guess_label), ("text_col", _guess_text)):
+        if role not in g.single:
+            g.take(role, *guess(g, never))
+    never -= {g.single["id_col"]}
+    for name in sorted(never - g.taken):  # id-like columns that are not the id: no features either
+        g.notes.append(f"Column {name!r} looks like an identifier but is not the id (not unique, or "
+                       "another column is): it is not used as a feature.")
     if not _given(layout_cols):
-        lower = {_norm(c.name): c for c in infos}
-        x, y = lower.get("x"), lower.get("y")
-        if x is not None and y is not None and free(x) and free(y) and x.numeric and y.numeric:
-            layout_cols = (x.name, y.name)
-            taken.update(layout_cols)
-            reasons["layout_cols"] = "numeric columns named x and y"
-        else:
-            layout_cols = None
+        layout_cols = _guess_layout(g)
     for col in layout_cols or ():
-        role = next((r for r, v in single.items() if v == col), None)
+        role = next((r for r, v in g.single.items() if v == col), None)
         if role is not None:
             raise DatasetError(
                 f"Column {col!r} cannot be both a layout column and the {_ROLE_WORDS[role]} column; "
                 "give another layout (or none)."
             )
 
-    # 6. features
-    text, image = single["text_col"], single["image_col"]
+    # the features: the numeric columns left, else the text, the pixels, the map
+    text, image = g.single["text_col"], g.single["image_col"]
     if not features_given:
-        feature_cols = tuple(c.name for c in infos if free(c) and c.numeric and c.name not in never_features)
+        feature_cols = tuple(c.name for c in g.free() if c.numeric and c.name not in never)
         if feature_cols:
-            reasons["feature_cols"] = "the numeric columns without another role"
+            g.reasons["feature_cols"] = "the numeric columns without another role"
     if _given(features_from):
         if features_from not in FEATURE_SOURCES:
             raise DatasetError(
                 f"features_from must be one of {', '.join(FEATURE_SOURCES)}; got {features_from!r}."
             )
-        reasons["feature_cols"] = "given"
-    elif feature_cols:
+        g.reasons["feature_cols"] = "given"
+    elif feature_cols or (layout_cols is not None and text is None and image is None):
         features_from = "columns"
     elif text is not None:
         features_from = "text"
-        reasons["feature_cols"] = "no numeric column: the text is the data"
+        g.reasons["feature_cols"] = "no numeric column: the text is the data"
     elif image is not None:
         features_from = "image"
-        reasons["feature_cols"] = "no numeric column: the pixels are the data"
-    elif layout_cols is not None:
-        features_from = "columns"
+        g.reasons["feature_cols"] = "no numeric column: the pixels are the data"
     else:
         features_from = None
     if features_from == "columns" and not feature_cols and not features_given and layout_cols is not None:
         feature_cols = tuple(layout_cols)  # a plain "x, y, label" table: the map is the data
-        reasons["feature_cols"] = "no other numeric column: the map is the data"
+        g.reasons["feature_cols"] = "no other numeric column: the map is the data"
     roles = ColumnRoles(
-        id_col=single["id_col"], label_col=single["label_col"], text_col=text, image_col=image,
+        id_col=g.single["id_col"], label_col=g.single["label_col"], text_col=text, image_col=image,
         layout_cols=None if layout_cols is None else tuple(layout_cols),
         feature_cols=tuple(feature_cols) if features_from == "columns" else (),
-        features_from=features_from, reasons=reasons, notes=tuple(notes),
+        features_from=features_from, reasons=g.reasons, notes=tuple(g.notes),
     )
     return check_roles(roles, infos)
+
+
+class _Guess:
+    """The state of one guess: the columns, those already taken, the roles and their reasons."""
+
+    def __init__(self, infos: list[ColumnInfo], n_rows: int):
+        self.infos, self.n_rows = infos, n_rows
+        self.columns = [c.name for c in infos]
+        self.taken: set[str] = set()
+        self.single: dict[str, str | None] = {}
+        self.reasons: dict[str, str] = {}
+        self.notes: list[str] = []
+
+    def free(self) -> list[ColumnInfo]:
+        return [c for c in self.infos if c.name not in self.taken]
+
+    def take(self, role: str, name: str | None, why: str = "") -> None:
+        self.single[role] = name
+        if name is not None:
+            self.taken.add(name)
+            self.reasons[role] = why
+
+    def few_values(self, c: ColumnInfo) -> bool:
+        """Few enough distinct values to be classes."""
+        return 2 <= c.n_unique <= min(MAX_GUESSED_CLASSES, max(2, self.n_rows // 2))
+
+    def unique(self, c: ColumnInfo) -> bool:
+        """Unique integers or strings, none missing: could be ids."""
+        return c.kind in ("integer", "string") and c.n_missing == 0 and c.n_unique == self.n_rows > 0
+
+
+def _guess_image(g: _Guess, never) -> tuple[str | None, str]:
+    cands = [c for c in g.free() if c.kind == "nested" or (c.kind == "string" and c.image_share >= 0.9)]
+    if not cands:
+        return None, ""
+    pick = sorted(cands, key=lambda c: norm_name(c.name) not in IMAGE_NAMES)[0]
+    return pick.name, ("arrays (pixels)" if pick.kind == "nested"
+                       else f"{pick.image_share:.0%} of its values are image files")
+
+
+def _guess_id(g: _Guess, never) -> tuple[str | None, str]:
+    unique = [c for c in g.free() if g.unique(c)]
+    for c in unique:
+        if named_like_id(c.name):
+            kind = "integers" if c.kind == "integer" else "strings"
+            return c.name, f"named like an id, {g.n_rows} unique {kind}"
+    for c in unique:
+        if UNNAMED_INDEX.match(c.name):
+            return c.name, "an unnamed column of unique values (a saved row index)"
+    for c in unique:
+        if c.row_counter and label_rank(c.name) is None:
+            return c.name, "counts the rows (0, 1, 2, ... in order)"
+    short = [c for c in unique if c.kind == "string" and c.mean_words <= 1.0 and c.mean_chars <= 40
+             and norm_name(c.name) not in TEXT_NAMES]
+    if len(short) == 1:
+        return short[0].name, f"the only column of unique short strings ({g.n_rows} values)"
+    return None, ""
+
+
+def _guess_label(g: _Guess, never) -> tuple[str | None, str]:
+    named = sorted((c for c in g.free() if c.kind in ("integer", "float", "bool", "string")
+                    and label_rank(c.name) is not None), key=lambda c: label_rank(c.name))
+    for c in named:
+        if label_rank(c.name) == 0 or g.few_values(c):
+            return c.name, f"named {c.name!r}, {c.n_unique} distinct values"
+    cands = [c for c in g.free() if c.kind in ("string", "bool") and g.few_values(c)
+             and c.name not in never and norm_name(c.name) not in TEXT_NAMES]
+    if len(cands) == 1:
+        return cands[0].name, f"the only string column with few values ({cands[0].n_unique})"
+    if len(cands) > 1:
+        g.notes.append(f"Several columns could be the label ({_names([c.name for c in cands])}); "
+                       "none was chosen. Choose one (command line: --label-col NAME).")
+    return None, ""
+
+
+def _guess_text(g: _Guess, never) -> tuple[str | None, str]:
+    strings = [c for c in g.free() if c.kind == "string" and c.name not in never]
+    named = [c for c in strings if norm_name(c.name) in TEXT_NAMES]
+    if named:
+        return named[0].name, f"named {named[0].name!r}, {named[0].mean_words:.1f} words on average"
+    free_text = [c for c in strings if (c.mean_words >= 3 or c.mean_chars >= 30)
+                 and c.n_unique >= 0.5 * max(g.n_rows - c.n_missing, 1)]
+    if free_text:
+        pick = max(free_text, key=lambda c: c.mean_chars)
+        return pick.name, (f"free text, {pick.mean_words:.1f} words on average, {pick.n_unique} "
+                           "distinct values")
+    return None, ""
+
+
+def _guess_layout(g: _Guess) -> tuple[str, str] | None:
+    by_name = {norm_name(c.name): c for c in g.free()}
+    x, y = by_name.get("x"), by_name.get("y")
+    if x is None or y is None or not (x.numeric and y.numeric):
+        return None
+    g.taken.update((x.name, y.name))
+    g.reasons["layout_cols"] = "numeric columns named x and y"
+    return x.name, y.name
 
 
 _ROLE_WORDS = {"id_col": "id", "label_col": "label", "text_col": "text", "image_col": "image"}
