@@ -24,12 +24,12 @@ from labeler.ui import state
 from labeler.ui.access import require_token
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
-from labeler.ui.figures import COLOR_MODES, class_color, hover_texts, scatter_figure
+from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
 from labeler.ui.text import html_text, md_text
-from labeler.ui.view import build_view
+from labeler.ui.view import build_view, map_hover_texts
 from labeler.ui.zoom import keep_zoom
 
 st.set_page_config(page_title="ARLS labeler", page_icon="🏷️", layout="wide",
@@ -103,7 +103,7 @@ with lock:
             confidence=pred["confidence"].to_numpy(dtype=float),
             expected_risk=view.expected_risk,
             query=view.query, selected=selected, view_key=str(session.id),
-            hover_text=hover_texts(getattr(session.dataset, "texts", None)),
+            hover_text=map_hover_texts(session.dataset),
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
                         config={"displaylogo": False, "scrollZoom": True,

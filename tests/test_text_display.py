@@ -46,3 +46,19 @@ def test_the_point_table_can_leave_the_text_column_out():
 
     table = feature_table(Data(), 1, skip=("text",))
     assert table["feature"].tolist() == ["id", "label"] and table["value"].tolist() == ["8", "b"]
+
+
+def test_the_maps_tooltip_texts_are_computed_once_per_data_set(monkeypatch):
+    import labeler.ui.figures as figures
+    from labeler.ui.view import map_hover_texts
+
+    class Data:
+        texts = np.array(["a <b>", "c"], dtype=object)
+
+    calls = []
+    real = figures.hover_texts
+    monkeypatch.setattr(figures, "hover_texts", lambda t: calls.append(1) or real(t))
+    data = Data()
+    first = map_hover_texts(data)
+    assert list(first) == ["a &lt;b&gt;", "c"] and map_hover_texts(data) is first and calls == [1]
+    assert map_hover_texts(type("NoText", (), {"texts": None})()) is None

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-__all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table"]
+__all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table",
+           "map_hover_texts"]
 
 
 def class_codes(values, classes) -> np.ndarray:
@@ -93,6 +94,22 @@ def build_view(session, color_mode: str | None = None) -> ScreenView:
         expected_risk=pred["expected_risk"].to_numpy(dtype=float) if with_risk else None,
         version=int(session.n_events),
     )
+
+
+def map_hover_texts(dataset) -> np.ndarray | None:
+    """The map's tooltip texts of ``dataset`` (:func:`~labeler.ui.figures.hover_texts` of its
+    text column), computed once per data set object: about a second at 20,000 texts, too
+    slow for every render."""
+    texts = getattr(dataset, "texts", None)
+    if texts is None:
+        return None
+    cached = getattr(dataset, "_map_hover_texts", None)
+    if cached is None or len(cached) != len(texts):
+        from labeler.ui.figures import hover_texts
+
+        cached = hover_texts(texts)
+        dataset._map_hover_texts = cached  # the texts of a data set never change
+    return cached
 
 
 def upscale(image: np.ndarray, target: int = 280) -> np.ndarray:
