@@ -29,7 +29,7 @@ from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
 from labeler.ui.text import html_text, md_text
-from labeler.ui.view import build_view
+from labeler.ui.view import build_view, map_hover_texts
 from labeler.ui.zoom import keep_zoom
 
 st.set_page_config(page_title="ARLS labeler", page_icon="🏷️", layout="wide",
@@ -40,6 +40,9 @@ st.markdown(
     .st-key-class_buttons button {min-width: 6rem; min-height: 2.8rem; font-size: 1.05rem;}
     .counts span.dot {display:inline-block;width:.7em;height:.7em;border-radius:50%;
                       margin:0 .3em 0 .9em;vertical-align:baseline;}
+    .point-text {display:block;font-size:1.05rem;line-height:1.5;padding:.6rem .85rem;margin-bottom:.6rem;
+                 border-left:4px solid #0072B2;background:#f4f6f9;border-radius:4px;
+                 max-height:16rem;overflow-y:auto;overflow-wrap:anywhere;}
     </style>""",
     unsafe_allow_html=True,
 )
@@ -100,6 +103,7 @@ with lock:
             confidence=pred["confidence"].to_numpy(dtype=float),
             expected_risk=view.expected_risk,
             query=view.query, selected=selected, view_key=str(session.id),
+            hover_text=map_hover_texts(session.dataset),
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
                         config={"displaylogo": False, "scrollZoom": True,

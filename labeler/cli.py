@@ -4,16 +4,21 @@
 
     labeler                                   # the app on the two-moons demo
     labeler app [PATH|NAME] [--store F] [--port P] [--host H] [--session ID] [--token T|auto]
-                [-- streamlit args]
+                [ROLES] [-- streamlit args]
     labeler simulate DATA [--strategy arls|margin|random] [--budget N] [--seed S]
                      [--kernel rbf|linear|poly] [--width W] [--lam L|auto]
-                     [--weighting none|balanced] [--validation PATH] [--label-col NAME]
+                     [--weighting none|balanced] [--validation PATH] [ROLES]
                      [--out curve.csv] [--report curve.html] [--initial N]
+
+ROLES (CSV / Parquet): ``--id-col NAME --label-col NAME --text-col NAME --image-col NAME
+--feature-cols A,B --features-from columns|text|image --layout-cols X,Y`` (``''`` for none);
+roles not given are guessed and printed at start (:mod:`labeler.cli_columns`).
     labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
     labeler backup OUT [--store F] [--session ID]   # one self-contained copy of the store
 
-Every user error (missing file, bad option value) prints one message naming the problem and
-the fix on stderr and exits with status 2, without a traceback; warnings (e.g. ``--lam auto``
+Every user error (missing file, bad option value, a data file that cannot be loaded -- for
+``labeler app`` before the server starts) prints one message naming the problem and the fix on
+stderr and exits with status 2, without a traceback; warnings (e.g. ``--lam auto``
 falling back to the default) print one ``labeler: warning:`` line each. Output files are written
 atomically, so a failed or interrupted run leaves no partial file.
 """
@@ -27,6 +32,7 @@ import time
 import warnings
 from pathlib import Path
 
+from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
 from labeler.runtime import configure_threads
 
 __all__ = ["main", "build_parser", "CLIError"]
@@ -137,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         "'auto' makes a random one and prints the link. Use it with --host beyond 127.0.0.1 "
         "(default $LABELER_TOKEN, else none)",
     )
+    add_role_arguments(app)
 
     sim = sub.add_parser(
         "simulate",
@@ -177,11 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="labelled validation file (same columns); default: a built-in's validation set, "
         "else the unlabelled rest of the pool",
     )
-    sim.add_argument("--label-col", metavar="NAME", help="label column of CSV / Parquet files (default 'label')")
     sim.add_argument("--out", metavar="CSV", help="write the curve here (default: standard output)")
     sim.add_argument("--report", metavar="HTML", help="also write a self-contained HTML page with the learning curves")
     sim.add_argument("--initial", type=_non_negative_int, default=0, help="random labels before the first query (default 0)")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_role_arguments(sim)
 
     rep = sub.add_parser(
         "reproduce",
@@ -223,9 +230,55 @@ def _version() -> str:
 def _run_app(args, extra: list[str]) -> int:
     from labeler.serve import run_app  # lazy: Streamlit is slow to import
 
-    run_app(data=args.data, store=args.store, port=args.port, host=args.host,
-            session=args.session, extra_args=tuple(extra), token=args.token)
+    kwargs = dict(data=args.data, store=args.store, port=args.port, host=args.host,
+                  session=args.session, extra_args=tuple(extra), token=args.token)
+    options = _app_data_options(args)
+    if options:
+        kwargs["data_options"] = options
+    run_app(**kwargs)
     return 0
+
+
+def _app_data_options(args) -> dict:
+    """Load the app's data file before the server starts; return its resolved options.
+
+    A file that cannot be loaded stops here with the reason (exit 2), not in the browser. A
+    table's column roles are printed and passed on resolved, so the app's first session
+    gets exactly them. Built-in names are not loaded here (they always load).
+    """
+    import json
+    import os
+
+    from labeler.data import BUILTIN_DATASETS
+
+    flags = role_arguments_given(args)
+    if args.data is None:
+        if flags:
+            raise CLIError(f"{', '.join(flags)} need a data file: labeler app PATH {flags[0]} ...")
+        return {}
+    text = os.environ.get("LABELER_DATA_OPTIONS", "").strip()
+    try:
+        options = json.loads(text) if text else {}
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"LABELER_DATA_OPTIONS is not valid JSON ({exc}); give an object such as "
+                       "'{\"n\": 2000}', or unset it.") from None
+    if not isinstance(options, dict):
+        raise CLIError("LABELER_DATA_OPTIONS must be a JSON object such as '{\"n\": 2000}'.")
+    path = Path(args.data).expanduser()
+    if args.data in BUILTIN_DATASETS and not path.exists() and not flags:
+        return {}
+    if not path.exists() and args.data not in BUILTIN_DATASETS:
+        raise CLIError(
+            f"{args.data!r}: no such file or folder. Give an existing CSV, Parquet or NPZ file or "
+            f"image folder, or a built-in data set: {_builtin_names()}."
+        )
+    dataset, options = open_data(str(path) if path.exists() else args.data, args, seed=0,
+                                 options=options)
+    classes = f"{len(dataset.classes)} classes" if dataset.y is not None else "no labels"
+    print(f"labeler: {dataset.name}: {len(dataset.X):,} points, {dataset.X.shape[1]:,} features, "
+          f"{classes}; starting the app", file=sys.stderr, flush=True)
+    del dataset  # the app loads it again for its session
+    return options
 
 
 def _check_output_path(path: str | None, option: str) -> Path | None:
@@ -243,19 +296,36 @@ def _check_output_path(path: str | None, option: str) -> Path | None:
     return p
 
 
-def _load(source: str, label_col, seed: int, what: str):
-    from labeler.data import BUILTIN_DATASETS, load_dataset
+def _load(source: str, args, seed: int, what: str):
+    """The simulation's data set (a table's column roles printed first, unless ``--quiet``)."""
+    from labeler.data import BUILTIN_DATASETS
 
-    kwargs = {"seed": seed}
-    if label_col is not None:
-        kwargs["label_col"] = label_col
     try:
-        return load_dataset(source, **kwargs)
+        return open_data(source, args, seed=seed, quiet=args.quiet)[0]
     except FileNotFoundError as exc:
         hint = "" if source in BUILTIN_DATASETS else (
             f" Check the path, or use a built-in data set: {', '.join(BUILTIN_DATASETS)}."
         )
         raise CLIError(f"{what}: {exc}{hint}") from None
+
+
+def _load_validation(args, dataset):
+    """The ``--validation`` file, with the pool's column roles."""
+    from labeler.data import load_dataset
+
+    if "text_features" in dataset.params:
+        raise CLIError(
+            f"--validation {args.validation}: the pool's features are the TF-IDF of its text "
+            "column, whose vocabulary and SVD are fitted on the pool, so a separate file would "
+            "get other features. Leave --validation out (the accuracy is then measured on the "
+            "unlabelled rest of the pool), or put the validation rows in the pool's file."
+        )
+    from labeler.data import DatasetError
+
+    try:
+        return load_dataset(args.validation, seed=args.seed, **dataset.load_options)
+    except (FileNotFoundError, DatasetError) as exc:
+        raise CLIError(f"--validation {args.validation}: {exc}") from None
 
 
 class _Progress:
@@ -293,7 +363,7 @@ def _run_simulate(args) -> int:
     if out is not None and report is not None and out.resolve() == report.resolve():
         raise CLIError("--out and --report name the same file; give the HTML report its own name.")
 
-    dataset = _load(args.data, args.label_col, args.seed, "DATA")
+    dataset = _load(args.data, args, args.seed, "DATA")
     if dataset.y is None:
         raise CLIError(
             f"{args.data} has no labels, so there is no oracle to answer the queries. Add a label "
@@ -301,7 +371,7 @@ def _run_simulate(args) -> int:
         )
     params = dataset.params
     if args.validation is not None:
-        val = _load(args.validation, args.label_col, args.seed, "--validation")
+        val = _load_validation(args, dataset)
         if val.y is None:
             raise CLIError(
                 f"--validation {args.validation}: no label column found; it needs the same label "

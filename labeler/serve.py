@@ -5,6 +5,7 @@ to open is passed to it through environment variables, read by
 :func:`labeler.ui.config.AppConfig.from_env`:
 
 ``LABELER_DATA``      data set to open at start (built-in name or file/folder path)
+``LABELER_DATA_OPTIONS``  its ``load_dataset`` options as a JSON object (e.g. a table's roles)
 ``LABELER_STORE``     SQLite store file (default ``~/.labeler/labeler.sqlite``)
 ``LABELER_SESSION``   id of a saved session to resume at start
 ``LABELER_DATA_DIR``  folder the in-app path picker may read from (default: the current folder)
@@ -24,6 +25,7 @@ Streamlit's own endpoints (health check, static files) answer without it.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import secrets
 import sys
@@ -120,7 +122,8 @@ def exposure_warning(host: str, port: int, token: str | None) -> str | None:
 
 def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | None = None,
             port: int = 8501, host: str = "127.0.0.1", session: str | None = None,
-            extra_args: Sequence[str] = (), token: str | None = None) -> None:
+            extra_args: Sequence[str] = (), token: str | None = None,
+            data_options: dict | None = None) -> None:
     """Run the labelling app's Streamlit server in this process until it stops (Ctrl-C).
 
     Parameters
@@ -143,6 +146,9 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
         Access token every tab must give (``?token=...`` or typed in); ``"auto"`` makes a
         random one (printed). Default ``$LABELER_TOKEN`` if set, else none. A host beyond
         this machine prints a warning, louder without a token.
+    data_options : dict, optional
+        ``load_dataset`` options of ``data`` (JSON-serialisable), e.g. a table's column roles
+        as ``labeler app PATH`` resolved and printed them; default ``$LABELER_DATA_OPTIONS``.
 
     Raises
     ------
@@ -160,6 +166,8 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
                                  "Parquet, NPZ file or image folder, or a built-in name.")
             text = str(path.resolve())
         os.environ["LABELER_DATA"] = text
+    if data_options is not None:
+        os.environ["LABELER_DATA_OPTIONS"] = json.dumps(data_options)
     if store is not None:
         os.environ["LABELER_STORE"] = str(Path(os.fspath(store)).expanduser().resolve())
     if session is not None:

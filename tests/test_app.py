@@ -446,7 +446,7 @@ def test_missing_image_path_shows_error(_env):
     at = start()
     sid = at.session_state["session_id"]
     at.text_input(key="pick_path").input("pics.csv").run()
-    at.text_input(key="pick_image_col").input("file").run()
+    assert at.selectbox(key="pick_role_image").value == "file"  # guessed from the .png names
     at.button(key="open_path").click().run()
     assert not at.exception
     assert any("nope_a.png" in e or "image" in e.lower() for e in errors(at)), errors(at)
@@ -689,3 +689,66 @@ def test_sidebar_downloads_the_session_as_one_store_file(tmp_path):
     assert [i.id for i in LabelingSession.list_sessions(tmp_path / "copy.sqlite")] == [s.id]
     with LabelingSession.open(tmp_path / "copy.sqlite", s.id) as t:
         assert t.labels == s.labels and t.next_query() == s.next_query()
+
+
+# ---- column roles of a table, and its text ------------------------------------------------------
+HOSTILE_TEXT = '<img src=x onerror="alert(1)"> **loud** [link](http://e.x) # heading'
+
+
+def write_texts(path, n=60):
+    topics = ["rain wind cold storm", "goal match team striker", "soup bread oven garlic"]
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(n):
+        words = rng.choice(topics[i % 3].split(), size=4)
+        rows.append({"id": 1000 + i, "text": " ".join(words) + f" note {i}", "stars": float(i % 5),
+                     "label": ["weather", "football", "cooking"][i % 3]})
+    rows[0]["text"] = HOSTILE_TEXT
+    pd.DataFrame(rows).to_csv(path, index=False)
+
+
+def test_the_picker_shows_the_guessed_roles_and_opens_with_the_changed_ones(_env):
+    write_texts(_env / "notes.csv")
+    at = start()
+    at.text_input(key="pick_path").input("notes.csv").run()
+    assert not at.exception
+    assert at.selectbox(key="pick_role_id").value == "id"
+    assert at.selectbox(key="pick_role_label").value == "label"
+    assert at.selectbox(key="pick_role_text").value == "text"
+    assert at.radio(key="pick_role_source").value == "columns"  # 'stars' is numeric
+    assert at.multiselect(key="pick_role_features").value == ["stars"]
+    assert any("Columns of notes.csv" in md.value for md in at.markdown)
+    assert any("named like an id" in c.value for c in at.caption)
+    at.radio(key="pick_role_source").set_value("text").run()
+    at.button(key="open_path").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s = session_of(at)
+    assert s.dataset.load_options["features_from"] == "text" and s.X.shape[0] == 60
+    assert s.config.dataset_options["id_col"] == "id" and s.classes == ["cooking", "football", "weather"]
+    assert 1000 not in s.X  # the numeric id is no feature
+    # the shown point's text, escaped: the data never becomes markup
+    point = point_tag(at)[0]
+    panel = [md.value for md in at.markdown if 'class="point-text"' in md.value]
+    assert len(panel) == 1 and f'data-point="{point}"' in panel[0]
+    at.session_state["selected"] = 0
+    at.run()
+    panel = [md.value for md in at.markdown if 'class="point-text"' in md.value][0]
+    assert "<img" not in panel and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in panel
+    assert "\\*\\*loud\\*\\*" in panel and "\\[link\\]" in panel
+
+
+def test_a_role_choice_that_cannot_work_is_named_before_opening(_env):
+    write_texts(_env / "notes.csv")
+    at = start()
+    sid = at.session_state["session_id"]
+    at.text_input(key="pick_path").input("notes.csv").run()
+    at.multiselect(key="pick_role_features").set_value(["stars", "id"]).run()
+    assert any("'id' is the numeric id column" in shown_text(w.value) for w in at.warning)
+    at.button(key="open_path").click().run()
+    assert any("numeric id column" in e for e in errors(at)), errors(at)
+    assert at.session_state["session_id"] == sid
+    at.selectbox(key="pick_role_id").set_value("(none)").run()  # then it may be a feature
+    assert not at.warning
+    at.button(key="open_path").click().run()
+    assert not errors(at), errors(at)
+    assert session_of(at).dataset.feature_names == ["stars", "id"]

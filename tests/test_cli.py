@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,13 +51,18 @@ def test_no_arguments_starts_the_app_on_two_moons(app_calls, capsys):
     assert app_calls == [{"extra_args": ()}]
 
 
-def test_app_passes_its_options(app_calls, capsys):
+def test_app_passes_its_options(app_calls, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LABELER_DATA_OPTIONS", raising=False)
+    write_blobs(tmp_path / "data.csv", n=20)
     code = cli.main(["app", "data.csv", "--store", "s.sqlite", "--port", "9001", "--host", "0.0.0.0",
                      "--session", "abc", "--token", "auto", "--", "--server.headless", "true"])
     assert code == 0
+    roles = {"id_col": None, "label_col": "label", "text_col": None, "image_col": None,
+             "layout_cols": None, "feature_cols": ["f1", "f2"], "features_from": "columns"}
     assert app_calls == [{"data": "data.csv", "store": "s.sqlite", "port": 9001, "host": "0.0.0.0",
                           "session": "abc", "extra_args": ("--server.headless", "true"),
-                          "token": "auto"}]
+                          "token": "auto", "data_options": roles}]
 
 
 def test_app_defaults(app_calls, capsys):
@@ -73,13 +79,15 @@ def test_app_bad_port_exits_2(app_calls, capsys, port):
 
 def test_app_error_from_run_app_is_a_clean_exit_2(monkeypatch, capsys):
     def fail(**kw):
-        raise ValueError("data path 'nope.csv' does not exist; give an existing CSV")
+        raise ValueError("port 8501 is in use; pass --port")
 
     monkeypatch.setattr(labeler.serve, "run_app", fail)
-    code, _, err = run(["app", "nope.csv"], capsys)
+    code, _, err = run(["app", "moons"], capsys)
     assert code == 2
-    assert "labeler: error: data path 'nope.csv' does not exist" in err
+    assert "labeler: error: port 8501 is in use" in err
     assert "Traceback" not in err
+    code, _, err = run(["app", "nope.csv"], capsys)  # stops before the server
+    assert code == 2 and "'nope.csv': no such file or folder" in err
 
 
 def test_dash_dash_arguments_only_for_app(capsys):
@@ -229,7 +237,7 @@ def make_error_files(tmp_path: Path) -> dict:
     unlabelled = tmp_path / "unlabelled.csv"
     pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.0, 1.0, 0.0]}).to_csv(unlabelled, index=False)
     other_cols = tmp_path / "other.csv"
-    write_blobs(other_cols, n=20, extra_cols=("f3",))
+    write_blobs(other_cols, n=20, extra_cols=("f3",)).drop(columns=["f2"]).to_csv(other_cols, index=False)
     duplicated = tmp_path / "duplicated.csv"
     pd.DataFrame({"a": [1.0] * 6, "b": [2.0] * 6, "label": [0, 1] * 3}).to_csv(duplicated, index=False)
     return {"d": str(data), "unlabelled": str(unlabelled), "other": str(other_cols), "tmp": tmp_path,
@@ -255,7 +263,8 @@ ERROR_CASES = {
     "no labels": (lambda f: ["simulate", f["unlabelled"]], "label"),
     "wrong label column": (lambda f: ["simulate", f["d"], "--label-col", "klass"], "klass"),
     "missing validation": (lambda f: ["simulate", f["d"], "--validation", str(f["tmp"] / "v.csv")], "v.csv"),
-    "validation columns": (lambda f: ["simulate", f["d"], "--validation", f["other"]], "same columns"),
+    "validation columns": (lambda f: ["simulate", f["d"], "--validation", f["other"]],
+                           "--validation .*Feature column 'f2' not found"),
     "out folder missing": (lambda f: ["simulate", f["d"], "--out", str(f["tmp"] / "no" / "c.csv")],
                            "does not exist"),
     "out is a folder": (lambda f: ["simulate", f["d"], "--out", str(f["tmp"])], "folder"),
@@ -277,7 +286,7 @@ def test_errors_exit_2_with_a_message_and_no_output(tmp_path, capsys, case):
         argv = argv + ["--out", str(tmp_path / "curve.csv")]
     code, out, err = run(argv, capsys)
     assert code == 2, (out, err)
-    assert "error" in err and needle in err
+    assert "error" in err and re.search(needle, err), err
     assert "Traceback" not in err
     assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written, no temp file
 
@@ -381,3 +390,103 @@ def test_atomic_write_replaces_in_one_step(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
     with pytest.raises(FileNotFoundError, match="does not exist"):
         atomic_write_text(tmp_path / "missing" / "f.txt", "x")
+
+
+# --------------------------------------------------------------------------- column roles
+SENTENCES = ROOT / "sample_data" / "sentences.csv"
+
+
+def test_simulate_prints_the_guessed_roles_and_uses_text_features(capsys):
+    code, out, err = run(["simulate", str(SENTENCES), "--budget", "3"], capsys)
+    assert code == 0, err
+    assert "labeler: columns of sentences.csv (300 rows):" in err
+    assert re.search(r"\n  id +id  \(named like an id, 300 unique integers\)", err)
+    assert re.search(r"\n  text +text  \(named 'text'", err)
+    assert "TF-IDF of the text column 'text'" in err and "--feature-cols" in err
+    assert "labeler: text features: TF-IDF of" in err and "100 SVD components" in err
+    assert len(out.strip().splitlines()) == 4
+    code, _, err = run(["simulate", str(SENTENCES), "--budget", "3", "--quiet"], capsys)
+    assert code == 0 and "columns of" not in err
+
+
+def test_role_options_change_the_guess(tmp_path, capsys, monkeypatch):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"key": np.arange(40) + 7, "a": rng.normal(size=40), "b": rng.normal(size=40),
+                  "kind": np.arange(40) % 2, "note": [f"word{i % 5} other{i % 3} more" for i in range(40)]}
+                 ).to_csv(path, index=False)
+    loaded = []
+    real = cli.open_data
+
+    def spy(*args, **kwargs):
+        ds, options = real(*args, **kwargs)
+        loaded.append(options)
+        return ds, options
+
+    monkeypatch.setattr(cli, "open_data", spy)
+    argv = ["simulate", str(path), "--budget", "2", "--out", str(tmp_path / "c.csv"), "--label-col", "kind"]
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    assert loaded[-1]["id_col"] == "key" and loaded[-1]["feature_cols"] == ["a", "b"]
+    assert loaded[-1]["text_col"] == "note" and loaded[-1]["label_col"] == "kind"
+    code, _, err = run(argv + ["--id-col", "", "--feature-cols", "a", "--text-col", "none"], capsys)
+    assert code == 0, err
+    assert loaded[-1]["id_col"] is None and loaded[-1]["feature_cols"] == ["a"]
+    assert loaded[-1]["text_col"] is None and "id             - (row numbers)" in err
+    code, _, err = run(argv + ["--features-from", "text"], capsys)
+    assert code == 0, err
+    assert loaded[-1]["features_from"] == "text" and "labeler: text features" in err
+    code, _, err = run(argv + ["--feature-cols", "key,a"], capsys)
+    assert code == 2 and "'key' is the numeric id column" in err
+    code, _, err = run(argv + ["--layout-cols", "a"], capsys)
+    assert code == 2 and "--layout-cols needs two columns" in err
+
+
+def test_role_options_for_data_without_columns_are_refused(app_calls, capsys):
+    code, _, err = run(["simulate", "moons", "--id-col", "id", "--budget", "2"], capsys)
+    assert code == 2 and "--id-col: column roles apply to CSV and Parquet tables" in err
+    code, _, err = run(["app", "moons", "--text-col", "t"], capsys)
+    assert code == 2 and "column roles apply" in err and app_calls == []
+    code, _, err = run(["app", "--label-col", "y"], capsys)
+    assert code == 2 and "need a data file" in err and app_calls == []
+
+
+def test_simulate_refuses_a_validation_file_for_text_features(tmp_path, capsys):
+    code, _, err = run(["simulate", str(SENTENCES), "--validation", str(SENTENCES), "--budget", "2"], capsys)
+    assert code == 2 and "TF-IDF of its text column" in err and "Leave --validation out" in err
+
+
+def test_app_on_a_text_table_prints_roles_and_passes_them_with_the_environment_options(
+        app_calls, capsys, monkeypatch):
+    monkeypatch.setenv("LABELER_DATA_OPTIONS", '{"n": 120, "label_col": null}')
+    code, _, err = run(["app", str(SENTENCES), "--port", "9002"], capsys)
+    assert code == 0, err
+    assert "labeler: columns of sentences.csv" in err
+    assert "labeler: sentences: 120 points, 100 features, no labels; starting the app" in err
+    options = app_calls[-1]["data_options"]
+    assert options["n"] == 120 and options["label_col"] is None  # given in the environment
+    assert options["text_col"] == "text" and options["features_from"] == "text"
+    assert options["text_components"] == 100
+    monkeypatch.setenv("LABELER_DATA_OPTIONS", "[1]")
+    code, _, err = run(["app", str(SENTENCES)], capsys)
+    assert code == 2 and "LABELER_DATA_OPTIONS must be a JSON object" in err
+
+
+@pytest.mark.parametrize("content,needle", [
+    ("a,b\nx,y\nz,w\n", "no numeric feature column"),
+    ("u,label\n1.0,a\n2.0,a\n", "at least two classes"),
+    ("", "is empty"),
+])
+def test_app_with_a_file_that_cannot_be_loaded_exits_before_the_server(tmp_path, content, needle):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(content)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("LABELER_DATA_OPTIONS", None)
+    proc = subprocess.run([sys.executable, "-m", "labeler", "app", str(bad), "--port", "1"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    # a server, once started, would run until the timeout
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "labeler: error:" in proc.stderr and needle in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "streamlit" not in (proc.stdout + proc.stderr).lower()
+    assert "URL" not in proc.stdout

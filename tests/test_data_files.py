@@ -282,8 +282,9 @@ def test_error_nan_in_features_names_column_and_row(tmp_path, table):
 
 def test_error_non_numeric_feature_column(tmp_path, table):
     table.to_csv(tmp_path / "d.csv", index=False)
-    with pytest.raises(DatasetError, match="'name' are not numeric.*id_col"):
-        load_dataset(tmp_path / "d.csv")
+    assert load_dataset(tmp_path / "d.csv").feature_names == ["a", "b", "c"]  # 'name': the id
+    with pytest.raises(DatasetError, match="'name' are not numeric.*--feature-cols"):
+        load_dataset(tmp_path / "d.csv", id_col=None, feature_cols=["a", "name"])
 
 
 def test_error_missing_explicit_label_column(tmp_path, table):
@@ -394,11 +395,24 @@ def test_a_column_named_id_is_the_identifier_never_a_feature(tmp_path):
     ds = load_dataset(path)
     assert ds.feature_names == ["length", "score"]
     assert_array_equal(ds.ids, [101, 205, 307, 409])
-    assert load_dataset(path, id_col=None).feature_names == ["id", "length", "score"]  # asked for
+    # without an id column the rows are numbered; a column named like an id is still no feature
+    no_id = load_dataset(path, id_col=None)
+    assert no_id.feature_names == ["length", "score"]
+    assert_array_equal(no_id.ids, np.arange(4))
+    # ... unless the feature columns are given
+    asked = load_dataset(path, id_col=None, feature_cols=["id", "length"])
+    assert asked.feature_names == ["id", "length"]
+    with pytest.raises(DatasetError, match="'id' is the numeric id column.*cannot also be a feature"):
+        load_dataset(path, feature_cols=["id", "length"])
 
 
-def test_a_text_column_is_named_with_the_way_out(tmp_path):
+def test_a_text_column_beside_numeric_columns_is_shown_not_a_feature(tmp_path):
+    """A text column used to make the table unloadable ("'text' are not numeric")."""
     path = tmp_path / "items.csv"
-    pd.DataFrame({"id": ["a", "b", "c"], "text": ["x", "y", "z"], "v": [1.0, 2.0, 3.0]}).to_csv(path, index=False)
-    with pytest.raises(DatasetError, match="'text' are not numeric.*drop them from the file"):
-        load_dataset(path)
+    pd.DataFrame({"id": ["a", "b", "c"], "text": ["x y", "y z", "z"], "v": [1.0, 2.0, 3.0]}).to_csv(path, index=False)
+    ds = load_dataset(path)
+    assert ds.feature_names == ["v"]
+    assert list(ds.texts) == ["x y", "y z", "z"] and list(ds.ids) == ["a", "b", "c"]
+    assert ds.load_options["text_col"] == "text" and ds.load_options["features_from"] == "columns"
+    with pytest.raises(DatasetError, match="'text' are not numeric.*--feature-cols"):
+        load_dataset(path, feature_cols=["v", "text"], text_col=None)

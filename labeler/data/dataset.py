@@ -30,6 +30,9 @@ __all__ = [
     "IMAGE_SUFFIXES",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_IMAGE_SIDE",
+    "DEFAULT_TEXT_COMPONENTS",
+    "DEFAULT_MIN_DF",
+    "GUESS",
 ]
 
 #: Suffixes of Parquet files (``.pq`` is the short form some tools write).
@@ -40,6 +43,25 @@ FILE_SUFFIXES = (".csv", *PARQUET_SUFFIXES, ".npz")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 DEFAULT_MAX_BYTES = 2 * 2**30
 DEFAULT_MAX_IMAGE_SIDE = 64
+#: Components of the truncated SVD of text features (scikit-learn's recommendation for LSA).
+DEFAULT_TEXT_COMPONENTS = 100
+#: A word must appear in this many texts to be a text feature.
+DEFAULT_MIN_DF = 2
+
+
+class _Guess:
+    """The default of a table's column role: guess it (:data:`GUESS`); None means "no such
+    column" (see :mod:`labeler.data.roles`)."""
+
+    def __repr__(self) -> str:
+        return "GUESS"
+
+    def __reduce__(self):  # one object, also after pickling
+        return "GUESS"
+
+
+#: Default of every column role: let :func:`labeler.data.roles.guess_roles` choose.
+GUESS = _Guess()
 
 
 class DatasetError(ValueError):
@@ -74,7 +96,13 @@ class Dataset:
     X_val, y_val : ndarray or None
         Validation set of the same construction (built-ins).
     params : dict
-        Recommended ``width`` / ``lam`` and notes (thesis values where the thesis gives them).
+        Recommended ``width`` / ``lam`` and notes (thesis values where the thesis gives them);
+        ``params["text_features"]`` describes TF-IDF features (:mod:`labeler.data.text`).
+    texts : ndarray of shape (n,) of str, or None
+        The text column (a table's ``text_col``), shown with each point.
+    load_options : dict
+        The options of :func:`~labeler.data.load_dataset` that load exactly this data set again
+        (a table's column roles and text settings, resolved; empty for the others).
     """
 
     name: str
@@ -90,6 +118,8 @@ class Dataset:
     X_val: np.ndarray | None = None
     y_val: np.ndarray | None = None
     params: dict = field(default_factory=dict)
+    texts: np.ndarray | None = None
+    load_options: dict = field(default_factory=dict)
 
 
 def reject_unknown(options: dict, what: str, valid) -> None:
@@ -107,8 +137,17 @@ class FileOptions:
 
     Attributes
     ----------
-    feature_cols : list of str or None
-        Explicit feature columns of a table (default: every other numeric column).
+    feature_cols : list of str or GUESS
+        Explicit feature columns of a table (default: guessed, see :mod:`labeler.data.roles`).
+    features_from : {"columns", "text", "image"} or GUESS
+        Where a table's features come from (default: guessed).
+    text_components : int
+        Largest number of SVD components of text features (:mod:`labeler.data.text`).
+    text_min_df : int
+        Least number of texts a word must appear in to be a text feature.
+    legacy_roles : bool
+        Give a table the fixed roles of sessions made before roles were guessed (reopening
+        such a session exactly; :func:`labeler.data.roles.legacy_roles`).
     max_bytes : int
         Size limit of a file (or of all the images of a data set), checked before reading.
     image_size : tuple (height, width) or None
@@ -119,18 +158,27 @@ class FileOptions:
         ``"auto"``: grayscale when every image has R == G == B, else RGB.
     """
 
-    feature_cols: list | None = None
+    feature_cols: object = GUESS
     max_bytes: int = DEFAULT_MAX_BYTES
     image_size: tuple | None = None
     max_image_side: int = DEFAULT_MAX_IMAGE_SIDE
     color: str = "auto"
+    features_from: object = GUESS
+    text_components: int = DEFAULT_TEXT_COMPONENTS
+    text_min_df: int = DEFAULT_MIN_DF
+    legacy_roles: bool = False
 
-    NAMES = ("feature_cols", "max_bytes", "image_size", "max_image_side", "color")
+    NAMES = ("feature_cols", "max_bytes", "image_size", "max_image_side", "color",
+             "features_from", "text_components", "text_min_df", "legacy_roles")
 
     @classmethod
     def pop_from(cls, options: dict) -> FileOptions:
         """Remove the file options from ``options`` (in place) and check their values."""
         opts = cls(**{k: options.pop(k) for k in cls.NAMES if k in options})
+        if opts.feature_cols is None:  # None: "not given" (as before roles were guessed)
+            opts.feature_cols = GUESS
+        if opts.features_from is None:
+            opts.features_from = GUESS
         if opts.color not in ("auto", "gray", "rgb"):
             raise DatasetError(f"color must be 'auto', 'gray' or 'rgb'; got {opts.color!r}.")
         if isinstance(opts.max_bytes, bool) or not isinstance(opts.max_bytes, (int, np.integer)) or opts.max_bytes < 1:
@@ -166,7 +214,7 @@ def subset(n_total: int, n: int | None, rng: np.random.Generator, what: str) -> 
 
 def finish(
     name, X, y, feature_names, *, ids=None, layout=None, images=None, image_paths=None, frame=None,
-    X_val=None, y_val=None, params=None,
+    X_val=None, y_val=None, params=None, texts=None, load_options=None,
 ) -> Dataset:
     """Build the :class:`Dataset` after the checks every loader shares.
 
@@ -200,7 +248,7 @@ def finish(
         name=name, X=X, y=y, classes=classes, feature_names=[str(f) for f in feature_names], ids=ids,
         layout=None if layout is None else np.ascontiguousarray(layout, dtype=np.float64),
         images=images, image_paths=image_paths, frame=frame, X_val=X_val, y_val=y_val,
-        params=dict(params or {}),
+        params=dict(params or {}), texts=texts, load_options=dict(load_options or {}),
     )
 
 

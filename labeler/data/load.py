@@ -18,7 +18,10 @@ from pathlib import Path
 
 from labeler.data.bundled import load_digits, load_magic, load_magic_imbalanced, load_mnist
 from labeler.data.dataset import (
+    DEFAULT_MAX_BYTES,
     FILE_SUFFIXES,
+    GUESS,
+    PARQUET_SUFFIXES,
     Dataset,
     DatasetError,
     FileOptions,
@@ -28,10 +31,11 @@ from labeler.data.dataset import (
 )
 from labeler.data.images import load_image_folder
 from labeler.data.npz import load_npz
+from labeler.data.roles import TableGuess, guess_roles, summarize_columns
 from labeler.data.synthetic import load_circles, load_moons, load_moons_imbalanced, load_spheres
-from labeler.data.tables import ID_DEFAULT, LABEL_DEFAULT, from_frame, read_table
+from labeler.data.tables import from_frame, read_table
 
-__all__ = ["load_dataset", "BUILTIN_DATASETS"]
+__all__ = ["load_dataset", "read_roles", "is_table", "BUILTIN_DATASETS"]
 
 BUILTIN_DATASETS = {
     "moons": "Two moons (scikit-learn make_moons, noise 0.1), 1000 points, balanced; validation 1000.",
@@ -53,10 +57,11 @@ BUILTIN_DATASETS = {
 def load_dataset(
     source,
     *,
-    label_col: str | None = LABEL_DEFAULT,
-    id_col: str | None = ID_DEFAULT,
-    image_col: str | None = None,
-    layout_cols: tuple[str, str] | None = ("x", "y"),
+    label_col=GUESS,
+    id_col=GUESS,
+    image_col=GUESS,
+    text_col=GUESS,
+    layout_cols=GUESS,
     seed: int = 0,
     n: int | None = None,
     **options,
@@ -69,29 +74,36 @@ def load_dataset(
         A name from ``BUILTIN_DATASETS`` or the path of a ``.csv``, ``.parquet`` (``.pq``) or
         ``.npz`` file (:data:`~labeler.data.dataset.FILE_SUFFIXES`) or of a folder of PNG/JPEG
         images.
-    label_col : str or None
-        Column with the true labels (CSV / Parquet). By default ``"label"`` is used if present;
-        a name passed explicitly must exist. None ignores labels.
-    id_col : str or None
-        Column with unique point identifiers. By default ``"id"`` is used if present (never as
-        a feature); otherwise, and with None, the row numbers.
-    image_col : str or None
-        Column with image file paths (relative to the file's folder, never outside it) or with
-        image arrays (Parquet nested lists).
-    layout_cols : pair of str or None
-        Columns with given 2-D coordinates, used when both exist. They are not features unless
-        no other numeric column exists (a plain ``x, y, label`` file is its own layout).
+    label_col, id_col, image_col, text_col : str, None or GUESS
+        Column roles of a CSV / Parquet table (:mod:`labeler.data.roles`): a column name, None
+        for none, or (the default) :data:`~labeler.data.dataset.GUESS`: guessed from the
+        columns' names and values. The id column (default: the row numbers) is never a
+        feature; the text column is shown with each point and, without numeric features,
+        gives TF-IDF features (:mod:`labeler.data.text`); the image column holds image file
+        paths (relative to the file's folder, never outside it) or image arrays (Parquet
+        nested lists).
+    layout_cols : pair of str, None or GUESS
+        Columns with given 2-D coordinates (guessed: numeric ``x`` and ``y``). They are not
+        features unless no other numeric column exists (a plain ``x, y, label`` file is its
+        own layout).
     seed : int
-        Seed of every random choice (synthetic data, subsets, validation splits).
+        Seed of every random choice (synthetic data, subsets, validation splits, the SVD of
+        text features).
     n : int or None
         Pool size: a seeded subset of a file or of MNIST / digits, or the size of a built-in
         construction (None: its default size, or all rows of a file).
     **options
         Built-in options (``n_val``, ``noise``, ``digits``, ``validation``, ``data_dir``) and
-        file options: ``feature_cols`` (explicit feature columns), ``max_bytes`` (size limit,
+        file options: ``feature_cols`` (explicit numeric feature columns), ``features_from``
+        (``"columns"``, ``"text"`` or ``"image"``), ``text_components`` (SVD components of
+        text features, default 100), ``text_min_df`` (default 2), ``max_bytes`` (size limit,
         default 2 GB, checked before reading), ``image_size`` ((h, w) of resized images),
         ``max_image_side`` (default 64: longer side of the common size when ``image_size`` is
-        not given), ``color`` (``"auto"``, ``"gray"`` or ``"rgb"``).
+        not given), ``color`` (``"auto"``, ``"gray"`` or ``"rgb"``), ``legacy_roles`` (the
+        fixed roles of sessions made before roles were guessed).
+
+    The returned data set's ``load_options`` hold the roles used, resolved: passing them back
+    loads the same data set whatever the guess would say.
 
     Returns
     -------
@@ -100,9 +112,9 @@ def load_dataset(
     Raises
     ------
     DatasetError
-        Unknown built-in name, unsupported extension, unreadable file, unusable columns, NaN
-        features, a single class, fewer than two rows, an image path outside the data folder,
-        or a file above ``max_bytes``.
+        Unknown built-in name, unsupported extension, unreadable file, unusable columns or
+        roles, NaN features, a text column without words, a single class, fewer than two rows,
+        an image path outside the data folder, or a file above ``max_bytes``.
     FileNotFoundError
         A path or an image file that does not exist.
     """
@@ -135,8 +147,56 @@ def load_dataset(
     frame = read_table(path, suffix)
     return from_frame(
         frame, name=path.stem, folder=path.parent, label_col=label_col, id_col=id_col,
-        image_col=image_col, layout_cols=layout_cols, seed=seed, n=n, opts=file_opts,
+        image_col=image_col, text_col=text_col, layout_cols=layout_cols, seed=seed, n=n,
+        opts=file_opts,
     )
+
+
+def is_table(source) -> bool:
+    """Whether ``source`` names a CSV or Parquet file (the data whose columns have roles)."""
+    if isinstance(source, str) and source in BUILTIN_DATASETS:
+        return False
+    return Path(os.fspath(source)).suffix.lower() in (".csv", *PARQUET_SUFFIXES)
+
+
+def read_roles(path, *, max_bytes: int = DEFAULT_MAX_BYTES, **given) -> TableGuess:
+    """Read a CSV / Parquet table and guess the roles of its columns, before loading it.
+
+    What the app and the command line show (and let the user change) before a session starts.
+
+    Parameters
+    ----------
+    path : path-like
+    max_bytes : int
+        Size limit, checked before reading.
+    **given
+        Roles already chosen (``id_col``, ``label_col``, ``text_col``, ``image_col``,
+        ``layout_cols``, ``feature_cols``, ``features_from``): kept, and their columns left
+        out of the other guesses.
+
+    Returns
+    -------
+    TableGuess
+        The roles, the columns' descriptions and the number of rows.
+
+    Raises
+    ------
+    DatasetError
+        Not a table, an unreadable file, a role naming a missing column or two roles for one
+        column.
+    FileNotFoundError
+        No such file.
+    """
+    path = Path(os.fspath(path))
+    if not path.is_file():
+        raise FileNotFoundError(f"No such file: {str(path)!r}.")
+    if not is_table(path):
+        raise DatasetError(f"{path.name} is not a CSV or Parquet table; only tables have column roles.")
+    check_size(path, max_bytes)
+    frame = read_table(path, path.suffix.lower())
+    frame.columns = [str(c) for c in frame.columns]
+    roles = guess_roles(frame, **given)
+    return TableGuess(roles=roles, columns=summarize_columns(frame), n_rows=len(frame))
 
 
 def _builtin_loader(name, loader):

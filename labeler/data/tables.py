@@ -1,8 +1,10 @@
-"""Tables: CSV and Parquet files, and the rules that turn their columns into a data set.
+"""Tables: CSV and Parquet files, and the column roles that turn them into a data set.
 
-Columns play roles: labels (``label_col``, default ``"label"`` when present), identifiers
-(``id_col``), images (``image_col``), a given 2-D layout (``layout_cols``, default ``x, y``)
-and features (``feature_cols``, default every other column, which must then be numeric).
+Columns play roles (:mod:`labeler.data.roles`): identifiers (``id_col``), true labels
+(``label_col``), free text (``text_col``), images (``image_col``), a given 2-D layout
+(``layout_cols``) and features (``feature_cols``, or the text's TF-IDF, or the pixels:
+``features_from``). A role not given is guessed from the names and values of the columns;
+the roles used are kept in ``Dataset.load_options`` so that a session reloads exactly them.
 Missing values are refused with the column and row named; see :func:`labeler.data.load_dataset`.
 """
 
@@ -13,20 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from labeler.data.dataset import Dataset, DatasetError, finish, subset
+from labeler.data.dataset import GUESS, Dataset, DatasetError, finish, subset
 from labeler.data.images import images_from_column, pixel_features
+from labeler.data.roles import guess_roles, legacy_roles
+from labeler.data.text import text_features
 
-__all__ = ["LABEL_DEFAULT", "ID_DEFAULT", "read_table", "from_frame"]
-
-
-class DefaultLabel(str):
-    """Marks the default ``label_col`` so an explicitly passed name can be told apart."""
-
-
-#: The default ``label_col``: used when the table has a ``label`` column, ignored otherwise.
-LABEL_DEFAULT = DefaultLabel("label")
-#: The default ``id_col``: a column named ``id`` holds identifiers (never a feature) when present.
-ID_DEFAULT = DefaultLabel("id")
+__all__ = ["read_table", "from_frame"]
 
 
 def read_table(path: Path, suffix: str) -> pd.DataFrame:
@@ -56,21 +50,15 @@ def read_table(path: Path, suffix: str) -> pd.DataFrame:
         ) from None
 
 
-def _require_column(frame: pd.DataFrame, column: str, role: str) -> None:
-    if column not in frame.columns:
-        raise DatasetError(
-            f"{role} column {column!r} not found; the columns are: {', '.join(map(str, frame.columns))}."
-        )
-
-
 def _numeric_block(frame: pd.DataFrame, columns: list, what: str) -> np.ndarray:
     """Columns as float64, refusing non-numeric columns and NaN / infinite values by name and row."""
     bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))]
     if bad:
         raise DatasetError(
-            f"{what}: column(s) {', '.join(map(repr, bad))} are not numeric. Encode them as numbers, "
-            "drop them from the file, or name them 'id' (identifiers) / 'label' (true labels); "
-            "from Python: id_col / label_col / image_col or feature_cols=[...]."
+            f"{what}: column(s) {', '.join(map(repr, bad))} are not numeric, so they cannot be "
+            "features. Leave them out of the feature columns (the app's Columns box, or "
+            "--feature-cols a,b,c), give them another role (--id-col, --label-col, --text-col), "
+            "or encode them as numbers."
         )
     block = frame[columns].to_numpy(dtype=np.float64, na_value=np.nan)
     finite = np.isfinite(block)
@@ -85,67 +73,73 @@ def _numeric_block(frame: pd.DataFrame, columns: list, what: str) -> np.ndarray:
     return block
 
 
-def from_frame(frame, *, name, folder, label_col, id_col, image_col, layout_cols, seed, n, opts) -> Dataset:
-    """Build a Dataset from a table (CSV / Parquet): see :func:`load_dataset` for the rules."""
+def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=GUESS,
+               text_col=GUESS, layout_cols=GUESS, seed=0, n=None, opts) -> Dataset:
+    """Build a Dataset from a table (CSV / Parquet): see :func:`load_dataset` for the rules.
+
+    The roles not given are guessed on the whole table (:func:`labeler.data.roles.guess_roles`,
+    or the fixed roles of older sessions with ``opts.legacy_roles``), then the seeded subset of
+    ``n`` rows is taken, then the features are built from it.
+    """
     frame.columns = [str(c) for c in frame.columns]
     if len(frame) < 2:
         raise DatasetError(f"{name} has {len(frame)} row(s); at least two points are needed to label anything.")
+    given = dict(id_col=id_col, label_col=label_col, image_col=image_col, layout_cols=layout_cols,
+                 feature_cols=opts.feature_cols)
+    if opts.legacy_roles:
+        roles = legacy_roles(frame, **given)
+    else:
+        roles = guess_roles(frame, text_col=text_col, features_from=opts.features_from, **given)
     rng = np.random.default_rng(seed)
     rows = subset(len(frame), n, rng, name)
     if n is not None:
         frame = frame.iloc[rows].reset_index(drop=True)
 
-    used = set()
     y = None
-    if label_col is not None:
-        if isinstance(label_col, DefaultLabel) and label_col not in frame.columns:
-            label_col = None
-        else:
-            _require_column(frame, label_col, "Label")
-    if label_col is not None:
-        used.add(label_col)
-        labels = frame[label_col]
+    if roles.label_col is not None:
+        labels = frame[roles.label_col]
         if labels.isna().any():
             first = int(np.flatnonzero(labels.isna().to_numpy())[0])
             raise DatasetError(
-                f"{name}: label column {label_col!r} is empty at row {first} ({int(labels.isna().sum())} "
-                "missing label(s)). Fill or drop those rows, or load without labels (label_col=None)."
+                f"{name}: label column {roles.label_col!r} is empty at row {first} "
+                f"({int(labels.isna().sum())} missing label(s)). Fill or drop those rows, or load "
+                "without labels (no label column: --label-col '' / label_col=None)."
             )
         y = labels.to_numpy()
-    ids = rows.copy()
-    if isinstance(id_col, DefaultLabel) and id_col not in frame.columns:
-        id_col = None
-    if id_col is not None:
-        _require_column(frame, id_col, "Id")
-        used.add(id_col)
-        ids = frame[id_col].to_numpy()
+    ids = rows.copy() if roles.id_col is None else frame[roles.id_col].to_numpy()
     images = image_paths = None
-    if image_col is not None:
-        _require_column(frame, image_col, "Image")
-        used.add(image_col)
-        images, image_paths = images_from_column(frame[image_col], folder, name, opts)
+    if roles.image_col is not None:
+        images, image_paths = images_from_column(frame[roles.image_col], folder, name, opts)
     layout = None
-    layout_names = []
-    if layout_cols is not None and all(c in frame.columns for c in layout_cols):
-        layout_names = list(layout_cols)
-        layout = _numeric_block(frame, layout_names, f"{name} layout")
+    if roles.layout_cols is not None:
+        layout = _numeric_block(frame, list(roles.layout_cols), f"{name} layout")
+    texts = None
+    if roles.text_col is not None:
+        texts = frame[roles.text_col].astype(object).where(frame[roles.text_col].notna(), "")
+        texts = np.asarray([str(t) for t in texts], dtype=object)
 
-    if opts.feature_cols is not None:
-        feature_names = [str(c) for c in opts.feature_cols]
-        for c in feature_names:
-            _require_column(frame, c, "Feature")
-    else:
-        feature_names = [c for c in frame.columns if c not in used and c not in layout_names]
-        if not feature_names and layout_names:
-            feature_names = layout_names  # a plain "x, y, label" table: the layout is the data
-    if feature_names:
+    params = {}
+    options = roles.options()
+    if roles.features_from == "columns":
+        feature_names = list(roles.feature_cols)
         X = _numeric_block(frame, feature_names, name)
-    elif images is not None:
+    elif roles.features_from == "text":
+        feats = text_features(texts, n_components=opts.text_components, min_df=opts.text_min_df,
+                              seed=seed, name=roles.text_col)
+        X, feature_names = feats.X, feats.names
+        params.update(standardize=False, text_features={
+            "column": roles.text_col, "terms": feats.n_terms, "components": feats.n_components,
+            "min_df": feats.min_df, "empty": feats.n_empty, "summary": feats.summary(),
+            "source_sha256": feats.source_sha256})
+        options.update(text_components=opts.text_components, text_min_df=opts.text_min_df)
+    elif roles.features_from == "image":
         X, feature_names = pixel_features(images)
     else:
         raise DatasetError(
-            f"{name} has no numeric feature column (columns: {', '.join(frame.columns)}). Add feature "
-            "columns, or give image_col so that pixels become the features."
+            f"{name} has no numeric feature column, no text column and no image column (columns: "
+            f"{', '.join(frame.columns)}). Add numeric feature columns, or name a column of free "
+            "text (--text-col NAME) or of image files (--image-col NAME)."
         )
     return finish(name, X, y, feature_names, ids=ids, layout=layout, images=images,
-                  image_paths=image_paths, frame=frame)
+                  image_paths=image_paths, frame=frame, params=params, texts=texts,
+                  load_options=options)

@@ -13,7 +13,9 @@ The session starts without labels, so leave-one-out cannot be used yet (:func:`p
   chooses the width by exact LOO on the labelled points over that grid,
   ``median * 2**[-3, -2.5, ..., 2]``, at the current lam (:mod:`core.rls.tuning`).
 * ``standardize="auto"``: off for an image data set (the pixels share one scale; scaling each
-  pixel would inflate near-constant border pixels and warn about constant ones), on otherwise.
+  pixel would inflate near-constant border pixels and warn about constant ones) and for text
+  features (unit-length TF-IDF vectors, :mod:`labeler.data.text`: their inner products are
+  cosines), on otherwise.
   With ``pca_components=k`` the kernel sees the (standardised) features projected on their k
   leading principal components, computed once and stored (bit-identical on reopening).
 * ``initial_labels=m``: m points labelled with the data set's true labels (stratified, seeded),
@@ -28,8 +30,11 @@ The session starts without labels, so leave-one-out cannot be used yet (:func:`p
 
 The resolved numbers and how they were chosen (``auto``) are stored with the session, so
 reopening never re-resolves them. The data set options are stored with the seed filled in
-(``load_dataset(..., seed=config.seed)`` unless the options name their own seed), and a
-SHA-256 of the features guards against a data file changed under a session. Stored configs
+(``load_dataset(..., seed=config.seed)`` unless the options name their own seed) and, for a
+table, with the column roles used (guessed ones resolved: ``Dataset.load_options``, see
+:mod:`labeler.data.roles`), so a session reopens with the same features even if the guess
+would now choose differently; a SHA-256 of the features guards against a data file changed
+under a session. Stored configs
 are read with :meth:`SessionConfig.from_dict`, which ignores keys it does not know and gives
 missing ones their defaults, so configs of older versions still load.
 
@@ -345,11 +350,17 @@ def prepare(config: SessionConfig | None) -> Prepared:
     check_memory(X_raw.shape[0], n_kernel_features, len(cfg.classes), cfg.initial_labels)
 
     # resolve "auto" settings once, from the data (no labels exist yet)
+    # the roles and text settings used, resolved: reopening loads exactly this data set
+    cfg.dataset_options = data.stored_options(cfg.dataset_options, dataset)
     auto = {}
     if isinstance(cfg.standardize, str):  # "auto"
-        image = data.is_image_data(dataset)
-        cfg.standardize = not image
-        auto["standardize"] = "off for image data (pixels share one scale)" if image else "on (not image data)"
+        image, text = data.is_image_data(dataset), data.is_text_features(dataset)
+        cfg.standardize = not (image or text)
+        auto["standardize"] = (
+            "off for image data (pixels share one scale)" if image
+            else "off for text features (unit-length TF-IDF vectors: cosine geometry)" if text
+            else "on (not image data)"
+        )
     cfg.standardize = bool(cfg.standardize)
     cfg.pca_components = _check_pca_components(cfg.pca_components, X_raw.shape)
     X = data.kernel_features(X_raw, cfg.standardize, cfg.pca_components, cfg.seed)
@@ -385,5 +396,5 @@ def prepare(config: SessionConfig | None) -> Prepared:
         raise ValueError(f"Session name must be a non-empty string; got {cfg.name!r}.")
 
     stored = cfg.to_dict()
-    stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=data.fingerprint(X_raw))
+    stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=data.fingerprint_of(dataset, X_raw))
     return Prepared(cfg, stored, dataset, X, initial)

@@ -8,25 +8,48 @@ The only module of the session package that imports the data modules of ``core``
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
 
 from labeler.data import load_dataset
+from labeler.data.dataset import PARQUET_SUFFIXES
 from labeler.data.preprocessing import pca_reduce, standardize
+
+#: Suffixes of the tables, whose column roles a session stores.
+TABLE_SUFFIXES = (".csv", *PARQUET_SUFFIXES)
 
 __all__ = [
     "load",
+    "stored_options",
     "fingerprint",
+    "fingerprint_of",
     "is_image_data",
+    "is_text_features",
     "kernel_features",
     "initial_choice",
     "compute_layout",
 ]
 
 
-def load(name: str, options: dict):
-    """:func:`labeler.data.load_dataset` ``(name, **options)``."""
+def load(name: str, options: dict, *, stored: bool = False):
+    """:func:`labeler.data.load_dataset` ``(name, **options)``.
+
+    ``stored=True``: the options of a stored session. Sessions store the column roles of a
+    table (``text_col`` among them) since roles are guessed; a stored table without them was
+    made before, with fixed roles, and is loaded with those (``legacy_roles``) so that it
+    reopens with the same features.
+    """
+    options = dict(options)
+    if stored and Path(str(name)).suffix.lower() in TABLE_SUFFIXES and "text_col" not in options:
+        options["legacy_roles"] = True
     return load_dataset(name, **options)
+
+
+def stored_options(options: dict, dataset) -> dict:
+    """``options`` with the data set's resolved load options (a table's column roles and text
+    settings) filled in, so that the stored session reloads exactly this data set."""
+    return {**options, **dict(getattr(dataset, "load_options", None) or {})}
 
 
 def fingerprint(X: np.ndarray) -> str:
@@ -37,9 +60,26 @@ def fingerprint(X: np.ndarray) -> str:
     return h.hexdigest()
 
 
+def fingerprint_of(dataset, X_raw: np.ndarray) -> str:
+    """What a session stores to recognise its data: :func:`fingerprint` of the features, or
+    for text features the digest of their exact source (the TF-IDF matrix and the SVD's
+    settings, :mod:`labeler.data.text`), since the SVD's last bits may differ between
+    machines; the session keeps the text features it was made with in its store."""
+    info = (getattr(dataset, "params", None) or {}).get("text_features") or {}
+    if info.get("source_sha256"):
+        return "text:" + str(info["source_sha256"])
+    return fingerprint(X_raw)
+
+
 def is_image_data(dataset) -> bool:
     """Whether the data set's features are pixels (it has images or image files)."""
     return getattr(dataset, "images", None) is not None or getattr(dataset, "image_paths", None) is not None
+
+
+def is_text_features(dataset) -> bool:
+    """Whether the data set's features are the TF-IDF of a text column (unit-length rows whose
+    inner products are cosines: scaling each column would break that)."""
+    return "text_features" in (getattr(dataset, "params", None) or {})
 
 
 def kernel_features(X_raw: np.ndarray, scale: bool, pca_components: int | None, seed: int) -> np.ndarray:

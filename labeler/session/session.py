@@ -66,6 +66,7 @@ from ..store import (
 __all__ = ["LabelingSession"]
 
 _PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
+_TEXT_ARRAY = "features-text"  # store array: the features of a text column (TF-IDF + SVD)
 
 
 class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
@@ -98,14 +99,22 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         self.created = record.created
         self._stored_config = dict(record.config)
         cfg = SessionConfig.from_dict(record.config)
-        self.dataset = _dataset if _dataset is not None else data.load(cfg.dataset, cfg.dataset_options)
+        self.dataset = (_dataset if _dataset is not None
+                        else data.load(cfg.dataset, cfg.dataset_options, stored=True))
         X_raw = np.ascontiguousarray(self.dataset.X, dtype=np.float64)
-        if record.config.get("fingerprint") not in (None, data.fingerprint(X_raw)):
+        if record.config.get("fingerprint") not in (None, data.fingerprint_of(self.dataset, X_raw)):
             raise ValueError(
                 f"The data set {cfg.dataset!r} has changed since session {self.id!r} was created "
                 "(its features differ), so the stored labels would point at the wrong rows. "
                 "Restore the original data or create a new session."
             )
+        if _dataset is None and data.is_text_features(self.dataset):
+            # the text features the session was made with (an SVD's last bits may differ here)
+            kept = store.get_array(self.id, _TEXT_ARRAY)
+            if kept is not None and kept.shape == X_raw.shape and kept.dtype == np.float64:
+                X_raw = self.dataset.X = np.ascontiguousarray(kept)
+            else:
+                self._cache_array(_TEXT_ARRAY, X_raw)
         if _X is not None:
             self.X = _X
         elif cfg.pca_components is None:
@@ -172,6 +181,8 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 risk = float(session.learner.estimated_risk())
                 risks = {ev.seq: risk for ev in events}
             arrays = {_PCA_ARRAY: X} if cfg.pca_components is not None else {}
+            if data.is_text_features(prep.dataset):
+                arrays[_TEXT_ARRAY] = np.ascontiguousarray(prep.dataset.X, dtype=np.float64)
             store.create_session(name=record.name, dataset=record.dataset, config=record.config,
                                  session_id=record.id, created=record.created, arrays=arrays,
                                  events=events, risks=risks)

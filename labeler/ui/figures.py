@@ -25,6 +25,7 @@ __all__ = [
     "class_color",
     "discrete_colorscale",
     "scatter_figure",
+    "hover_texts",
     "point_index_from_selection",
     "risk_curve_figure",
     "loo_curve_figure",
@@ -104,6 +105,47 @@ def _codes_or_unlabeled(codes: np.ndarray) -> np.ndarray:
     return np.asarray(codes, dtype=np.float32) + 1.0
 
 
+#: Longest text (characters) shown in a map tooltip, and its line length.
+HOVER_TEXT_CHARS, HOVER_LINE_CHARS = 90, 45
+
+
+def hover_texts(texts, max_chars: int = HOVER_TEXT_CHARS, line: int = HOVER_LINE_CHARS) -> np.ndarray | None:
+    """The points' texts for map tooltips: shortened, escaped, broken into short lines.
+
+    Parameters
+    ----------
+    texts : array-like of shape (n_samples,) of str, or None
+    max_chars : int
+        Longer texts are cut there (at a word boundary when one is near) and end with "…".
+    line : int
+        Approximate line length (lines break at spaces).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of str (object), or None when ``texts`` is None
+        Each a plotly-safe string (:func:`~labeler.ui.text.plot_text`: tags from the data are
+        shown, never applied) whose only markup is the ``<br>`` this function puts in.
+    """
+    if texts is None:
+        return None
+    out = np.empty(len(texts), dtype=object)
+    for i, raw in enumerate(texts):
+        text = " ".join(str(raw).split())
+        if len(text) > max_chars:
+            cut = text.rfind(" ", max_chars - 20, max_chars)
+            text = text[: cut if cut > 0 else max_chars] + "…"
+        lines, current = [], ""
+        for word in text.split(" "):
+            if current and len(current) + 1 + len(word) > line:
+                lines.append(current)
+                current = word
+            else:
+                current = f"{current} {word}" if current else word
+        lines.append(current)
+        out[i] = "<br>".join(plot_text(part) for part in lines)
+    return out
+
+
 def scatter_figure(
     layout: np.ndarray,
     classes: Sequence[str],
@@ -117,6 +159,7 @@ def scatter_figure(
     selected: int | None = None,
     view_key: str = "pool",
     height: int = 560,
+    hover_text: np.ndarray | None = None,
 ) -> go.Figure:
     """Map of the whole pool, coloured by label, prediction, confidence or expected risk.
 
@@ -146,6 +189,8 @@ def scatter_figure(
         Zoom is kept while it stays the same (:mod:`labeler.ui.zoom`).
     height : int
         Figure height in pixels.
+    hover_text : ndarray of shape (n_samples,) of str, optional
+        Each point's text for its tooltip, already made safe (:func:`hover_texts`).
 
     Returns
     -------
@@ -167,10 +212,15 @@ def scatter_figure(
     k = max(len(classes), 1)
     class_palette = [class_color(j) for j in range(k)]
     size = _marker_size(n)
+    if hover_text is not None:
+        hover_text = np.asarray(hover_text, dtype=object)
+        if hover_text.shape != (n,):
+            raise ValueError(f"hover_text must have shape ({n},); got {hover_text.shape}.")
+    text_line = "" if hover_text is None else "<br>%{text}"
 
     # --- trace 0: the pool, numeric colours only ------------------------------------------
     marker: dict = dict(size=size, opacity=0.85, line=dict(width=0))
-    hover = "point %{pointNumber}<extra></extra>"
+    hover = "point %{pointNumber}" + text_line + "<extra></extra>"
     if color_mode in ("label", "predicted"):
         if color_mode == "label":
             codes = label_codes
@@ -208,11 +258,12 @@ def scatter_figure(
             colorbar=dict(title=dict(text=COLOR_MODES[color_mode], side="right"), thickness=12,
                           len=0.75, x=1.0, xpad=4),
         )
-        hover = "point %{pointNumber}<br>" + COLOR_MODES[color_mode] + " %{marker.color:.3g}<extra></extra>"
+        hover = ("point %{pointNumber}<br>" + COLOR_MODES[color_mode] + " %{marker.color:.3g}"
+                 + text_line + "<extra></extra>")
     traces = [
         go.Scattergl(
             x=xy[:, 0], y=xy[:, 1], mode="markers", marker=marker, name="pool",
-            hovertemplate=hover, showlegend=False,
+            hovertemplate=hover, showlegend=False, text=hover_text,
             unselected=dict(marker=dict(opacity=0.85)), selected=dict(marker=dict(opacity=1.0)),
         )
     ]
@@ -230,7 +281,8 @@ def scatter_figure(
                 cmin=-0.5, cmax=k - 0.5,
                 line=dict(width=1.2, color="#1f2430"),
             ),
-            hovertemplate="point %{customdata} (labelled)<extra></extra>",
+            hovertemplate="point %{customdata} (labelled)" + text_line + "<extra></extra>",
+            text=None if hover_text is None else hover_text[labeled],
             showlegend=False,
             unselected=dict(marker=dict(opacity=1.0)),
         )

@@ -115,7 +115,36 @@ def _point_id(session, index: int) -> str:
     return f"#{index}" if str(ident) == str(index) else f"#{index} ({ident})"
 
 
+#: Longest text shown in the panel (characters); longer texts end with a note.
+PANEL_TEXT_CHARS = 3000
+
+
+def _text_column(session) -> tuple[str, ...]:
+    """The text column's name (shown above the table, not in it), if any."""
+    options = getattr(session.dataset, "load_options", None) or {}
+    return (options["text_col"],) if options.get("text_col") else ()
+
+
+def _point_text(session, index: int) -> None:
+    """The point's text (a table's text column), escaped: data never becomes markup."""
+    texts = getattr(session.dataset, "texts", None)
+    if texts is None:
+        return
+    text = str(texts[index])
+    if not text.strip():
+        body = "<i>(empty text)</i>"
+    elif len(text) > PANEL_TEXT_CHARS:
+        body = (html_text(text[:PANEL_TEXT_CHARS]) + f" … <i>({len(text) - PANEL_TEXT_CHARS:,} "
+                "more characters)</i>")
+    else:
+        body = html_text(text)
+    # a span (display: block), not a div: a div would open an HTML block, in which Markdown
+    # keeps html_text's backslash escapes literally
+    st.markdown(f'<span class="point-text" data-point="{index}">{body}</span>', unsafe_allow_html=True)
+
+
 def _point_content(session, index: int) -> None:
+    _point_text(session, index)
     try:
         image = point_image(session.dataset, index)
     except ValueError as exc:
@@ -124,6 +153,7 @@ def _point_content(session, index: int) -> None:
     if image is not None:
         st.image(upscale(image, 300), width=300 if max(image.shape[:2]) <= 300 else "stretch")
     else:
-        st.dataframe(feature_table(session.dataset, index), hide_index=True, width="stretch",
-                     height=min(38 + 35 * min(len(session.dataset.feature_names or []), 8), 320))
+        table = feature_table(session.dataset, index, skip=_text_column(session))
+        st.dataframe(table, hide_index=True, width="stretch",
+                     height=min(38 + 35 * min(len(table), 8), 320))  # rows shown, not features
 

@@ -7,6 +7,7 @@ import streamlit as st
 from core.learner import WEIGHTINGS
 from core.strategies import STRATEGIES
 from labeler.ui import actions, state
+from labeler.ui.columns import is_table_path, picked_options, render_columns_box
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
 from labeler.ui.registry import REGISTRY
@@ -77,10 +78,27 @@ def _open_path() -> None:
         state.flash("error", str(exc))
         return
     options = {}
-    image_col = (st.session_state.get("pick_image_col") or "").strip()
-    if image_col:
-        options["image_col"] = image_col
+    if is_table_path(path):
+        try:
+            options.update(picked_options(path, int(cfg.max_file_mb * 1e6)))
+        except (ValueError, OSError) as exc:
+            state.flash("error", f"Could not open {path.name}: {exc}")
+            return
     state.new_session(str(path), options, **_picked_settings())
+
+
+def _columns_box() -> None:
+    """The roles of the table typed in the path field, when it is one (else nothing)."""
+    cfg = state.app_config()
+    text = (st.session_state.get("pick_path") or "").strip()
+    if not text:
+        return
+    try:
+        path = check_data_path(text, cfg.data_dir, cfg.max_file_mb)
+    except ValueError:
+        return  # "Open path" names the problem
+    if is_table_path(path):
+        render_columns_box(path, int(cfg.max_file_mb * 1e6))
 
 
 def _data_picker() -> None:
@@ -98,10 +116,9 @@ def _data_picker() -> None:
         st.text_input("File or image folder", key="pick_path",
                       placeholder="data/pool.csv",
                       help=f"CSV, Parquet or NPZ file, or a folder of images, inside {cfg.data_dir} "
-                           f"(at most {cfg.max_file_mb:,.0f} MB).")
-        st.text_input("Image column (optional)", key="pick_image_col", placeholder="e.g. file",
-                      help="For a CSV/Parquet table whose column holds image file paths "
-                           "(relative to the table's folder).")
+                           f"(at most {cfg.max_file_mb:,.0f} MB). A table's column roles "
+                           "(id, label, text, features...) are shown below to check first.")
+        _columns_box()
         st.button("Open path", key="open_path", on_click=_open_path,
                   icon=":material/folder_open:", width="stretch")
         choices = _layout_choices()

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-__all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table"]
+__all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table",
+           "map_hover_texts"]
 
 
 def class_codes(values, classes) -> np.ndarray:
@@ -95,6 +96,22 @@ def build_view(session, color_mode: str | None = None) -> ScreenView:
     )
 
 
+def map_hover_texts(dataset) -> np.ndarray | None:
+    """The map's tooltip texts of ``dataset`` (:func:`~labeler.ui.figures.hover_texts` of its
+    text column), computed once per data set object: about a second at 20,000 texts, too
+    slow for every render."""
+    texts = getattr(dataset, "texts", None)
+    if texts is None:
+        return None
+    cached = getattr(dataset, "_map_hover_texts", None)
+    if cached is None or len(cached) != len(texts):
+        from labeler.ui.figures import hover_texts
+
+        cached = hover_texts(texts)
+        dataset._map_hover_texts = cached  # the texts of a data set never change
+    return cached
+
+
 def upscale(image: np.ndarray, target: int = 280) -> np.ndarray:
     """Enlarge a small image by an integer factor (nearest neighbour: sharp pixels).
 
@@ -142,8 +159,10 @@ def point_image(dataset, index: int) -> np.ndarray | None:
     return None
 
 
-def feature_table(dataset, index: int, max_rows: int = 40) -> pd.DataFrame:
+def feature_table(dataset, index: int, max_rows: int = 40, skip=()) -> pd.DataFrame:
     """Feature values of point ``index``: original columns when known, else the features.
+
+    ``skip`` names original columns left out (e.g. the text column, shown on its own).
 
     Returns
     -------
@@ -153,6 +172,7 @@ def feature_table(dataset, index: int, max_rows: int = 40) -> pd.DataFrame:
     frame = getattr(dataset, "frame", None)
     if frame is not None:
         row = frame.iloc[index]
+        row = row[[c for c in row.index if str(c) not in set(skip)]]
         names, values = list(map(str, row.index)), list(row.to_numpy())
     else:
         names = [str(n) for n in getattr(dataset, "feature_names", None) or

@@ -70,11 +70,14 @@ class AppServer:
         Passed as ``LABELER_DATA_OPTIONS`` (e.g. ``{"n": 300}``).
     data : str, optional
         Data set to open (``labeler app DATA``).
+    env : dict, optional
+        More environment variables (e.g. ``LABELER_DATA_DIR``).
     """
 
-    def __init__(self, store, data_options=None, data=None, timeout=120.0):
+    def __init__(self, store, data_options=None, data=None, timeout=120.0, env=None):
         import json
 
+        extra_env = env
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.store = Path(store)
@@ -86,6 +89,7 @@ class AppServer:
         env.pop("LABELER_SESSION", None)
         if data_options:
             env["LABELER_DATA_OPTIONS"] = json.dumps(data_options)
+        env.update(extra_env or {})
         self.log_path = Path(tempfile.mkstemp(prefix="labeler-server-", suffix=".log")[1])
         self._log = open(self.log_path, "wb")
         self.command = labeler_command(self.port, data)
