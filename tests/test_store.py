@@ -107,7 +107,7 @@ def test_append_is_one_transaction(tmp_path):
         st.append(sid, rows, after=0)
     assert st.events(sid) == []
     with pytest.raises(ValueError, match="kind must be"):
-        st.append(sid, [{"kind": "relabel", "index": 1}], after=0)
+        st.append(sid, [{"kind": "recolour", "index": 1}], after=0)
     with pytest.raises(ValueError, match=r"unknown key\(s\) \['colour'\]"):
         st.append(sid, [{"kind": "label", "index": 1, "label": "a", "colour": "red"}], after=0)
     assert st.events(sid) == []

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from .faults import ConcurrentUpdateError, StoreCorruptError, StoreError, StoreReadOnlyError, StoreVersionError, UnknownSessionError, _ISO_STAMP, _check_size, _read_only_message, _rollback, store_fault, utc_now
-from .log import Event, SessionInfo, SessionRecord, make_events, new_session_id
-from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V1, _SQLITE_MAGIC, _TABLES
+from .log import UNDOABLE_KINDS, Event, SessionInfo, SessionRecord, make_events, new_session_id
+from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V2, _SQLITE_MAGIC, _TABLES, migrate_v1_to_v2
 
 _NPY_SUM = b"LBLSHA256"  # trailer of a stored .npy blob: marker + SHA-256 of the .npy bytes
 
@@ -251,7 +251,7 @@ class Store:
                 f"{path} is an SQLite database of another application (tables: "
                 f"{', '.join(sorted(tables))}); it was left unchanged. Use another store file."
             )
-        if version == SCHEMA_VERSION and not set(_TABLES) <= tables:
+        if version >= 1 and not set(_TABLES) <= tables:
             raise StoreCorruptError(
                 f"{path} claims schema version {version} but lacks the tables "
                 f"{sorted(set(_TABLES) - tables)}, so it is damaged; it was left unchanged. "
@@ -280,10 +280,12 @@ class Store:
             try:
                 version = con.execute("PRAGMA user_version").fetchone()[0]
                 if version == 0:  # new file (another process may have created it meanwhile)
-                    for stmt in _SCHEMA_V1.split(";"):
+                    for stmt in _SCHEMA_V2.split(";"):
                         if stmt.strip():
                             con.execute(stmt)
                     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                elif version == 1:  # a store of the previous version: upgraded, every event kept
+                    migrate_v1_to_v2(con)
                 con.execute("COMMIT")
             except BaseException:
                 _rollback(con)
@@ -511,19 +513,21 @@ class Store:
 
     @staticmethod
     def _count_labels(con, sid) -> int:
-        # net labels = label/accept events minus those undone; undo only reverts the top of
-        # the stack, so the count follows from a fold over (action, kind) alone
-        stack: list[tuple[int, str, int]] = []
-        for action, kind, count in con.execute(
-            "SELECT action, min(kind), count(*) FROM events WHERE session_id = ? "
+        # net labels = labels given (label, accept) minus labels taken (unlabel), leaving out
+        # undone actions; undo only reverts the top of the stack of undoable actions, so the
+        # count follows from a fold over (action, kind, number of events) alone
+        delta = {"label": 1, "accept": 1, "unlabel": -1}
+        stack: list[int] = []
+        for kind, count in con.execute(
+            "SELECT min(kind), count(*) FROM events WHERE session_id = ? "
             "GROUP BY action ORDER BY action",
             (sid,),
         ):
-            if kind in ("label", "accept", "skip"):
-                stack.append((action, kind, count))
+            if kind in UNDOABLE_KINDS:
+                stack.append(delta.get(kind, 0) * count)
             elif kind == "undo" and stack:
                 stack.pop()
-        return sum(c for _, k, c in stack if k != "skip")
+        return sum(stack)
 
     def delete_session(self, session_id: str):
         """Delete a session with its events and cached arrays (one transaction)."""
