@@ -18,11 +18,12 @@ action here is ONE user action in the event log, undoable like a label (see
   at its place, with its weight.
 
 A name that an undo would give back (the old name of a renamed class, a deleted class) cannot
-be taken by a new class or a rename while that undo is possible
-(:meth:`labeler.store.LogState.reserved_names`).
+be taken by a NEW class while that undo is possible
+(:meth:`labeler.store.LogState.reserved_names`): adding a class is not undoable, so the two
+would clash. A rename may take such a name (its own undo comes first).
 
-Class names are checked by :func:`labeler.session.config.check_class_name` (the same check as
-``add_class``) plus that reservation: :meth:`SessionClasses.check_new_class_name`.
+Class names are checked by :func:`labeler.session.config.check_class_name` (the check of
+``add_class``), for a new class plus that reservation (:meth:`SessionClasses.check_new_class_name`).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ class SessionClasses:
     """Rename, delete, move and unlabel classes (see the module docstring)."""
 
     def check_new_class_name(self, name) -> str:
-        """A name for a new or renamed class: a non-empty string (stripped), not a class yet,
-        and not kept for an undo.
+        """A name for a new class: a non-empty string (stripped), not a class yet, and not kept
+        for an undo.
 
         Raises
         ------
@@ -86,7 +87,7 @@ class SessionClasses:
         """
         def build():
             self._existing_class(old)
-            return [{"kind": "rename_class", "label": self.check_new_class_name(new),
+            return [{"kind": "rename_class", "label": check_class_name(new, self._log.classes),
                      "value": {"from": old}}]
 
         change = self._commit(build)
