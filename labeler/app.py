@@ -99,7 +99,8 @@ with lock:
             label_codes=view.label_codes, predicted_codes=view.predicted_codes,
             confidence=pred["confidence"].to_numpy(dtype=float),
             expected_risk=view.expected_risk,
-            query=view.query, selected=selected, view_key=str(session.id),
+            query=view.query, selected=selected, skipped=sorted(view.skipped),
+            view_key=str(session.id),
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
                         config={"displaylogo": False, "scrollZoom": True,
