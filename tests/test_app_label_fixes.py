@@ -163,6 +163,8 @@ def test_classes_expander_renames_moves_unlabels_and_deletes(_env):
     at.button(key="rename_class").click().run()
     assert not at.exception
     assert s.classes == [HOSTILE_NAME, b]
+    with LabelingSession.open(s.store_path, s.id) as stored:  # in the store, not only in memory
+        assert stored.classes == [HOSTILE_NAME, b] and stored.labels == s.labels
     assert at.selectbox(key=f"manage_class_{s.id}").value == HOSTILE_NAME
     # shown as typed, as text: button labels and captions escape the Markdown marks
     assert any(shown_text(x.label) == HOSTILE_NAME for x in at.button)

@@ -45,11 +45,12 @@ def render_class_manager(session) -> None:
                        "Undo reverts).")
             move_key = f"move_to_{session.id}"
             st.selectbox("Move them to", others, key=move_key)
-            cols = st.columns(2)
-            cols[0].button(f"Move all {k}", key="move_class", width="stretch",
-                           on_click=actions.move_class_labels, args=(picked, move_key, version))
-            cols[1].button(f"Unlabel all {k}", key="unlabel_class", width="stretch",
-                           on_click=actions.unlabel_class, args=(picked, version))
+            st.button(f"Move all {k} points", key="move_class", width="stretch",
+                      icon=":material/move_item:", on_click=actions.move_class_labels,
+                      args=(picked, move_key, version))
+            st.button(f"Unlabel all {k} points", key="unlabel_class", width="stretch",
+                      icon=":material/label_off:", on_click=actions.unlabel_class,
+                      args=(picked, version))
         elif len(classes) <= 2:
             st.caption("A session needs at least two classes: add another one before deleting "
                        "this one (or rename it).")
