@@ -126,7 +126,7 @@ with lock:
             render_history(session)
     if keys.open:
         with keys:
-            rows = [f"| `{k.upper()}` | label **{md_text(c)}** |"
+            rows = [f"| `{k.upper()}` | label **{md_text(c)}** (on a labelled point: change to it) |"
                     for c, k in zip(view.classes, class_shortcuts(view.classes)) if k]
             st.markdown("| key | action |\n|---|---|\n" + "\n".join(rows) +
                         f"\n| `{SKIP_KEY.upper()}` | skip the query |\n| `{UNDO_KEY.upper()}` | undo |"

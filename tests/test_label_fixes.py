@@ -292,6 +292,26 @@ def test_class_moves_refuse_a_changed_state(store):
         s.unlabel_class("0", expected_version="3")
 
 
+def test_class_actions_from_a_stale_tab_are_refused_after_catching_up(store):
+    a = LabelingSession.create(store, config())
+    label_some(a, 4)
+    a.add_class("c")
+    b = LabelingSession.open(store, a.id)
+    a.rename_class("0", "zero")
+    n = a.n_events
+    with pytest.raises(ValueError, match="no class '0'.*renamed or deleted in another tab"):
+        b.rename_class("0", "nil")  # b still shows "0"
+    assert b.classes == ["zero", "1", "c"]  # caught up
+    free = next(i for i in range(N) if i not in a.labels)
+    a.label(free, "c", source="chosen")
+    with pytest.raises(ValueError, match="'c' still has 1 labelled point"):
+        b.delete_class("c")  # b showed "c" empty
+    assert b.move_class_labels("c", "1", expected_version=n) == 0  # b's page is out of date
+    assert b.unlabel_class("c", expected_version=n) == 0
+    assert a.n_events == n + 1 == n_stored(store, a.id)
+    same_state(a, b)
+
+
 def test_a_weighting_dict_follows_renames_and_deletions(store):
     s = LabelingSession.create(store, config())
     s.add_class("c")
