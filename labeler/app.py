@@ -102,7 +102,8 @@ with lock:
             label_codes=view.label_codes, predicted_codes=view.predicted_codes,
             confidence=pred["confidence"].to_numpy(dtype=float),
             expected_risk=view.expected_risk,
-            query=view.query, selected=selected, view_key=str(session.id),
+            query=view.query, selected=selected, skipped=sorted(view.skipped),
+            view_key=str(session.id),
             hover_text=map_hover_texts(session.dataset),
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
@@ -129,7 +130,7 @@ with lock:
             render_history(session)
     if keys.open:
         with keys:
-            rows = [f"| `{k.upper()}` | label **{md_text(c)}** |"
+            rows = [f"| `{k.upper()}` | label **{md_text(c)}** (on a labelled point: change to it) |"
                     for c, k in zip(view.classes, class_shortcuts(view.classes)) if k]
             st.markdown("| key | action |\n|---|---|\n" + "\n".join(rows) +
                         f"\n| `{SKIP_KEY.upper()}` | skip the query |\n| `{UNDO_KEY.upper()}` | undo |"

@@ -107,7 +107,7 @@ def test_append_is_one_transaction(tmp_path):
         st.append(sid, rows, after=0)
     assert st.events(sid) == []
     with pytest.raises(ValueError, match="kind must be"):
-        st.append(sid, [{"kind": "relabel", "index": 1}], after=0)
+        st.append(sid, [{"kind": "recolour", "index": 1}], after=0)
     with pytest.raises(ValueError, match=r"unknown key\(s\) \['colour'\]"):
         st.append(sid, [{"kind": "label", "index": 1, "label": "a", "colour": "red"}], after=0)
     assert st.events(sid) == []
@@ -395,3 +395,33 @@ def test_a_new_store_file_appears_whole_or_not_at_all(tmp_path, monkeypatch):
     monkeypatch.undo()
     with Store(path) as store:
         assert store.list_sessions() == []
+
+
+def test_a_store_opened_twice_in_one_process_keeps_its_locks(tmp_path):
+    """POSIX locks belong to the process: closing ANY descriptor of the file drops the locks of
+    every SQLite connection of the process to it. Opening a second Store (list_sessions on each
+    page, as the app does) must therefore not read the file with a descriptor of its own while
+    a connection is open; otherwise another process that opens and closes the store believes it
+    is the last one, deletes the write-ahead log, and the next action of the first is lost."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.sqlite"
+    a = Store(path)
+    sid = a.create_session(name="n", dataset="d", config={})
+    a.append(sid, [{"kind": "skip", "index": 1}], after=0)
+    Store(path).close()  # e.g. the sidebar's list of sessions, in the server process
+    assert [i.id for i in Store(path).list_sessions()] == [sid]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    other = f"import sys; sys.path.insert(0, {root!r}); from labeler.store import Store; Store({str(path)!r}).close()"
+    subprocess.run([sys.executable, "-c", other], check=True, timeout=120)  # e.g. `labeler sessions`
+    a.append(sid, [{"kind": "skip", "index": 2}], after=1)
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 2
+    finally:
+        con.close()
+    a.close()
+    with Store(path) as st:
+        assert [e.index for e in st.events(sid)] == [1, 2]

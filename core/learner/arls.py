@@ -593,6 +593,35 @@ class ActiveRLS(LearnerState):
         self._apply(lambda: self._reweight_update(old), saved)
         return self
 
+    def rename_class(self, old, new) -> "ActiveRLS":
+        """Give class ``old`` the name ``new``, O(|L|).
+
+        Only names change: the outputs ``m``, the posterior ``C``, the class order (output
+        column ``t`` stays class ``t``) and the weights (a weighting dict keeps the weight
+        under the new name) are as before, so the learner equals one built with the new
+        names from the start.
+
+        Raises
+        ------
+        ValueError
+            If ``old`` is not a class, or ``new`` is already a class or not hashable (state
+            unchanged).
+        """
+        t = self._class_of(old)
+        try:
+            hash(new)
+        except TypeError:
+            raise ValueError(f"class label {new!r} is not hashable; use a str or int.") from None
+        if new in self._class_index:
+            raise ValueError(f"class {new!r} already exists; classes are {self._classes!r}.")
+        self._classes[t] = new
+        self._class_index = {c: k for k, c in enumerate(self._classes)}
+        for i in np.flatnonzero(self._cls == t).tolist():
+            self._labels[i] = new  # same key: labelling order kept
+        if isinstance(self._weighting, dict):
+            self._weighting = {(new if c == old else c): w for c, w in self._weighting.items()}
+        return self
+
     def rebuild(self) -> "ActiveRLS":
         """Recompute ``C`` and ``m`` from the prior by a direct Cholesky solve.
 

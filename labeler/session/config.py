@@ -20,7 +20,7 @@ The session starts without labels, so leave-one-out cannot be used yet (:func:`p
   leading principal components, computed once and stored (bit-identical on reopening).
 * ``initial_labels=m``: m points labelled with the data set's true labels (stratified, seeded),
   one "accept" action (one undo step) before the first query. The events table only allows the
-  sources "queried", "chosen" and "accepted" (a CHECK constraint of schema version 1), so they
+  sources "queried", "chosen" and "accepted" (a CHECK constraint of the schema), so they
   are stored as "accepted" events marked ``{"initial": true}`` and shown and exported with the
   source "initial".
 * ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else

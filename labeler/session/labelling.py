@@ -1,4 +1,5 @@
-"""The labelling actions of a session: label, skip, undo, accept predictions.
+"""The labelling actions of a session: label, skip, un-skip, relabel, unlabel, undo, accept
+predictions.
 
 :class:`SessionLabelling` is a mixin of :class:`~labeler.session.session.LabelingSession`.
 Each action checks its input, then commits one user action through the session's ``_commit``
@@ -22,7 +23,7 @@ __all__ = ["SessionLabelling"]
 
 
 class SessionLabelling:
-    """Label, skip, undo and accept (see the module docstring)."""
+    """Label, skip, un-skip, relabel, unlabel, undo and accept (see the module docstring)."""
 
     def _check_point(self, index) -> int:
         return check_index(index, self.n_samples, name="point index")
@@ -121,8 +122,133 @@ class SessionLabelling:
 
         return self._commit(build) is not None
 
+    def unskip(self, index) -> bool:
+        """Make a skipped point queryable again (one action; Undo skips it again).
+
+        Returns
+        -------
+        bool
+            True if stored; False (nothing written) when the point is not skipped (any more:
+            another tab or an Undo un-skipped it first; :meth:`why_not_changed` says so).
+        """
+        index = self._check_point(index)
+
+        def build():
+            if index not in self._log.skipped:
+                return None
+            return [{"kind": "unskip", "index": index}]
+
+        return self._commit(build) is not None
+
+    def _check_expected_label(self, expected_label):
+        if expected_label is not None and not isinstance(expected_label, str):
+            raise ValueError(
+                f"expected_label must be the class name the user saw on the point (a str); got "
+                f"{expected_label!r}."
+            )
+        return expected_label
+
+    def relabel(self, index, label, expected_label=None) -> bool:
+        """Change the label of a labelled point: one action, stored first, then applied with
+        the learner's exact relabel (``ActiveRLS.relabel``); Undo gives the old label back.
+
+        The point then counts as labelled by the user (source "chosen") at the time of the
+        change: it moves to the end of the labelling order.
+
+        Parameters
+        ----------
+        index : int
+            A labelled point.
+        label : str
+            One of :attr:`classes`, not the point's current label.
+        expected_label : str, optional
+            The label the user saw on the point. If the point is no longer labelled so (decided
+            inside the commit, after catching up with other tabs), nothing is written.
+
+        Returns
+        -------
+        bool
+            True if stored; False (nothing written) when the point is not labelled, already has
+            ``label``, is no longer labelled ``expected_label``, or ``label`` is no longer a
+            class (:meth:`why_not_changed` says which).
+
+        Raises
+        ------
+        IndexError
+            ``index`` out of range. ValueError: unknown label. Nothing changes.
+        """
+        index = self._check_point(index)
+        label = self._check_label(label)
+        expected_label = self._check_expected_label(expected_label)
+
+        def build():
+            rec = self._log.labels.get(index)
+            if rec is None or rec.label == label or label not in self._log.classes:
+                return None
+            if expected_label is not None and rec.label != expected_label:
+                return None
+            return [{"kind": "relabel", "index": index, "label": label, "source": "chosen",
+                     "value": {"from": rec.label}}]
+
+        return self._commit(build) is not None
+
+    def unlabel(self, index, expected_label=None) -> bool:
+        """Remove the label of a labelled point: one action, stored first, then applied with
+        the learner's exact removal (``ActiveRLS.remove``); the point can be queried again.
+        Undo gives the label back.
+
+        Parameters
+        ----------
+        index : int
+        expected_label : str, optional
+            The label the user saw on the point (see :meth:`relabel`).
+
+        Returns
+        -------
+        bool
+            True if stored; False (nothing written) when the point is not labelled, or no
+            longer labelled ``expected_label``.
+        """
+        index = self._check_point(index)
+        expected_label = self._check_expected_label(expected_label)
+
+        def build():
+            rec = self._log.labels.get(index)
+            if rec is None or (expected_label is not None and rec.label != expected_label):
+                return None
+            return [{"kind": "unlabel", "index": index, "label": rec.label}]
+
+        return self._commit(build) is not None
+
+    def why_not_changed(self, index, action: str, label=None, expected_label=None) -> str:
+        """Why a ``relabel``, ``unlabel`` or ``unskip`` of ``index`` was refused (the call
+        returned False), in words for the user."""
+        rec = self._log.labels.get(index)
+        not_applied = "this press was not applied"
+        if action in ("relabel", "unlabel"):
+            if rec is None:
+                return (f"Point #{index} is not labelled any more (another tab or Undo removed its "
+                        f"label): {not_applied}.")
+            if expected_label is not None and rec.label != expected_label:
+                return (f"Point #{index} is now labelled {rec.label!r}, not {expected_label!r} "
+                        f"(changed in another tab): {not_applied}. Check it and press again.")
+            if action == "relabel" and label not in self._log.classes:
+                return (f"Class {label!r} no longer exists (renamed or deleted in another tab): "
+                        f"{not_applied}.")
+            if action == "relabel" and rec.label == label:
+                return f"Point #{index} is already labelled {label!r}: nothing to change."
+        if action == "unskip":
+            if index in self._log.labels:
+                return f"Point #{index} is labelled now, not skipped: {not_applied}."
+            if index not in self._log.skipped:
+                return (f"Point #{index} is not skipped any more (another tab or Undo un-skipped "
+                        f"it): {not_applied}.")
+        return f"This press on point #{index} was not applied: the page was out of date."
+
     def undo(self, expected_action=None) -> int | None:
-        """Undo the last label, accepted batch (all of it) or skip, exactly.
+        """Undo the last undoable action exactly: a label, an accepted batch (all of it), a
+        skip or un-skip, a relabel or unlabel (one point or a batch), a class rename or
+        deletion. Adding a class and settings are not undone.
 
         Parameters
         ----------
@@ -134,8 +260,8 @@ class SessionLabelling:
         Returns
         -------
         int or None
-            The point whose label or skip was undone (for a batch, its last point); None if
-            there is nothing to undo or the press is stale.
+            The point whose label or skip was undone (for a batch, its last point; -1 for an
+            action on a class); None if there is nothing to undo or the press is stale.
         """
         if expected_action is not None and (
             isinstance(expected_action, bool) or not isinstance(expected_action, numbers.Integral)
@@ -156,9 +282,15 @@ class SessionLabelling:
         change = self._commit(build)
         if change is None:
             return None
-        if change.unskipped:
-            return change.unskipped[-1]
-        return change.removed[0].index  # removed in reverse order: [0] is the batch's last
+        if change.unskipped or change.skipped:
+            return (change.unskipped or change.skipped)[-1]
+        if change.relabeled:
+            return change.relabeled[0][1].index
+        if change.added:
+            return change.added[-1].index
+        if change.removed:
+            return change.removed[0].index  # removed in reverse order: [0] is the batch's last
+        return -1  # a rename or deletion of a class
 
     def accept_predictions(self, indices, labels=None, expected_version=None) -> int:
         """Label the given points with their predicted class (source "accepted").

@@ -10,8 +10,9 @@ log always reopens); on a failed write the learner is put back.
 
 The session's parts: :mod:`.config` (settings, defaults, checks, creation), :mod:`.data` (data
 set, features, layout), :mod:`.model` (the only builder of the learner; settings changes and
-LOO tuning go through it), :mod:`.labelling` (label, skip, undo, accept), :mod:`.settings`
-(the setters), :mod:`.views` (read-only state, tables, bins, export).
+LOO tuning go through it), :mod:`.labelling` (label, skip, un-skip, relabel, unlabel, undo,
+accept), :mod:`.classes` (rename, delete, move or unlabel a class), :mod:`.settings` (the
+setters), :mod:`.views` (read-only state, tables, bins, export).
 
 Reopening restores the same state
 ---------------------------------
@@ -19,7 +20,9 @@ A session is rebuilt from its configuration (every "auto" setting stored resolve
 and its event log: the events are folded into the net labels (undone ones dropped), skips,
 classes and settings, and the learner is built with the final settings and given the net
 labels in labelling order in one block update (``ActiveRLS.add_many``). Every live update is
-exact (add, ``remove`` on undo, reweighting, new class, ``set_lam``, ``set_kernel``), so the
+exact (add, ``remove`` on undo and unlabel, ``relabel``, reweighting, new class,
+``rename_class``, ``set_lam``, ``set_kernel``; deleting a class, or undoing that, rebuilds the
+learner by a direct solve), so the
 rebuilt outputs agree with the live ones to rounding (tests: 1e-10), at the cost of one
 O(n^2 |L|) product instead of replaying |L| steps that each cost up to O(n^2 |L|) under
 "balanced" weights.
@@ -46,6 +49,7 @@ from core import strategies
 
 from . import data, model
 from .config import SessionConfig, check_setting, prepare
+from .classes import SessionClasses
 from .labelling import SessionLabelling
 from .settings import SessionSettings
 from .views import SessionViews
@@ -69,7 +73,7 @@ _PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
 _TEXT_ARRAY = "features-text"  # store array: the features of a text column (TF-IDF + SVD)
 
 
-class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
+class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, SessionViews):
     """An interactive labelling session backed by a SQLite store.
 
     Build one with :meth:`create` or :meth:`open`, never directly.
@@ -278,6 +282,7 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         for group in group_actions(self._store.events(self.id)):
             self._note_origin(group)
             change = self._log.apply(group)
+            self._class_change_to_config(change)
             if change.setting is not None:
                 name, value = change.setting
                 try:  # only checked values are ever stored: anything else is damage
@@ -328,8 +333,15 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
             learner.add(change.added[0].index, change.added[0].label)
         elif change.added:  # an accepted batch: one block update
             learner.add_many([r.index for r in change.added], [r.label for r in change.added])
+        if change.relabeled:
+            self._relabel_in_learner([after for _, after in change.relabeled])
         if change.new_class is not None and not given:
             model.add_class(self._spec, learner, change.new_class)
+        if change.renamed is not None:
+            learner.rename_class(*change.renamed)  # names only: the outputs stay as they are
+        self._class_change_to_config(change)
+        if change.deleted_class is not None or change.restored_class is not None:
+            self._rebuild()  # rare: a direct solve with the new list of classes
         if change.setting is not None:
             # the learner first (it keeps its old state if this raises), then the config:
             # the two never disagree
@@ -337,6 +349,37 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
             if not given:
                 model.apply(self._spec, self._spec.with_setting(name, value), learner)
             setattr(self._config, name, value)
+
+    def _relabel_in_learner(self, records):
+        """Give the learner the new labels of relabelled points: one exact relabel, or for a
+        batch one block removal and one block addition (each an exact update; k single
+        relabels would each reweight whole classes under "balanced" weights)."""
+        learner = self.learner
+        if len(records) == 1:
+            learner.relabel(records[0].index, records[0].label)
+            return
+        idx = [r.index for r in records]
+        try:
+            learner.remove_many(idx)
+            learner.add_many(idx, [r.label for r in records])
+        except BaseException:
+            self._rebuild()  # the labels are stored: the learner must hold them all or be rebuilt
+            raise
+
+    def _class_change_to_config(self, change):
+        """Keep a weighting dict of the configuration in step with renamed, deleted and
+        restored classes (a restored class gets its weight back)."""
+        weighting = self._config.weighting
+        if not isinstance(weighting, dict):
+            return
+        if change.renamed is not None:
+            old, new = change.renamed
+            weighting = {(new if c == old else c): w for c, w in weighting.items()}
+        if change.deleted_class is not None:
+            weighting = {c: w for c, w in weighting.items() if c != change.deleted_class}
+        if change.restored_class is not None and change.class_weight is not None:
+            weighting = {**weighting, change.restored_class: float(change.class_weight)}
+        self._config.weighting = weighting
 
     def _note_origin(self, events):
         """Remember the action that wrote the initial labels (accept events marked
@@ -385,10 +428,12 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 self._note_origin(events)
                 change = self._log.apply(events)
                 self._apply(change, given=take_back is not None)
-                if change.added:  # for the history chart; not needed to restore the state
+                given_now = change.added + [after for _, after in change.relabeled]
+                if given_now and not change.kind.startswith("undo"):
+                    # for the history chart; not needed to restore the state
                     risk = float(self.learner.estimated_risk())
                     try:
-                        self._store.put_risks(self.id, {rec.seq: risk for rec in change.added})
+                        self._store.put_risks(self.id, {rec.seq: risk for rec in given_now})
                     except StoreWriteError:  # the label is stored; its risk is history only
                         pass
                 return change

@@ -12,7 +12,7 @@ reopens. "auto" lam and width are chosen by the one LOO tuner (:mod:`core.rls.tu
 from __future__ import annotations
 
 from . import model
-from .config import check_class_name, check_setting
+from .config import check_setting
 
 __all__ = ["SessionSettings"]
 
@@ -29,7 +29,7 @@ class SessionSettings:
             Not a string, empty, already a class, or the learner rejects it (nothing stored).
         """
         def build():
-            return [{"kind": "add_class", "label": check_class_name(name, self._log.classes)}]
+            return [{"kind": "add_class", "label": self.check_new_class_name(name)}]
 
         self._commit(build)
 

@@ -178,6 +178,9 @@ class SessionViews:
         """
         idx, y = self._labelled_arrays()
         F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
+        if F.size:  # rows follow the learner's order, which a relabel or undo may differ from
+            row = {i: k for k, i in enumerate(self.learner.labels)}
+            F = F[[row[i] for i in idx.tolist()]]
         keep = np.array([self._shown_source(r) != "accepted" for r in self._log.labels.values()],
                         dtype=bool)
         idx, y, F = idx[keep], y[keep], F[keep] if F.size else F

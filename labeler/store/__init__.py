@@ -2,19 +2,25 @@
 
 The store keeps, per session, the configuration it was created with (JSON, with every "auto"
 setting already resolved to a number) and the list of events the user produced: ``label``,
-``accept`` (bulk accept of predictions), ``skip``, ``undo``, ``add_class`` and ``setting``.
-Nothing else is needed to rebuild a session: :class:`LogState` folds the events into the net
-labels, skipped points, classes and settings, and the session replays the same operations on
-its learner. Arrays that are expensive to recompute (a t-SNE layout) may be cached as ``.npy``
-bytes. There is no pickle anywhere (unsafe on untrusted files).
+``accept`` (bulk accept of predictions), ``skip``, ``undo``, ``add_class``, ``setting``, and
+since schema version 2 ``relabel`` and ``unlabel`` (fixing any earlier label, one point or a
+batch), ``unskip``, ``rename_class`` and ``delete_class``. Nothing else is needed to rebuild a
+session: :class:`LogState` folds the events into the net labels, skipped points, classes and
+settings, and the session replays the same operations on its learner. Arrays that are
+expensive to recompute (a t-SNE layout) may be cached as ``.npy`` bytes. There is no pickle
+anywhere (unsafe on untrusted files).
 
 File format
 -----------
 * SQLite in WAL mode (readers never block the writer, two browser tabs or two processes may
   open the same file), ``busy_timeout`` so concurrent writers wait instead of failing,
   ``foreign_keys`` on (deleting a session deletes its events), ``synchronous=FULL``.
-* ``PRAGMA user_version`` holds the schema version (:data:`SCHEMA_VERSION`). A file written by
-  a newer version raises :class:`StoreVersionError`; a file that is not a database, is empty,
+* ``PRAGMA user_version`` holds the schema version (:data:`SCHEMA_VERSION`, 2). A file written
+  by a newer version raises :class:`StoreVersionError` (version-1 programs refuse version-2
+  files this way: "written by a newer version of the labeller ... Upgrade the labeller"). A
+  version-1 file is upgraded when it is opened for writing, in one transaction that keeps
+  every event (:func:`labeler.store.schema.migrate_v1_to_v2`); a read-only version-1 file is
+  read as it is. A file that is not a database, is empty,
   truncated or damaged, or is some other application's database raises
   :class:`StoreCorruptError`. In both cases the file is not modified: every check runs before
   the first write. Damage found later (text that is not UTF-8, JSON that does not parse, a
@@ -37,12 +43,13 @@ File format
   cannot interleave half-applied actions: the late writer gets :class:`ConcurrentUpdateError`,
   catches up with the new events and decides again.
 
-Tables (schema version 1)::
+Tables (schema version 2)::
 
     sessions(id TEXT PK, name, dataset, config JSON, created ISO-8601 UTC)
     events(session_id FK, seq, action, kind, idx, label, source, value JSON, timestamp)
         PK (session_id, seq); ``action`` is the seq of the first event written by the same
-        user action (an accepted batch shares it); an undo has value {"undoes": action}.
+        user action (an accepted batch, a relabelled or unlabelled batch shares it); an undo
+        has value {"undoes": action}, a relabel and a rename {"from": old class}.
     arrays(session_id FK, name, npy BLOB)     cached arrays in .npy format (allow_pickle=False)
     queries(session_id PK FK, version, idx)   the next query shown at state ``version`` (the
         number of events): every tab, and a reopened session, shows the same point
@@ -66,6 +73,8 @@ from .faults import (
     utc_now,
 )
 from .log import (
+    BATCH_KINDS,
+    UNDOABLE_KINDS,
     Change,
     Event,
     LabelRecord,
@@ -76,12 +85,15 @@ from .log import (
     make_events,
     new_session_id,
 )
-from .schema import DEFAULT_STORE_ENV, EVENT_KINDS, LABEL_SOURCES, SCHEMA_VERSION
+from .schema import DEFAULT_STORE_ENV, EVENT_KINDS, EVENT_KINDS_V1, LABEL_SOURCES, SCHEMA_VERSION
 from .store import Store
 
 __all__ = [
     "SCHEMA_VERSION",
     "EVENT_KINDS",
+    "EVENT_KINDS_V1",
+    "UNDOABLE_KINDS",
+    "BATCH_KINDS",
     "LABEL_SOURCES",
     "DEFAULT_STORE_ENV",
     "Store",

@@ -9,6 +9,7 @@ import secrets
 import sqlite3
 import threading
 import urllib.parse
+import weakref
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -16,8 +17,22 @@ from pathlib import Path
 import numpy as np
 
 from .faults import ConcurrentUpdateError, StoreCorruptError, StoreError, StoreReadOnlyError, StoreVersionError, UnknownSessionError, _ISO_STAMP, _check_size, _read_only_message, _rollback, store_fault, utc_now
-from .log import Event, SessionInfo, SessionRecord, make_events, new_session_id
-from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V1, _SQLITE_MAGIC, _TABLES
+from .log import UNDOABLE_KINDS, Event, SessionInfo, SessionRecord, make_events, new_session_id
+from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V2, _SQLITE_MAGIC, _TABLES, migrate_v1_to_v2
+
+#: Stores open in this process, per file (device, inode): see :meth:`Store._hold_inode`.
+_OPEN_INODES: dict[tuple[int, int], int] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _release_inode(key: tuple[int, int]):
+    with _OPEN_LOCK:
+        left = _OPEN_INODES.get(key, 0) - 1
+        if left > 0:
+            _OPEN_INODES[key] = left
+        else:
+            _OPEN_INODES.pop(key, None)
+
 
 _NPY_SUM = b"LBLSHA256"  # trailer of a stored .npy blob: marker + SHA-256 of the .npy bytes
 
@@ -117,6 +132,7 @@ class Store:
         self.read_only = False
         self._appends = 0
         self._dirty = False  # wrote since the last checkpoint
+        self._release = lambda: None  # set by _hold_inode
         self._open()
 
     # ---- opening ---------------------------------------------------------------------------
@@ -137,15 +153,7 @@ class Store:
                     f"{path} is empty (0 bytes), so it is not a labeller store: a copy or the "
                     f"disk may have failed. It was left unchanged.{hint}"
                 )
-            with open(path, "rb") as fh:
-                head = fh.read(100)
-            if head[:len(_SQLITE_MAGIC)] != _SQLITE_MAGIC:
-                raise StoreCorruptError(
-                    f"{path} is not an SQLite database (bad header); it was left unchanged. "
-                    "Restore it from a backup, or point the labeller at another store file "
-                    "(--store or LABELER_STORE)."
-                )
-            _check_size(path, head)
+            self._hold_inode(check_header=True)
         else:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,16 +169,53 @@ class Store:
                 )
             self._create_file(path)
             exists = True
+            self._hold_inode(check_header=False)
         # a store in WAL mode is written through two more files in its folder (-wal, -shm)
         self.read_only = exists and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
-        con = self._connect()
+        try:
+            con = self._connect()
+        except BaseException:
+            self._release()
+            raise
         try:
             self._check(con)
             self._prepare(con)
         except BaseException:
             con.close()
+            self._release()
             raise
         self._con = con
+
+    def _hold_inode(self, check_header: bool):
+        """Count this store among the process's open stores of the file, and read the file's
+        header (checked: an SQLite file, not truncated) only when none is open yet.
+
+        POSIX advisory locks belong to the process: closing ANY descriptor of the file drops
+        the locks of every SQLite connection of the process to it (SQLite documents this as a
+        way to corrupt a database). Another process that opens and closes the store then
+        takes itself for the last user, checkpoints and deletes the write-ahead log, and the
+        next writes of this process are lost. So the header is read with a descriptor of our
+        own only while this process has no connection to the file; a second store of the same
+        file (e.g. the list of sessions, drawn on every page of the app) skips that read: the
+        file was checked when the first one opened it.
+        """
+        path = self.path
+        st = path.stat()
+        key = (st.st_dev, st.st_ino)
+        with _OPEN_LOCK:
+            if check_header and not _OPEN_INODES.get(key):
+                with open(path, "rb") as fh:
+                    head = fh.read(100)
+                if head[:len(_SQLITE_MAGIC)] != _SQLITE_MAGIC:
+                    raise StoreCorruptError(
+                        f"{path} is not an SQLite database (bad header); it was left unchanged. "
+                        "Restore it from a backup, or point the labeller at another store file "
+                        "(--store or LABELER_STORE)."
+                    )
+                _check_size(path, head)
+            _OPEN_INODES[key] = _OPEN_INODES.get(key, 0) + 1
+        # released on close, or when the object is dropped without closing
+        self._release = weakref.finalize(self, _release_inode, key)
 
     def _create_file(self, path: Path):
         """Make a new, empty store at ``path`` all at once: never a half-made file.
@@ -251,7 +296,7 @@ class Store:
                 f"{path} is an SQLite database of another application (tables: "
                 f"{', '.join(sorted(tables))}); it was left unchanged. Use another store file."
             )
-        if version == SCHEMA_VERSION and not set(_TABLES) <= tables:
+        if version >= 1 and not set(_TABLES) <= tables:
             raise StoreCorruptError(
                 f"{path} claims schema version {version} but lacks the tables "
                 f"{sorted(set(_TABLES) - tables)}, so it is damaged; it was left unchanged. "
@@ -280,10 +325,12 @@ class Store:
             try:
                 version = con.execute("PRAGMA user_version").fetchone()[0]
                 if version == 0:  # new file (another process may have created it meanwhile)
-                    for stmt in _SCHEMA_V1.split(";"):
+                    for stmt in _SCHEMA_V2.split(";"):
                         if stmt.strip():
                             con.execute(stmt)
                     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                elif version == 1:  # a store of the previous version: upgraded, every event kept
+                    migrate_v1_to_v2(con)
                 con.execute("COMMIT")
             except BaseException:
                 _rollback(con)
@@ -301,6 +348,7 @@ class Store:
                     self.checkpoint("TRUNCATE")
                 self._con.close()
                 self._con = None
+                self._release()
 
     def __enter__(self):
         return self
@@ -511,19 +559,21 @@ class Store:
 
     @staticmethod
     def _count_labels(con, sid) -> int:
-        # net labels = label/accept events minus those undone; undo only reverts the top of
-        # the stack, so the count follows from a fold over (action, kind) alone
-        stack: list[tuple[int, str, int]] = []
-        for action, kind, count in con.execute(
-            "SELECT action, min(kind), count(*) FROM events WHERE session_id = ? "
+        # net labels = labels given (label, accept) minus labels taken (unlabel), leaving out
+        # undone actions; undo only reverts the top of the stack of undoable actions, so the
+        # count follows from a fold over (action, kind, number of events) alone
+        delta = {"label": 1, "accept": 1, "unlabel": -1}
+        stack: list[int] = []
+        for kind, count in con.execute(
+            "SELECT min(kind), count(*) FROM events WHERE session_id = ? "
             "GROUP BY action ORDER BY action",
             (sid,),
         ):
-            if kind in ("label", "accept", "skip"):
-                stack.append((action, kind, count))
+            if kind in UNDOABLE_KINDS:
+                stack.append(delta.get(kind, 0) * count)
             elif kind == "undo" and stack:
                 stack.pop()
-        return sum(c for _, k, c in stack if k != "skip")
+        return sum(stack)
 
     def delete_session(self, session_id: str):
         """Delete a session with its events and cached arrays (one transaction)."""

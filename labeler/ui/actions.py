@@ -13,7 +13,9 @@ import streamlit as st
 
 from labeler.ui import state
 
-__all__ = ["label", "skip", "undo", "add_class", "accept", "set_setting", "choose", "back"]
+__all__ = ["label", "skip", "unskip", "relabel", "unlabel", "undo", "add_class", "rename_class",
+           "delete_class", "move_class_labels", "unlabel_class", "accept", "set_setting", "choose",
+           "back"]
 
 
 def _run(action, *args):
@@ -79,8 +81,9 @@ def label(index: int, name, source: str, expected_query: int | None,
 
 
 def skip(index: int, expected_query: int | None, panel_rev: int | None = None) -> None:
-    """Skip the query ``index`` (the session ignores it when it is no longer the query; the
-    user is told)."""
+    """Skip point ``index``: the query (``expected_query``; ignored when it is no longer the
+    query) or a clicked point (``expected_query`` None: "not sure, skip for good"). A refused
+    press is reported."""
     if _stale_panel(panel_rev):
         state.flash("warning", _OLD_PAGE.format(index=int(index)))
         return
@@ -88,6 +91,67 @@ def skip(index: int, expected_query: int | None, panel_rev: int | None = None) -
                                 index, expected_query)
     if done:
         st.session_state["last_action"] = ("skip", int(index), None)
+        if expected_query is None:
+            state.clear_selection()
+            state.flash("info", f"Point #{int(index)} is skipped for good (Un-skip it from the "
+                                "map, or Undo).")
+    elif done is False:
+        state.flash("warning", why)
+
+
+def _changed_or_why(do, why):
+    """``(True, None)`` when ``do(session)`` was applied, ``(False, why(session))`` when the
+    session refused it (the point changed first), ``(None, None)`` on an error (shown)."""
+    def run(s):
+        if do(s):
+            return True, None
+        return False, why(s)
+
+    return _run(run) or (None, None)
+
+
+def unskip(index: int, panel_rev: int | None = None) -> None:
+    """Un-skip point ``index`` (the panel stays on it, to label it)."""
+    if _stale_panel(panel_rev):
+        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        return
+    done, why = _changed_or_why(lambda s: s.unskip(int(index)),
+                                lambda s: s.why_not_changed(int(index), "unskip"))
+    if done:
+        state.flash("info", f"Point #{int(index)} may be queried again.")
+    elif done is False:
+        state.flash("warning", why)
+
+
+def relabel(index: int, name, expected_label, panel_rev: int | None = None) -> None:
+    """Change the label of point ``index`` from ``expected_label`` (as the panel showed it) to
+    ``name``; refused, and explained, when the point changed first."""
+    if _stale_panel(panel_rev):
+        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        return
+    done, why = _changed_or_why(
+        lambda s: s.relabel(int(index), name, expected_label=expected_label),
+        lambda s: s.why_not_changed(int(index), "relabel", name, expected_label))
+    if done:
+        state.clear_selection()
+        state.flash("success", f"Point #{int(index)} is now labelled {name!r} (was "
+                               f"{expected_label!r}; Undo reverts it).")
+    elif done is False:
+        state.flash("warning", why)
+
+
+def unlabel(index: int, expected_label, panel_rev: int | None = None) -> None:
+    """Remove the label ``expected_label`` (as the panel showed it) of point ``index``."""
+    if _stale_panel(panel_rev):
+        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        return
+    done, why = _changed_or_why(
+        lambda s: s.unlabel(int(index), expected_label=expected_label),
+        lambda s: s.why_not_changed(int(index), "unlabel", expected_label=expected_label))
+    if done:
+        state.clear_selection()
+        state.flash("success", f"Point #{int(index)} is unlabelled (it was {expected_label!r}; "
+                               "Undo reverts it).")
     elif done is False:
         state.flash("warning", why)
 
@@ -107,6 +171,8 @@ def undo(expected_action: int) -> None:
                                "again to undo the action shown now.")
     elif index is None:
         state.flash("info", "Nothing to undo.")
+    elif index < 0:
+        state.flash("info", "Undid the last change of a class.")
     else:
         state.flash("info", f"Undid the last action on point {index}.")
         st.session_state["last_action"] = ("undo", int(index), None)
@@ -121,6 +187,49 @@ def add_class(key: str) -> None:
     if _run(lambda s: s.add_class(name) or True):
         state.flash("success", f"Added class {name!r}.")
         st.session_state[key] = ""
+
+
+def rename_class(old, key: str, select_key: str | None = None) -> None:
+    """Rename class ``old`` to the name typed in the text field ``key`` (the class picker
+    ``select_key`` follows the new name)."""
+    new = st.session_state.get(key) or ""
+    stored = _run(lambda s: s.rename_class(old, new))
+    if stored is not None:
+        state.flash("success", f"Renamed class {old!r} to {stored!r} (Undo reverts it).")
+        st.session_state[key] = ""
+        if select_key is not None:
+            st.session_state[select_key] = stored
+
+
+def delete_class(name) -> None:
+    """Delete class ``name`` (refused with the reason while it has labels)."""
+    if _run(lambda s: s.delete_class(name) or True):
+        state.flash("success", f"Deleted class {name!r} (Undo brings it back).")
+
+
+_CLASS_STALE = ("The labels changed since this was shown (another tab or an earlier press); "
+                "nothing was changed. Check the class and press again.")
+
+
+def move_class_labels(old, key: str, version: int) -> None:
+    """Relabel every point of class ``old`` with the class picked in ``key``; refused when the
+    session changed since the page was drawn at state ``version``."""
+    new = st.session_state.get(key)
+    n = _run(lambda s: s.move_class_labels(old, new, expected_version=int(version)))
+    if n:
+        state.flash("success", f"Moved {n} labels from {old!r} to {new!r} (one Undo reverts it).")
+    elif n == 0:
+        state.flash("warning", _CLASS_STALE)
+
+
+def unlabel_class(name, version: int) -> None:
+    """Unlabel every point of class ``name``; refused when the session changed since the page
+    was drawn at state ``version``."""
+    n = _run(lambda s: s.unlabel_class(name, expected_version=int(version)))
+    if n:
+        state.flash("success", f"Unlabelled the {n} points of {name!r} (one Undo reverts it).")
+    elif n == 0:
+        state.flash("warning", _CLASS_STALE)
 
 
 def accept(indices, labels, version: int) -> None:

@@ -41,6 +41,7 @@ CLASS_COLORS: tuple[str, ...] = (
 UNLABELED_COLOR = "#c8ccd4"
 QUERY_COLOR = "#e4002b"
 SELECTED_COLOR = "#111111"
+SKIPPED_COLOR = "#5b6170"
 
 #: Colour modes of the pool map: key -> label shown in the app.
 COLOR_MODES: dict[str, str] = {
@@ -157,6 +158,7 @@ def scatter_figure(
     expected_risk: np.ndarray | None = None,
     query: int | None = None,
     selected: int | None = None,
+    skipped=None,
     view_key: str = "pool",
     height: int = 560,
     hover_text: np.ndarray | None = None,
@@ -184,6 +186,8 @@ def scatter_figure(
         Index of the next query, drawn as a big ring.
     selected : int or None
         Index of a point the user clicked, drawn as a big diamond.
+    skipped : array-like of int, optional
+        Points marked "not sure / skip for good"; the unlabelled ones are drawn with an x.
     view_key : str
         Names the view (e.g. the session id): ``layout.uirevision`` and ``layout.meta``.
         Zoom is kept while it stays the same (:mod:`labeler.ui.zoom`).
@@ -197,8 +201,9 @@ def scatter_figure(
     plotly.graph_objects.Figure
         Traces in this order (curve numbers of selection events): 0 pool (all points; the
         point number is the pool index), 1 labelled points, 2 next query, 3 selected point,
-        then one legend-only entry per class (at most LEGEND_MAX_CLASSES). Traces 1-3 carry the pool index in
-        ``customdata``. ``layout.uirevision`` and ``layout.meta`` are ``view_key``.
+        then one legend-only entry per class (at most LEGEND_MAX_CLASSES), then, when there
+        are unlabelled skipped points, their trace (named "skipped (not sure)"). Traces 1-3 and
+        the skipped trace carry the pool index in ``customdata``. ``layout.uirevision`` and ``layout.meta`` are ``view_key``.
     """
     xy = np.asarray(layout, dtype=np.float32)
     if xy.ndim != 2 or xy.shape[1] != 2:
@@ -310,6 +315,21 @@ def scatter_figure(
                 go.Scattergl(x=[None], y=[None], mode="markers", name=plot_text(name),
                              marker=dict(size=10, color=class_color(j)), hoverinfo="skip")
             )
+
+    # --- last: skipped points that are not labelled, an x over their pool marker -------------
+    shown_skipped = np.array(sorted(int(i) for i in (skipped if skipped is not None else ())
+                                    if 0 <= int(i) < n and label_codes[int(i)] < 0), dtype=np.int32)
+    if shown_skipped.size:
+        traces.append(
+            go.Scattergl(
+                x=xy[shown_skipped, 0], y=xy[shown_skipped, 1], mode="markers",
+                name="skipped (not sure)", customdata=shown_skipped,
+                marker=dict(size=size + 5, symbol="x-thin-open", color=SKIPPED_COLOR,
+                            line=dict(width=2, color=SKIPPED_COLOR)),
+                hovertemplate="point %{customdata} (skipped: not sure)<extra></extra>",
+                unselected=dict(marker=dict(opacity=1.0)),
+            )
+        )
 
     fig = go.Figure(traces)
     fig.update_layout(

@@ -4,10 +4,12 @@ Streamlit 1.67 accepts one alphanumeric key, a function key or a named key (Ente
 optionally with modifiers; ``C`` and ``R`` are reserved by Streamlit and punctuation is not
 supported (``streamlit.elements.lib.shortcut_utils.normalize_shortcut``).
 
-Class keys are stable while classes are added: classes are taken in their (append-only)
-order; a class whose name is a single letter or digit gets that key when it is still free
+Class keys are stable while classes are added: classes are taken in their order (new ones at
+the end); a class whose name is a single letter or digit gets that key when it is still free
 (digits "0".."9" are labelled with their own key), any other class gets the next free key of
-``1 2 ... 9 0 a b ...``. Adding a class never changes the key of an earlier one.
+``1 2 ... 9 0 a b ...``. Adding a class never changes the key of an earlier one; renaming or
+deleting one may change the keys of the classes after it. The same keys press "Change to
+<class>" on a labelled point (those buttons replace the class buttons there).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The point panel: the next query (or a clicked point), its image or features, the buttons.
+"""The point panel: the next query (or a clicked point), its image or features, the buttons
+(label, relabel, unlabel, skip, un-skip: :mod:`labeler.ui.label_controls`).
 
 The element ``<span class="point-tag" data-point="I" data-query="Q">`` carries the shown point
 and the current query for the browser tests and the latency benchmark.
@@ -12,9 +13,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from labeler.ui import actions
 from labeler.ui.figures import class_color
-from labeler.ui.keyboard import BACK_KEY, SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.label_controls import render_label_controls, undo_button
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import ScreenView, feature_table, point_image, upscale
 
@@ -39,7 +39,7 @@ def render_point_panel(session, view: ScreenView) -> None:
         st.markdown(f'#### <span class="point-tag" data-point="" data-query="{query_attr}">'
                     "All done</span>", unsafe_allow_html=True)
         st.success("Every point is labelled or skipped. Export the labels below, or undo.")
-        _undo_button(session)
+        undo_button(session)
         return
 
     row = view.predictions.iloc[index]
@@ -55,7 +55,6 @@ def render_point_panel(session, view: ScreenView) -> None:
 
     _point_content(session, index)
 
-    current = row["label"]
     predicted, confidence = row["predicted"], float(row["confidence"])
     p_code = int(view.predicted_codes[index])
     st.markdown(
@@ -63,48 +62,7 @@ def render_point_panel(session, view: ScreenView) -> None:
         f"{html_text(predicted)}</span> · confidence {confidence:.2f}",
         unsafe_allow_html=True,
     )
-    is_labeled = view.label_codes[index] >= 0
-    if is_labeled:
-        st.info(f"Already labelled **{md_text(current)}** ({md_text(row['source'])}). Undo to change it.")
-
-    expected = view.query if source == "queried" else None
-    keys = class_shortcuts(view.classes)
-    # The buttons' keys name the point they label. A key press reaches the server as "button
-    # <key> clicked": while the browser still shows the previous point (and its buttons), the
-    # press names that point's button, whose callback the session then ignores as stale or
-    # repeated -- a label can never land on a point the page has not shown yet.
-    with st.container(horizontal=True, gap="small", key="class_buttons"):
-        for j, (name, key) in enumerate(zip(view.classes, keys)):
-            st.button(
-                md_text(name), key=f"class_{j}_{index}", shortcut=key, type="primary",
-                on_click=actions.label, args=(index, name, source, expected, panel_rev),
-                disabled=bool(is_labeled),
-                help=f"Label as {md_text(name)}" + (f" (key {key})" if key else ""),
-            )
-    with st.container(horizontal=True, gap="small", key="step_buttons"):
-        if source == "queried":
-            st.button("Skip", key=f"skip_{index}", shortcut=SKIP_KEY, icon=":material/skip_next:",
-                      on_click=actions.skip, args=(index, view.query, panel_rev),
-                      help="Do not ask for this point again in this session (key S)")
-        else:
-            st.button("Back to query", key="back", shortcut=BACK_KEY,
-                      icon=":material/keyboard_return:", on_click=actions.back,
-                      help="Show the next query again (Esc)")
-        _undo_button(session)
-        with st.popover("New class", icon=":material/add:"):
-            st.text_input("Class name", key="new_class_name", placeholder="e.g. noise")
-            st.button("Add class", key="add_class", on_click=actions.add_class,
-                      args=("new_class_name",))
-
-
-def _undo_button(session) -> None:
-    # The key names the action this button undoes (as the class buttons name their point): a
-    # second press before the page is redrawn names the old action, which the session then
-    # refuses as no longer the last one, instead of undoing a second action.
-    action = int(session.last_action)
-    st.button("Undo", key=f"undo_{action}", shortcut=UNDO_KEY, icon=":material/undo:",
-              on_click=actions.undo, args=(action,),
-              help="Undo the last label, accept or skip (key U)")
+    render_label_controls(session, view, index, source, panel_rev)
 
 
 def _point_id(session, index: int) -> str:

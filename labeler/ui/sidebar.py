@@ -1,4 +1,4 @@
-"""Sidebar: data set picker, saved sessions, learner settings."""
+"""Sidebar: data set picker, saved sessions, learner settings, classes (:mod:`.class_panel`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from core.learner import WEIGHTINGS
 from core.strategies import STRATEGIES
 from labeler.ui import actions, state
 from labeler.ui.columns import is_table_path, picked_options, render_columns_box
+from labeler.ui.class_panel import render_class_manager
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
 from labeler.ui.registry import REGISTRY
@@ -41,6 +42,7 @@ def render_sidebar(session, lock=None) -> None:
         _saved_sessions(session, lock)
         if session is not None:
             _settings(session)
+            render_class_manager(session)
 
 
 # ------------------------------------------------------------------------------------------

@@ -50,6 +50,8 @@ class ScreenView:
         ``session.expected_risk()`` when asked for (the map coloured by it), else None.
     version : int
         ``session.n_events`` of this snapshot (actions drawn from it pass it back).
+    skipped : frozenset of int
+        Points marked "not sure / skip for good" (``session.skipped``).
     label_codes, predicted_codes : ndarray of shape (n_samples,) of int32
         Class codes of the current labels (-1 unlabelled) and of the predictions.
     n_samples, n_labeled : int
@@ -64,6 +66,7 @@ class ScreenView:
     n_labeled: int
     expected_risk: np.ndarray | None = None
     version: int = 0
+    skipped: frozenset = frozenset()
 
 
 def build_view(session, color_mode: str | None = None) -> ScreenView:
@@ -93,6 +96,7 @@ def build_view(session, color_mode: str | None = None) -> ScreenView:
         n_labeled=int((label_codes >= 0).sum()),
         expected_risk=pred["expected_risk"].to_numpy(dtype=float) if with_risk else None,
         version=int(session.n_events),
+        skipped=frozenset(int(i) for i in getattr(session, "skipped", ())),
     )
 
 
