@@ -14,11 +14,12 @@ from __future__ import annotations
 import os
 import warnings
 from collections import Counter
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pandas as pd
 
+from labeler.data.classnames import normalise_names
 from labeler.data.dataset import IMAGE_SUFFIXES, Dataset, DatasetError, FileOptions, finish, subset
 
 __all__ = ["load_image_folder", "images_from_column", "pixel_features", "to_uint8"]
@@ -169,37 +170,92 @@ def images_from_column(column: pd.Series, folder: Path, name: str, opts: FileOpt
     return np.stack(arrays), None
 
 
-def load_image_folder(folder: Path, *, seed, n, opts: FileOptions) -> Dataset:
-    """A folder of PNG/JPEG images; images inside class subfolders get the subfolder as label."""
-    root = folder.resolve()
-    found: list[tuple[Path, str | None]] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        here = Path(dirpath)
-        rel = here.relative_to(root)
+def _walk_images(root: Path) -> list[tuple[Path, str, str | None]]:
+    """Image files under ``root`` in the order of a sorted top-down walk (a folder's files,
+    then its subfolders one by one): ``(resolved path, path relative to root, class folder or
+    None at the top level)``.
+
+    Symbolic links to folders are followed when they stay inside ``root`` (the relative path
+    goes through the link); hidden files and folders (names starting with ".") are skipped.
+
+    Raises
+    ------
+    DatasetError
+        A linked folder outside ``root``, a link loop, or one folder reached twice (its images
+        would be loaded twice, possibly under two classes); a file outside ``root``
+        (:func:`_inside`).
+    """
+    found: list[tuple[Path, str, str | None]] = []
+    seen = {root: PurePosixPath()}  # real folder -> the relative path it was first reached by
+
+    def visit(here: Path, rel: PurePosixPath) -> None:
+        entries = sorted((e for e in os.scandir(here) if not e.name.startswith(".")), key=lambda e: e.name)
         label = rel.parts[0] if rel.parts else None
-        for fname in sorted(filenames):
-            if Path(fname).suffix.lower() in IMAGE_SUFFIXES and not fname.startswith("."):
-                found.append((_inside(root, (here / fname).relative_to(root)), label))
+        for entry in entries:
+            if not entry.is_dir() and Path(entry.name).suffix.lower() in IMAGE_SUFFIXES:
+                found.append((_inside(root, rel / entry.name), str(rel / entry.name), label))
+        for entry in (e for e in entries if e.is_dir()):
+            sub = rel / entry.name
+            real = Path(entry.path).resolve()
+            if not real.is_relative_to(root):
+                raise DatasetError(
+                    f"Folder {str(sub)!r} of {root} is a symbolic link to {real}, outside the data "
+                    "folder; refused for safety (as linked image files are). Copy (or move) those "
+                    "images into the data folder, or load the folder the link points to."
+                )
+            if real in seen:
+                first = seen[real]
+                if rel == first or first in rel.parents:
+                    raise DatasetError(
+                        f"Folder {str(sub)!r} of {root} is a symbolic link back to "
+                        f"{str(first) if first.parts else 'the data folder'!r}, which contains it: "
+                        "a link loop. Remove the link."
+                    )
+                raise DatasetError(
+                    f"Folders {str(sub)!r} and {str(first)!r} of {root} are the same folder "
+                    "(through a symbolic link), so its images would be loaded twice. Remove the "
+                    "link, or copy the images if they really belong to two classes."
+                )
+            seen[real] = sub
+            visit(Path(entry.path), sub)
+
+    visit(root, PurePosixPath())
+    return found
+
+
+def load_image_folder(folder: Path, *, seed, n, opts: FileOptions) -> Dataset:
+    """A folder of PNG/JPEG images; images inside class subfolders get the subfolder as label.
+
+    Class folder names lose their surrounding whitespace (:mod:`labeler.data.classnames`);
+    symbolic links to folders inside the data folder are followed (:func:`_walk_images`).
+    """
+    root = folder.resolve()
+    found = _walk_images(root)
     if not found:
         raise DatasetError(f"{folder} holds no PNG or JPEG images ({', '.join(IMAGE_SUFFIXES)}).")
-    labels = [lab for _, lab in found]
+    labels = [lab for _, _, lab in found]
     has_top = any(lab is None for lab in labels)
     has_sub = any(lab is not None for lab in labels)
     if has_top and has_sub:
-        loose = next(p for p, lab in found if lab is None)
+        loose = next(p for p, _, lab in found if lab is None)
         raise DatasetError(
             f"{folder} mixes images at its top level (e.g. {loose.name}) with class subfolders. Put every "
             "image in a class subfolder, or all of them at the top level for unlabelled data."
         )
+    if has_sub:
+        try:
+            class_of = normalise_names(labels, f"{folder}: class folders")
+        except ValueError as exc:
+            raise DatasetError(str(exc)) from None
+        found = [(p, rel, class_of[lab]) for p, rel, lab in found]
     rng = np.random.default_rng(seed)
     rows = subset(len(found), n, rng, folder.name)
     found = [found[i] for i in rows]
-    paths = [p for p, _ in found]
+    paths = [p for p, _, _ in found]
     images = _open_images(paths, opts, folder.name)
     X, feature_names = pixel_features(images)
-    rel_names = [p.relative_to(root).as_posix() for p in paths]
-    y = np.array([lab for _, lab in found]) if has_sub else None
+    rel_names = [rel for _, rel, _ in found]
+    y = np.array([lab for _, _, lab in found]) if has_sub else None
     frame = pd.DataFrame({"path": rel_names})
     if y is not None:
         frame["label"] = y

@@ -33,6 +33,7 @@ from core.learner import ActiveRLS
 from core.kernels import Kernel
 from core.rls.tuning import LooTuning, loo_readiness, tune_lam_width
 from core.rls import default_widths
+from core.validation import check_features, check_magnitude
 
 __all__ = [
     "MemoryBudgetError",
@@ -344,7 +345,15 @@ def add_class(spec: ModelSpec, learner: ActiveRLS, name: str) -> ActiveRLS:
 
 def width_grid(X: np.ndarray) -> np.ndarray:
     """:func:`core.rls.default_widths` of the pool: median pairwise Euclidean distance (over a
-    fixed subsample of at most 1000 points) times ``2**[-3, -2.5, ..., 2]``."""
+    fixed subsample of at most 1000 points) times ``2**[-3, -2.5, ..., 2]``.
+
+    Raises
+    ------
+    ValueError
+        A column's values overflow float64 when squared (named by
+        :func:`core.validation.check_magnitude`), or the median distance is 0.
+    """
+    check_magnitude(check_features(X, min_samples=2))
     try:
         return default_widths(X)
     except ValueError:
