@@ -115,8 +115,16 @@ def _warn_resized(sizes: list[tuple[int, int]], target: tuple[int, int], opts: F
 
 
 def _open_images(paths: list[Path], opts: FileOptions, name: str) -> np.ndarray:
-    """Read, convert and resize image files to one uint8 array (n, h, w) or (n, h, w, 3)."""
-    from PIL import Image, UnidentifiedImageError
+    """Read, convert and resize image files to one uint8 array (n, h, w) or (n, h, w, 3).
+
+    Memory is bounded by one image, not by all of them: the sizes are read from the files'
+    headers first (refusing an image above :data:`MAX_PIXELS` before decoding it), then each
+    image is decoded, converted and resized on its own and only the small result is kept.
+    The pixels equal those of earlier versions, which decoded every image before resizing
+    (an oracle test checks), except for images above :data:`REDUCE_ABOVE_PIXELS`
+    (:func:`_decode`).
+    """
+    from PIL import Image
 
     total = 0
     for p in paths:
@@ -128,26 +136,117 @@ def _open_images(paths: list[Path], opts: FileOptions, name: str) -> np.ndarray:
             f"{name}: the images take {total:,} bytes, above the limit of {opts.max_bytes:,}; pass a "
             "larger max_bytes or load a subset (n=...)."
         )
-    pictures = []
-    for p in paths:
-        try:
-            with Image.open(p) as im:
-                im.load()
-                pictures.append(im.convert("RGB"))
-        except (UnidentifiedImageError, OSError, Image.DecompressionBombError, ValueError) as exc:
-            raise DatasetError(f"{name}: cannot read image {p}: {exc}. Replace or remove that file.") from None
-    if opts.color == "auto":
-        gray = all(_is_gray(np.asarray(im)) for im in pictures)
-    else:
-        gray = opts.color == "gray"
-    if gray:  # ITU-R 601 luma; exact (L == R) when R == G == B
-        pictures = [im.convert("L") for im in pictures]
-    sizes = [(im.height, im.width) for im in pictures]
+    sizes = [_header_size(p, name) for p in paths]
     h, w = _common_size(sizes, opts)
     _warn_resized(sizes, (h, w), opts, name)
-    return np.stack([
-        np.asarray(im if im.size == (w, h) else im.resize((w, h), Image.Resampling.LANCZOS)) for im in pictures
-    ])
+    want_rgb, want_gray = opts.color in ("auto", "rgb"), opts.color in ("auto", "gray")
+    rgb_out, gray_out = [], []
+    for p in paths:
+        with _reading(p, name):
+            rgb, gray, is_gray = _decode(p, (w, h), want_rgb, want_gray, opts.color == "auto")
+        if want_rgb:
+            rgb_out.append(rgb)
+        if want_gray and not is_gray:  # auto: one colour image makes the set RGB
+            want_gray, gray_out = False, []
+        if want_gray:
+            gray_out.append(gray)
+    return np.stack(gray_out if want_gray else rgb_out)
+
+
+#: Largest image decoded, in pixels (Pillow's own decompression-bomb error threshold,
+#: ``2 * PIL.Image.MAX_IMAGE_PIXELS`` by default): checked on the header, before decoding.
+MAX_PIXELS = 2 * 89_478_485
+#: Images above this many pixels are decoded reduced: JPEG by DCT scaling (``Image.draft``),
+#: others by ``Image.reduce`` right after decoding, to at least twice the target size before
+#: the LANCZOS resize. Their pixels differ slightly from a full-size decode; smaller images
+#: (e.g. 8000 x 8000) are decoded in full, as by earlier versions.
+REDUCE_ABOVE_PIXELS = 2**26
+
+
+class _reading:
+    """Context that turns Pillow's errors while reading ``path`` into a :class:`DatasetError`."""
+
+    def __init__(self, path: Path, name: str):
+        self.path, self.name = path, name
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        from PIL import Image, UnidentifiedImageError
+
+        if isinstance(exc, Image.DecompressionBombError):
+            raise DatasetError(
+                f"{self.name}: image {self.path.name} ({self.path}) is too large to decode safely: {exc} "
+                f"Shrink it (e.g. to a few thousand pixels on a side) or remove it."
+            ) from None
+        if isinstance(exc, (UnidentifiedImageError, OSError, ValueError)) and not isinstance(exc, DatasetError):
+            raise DatasetError(
+                f"{self.name}: cannot read image {self.path}: {exc}. Replace or remove that file."
+            ) from None
+        return False
+
+
+def _header_size(path: Path, name: str) -> tuple[int, int]:
+    """(height, width) from the file's header (nothing decoded); refuses more than :data:`MAX_PIXELS`."""
+    from PIL import Image
+
+    with _reading(path, name), Image.open(path) as im:
+        w, h = im.size
+    if w * h > MAX_PIXELS:
+        raise DatasetError(
+            f"{name}: image {path.name} is {w} x {h} pixels ({w * h:,}), above the limit of "
+            f"{MAX_PIXELS:,} pixels ({path}): decoding it would take about "
+            f"{w * h * 4 / 2**30:.1f} GiB, and such a file may be a decompression bomb. Shrink the "
+            "image (e.g. to a few thousand pixels on a side) or remove it."
+        )
+    return h, w
+
+
+def _decode(path: Path, size: tuple[int, int], want_rgb: bool, want_gray: bool, check_gray: bool):
+    """One image as small arrays: ``(rgb (h, w, 3) or None, gray (h, w) or None, is_gray)``.
+
+    As earlier versions: converted to RGB, to L (ITU-R 601 luma, exact when R == G == B) from
+    the RGB image, each resized to ``size`` (width, height) with LANCZOS when it differs.
+    ``is_gray`` is checked on the full-size RGB image, in strips of rows.
+    """
+    from PIL import Image
+
+    w, h = size
+    with Image.open(path) as im:
+        if im.width * im.height > REDUCE_ABOVE_PIXELS:
+            im.draft("RGB", (2 * w, 2 * h))  # JPEG: decode at 1/2, 1/4 or 1/8 scale; others: no-op
+        im.load()
+        full = im
+        factor = min(full.width // (2 * w), full.height // (2 * h))
+        if full.width * full.height > REDUCE_ABOVE_PIXELS and factor >= 2:
+            try:
+                full = full.reduce(factor)
+            except ValueError:  # a mode reduce() does not handle (e.g. palette): decode in full
+                pass
+        rgb_full = full if full.mode == "RGB" else full.convert("RGB")  # convert() would copy an RGB image
+    del full
+    is_gray = _is_gray_image(rgb_full) if check_gray else True
+    rgb = gray = None
+    if want_rgb:
+        rgb = np.asarray(_resized(rgb_full, size))
+    if want_gray and is_gray:
+        gray = np.asarray(_resized(rgb_full.convert("L"), size))
+    return rgb, gray, is_gray
+
+
+def _resized(im, size):
+    from PIL import Image
+
+    return im if im.size == size else im.resize(size, Image.Resampling.LANCZOS)
+
+
+def _is_gray_image(rgb, rows: int = 256) -> bool:
+    """:func:`_is_gray` of a PIL RGB image, a strip of ``rows`` rows at a time (no full-size copy)."""
+    for top in range(0, rgb.height, rows):
+        if not _is_gray(np.asarray(rgb.crop((0, top, rgb.width, min(rgb.height, top + rows))))):
+            return False
+    return True
 
 
 def _is_gray(rgb: np.ndarray) -> bool:
