@@ -305,3 +305,30 @@ def test_large_images_are_not_all_held_at_full_size(tmp_path):
     assert got["shape"] == [6, 64, 64, 3]
     assert got["peak"] < 4 * full, got  # six at full size took more than 6 x full
 
+
+
+@pytest.mark.parametrize("suffix", ["jpg", "png"])
+def test_huge_images_are_decoded_reduced_and_stay_close_to_a_full_decode(tmp_path, monkeypatch, suffix):
+    from PIL import Image
+
+    from labeler.data import images
+    from labeler.data.dataset import FileOptions
+
+    yy, xx = np.mgrid[0:1200, 0:1600]
+    arr = np.stack([(xx / 7) % 256, (yy / 5) % 256, (xx + yy) / 11 % 256], axis=-1).astype(np.uint8)
+    path = tmp_path / f"big.{suffix}"
+    Image.fromarray(arr).save(path, quality=95) if suffix == "jpg" else Image.fromarray(arr).save(path)
+    opts = FileOptions(image_size=(48, 64))
+    full = images._open_images([path], opts, "big")
+    monkeypatch.setattr(images, "REDUCE_ABOVE_PIXELS", 100_000)
+    from PIL import JpegImagePlugin
+
+    calls = []
+    real_draft, real_reduce = JpegImagePlugin.JpegImageFile.draft, Image.Image.reduce
+    monkeypatch.setattr(JpegImagePlugin.JpegImageFile, "draft",
+                        lambda self, *a: calls.append("draft") or real_draft(self, *a))
+    monkeypatch.setattr(Image.Image, "reduce", lambda self, *a: calls.append("reduce") or real_reduce(self, *a))
+    reduced = images._open_images([path], opts, "big")
+    assert ("draft" if suffix == "jpg" else "reduce") in calls
+    assert reduced.shape == full.shape == (1, 48, 64, 3)
+    assert np.abs(reduced.astype(int) - full.astype(int)).mean() < 3.0
