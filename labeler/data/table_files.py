@@ -42,7 +42,7 @@ CHUNK_OVERHEAD = 8
 #: Fraction of the available memory loading a table may take.
 LOAD_FRACTION = 0.9
 _SAMPLE_ROWS = 1000
-_HEAD_BYTES = 8 << 20
+_BLOCK_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -259,6 +259,6 @@ def _count_lines(path: Path) -> int:
     """Line breaks in the file (read in blocks; memory does not grow with the file)."""
     count = 0
     with open(path, "rb") as fh:
-        while block := fh.read(_HEAD_BYTES):
+        while block := fh.read(_BLOCK_BYTES):
             count += block.count(b"\n")
     return count
