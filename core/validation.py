@@ -10,7 +10,13 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_features", "check_positive", "check_index", "check_count"]
+__all__ = ["check_features", "check_magnitude", "overflow_message", "check_positive", "check_index", "check_count",
+           "MAX_FEATURE_MAGNITUDE"]
+
+#: Largest feature magnitude accepted where squares are formed (distances, variances): the
+#: square of a larger value exceeds 1e300, and a sum of a few such squares overflows float64
+#: (largest value about 1.8e308).
+MAX_FEATURE_MAGNITUDE = 1e150
 
 
 def check_features(X, *, name: str = "X", min_samples: int = 1) -> np.ndarray:
@@ -64,6 +70,50 @@ def check_features(X, *, name: str = "X", min_samples: int = 1) -> np.ndarray:
             f"{int(rows[0])}, column {int(cols[0])}. Impute or drop those rows before fitting."
         )
     return arr
+
+
+def check_magnitude(X: np.ndarray, *, name: str = "X", columns=None) -> None:
+    """Refuse features whose squares overflow float64 (``|x| > MAX_FEATURE_MAGNITUDE``).
+
+    Squared distances (RBF widths and kernels) and variances (standardisation) of such values
+    are infinite: a column holding one would silently become all zeros after standardising,
+    or give infinite distances.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite float64 features (as :func:`check_features` returns them).
+    name : str
+        Name used in the message.
+    columns : sequence of str, optional
+        Column names for the message (default: column indices).
+
+    Raises
+    ------
+    ValueError
+        Naming every such column, the largest magnitude and its first row, and the fix.
+    """
+    largest = np.maximum(X.max(axis=0), -X.min(axis=0))  # |x| per column without a copy of X
+    bad = np.flatnonzero(largest > MAX_FEATURE_MAGNITUDE)
+    if bad.size:
+        raise ValueError(overflow_message(X, bad, name=name, columns=columns))
+
+
+def overflow_message(X: np.ndarray, bad, *, name: str = "X", columns=None) -> str:
+    """The message of :func:`check_magnitude` for the columns ``bad`` of ``X``."""
+    bad = [int(j) for j in bad]
+    names = ", ".join(repr(str(columns[j])) if columns is not None else str(j) for j in bad)
+    j = bad[0]
+    col = X[:, j]
+    row = int(np.argmax(np.abs(col)))
+    return (
+        f"{name}: column(s) {names} hold values too large for the kernel's arithmetic: "
+        f"{'column ' + repr(str(columns[j])) if columns is not None else 'column ' + str(j)} has "
+        f"{col[row]:.3g} at row {row}, and squares of values beyond {MAX_FEATURE_MAGNITUDE:.0e} "
+        "overflow float64 (distances and standard deviations become infinite, a standardised "
+        "column all zeros). Rescale those column(s) (e.g. divide by a power of ten, or take a "
+        "logarithm) or drop them."
+    )
 
 
 def check_positive(name: str, value) -> float:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..validation import check_features, check_positive
+from ..validation import check_features, check_magnitude, check_positive
 
 __all__ = ["Kernel", "KERNELS", "median_distance"]
 
@@ -124,11 +124,13 @@ def median_distance(X, max_points: int = 1000, seed=0) -> float:
     ValueError
         If ``X`` has fewer than two points, ``max_points < 2``, or the median is 0 (at least
         half of the pairs are identical points, e.g. every point is the same): no width can be
-        derived from such data.
+        derived from such data; or if a column holds values whose squares overflow float64
+        (:func:`core.validation.check_magnitude`, the column is named).
     """
     from scipy.spatial.distance import pdist
 
     X = check_features(X, min_samples=2)
+    check_magnitude(X)
     if isinstance(max_points, bool) or int(max_points) != max_points or max_points < 2:
         raise ValueError(f"max_points must be an integer >= 2; got {max_points!r}.")
     if X.shape[0] > max_points:

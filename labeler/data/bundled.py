@@ -10,6 +10,7 @@ downloaded. Every loader takes ``data_dir=`` to read the same files from another
 from __future__ import annotations
 
 import gzip
+import math
 import zlib
 from pathlib import Path
 
@@ -148,7 +149,9 @@ def read_idx(path) -> np.ndarray:
     """Read an IDX file (MNIST format), gzipped or not, checking its magic number and size.
 
     The header is two zero bytes, a type code (0x08 = uint8) and the number of dimensions,
-    then one big-endian int32 per dimension; the data follow in C order.
+    then one big-endian unsigned int32 per dimension; the data follow in C order. The size the
+    header announces is computed with Python integers (no overflow) and compared with the
+    file before the data are read: at most that many bytes (plus one) are ever read.
 
     Returns
     -------
@@ -157,26 +160,37 @@ def read_idx(path) -> np.ndarray:
     path = Path(path)
     try:
         with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
-            raw = fh.read()
+            magic = fh.read(4)
+            if len(magic) < 4 or magic[0] != 0 or magic[1] != 0 or magic[2] != 0x08 or not 1 <= magic[3] <= 4:
+                raise DatasetError(
+                    f"{path.name} is not an IDX file of unsigned bytes: magic number "
+                    f"{magic.hex() or '(empty)'} (expected 00000801 for labels or 00000803 for images)."
+                )
+            dims = fh.read(4 * magic[3])
+            if len(dims) < 4 * magic[3]:
+                raise DatasetError(f"{path.name} is truncated inside its header.")
+            shape = tuple(int.from_bytes(dims[i:i + 4], "big") for i in range(0, len(dims), 4))
+            expected = math.prod(shape)  # Python int: exact however large the header's values
+            if path.suffix != ".gz":  # the size is known before reading
+                have = path.stat().st_size - 4 - len(dims)
+            else:  # decompress in pieces: a read of `expected` bytes would allocate them at once
+                raw = bytearray()
+                while len(raw) <= expected and (piece := fh.read(min(1 << 20, expected + 1 - len(raw)))):
+                    raw += piece
+                have = len(raw)
+            if have != expected:
+                # a gzip file is read no further than one byte past the announced size
+                have_text = f"more than {expected:,}" if path.suffix == ".gz" and have > expected else f"{have:,}"
+                raise DatasetError(
+                    f"{path.name} has {have_text} bytes of data after its header, but the header "
+                    f"announces shape ({', '.join(f'{d:,}' for d in shape)}): {expected:,} bytes. "
+                    "The file is truncated or corrupt; restore it."
+                )
+            if path.suffix != ".gz":
+                raw = fh.read()
     except (OSError, EOFError, zlib.error) as exc:
         raise DatasetError(f"Could not read {path.name}: {exc}. The file is corrupt; restore it.") from None
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08 or not 1 <= raw[3] <= 4:
-        raise DatasetError(
-            f"{path.name} is not an IDX file of unsigned bytes: magic number {raw[:4].hex() or '(empty)'} "
-            "(expected 00000801 for labels or 00000803 for images)."
-        )
-    ndim = raw[3]
-    header = 4 + 4 * ndim
-    if len(raw) < header:
-        raise DatasetError(f"{path.name} is truncated inside its header.")
-    shape = tuple(int(v) for v in np.frombuffer(raw, dtype=">i4", count=ndim, offset=4))
-    expected = int(np.prod(shape)) + header
-    if len(raw) != expected:
-        raise DatasetError(
-            f"{path.name} has {len(raw)} bytes but its header announces shape {shape} "
-            f"({expected} bytes): the file is truncated or corrupt."
-        )
-    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape).copy()
+    return np.frombuffer(raw, dtype=np.uint8).reshape(shape).copy()
 
 
 def _class_subset(y: np.ndarray, digits, what: str) -> np.ndarray:

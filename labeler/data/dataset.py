@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from core import validation
+from labeler.data.classnames import normalise_labels
 
 __all__ = [
     "Dataset",
@@ -219,22 +220,32 @@ def finish(
     """Build the :class:`Dataset` after the checks every loader shares.
 
     At least two rows, at least two classes when labelled, ``len(ids)`` unique ids; ``X`` as
-    C-contiguous float64 and object labels as strings.
+    C-contiguous float64 whose squares do not overflow; object labels as strings and string
+    labels without surrounding whitespace (:mod:`labeler.data.classnames`).
 
     Raises
     ------
     DatasetError
-        Fewer than two rows, a single class, or duplicate / missing ids.
+        Fewer than two rows, a single class, a blank label or two labels that differ only in
+        surrounding whitespace, duplicate / missing ids, or a feature column with values
+        beyond :data:`core.validation.MAX_FEATURE_MAGNITUDE` (named, with the fix).
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = X.shape[0]
     if n < 2:
         raise DatasetError(f"{name} has {n} row(s); at least two points are needed to label anything.")
+    _check_magnitude(X, name, feature_names)
+    if X_val is not None:
+        _check_magnitude(np.ascontiguousarray(X_val, dtype=np.float64), f"{name} validation set", feature_names)
     classes: list = []
     if y is not None:
         y = np.asarray(y)
         if y.dtype == object:
             y = y.astype(str)
+        try:
+            y = normalise_labels(y, f"{name} labels")
+        except ValueError as exc:
+            raise DatasetError(str(exc)) from None
         classes = sorted(np.unique(y).tolist())
         if len(classes) < 2:
             raise DatasetError(
@@ -250,6 +261,15 @@ def finish(
         images=images, image_paths=image_paths, frame=frame, X_val=X_val, y_val=y_val,
         params=dict(params or {}), texts=texts, load_options=dict(load_options or {}),
     )
+
+
+def _check_magnitude(X: np.ndarray, name: str, feature_names) -> None:
+    """:func:`core.validation.check_magnitude` naming the columns, as a :class:`DatasetError`."""
+    names = [str(f) for f in feature_names]
+    try:
+        validation.check_magnitude(X, name=name, columns=names if len(names) == X.shape[1] else None)
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None
 
 
 def check_count(name: str, value, minimum: int) -> int:

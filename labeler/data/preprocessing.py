@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from core.validation import check_features
+from core.validation import check_features, check_magnitude, overflow_message
 
 __all__ = ["standardize", "pca_reduce"]
 
@@ -34,11 +34,21 @@ def standardize(X, *, stats=None) -> tuple[np.ndarray, tuple[np.ndarray, np.ndar
         ``mean`` and ``scale`` of shape (n_features,). ``scale`` is the population standard
         deviation, or 1 for a constant column (which then becomes all zeros; a
         ``UserWarning`` names such columns).
+
+    Raises
+    ------
+    ValueError
+        NaN or infinite values, values whose squares overflow float64
+        (:func:`core.validation.check_magnitude`), or a mean / standard deviation / result
+        that is not finite (sums of many large squares): the column(s) are named.
     """
     X = check_features(X)
+    check_magnitude(X)
     if stats is None:
-        mean = X.mean(axis=0)
-        scale = X.std(axis=0)
+        with np.errstate(over="ignore"):  # refused just below, by column
+            mean = X.mean(axis=0)
+            scale = X.std(axis=0)
+        _refuse_overflow(X, ~(np.isfinite(mean) & np.isfinite(scale)))
         constant = np.flatnonzero(scale <= 1e-12 * np.maximum(1.0, np.abs(mean)))
         if constant.size:
             warnings.warn(
@@ -61,7 +71,16 @@ def standardize(X, *, stats=None) -> tuple[np.ndarray, tuple[np.ndarray, np.ndar
             )
         if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
             raise ValueError("stats must be finite with every scale > 0 (as standardize returns them).")
-    return (X - mean) / scale, (mean, scale)
+    with np.errstate(over="ignore"):
+        Z = (X - mean) / scale
+    _refuse_overflow(X, ~np.isfinite(Z).all(axis=0))
+    return Z, (mean, scale)
+
+
+def _refuse_overflow(X: np.ndarray, bad_columns: np.ndarray) -> None:
+    """ValueError naming the columns flagged in ``bad_columns`` (a boolean mask), if any."""
+    if bad_columns.any():
+        raise ValueError(overflow_message(X, np.flatnonzero(bad_columns)))
 
 
 def pca_reduce(X, n_components: int, seed: int = 0) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:

@@ -19,27 +19,33 @@ from labeler.data.dataset import GUESS, Dataset, DatasetError, finish, subset
 from labeler.data.images import images_from_column, pixel_features
 from labeler.data.roles import guess_roles, legacy_roles
 from labeler.data.text import text_features
+from labeler.data.table_files import check_fits, estimate_parquet, read_csv_bounded
 
 __all__ = ["read_table", "from_frame"]
 
 
 def read_table(path: Path, suffix: str) -> pd.DataFrame:
-    """Read a CSV or Parquet file (by ``suffix``) into a DataFrame.
+    """Read a CSV or Parquet file (by ``suffix``) into a DataFrame, after checking that it fits
+    in memory (CSV files are read in chunks: :mod:`labeler.data.table_files`).
 
     Raises
     ------
     DatasetError
-        An empty, truncated or otherwise unreadable file, with the file's name and the fix.
+        An empty, truncated or otherwise unreadable file, with the file's name and the fix; a
+        file too large for the available memory, with its size and how many rows fit.
     """
     try:
         if suffix == ".csv":
-            return pd.read_csv(path)
+            return read_csv_bounded(path)
         import pyarrow
 
         try:
+            check_fits(path, estimate_parquet(path))
             return pd.read_parquet(path, engine="pyarrow")
         except pyarrow.ArrowException as exc:
             raise ValueError(str(exc)) from None
+    except DatasetError:
+        raise
     except pd.errors.EmptyDataError:
         raise DatasetError(f"{path.name} is empty: it has no header and no rows.") from None
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
@@ -60,7 +66,9 @@ def _numeric_block(frame: pd.DataFrame, columns: list, what: str) -> np.ndarray:
             "--feature-cols a,b,c), give them another role (--id-col, --label-col, --text-col), "
             "or encode them as numbers."
         )
-    block = frame[columns].to_numpy(dtype=np.float64, na_value=np.nan)
+    block = np.empty((len(frame), len(columns)), dtype=np.float64)
+    for j, c in enumerate(columns):  # column by column: no copy of the whole selection first
+        block[:, j] = frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
     finite = np.isfinite(block)
     if not finite.all():
         rows, cols = np.nonzero(~finite)

@@ -56,6 +56,8 @@ from core.rls.tuning import DEFAULT_LAM
 from core.strategies import STRATEGIES
 from core.validation import check_positive
 
+from labeler.data.classnames import check_class_name
+
 from . import data
 from .model import check_memory, median_distance
 
@@ -226,18 +228,6 @@ def check_setting(name: str, value, kernel: str, classes):
             raise ValueError(f"The width only applies to the rbf kernel; this session uses {kernel!r}.")
         return check_width(value)
     raise ValueError(f"Unknown setting {name!r}; settings are strategy, weighting, lam and width.")
-
-
-def check_class_name(name, classes) -> str:
-    """A new class name: a non-empty string (stripped) not yet in ``classes``."""
-    if not isinstance(name, str):
-        raise TypeError(f"A class name must be a string; got {name!r} ({type(name).__name__}).")
-    stripped = name.strip()
-    if not stripped:
-        raise ValueError("A class name cannot be empty; type a name such as 'cat'.")
-    if stripped in classes:
-        raise ValueError(f"Class {stripped!r} already exists (classes: {list(classes)}); pick another name.")
-    return stripped
 
 
 def _check_count(name: str, value, minimum: int) -> int:

@@ -33,6 +33,8 @@ from core.learner import ActiveRLS
 from core.kernels import Kernel
 from core.rls.tuning import LooTuning, loo_readiness, tune_lam_width
 from core.rls import default_widths
+from core.validation import check_features, check_magnitude
+from labeler.memory import available_memory, format_bytes as _gib
 
 __all__ = [
     "MemoryBudgetError",
@@ -102,46 +104,6 @@ def max_points(budget: float, n_features: int, n_classes: int = 2, n_block: int 
     while n > 0 and session_bytes(n, n_features, n_classes, n_block) > budget:
         n -= 1
     return n
-
-
-def _read_int(path) -> int | None:
-    try:
-        with open(path) as fh:
-            text = fh.read().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def available_memory(meminfo="/proc/meminfo", cgroup="/sys/fs/cgroup") -> int | None:
-    """Bytes of memory a new allocation can get now, or None when it cannot be told.
-
-    ``MemAvailable`` of ``/proc/meminfo`` (Linux), lowered to what is left under a cgroup
-    memory limit (v2 ``memory.max - memory.current``, v1 ``limit_in_bytes - usage_in_bytes``)
-    when the process runs in a container that has one.
-    """
-    avail = None
-    try:
-        with open(meminfo) as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        avail = None
-    for limit_file, usage_file in (("memory.max", "memory.current"),
-                                   ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
-        limit = _read_int(f"{cgroup}/{limit_file}")
-        usage = _read_int(f"{cgroup}/{usage_file}")
-        if limit is not None and usage is not None and limit < 1 << 60:
-            left = max(limit - usage, 0)
-            avail = left if avail is None else min(avail, left)
-            break
-    return avail
-
-
-def _gib(nbytes: float) -> str:
-    return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 / 10 else f"{nbytes / 2**20:.0f} MiB"
 
 
 def check_memory(n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
@@ -344,7 +306,15 @@ def add_class(spec: ModelSpec, learner: ActiveRLS, name: str) -> ActiveRLS:
 
 def width_grid(X: np.ndarray) -> np.ndarray:
     """:func:`core.rls.default_widths` of the pool: median pairwise Euclidean distance (over a
-    fixed subsample of at most 1000 points) times ``2**[-3, -2.5, ..., 2]``."""
+    fixed subsample of at most 1000 points) times ``2**[-3, -2.5, ..., 2]``.
+
+    Raises
+    ------
+    ValueError
+        A column's values overflow float64 when squared (named by
+        :func:`core.validation.check_magnitude`), or the median distance is 0.
+    """
+    check_magnitude(check_features(X, min_samples=2))
     try:
         return default_widths(X)
     except ValueError:
