@@ -175,6 +175,8 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
             store.create_session(name=record.name, dataset=record.dataset, config=record.config,
                                  session_id=record.id, created=record.created, arrays=arrays,
                                  events=events, risks=risks)
+            if events:  # initial labels: the first re-tune and stopping checkpoint
+                session._after_labels_change(0)
             return session
         except BaseException:
             store.close()
@@ -351,6 +353,7 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         after catching up if another tab wrote first."""
         with self._lock:
             while True:
+                before = len(self._log.labels)
                 rows = build()
                 if rows is None:
                     return None
@@ -380,6 +383,8 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                         self._store.put_risks(self.id, {rec.seq: risk for rec in change.added})
                     except StoreWriteError:  # the label is stored; its risk is history only
                         pass
+                if change.setting is None and change.new_class is None:
+                    self._after_labels_change(before)  # auto re-tune, stopping checkpoint
                 return change
 
     def _cache_array(self, name: str, array):
