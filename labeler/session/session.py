@@ -377,14 +377,14 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
                 self._note_origin(events)
                 change = self._log.apply(events)
                 self._apply(change, given=take_back is not None)
+                if change.setting is None and change.new_class is None:
+                    self._after_labels_change(before)  # auto re-tune, stopping checkpoint
                 if change.added:  # for the history chart; not needed to restore the state
                     risk = float(self.learner.estimated_risk())
                     try:
                         self._store.put_risks(self.id, {rec.seq: risk for rec in change.added})
                     except StoreWriteError:  # the label is stored; its risk is history only
                         pass
-                if change.setting is None and change.new_class is None:
-                    self._after_labels_change(before)  # auto re-tune, stopping checkpoint
                 return change
 
     def _cache_array(self, name: str, array):

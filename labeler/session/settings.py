@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.criteria.risk import predicted_class_indices
-from core.rls.tuning import retune_due
+from core.rls.tuning import loo_readiness, retune_due
 
 from . import model
 from .config import check_auto_tune, check_class_name, check_setting
@@ -84,13 +84,17 @@ class SessionSettings:
             grid = self._widths = model.width_grid(self.X)
         return grid
 
-    def _tuning(self):
+    def _tuning(self) -> dict:
         """What the tuner says about the values in use (cached per state; reads only): the
-        LOO error over the width grid at the lam in use and over the lam grid at the width it
-        would keep. Raises ValueError with too few labels."""
+        LOO error over the width grid at the lam in use (``"width"``: an
+        :class:`core.rls.tuning.AutoTuning` of the width, None without an RBF kernel) and over
+        the lam grid at the width in use (``"lam"``). Raises ValueError with too few labels."""
         def compute():
-            return model.auto_tune(self._spec, self.learner, self.X, tune_width=self._config.kernel == "rbf",
-                                   tune_lam=True, widths=self._width_grid() if self._config.kernel == "rbf" else None)
+            rbf = self._config.kernel == "rbf"
+            width = model.auto_tune(self._spec, self.learner, self.X, tune_width=True, tune_lam=False,
+                                    widths=self._width_grid()) if rbf else None
+            lam = model.auto_tune(self._spec, self.learner, self.X, tune_width=False, tune_lam=True)
+            return {"width": width, "lam": lam}
 
         return self._cached("loo_fit", compute)
 
@@ -124,10 +128,14 @@ class SessionSettings:
         after = len(self._log.labels)
         flags = self.auto_tune
         if (flags["width"] or flags["lam"]) and retune_due(before, after) and not self.read_only:
-            try:
-                self._retune(flags["width"], flags["lam"])
-            except (ValueError, StoreWriteError) as exc:
-                self.tuning_note = f"The automatic re-tune was not applied: {exc}"
+            waiting = loo_readiness([r.label for r in self._log.labels.values()])
+            if waiting:
+                self.tuning_note = waiting
+            else:
+                try:
+                    self._retune(flags["width"], flags["lam"])
+                except (ValueError, StoreWriteError) as exc:
+                    self.tuning_note = f"The automatic re-tune was not applied: {exc}"
         self._record_stopping()
 
     # ---- stopping checkpoints --------------------------------------------------------------
