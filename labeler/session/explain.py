@@ -110,13 +110,13 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
         expected = float(E[index])
         order = unl[np.argsort(E[unl], kind="stable")]
         alternatives = tuple((int(i), float(E[i])) for i in order if i != index)[:n_alternatives]
-        alt = "; ".join(f"point {i} by {risk_now - e:.3g}" for i, e in alternatives)
+        alt = ", ".join(f"point {i} ({e - expected:+.3g})" for i, e in alternatives)
         best = not alternatives or expected <= alternatives[0][1]
         reasons.append(
-            f"Its label is expected to lower the estimated risk (the expected number of "
-            f"misclassified pool points) from {risk_now:.4g} to {expected:.4g}, by "
-            f"{risk_now - expected:.3g}{', more than any other point' if best else ''}"
-            + (f" (next best: {alt})." if alt else ".")
+            ("Of all unlabelled points, its label is expected to leave the least risk: "
+             if best else "Its label is expected to leave a risk of ")
+            + f"{expected:.4g} misclassified pool points (the estimate now: {risk_now:.4g})."
+            + (f" Next best: {alt}." if alt else "")
         )
     elif strategy == "margin":
         reasons.append("The margin strategy asks for the unlabelled point closest to the decision boundary.")

@@ -80,14 +80,15 @@ def render_stopping(session) -> None:
             st.caption(f"Stopping signal not available: {md_text(exc)}")
             return
         headline = "**Likely enough labels.**" if sig.enough else "**Keep going.**"
-        (st.success if sig.enough else st.info)(headline + " " + md_text(sig.message.split(": ", 1)[-1]))
+        reason = sig.message.split(": ", 1)[-1]
+        (st.success if sig.enough else st.info)(headline + " " + md_text(reason[:1].upper() + reason[1:]))
         rows = []
         if sig.loo_n:
             rows.append(f"LOO error of your {sig.loo_n} labels: **{_pct(sig.loo_error)}** "
                         f"(95 % interval {_pct(sig.loo_lower)} – {_pct(sig.loo_upper)}; the queried "
                         "points are the hard ones, so this overstates the pool's error)")
         if sig.changed_since is not None:
-            rows.append(f"Predictions changed since {sig.changed_since} labels: "
+            rows.append(f"Predictions changed over the last {sig.n_labels - sig.changed_since} labels: "
                         f"**{_pct(sig.changed_fraction)}** of the pool")
         if sig.kappas:
             rows.append("Agreement κ of successive models: " + ", ".join(f"{k:.3f}" for k in sig.kappas)

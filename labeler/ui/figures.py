@@ -392,7 +392,9 @@ def loo_curve_figure(grid: np.ndarray, errors: np.ndarray, in_use: float | None,
     _small_layout(fig, f"{name} (log scale)", "LOO error", height)
     if grid.size:
         lo, hi = float(grid.min()), float(grid.max())
-        fig.update_xaxes(type="log", range=[np.log10(lo) - 0.15, np.log10(hi) + 0.15])
+        ticks = grid[:: max(1, int(np.ceil(grid.size / 6)))]  # at most 6 labelled grid values
+        fig.update_xaxes(type="log", range=[np.log10(lo) - 0.15, np.log10(hi) + 0.15],
+                         tickvals=ticks, ticktext=[f"{v:.2g}" for v in ticks])
     else:
         fig.update_xaxes(type="log")
     top = float(errors.max()) if errors.size else 0.0
