@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
+from scipy.special import log_ndtr, ndtr, ndtri
 
 from .criteria.risk import class_probabilities, one_vs_all_probabilities, predicted_class_indices
 
@@ -34,6 +34,7 @@ __all__ = [
     "bayesian_confidence",
     "confidence_bins",
     "ConfidenceBins",
+    "wilson_interval",
 ]
 
 _BLOCK_BYTES = 32 * 2**20  # temporaries per block of rows in the quadrature
@@ -234,16 +235,71 @@ class ConfidenceBins:
         Fraction of correct predictions per bin; NaN for an empty bin.
     mean_confidence : ndarray of shape (n_bins,)
         Mean confidence of the points in each bin; NaN for an empty bin.
+    correct : ndarray of shape (n_bins,)
+        Number of correct predictions per bin.
+    lower, upper : ndarray of shape (n_bins,)
+        Wilson score interval of the accuracy at ``level`` (:func:`wilson_interval`);
+        ``[0, 1]`` for an empty bin (nothing is known).
+    level : float
+        Coverage of the interval (default 0.95).
     """
 
     edges: np.ndarray
     counts: np.ndarray
     accuracy: np.ndarray
     mean_confidence: np.ndarray
+    correct: np.ndarray | None = None
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+    level: float = 0.95
 
 
-def confidence_bins(confidence, correct, n_bins: int = 10, range=(0.0, 1.0)) -> ConfidenceBins:
-    """Accuracy and mean confidence per bin of equal width.
+def wilson_interval(successes, trials, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a binomial proportion (Wilson 1927; Brown, Cai & DasGupta 2001).
+
+    With ``p = k / n`` and ``z`` the two-sided normal quantile of ``level``::
+
+        centre = (p + z^2 / (2 n)) / (1 + z^2 / n)
+        half   = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / (4 n^2))
+
+    Unlike the plain ``p +- z sqrt(p (1 - p) / n)`` it stays inside [0, 1] and does not shrink
+    to a point at ``p = 0`` or ``p = 1``: 6 of 6 right gives [0.61, 1], not [1, 1].
+
+    Parameters
+    ----------
+    successes, trials : array-like of int, same shape
+        ``0 <= successes <= trials``; ``trials = 0`` gives ``[0, 1]``.
+    level : float in (0, 1)
+        Coverage, e.g. 0.95.
+
+    Returns
+    -------
+    lower, upper : ndarray of float, the shape of ``trials``
+    """
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    if k.shape != n.shape:
+        raise ValueError(f"successes {k.shape} and trials {n.shape} must have the same shape.")
+    if not (np.all(np.isfinite(k)) and np.all(np.isfinite(n))) or np.any(k < 0) or np.any(k > n):
+        raise ValueError("need 0 <= successes <= trials (finite counts).")
+    level = float(level)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie strictly between 0 and 1; got {level!r}.")
+    z = float(ndtri(0.5 + level / 2.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(n > 0, k / n, 0.5)
+        z2n = np.where(n > 0, z * z / n, np.inf)
+        denom = 1.0 + z2n
+        centre = (p + z2n / 2.0) / denom
+        half = z / denom * np.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n))
+        lower = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
+        upper = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
+    return lower, upper
+
+
+def confidence_bins(confidence, correct, n_bins: int = 10, range=(0.0, 1.0),
+                    level: float = 0.95) -> ConfidenceBins:
+    """Accuracy, its Wilson interval and mean confidence per bin of equal width.
 
     Parameters
     ----------
@@ -255,6 +311,8 @@ def confidence_bins(confidence, correct, n_bins: int = 10, range=(0.0, 1.0)) -> 
         Number of bins of equal width.
     range : tuple of two floats
         ``(low, high)`` covered by the bins.
+    level : float
+        Coverage of the accuracy interval (:func:`wilson_interval`).
 
     Returns
     -------
@@ -302,4 +360,7 @@ def confidence_bins(confidence, correct, n_bins: int = 10, range=(0.0, 1.0)) -> 
     with np.errstate(invalid="ignore", divide="ignore"):
         accuracy = np.where(counts > 0, hits / counts, np.nan)
         mean_conf = np.where(counts > 0, sums / counts, np.nan)
-    return ConfidenceBins(edges=edges, counts=counts, accuracy=accuracy, mean_confidence=mean_conf)
+    hits = np.rint(hits).astype(np.int64)
+    lower, upper = wilson_interval(hits, counts, level)
+    return ConfidenceBins(edges=edges, counts=counts, accuracy=accuracy, mean_confidence=mean_conf,
+                          correct=hits, lower=lower, upper=upper, level=float(level))

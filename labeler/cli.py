@@ -165,19 +165,19 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--kernel", choices=KERNELS, default="rbf", help="kernel (default rbf)")
     sim.add_argument(
         "--width", type=_positive_float, default=None,
-        help="RBF width s in exp(-|x-x'|^2 / (2 s^2)); default: the built-in's recommended width, "
-        "else the median pairwise distance",
+        help="RBF width s in exp(-|x-x'|^2 / (2 s^2)), fixed; default as in the app: the built-in's "
+        "recommended width (when it refers to the same scaling), else the median pairwise distance "
+        "of the standardised features, re-tuned by leave-one-out as labels arrive",
     )
     sim.add_argument(
         "--lam", type=_lam, default=None, metavar="L|auto",
-        help="regularisation lambda > 0, or 'auto': leave-one-out on the initial labels (needs "
-        "2 or more of each of 2 or more classes, else 0.1 with a warning); default: the "
-        "built-in's recommended value, else auto",
+        help="regularisation lambda > 0 (fixed), or 'auto' (the default, as in the app): start from "
+        "the built-in's recommended value, else 0.1, and re-tune by leave-one-out as labels arrive",
     )
     sim.add_argument(
         "--weighting", choices=WEIGHTINGS, default=None,
         help="class weights (balanced: w_y ~ 1/n_y over the labels, bias-corrected risk); "
-        "default: the built-in's recommendation, else none",
+        "default as in the app: balanced",
     )
     sim.add_argument(
         "--validation", metavar="PATH",
@@ -351,10 +351,7 @@ class _Progress:
 def _run_simulate(args) -> int:
     import numpy as np
 
-    from core.learner import WEIGHTINGS
-    from core.kernels import Kernel
-    from core.kernels import median_distance
-    from labeler.experiments.simulate import prepare_features, simulate
+    from labeler.experiments.simulate import app_settings, simulate
     from labeler.atomic import atomic_write
     from labeler.experiments.report import write_report
 
@@ -369,7 +366,6 @@ def _run_simulate(args) -> int:
             f"{args.data} has no labels, so there is no oracle to answer the queries. Add a label "
             "column (default name 'label') or name it with --label-col NAME."
         )
-    params = dataset.params
     if args.validation is not None:
         val = _load_validation(args, dataset)
         if val.y is None:
@@ -389,38 +385,19 @@ def _run_simulate(args) -> int:
     else:
         X_val_raw = y_val = None
         evaluation = "the unlabelled rest of the pool"
-    X, X_val = prepare_features(dataset, X_val_raw)
-
-    width_note = ""
-    if args.kernel == "rbf":
-        if args.width is not None:
-            width = args.width
-        elif isinstance(params.get("width"), (int, float)) and not isinstance(params.get("width"), bool):
-            width, width_note = float(params["width"]), " (recommended for this data set)"
-        else:
-            try:
-                width = median_distance(X, seed=args.seed)
-            except ValueError:
-                raise CLIError(
-                    f"{args.data}: the median distance between the points is 0 (at least half of the "
-                    "pairs are identical points), so no RBF width can be derived from the data. "
-                    "Remove the duplicated rows or pass --width W."
-                ) from None
-            width_note = " (median pairwise distance)"
-        kernel = Kernel("rbf", width=width)
-    else:
-        kernel = Kernel(args.kernel)
-    lam = args.lam
-    if lam is None:
-        recommended = params.get("lam")
-        ok = isinstance(recommended, (int, float)) and not isinstance(recommended, bool) and recommended > 0
-        lam = float(recommended) if ok else "auto"
-    weighting = args.weighting or params.get("weighting", "none")
-    if not (isinstance(weighting, dict) or (isinstance(weighting, str) and weighting in WEIGHTINGS)):
-        print(f"labeler simulate: warning: the data set recommends weighting {weighting!r}, which is "
-              "not 'none', 'balanced' or a dict of class weights; using 'none' (set --weighting).",
-              file=sys.stderr, flush=True)
-        weighting = "none"
+    try:  # the app's defaults (labeler.experiments.simulate.app_settings): one set of defaults
+        chosen = app_settings(dataset, args.seed, kernel=args.kernel,
+                              width="auto" if args.width is None else args.width,
+                              lam="auto" if args.lam is None else args.lam,
+                              weighting=args.weighting, X_val=X_val_raw)
+    except ValueError as exc:
+        raise CLIError(f"{args.data}: {exc} Or pass --width W.") from None
+    X, X_val, kernel, lam, weighting = (chosen[k] for k in ("X", "X_val", "kernel", "lam", "weighting"))
+    auto_tune = chosen["auto_tune"]
+    notes = chosen["notes"]
+    width_note = f" ({notes['width']})" if "width" in notes else ""
+    tuned = [k for k, v in auto_tune.items() if v]
+    tune_note = f"; {' and '.join(tuned)} re-tuned by leave-one-out as labels arrive" if tuned else ""
     if args.budget + args.initial > len(dataset.y):
         raise CLIError(
             f"--budget {args.budget} plus --initial {args.initial} exceeds the {len(dataset.y)} points "
@@ -432,7 +409,7 @@ def _run_simulate(args) -> int:
         kdesc = f"rbf width {kernel.width:.4g}{width_note}" if args.kernel == "rbf" else args.kernel
         print(
             f"labeler simulate: {dataset.name}: {len(dataset.y)} points, {len(dataset.classes)} classes; "
-            f"{args.strategy}, kernel {kdesc}, lambda {lam}, weighting {weighting}; "
+            f"{args.strategy}, kernel {kdesc}, lambda {lam:g}, weighting {weighting}{tune_note}; "
             f"accuracy on {evaluation}",
             file=err, flush=True,
         )
@@ -440,6 +417,7 @@ def _run_simulate(args) -> int:
     curve = simulate(
         dataset, strategy=args.strategy, budget=args.budget, seed=args.seed, kernel=kernel, lam=lam,
         weighting=weighting, X_val=X_val, y_val=y_val, initial=args.initial, progress=progress, X=X,
+        auto_tune=auto_tune,
     )
     if out is None:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")

@@ -142,7 +142,7 @@ def test_simulate_writes_the_curve_and_the_report(tmp_path, capsys):
 def test_simulate_matches_core_simulate(tmp_path, capsys):
     from labeler.data import load_dataset
     from core.kernels import Kernel
-    from labeler.experiments.simulate import simulate
+    from labeler.experiments.simulate import app_settings, simulate
 
     data = tmp_path / "pool.csv"
     write_blobs(data, n=80, seed=4)
@@ -151,54 +151,53 @@ def test_simulate_matches_core_simulate(tmp_path, capsys):
                         "--lam", "0.2", "--width", "1.0", "--weighting", "balanced", "--initial", "4",
                         "--out", str(out)], capsys)
     assert code == 0, err
-    expected = simulate(load_dataset(data, seed=2), "margin", 10, 2, Kernel("rbf", width=1.0), 0.2, "balanced",
-                        initial=4)
+    ds = load_dataset(data, seed=2)
+    X = app_settings(ds, 2)["X"]  # the app's features: standardised
+    expected = simulate(ds, "margin", 10, 2, Kernel("rbf", width=1.0), 0.2, "balanced", initial=4, X=X)
     got = pd.read_csv(out)
-    cols = [c for c in CURVE_COLUMNS if c != "step_seconds"]
+    cols = [c for c in CURVE_COLUMNS if c not in ("step_seconds", "stop")]
     pd.testing.assert_frame_equal(got[cols], expected[cols], check_dtype=False, rtol=1e-12)
-    assert "rest of the pool" in err
+    assert got["stop"].tolist() == expected["stop"].tolist()
+    assert "rest of the pool" in err and "re-tuned" not in err  # width and lam given: fixed
 
 
-def test_simulate_builtin_to_stdout_uses_recommended_parameters(capsys):
+def test_simulate_builtin_uses_the_app_defaults(capsys, tmp_path):
+    """`labeler simulate DATA` starts where a new session of the app starts (one set of
+    defaults: labeler.session.config.DEFAULTS), and re-tunes width and lam alike."""
+    from labeler.data import load_dataset
+    from labeler.experiments.simulate import app_settings, simulate
+    from labeler.session import LabelingSession, SessionConfig
+
     code, out, err = run(["simulate", "spheres", "--budget", "3", "--quiet"], capsys)
     assert code == 0
     lines = out.strip().splitlines()
     assert lines[0] == ",".join(CURVE_COLUMNS) and len(lines) == 4
     assert err == ""
-    code, _, err = run(["simulate", "spheres", "--budget", "2"], capsys)
-    assert "width 1.7 (recommended" in err and "lambda 0.5" in err and "built-in validation set" in err
+    path = tmp_path / "c.csv"
+    code, _, err = run(["simulate", "moons", "--budget", "12", "--out", str(path)], capsys)
+    assert code == 0, err
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons"))
+    assert f"width {s.config.width:.4g} (median pairwise distance)" in err
+    assert f"lambda {s.config.lam:g}" in err and f"weighting {s.config.weighting}" in err
+    assert "width and lam re-tuned by leave-one-out" in err and "built-in validation set" in err
+    ds = load_dataset("moons", seed=0)
+    a = app_settings(ds, 0, X_val=ds.X_val)
+    expected = simulate(ds, "arls", 12, 0, a["kernel"], a["lam"], a["weighting"], X=a["X"], X_val=a["X_val"],
+                        y_val=ds.y_val, auto_tune=a["auto_tune"])
+    cols = [c for c in CURVE_COLUMNS if c != "step_seconds"]
+    pd.testing.assert_frame_equal(pd.read_csv(path)[cols], expected[cols], check_dtype=False, rtol=1e-12)
 
 
-def test_dataset_weighting_dict_is_used_and_unknown_ones_warn(tmp_path, capsys, monkeypatch):
-    from labeler.data import load_dataset
-    from core.kernels import Kernel
-    from labeler.experiments.simulate import simulate
-
+def test_simulate_weighting_defaults_to_the_apps_and_can_be_set(tmp_path, capsys):
     data = tmp_path / "pool.csv"
     write_blobs(data, n=60, seed=3)
-    real_load = cli._load
-    recommended = {}
-
-    def load_with_params(*args, **kwargs):
-        ds = real_load(*args, **kwargs)
-        ds.params.update(recommended)
-        return ds
-
-    monkeypatch.setattr(cli, "_load", load_with_params)
-    weights = {"neg": 3.0, "pos": 0.5}
-    recommended["weighting"] = weights
-    out = tmp_path / "c.csv"
-    argv = ["simulate", str(data), "--budget", "6", "--lam", "0.2", "--width", "1.0", "--out", str(out)]
+    argv = ["simulate", str(data), "--budget", "3", "--lam", "0.2", "--width", "1.0"]
     code, _, err = run(argv, capsys)
     assert code == 0, err
-    assert f"weighting {weights}" in err
-    expected = simulate(load_dataset(data, seed=0), "arls", 6, 0, Kernel("rbf", width=1.0), 0.2, weights)
-    cols = [c for c in CURVE_COLUMNS if c != "step_seconds"]
-    pd.testing.assert_frame_equal(pd.read_csv(out)[cols], expected[cols], check_dtype=False, rtol=1e-12)
-    recommended["weighting"] = "inverse"
-    code, _, err = run(argv, capsys)
+    assert "weighting balanced" in err
+    code, _, err = run(argv + ["--weighting", "none"], capsys)
     assert code == 0, err
-    assert "warning" in err and "'inverse'" in err and "weighting none" in err
+    assert "weighting none" in err
 
 
 def test_simulate_median_width_and_auto_lam_for_files(tmp_path, capsys):
@@ -206,7 +205,7 @@ def test_simulate_median_width_and_auto_lam_for_files(tmp_path, capsys):
     write_blobs(data, n=60)
     code, _, err = run(["simulate", str(data), "--budget", "2", "--initial", "20"], capsys)
     assert code == 0, err
-    assert "median pairwise distance" in err and "lambda auto" in err
+    assert "median pairwise distance" in err and "width and lam re-tuned by leave-one-out" in err
 
 
 def test_simulate_linear_kernel(tmp_path, capsys):
@@ -331,14 +330,13 @@ def test_version_falls_back_only_when_the_package_is_not_installed(monkeypatch):
         cli._version()
 
 
-def test_auto_lam_fallback_is_one_warning_line(tmp_path, capsys):
+def test_auto_lam_waits_for_labels_without_warnings(tmp_path, capsys):
+    """'auto' starts at 0.1 and re-tunes once LOO can judge: too few labels is no warning."""
     data = tmp_path / "pool.csv"
     write_blobs(data, n=40)
     code, _, err = run(["simulate", str(data), "--budget", "2", "--lam", "auto", "--quiet"], capsys)
     assert code == 0, err
-    lines = [line for line in err.splitlines() if "warning" in line]
-    assert len(lines) == 1 and lines[0].startswith("labeler: warning: Leave-one-out tuning needs")
-    assert lines[0].endswith("Using lam=0.1.")
+    assert not [line for line in err.splitlines() if "warning" in line]
     assert "UserWarning" not in err and ".py:" not in err
 
 

@@ -217,19 +217,33 @@ def test_risk_curve_skips_nan():
     np.testing.assert_allclose(fig.data[0].y, [0.5, 0.3, 0.2, 0.1])
 
 
-def test_loo_curve_marks_chosen_lambda_on_log_axis():
+def test_loo_curve_marks_the_value_in_use_on_a_log_axis_over_the_grid():
     lams = np.geomspace(1e-3, 10, 9)
     errors = np.linspace(0.3, 0.1, 9)
-    fig = F.loo_curve_figure(lams, errors, 0.1)
+    fig = F.loo_curve_figure(lams, errors, 0.1, auto=True)
     assert fig.layout.xaxis.type == "log"
-    shapes = fig.layout.shapes
-    assert len(shapes) == 1 and shapes[0].x0 == pytest.approx(0.1)
+    lo, hi = fig.layout.xaxis.range  # log10 units: the grid with a small margin, not 1e12
+    assert np.log10(1e-3) - 0.5 < lo < np.log10(1e-3) and np.log10(10) < hi < np.log10(10) + 0.5
+    y0, y1 = fig.layout.yaxis.range
+    assert y0 == 0.0 and 0.3 <= y1 <= 1.0  # never below 0 (the old axis went to -1)
+    marker = fig.data[1]
+    assert marker.x == (0.1,) and marker.y[0] == pytest.approx(errors[4])  # on the curve
+    assert "in use (auto)" in marker.text[0] and "0.1" in marker.text[0]
+    assert len(fig.layout.shapes) == 0  # the tuner's choice is the value in use: no second line
     np.testing.assert_allclose(fig.data[0].x, lams)
 
 
-def test_loo_curve_without_chosen_and_bad_shapes():
+def test_loo_curve_flat_at_zero_is_readable_and_marks_a_different_choice():
+    lams = np.geomspace(1e-3, 10, 9)
+    fig = F.loo_curve_figure(lams, np.zeros(9), 0.1, chosen=1.0, name="width")
+    assert fig.layout.yaxis.range == (0.0, 0.1)
+    assert len(fig.layout.shapes) == 1 and fig.layout.shapes[0].x0 == pytest.approx(1.0)
+    assert "width" in fig.layout.xaxis.title.text
+
+
+def test_loo_curve_without_value_in_use_and_bad_shapes():
     fig = F.loo_curve_figure(np.array([0.1, 1.0]), np.array([0.2, 0.3]), None)
-    assert len(fig.layout.shapes) == 0
+    assert len(fig.layout.shapes) == 0 and len(fig.data) == 1
     with pytest.raises(ValueError, match="same shape"):
         F.loo_curve_figure(np.array([0.1, 1.0]), np.array([0.2]), 0.1)
 
@@ -256,9 +270,29 @@ def test_accuracy_per_bin_figure():
     np.testing.assert_allclose(bars.y, acc)  # NaN (no bar) exactly where the bin is empty
     assert list(bars.text) == [f"n={c}" if c else "" for c in counts]
     np.testing.assert_allclose(bars.x, (lo + hi) / 2)
+    assert bars.error_y.array is None  # no interval given, no whiskers
+
+
+def test_accuracy_per_bin_figure_draws_the_interval_as_whiskers():
+    from core.confidence import wilson_interval
+
+    lo = np.linspace(0, 0.9, 10)
+    hi = lo + 0.1
+    counts = np.array([0, 0, 0, 0, 0, 0, 0, 0, 6, 40])
+    correct = np.array([0, 0, 0, 0, 0, 0, 0, 0, 6, 38])
+    acc = np.where(counts > 0, correct / np.maximum(counts, 1), np.nan)
+    lower, upper = wilson_interval(correct, counts)
+    fig = F.accuracy_per_bin_figure(lo, hi, acc, counts, lower, upper)
+    bars = fig.data[0]
+    # 6 of 6 right: the bar reaches 100 % but the whisker goes down to 61 %
+    assert bars.y[8] == 1.0 and bars.error_y.arrayminus[8] == pytest.approx(1.0 - 0.6097, abs=1e-3)
+    assert bars.error_y.array[8] == pytest.approx(0.0)
+    assert np.isnan(bars.error_y.array[0])  # empty bin: no whisker
+    assert fig.layout.yaxis.range == (0, 1.05)
 
 
 def test_figures_are_plotly_figures():
     for fig in (F.risk_curve_figure([1], [0.1]), F.confidence_histogram_figure([0.5]),
-                F.loo_curve_figure([1.0], [0.1], 1.0)):
+                F.loo_curve_figure([1.0], [0.1], 1.0), F.accuracy_per_bin_figure([0.0], [1.0], [1.0], [3],
+                                                                             [0.4], [1.0])):
         assert isinstance(fig, go.Figure)

@@ -12,7 +12,6 @@ from PIL import Image
 
 from core import kernels
 from core.rls import default_widths
-from core.validation import MAX_FEATURE_MAGNITUDE
 from labeler.data import DatasetError, load_dataset
 from labeler.data.bundled import read_idx
 from labeler.data.preprocessing import standardize

@@ -213,8 +213,10 @@ def test_stale_and_repeated_clicks_are_ignored(store):
 
 
 def test_undo_equals_never_having_labelled(store):
-    a = LabelingSession.create(store, config(weighting="none"))
-    b = LabelingSession.create(store, config(weighting="none"))
+    # width and lam fixed: this checks the exact downdate (an undo reverts labels, not re-tunes)
+    fixed = {"width": False, "lam": False}
+    a = LabelingSession.create(store, config(weighting="none", auto_tune=fixed))
+    b = LabelingSession.create(store, config(weighting="none", auto_tune=fixed))
     first = label_queried(a, 5)
     for i in first:
         b.label(i, truth(b, i), source="chosen")
@@ -392,27 +394,44 @@ def test_set_lam_and_width_rebuild_and_persist(store):
     np.testing.assert_allclose(m_of(r), m_of(s), rtol=0, atol=1e-10)
 
 
-def test_set_lam_auto_uses_loo_on_labelled_points(store):
-    from core.rls import WeightedRLSClassifier
+def _brute_loo_error(K, y, classes, lam, w=None):
+    """Oracle: refit RLS without offset n times, each time without point i (weights w)."""
+    codes = np.where(np.asarray(y) == classes[1], 1.0, -1.0)
+    w = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+    wrong = []
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        A = K[np.ix_(keep, keep)] + np.diag(lam / w[keep])
+        f = K[i, keep] @ np.linalg.solve(A, codes[keep])
+        wrong.append((f > 0) != (codes[i] > 0))
+    return float(np.sum(w * np.array(wrong)) / np.sum(w))
 
-    s = LabelingSession.create(store, config(weighting="none"))
-    pts = label_queried(s, 20)
-    y = np.array([s.labels[i] for i in pts])
-    ref = WeightedRLSClassifier(width=s.config.width, lam="auto", fit_offset=False).fit(s.X[pts], y)
+
+def test_loo_curve_equals_brute_force_refits_and_set_lam_auto_applies_the_tuner(store):
+    from core.rls.tuning import auto_tune
+
+    s = LabelingSession.create(store, config(weighting="none", auto_tune={"width": False, "lam": False}))
+    pts = label_queried(s, 12)
+    y = [s.labels[i] for i in pts]
     curve = s.loo_curve()
-    assert curve["lam"] == ref.lam_ and curve["current"] == DEFAULT_LAM
-    np.testing.assert_array_equal(curve["lams"], ref.loo_curve_["lam"])
-    np.testing.assert_array_equal(curve["errors"], ref.loo_curve_["classification"])
+    assert curve["current"] == DEFAULT_LAM and not curve["auto"]["lam"]
+    assert np.all((curve["errors"] >= 0) & (curve["errors"] <= 1))
+    for lam, err in zip(curve["lams"][::3], curve["errors"][::3]):  # the lam curve at the width in use
+        K = Kernel("rbf", width=s.config.width)(s.X[pts])
+        assert err == pytest.approx(_brute_loo_error(K, y, s.classes, lam), abs=1e-12)
+    for width, err in zip(curve["widths"][::4], curve["width_errors"][::4]):  # the width curve at lam
+        K = Kernel("rbf", width=width)(s.X[pts])
+        assert err == pytest.approx(_brute_loo_error(K, y, s.classes, s.config.lam), abs=1e-12)
+    ref = auto_tune(s.X[pts], y, s.classes, s.learner.class_weights, kernel=Kernel("rbf", width=s.config.width),
+                    lam=s.config.lam, tune_width=False, tune_lam=True)
     s.set_lam("auto")
-    assert s.config.lam == ref.lam_
-    assert LabelingSession.open(store, s.id).config.lam == ref.lam_
-    s.set_width("auto")
-    from scipy.spatial.distance import pdist
-
-    widths = float(np.median(pdist(s.X))) * 2.0 ** np.arange(-3.0, 2.25, 0.5)
-    ref_w = WeightedRLSClassifier(width="auto", lam=ref.lam_, fit_offset=False, widths=widths).fit(s.X[pts], y)
-    assert s.config.width == ref_w.width_
-    assert LabelingSession.open(store, s.id).config.width == ref_w.width_
+    assert s.config.lam == ref.lam and s.auto_tune == {"width": False, "lam": True}
+    assert s.tuning_status()["auto"]["lam"]
+    r = LabelingSession.open(store, s.id)
+    assert r.config.lam == ref.lam and r.auto_tune["lam"]
+    s.set_lam(0.3)  # a number fixes it again
+    assert s.config.lam == 0.3 and not s.auto_tune["lam"]
+    assert not LabelingSession.open(store, s.id).auto_tune["lam"]
 
 
 def test_predictions_history_counts(store):
@@ -705,23 +724,19 @@ def test_accepted_batch_shares_the_risk_after_the_batch(store):
     assert np.isfinite(h["estimated_risk"]).all()
 
 
-def test_set_lam_auto_under_balanced_weights_uses_the_learner_weights(store):
-    from core.rls import WeightedRLSClassifier
-
+def test_auto_tuning_under_balanced_weights_keeps_the_learner_exact(store):
     s = LabelingSession.create(store, config(dataset="moons-imbalanced", dataset_options={"n": 110}))
+    assert s.auto_tune == {"width": True, "lam": True}  # the default: both "auto"
     pts = label_queried(s, 15)
     y = np.array([s.labels[i] for i in pts])
     weights = s.learner.class_weights
     assert len(set(weights.values())) == 2  # the classes really are weighted differently
-    ref = WeightedRLSClassifier(width=s.config.width, lam="auto", fit_offset=False,
-                                class_weight=weights).fit(s.X[pts], y)
-    s.set_lam("auto")
-    assert s.config.lam == ref.lam_
-    # the rebuilt learner is ARLS at the new lam: m = K_XL (K_LL + lam diag(1/w))^-1 Y_L
+    # whatever the re-tunes chose, the learner is ARLS at the values in use:
+    # m = K_XL (K_LL + lam diag(1/w))^-1 Y_L
     K = Kernel("rbf", width=s.config.width)(s.X)
     w = np.array([weights[c] for c in y])
     Y = np.where(y == s.classes[1], 1.0, -1.0)[:, None]
-    m = K[:, pts] @ np.linalg.solve(K[np.ix_(pts, pts)] + np.diag(ref.lam_ / w), Y)
+    m = K[:, pts] @ np.linalg.solve(K[np.ix_(pts, pts)] + np.diag(s.config.lam / w), Y)
     np.testing.assert_allclose(m_of(s), m, rtol=0, atol=1e-10)
 
 
@@ -939,10 +954,11 @@ def test_auto_width_uses_core_default_widths(store, monkeypatch):
     assert s.config.width == grid[6]  # the median, the grid's factor 2**0
     label_queried(s, 8)
     seen = []
-    real = session_model.tune
-    monkeypatch.setattr(session_model, "tune", lambda *a, **kw: seen.append(kw["widths"]) or real(*a, **kw))
+    real = session_model.auto_tune
+    monkeypatch.setattr(session_model, "auto_tune", lambda *a, **kw: seen.append(kw.get("widths")) or real(*a, **kw))
+    s.set_width(1.0)
     s.set_width("auto")
-    assert seen and seen[0] is grid
+    assert any(w is grid for w in seen)
     monkeypatch.undo()
     # a stored (resolved) width is never re-resolved: reopening gives the same state
     r = LabelingSession.open(store, s.id)
@@ -1057,7 +1073,9 @@ def test_bad_standardize_is_refused(store):
 
 def test_initial_labels_count_stratified_source_and_model(store):
     s = LabelingSession.create(store, config(initial_labels=10, weighting="none"))
-    assert s.n_labeled == 10 and s.n_events == 10
+    with sqlite3.connect(store) as con:  # the first re-tune runs on the initial labels
+        n_settings = con.execute("SELECT COUNT(*) FROM events WHERE kind = 'setting'").fetchone()[0]
+    assert s.n_labeled == 10 and s.n_events == 10 + n_settings
     assert all(lab == truth(s, i) for i, lab in s.labels.items())
     assert set(s.labels.values()) == set(s.classes)
     assert list(s.history["source"]) == ["initial"] * 10
@@ -1293,20 +1311,28 @@ def test_a_failed_write_takes_the_setting_back_from_the_learner(store, monkeypat
     np.testing.assert_allclose(m_of(r), m_of(s), rtol=0, atol=1e-10)
 
 
-@pytest.mark.parametrize("n_labels,new_class", [(15, False), (6, False), (15, True)])
-def test_session_and_simulate_tune_the_same_lam_for_the_same_labels(store, n_labels, new_class):
-    """One LOO tuner: set_lam("auto") and labeler.experiments.simulate.resolve_lam agree (balanced weights),
-    also with few labels and with a class that has no label yet (its one-vs-all column)."""
-    from labeler.experiments.simulate import resolve_lam
+@pytest.mark.parametrize("dataset, new_class", [("moons", False), ("moons-imbalanced", True)])
+def test_session_and_simulate_re_tune_alike(store, dataset, new_class):
+    """One rule and schedule: simulate(auto_tune=...) and a session given the same labels in the
+    same order choose the same width and lam after every label (also with a class without
+    labels: its one-vs-all column)."""
+    from dataclasses import replace as dc_replace
 
-    s = LabelingSession.create(store, config(dataset="moons-imbalanced", dataset_options={"n": 110}))
+    from labeler.experiments.simulate import app_settings, simulate
+
+    s = LabelingSession.create(store, config(dataset=dataset, dataset_options={"n": 110}))
     if new_class:
         s.add_class("noise")
-    y = np.array([str(v) for v in s.dataset.y], dtype=object)
-    pts = [int(i) for c in ("0", "1") for i in np.flatnonzero(y == c)[: n_labels // 2]]
-    for i in pts:
-        s.label(i, y[i], source="chosen")
-    kernel = Kernel("rbf", width=s.config.width)
-    expected = resolve_lam("auto", s.X, y, pts, kernel, "balanced", classes=s.classes)
-    s.set_lam("auto")
-    assert s.config.lam == expected
+    a = app_settings(s.dataset, s.config.seed)
+    np.testing.assert_array_equal(a["X"], s.X)
+    assert (a["kernel"].width, a["lam"], a["weighting"], a["auto_tune"]) == \
+        (s.config.width, s.config.lam, s.config.weighting, s.auto_tune)
+    ds = s.dataset
+    if new_class:  # simulate's learner gets the same three classes
+        ds = dc_replace(ds, classes=list(ds.classes) + ["noise"])
+    curve = simulate(ds, "arls", 20, s.config.seed, kernel=a["kernel"], lam=a["lam"], weighting=a["weighting"],
+                     X=a["X"], auto_tune=a["auto_tune"])
+    for i, width, lam in zip(curve["index"], curve["width"], curve["lam"]):
+        s.label(int(i), truth(s, int(i)), source="chosen")
+        assert (s.config.width, s.config.lam) == (width, lam)
+    assert curve["width"].nunique() > 1  # the width did move

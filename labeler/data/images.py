@@ -124,7 +124,6 @@ def _open_images(paths: list[Path], opts: FileOptions, name: str) -> np.ndarray:
     (an oracle test checks), except for images above :data:`REDUCE_ABOVE_PIXELS`
     (:func:`_decode`).
     """
-    from PIL import Image
 
     total = 0
     for p in paths:

@@ -15,7 +15,20 @@ learner's accuracy and estimated risk. One row per query:
 ``estimated_risk``  ``R(f_L)`` over the pool (seed 002 eq. 3.49, bias-corrected)
 ``step_seconds``    wall time of the query and the label update (evaluation excluded;
                     the first query of a process also pays numba's one-time compilation)
+``width``           RBF width in use after this query (NaN for other kernels)
+``lam``             lam in use after this query
+``stop``            the stopping signal after this query ("keep going" or "likely
+                    enough", :class:`labeler.session.stopping.StoppingMonitor`)
 ==================  ===================================================================
+
+Defaults shared with the app
+----------------------------
+:func:`app_settings` resolves the features, kernel, lam, weighting and automatic tuning of
+a data set exactly as a new labelling session does (:func:`labeler.session.config.resolve_model`,
+:data:`labeler.session.config.DEFAULTS`); ``labeler simulate`` uses it, so the command line
+and the app start from the same model. With ``auto_tune`` the loop re-tunes width and lam
+after each label on the session's schedule and rule (:func:`labeler.session.model.auto_tune`,
+:func:`core.rls.tuning.retune_due`): width first, then lam.
 
 The evaluation points are a validation set when one is given, otherwise the pool points that
 are still unlabelled after the query (accuracy is NaN once every point is labelled).
@@ -30,7 +43,8 @@ which equal ``learner.decision_values`` on the pool (``m = K_XL (K_LL + Lambda)^
 prediction, so :class:`OutOfPoolPredictor` does it here, caching the kernel columns
 ``k(X_val, x_j)`` of the labelled points (one column per label, O(n_val d) each).
 
-This module imports no UI code (numpy, pandas, :mod:`core` and :mod:`labeler.data` only).
+This module imports no UI code (numpy, pandas, :mod:`core`, :mod:`labeler.data` and the
+session's model and configuration modules).
 """
 
 from __future__ import annotations
@@ -46,14 +60,19 @@ import pandas as pd
 from core.criteria.risk import predicted_class_indices, target_codes
 from core.kernels import Kernel, median_distance
 from core.learner import ActiveRLS
-from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, tune_lam_width
+from core.criteria.risk import predicted_class_indices as _class_indices
+from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, retune_due, tune_lam_width
 from core.strategies import STRATEGIES, query
 from core.validation import check_count, check_features, check_positive
 from labeler.data.preprocessing import standardize
+from labeler.session import model as _model
+from labeler.session.config import DEFAULTS, SessionConfig, check_auto_tune, resolve_model
+from labeler.session.stopping import StoppingMonitor
 
 __all__ = [
     "CURVE_COLUMNS",
     "DEFAULT_LAM",
+    "app_settings",
     "MIN_LOO_LABELS",
     "simulate",
     "resolve_lam",
@@ -72,6 +91,9 @@ CURVE_COLUMNS = (
     "balanced_accuracy",
     "estimated_risk",
     "step_seconds",
+    "width",
+    "lam",
+    "stop",
 )
 
 
@@ -133,6 +155,44 @@ def prepare_features(dataset, X_val=None, standardize_features: bool | None = No
         if X_val is not None:
             X_val, _ = standardize(X_val, stats=stats)
     return X, X_val
+
+
+def app_settings(dataset, seed: int = 0, *, kernel: str = DEFAULTS["kernel"], width="auto",
+                 lam="auto", weighting=None, X_val=None) -> dict:
+    """The model a new labelling session would start on ``dataset`` with: the same defaults.
+
+    Parameters
+    ----------
+    dataset : labeler.data.Dataset
+    seed : int
+    kernel : {"rbf", "linear", "poly"}
+    width, lam : float or "auto"
+        "auto": where the session starts (the data set's recommendation when it refers to
+        the same scaling, else the median pairwise distance and 0.1) AND re-tuned as labels
+        arrive; a number is fixed.
+    weighting : str or dict, optional
+        Default :data:`labeler.session.config.DEFAULTS` ("balanced").
+    X_val : array-like of shape (n_val, n_features), optional
+        Validation features, scaled with the pool's statistics.
+
+    Returns
+    -------
+    dict
+        ``X``, ``X_val`` (kernel features), ``kernel`` (:class:`core.kernels.Kernel`), ``lam``,
+        ``weighting``, ``auto_tune`` ({"width", "lam"}: bool), ``standardize``, ``notes`` (how
+        each "auto" value was chosen).
+    """
+    cfg = SessionConfig(dataset=str(getattr(dataset, "name", "data")), kernel=kernel, width=width, lam=lam,
+                        weighting=DEFAULTS["weighting"] if weighting is None else weighting,
+                        seed=int(seed))
+    X_raw = check_features(dataset.X)
+    X, notes = resolve_model(cfg, dataset, X_raw)
+    if X_val is not None:
+        X_val = prepare_features(dataset, X_val, standardize_features=cfg.standardize)[1]
+    spec = _model.ModelSpec.from_config(cfg)
+    return {"X": X, "X_val": X_val, "kernel": spec.kernel_function(), "lam": float(cfg.lam),
+            "weighting": cfg.weighting, "auto_tune": dict(cfg.auto_tune),
+            "standardize": bool(cfg.standardize), "notes": notes}
 
 
 def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: float = DEFAULT_LAM,
@@ -273,6 +333,14 @@ class OutOfPoolPredictor:
         return _as_label_array(classes[idx], learner.classes)
 
 
+def _loo_correct(learner: ActiveRLS) -> np.ndarray:
+    """Whether each labelled point's exact LOO prediction is right, shape (n_labeled,)."""
+    F = learner.loo_decision_values()
+    index = {c: t for t, c in enumerate(learner.classes)}
+    truth = np.array([index[v] for v in learner.labels.values()], dtype=np.intp)
+    return _class_indices(F) == truth
+
+
 def _as_label_array(values: np.ndarray, classes: list) -> np.ndarray:
     """Object array -> the natural dtype of the class labels (int, str, ...)."""
     probe = np.array(classes)
@@ -295,6 +363,7 @@ def simulate(
     initial: int = 0,
     progress: Callable[[int, int], None] | None = None,
     X=None,
+    auto_tune: dict | None = None,
 ) -> pd.DataFrame:
     """Simulate active labelling with an oracle that knows the true labels.
 
@@ -324,6 +393,9 @@ def simulate(
     X : ndarray of shape (n_samples, n_features), optional
         Features to use instead of ``dataset.X`` (e.g. standardised by
         :func:`prepare_features`).
+    auto_tune : dict {"width": bool, "lam": bool}, optional
+        Re-tune these values after each label as the labelling session does (see the module
+        docstring); the width only with an RBF kernel. Default: nothing is re-tuned.
 
     Returns
     -------
@@ -393,10 +465,32 @@ def simulate(
     labeled = np.zeros(n, dtype=bool)
     labeled[init_idx] = True
     rows = {name: [] for name in CURVE_COLUMNS}
+    tune = check_auto_tune(auto_tune or {})
+    tune["width"] = tune["width"] and kernel.kind == "rbf"
+    spec = _model.ModelSpec(kernel=kernel.kind, width=float(kernel.width) if kernel.kind == "rbf" else None,
+                            lam=float(lam_used), seed=int(seed))
+    widths = _model.width_grid(X) if tune["width"] else None
+    monitor = StoppingMonitor(n)
+    start_kernel = kernel
+    planned_rebuilds = 0  # set_kernel rebuilds on purpose: not a sign of ill-conditioning
     for step in range(1, budget + 1):
         t0 = time.perf_counter()
         i = query(learner, strategy, rng)
         learner.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
+        if (tune["width"] or tune["lam"]) and retune_due(learner.n_labeled - 1, learner.n_labeled) \
+                and not loo_readiness(list(learner.labels.values())):
+            fit = _model.auto_tune(spec, learner, X, tune_width=tune["width"], tune_lam=tune["lam"],
+                                   widths=widths)
+            if fit.width_changed:  # the session's order: width (a rebuild), then lam
+                spec = spec.with_setting("width", fit.width)
+                kernel = spec.kernel_function()
+                learner.set_kernel(kernel)
+                planned_rebuilds += 1
+                if val_predictor is not None:
+                    val_predictor = OutOfPoolPredictor(X, X_val, kernel)
+            if fit.lam_changed:
+                spec = spec.with_setting("lam", fit.lam)
+                learner.set_lam(fit.lam)
         seconds = time.perf_counter() - t0
         labeled[i] = True
         if val_predictor is not None:
@@ -413,11 +507,19 @@ def simulate(
         rows["balanced_accuracy"].append(balanced_accuracy(truth, pred))
         rows["estimated_risk"].append(learner.estimated_risk())
         rows["step_seconds"].append(seconds)
+        rows["width"].append(float(kernel.width) if kernel.kind == "rbf" else float("nan"))
+        rows["lam"].append(float(spec.lam))
+        codes = _class_indices(learner.decision_values).astype(np.int32)
+        monitor.record(learner.n_labeled, codes)
+        loo_ok = None
+        if not loo_readiness(list(learner.labels.values())):
+            loo_ok = _loo_correct(learner)
+        rows["stop"].append(monitor.signal(learner.n_labeled, codes, loo_ok).verdict)
         if progress is not None:
             progress(step, budget)
-    if learner.n_rebuilds:
+    if learner.n_rebuilds > planned_rebuilds:
         warnings.warn(
-            f"the learner rebuilt its state from scratch {learner.n_rebuilds} time(s) because an "
+            f"the learner rebuilt its state from scratch {learner.n_rebuilds - planned_rebuilds} time(s) because an "
             "update was ill-conditioned (results stay exact); a larger lam avoids this.",
             RuntimeWarning,
             stacklevel=2,
@@ -429,7 +531,8 @@ def simulate(
         seed=int(seed),
         lam=float(lam_used),
         kernel=kernel.kind,
-        width=float(kernel.width) if kernel.kind == "rbf" else None,
+        width=float(start_kernel.width) if kernel.kind == "rbf" else None,
+        auto_tune=dict(tune),
         weighting=weighting if isinstance(weighting, str) else dict(weighting),
         initial=initial,
         initial_indices=[int(v) for v in init_idx],

@@ -25,8 +25,12 @@ The session starts without labels, so leave-one-out cannot be used yet (:func:`p
   source "initial".
 * ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else
   :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, ALGORITHMS §4).
-  ``set_lam("auto")`` chooses it by exact LOO classification error on the labelled points
-  (ALGORITHMS §1; ties go to the largest lam, as in the seed).
+* ``auto_tune``: which of width and lam the session re-tunes by exact LOO while labels arrive
+  (:func:`core.rls.tuning.auto_tune` on the schedule of :func:`core.rls.tuning.retune_due`),
+  the values above being only where it starts. Default (None): the ones given as "auto".
+  Every re-tune that moves a value is a ``setting`` event with the chosen number, so a
+  reopened session replays it without running the tuner. Sessions stored before this field
+  existed read it as None -> ``{}`` and are never re-tuned unless asked (``set_width("auto")``).
 
 The resolved numbers and how they were chosen (``auto``) are stored with the session, so
 reopening never re-resolves them. The data set options are stored with the seed filled in
@@ -74,7 +78,16 @@ __all__ = [
     "MAX_WIDTH",
     "check_setting",
     "check_class_name",
+    "check_auto_tune",
+    "resolve_model",
+    "DEFAULTS",
 ]
+
+#: The model defaults of a new session, which ``labeler simulate`` uses too (one set of
+#: defaults: :func:`labeler.experiments.simulate.app_settings`). "auto" width and lam start
+#: from the data (:func:`resolve_model`) and are re-tuned by LOO as labels arrive.
+DEFAULTS = {"kernel": "rbf", "width": "auto", "lam": "auto", "strategy": "arls",
+            "weighting": "balanced", "standardize": "auto"}
 
 DEFAULT_CLASSES = ("negative", "positive")  # for a data set without classes (user can add more)
 LAYOUTS = ("auto", "pca", "tsne", "umap", "given")
@@ -133,22 +146,26 @@ class SessionConfig:
     classes : list of str, optional
         Class names. Default: the data set's classes, or :data:`DEFAULT_CLASSES` if it has
         none. More can be added while labelling (``LabelingSession.add_class``).
+    auto_tune : dict {"width": bool, "lam": bool}, optional
+        Which values are re-tuned by LOO as labels arrive (see the module docstring). Default:
+        those given as "auto" (the width only with the rbf kernel). Stored resolved.
     """
 
     dataset: str = "moons"
     dataset_options: dict = field(default_factory=dict)
-    kernel: str = "rbf"
-    width: float | str = "auto"
-    lam: float | str = "auto"
-    strategy: str = "arls"
-    weighting: str | dict = "balanced"
-    standardize: bool | str = "auto"
+    kernel: str = DEFAULTS["kernel"]
+    width: float | str = DEFAULTS["width"]
+    lam: float | str = DEFAULTS["lam"]
+    strategy: str = DEFAULTS["strategy"]
+    weighting: str | dict = DEFAULTS["weighting"]
+    standardize: bool | str = DEFAULTS["standardize"]
     layout: str = "auto"
     seed: int = 0
     name: str | None = None
     classes: list | None = None
     pca_components: int | None = None
     initial_labels: int = 0
+    auto_tune: dict | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of the fields."""
@@ -227,7 +244,19 @@ def check_setting(name: str, value, kernel: str, classes):
         if kernel != "rbf":
             raise ValueError(f"The width only applies to the rbf kernel; this session uses {kernel!r}.")
         return check_width(value)
-    raise ValueError(f"Unknown setting {name!r}; settings are strategy, weighting, lam and width.")
+    if name == "auto_tune":
+        return check_auto_tune(value)
+    raise ValueError(f"Unknown setting {name!r}; settings are strategy, weighting, lam, width and auto_tune.")
+
+
+def check_auto_tune(value) -> dict:
+    """``{"width": bool, "lam": bool}`` (missing keys are False)."""
+    if not isinstance(value, dict) or set(value) - {"width", "lam"} \
+            or not all(isinstance(v, (bool, np.bool_)) for v in value.values()):
+        raise ValueError(
+            f"auto_tune must be a dict {{'width': True/False, 'lam': True/False}}; got {value!r}."
+        )
+    return {"width": bool(value.get("width", False)), "lam": bool(value.get("lam", False))}
 
 
 def _check_count(name: str, value, minimum: int) -> int:
@@ -339,9 +368,33 @@ def prepare(config: SessionConfig | None) -> Prepared:
     n_kernel_features = X_raw.shape[1] if cfg.pca_components is None else int(cfg.pca_components)
     check_memory(X_raw.shape[0], n_kernel_features, len(cfg.classes), cfg.initial_labels)
 
-    # resolve "auto" settings once, from the data (no labels exist yet)
     # the roles and text settings used, resolved: reopening loads exactly this data set
     cfg.dataset_options = data.stored_options(cfg.dataset_options, dataset)
+    X, auto = resolve_model(cfg, dataset, X_raw)
+    if cfg.name is None:
+        cfg.name = f"{getattr(dataset, 'name', None) or Path(cfg.dataset).name}"
+    if not isinstance(cfg.name, str) or not cfg.name.strip():
+        raise ValueError(f"Session name must be a non-empty string; got {cfg.name!r}.")
+
+    stored = cfg.to_dict()
+    stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=data.fingerprint_of(dataset, X_raw))
+    return Prepared(cfg, stored, dataset, X, initial)
+
+
+def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Resolve the model settings of ``cfg`` in place, from the data (no labels exist yet).
+
+    ``standardize``, ``pca_components``, ``auto_tune``, ``width`` and ``lam`` (see the module
+    docstring); shared by :func:`prepare` and ``labeler simulate``
+    (:func:`labeler.experiments.simulate.app_settings`), so both start from the same model.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_kernel_features)
+        The features the kernel sees.
+    auto : dict
+        How each "auto" value was resolved, in words.
+    """
     auto = {}
     if isinstance(cfg.standardize, str):  # "auto"
         image, text = data.is_image_data(dataset), data.is_text_features(dataset)
@@ -360,8 +413,12 @@ def prepare(config: SessionConfig | None) -> Prepared:
         bool(params.get("standardize", False)) == cfg.standardize and cfg.kernel == "rbf"
         and cfg.pca_components is None
     )
+    if cfg.auto_tune is None:
+        cfg.auto_tune = {"width": cfg.kernel == "rbf" and cfg.width == "auto", "lam": cfg.lam == "auto"}
+    cfg.auto_tune = check_auto_tune(cfg.auto_tune)
     if cfg.kernel != "rbf":
         cfg.width = None
+        cfg.auto_tune["width"] = False
     elif cfg.width == "auto":
         if use_params and _is_number(params.get("width")):
             cfg.width = check_width(float(params["width"]))
@@ -380,11 +437,4 @@ def prepare(config: SessionConfig | None) -> Prepared:
             auto["lam"] = f"default {DEFAULT_LAM}"
     else:
         cfg.lam = check_positive("lam", cfg.lam)
-    if cfg.name is None:
-        cfg.name = f"{getattr(dataset, 'name', None) or Path(cfg.dataset).name}"
-    if not isinstance(cfg.name, str) or not cfg.name.strip():
-        raise ValueError(f"Session name must be a non-empty string; got {cfg.name!r}.")
-
-    stored = cfg.to_dict()
-    stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=data.fingerprint_of(dataset, X_raw))
-    return Prepared(cfg, stored, dataset, X, initial)
+    return X, auto

@@ -31,7 +31,7 @@ import numpy as np
 
 from core.learner import ActiveRLS
 from core.kernels import Kernel
-from core.rls.tuning import LooTuning, loo_readiness, tune_lam_width
+from core.rls.tuning import AutoTuning, LooTuning, auto_tune as _auto_tune, loo_readiness, tune_lam_width
 from core.rls import default_widths
 from core.validation import check_features, check_magnitude
 from labeler.memory import available_memory, format_bytes as _gib
@@ -47,9 +47,14 @@ __all__ = [
     "apply",
     "add_class",
     "tune",
+    "auto_tune",
+    "MODEL_SETTINGS",
     "width_grid",
     "median_distance",
 ]
+
+#: The settings that change the learner (``auto_tune`` only says which of them re-tune).
+MODEL_SETTINGS = ("width", "lam", "weighting", "strategy")
 
 _MEDIAN_AT = 6  # default_widths is median * 2**[-3, -2.5, ..., 2]: index 6 is the factor 2**0
 
@@ -178,7 +183,10 @@ class ModelSpec:
         return spec.with_setting("width", config.width) if config.kernel == "rbf" else spec
 
     def with_setting(self, name: str, value) -> ModelSpec:
-        """A copy with one setting changed ("width", "lam", "weighting" or "strategy")."""
+        """A copy with one setting changed ("width", "lam", "weighting" or "strategy");
+        ``"auto_tune"`` (which values the session re-tunes) leaves the model as it is."""
+        if name == "auto_tune":
+            return self
         if name == "weighting" and isinstance(value, dict):
             value = tuple(sorted((str(k), float(v)) for k, v in value.items()))
         elif name in ("width", "lam"):
@@ -364,3 +372,36 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
     return tune_lam_width(X[idx], list(labels.values()), learner.classes, learner.class_weights,
                           kernel=spec.kernel_function(), lams=lams, widths=widths,
                           default_lam=spec.lam)
+
+
+def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width: bool, tune_lam: bool,
+              widths=None) -> AutoTuning:
+    """The automatic re-tune of the session's width and lam on the learner's labelled points
+    (:func:`core.rls.tuning.auto_tune`: the width when a width on the grid has a strictly lower
+    LOO error, lam on decisive evidence). Reads the learner, changes nothing.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The settings in use.
+    learner : core.learner.ActiveRLS
+    X : ndarray of shape (n_samples, n_features)
+        The learner's pool.
+    tune_width, tune_lam : bool
+        Which values may move (the width only with the RBF kernel).
+    widths : ndarray, optional
+        Width grid; default :func:`width_grid` of ``X``.
+
+    Raises
+    ------
+    ValueError
+        Too few labels (:func:`core.rls.tuning.loo_readiness`).
+    """
+    labels = learner.labels
+    idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
+    rbf = spec.kernel == "rbf"
+    if rbf and tune_width and widths is None:
+        widths = width_grid(X)
+    return _auto_tune(X[idx], list(labels.values()), learner.classes, learner.class_weights,
+                      kernel=spec.kernel_function(), lam=spec.lam, tune_width=rbf and tune_width,
+                      tune_lam=tune_lam, widths=widths, seed=spec.seed)

@@ -190,6 +190,8 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
             store.create_session(name=record.name, dataset=record.dataset, config=record.config,
                                  session_id=record.id, created=record.created, arrays=arrays,
                                  events=events, risks=risks)
+            if events:  # initial labels: the first re-tune and stopping checkpoint
+                session._after_labels_change(0)
             return session
         except BaseException:
             store.close()
@@ -405,6 +407,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         after catching up if another tab wrote first."""
         with self._lock:
             while True:
+                before = len(self._log.labels)
                 rows = build()
                 if rows is None:
                     return None
@@ -428,6 +431,8 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                 self._note_origin(events)
                 change = self._log.apply(events)
                 self._apply(change, given=take_back is not None)
+                if change.setting is None and change.new_class is None:
+                    self._after_labels_change(before)  # auto re-tune, stopping checkpoint
                 given_now = change.added + [after for _, after in change.relabeled]
                 if given_now and not change.kind.startswith("undo"):
                     # for the history chart; not needed to restore the state

@@ -1,24 +1,52 @@
-"""Changing a session's settings: strategy, class weighting, lam, RBF width, classes.
+"""Changing a session's settings: strategy, class weighting, lam, RBF width, classes, and the
+automatic re-tuning of width and lam as labels arrive.
 
 :class:`SessionSettings` is a mixin of :class:`~labeler.session.session.LabelingSession`. Each
 setter checks the value (:func:`.config.check_setting`), then commits it through the session's
 ``_commit``, which gives it to the learner through the model factory (:mod:`.model`) BEFORE it
 is written: a value the learner rejects raises with nothing stored, so the event log always
-reopens. "auto" lam and width are chosen by the one LOO tuner (:mod:`core.rls.tuning`, through
-:func:`.model.tune`). The mixin uses ``_commit``, ``_cached``, ``_config``, ``_spec``,
-``_log``, ``learner`` and ``X`` of the session.
+reopens.
+
+Automatic tuning
+----------------
+``config.auto_tune`` says which of width and lam are "auto". After every action that changes
+the labels (:meth:`_after_labels_change`, called by the session's ``_commit``) the session asks
+:func:`core.rls.tuning.retune_due` whether a re-tune is due (after every label up to 50
+labels, then on a schedule that doubles its step) and runs :func:`.model.auto_tune` (the one
+LOO rule, also ``labeler simulate``'s). A value it moves is written as an ordinary ``setting``
+event holding the chosen number (and ``{"auto": true, "loo_error", "n_labels", "reason"}``),
+so a reopened session replays the numbers and never runs the tuner to restore its state. A
+number typed by the user turns "auto" off for that value (a ``setting`` event of
+``auto_tune``); typing "auto" turns it on and re-tunes at once. A re-tune that fails (the
+learner rejects the value, the store is read-only) leaves the label stored and the values
+as they were; :attr:`tuning_note` says why.
+
+The mixin also keeps the checkpoints of the stopping signal (:mod:`.stopping`) after each
+change of the labels. It uses ``_commit``, ``_cached``, ``_config``, ``_spec``, ``_log``,
+``_store``, ``_cache_array``, ``learner``, ``X``, ``id`` and ``_shown_source`` of the session.
 """
 
 from __future__ import annotations
 
-from . import model
-from .config import check_setting
+import numpy as np
 
-__all__ = ["SessionSettings"]
+from core.criteria.risk import predicted_class_indices
+from core.rls.tuning import loo_readiness, retune_due
+
+from . import model
+from .config import check_auto_tune, check_setting
+from .stopping import StoppingMonitor
+from ..store import StoreWriteError
+
+__all__ = ["SessionSettings", "STOPPING_ARRAY"]
+
+STOPPING_ARRAY = "stopping-checkpoints"  # store array: the stopping signal's checkpoints
 
 
 class SessionSettings:
-    """Setters of a session (see the module docstring)."""
+    """Setters and automatic tuning of a session (see the module docstring)."""
+
+    tuning_note: str = ""
 
     def add_class(self, name: str):
         """Add a class while labelling (binary -> multiclass). Persisted; not undoable.
@@ -42,11 +70,95 @@ class SessionSettings:
 
         self._commit(build)
 
-    def _tuning(self):
-        """The LOO fit of lam at the session's width on the labelled points (cached per state:
-        the fit :meth:`loo_curve` shows is the one ``set_lam("auto")`` applies)."""
-        return self._cached("loo_fit", lambda: model.tune(self._spec, self.learner, self.X))
+    # ---- automatic tuning ------------------------------------------------------------------
+    @property
+    def auto_tune(self) -> dict:
+        """``{"width": bool, "lam": bool}``: the values re-tuned by LOO as labels arrive."""
+        flags = check_auto_tune(self._config.auto_tune or {})
+        flags["width"] = flags["width"] and self._config.kernel == "rbf"
+        return flags
 
+    def _width_grid(self) -> np.ndarray:
+        grid = getattr(self, "_widths", None)
+        if grid is None:
+            grid = self._widths = model.width_grid(self.X)
+        return grid
+
+    def _tuning(self) -> dict:
+        """What the tuner says about the values in use (cached per state; reads only): the
+        LOO error over the width grid at the lam in use (``"width"``: an
+        :class:`core.rls.tuning.AutoTuning` of the width, None without an RBF kernel) and over
+        the lam grid at the width in use (``"lam"``). Raises ValueError with too few labels."""
+        def compute():
+            rbf = self._config.kernel == "rbf"
+            width = model.auto_tune(self._spec, self.learner, self.X, tune_width=True, tune_lam=False,
+                                    widths=self._width_grid()) if rbf else None
+            lam = model.auto_tune(self._spec, self.learner, self.X, tune_width=False, tune_lam=True)
+            return {"width": width, "lam": lam}
+
+        return self._cached("loo_fit", compute)
+
+    def _set_auto(self, name: str, on: bool):
+        flags = self.auto_tune
+        if flags[name] != on:
+            flags[name] = on
+            self._set("auto_tune", flags)
+
+    def _retune(self, width: bool, lam: bool):
+        """Run the tuner for the flagged values and write the values it moves (width first:
+        its rebuild uses the lam in use). Raises ValueError with too few labels."""
+        width = width and self._config.kernel == "rbf"
+        if not (width or lam):
+            return None
+        fit = model.auto_tune(self._spec, self.learner, self.X, tune_width=width, tune_lam=lam,
+                              widths=self._width_grid() if width else None)
+        extra = {"auto": True, "loo_error": float(fit.error), "n_labels": len(self._log.labels),
+                 "reason": fit.reason}
+        if fit.width_changed:
+            self._set("width", float(fit.width), **extra)
+        if fit.lam_changed:
+            self._set("lam", float(fit.lam), **extra)
+        self.tuning_note = fit.reason
+        return fit
+
+    def _after_labels_change(self, before: int):
+        """After an action that changed the labels (``before`` labels before it): re-tune
+        when due, then keep a stopping checkpoint. Never raises for a re-tune that fails: the
+        labels are stored already."""
+        after = len(self._log.labels)
+        flags = self.auto_tune
+        if (flags["width"] or flags["lam"]) and retune_due(before, after) and not self.read_only:
+            waiting = loo_readiness([r.label for r in self._log.labels.values()])
+            if waiting:
+                self.tuning_note = waiting
+            else:
+                try:
+                    self._retune(flags["width"], flags["lam"])
+                except (ValueError, StoreWriteError) as exc:
+                    self.tuning_note = f"The automatic re-tune was not applied: {exc}"
+        self._record_stopping()
+
+    # ---- stopping checkpoints --------------------------------------------------------------
+    def _user_label_count(self) -> int:
+        return sum(1 for r in self._log.labels.values() if self._shown_source(r) != "accepted")
+
+    def _predicted_codes(self) -> np.ndarray:
+        return predicted_class_indices(np.asarray(self.learner.decision_values)).astype(np.int32)
+
+    @property
+    def stopping_monitor(self) -> StoppingMonitor:
+        """The session's :class:`.stopping.StoppingMonitor` (its checkpoints kept in the store)."""
+        monitor = getattr(self, "_stopping", None)
+        if monitor is None:
+            monitor = self._stopping = StoppingMonitor(self.n_samples)
+            monitor.load_array(self._store.get_array(self.id, STOPPING_ARRAY), self._user_label_count())
+        return monitor
+
+    def _record_stopping(self):
+        if self.stopping_monitor.record(self._user_label_count(), self._predicted_codes()):
+            self._cache_array(STOPPING_ARRAY, self.stopping_monitor.to_array())
+
+    # ---- setters ---------------------------------------------------------------------------
     def set_strategy(self, name: str):
         """Change the query strategy (persisted)."""
         self._set("strategy", check_setting("strategy", name, self._config.kernel, self._log.classes))
@@ -62,25 +174,28 @@ class SessionSettings:
         self._set("weighting", check_setting("weighting", weighting, self._config.kernel, self._log.classes))
 
     def set_lam(self, value):
-        """Set the regularisation: a number > 0, or "auto" (exact LOO on the labelled points,
-        :mod:`core.rls.tuning`).
+        """Set the regularisation: a number > 0 (fixed from now on), or "auto": re-tuned by
+        exact LOO as labels arrive (:func:`core.rls.tuning.auto_tune`), starting now.
 
         Raises
         ------
         ValueError
-            Not a number > 0; too few labels for "auto"; a value the learner rejects (e.g.
-            ``K_LL + Lambda_L`` not positive definite): nothing is stored.
+            Not a number > 0; too few labels for "auto" (nothing stored); a value the
+            learner rejects (e.g. ``K_LL + Lambda_L`` not positive definite): nothing stored.
         """
         if isinstance(value, str) and value == "auto":
-            fit = self._tuning()
-            self._set("lam", float(fit.lam), requested="auto", loo_error=float(fit.error))
+            self._tuning()  # too few labels: raises before anything is stored
+            self._set_auto("lam", True)
+            self._retune(width=False, lam=True)
         else:
-            self._set("lam", check_setting("lam", value, self._config.kernel, self._log.classes))
+            value = check_setting("lam", value, self._config.kernel, self._log.classes)
+            self._set("lam", value)
+            self._set_auto("lam", False)
 
     def set_width(self, value):
-        """Set the RBF width: a number in ``[MIN_WIDTH, MAX_WIDTH]`` of :mod:`.config`, or
-        "auto" (exact LOO over :func:`.model.width_grid` at the current lam, on the labelled
-        points).
+        """Set the RBF width: a number in ``[MIN_WIDTH, MAX_WIDTH]`` of :mod:`.config` (fixed
+        from now on), or "auto": re-tuned by exact LOO over :func:`.model.width_grid` as labels
+        arrive, starting now.
 
         Raises
         ------
@@ -91,8 +206,10 @@ class SessionSettings:
         kernel = self._config.kernel
         if isinstance(value, str) and value == "auto":
             check_setting("width", 1.0, kernel, self._log.classes)  # an rbf session?
-            fit = model.tune(self._spec, self.learner, self.X, widths=model.width_grid(self.X),
-                             lams=[float(self._config.lam)])
-            self._set("width", float(fit.width), requested="auto", loo_error=float(fit.error))
+            self._tuning()  # too few labels: raises before anything is stored
+            self._set_auto("width", True)
+            self._retune(width=True, lam=False)
         else:
-            self._set("width", check_setting("width", value, kernel, self._log.classes))
+            value = check_setting("width", value, kernel, self._log.classes)
+            self._set("width", value)
+            self._set_auto("width", False)

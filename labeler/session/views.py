@@ -8,7 +8,8 @@ methods only read the session's state, never write the store's events. They use
   the undo stack), ``_config`` and ``_stored_config`` (current and stored settings);
 * ``_initial_actions`` (ids of the action that wrote the initial labels);
 * ``_cached(key, compute)`` (one value per state version), ``_tuning()`` (the LOO fit of the
-  state), ``_store`` and ``id`` (recorded risks).
+  state), ``auto_tune``, ``tuning_note``, ``stopping_monitor``, ``_user_label_count()`` and
+  ``_predicted_codes()`` (:mod:`.settings`), ``_store`` and ``id`` (recorded risks).
 """
 
 from __future__ import annotations
@@ -22,13 +23,17 @@ import pandas as pd
 from core.confidence import confidence_bins as _confidence_bins
 from core.confidence import soft_confidence
 from core.criteria.risk import predicted_class_indices
+from core.rls.tuning import loo_readiness
 
 from .. import export as _export
 from .config import SessionConfig
+from .explain import explain
 
-__all__ = ["SessionViews", "INITIAL_SOURCE"]
+__all__ = ["SessionViews", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY"]
 
 INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set at creation
+#: A bin whose accuracy interval reaches below this asks before its predictions are accepted.
+BULK_ACCEPT_MIN_ACCURACY = 0.95
 
 
 class SessionViews:
@@ -101,30 +106,128 @@ class SessionViews:
 
     # ---- model views -----------------------------------------------------------------------
     def loo_curve(self) -> dict:
-        """LOO classification error over a lambda grid on the labelled points.
+        """The LOO error the automatic tuner sees, around the values in use.
 
         The model ARLS runs (no offset, the learner's class weights and target codes;
-        :mod:`core.rls.tuning`) at the session's width.
+        :func:`core.rls.tuning.auto_tune`): the weighted LOO classification error of the
+        labelled points over the width grid at the lam in use, and over the lam grid at the
+        width in use. Errors lie in [0, 1]; the grids are the ones the tuner searches.
 
         Returns
         -------
         dict
-            ``lams`` (L,), ``errors`` (L,) weighted LOO classification error, ``squared`` (L,),
-            ``lam`` the LOO choice, ``current`` the session's lam.
+            ``lams`` (L,) and ``errors`` (L,) the lam curve; ``widths`` (W,) and
+            ``width_errors`` (W,) the width curve (empty without an RBF kernel); ``current``
+            and ``width`` the lam and width in use; ``lam`` the lam the tuner would choose
+            now (equal to ``current`` when it keeps it); ``chosen_width`` likewise; ``error``
+            the LOO error at the values in use; ``auto`` the ``auto_tune`` flags; ``reason``
+            the tuner's words.
 
         Raises
         ------
         ValueError
             Too few labels (at least 2 labels of each of at least 2 classes).
         """
-        fit = self._tuning()
+        fits = self._tuning()
+        fw, fl = fits["width"], fits["lam"]
+        width = self._config.width
         return {
-            "lams": np.asarray(fit.curve["lam"]),
-            "errors": np.asarray(fit.curve["classification"]),
-            "squared": np.asarray(fit.curve["squared"]),
-            "lam": float(fit.lam),
-            "current": float(self._config.lam),
+            "lams": np.asarray(fl.lams), "errors": np.asarray(fl.lam_errors),
+            "widths": np.zeros(0) if fw is None else np.asarray(fw.widths),
+            "width_errors": np.zeros(0) if fw is None else np.asarray(fw.width_errors),
+            "lam": float(fl.lam), "current": float(self._config.lam),
+            "chosen_width": None if fw is None else float(fw.width),
+            "width": None if width is None else float(width),
+            "error": float(fl.before_error), "auto": dict(self.auto_tune),
+            "reason": "; ".join(f.reason for f in (fw, fl) if f is not None),
         }
+
+    def tuning_status(self) -> dict:
+        """The width and lam in use and whether each is re-tuned automatically.
+
+        Returns
+        -------
+        dict
+            ``width`` (None without an RBF kernel), ``lam``, ``auto`` ({"width", "lam"}:
+            bool), ``note`` (the last re-tune's words, or why it was not applied), ``start``
+            (how the starting values were chosen, e.g. {"width": "median pairwise distance"}).
+        """
+        width = self._config.width
+        return {"width": None if width is None else float(width), "lam": float(self._config.lam),
+                "auto": dict(self.auto_tune), "note": self.tuning_note, "start": self.auto_settings}
+
+    def _loo_correct(self) -> np.ndarray:
+        """Whether each labelled point's exact LOO prediction is right (accepted predictions
+        left out: they only repeat the model's guess), shape (n_kept,); with its confidence."""
+        idx, y = self._labelled_arrays()
+        keep = np.array([self._shown_source(r) != "accepted" for r in self._log.labels.values()],
+                        dtype=bool)
+        if not keep.any():
+            return np.zeros(0, dtype=bool), np.zeros(0)
+        F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
+        # rows follow the learner's order, which a relabel or an undo may make differ from the log's
+        row = {i: k for k, i in enumerate(self.learner.labels)}
+        F = F[[row[i] for i in idx.tolist()]][keep]
+        _, conf = soft_confidence(F)
+        classes = np.array(self._log.classes, dtype=object)
+        pred = classes[predicted_class_indices(F)]  # the learner's own decision rule
+        return pred == y[keep], conf
+
+    def stopping_signal(self):
+        """Whether further labels are likely to help (:class:`.stopping.StoppingSignal`):
+        stabilising predictions over the pool, the share of changed predictions and the LOO
+        error of the labelled points with its interval (:mod:`.stopping`)."""
+        def compute():
+            correct, _ = self._loo_correct()
+            ready = not loo_readiness([r.label for r in self._log.labels.values()])
+            return self.stopping_monitor.signal(self._user_label_count(), self._predicted_codes(),
+                                                correct if ready and correct.size else None)
+
+        return self._cached("stopping", compute)
+
+    def bulk_accept_risk(self, lo: float, hi: float, n_bins: int = 10) -> dict:
+        """What accepting the predictions of the unlabelled points of a confidence bin risks.
+
+        The bin's accuracy is estimated from the LOO predictions of the labelled points in
+        the same bin (:meth:`confidence_bins`), with its Wilson 95 % interval; the expected
+        number of wrong labels among the ``n`` points is ``n (1 - accuracy)``, between
+        ``n (1 - upper)`` and ``n (1 - lower)``.
+
+        Returns
+        -------
+        dict
+            ``points`` (indices), ``n``, ``labelled`` (labelled points behind the estimate),
+            ``accuracy`` (NaN without any), ``lower``, ``upper``, ``expected_wrong``,
+            ``wrong_low``, ``wrong_high`` and ``uncertain``: True when the interval allows
+            more than 5 % wrong (lower bound < 0.95) -- then the app asks for confirmation.
+        """
+        points = self.points_in_bin(lo, hi)
+        bins = self.confidence_bins(n_bins=n_bins)
+        centre = 0.5 * (float(lo) + min(float(hi), 1.0))
+        b = int(np.clip(np.searchsorted(bins.edges, centre, side="right") - 1, 0, len(bins.counts) - 1))
+        n = int(points.size)
+        acc, lower, upper = float(bins.accuracy[b]), float(bins.lower[b]), float(bins.upper[b])
+        return {
+            "points": points, "n": n, "labelled": int(bins.counts[b]), "accuracy": acc,
+            "lower": lower, "upper": upper,
+            "expected_wrong": float("nan") if np.isnan(acc) else n * (1.0 - acc),
+            "wrong_low": n * (1.0 - upper), "wrong_high": n * (1.0 - lower),
+            "uncertain": bool(lower < BULK_ACCEPT_MIN_ACCURACY),
+        }
+
+    def explain_query(self, index: int | None = None, n_alternatives: int = 3):
+        """Why the strategy asks for ``index`` (default: the next query).
+
+        Returns
+        -------
+        QueryExplanation or None
+            None when there is no query.
+        """
+        q = self.next_query() if index is None else int(index)
+        if q is None:
+            return None
+        return self._cached(f"explain_{q}_{n_alternatives}",
+                            lambda: explain(self, q, int(n_alternatives)))
 
     def _soft(self):
         def compute():
@@ -169,27 +272,17 @@ class SessionViews:
         return table
 
     def confidence_bins(self, n_bins: int = 10):
-        """Accuracy per soft-confidence bin of the labelled points' LOO predictions.
+        """Accuracy per soft-confidence bin of the labelled points' LOO predictions, with the
+        count and a Wilson 95 % interval per bin.
 
         Uses the learner's exact LOO outputs (ALGORITHMS §3: ``y_j - m_j`` after removing j),
         so the accuracy is an honest estimate. Accepted predictions are left out: their label
         is the model's own guess, so they would only confirm it. Returns
-        :class:`core.confidence.ConfidenceBins`.
+        :class:`core.confidence.ConfidenceBins` (``counts``, ``correct``, ``lower``,
+        ``upper``: :func:`core.confidence.wilson_interval`).
         """
-        idx, y = self._labelled_arrays()
-        F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
-        if F.size:  # rows follow the learner's order, which a relabel or undo may differ from
-            row = {i: k for k, i in enumerate(self.learner.labels)}
-            F = F[[row[i] for i in idx.tolist()]]
-        keep = np.array([self._shown_source(r) != "accepted" for r in self._log.labels.values()],
-                        dtype=bool)
-        idx, y, F = idx[keep], y[keep], F[keep] if F.size else F
-        if idx.size == 0:
-            return _confidence_bins(np.zeros(0), np.zeros(0, dtype=bool), n_bins)
-        _, conf = soft_confidence(F)
-        classes = np.array(self._log.classes, dtype=object)
-        pred = classes[predicted_class_indices(F)]  # the learner's own decision rule
-        return _confidence_bins(conf, pred == y, n_bins)
+        correct, conf = self._loo_correct()
+        return _confidence_bins(conf, correct, n_bins)
 
     def points_in_bin(self, lo: float, hi: float) -> np.ndarray:
         """Unlabelled points with soft confidence in ``[lo, hi)`` (``[lo, 1]`` when hi >= 1,

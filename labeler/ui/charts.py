@@ -1,7 +1,9 @@
-"""Lower tabs of the labelling screen: progress, confidence (with the bin inspector), history.
+"""Lower tabs of the labelling screen: progress (stopping signal, LOO curves), confidence
+(with the bin inspector), history; and the small panels other parts show (the values in use,
+why a point is asked for).
 
 The adapters ``loo_arrays`` and ``bin_arrays`` turn the session's results into plain arrays
-for :mod:`labeler.ui.figures`.
+for :mod:`labeler.ui.figures`; ``tuning_caption`` and ``accept_warning`` are plain text.
 """
 
 from __future__ import annotations
@@ -15,40 +17,95 @@ from labeler.ui import figures as F
 from labeler.ui.text import md_text
 from labeler.ui.view import ScreenView, point_image, upscale
 
-__all__ = ["render_progress", "render_confidence", "render_history", "loo_arrays", "bin_arrays"]
+__all__ = ["render_progress", "render_confidence", "render_history", "render_stopping",
+           "render_query_explanation", "loo_arrays", "bin_arrays", "tuning_caption", "accept_warning"]
 
 _PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 INSPECT_LIMIT = 24
 
 
-def loo_arrays(result) -> tuple[np.ndarray, np.ndarray, float | None, float | None]:
-    """``(lams, errors, LOO-chosen lambda, lambda in use)`` from ``session.loo_curve()``
-    (a mapping with ``lams``, ``errors``, ``lam`` and ``current``)."""
+def loo_arrays(result) -> dict:
+    """The two LOO curves of ``session.loo_curve()`` as plain arrays: ``lam`` and ``width``
+    entries, each ``(grid, errors, in_use, chosen)`` (``width`` None without an RBF kernel),
+    and ``auto`` flags."""
+    out = {"auto": dict(result.get("auto") or {})}
     lams = np.asarray(result["lams"], dtype=float)
-    errors = np.asarray(result["errors"], dtype=float)
-    chosen, current = result.get("lam"), result.get("current")
-    return (lams, errors, None if chosen is None else float(chosen),
-            None if current is None else float(current))
+    out["lam"] = (lams, np.asarray(result["errors"], dtype=float), result.get("current"), result.get("lam"))
+    widths = np.asarray(result.get("widths", []), dtype=float)
+    out["width"] = None if widths.size == 0 else (
+        widths, np.asarray(result["width_errors"], dtype=float), result.get("width"), result.get("chosen_width"))
+    return out
 
 
-def bin_arrays(result) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(lo, hi, accuracy, counts)`` per bin from ``session.confidence_bins()``
-    (:class:`core.confidence.ConfidenceBins`: ``edges``, ``accuracy``, ``counts``)."""
+def bin_arrays(result) -> tuple[np.ndarray, ...]:
+    """``(lo, hi, accuracy, counts, lower, upper)`` per bin from ``session.confidence_bins()``
+    (:class:`core.confidence.ConfidenceBins`: ``edges``, ``accuracy``, ``counts``, and the
+    Wilson interval ``lower``, ``upper``)."""
     edges = np.asarray(result.edges, dtype=float)
     lo, hi = edges[:-1], edges[1:]
     accuracy = np.asarray(result.accuracy, dtype=float)
     counts = np.asarray(result.counts, dtype=np.int64)
-    return lo, hi, accuracy, counts
+    lower = getattr(result, "lower", None)
+    upper = getattr(result, "upper", None)
+    lower = np.zeros_like(accuracy) if lower is None else np.asarray(lower, dtype=float)
+    upper = np.ones_like(accuracy) if upper is None else np.asarray(upper, dtype=float)
+    return lo, hi, accuracy, counts, lower, upper
 
 
-# ------------------------------------------------------------------------------------------
+def _pct(x: float, digits: int = 1) -> str:
+    return "n/a" if x is None or not np.isfinite(x) else f"{100 * max(float(x), 0.0):.{digits}f} %"
+
+
+def tuning_caption(status: dict) -> str:
+    """The width and lam in use, and whether each is re-tuned automatically, in words (from
+    ``session.tuning_status()``)."""
+    auto = status.get("auto") or {}
+    parts = []
+    if status.get("width") is not None:
+        parts.append(f"width **{status['width']:.4g}**" + (" (auto)" if auto.get("width") else " (fixed)"))
+    parts.append(f"λ **{status['lam']:.4g}**" + (" (auto)" if auto.get("lam") else " (fixed)"))
+    text = "In use: " + ", ".join(parts) + "."
+    if auto.get("width") or auto.get("lam"):
+        text += (" *auto*: re-tuned by leave-one-out on your labels after each label up to 50, "
+                 "then every 10-20-40… labels.")
+    return text
+
+
+def render_stopping(session) -> None:
+    """The stopping signal (:mod:`labeler.session.stopping`) as a small panel in plain words."""
+    with st.container(border=True, key="stopping_panel"):
+        try:
+            sig = session.stopping_signal()
+        except ValueError as exc:
+            st.caption(f"Stopping signal not available: {md_text(exc)}")
+            return
+        headline = "**Likely enough labels.**" if sig.enough else "**Keep going.**"
+        reason = sig.message.split(": ", 1)[-1]
+        (st.success if sig.enough else st.info)(headline + " " + md_text(reason[:1].upper() + reason[1:]))
+        rows = []
+        if sig.loo_n:
+            rows.append(f"LOO error of your {sig.loo_n} labels: **{_pct(sig.loo_error)}** "
+                        f"(95 % interval {_pct(sig.loo_lower)} – {_pct(sig.loo_upper)}; the queried "
+                        "points are the hard ones, so this overstates the pool's error)")
+        if sig.changed_since is not None:
+            rows.append(f"Predictions changed over the last {sig.n_labels - sig.changed_since} labels: "
+                        f"**{_pct(sig.changed_fraction)}** of the pool")
+        if sig.kappas:
+            rows.append("Agreement κ of successive models: " + ", ".join(f"{k:.3f}" for k in sig.kappas)
+                        + f" (stable at a mean ≥ {session.stopping_monitor.threshold:g})")
+        if rows:
+            st.markdown("\n".join(f"- {r}" for r in rows))
+
+
 def render_progress(session) -> None:
-    """Estimated risk over labels and the LOO error over lambda."""
+    """The stopping signal and estimated risk (left), the LOO error the tuner sees (right)."""
     left, right = st.columns(2)
     with left:
+        render_stopping(session)
         st.markdown("**Estimated risk** (eq. 3.49) after each label")
-        st.caption("Expected number of misclassified pool points (weighted by 1/w of each "
-                   "class), summed over the whole pool; lower is better.")
+        st.caption("The model's own estimate of how many pool points it misclassifies (weighted "
+                   "by 1/w of each class). It can stay flat while the true error falls: judge "
+                   "progress by the stopping signal above.")
         history = session.history
         if len(history) and "estimated_risk" in history:
             fig = F.risk_curve_figure(history["n_labeled"].to_numpy(float),
@@ -57,22 +114,43 @@ def render_progress(session) -> None:
         else:
             st.caption("Label a few points to see the risk curve.")
     with right:
-        st.markdown("**Leave-one-out error** over λ")
+        st.markdown("**Leave-one-out error** of your labels around the values in use")
         try:
-            with st.spinner("Computing the LOO curve…"):
-                lams, errors, chosen, current = loo_arrays(session.loo_curve())
+            with st.spinner("Computing the LOO curves…"):
+                curves = loo_arrays(session.loo_curve())
         except ValueError as exc:
             st.caption(f"Not available yet: {md_text(exc)}")
             return
-        if lams.size:
-            st.plotly_chart(F.loo_curve_figure(lams, errors, chosen, current=current), key="loo_chart",
-                            config=_PLOT_CONFIG)
-        else:
-            st.caption("Needs labels of at least two classes.")
+        auto = curves["auto"]
+        if curves["width"] is not None:
+            grid, errors, in_use, chosen = curves["width"]
+            st.plotly_chart(F.loo_curve_figure(grid, errors, in_use, chosen=chosen, name="width",
+                                               auto=bool(auto.get("width"))),
+                            key="loo_width_chart", config=_PLOT_CONFIG)
+        grid, errors, in_use, chosen = curves["lam"]
+        st.plotly_chart(F.loo_curve_figure(grid, errors, in_use, chosen=chosen, name="λ",
+                                           auto=bool(auto.get("lam"))),
+                        key="loo_chart", config=_PLOT_CONFIG)
+        st.caption("Width: at the λ in use; λ: at the width in use. The tuner moves the width "
+                   "when another has fewer LOO mistakes, λ only when the sign test says it is "
+                   "clearly better.")
+
+
+def render_query_explanation(session, index: int) -> None:
+    """Why the strategy asks for ``index`` (an expander of the point panel)."""
+    with st.expander("Why this point?", icon=":material/help:", expanded=False):
+        try:
+            why = session.explain_query(index)
+        except (ValueError, IndexError) as exc:
+            st.caption(f"Not available: {md_text(exc)}")
+            return
+        if why is None:
+            return
+        st.markdown("\n".join(f"- {md_text(r)}" for r in why.reasons))
 
 
 def render_confidence(session, view: ScreenView) -> None:
-    """Confidence histogram, accuracy per bin, and the bin inspector."""
+    """Confidence histogram, accuracy per bin (with counts and intervals), the bin inspector."""
     pred = view.predictions
     unlabeled = view.label_codes < 0
     conf = pred["confidence"].to_numpy(dtype=float)
@@ -83,15 +161,33 @@ def render_confidence(session, view: ScreenView) -> None:
                         config=_PLOT_CONFIG)
     with right:
         st.markdown("**Accuracy per confidence bin** (LOO predictions of labelled points)")
-        st.caption("Accepted predictions are left out: they only repeat the model's guess.")
+        st.caption("n = labelled points behind each bar; whiskers: Wilson 95 % interval of the "
+                   "bin's accuracy. Accepted predictions are left out: they only repeat the "
+                   "model's guess.")
         try:
-            lo, hi, accuracy, counts = bin_arrays(session.confidence_bins(n_bins=10))
+            lo, hi, accuracy, counts, lower, upper = bin_arrays(session.confidence_bins(n_bins=10))
         except ValueError as exc:
             st.caption(f"Not available yet: {md_text(exc)}")
         else:
-            st.plotly_chart(F.accuracy_per_bin_figure(lo, hi, accuracy, counts), key="acc_bins",
-                            config=_PLOT_CONFIG)
+            st.plotly_chart(F.accuracy_per_bin_figure(lo, hi, accuracy, counts, lower, upper),
+                            key="acc_bins", config=_PLOT_CONFIG)
     _bin_inspector(session, view)
+
+
+def accept_warning(risk: dict) -> str:
+    """The confirmation text for accepting a bin (from ``session.bulk_accept_risk``)."""
+    n = risk["n"]
+    if risk["labelled"] == 0:
+        basis = ("No labelled point has a LOO confidence in this bin, so its accuracy is unknown: "
+                 f"anywhere from 0 to all {n:,} labels may be wrong.")
+    else:
+        basis = (f"Estimated from the {risk['labelled']} labelled point(s) in this bin: LOO accuracy "
+                 f"{_pct(risk['accuracy'], 0)} (95 % interval {_pct(risk['lower'], 0)} – "
+                 f"{_pct(risk['upper'], 0)}).")
+    expected = risk["expected_wrong"]
+    guess = "" if not np.isfinite(expected) else f"about {expected:.0f}, "
+    return (f"Expect {guess}up to {risk['wrong_high']:.0f} of these {n:,} labels to be wrong "
+            f"(95 % interval {risk['wrong_low']:.0f} – {risk['wrong_high']:.0f}). {basis}")
 
 
 def _bin_inspector(session, view: ScreenView) -> None:
@@ -115,10 +211,23 @@ def _bin_inspector(session, view: ScreenView) -> None:
     predicted = view.predictions["predicted"].to_numpy()
     # the classes shown and the state they came from: the session refuses the batch if the
     # state changed (the key names the state, so a press on an old page names its old batch)
-    st.button(f"Accept the predicted class of all {indices.size:,} points in this bin",
-              key=f"accept_bin_{view.version}", on_click=actions.accept,
-              args=(indices.tolist(), [str(c) for c in predicted[indices]], view.version),
-              icon=":material/done_all:", help="One undo step reverts them all.")
+    args = (indices.tolist(), [str(c) for c in predicted[indices]], view.version)
+    title = f"Accept the predicted class of all {indices.size:,} points in this bin"
+    try:
+        risk = session.bulk_accept_risk(lo, hi)
+    except ValueError:
+        risk = None
+    if risk is not None and risk["uncertain"]:
+        # an uncertain bin asks first, stating the wrong labels to expect
+        with st.popover(title + "…", icon=":material/done_all:", key=f"accept_bin_ask_{view.version}"):
+            st.warning(md_text(accept_warning(risk)))
+            st.button(f"Accept all {indices.size:,} anyway", key=f"accept_bin_{view.version}",
+                      on_click=actions.accept, args=args, type="primary",
+                      help="One undo step reverts them all.")
+    else:
+        st.button(title, key=f"accept_bin_{view.version}", on_click=actions.accept, args=args,
+                  icon=":material/done_all:",
+                  help="One undo step reverts them all." + ("" if risk is None else " " + accept_warning(risk)))
     has_images = point_image(session.dataset, int(shown[0])) is not None
     if has_images:
         per_row = 8

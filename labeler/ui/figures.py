@@ -412,38 +412,65 @@ def risk_curve_figure(n_labeled: np.ndarray, risk: np.ndarray, *, height: int = 
     return fig
 
 
-def loo_curve_figure(lams: np.ndarray, errors: np.ndarray, chosen: float | None,
-                     *, current: float | None = None, height: int = 260) -> go.Figure:
-    """Leave-one-out error over the lambda grid, the chosen lambda marked (ALGORITHMS §1).
+def loo_curve_figure(grid: np.ndarray, errors: np.ndarray, in_use: float | None, *,
+                     chosen: float | None = None, name: str = "λ", auto: bool = False,
+                     height: int = 240) -> go.Figure:
+    """Leave-one-out classification error over the grid the tuner searches (ALGORITHMS §1).
+
+    The x axis is logarithmic over the grid itself (a little margin each side), the y axis
+    the error rate on [0, max error] (never below 0, at most 1), and the value in use is a
+    marked point on the curve, labelled "in use" (and "auto" when the tuner sets it). When
+    the tuner would now choose another value (it re-tunes on a schedule), that value is a
+    dashed line labelled "tuner's choice".
 
     Parameters
     ----------
-    lams : ndarray of shape (n_grid,)
-        Regularisation values (positive), drawn on a log axis.
-    errors : ndarray of shape (n_grid,)
-        LOO error at each lambda.
-    chosen : float or None
-        The lambda chosen by LOO, drawn as a vertical dashed line.
-    current : float or None
-        The lambda the learner uses now, drawn as a solid line when it differs from ``chosen``.
+    grid : ndarray of shape (k,)
+        Values searched (positive), e.g. lams or RBF widths.
+    errors : ndarray of shape (k,)
+        Weighted LOO classification error at each value, in [0, 1].
+    in_use : float or None
+        The value the learner uses (on the grid: the tuner adds it).
+    chosen : float, optional
+        The tuner's choice now, drawn when it differs from ``in_use``.
+    name : str
+        Axis title ("λ", "width").
+    auto : bool
+        Whether the value is re-tuned automatically (said in the label).
     """
-    lams = np.asarray(lams, dtype=np.float64)
+    grid = np.asarray(grid, dtype=np.float64)
     errors = np.asarray(errors, dtype=np.float64)
-    if lams.shape != errors.shape:
-        raise ValueError(f"lams {lams.shape} and errors {errors.shape} must have the same shape.")
+    if grid.shape != errors.shape:
+        raise ValueError(f"grid {grid.shape} and errors {errors.shape} must have the same shape.")
+    keep = np.isfinite(grid) & (grid > 0) & np.isfinite(errors)
+    grid, errors = grid[keep], np.clip(errors[keep], 0.0, 1.0)
     fig = go.Figure(
-        go.Scatter(x=lams, y=errors, mode="lines+markers", line=dict(color=CLASS_COLORS[2], width=2),
-                   marker=dict(size=4), hovertemplate="λ=%{x:.3g}: LOO error %{y:.4g}<extra></extra>")
+        go.Scatter(x=grid, y=errors, mode="lines+markers", line=dict(color=CLASS_COLORS[2], width=2),
+                   marker=dict(size=5), name="LOO error",
+                   hovertemplate=f"{name}=%{{x:.3g}}: LOO error %{{y:.3f}}<extra></extra>")
     )
-    if chosen is not None and np.isfinite(chosen) and chosen > 0:
-        fig.add_vline(x=float(chosen), line=dict(color=QUERY_COLOR, dash="dash", width=2),
-                      annotation_text=f"LOO best λ = {chosen:.3g}", annotation_position="top")
-    if (current is not None and np.isfinite(current) and current > 0
-            and (chosen is None or not np.isclose(current, chosen))):
-        fig.add_vline(x=float(current), line=dict(color="#444", width=1.5),
-                      annotation_text=f"in use λ = {current:.3g}", annotation_position="bottom")
-    _small_layout(fig, "λ", "LOO error", height)
-    fig.update_xaxes(type="log")
+    label = "in use" + (" (auto)" if auto else "")
+    if in_use is not None and np.isfinite(in_use) and in_use > 0 and grid.size:
+        at = int(np.argmin(np.abs(np.log(grid) - np.log(in_use))))
+        fig.add_trace(go.Scatter(
+            x=[float(in_use)], y=[float(errors[at])], mode="markers+text", name=label,
+            marker=dict(size=13, color=QUERY_COLOR, symbol="diamond", line=dict(color="#fff", width=1)),
+            text=[f"{label}: {name} = {in_use:.3g}"], textposition="top center",
+            hovertemplate=f"{label}: {name}=%{{x:.3g}}, LOO error %{{y:.3f}}<extra></extra>"))
+    if (chosen is not None and np.isfinite(chosen) and chosen > 0
+            and (in_use is None or not np.isclose(chosen, in_use, rtol=1e-9))):
+        fig.add_vline(x=float(chosen), line=dict(color="#444", dash="dash", width=1.5),
+                      annotation_text=f"tuner's choice {name} = {chosen:.3g}", annotation_position="bottom")
+    _small_layout(fig, f"{name} (log scale)", "LOO error", height)
+    if grid.size:
+        lo, hi = float(grid.min()), float(grid.max())
+        ticks = grid[:: max(1, int(np.ceil(grid.size / 6)))]  # at most 6 labelled grid values
+        fig.update_xaxes(type="log", range=[np.log10(lo) - 0.15, np.log10(hi) + 0.15],
+                         tickvals=ticks, ticktext=[f"{v:.2g}" for v in ticks])
+    else:
+        fig.update_xaxes(type="log")
+    top = float(errors.max()) if errors.size else 0.0
+    fig.update_yaxes(range=[0.0, min(1.0, max(0.1, 1.25 * top))], tickformat=".0%")
     return fig
 
 
@@ -471,8 +498,10 @@ def confidence_histogram_figure(confidence: np.ndarray, *, n_bins: int = 20,
 
 
 def accuracy_per_bin_figure(lo: np.ndarray, hi: np.ndarray, accuracy: np.ndarray,
-                            counts: np.ndarray, *, height: int = 260) -> go.Figure:
-    """Accuracy of the LOO predictions of labelled points per confidence bin (seed Fig. 4-4).
+                            counts: np.ndarray, lower: np.ndarray | None = None,
+                            upper: np.ndarray | None = None, *, height: int = 260) -> go.Figure:
+    """Accuracy of the LOO predictions of labelled points per confidence bin (seed Fig. 4-4),
+    with each bin's count and its confidence interval.
 
     Parameters
     ----------
@@ -481,24 +510,37 @@ def accuracy_per_bin_figure(lo: np.ndarray, hi: np.ndarray, accuracy: np.ndarray
     accuracy : ndarray of shape (n_bins,)
         Fraction of correct LOO predictions in each bin (NaN for an empty bin).
     counts : ndarray of shape (n_bins,)
-        Number of labelled points in each bin, shown on hover and as bar labels.
+        Number of labelled points in each bin, written on each bar ("n=6") and on hover.
+    lower, upper : ndarray of shape (n_bins,), optional
+        Interval of each bin's accuracy (Wilson 95 %, :func:`core.confidence.wilson_interval`),
+        drawn as error bars: 6 of 6 right reads "100 %, 61-100 %", not a sure 100 %.
     """
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     accuracy, counts = np.asarray(accuracy, float), np.asarray(counts)
     centers = 0.5 * (lo + hi)
     shown = np.where(counts > 0, accuracy, np.nan)  # empty bins: no bar (not a bar at 0)
+    has_ci = lower is not None and upper is not None
+    lower = np.asarray(lower, float) if has_ci else np.full(lo.shape, np.nan)
+    upper = np.asarray(upper, float) if has_ci else np.full(lo.shape, np.nan)
+    error_y = None
+    if has_ci:
+        error_y = dict(type="data", symmetric=False, array=np.where(counts > 0, upper - shown, np.nan),
+                       arrayminus=np.where(counts > 0, shown - lower, np.nan), color="#333",
+                       thickness=1.5, width=4)
     fig = go.Figure(
         go.Bar(x=centers, y=shown, width=(hi - lo) * 0.95, marker_color=CLASS_COLORS[2],
-               text=[f"n={int(c)}" if c else "" for c in counts], textposition="outside",
-               customdata=np.stack([lo, hi, counts], axis=1),
+               text=[f"n={int(c)}" if c else "" for c in counts], textposition="inside",
+               insidetextanchor="start", error_y=error_y,
+               customdata=np.stack([lo, hi, counts, lower, upper], axis=1),
                hovertemplate="confidence %{customdata[0]:.2f}-%{customdata[1]:.2f}: accuracy "
-                             "%{y:.2f} over %{customdata[2]} labels<extra></extra>")
+                             "%{y:.0%} over %{customdata[2]} labels (95 % interval "
+                             "%{customdata[3]:.0%}-%{customdata[4]:.0%})<extra></extra>")
     )
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color="#888", dash="dot"),
                              hoverinfo="skip", showlegend=False))
     _small_layout(fig, "confidence (LOO)", "accuracy", height)
     fig.update_xaxes(range=[0, 1])
-    fig.update_yaxes(range=[0, 1.12])
+    fig.update_yaxes(range=[0, 1.05], tickformat=".0%")
     return fig
 
 

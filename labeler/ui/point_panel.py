@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from labeler.ui.charts import render_query_explanation
 from labeler.ui.figures import class_color
 from labeler.ui.label_controls import render_label_controls, undo_button
 from labeler.ui.text import html_text, md_text
@@ -54,6 +55,8 @@ def render_point_panel(session, view: ScreenView) -> None:
     )
 
     _point_content(session, index)
+    if source == "queried" and hasattr(session, "explain_query"):
+        render_query_explanation(session, index)
 
     predicted, confidence = row["predicted"], float(row["confidence"])
     p_code = int(view.predicted_codes[index])

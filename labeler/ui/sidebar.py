@@ -9,6 +9,7 @@ from core.strategies import STRATEGIES
 from labeler.ui import actions, state
 from labeler.ui.columns import is_table_path, picked_options, render_columns_box
 from labeler.ui.class_panel import render_class_manager
+from labeler.ui.charts import tuning_caption
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
 from labeler.ui.registry import REGISTRY
@@ -257,17 +258,26 @@ def _settings(session) -> None:
                  args=("set_weighting", f"weighting_{session.id}"), horizontal=True)
         if not named:
             st.caption(f"Class weights: {md_text(weighting_label(weighting))}")
+        status = session.tuning_status() if hasattr(session, "tuning_status") else {}
+        auto = status.get("auto") or {}
         cols = st.columns(2)
-        cols[0].text_input("Kernel width", value=shown(current("width", "auto")),
+        cols[0].text_input("Kernel width", value="auto" if auto.get("width") else shown(current("width", "auto")),
                            key=f"width_{session.id}", on_change=actions.set_setting,
                            args=("set_width", f"width_{session.id}",
                                  lambda v: parse_positive_or_auto(v, "Kernel width")),
-                           help="RBF width s in exp(-|x-x'|²/(2s²)); 'auto' = chosen by LOO.")
-        cols[1].text_input("λ (lam)", value=shown(current("lam", "auto")),
+                           help="RBF width s in exp(-|x-x'|²/(2s²)); 'auto' = re-tuned by LOO "
+                                "as labels arrive, a number = fixed.")
+        cols[1].text_input("λ (lam)", value="auto" if auto.get("lam") else shown(current("lam", "auto")),
                            key=f"lam_{session.id}", on_change=actions.set_setting,
                            args=("set_lam", f"lam_{session.id}",
                                  lambda v: parse_positive_or_auto(v, "λ")),
-                           help="Regularisation; 'auto' = chosen by LOO classification error.")
-        auto = getattr(session, "auto_settings", None) or {}
-        if auto:
-            st.caption("Chosen automatically: " + "; ".join(f"{k}: {v}" for k, v in auto.items()))
+                           help="Regularisation; 'auto' = re-tuned by LOO classification error "
+                                "as labels arrive, a number = fixed.")
+        if status:
+            with st.container(key="tuning_status"):
+                st.markdown(tuning_caption(status))
+            if status.get("note"):
+                st.caption(f"Last re-tune: {md_text(status['note'])}")
+        start = getattr(session, "auto_settings", None) or {}
+        if start:
+            st.caption("Started from: " + "; ".join(f"{k}: {v}" for k, v in start.items()))

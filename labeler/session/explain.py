@@ -1,0 +1,141 @@
+"""Why the strategy asks for a point: its expected risk against the alternatives, its margin
+and how central it is among the unlabelled points.
+
+ARLS (seed 002 §3.3, ALGORITHMS §3) asks for the point whose label is expected to leave the
+least risk: ``E_i`` (eq. 3.50) against the current estimated risk ``R`` (eq. 3.49), so
+``R - E_i`` is the risk the label is expected to remove. Two things make ``E_i`` small, and
+the explanation names whichever holds:
+
+* the point is **near the decision boundary**: a small margin (``|f|`` for two classes, the
+  gap between the two largest one-vs-all outputs otherwise), so either answer moves the
+  boundary;
+* the point is **central to unlabelled points**: a high mean kernel similarity to the
+  unlabelled pool, so its label changes the predictions of many points.
+
+Each is ranked among the unlabelled points (the margin among all of them, the density among a
+seeded sample of at most :data:`DENSITY_SAMPLE`, an O(sample x n) pass), and said when it is in
+the top :data:`NOTABLE` share. :func:`explain` reads the session only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["QueryExplanation", "explain", "DENSITY_SAMPLE", "NOTABLE"]
+
+DENSITY_SAMPLE = 256
+NOTABLE = 0.2  # a rank in the top 20 % is worth saying
+
+
+@dataclass(frozen=True)
+class QueryExplanation:
+    """Why a point is asked for.
+
+    Attributes
+    ----------
+    index : int
+    strategy : str
+    risk_now : float
+        Estimated risk of the current model (eq. 3.49), NaN unless "arls".
+    expected_risk : float
+        ``E_index`` (eq. 3.50), NaN unless "arls".
+    alternatives : tuple of (int, float)
+        The next best points and their expected risks (lowest first).
+    margin : float
+        Margin of the point (see the module docstring).
+    margin_share : float
+        Share of unlabelled points with a margin at most as small (small = near the boundary).
+    density : float
+        Mean kernel similarity of the point to the unlabelled points.
+    density_share : float
+        Share of (sampled) unlabelled points at least as central.
+    near_boundary, central : bool
+        Whether the share is within :data:`NOTABLE`.
+    reasons : tuple of str
+        The explanation in plain words, most important first.
+    """
+
+    index: int
+    strategy: str
+    risk_now: float
+    expected_risk: float
+    alternatives: tuple
+    margin: float
+    margin_share: float
+    density: float
+    density_share: float
+    near_boundary: bool
+    central: bool
+    reasons: tuple
+
+    @property
+    def reduction(self) -> float:
+        """Risk the label is expected to remove, ``R - E``."""
+        return self.risk_now - self.expected_risk
+
+
+def _margins(F: np.ndarray) -> np.ndarray:
+    F = np.asarray(F, dtype=np.float64)
+    if F.ndim == 1 or F.shape[1] == 1:
+        return np.abs(F.reshape(-1))
+    top2 = np.partition(F, F.shape[1] - 2, axis=1)[:, -2:]
+    return top2[:, 1] - top2[:, 0]
+
+
+def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
+    """The :class:`QueryExplanation` of pool point ``index`` in ``session``'s current state."""
+    learner = session.learner
+    strategy = session.config.strategy
+    unl = np.setdiff1d(learner.unlabeled_indices, np.asarray(session.skipped, dtype=np.intp))
+    margins = _margins(learner.decision_values)
+    margin = float(margins[index])
+    margin_share = float(np.mean(margins[unl] <= margin)) if unl.size else float("nan")
+
+    kernel = learner.kernel
+    X = session.X
+    density = float(np.mean(kernel(X[index:index + 1], X[unl]))) if unl.size else float("nan")
+    rng = np.random.default_rng([int(session.config.seed), int(session.n_events), int(index)])
+    sample = unl if unl.size <= DENSITY_SAMPLE else rng.choice(unl, DENSITY_SAMPLE, replace=False)
+    dens = np.mean(kernel(X[sample], X[unl]), axis=1) if unl.size else np.zeros(0)
+    density_share = float(np.mean(dens >= density)) if dens.size else float("nan")
+
+    risk_now = expected = float("nan")
+    alternatives: tuple = ()
+    reasons = []
+    if strategy == "arls":
+        E = session.expected_risk()
+        risk_now = float(learner.estimated_risk())
+        expected = float(E[index])
+        order = unl[np.argsort(E[unl], kind="stable")]
+        alternatives = tuple((int(i), float(E[i])) for i in order if i != index)[:n_alternatives]
+        alt = ", ".join(f"point {i} ({e - expected:+.3g})" for i, e in alternatives)
+        best = not alternatives or expected <= alternatives[0][1]
+        reasons.append(
+            ("Of all unlabelled points, its label is expected to leave the least risk: "
+             if best else "Its label is expected to leave a risk of ")
+            + f"{expected:.4g} misclassified pool points (the estimate now: {risk_now:.4g})."
+            + (f" Next best: {alt}." if alt else "")
+        )
+    elif strategy == "margin":
+        reasons.append("The margin strategy asks for the unlabelled point closest to the decision boundary.")
+    else:
+        reasons.append("The random strategy picked it uniformly at random (a baseline).")
+    near = bool(margin_share <= NOTABLE)
+    central = bool(density_share <= NOTABLE)
+    if near:
+        reasons.append(f"It lies near the decision boundary: its margin {margin:.3g} is smaller than "
+                       f"that of {100 * (1 - margin_share):.0f} % of the unlabelled points.")
+    if central:
+        reasons.append(f"It is central to unlabelled points: it is more similar to them on average than "
+                       f"{100 * (1 - density_share):.0f} % of the unlabelled points, so its label "
+                       "informs many predictions.")
+    if strategy == "arls" and not (near or central):
+        reasons.append(f"Neither its margin (smaller than {100 * (1 - margin_share):.0f} % of the "
+                       f"unlabelled points) nor its centrality (above {100 * (1 - density_share):.0f} %) "
+                       "stands out alone: the expected risk weighs both.")
+    return QueryExplanation(index=int(index), strategy=str(strategy), risk_now=risk_now,
+                            expected_risk=expected, alternatives=alternatives, margin=margin,
+                            margin_share=margin_share, density=density, density_share=density_share,
+                            near_boundary=near, central=central, reasons=tuple(reasons))

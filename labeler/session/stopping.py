@@ -1,0 +1,283 @@
+"""When further labels are unlikely to help: a stopping signal that follows the real error.
+
+The estimated risk of seed 002 (eq. 3.49) is the model's opinion of itself: it stayed flat
+while the true error fell from 64 % to 23 % (issue 7), so it cannot tell a user when to stop.
+:class:`StoppingMonitor` combines three signals that do track it:
+
+* **Stabilising predictions** (Bloodgood & Vijay-Shanker 2009, "A method for stopping active
+  learning based on stabilizing predictions and the need for user-adjustable stopping",
+  CoNLL): the predictions of successive models on a fixed *stop set* (here: the whole pool;
+  it needs no labels) are compared with Cohen's kappa; once the mean kappa over a window of
+  the last ``window`` pairs of successive models is at least ``threshold`` (their values:
+  3 and 0.99), new labels have stopped changing what the model predicts. Bloodgood and
+  Grothendieck (2013) bound the change in F-measure between two models by ``4 (1 - K) / K``
+  for kappa ``K``. Their models come one batch of labels apart; here one label barely moves
+  a model, so the compared models are ``spacing`` user labels apart (a *checkpoint* every
+  ``spacing`` labels), and the window spans ``window * spacing`` labels.
+* **Changed predictions**: the fraction of pool points whose predicted class differs between
+  now and the checkpoint at least ``changed_over`` labels ago.
+* **Leave-one-out error of the labelled points** with a Wilson 95 % interval
+  (:func:`core.confidence.wilson_interval`), from the learner's exact LOO outputs. The points
+  were queried because they were hard, so this overstates the error of the whole pool; it is
+  shown, not used to stop.
+
+Only user labels count (accepted predictions repeat the model's own guess, so they would make
+the predictions look stable by construction). The verdict is "keep going" until there are
+``(window + 1)`` checkpoints, i.e. ``window * spacing`` labels of history, and the window is
+stable. A monitor is a plain object: :meth:`record` predictions, read :meth:`signal`. The
+session records after every action that changes the labels and keeps the checkpoints in its
+store (:meth:`to_array` / :meth:`from_array`), so a reopened session keeps its history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.confidence import wilson_interval
+
+__all__ = ["StoppingMonitor", "StoppingSignal", "cohen_kappa", "KEEP_GOING", "LIKELY_ENOUGH"]
+
+KEEP_GOING = "keep going"
+LIKELY_ENOUGH = "likely enough"
+
+
+def cohen_kappa(a, b) -> float:
+    """Cohen's kappa of two label vectors: ``(p_o - p_e) / (1 - p_e)``.
+
+    ``p_o`` is the fraction of points where ``a`` and ``b`` agree and ``p_e = sum_c a_c b_c``
+    the agreement expected by chance from the class frequencies ``a_c``, ``b_c``. When both
+    predict one and the same class everywhere (``p_e = 1``) kappa is 1 (they agree fully).
+
+    Parameters
+    ----------
+    a, b : array-like of int, shape (n,)
+        Class codes (any integers).
+
+    Returns
+    -------
+    float in [-1, 1]
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError(f"need two non-empty 1-D label vectors of one length; got {a.shape}, {b.shape}.")
+    values, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
+    ia, ib = inverse[: a.size], inverse[a.size:]
+    p_o = float(np.mean(ia == ib))
+    fa = np.bincount(ia, minlength=values.size) / a.size
+    fb = np.bincount(ib, minlength=values.size) / b.size
+    p_e = float(fa @ fb)
+    if p_e >= 1.0 - 1e-15:
+        return 1.0 if p_o >= 1.0 else 0.0
+    return (p_o - p_e) / (1.0 - p_e)
+
+
+@dataclass(frozen=True)
+class StoppingSignal:
+    """What the monitor says now.
+
+    Attributes
+    ----------
+    verdict : {"keep going", "likely enough"}
+    message : str
+        The verdict in plain words, with the reason.
+    n_labels : int
+        User labels (accepted predictions left out).
+    kappas : tuple of float
+        Kappa of each pair of successive checkpoints in the window (oldest first; fewer than
+        ``window`` while the history is short).
+    mean_kappa : float
+        Mean of ``kappas`` (NaN without any).
+    changed_fraction : float
+        Fraction of pool points whose prediction changed over the last ``changed_over`` (or
+        more) labels; NaN without such a checkpoint.
+    changed_since : int or None
+        Label count of the checkpoint ``changed_fraction`` compares with.
+    loo_error, loo_lower, loo_upper : float
+        LOO error rate of the labelled points and its Wilson 95 % interval (NaN, 0, 1 when
+        LOO cannot judge yet).
+    loo_n : int
+        Points behind the LOO error.
+    labels_to_go : int
+        User labels still needed before the window can be full (0 once it is).
+    """
+
+    verdict: str
+    message: str
+    n_labels: int
+    kappas: tuple
+    mean_kappa: float
+    changed_fraction: float
+    changed_since: int | None
+    loo_error: float
+    loo_lower: float
+    loo_upper: float
+    loo_n: int
+    labels_to_go: int
+
+    @property
+    def enough(self) -> bool:
+        return self.verdict == LIKELY_ENOUGH
+
+
+class StoppingMonitor:
+    """Stabilising-predictions stopping rule with the changed fraction and the LOO error.
+
+    Parameters
+    ----------
+    n_points : int
+        Size of the stop set (the pool).
+    spacing : int
+        User labels between checkpoints (the "successive models" compared).
+    window : int
+        Kappas averaged (Bloodgood & Vijay-Shanker: 3).
+    threshold : float
+        Mean kappa at or above which predictions count as stable (theirs: 0.99).
+    changed_over : int
+        Labels over which the changed fraction is measured.
+    """
+
+    def __init__(self, n_points: int, spacing: int = 5, window: int = 3, threshold: float = 0.99,
+                 changed_over: int = 10):
+        for name, v in (("n_points", n_points), ("spacing", spacing), ("window", window),
+                        ("changed_over", changed_over)):
+            if isinstance(v, bool) or int(v) != v or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {v!r}.")
+        if not 0.0 < float(threshold) <= 1.0:
+            raise ValueError(f"threshold must lie in (0, 1]; got {threshold!r}.")
+        self.n_points = int(n_points)
+        self.spacing = int(spacing)
+        self.window = int(window)
+        self.threshold = float(threshold)
+        self.changed_over = int(changed_over)
+        self._checkpoints: dict[int, np.ndarray] = {}  # user label count -> predicted codes
+
+    # ---- history -------------------------------------------------------------------------
+    @property
+    def checkpoints(self) -> list[int]:
+        """Label counts of the kept checkpoints, increasing."""
+        return sorted(self._checkpoints)
+
+    def _keep(self) -> int:
+        return self.window + 1 + -(-self.changed_over // self.spacing)
+
+    def record(self, n_labels: int, predicted) -> bool:
+        """Note the model's predictions after a change of the labels.
+
+        Checkpoints past ``n_labels`` are dropped (an undo went back); a new checkpoint is
+        kept when there is none yet or ``n_labels`` is at least ``spacing`` past the last one.
+
+        Parameters
+        ----------
+        n_labels : int
+            User labels now.
+        predicted : array-like of int, shape (n_points,)
+            Predicted class codes of the stop set.
+
+        Returns
+        -------
+        bool
+            Whether a checkpoint was kept.
+        """
+        n_labels = int(n_labels)
+        codes = np.asarray(predicted)
+        if codes.shape != (self.n_points,) or codes.dtype.kind not in "iu":
+            raise ValueError(
+                f"predicted must be {self.n_points} integer class codes; got shape {codes.shape}, "
+                f"dtype {codes.dtype}."
+            )
+        for k in [k for k in self._checkpoints if k > n_labels]:
+            del self._checkpoints[k]
+        last = max(self._checkpoints, default=None)
+        if last is not None and n_labels < last + self.spacing:
+            return False
+        self._checkpoints[n_labels] = codes.astype(np.int32, copy=True)
+        for k in self.checkpoints[: -self._keep()]:
+            del self._checkpoints[k]
+        return True
+
+    def to_array(self) -> np.ndarray:
+        """The checkpoints as one int32 array of shape (k, 1 + n_points): the label count,
+        then the predicted codes."""
+        keys = self.checkpoints
+        out = np.empty((len(keys), 1 + self.n_points), dtype=np.int32)
+        for row, k in enumerate(keys):
+            out[row, 0] = k
+            out[row, 1:] = self._checkpoints[k]
+        return out
+
+    def load_array(self, array, n_labels: int) -> None:
+        """Restore checkpoints from :meth:`to_array`; rows past ``n_labels`` are dropped, and a
+        malformed array is ignored (the history is a cache: it only delays the verdict)."""
+        self._checkpoints.clear()
+        arr = None if array is None else np.asarray(array)
+        if arr is None or arr.ndim != 2 or arr.shape[1] != 1 + self.n_points or arr.dtype.kind not in "iu":
+            return
+        for row in arr:
+            if 0 <= int(row[0]) <= int(n_labels):
+                self._checkpoints[int(row[0])] = row[1:].astype(np.int32)
+
+    # ---- the signal ----------------------------------------------------------------------
+    def signal(self, n_labels: int, predicted, loo_correct=None) -> StoppingSignal:
+        """The stopping signal for the current model.
+
+        Parameters
+        ----------
+        n_labels : int
+            User labels now.
+        predicted : array-like of int, shape (n_points,)
+            The current predicted class codes of the stop set.
+        loo_correct : array-like of bool, shape (n_labelled,), optional
+            Whether each labelled point's LOO prediction is right (None: LOO cannot judge).
+
+        Returns
+        -------
+        StoppingSignal
+        """
+        n_labels = int(n_labels)
+        codes = np.asarray(predicted)
+        keys = [k for k in self.checkpoints if k <= n_labels]
+        window = keys[-(self.window + 1):]
+        kappas = tuple(cohen_kappa(self._checkpoints[a], self._checkpoints[b])
+                       for a, b in zip(window[:-1], window[1:]))
+        mean_kappa = float(np.mean(kappas)) if kappas else float("nan")
+        older = [k for k in keys if k <= n_labels - self.changed_over]
+        since = older[-1] if older else None
+        changed = float(np.mean(self._checkpoints[since] != codes)) if since is not None else float("nan")
+
+        if loo_correct is None or len(loo_correct) == 0:
+            loo_n, loo_err, lo, hi = 0, float("nan"), 0.0, 1.0
+        else:
+            ok = np.asarray(loo_correct, dtype=bool)
+            loo_n = int(ok.size)
+            wrong = int(loo_n - ok.sum())
+            loo_err = wrong / loo_n
+            lo_acc, hi_acc = wilson_interval(loo_n - wrong, loo_n)
+            lo, hi = float(1.0 - hi_acc), float(1.0 - lo_acc)
+
+        full = len(kappas) == self.window
+        first = keys[0] if keys else n_labels
+        to_go = 0 if full else max(self.spacing, first + self.window * self.spacing - n_labels)
+        if not full:
+            verdict = KEEP_GOING
+            message = (f"Keep going: too early to judge. The signal compares the predictions of "
+                       f"models {self.spacing} labels apart over {self.window * self.spacing} labels; "
+                       f"about {to_go} more label(s) first.")
+        elif mean_kappa >= self.threshold:
+            verdict = LIKELY_ENOUGH
+            message = (f"Likely enough: predictions have stopped changing (agreement κ = "
+                       f"{mean_kappa:.3f} ≥ {self.threshold:g} between models {self.spacing} labels "
+                       f"apart over the last {self.window * self.spacing} labels), so further "
+                       "labels are unlikely to change many predictions. Check the uncertain "
+                       "points, then export.")
+        else:
+            share = "" if np.isnan(changed) else f" {100 * changed:.1f} % of the predictions changed over the last {n_labels - since} labels;"
+            verdict = KEEP_GOING
+            message = (f"Keep going: the predictions are still changing ({share} agreement κ = "
+                       f"{mean_kappa:.3f} < {self.threshold:g}). Further labels are likely to help.")
+        return StoppingSignal(verdict=verdict, message=message, n_labels=n_labels, kappas=kappas,
+                              mean_kappa=mean_kappa, changed_fraction=changed, changed_since=since,
+                              loo_error=loo_err, loo_lower=lo, loo_upper=hi, loo_n=loo_n,
+                              labels_to_go=to_go)

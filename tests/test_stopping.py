@@ -1,0 +1,125 @@
+"""The stopping signal (labeler.session.stopping): stabilising predictions (Bloodgood &
+Vijay-Shanker 2009), the changed share and the LOO error with its interval; on a session, and
+against the true error on an easy and a hard data set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from labeler.session import LabelingSession, SessionConfig
+from labeler.session.stopping import KEEP_GOING, LIKELY_ENOUGH, StoppingMonitor, cohen_kappa
+
+
+def test_cohen_kappa_matches_scikit_learn_and_edge_cases():
+    rng = np.random.default_rng(0)
+    for k in (2, 3, 5):
+        a = rng.integers(0, k, 300)
+        b = np.where(rng.random(300) < 0.8, a, rng.integers(0, k, 300))
+        assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+    assert cohen_kappa([1, 1, 1], [1, 1, 1]) == 1.0  # one class everywhere, full agreement
+    assert cohen_kappa([0, 1, 0, 1], [1, 0, 1, 0]) == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="1-D"):
+        cohen_kappa([0, 1], [0, 1, 1])
+
+
+def test_monitor_checkpoints_spacing_undo_and_round_trip():
+    m = StoppingMonitor(6, spacing=5, window=3)
+    codes = np.zeros(6, dtype=np.int32)
+    assert m.record(4, codes) and not m.record(7, codes) and m.record(9, codes)
+    assert m.checkpoints == [4, 9]
+    m.record(6, codes)  # an undo back to 6 labels drops the checkpoint at 9 ...
+    assert m.checkpoints == [4]
+    assert m.record(9, codes + 1)  # ... and a new one is taken at the next spacing
+    copy = StoppingMonitor(6, spacing=5, window=3)
+    copy.load_array(m.to_array(), n_labels=9)
+    assert copy.checkpoints == [4, 9] and np.array_equal(copy.to_array(), m.to_array())
+    copy.load_array(m.to_array(), n_labels=5)  # rows past the current count are dropped
+    assert copy.checkpoints == [4]
+    copy.load_array(np.zeros((2, 3)), n_labels=9)  # a malformed array is ignored (a cache)
+    assert copy.checkpoints == []
+    with pytest.raises(ValueError, match="integer class codes"):
+        m.record(20, np.zeros(5))
+
+
+def test_monitor_verdicts_and_the_loo_interval():
+    m = StoppingMonitor(100, spacing=5, window=3, threshold=0.99, changed_over=10)
+    base = np.zeros(100, dtype=np.int32)
+    base[50:] = 1
+    sig = m.signal(0, base)
+    assert sig.verdict == KEEP_GOING and "too early" in sig.message and np.isnan(sig.mean_kappa)
+    for n, flips in ((5, 0), (10, 20), (15, 10), (20, 5)):  # predictions still changing
+        codes = base.copy()
+        codes[:flips] = 1
+        m.record(n, codes)
+    sig = m.signal(20, codes, loo_correct=[True] * 18 + [False] * 2)
+    assert sig.verdict == KEEP_GOING and "still changing" in sig.message
+    assert len(sig.kappas) == 3 and sig.mean_kappa < 0.99
+    assert sig.changed_since == 10 and sig.changed_fraction == pytest.approx(0.15)
+    assert sig.loo_error == pytest.approx(0.1) and sig.loo_n == 20
+    assert sig.loo_lower == pytest.approx(1 - 0.9721, abs=1e-3) and sig.loo_upper == pytest.approx(1 - 0.6990, abs=1e-3)
+    for n in (25, 30, 35):  # then stable
+        m.record(n, codes)
+    sig = m.signal(35, codes)
+    assert sig.verdict == LIKELY_ENOUGH and sig.enough and sig.kappas == (1.0, 1.0, 1.0)
+    assert "unlikely to change" in sig.message and sig.changed_fraction == 0.0
+
+
+def _label_truly(s, k, record=None):
+    y = np.asarray(s.dataset.y).astype(str)
+    for _ in range(k):
+        q = s.next_query()
+        assert s.label(q, y[q], expected_query=q)
+        if record is not None:
+            record.append((s.n_labeled, s.stopping_signal(),
+                           float(np.mean(np.asarray(s.learner.predict()).astype(str) == y))))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_session_says_keep_going_early_and_likely_enough_late_on_moons(tmp_path, seed):
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", seed=seed))
+    seen = []
+    _label_truly(s, 60, seen)
+    verdicts = [sig.verdict for _, sig, _ in seen]
+    assert set(verdicts[:15]) == {KEEP_GOING}
+    assert verdicts[-1] == LIKELY_ENOUGH
+    # it never says "enough" while the pool is less than 98 % right
+    assert all(acc >= 0.98 for _, sig, acc in seen if sig.enough), [(n, a) for n, g, a in seen if g.enough]
+    # the checkpoints live in the store: a reopened session gives the same signal
+    last = seen[-1][1]
+    r = LabelingSession.open(tmp_path / "s.sqlite", s.id)
+    again = r.stopping_signal()
+    assert (again.verdict, again.kappas) == (last.verdict, pytest.approx(last.kappas, abs=1e-12))
+
+
+def test_accepted_predictions_do_not_count_as_labels(tmp_path):
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 150}))
+    _label_truly(s, 6)
+    before = s.stopping_signal().n_labels
+    free = [i for i in range(150) if i not in s.labels][:20]
+    s.accept_predictions(free)
+    assert s.n_labeled == 26 and s.stopping_signal().n_labels == before == 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, options, budget, seed", [("magic", {"n": 800}, 150, 1),
+                                                         ("moons-imbalanced", {}, 100, 2)])
+def test_it_does_not_say_enough_while_the_true_error_is_high(name, options, budget, seed):
+    """On harder sets (MAGIC: noisy, 10-D; imbalanced moons) the app's defaults and re-tunes
+    (simulate with app_settings); wherever the signal says "likely enough" the balanced error
+    on the validation set is within 3 points of the least error the run reaches, and it says
+    "keep going" while the balanced error is above 15 %."""
+    from labeler.data import load_dataset
+    from labeler.experiments.simulate import app_settings, simulate
+
+    ds = load_dataset(name, seed=seed, **options)
+    a = app_settings(ds, seed, X_val=ds.X_val)
+    curve = simulate(ds, "arls", budget, seed, kernel=a["kernel"], lam=a["lam"], weighting=a["weighting"],
+                     X=a["X"], X_val=a["X_val"], y_val=ds.y_val, auto_tune=a["auto_tune"])
+    error = 1.0 - curve["balanced_accuracy"].to_numpy()
+    enough = curve["stop"].to_numpy() == LIKELY_ENOUGH
+    assert np.all(error[enough] <= error.min() + 0.03), list(zip(curve["n_labeled"][enough], error[enough]))
+    assert not np.any(enough & (error > 0.15))
+    assert np.sum(error > 0.15) >= 10  # not vacuous: a long hard phase, all of it "keep going"
