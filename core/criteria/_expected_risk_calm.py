@@ -65,6 +65,10 @@ MIN_CALM_WEIGHTED = 0.15
 # own rounding decide the clip region or the argmax.
 _RHO_FLOOR = 1e-12
 _CHUNK = 256  # points of one pattern scored together (their data stays in L1 over the groups)
+_GROUP_BATCH = 32  # groups added into one fraction (its denominator stays within [4^-32, 3^32])
+# rows of the scratch array of _calm_sum (w[row, point])
+_WC, _WX, _WS2, _WN, _WD, _WT = 0, 1, 2, 3, 4, 5
+_N_W = 6
 
 
 class CalmData(NamedTuple):
@@ -85,7 +89,9 @@ class CalmData(NamedTuple):
     rho: np.ndarray  # (n_e,) margin of each point of perm
     s1: np.ndarray  # (n_e,) S1_0
     s2x: np.ndarray  # (n_e,) S2x_0
+    is1: np.ndarray  # (n_e,) 1 / S1_0
     never: np.ndarray  # (n_o,) int64: the points that are never calm
+    mz: np.ndarray  # (n, T) the outputs point by point (the other points are gathered from it)
 
 
 @njit(parallel=True, fastmath=False, cache=True)
@@ -157,20 +163,31 @@ def prepare(MT, lam_y, iw) -> CalmData:
         rho=np.ascontiguousarray(pdat[0, perm]),
         s1=np.ascontiguousarray(pdat[1, perm]),
         s2x=np.ascontiguousarray(pdat[2, perm]),
+        is1=np.ascontiguousarray(1.0 / pdat[1, perm]),
         never=np.flatnonzero(~elig).astype(np.int64),
+        mz=np.ascontiguousarray(MT.T),
     )
 
 
-@njit(fastmath=False, cache=True, error_model="numpy")
-def _calm_sum(cp, Kc, rho, s1, s2x, run_start, run_tau, run_lin, cgrp, a, pi, aiw, rgrp, wgrp, giw,
-              tot, P, Pe):
+@njit(fastmath={"contract"}, cache=True, error_model="numpy")
+def _calm_sum(cp, Kc, rho, s1, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw, rgrp, wgrp, giw,
+              tot, P, Pe, Wc, Piw):
     """``sum_y p(y|i) / w_y r_zy`` summed over the calm points of one candidate.
 
-    ``cp[j] = C[perm[j], i]``; ``tot`` (n_e,), ``P`` and ``Pe`` (G,) are scratch arrays.
+    ``cp[j] = C[perm[j], i]``; ``tot`` (n_e,), ``P``, ``Pe``, ``Wc``, ``Piw`` (G,) are scratch
+    arrays.
+
+    The G group terms ``num_g / den_g`` of a point are added as one fraction (``N <- N den_g
+    + num_g D``, ``D <- D den_g``): one division per point instead of G (a division costs
+    as much as the rest of a group). ``B`` and ``B + s`` are divided by ``S1_0`` first, so
+    that every ``den_g`` lies in [1/4, 9/4] (module docstring: each clipped value keeps at
+    least half of itself and at most 3/2), and at most ``_GROUP_BATCH`` groups share one
+    fraction: ``D`` neither overflows nor underflows.
     """
     T = a.shape[0]
     G = rgrp.shape[0]
     ne = cp.shape[0]
+    w = np.empty((_N_W, _CHUNK))
     for run in range(run_start.shape[0] - 1):
         j0 = run_start[run]
         j1 = run_start[run + 1]
@@ -190,31 +207,86 @@ def _calm_sum(cp, Kc, rho, s1, s2x, run_start, run_tau, run_lin, cgrp, a, pi, ai
             Pe[g] = P[g]
         if run_lin[run, tau] != 0.0:
             Pe[cgrp[tau]] += pi[tau]
-        # chunks of the run that stay in L1 over the groups; slices (loops from 0) let LLVM
-        # drop the negative-index checks and vectorise
+        for g in range(G):
+            Wc[g] = wgrp[g] - Pe[g]
+            Piw[g] = P[g] * giw[g]
+        hD1 = -0.5 * D1
+        hD2 = -0.5 * D2x
+        # chunks of the run, copied into the rows of ONE scratch array (w[row, point], constant
+        # rows): LLVM then knows that the rows do not overlap and vectorises the loops (with
+        # one array per quantity it needs more run-time alias checks than it allows)
         for c0 in range(j0, j1, _CHUNK):
             c1 = min(c0 + _CHUNK, j1)
             m = c1 - c0
             cpr = cp[c0:c1]
-            s1r = s1[c0:c1]
             s2xr = s2x[c0:c1]
+            isr = is1[c0:c1]
+            for u in range(m):
+                w[_WC, u] = cpr[u]
+                w[_WX, u] = isr[u]
+                w[_WS2, u] = s2xr[u]
+                w[_WT, u] = 0.0
+            for b0 in range(0, G, _GROUP_BATCH):
+                b1 = min(b0 + _GROUP_BATCH, G)
+                for u in range(m):
+                    w[_WN, u] = 0.0
+                    w[_WD, u] = 1.0
+                # per group: num / den = (W - Pe) A / B + (Pe A + P s / w) / (B + s), two
+                # groups per pass over the points
+                g = b0
+                while g + 1 < b1:
+                    ra = rgrp[g]
+                    Wa = Wc[g]
+                    Pa = Pe[g]
+                    Qa = Piw[g]
+                    rb = rgrp[g + 1]
+                    Wb = Wc[g + 1]
+                    Pb = Pe[g + 1]
+                    Qb = Piw[g + 1]
+                    for u in range(m):
+                        c = w[_WC, u]
+                        x = w[_WX, u]
+                        S2 = w[_WS2, u]
+                        sa = c * ra
+                        sxa = sa * x
+                        Ba = 1.0 + hD1 * sxa
+                        Bsa = Ba + sxa
+                        Aa = S2 + hD2 * sa
+                        na = Wa * Aa * Bsa + (Pa * Aa + Qa * sa) * Ba
+                        da = Ba * Bsa
+                        sb = c * rb
+                        sxb = sb * x
+                        Bb = 1.0 + hD1 * sxb
+                        Bsb = Bb + sxb
+                        Ab = S2 + hD2 * sb
+                        nb = Wb * Ab * Bsb + (Pb * Ab + Qb * sb) * Bb
+                        db = Bb * Bsb
+                        d2 = da * db
+                        Dn = w[_WD, u]
+                        w[_WN, u] = w[_WN, u] * d2 + (na * db + nb * da) * Dn
+                        w[_WD, u] = Dn * d2
+                    g += 2
+                if g < b1:
+                    ra = rgrp[g]
+                    Wa = Wc[g]
+                    Pa = Pe[g]
+                    Qa = Piw[g]
+                    for u in range(m):
+                        sa = w[_WC, u] * ra
+                        sxa = sa * w[_WX, u]
+                        Ba = 1.0 + hD1 * sxa
+                        Bsa = Ba + sxa
+                        Aa = w[_WS2, u] + hD2 * sa
+                        na = Wa * Aa * Bsa + (Pa * Aa + Qa * sa) * Ba
+                        da = Ba * Bsa
+                        Dn = w[_WD, u]
+                        w[_WN, u] = w[_WN, u] * da + na * Dn
+                        w[_WD, u] = Dn * da
+                for u in range(m):
+                    w[_WT, u] += w[_WN, u] / w[_WD, u] * w[_WX, u]
             totr = tot[c0:c1]
             for u in range(m):
-                totr[u] = 0.0
-            # O(1) per group: (W - Pe) A / B + (Pe A + P s / w) / (B + s)
-            for g in range(G):
-                r = rgrp[g]
-                Wc = wgrp[g] - Pe[g]
-                Pg = Pe[g]
-                Piw = P[g] * giw[g]
-                for u in range(m):
-                    s = cpr[u] * r
-                    hs = -0.5 * s
-                    Bv = s1r[u] + hs * D1
-                    A = s2xr[u] + hs * D2x
-                    Bs = Bv + s
-                    num = Wc * A * Bs + (Pg * A + Piw * s) * Bv
-                    totr[u] += num / (Bv * Bs)
+                totr[u] = w[_WT, u]
     B = _LANES
     acc = np.zeros(B)
     for j0 in range(0, ne, B):
@@ -261,7 +333,7 @@ def _other_points(crow, mrows, N, cii, a, prior, iw, sum_iw, lam_y, equal, wglam
 
 @njit(parallel=True, fastmath=False, cache=True)
 def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start, run_tau, run_lin,
-            rho, s1, s2x, never, equal, min_calm, n_threads, out, n_calm):
+            rho, s1, s2x, is1, never, mz, equal, min_calm, n_threads, out, n_calm):
     n = R.shape[1]
     T = MT.shape[0]
     G = glam.shape[0]
@@ -291,6 +363,8 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
         wgrp = np.empty(G)
         P = np.empty(G)
         Pe = np.empty(G)
+        Wc = np.empty(G)
+        Piw = np.empty(G)
         rg = np.empty(WG)
         theta = np.empty(WG)
         ry = np.empty(T)
@@ -322,8 +396,8 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
                     wgrp[g] = 0.0
                 for t in range(T):
                     wgrp[cgrp[t]] += pi[t]
-                total = _calm_sum(cp, Kc, rho, s1, s2x, run_start, run_tau, run_lin, cgrp, a, pi, aiw,
-                                  rgrp, wgrp, giw, tot, P, Pe)
+                total = _calm_sum(cp, Kc, rho, s1, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw,
+                                  rgrp, wgrp, giw, tot, P, Pe, Wc, Piw)
                 # the other points, gathered, by the O(T) kernel (branch-free compaction)
                 N = 0
                 for j in range(ne):
@@ -331,14 +405,15 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
                     N += np.int64(not (abs(cp[j]) * Kc < rho[j]))
                 for jj in range(N):
                     j = zidx[jj]
-                    z = perm[j]
                     cbuf[jj] = cp[j]
+                    mzz = mz[perm[j]]
                     for t in range(T):
-                        mbuf[t, jj] = MT[t, z]
+                        mbuf[t, jj] = mzz[t]
                 for z in never:
                     cbuf[N] = row[z]
+                    mzz = mz[z]
                     for t in range(T):
-                        mbuf[t, N] = MT[t, z]
+                        mbuf[t, N] = mzz[t]
                     N += 1
                 total += _other_points(cbuf, mbuf, N, cii, a, prior, iw, sum_iw, lam_y, equal,
                                        wglam, wgstart, wgmem, rg, theta, ry, risk)
@@ -388,7 +463,7 @@ def expected_risk_multiclass(R, rows, candidates, MT, lam_y, iw, out, calm=None,
         return
     cd = prepare(MT, lam_y, iw) if calm is None else calm
     _kernel(R, rows, candidates, MT, lam_y, iw, cd.cgrp, cd.glam, cd.giw, cd.perm, cd.run_start,
-            cd.run_tau, cd.run_lin, cd.rho, cd.s1, cd.s2x, cd.never, equal, float(min_calm),
+            cd.run_tau, cd.run_lin, cd.rho, cd.s1, cd.s2x, cd.is1, cd.never, cd.mz, equal, float(min_calm),
             numba.get_num_threads(), out, n_calm)
 
 
