@@ -12,10 +12,15 @@ Rows:
   compared with ours, and the speed-up;
 * peak memory at the largest n, in units of n^2 * 8 bytes (one n x n float64 matrix).
 
+* with ``--labels``: a second table, the T = 10 "balanced" step at n = 10,000 with more labels
+  and the share of the update of C (the new label and the reweight of every other label, one
+  pass of O(n^2 |L|)) in it.
+
 Usage::
 
     python benchmarks/arls_step.py            # n = 2,000 / 10,000 / 20,000 (needs ~7 GB RAM)
     python benchmarks/arls_step.py --quick    # small sizes, a few seconds
+    python benchmarks/arls_step.py --labels 50 100 200 500   # also the balanced step by |L|
 """
 
 from __future__ import annotations
@@ -188,6 +193,8 @@ def refit_baseline(n, n_labels, budget_s):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    ap.add_argument("--labels", type=int, nargs="*", default=[],
+                    help="also time the T = 10 balanced step with these numbers of labels")
     args = ap.parse_args(argv)
     if args.quick:
         sizes, n_multi, n_refit, refit_labels, steps, budget = (500, 1000, 2000), 1000, 300, 30, 5, 10.0
@@ -266,8 +273,30 @@ def main(argv=None):
                  f"{mem[1]:.3f} x n^2*8 bytes", f"ru_maxrss {rss / (8.0 * n * n):.3f} x n^2*8 bytes "
                  f"({rss / 2**30:.2f} GiB, whole process)", "<= 2"))
 
-    widths = [max(len(str(row[k])) for row in rows + [("what", "time", "ratio", "target")]) for k in range(4)]
-    header = ("what", "time", "ratio / result", "target")
+    print_table(("what", "time", "ratio / result", "target"), rows)
+    if args.labels:
+        print()
+        print(f"T = 10 'balanced' step by number of labels, n = {n_multi:,} (median of "
+              f"{max(3, steps - 2)} steps each; the update is the new label plus the reweight of all others)")
+        print_table(("labels", "step", "score", "update of C", "update share"), labels_rows(n_multi, args.labels,
+                                                                                          max(3, steps - 2)))
+
+
+def labels_rows(n, label_counts, steps):
+    """Rows of the balanced step by number of labels: step, score, update ms and share."""
+    rows = []
+    for n_labels in label_counts:
+        gc.collect()
+        learner, y = make_learner(n, 10, n_labels, weighting="balanced")
+        total, score, update = time_steps(learner, y, steps)
+        rows.append((f"{n_labels}+", f"{total:.0f} ms", f"{score:.0f} ms", f"{update:.0f} ms",
+                     f"{100 * update / total:.0f} %"))
+        del learner
+    return rows
+
+
+def print_table(header, rows):
+    widths = [max(len(str(row[k])) for row in list(rows) + [header]) for k in range(len(header))]
     print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in rows:

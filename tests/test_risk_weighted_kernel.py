@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
+from core.criteria import _expected_risk_calm as _risk_calm
 from core.criteria import _expected_risk_numba as _risk_numba
 from core.criteria import _expected_risk_weighted as _risk_numba_weighted
 from core.criteria._expected_risk_weighted import (
@@ -241,16 +242,18 @@ def test_cancellation_in_the_normaliser(w):
 
 
 @pytest.mark.parametrize("T", [3, 4, 10])
-def test_the_criterion_dispatches_distinct_weights_to_the_new_kernel(T, monkeypatch):
+def test_the_criterion_dispatches_one_vs_all_to_the_calm_kernel(T, monkeypatch):
+    """The learner scores one-vs-all through core.criteria._expected_risk_calm (whose O(T)
+    path is this module's kernel), with the same numbers as the oracle."""
     C, M, lam_y, w, learner = arls_state(T, seed=70 + T)
     called = []
-    real = _risk_numba_weighted.expected_risk_multiclass_weighted
+    real = _risk_calm.expected_risk_multiclass
 
-    def spy(*args):
+    def spy(*args, **kwargs):
         called.append(True)
-        return real(*args)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(_risk_numba_weighted, "expected_risk_multiclass_weighted", spy)
+    monkeypatch.setattr(_risk_calm, "expected_risk_multiclass", spy)
     E = learner.expected_risk()
     assert called
     unl = learner.unlabeled_indices

@@ -97,6 +97,114 @@ def expected_risk_binary(R, rows, m, candidates, lam_neg, lam_pos, iw_neg, iw_po
         out[k] = (1.0 - p_pos) * iw_neg * risk_neg + p_pos * iw_pos * risk_pos
 
 
+@njit(cache=True)
+def equal_candidate_sums(crow, MTb, N, a, rg, risk):
+    """Point risks of one candidate with equal class weights, summed over ``z``, into ``risk``.
+
+    The O(n T) body of :func:`expected_risk_multiclass_equal` for one candidate, over the
+    first ``N`` entries of ``crow`` and columns of ``MTb``: the candidate's covariance row and
+    the outputs, either the whole pool (``crow = C[i]``, ``MTb = MT``) or the points another
+    kernel gathered (:mod:`core.criteria._expected_risk_calm`).
+
+    Parameters
+    ----------
+    crow : ndarray of shape (>= N,)
+        ``C[z, i]`` of the points.
+    MTb : ndarray of shape (T, >= N), C-contiguous
+        Their outputs ``m_t(z)``.
+    N : int
+    a : ndarray of shape (T,)
+        ``m_t(i) + 1``.
+    rg : float
+        ``1 / (C_ii + lam / w)``.
+    risk : ndarray of shape (T,)
+        ``risk[y] += sum_z (1 - p(t* | z))`` after the hypothetical label ``y`` (the point
+        risk divided by ``1 / w``).
+    """
+    T = MTb.shape[0]
+    B = _LANES
+    r_unif = 1.0 - 1.0 / T
+    acc = np.zeros((T, B))
+    b = np.empty((T, B))
+    q = np.empty((T, B))
+    st = np.empty((4, B))
+    s = st[0]
+    S1 = st[1]
+    v1 = st[2]
+    v2 = st[3]
+    for z0 in range(0, N, B):
+        L = min(B, N - z0)
+        crow_b = crow[z0:z0 + L]
+        for u in range(L):
+            s[u] = crow_b[u] * rg
+            S1[u] = 0.0
+            v1[u] = -np.inf
+            v2[u] = -np.inf
+        for t in range(T):
+            mt = MTb[t, z0:z0 + L]
+            at = a[t]
+            bt = b[t]
+            qt = q[t]
+            for u in range(L):
+                v = mt[u] - s[u] * at
+                bt[u] = v
+                qq = _clip01(0.5 * (v + 1.0))
+                qt[u] = qq
+                S1[u] += qq
+                o1 = v1[u]
+                lo = v if v < o1 else o1
+                o2 = v2[u]
+                v2[u] = lo if lo > o2 else o2
+                v1[u] = v if v > o1 else o1
+        for y in range(T):
+            by = b[y]
+            qo = q[y]
+            accy = acc[y]
+            n_fix = 0
+            for u in range(L):
+                vy = by[u] + 2.0 * s[u]
+                qy = _clip01(0.5 * (vy + 1.0))
+                s1 = (S1[u] - qo[u]) + qy
+                cv = v2[u] if by[u] == v1[u] else v1[u]
+                vmax = vy if vy > cv else cv
+                qs = _clip01(0.5 * (vmax + 1.0))
+                pos = s1 > 0.0
+                r = 1.0 - qs / (s1 if pos else 1.0)
+                bad = s1 < _CANCEL * S1[u]
+                n_fix += np.int64(bad)
+                accy[u] += 0.0 if bad else (r if pos else r_unif)
+            if n_fix > 0:
+                for u in range(L):
+                    vy = by[u] + 2.0 * s[u]
+                    qy = _clip01(0.5 * (vy + 1.0))
+                    if (S1[u] - qo[u]) + qy < _CANCEL * S1[u]:
+                        e1 = 0.0
+                        for t in range(T):
+                            e1 += qy if t == y else q[t, u]
+                        cv = v2[u] if by[u] == v1[u] else v1[u]
+                        vmax = vy if vy > cv else cv
+                        qs = _clip01(0.5 * (vmax + 1.0))
+                        accy[u] += 1.0 - qs / e1 if e1 > 0.0 else r_unif
+    for y in range(T):
+        risk_y = 0.0
+        for u in range(B):
+            risk_y += acc[y, u]
+        risk[y] += risk_y
+
+
+@njit(cache=True)
+def candidate_prior(MT, i, a, prior):
+    """``a_t = m_t(i) + 1`` and the normalised prior ``p(t | x_i)`` (uniform when all clip to 0)."""
+    T = MT.shape[0]
+    s_prior = 0.0
+    for t in range(T):
+        a[t] = MT[t, i] + 1.0
+        prior[t] = _clip01(0.5 * (MT[t, i] + 1.0))
+        s_prior += prior[t]
+    for t in range(T):
+        prior[t] = prior[t] / s_prior if s_prior > 0.0 else 1.0 / T
+
+
 @njit(parallel=True, fastmath=False, cache=True)
 def expected_risk_multiclass_equal(R, rows, MT, candidates, lam_y, iw, out):
     """Expected risk of every one-vs-all candidate when all class weights are equal.
@@ -106,7 +214,8 @@ def expected_risk_multiclass_equal(R, rows, MT, candidates, lam_y, iw, out):
     increasing in the output, ``p(t*|z)`` only needs the VALUE of the winning column:
     ``max(F_y, best other)`` where the best other column is ``v2`` if ``b_y`` is the top
     value ``v1`` of the base vector, else ``v1`` (with a tie at the top, ``v2 == v1``). No
-    class indices are tracked, so every lane loop is branch-free and vectorises.
+    class indices are tracked, so every lane loop is branch-free and vectorises
+    (:func:`equal_candidate_sums`).
 
     Parameters
     ----------
@@ -122,86 +231,15 @@ def expected_risk_multiclass_equal(R, rows, MT, candidates, lam_y, iw, out):
     """
     n = R.shape[1]
     T = MT.shape[0]
-    B = _LANES
-    r_unif = 1.0 - 1.0 / T
     for k in prange(candidates.shape[0]):
         i = candidates[k]
         row = R[rows[k]]
-        rg = 1.0 / (row[i] + lam_y)
         a = np.empty(T)
         prior = np.empty(T)
-        s_prior = 0.0
-        for t in range(T):
-            a[t] = MT[t, i] + 1.0
-            prior[t] = _clip01(0.5 * (MT[t, i] + 1.0))
-            s_prior += prior[t]
-        for t in range(T):
-            prior[t] = prior[t] / s_prior if s_prior > 0.0 else 1.0 / T
-        acc = np.zeros((T, B))
-        b = np.empty((T, B))
-        q = np.empty((T, B))
-        st = np.empty((4, B))
-        s = st[0]
-        S1 = st[1]
-        v1 = st[2]
-        v2 = st[3]
-        for z0 in range(0, n, B):
-            L = min(B, n - z0)
-            crow = row[z0:z0 + L]
-            for u in range(L):
-                s[u] = crow[u] * rg
-                S1[u] = 0.0
-                v1[u] = -np.inf
-                v2[u] = -np.inf
-            for t in range(T):
-                mt = MT[t, z0:z0 + L]
-                at = a[t]
-                bt = b[t]
-                qt = q[t]
-                for u in range(L):
-                    v = mt[u] - s[u] * at
-                    bt[u] = v
-                    qq = _clip01(0.5 * (v + 1.0))
-                    qt[u] = qq
-                    S1[u] += qq
-                    o1 = v1[u]
-                    lo = v if v < o1 else o1
-                    o2 = v2[u]
-                    v2[u] = lo if lo > o2 else o2
-                    v1[u] = v if v > o1 else o1
-            for y in range(T):
-                by = b[y]
-                qo = q[y]
-                accy = acc[y]
-                n_fix = 0
-                for u in range(L):
-                    vy = by[u] + 2.0 * s[u]
-                    qy = _clip01(0.5 * (vy + 1.0))
-                    s1 = (S1[u] - qo[u]) + qy
-                    cv = v2[u] if by[u] == v1[u] else v1[u]
-                    vmax = vy if vy > cv else cv
-                    qs = _clip01(0.5 * (vmax + 1.0))
-                    pos = s1 > 0.0
-                    r = 1.0 - qs / (s1 if pos else 1.0)
-                    bad = s1 < _CANCEL * S1[u]
-                    n_fix += np.int64(bad)
-                    accy[u] += 0.0 if bad else (r if pos else r_unif)
-                if n_fix > 0:
-                    for u in range(L):
-                        vy = by[u] + 2.0 * s[u]
-                        qy = _clip01(0.5 * (vy + 1.0))
-                        if (S1[u] - qo[u]) + qy < _CANCEL * S1[u]:
-                            e1 = 0.0
-                            for t in range(T):
-                                e1 += qy if t == y else q[t, u]
-                            cv = v2[u] if by[u] == v1[u] else v1[u]
-                            vmax = vy if vy > cv else cv
-                            qs = _clip01(0.5 * (vmax + 1.0))
-                            accy[u] += 1.0 - qs / e1 if e1 > 0.0 else r_unif
+        candidate_prior(MT, i, a, prior)
+        risk = np.zeros(T)
+        equal_candidate_sums(row, MT, n, a, 1.0 / (row[i] + lam_y), risk)
         total = 0.0
         for y in range(T):
-            risk_y = 0.0
-            for u in range(B):
-                risk_y += acc[y, u]
-            total += prior[y] * iw * iw * risk_y
+            total += prior[y] * iw * iw * risk[y]
         out[k] = total

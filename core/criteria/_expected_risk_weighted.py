@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._expected_risk_numba import _CANCEL, _LANES, _clip01
+from ._expected_risk_numba import _CANCEL, _LANES, _clip01, candidate_prior
 
 __all__ = ["expected_risk_multiclass_weighted", "weighted_slow_fraction"]
 
@@ -258,13 +258,191 @@ def _groups(lam_y):
     return glam[:G].copy(), start[:G + 1].copy(), order.astype(np.int64)
 
 
+@njit(cache=True)
+def weighted_candidate_sums(crow_all, MTb, N, a, iw, sum_iw, rg, ry, theta, gstart, gmem, risk):
+    """Point risks of one candidate with any class weights, summed over ``z``, into ``risk``.
+
+    The O(n T) body of :func:`expected_risk_multiclass_weighted` for one candidate over the
+    first ``N`` entries of ``crow_all`` and columns of ``MTb`` (the whole pool, or points that
+    another kernel gathered, as :func:`core.criteria._expected_risk_numba.equal_candidate_sums`).
+
+    Parameters
+    ----------
+    crow_all : ndarray of shape (>= N,)
+        ``C[z, i]``.
+    MTb : ndarray of shape (T, >= N), C-contiguous
+        ``m_t(z)``.
+    N : int
+    a : ndarray of shape (T,)
+        ``m_t(i) + 1``.
+    iw : ndarray of shape (T,)
+        ``1 / w_t``; ``sum_iw`` their sum.
+    rg, theta : ndarray of shape (G,)
+        ``1 / (C_ii + lam_g)`` of the groups of :func:`_groups` and their place in the
+        interval of steps (module docstring).
+    ry : ndarray of shape (T,)
+        ``1 / (C_ii + lam_y)``.
+    gstart, gmem : ndarray of int64
+        The groups (CSR layout, :func:`_groups`).
+    risk : ndarray of shape (T,)
+        ``risk[y] += sum_z r_zy`` (the point risk after the hypothetical label ``y``).
+
+    Returns
+    -------
+    n_slow : int
+        Points scored on the exact O(T)-per-hypothesis path.
+    """
+    T = MTb.shape[0]
+    B = _LANES
+    G = rg.shape[0]
+    rA = rg[G - 1]
+    rB = rg[0]
+    acc = np.zeros((T, B))
+    # Per-lane state: the rows of ONE (_N_STATE, B) array indexed as st[row, lane] with
+    # constant rows (LLVM then sees the distances between the rows and vectorises the lane
+    # loops; with one array per quantity it gives up: too many runtime alias checks).
+    # Class indices are stored as float64 (exact) so that they share that array.
+    st = np.empty((_N_STATE, B))
+    n_slow_k = 0
+    for z0 in range(0, N, B):
+        L = min(B, N - z0)
+        crow = crow_all[z0:z0 + L]
+        for u in range(L):
+            _store_state(st, u, (0.0, 0.0, 0.0, 0.0, 0.0, -np.inf, -np.inf, -1.0, -1.0,
+                                 -np.inf, -np.inf, -1.0, -1.0))
+        # one pass over the T lines at both ends of the interval, four (then two, then
+        # one) lines per sweep over the lanes: the state is loaded and stored once per
+        # sweep and stays in registers in between
+        t_quad = T - T % 4
+        for t0 in range(0, t_quad, 4):
+            mt0 = MTb[t0, z0:z0 + L]
+            mt1 = MTb[t0 + 1, z0:z0 + L]
+            mt2 = MTb[t0 + 2, z0:z0 + L]
+            mt3 = MTb[t0 + 3, z0:z0 + L]
+            a0 = a[t0]
+            a1 = a[t0 + 1]
+            a2 = a[t0 + 2]
+            a3 = a[t0 + 3]
+            w0 = iw[t0]
+            w1 = iw[t0 + 1]
+            w2 = iw[t0 + 2]
+            w3 = iw[t0 + 3]
+            f0 = float(t0)
+            f1 = float(t0 + 1)
+            f2 = float(t0 + 2)
+            f3 = float(t0 + 3)
+            for u in range(L):
+                cu = crow[u]
+                uA = cu * rA
+                uB = cu * rB
+                S = _load_state(st, u)
+                S = _line(S, mt0[u], uA, uB, a0, w0, f0)
+                S = _line(S, mt1[u], uA, uB, a1, w1, f1)
+                S = _line(S, mt2[u], uA, uB, a2, w2, f2)
+                S = _line(S, mt3[u], uA, uB, a3, w3, f3)
+                _store_state(st, u, S)
+        for t0 in range(t_quad, T - 1, 2):
+            t1 = t0 + 1
+            mt0 = MTb[t0, z0:z0 + L]
+            mt1 = MTb[t1, z0:z0 + L]
+            a0 = a[t0]
+            a1 = a[t1]
+            w0 = iw[t0]
+            w1 = iw[t1]
+            f0 = float(t0)
+            f1 = float(t1)
+            for u in range(L):
+                cu = crow[u]
+                S = _load_state(st, u)
+                S = _line(S, mt0[u], cu * rA, cu * rB, a0, w0, f0)
+                S = _line(S, mt1[u], cu * rA, cu * rB, a1, w1, f1)
+                _store_state(st, u, S)
+        if T % 2 == 1:
+            t0 = T - 1
+            mt0 = MTb[t0, z0:z0 + L]
+            a0 = a[t0]
+            w0 = iw[t0]
+            f0 = float(t0)
+            for u in range(L):
+                cu = crow[u]
+                S = _load_state(st, u)
+                S = _line(S, mt0[u], cu * rA, cu * rB, a0, w0, f0)
+                _store_state(st, u, S)
+        # slow lanes: a line changes clip region or the top two change between the ends
+        n_slow_blk = 0
+        for u in range(L):
+            j1 = st[_I1A, u]
+            j2 = st[_I2A, u]
+            same = (j1 == st[_I1B, u]) & (j2 == st[_I2B, u])
+            sl0 = st[_SLOW, u]
+            sl = sl0 if same else 1.0
+            st[_SLOW, u] = sl
+            n_slow_blk += np.int64(sl > 0.0)
+            st[_W1, u] = iw[np.int64(j1)]
+            st[_W2, u] = iw[np.int64(j2)]
+            # S1_A = NaN on slow lanes: every test of _hyp_core fails there, so they add
+            # 0 below and are counted in n_bad (a real fix-up needs n_bad > n_slow_blk)
+            s1a = st[_S1A, u]
+            st[_S1A, u] = s1a if sl == 0.0 else np.nan
+        n_slow_k += n_slow_blk
+        # O(1) per group and per hypothesis on the other lanes
+        for g in range(G):
+            r = rg[g]
+            th = theta[g]
+            om = 1.0 - th
+            shared = gstart[g + 1] - gstart[g] > 1
+            if shared:
+                for u in range(L):
+                    _group_state(st, u, th, om)
+            for jj in range(gstart[g], gstart[g + 1]):
+                y = gmem[jj]
+                yf = float(y)
+                my = MTb[y, z0:z0 + L]
+                ay = a[y]
+                iwy = iw[y]
+                n_bad = 0
+                if shared:
+                    for u in range(L):
+                        rn, ok = _hyp_group(st, u, crow[u] * r, my[u], ay, iwy, yf)
+                        n_bad += np.int64(not ok)
+                        acc[y, u] += rn if ok else 0.0
+                else:
+                    for u in range(L):
+                        rn, ok = _hyp(st, u, crow[u] * r, th, om, my[u], ay, iwy, yf)
+                        n_bad += np.int64(not ok)
+                        acc[y, u] += rn if ok else 0.0
+                if n_bad > n_slow_blk:
+                    # exact path for the lanes that failed a test (not the slow lanes)
+                    for u in range(L):
+                        if st[_SLOW, u] == 0.0:
+                            s = crow[u] * r
+                            if shared:
+                                rn, ok = _hyp_group(st, u, s, my[u], ay, iwy, yf)
+                            else:
+                                rn, ok = _hyp(st, u, s, th, om, my[u], ay, iwy, yf)
+                            if not ok:
+                                acc[y, u] += _exact_point_risk(MTb, z0 + u, s, a, iw, y, sum_iw)
+        if n_slow_blk > 0:
+            # slow lanes: O(T) per hypothesis
+            for u in range(L):
+                if st[_SLOW, u] != 0.0:
+                    cu = crow[u]
+                    for y in range(T):
+                        acc[y, u] += _exact_point_risk(MTb, z0 + u, cu * ry[y], a, iw, y, sum_iw)
+    for y in range(T):
+        risk_y = 0.0
+        for u in range(B):
+            risk_y += acc[y, u]
+        risk[y] += risk_y
+    return n_slow_k
+
+
 @njit(parallel=True, fastmath=False, cache=True)
 def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
     """:func:`expected_risk_multiclass_weighted`; ``n_slow[k]`` receives the number of
     points of candidate ``k`` scored on the exact O(T)-per-hypothesis path."""
     n = R.shape[1]
     T = MT.shape[0]
-    B = _LANES
     sum_iw = 0.0
     for t in range(T):
         sum_iw += iw[t]
@@ -276,13 +454,7 @@ def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
         cii = row[i]
         a = np.empty(T)
         prior = np.empty(T)
-        s_prior = 0.0
-        for t in range(T):
-            a[t] = MT[t, i] + 1.0
-            prior[t] = _clip01(0.5 * (MT[t, i] + 1.0))
-            s_prior += prior[t]
-        for t in range(T):
-            prior[t] = prior[t] / s_prior if s_prior > 0.0 else 1.0 / T
+        candidate_prior(MT, i, a, prior)
         # r_g = 1 / (C_ii + lam_g) decreases with lam_g: end A = largest lam, end B = smallest
         rg = np.empty(G)
         for g in range(G):
@@ -296,145 +468,11 @@ def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
         theta = np.empty(G)
         for g in range(G):
             theta[g] = (rg[g] - rA) / dr if dr > 0.0 else 0.0
-        acc = np.zeros((T, B))
-        # Per-lane state: the rows of ONE (_N_STATE, B) array indexed as st[row, lane] with
-        # constant rows (LLVM then sees the distances between the rows and vectorises the lane
-        # loops; with one array per quantity it gives up: too many runtime alias checks).
-        # Class indices are stored as float64 (exact) so that they share that array.
-        st = np.empty((_N_STATE, B))
-        n_slow_k = 0
-        for z0 in range(0, n, B):
-            L = min(B, n - z0)
-            crow = row[z0:z0 + L]
-            for u in range(L):
-                _store_state(st, u, (0.0, 0.0, 0.0, 0.0, 0.0, -np.inf, -np.inf, -1.0, -1.0,
-                                     -np.inf, -np.inf, -1.0, -1.0))
-            # one pass over the T lines at both ends of the interval, four (then two, then
-            # one) lines per sweep over the lanes: the state is loaded and stored once per
-            # sweep and stays in registers in between
-            t_quad = T - T % 4
-            for t0 in range(0, t_quad, 4):
-                mt0 = MT[t0, z0:z0 + L]
-                mt1 = MT[t0 + 1, z0:z0 + L]
-                mt2 = MT[t0 + 2, z0:z0 + L]
-                mt3 = MT[t0 + 3, z0:z0 + L]
-                a0 = a[t0]
-                a1 = a[t0 + 1]
-                a2 = a[t0 + 2]
-                a3 = a[t0 + 3]
-                w0 = iw[t0]
-                w1 = iw[t0 + 1]
-                w2 = iw[t0 + 2]
-                w3 = iw[t0 + 3]
-                f0 = float(t0)
-                f1 = float(t0 + 1)
-                f2 = float(t0 + 2)
-                f3 = float(t0 + 3)
-                for u in range(L):
-                    cu = crow[u]
-                    uA = cu * rA
-                    uB = cu * rB
-                    S = _load_state(st, u)
-                    S = _line(S, mt0[u], uA, uB, a0, w0, f0)
-                    S = _line(S, mt1[u], uA, uB, a1, w1, f1)
-                    S = _line(S, mt2[u], uA, uB, a2, w2, f2)
-                    S = _line(S, mt3[u], uA, uB, a3, w3, f3)
-                    _store_state(st, u, S)
-            for t0 in range(t_quad, T - 1, 2):
-                t1 = t0 + 1
-                mt0 = MT[t0, z0:z0 + L]
-                mt1 = MT[t1, z0:z0 + L]
-                a0 = a[t0]
-                a1 = a[t1]
-                w0 = iw[t0]
-                w1 = iw[t1]
-                f0 = float(t0)
-                f1 = float(t1)
-                for u in range(L):
-                    cu = crow[u]
-                    S = _load_state(st, u)
-                    S = _line(S, mt0[u], cu * rA, cu * rB, a0, w0, f0)
-                    S = _line(S, mt1[u], cu * rA, cu * rB, a1, w1, f1)
-                    _store_state(st, u, S)
-            if T % 2 == 1:
-                t0 = T - 1
-                mt0 = MT[t0, z0:z0 + L]
-                a0 = a[t0]
-                w0 = iw[t0]
-                f0 = float(t0)
-                for u in range(L):
-                    cu = crow[u]
-                    S = _load_state(st, u)
-                    S = _line(S, mt0[u], cu * rA, cu * rB, a0, w0, f0)
-                    _store_state(st, u, S)
-            # slow lanes: a line changes clip region or the top two change between the ends
-            n_slow_blk = 0
-            for u in range(L):
-                j1 = st[_I1A, u]
-                j2 = st[_I2A, u]
-                same = (j1 == st[_I1B, u]) & (j2 == st[_I2B, u])
-                sl0 = st[_SLOW, u]
-                sl = sl0 if same else 1.0
-                st[_SLOW, u] = sl
-                n_slow_blk += np.int64(sl > 0.0)
-                st[_W1, u] = iw[np.int64(j1)]
-                st[_W2, u] = iw[np.int64(j2)]
-                # S1_A = NaN on slow lanes: every test of _hyp_core fails there, so they add
-                # 0 below and are counted in n_bad (a real fix-up needs n_bad > n_slow_blk)
-                s1a = st[_S1A, u]
-                st[_S1A, u] = s1a if sl == 0.0 else np.nan
-            n_slow_k += n_slow_blk
-            # O(1) per group and per hypothesis on the other lanes
-            for g in range(G):
-                r = rg[g]
-                th = theta[g]
-                om = 1.0 - th
-                shared = gstart[g + 1] - gstart[g] > 1
-                if shared:
-                    for u in range(L):
-                        _group_state(st, u, th, om)
-                for jj in range(gstart[g], gstart[g + 1]):
-                    y = gmem[jj]
-                    yf = float(y)
-                    my = MT[y, z0:z0 + L]
-                    ay = a[y]
-                    iwy = iw[y]
-                    n_bad = 0
-                    if shared:
-                        for u in range(L):
-                            rn, ok = _hyp_group(st, u, crow[u] * r, my[u], ay, iwy, yf)
-                            n_bad += np.int64(not ok)
-                            acc[y, u] += rn if ok else 0.0
-                    else:
-                        for u in range(L):
-                            rn, ok = _hyp(st, u, crow[u] * r, th, om, my[u], ay, iwy, yf)
-                            n_bad += np.int64(not ok)
-                            acc[y, u] += rn if ok else 0.0
-                    if n_bad > n_slow_blk:
-                        # exact path for the lanes that failed a test (not the slow lanes)
-                        for u in range(L):
-                            if st[_SLOW, u] == 0.0:
-                                s = crow[u] * r
-                                if shared:
-                                    rn, ok = _hyp_group(st, u, s, my[u], ay, iwy, yf)
-                                else:
-                                    rn, ok = _hyp(st, u, s, th, om, my[u], ay, iwy, yf)
-                                if not ok:
-                                    acc[y, u] += _exact_point_risk(MT, z0 + u, s, a, iw, y, sum_iw)
-            if n_slow_blk > 0:
-                # slow lanes: O(T) per hypothesis
-                for u in range(L):
-                    if st[_SLOW, u] != 0.0:
-                        cu = crow[u]
-                        for y in range(T):
-                            acc[y, u] += _exact_point_risk(MT, z0 + u, cu * ry[y], a, iw, y, sum_iw)
-        n_slow[k] = n_slow_k
+        risk = np.zeros(T)
+        n_slow[k] = weighted_candidate_sums(row, MT, n, a, iw, sum_iw, rg, ry, theta, gstart, gmem, risk)
         total = 0.0
         for y in range(T):
-            risk_y = 0.0
-            for u in range(B):
-                risk_y += acc[y, u]
-            total += prior[y] * iw[y] * risk_y
+            total += prior[y] * iw[y] * risk[y]
         out[k] = total
 
 

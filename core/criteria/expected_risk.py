@@ -4,7 +4,9 @@
 update applied hypothetically and the bias-corrected risk ``R`` of eq. 3.47 / 3.49
 (ALGORITHMS §3; conventions in :mod:`core.criteria.risk`). One fused pass over the rows of
 ``C`` scores every candidate for every hypothetical label: O(n) per candidate binary, O(n T)
-one-vs-all whatever the class weights.
+one-vs-all whatever the class weights, and O(G) instead of O(T) at the pool points that no
+hypothesis can move across a clip bound or past the top output (``G`` distinct class
+weights; :mod:`core.criteria._expected_risk_calm`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _expected_risk_numba as _nb
-from . import _expected_risk_weighted as _nbw
+from . import _expected_risk_calm as _nbc
 from .base import ScoringState
 from .risk import expected_risk_reference_rows
 
@@ -21,8 +23,11 @@ __all__ = ["ExpectedRisk", "BACKENDS"]
 BACKENDS = ("numba", "numpy")
 
 
-def score_block(block, state: ScoringState, backend: str = "numba") -> np.ndarray:
+def score_block(block, state: ScoringState, backend: str = "numba", calm=None) -> np.ndarray:
     """Expected risk of the candidates of one :class:`~core.posteriors.base.CandidateBlock`.
+
+    ``calm``: :func:`core.criteria._expected_risk_calm.prepare` of ``state`` (one-vs-all), to
+    share between the blocks of one scoring call; computed here when omitted.
 
     Returns
     -------
@@ -41,13 +46,8 @@ def score_block(block, state: ScoringState, backend: str = "numba") -> np.ndarra
     if MT.shape[0] == 1:
         _nb.expected_risk_binary(R, rows, MT[0], cand, lam_y[0], lam_y[1], iw[0], iw[1], out)
         return out
-    if np.all(w == w[0]):
-        # equal weights (e.g. "none"): value-only, branch-free fast path, O(n T)
-        _nb.expected_risk_multiclass_equal(R, rows, MT, cand, lam_y[0], iw[0], out)
-        return out
-    # distinct weights: O(n T) whatever the number of distinct hypothetical lambdas
-    _nbw.expected_risk_multiclass_weighted(R, rows, cand, MT, np.ascontiguousarray(lam_y),
-                                           np.ascontiguousarray(iw), out)
+    # one-vs-all, any class weights: O(n T) per candidate, O(n G) where nothing can happen
+    _nbc.expected_risk_multiclass(R, rows, cand, MT, lam_y, iw, out, calm=calm)
     return out
 
 
@@ -72,9 +72,12 @@ class ExpectedRisk:
         """Expected risk of each candidate, ndarray of shape (k,), in the order given."""
         cand = np.ascontiguousarray(candidates, dtype=np.int64)
         out = np.empty(cand.shape[0])
+        calm = None
+        if self.backend == "numba" and state.outputs_T.shape[0] > 1 and cand.size:
+            calm = _nbc.prepare(state.outputs_T, state.hypothetical_lam, 1.0 / np.asarray(state.class_weights))
         pos = 0
         for block in posterior.candidate_blocks(cand):
             k = block.candidates.shape[0]
-            out[pos:pos + k] = score_block(block, state, self.backend)
+            out[pos:pos + k] = score_block(block, state, self.backend, calm)
             pos += k
         return out

@@ -33,7 +33,8 @@ from ..kernels import Kernel
 from ..posteriors import DensePosterior, FactorPosterior
 from ..validation import check_features, check_index, check_positive
 from .state import LearnerState
-from .updates import GuardTripped, RebuildIsCheaper, add_step, relabel_step, remove_step, reweight_step
+from .updates import (GuardTripped, RebuildIsCheaper, add_reweight_step, add_step, relabel_step, remove_step,
+                      reweight_step)
 from .weighting import WEIGHTINGS, check_weighting, class_weight_vector
 
 __all__ = ["ActiveRLS", "WEIGHTINGS", "NumericalRebuildWarning"]
@@ -307,9 +308,24 @@ class ActiveRLS(LearnerState):
     def _remove_block(self, S: np.ndarray, ys: np.ndarray, lam_s: np.ndarray) -> None:
         self._charge(remove_step(self._post, self._mT, S, self._codes()[ys], lam_s, self._scale))
 
+    def _changed(self, old_lam: np.ndarray) -> np.ndarray:
+        """Labelled points whose lambda differs from ``old_lam`` (int64, labelling order)."""
+        return np.array([j for j in self._labels if self._lam_pt[j] != old_lam[j]], dtype=np.int64)
+
+    def _add_and_reweight(self, i: int, y: int, old_lam: np.ndarray) -> None:
+        """Add ``i``, reweight the labels whose lambda changed: one update of ``C`` (updates.py)."""
+        old_lam[i] = self._lam_pt[i]
+        S, codes = self._changed(old_lam), self._codes()
+        if S.size == 0 or (S.size > 1 and self._post.rebuild_is_cheaper(S.size)):
+            self._add_update(i, y, self._lam_pt[i])
+            return self._reweight_update(old_lam)
+        for amp in add_reweight_step(self._post, self._mT, i, codes[y], self._lam_pt[i], S, codes[self._cls[S]],
+                                     old_lam[S], self._lam_pt[S], self._scale):
+            self._charge(amp)
+
     def _reweight_update(self, old_lam: np.ndarray) -> None:
         """Block reweight of every labelled point whose lambda changed (or a cheaper rebuild)."""
-        S = np.array([j for j in self._labels if self._lam_pt[j] != old_lam[j]], dtype=np.int64)
+        S = self._changed(old_lam)
         if S.size == 0:
             return
         if S.size > 1 and self._post.rebuild_is_cheaper(S.size):
@@ -382,12 +398,7 @@ class ActiveRLS(LearnerState):
         self._counts[y] += 1
         old = self._refresh_lambdas()
 
-        def update():
-            self._add_update(i, y, self._lam_pt[i])
-            old[i] = self._lam_pt[i]
-            self._reweight_update(old)
-
-        self._apply(update, saved)
+        self._apply(lambda: self._add_and_reweight(i, y, old), saved)
         return self
 
     def add_many(self, indices, labels) -> "ActiveRLS":

@@ -36,7 +36,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
-__all__ = ["GuardTripped", "RebuildIsCheaper", "add_step", "remove_step", "reweight_step", "relabel_step"]
+__all__ = ["GuardTripped", "RebuildIsCheaper", "add_step", "add_reweight_step", "remove_step", "reweight_step",
+           "relabel_step"]
 
 DENOM_RTOL = 1e-8  # a denominator must exceed this fraction of (its lambda + the kernel scale)
 
@@ -113,21 +114,69 @@ def remove_step(post, mT: np.ndarray, S: np.ndarray, codes_S: np.ndarray, lam_s:
     return amp * cond
 
 
+def _reweight_matrices(C_SS: np.ndarray, m_S: np.ndarray, codes_S: np.ndarray, lam_old: np.ndarray,
+                       lam_new: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """The small matrices of a block reweight (module docstring) from ``C_SS`` and ``m_S`` (T, s).
+
+    Returns ``(M, W, amplification)`` such that the reweight is ``C += C[:, S] M C[S, :]``
+    and ``m += C[:, S] W`` (``mT += W^T C[S, :]``).
+    """
+    delta = lam_new - lam_old
+    Dm = np.diag(lam_old) - C_SS
+    amp = check_denominators(np.diagonal(Dm), lam_old, scale)
+    G = Dm / np.outer(lam_old, lam_old)
+    A = np.eye(lam_old.size) + delta[:, None] * G
+    Mw, cond = solve_with_condition(A, np.diag(delta))
+    Mw = 0.5 * (Mw + Mw.T)
+    c_S = (codes_S - m_S.T) / lam_old[:, None]  # (s, T) dual coefficients, eq. 3.54
+    inv = 1.0 / lam_old
+    return inv[:, None] * Mw * inv[None, :], -(inv[:, None] * (Mw @ c_S)), amp * cond
+
+
 def reweight_step(post, mT: np.ndarray, S: np.ndarray, codes_S: np.ndarray, lam_old: np.ndarray,
                   lam_new: np.ndarray, scale: float) -> float:
     """Block (Woodbury) reweight of labels ``S`` from ``lam_old`` to ``lam_new`` (module docstring)."""
-    delta = lam_new - lam_old
-    Dm = np.diag(lam_old) - post.block(S)
-    amp = check_denominators(np.diagonal(Dm), lam_old, scale)
-    G = Dm / np.outer(lam_old, lam_old)
-    A = np.eye(S.size) + delta[:, None] * G
-    Mw, cond = solve_with_condition(A, np.diag(delta))
-    Mw = 0.5 * (Mw + Mw.T)
-    c_S = (codes_S - mT[:, S].T) / lam_old[:, None]  # (s, T) dual coefficients, eq. 3.54
-    inv = 1.0 / lam_old
-    mT -= post.combine(S, inv[:, None] * (Mw @ c_S))
-    post.update(S, inv[:, None] * Mw * inv[None, :])
-    return amp * cond
+    M, W, amp = _reweight_matrices(post.block(S), mT[:, S], codes_S, lam_old, lam_new, scale)
+    mT += post.combine(S, W)
+    post.update(S, M)
+    return amp
+
+
+def add_reweight_step(post, mT: np.ndarray, i: int, code: np.ndarray, lam_i: float, S: np.ndarray,
+                      codes_S: np.ndarray, lam_old: np.ndarray, lam_new: np.ndarray,
+                      scale: float) -> tuple[float, float]:
+    """Add point ``i`` and reweight labels ``S`` (``i`` not in ``S``) in ONE update of ``C``.
+
+    The same result as :func:`add_step` followed by :func:`reweight_step` (what a new label
+    does under "balanced" weights, where it changes the weights of every class), with one
+    pass over ``C`` instead of two. With ``V = [C[:, S], C[:, i]]`` (before the step),
+    ``den = C_ii + lambda_i`` and ``E = [I; -C_iS / den]`` ((s + 1) x s), the added point
+    gives ``C1 = C + V diag(0, -1/den) V^T`` and ``C1[:, S] = V E``, so the reweight
+    ``(M2, W2)`` computed from ``C1_SS`` and ``m1_S`` composes into
+    ``C += V (E M2 E^T + diag(0, -1/den)) V^T`` and ``m += V (E W2 + [0; -(m_i - y_i) / den])``.
+
+    Returns
+    -------
+    (amplification of the add, amplification of the reweight)
+    """
+    s = S.size
+    idx = np.append(S, i).astype(np.int64)
+    B = post.block(idx)
+    c_S = B[:s, s]
+    den = float(B[s, s]) + lam_i
+    amp_add = check_denominators([den], [lam_i], scale)
+    resid = mT[:, i] - code  # (T,)
+    C1_SS = B[:s, :s] - np.outer(c_S, c_S) / den
+    m1_S = mT[:, S] - np.outer(resid, c_S) / den
+    M2, W2, amp_rw = _reweight_matrices(C1_SS, m1_S, codes_S, lam_old, lam_new, scale)
+    E = np.vstack([np.eye(s), -c_S[None, :] / den])
+    N = E @ M2 @ E.T
+    N[s, s] -= 1.0 / den
+    W = E @ W2
+    W[s] -= resid / den
+    mT += post.combine(idx, W)
+    post.update(idx, N)
+    return amp_add, amp_rw
 
 
 def relabel_step(post, mT: np.ndarray, j: int, code_old: np.ndarray, code_new: np.ndarray, lam_j: float) -> None:
