@@ -146,7 +146,11 @@ def prepare(MT, lam_y, iw) -> CalmData:
     _point_data(MT, iw, keys, pdat)
     elig = pdat[0] > 0.0
     idx = np.flatnonzero(elig)
-    _, pid = np.unique(keys[idx], axis=0, return_inverse=True)
+    if T <= 57:  # the pattern as one int64: tau (< 64) above the T bits of the linear lines
+        packed = (keys[idx, 0].astype(np.int64) << T) | (keys[idx, 1:].astype(np.int64) << np.arange(T)).sum(axis=1)
+        _, pid = np.unique(packed, return_inverse=True)
+    else:
+        _, pid = np.unique(keys[idx], axis=0, return_inverse=True)
     order = np.argsort(pid.reshape(-1), kind="stable")
     perm = np.ascontiguousarray(idx[order], dtype=np.int64)
     pid_sorted = pid.reshape(-1)[order]
@@ -304,7 +308,7 @@ def _calm_sum(cp, Kc, rho, s1, s2x, is1, run_start, run_tau, run_lin, cgrp, a, p
 
 @njit(fastmath=False, cache=True)
 def _other_points(crow, mrows, N, cii, a, prior, iw, sum_iw, lam_y, equal, wglam, wgstart, wgmem,
-                  rg, theta, ry, risk):
+                  rg, theta, risk):
     """``sum_y p(y|i) / w_y sum_z r_zy`` over the first ``N`` points of ``crow``, ``mrows`` by
     the O(T) kernels (``rg``, ``theta``, ``ry``, ``risk``: scratch arrays)."""
     T = a.shape[0]
@@ -323,9 +327,7 @@ def _other_points(crow, mrows, N, cii, a, prior, iw, sum_iw, lam_y, equal, wglam
     dr = rg[0] - rA
     for g in range(WG):
         theta[g] = (rg[g] - rA) / dr if dr > 0.0 else 0.0
-    for y in range(T):
-        ry[y] = 1.0 / (cii + lam_y[y])
-    weighted_candidate_sums(crow, mrows, N, a, iw, sum_iw, rg, ry, theta, wgstart, wgmem, risk)
+    weighted_candidate_sums(crow, mrows, N, a, iw, sum_iw, rg, theta, wgstart, wgmem, risk)
     for y in range(T):
         total += prior[y] * iw[y] * risk[y]
     return total
@@ -367,7 +369,6 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
         Piw = np.empty(G)
         rg = np.empty(WG)
         theta = np.empty(WG)
-        ry = np.empty(T)
         risk = np.empty(T)
         for k in range(ch * K // n_chunks, (ch + 1) * K // n_chunks):
             i = candidates[k]
@@ -380,12 +381,15 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
                 amax = am if am > amax else amax
             den = cii + lam_min
             Kc = 2.0 * (amax + 1.0) / den if den > 0.0 else np.inf  # inf: no point is calm
-            # gather the row in pattern order and count the calm points (one pass)
-            cnt = 0
+            # gather the row in pattern order and list the points that are not calm (one pass,
+            # branch-free)
+            N = 0
             for j in range(ne):
                 c = row[perm[j]]
                 cp[j] = c
-                cnt += np.int64(abs(c) * Kc < rho[j])
+                zidx[N] = j
+                N += np.int64(not (abs(c) * Kc < rho[j]))
+            cnt = ne - N
             n_calm[k] = cnt
             if cnt > 0 and cnt >= min_calm * n:
                 for t in range(T):
@@ -398,11 +402,7 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
                     wgrp[cgrp[t]] += pi[t]
                 total = _calm_sum(cp, Kc, rho, s1, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw,
                                   rgrp, wgrp, giw, tot, P, Pe, Wc, Piw)
-                # the other points, gathered, by the O(T) kernel (branch-free compaction)
-                N = 0
-                for j in range(ne):
-                    zidx[N] = j
-                    N += np.int64(not (abs(cp[j]) * Kc < rho[j]))
+                # the other points, gathered, by the O(T) kernel
                 for jj in range(N):
                     j = zidx[jj]
                     cbuf[jj] = cp[j]
@@ -416,10 +416,10 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
                         mbuf[t, N] = mzz[t]
                     N += 1
                 total += _other_points(cbuf, mbuf, N, cii, a, prior, iw, sum_iw, lam_y, equal,
-                                       wglam, wgstart, wgmem, rg, theta, ry, risk)
+                                       wglam, wgstart, wgmem, rg, theta, risk)
             else:
                 total = _other_points(row, MT, n, cii, a, prior, iw, sum_iw, lam_y, equal,
-                                      wglam, wgstart, wgmem, rg, theta, ry, risk)
+                                      wglam, wgstart, wgmem, rg, theta, risk)
             out[k] = total
 
 
