@@ -64,6 +64,7 @@ MIN_CALM_WEIGHTED = 0.15
 # clip bound, or two top outputs within rounding of each other, would make the reference's
 # own rounding decide the clip region or the argmax.
 _RHO_FLOOR = 1e-12
+_MIN_RUN = 16  # patterns with fewer points are not worth their per-pattern work (never calm)
 _CHUNK = 256  # points of one pattern scored together (their data stays in L1 over the groups)
 _GROUP_BATCH = 32  # groups added into one fraction (its denominator stays within [4^-32, 3^32])
 # rows of the scratch array of _calm_sum (w[row, point])
@@ -134,8 +135,11 @@ def _point_data(MT, iw, keys, pdat):
         pdat[2, z] = s2x
 
 
-def prepare(MT, lam_y, iw) -> CalmData:
-    """The :class:`CalmData` of outputs ``MT`` (T, n) and class weights; O(n T log n)."""
+def prepare(MT, lam_y, iw, min_run: int = _MIN_RUN) -> CalmData:
+    """The :class:`CalmData` of outputs ``MT`` (T, n) and class weights; O(n T log n).
+
+    ``min_run``: patterns with fewer points are left to the O(T) kernels (tests use 1).
+    """
     MT = np.ascontiguousarray(MT, dtype=np.float64)
     lam_y = np.ascontiguousarray(lam_y, dtype=np.float64)
     iw = np.ascontiguousarray(iw, dtype=np.float64)
@@ -151,9 +155,14 @@ def prepare(MT, lam_y, iw) -> CalmData:
         _, pid = np.unique(packed, return_inverse=True)
     else:
         _, pid = np.unique(keys[idx], axis=0, return_inverse=True)
-    order = np.argsort(pid.reshape(-1), kind="stable")
+    pid = pid.reshape(-1)
+    # patterns of fewer than _MIN_RUN points cost more per point than they save: never calm
+    big = np.bincount(pid)[pid] >= min_run if pid.size else np.zeros(0, dtype=bool)
+    elig[idx[~big]] = False
+    idx, pid = idx[big], pid[big]
+    order = np.argsort(pid, kind="stable")
     perm = np.ascontiguousarray(idx[order], dtype=np.int64)
-    pid_sorted = pid.reshape(-1)[order]
+    pid_sorted = pid[order]
     starts = np.flatnonzero(np.r_[True, pid_sorted[1:] != pid_sorted[:-1]]) if perm.size else np.zeros(0, np.int64)
     first = perm[starts]
     return CalmData(
@@ -467,11 +476,12 @@ def expected_risk_multiclass(R, rows, candidates, MT, lam_y, iw, out, calm=None,
             numba.get_num_threads(), out, n_calm)
 
 
-def calm_fraction(R, rows, candidates, MT, lam_y, iw) -> float:
+def calm_fraction(R, rows, candidates, MT, lam_y, iw, min_run: int = _MIN_RUN) -> float:
     """Fraction of (candidate, point) pairs that are calm (benchmarks and tests)."""
     k = candidates.shape[0]
     if k == 0:
         return 0.0
     n_calm = np.empty(k, dtype=np.int64)
-    expected_risk_multiclass(R, rows, candidates, MT, lam_y, iw, np.empty(k), min_calm=2.0, n_calm=n_calm)
+    expected_risk_multiclass(R, rows, candidates, MT, lam_y, iw, np.empty(k), calm=prepare(MT, lam_y, iw, min_run),
+                             min_calm=2.0, n_calm=n_calm)
     return float(n_calm.sum()) / (k * R.shape[1])
