@@ -1,4 +1,4 @@
-"""One-vs-all expected risk with an O(1)-per-group path for "calm" points (private).
+"""One-vs-all expected risk with an O(G)-per-point path for "calm" points (private).
 
 Same numbers as :func:`core.criteria.risk.expected_risk_reference` (seed 002 eq. 3.47-3.50,
 ALGORITHMS §3) and the conventions of :mod:`core.criteria._expected_risk_numba`; any class
@@ -11,34 +11,43 @@ Calm points. Let ``c = C[z, i]``, ``a_t = m_t(i) + 1``, ``s_y = c / (C_ii + lam_
 hypothetical label ``y`` moves line ``t`` from ``m_t(z)`` to ``m_t(z) - s_y a_t`` (``t != y``)
 or ``m_y(z) - s_y (a_y - 2)``: by at most ``beta = |c| r_max (max_t |m_t(i)| + 1)`` with
 ``r_max = 1 / (C_ii + min_y lam_y)``, for every ``y`` and ``t``. With ``tau`` the top line at
-``z`` and ``rho(z) = min(min_t | |m_t(z)| - 1 |, (m_tau(z) - m_second(z)) / 2)``, the point is
-calm when ``2 beta < rho(z)`` (and ``m_tau(z) > -1``): then under every hypothesis each line
-stays in its clip region (``q = 0``, ``q = (F + 1) / 2`` or ``q = 1``; it keeps at least half
-of its distance to the bounds) and ``tau`` stays the unique argmax. The point risk is then an
-explicit rational function of ``s_y``: with ``lin`` the lines inside (-1, 1),
+``z`` and ``rho(z) = min(min_t | |m_t(z)| - 1 |, m_tau(z) - m_second(z))`` (less 1e-12, so that
+no output within rounding of a clip bound or of a tie counts), the point is calm when
+``2 beta < rho(z)`` and ``m_tau(z) > -1``: then under every hypothesis each line stays in its
+clip region (``q = 0``, ``q = (F + 1) / 2`` or ``q = 1``), a clipped value between 0 and 1
+keeps between half and 3/2 of itself, and ``tau`` stays the unique argmax. The point risk is
+then an explicit rational function of ``s_y``: with ``lin`` the lines inside (-1, 1),
 
-    S1_y = S1_0 - s_y D1 / 2 + s_y [y in lin]                 D1  = sum_{t in lin} a_t
+    S1_y = S1_0 - s_y D1 / 2 + s_y [y in lin]                     D1  = sum_{t in lin} a_t
     N_y  = S2x_0 - s_y D2x / 2 + s_y / w_y [y in lin, y != tau]   D2x = sum_{t in lin, t != tau} a_t / w_t
     r_zy = N_y / S1_y
 
 (``S1_0 = sum_t q_t``, ``S2x_0 = sum_{t != tau} q_t / w_t`` at ``z`` before any label). Within
 a group ``g`` of classes with the same ``(lam_y, w_y)`` only ``[y in lin]`` and ``[y = tau]``
-vary, so the whole group costs O(1) given ``P_g = sum_{y in g, lin, != tau} p(y|i) / w_y``:
-``(W_g - Pe) A / B + (Pe A + P_g s / w_g) / (B + s)`` with ``A = S2x_0 - s D2x / 2``,
-``B = S1_0 - s D1 / 2``, ``Pe = P_g + [tau in g, lin] p(tau|i) / w_tau`` and ``W_g`` the
-group's total prior weight. ``D1``, ``D2x`` and the ``P_g`` are masked dot products over the
-lines (one multiply-add each per line and point; the masks are per point and shared by all
-candidates), so a calm point costs about 4 T + 18 G flops instead of the O(T) kernels' ~30 T
-(equal weights) to ~80 T (distinct weights). All terms are sums of non-negative numbers that
-keep at least half their size (``B >= S1_0 / 2``, ``A >= S2x_0 / 2``): no cancellation.
+vary, so the whole group costs O(1): ``(W_g - Pe) A / B + (Pe A + P_g s / w_g) / (B + s)``
+with ``A = S2x_0 - s D2x / 2``, ``B = S1_0 - s D1 / 2``, ``P_g = sum_{y in g, lin, != tau}
+p(y|i) / w_y``, ``Pe = P_g + [tau in g, lin] p(tau|i) / w_tau`` and ``W_g`` the group's total
+prior weight. All terms are sums of non-negative numbers that keep at least half their size
+(``B >= S1_0 / 2``, ``A >= S2x_0 / 2``): no cancellation.
+
+Patterns. ``D1``, ``D2x`` and the ``P_g`` depend on the point only through its pattern
+``(tau, lin)``. :func:`prepare` sorts the points by pattern once per scoring call; per
+candidate each pattern costs O(T + G) and each of its calm points O(G) (:func:`_calm_sum`:
+the G group terms are added as one fraction, one division per point). Patterns of fewer than
+``_MIN_RUN`` points (many, on a broad kernel) are left to the O(T) kernels.
 
 Calm points are the far ones (small ``|c|``) with outputs not near a clip bound or a tie; on
 a kernel with local support most pairs are calm, on a broad one few. A candidate with fewer
-than ``min_calm`` calm points is scored by the O(T) kernel directly; otherwise its non-calm
-points are gathered and scored by it (:func:`core.criteria._expected_risk_numba.equal_candidate_sums`
-for equal weights, :func:`core.criteria._expected_risk_weighted.weighted_candidate_sums`
-otherwise), and exact ties, points on a clip bound and every-column-below--1 points are never
-calm, so every convention of the reference is kept by the O(T) kernels.
+than ``min_calm`` calm points is scored by the O(T) kernels directly; otherwise its other
+points are gathered and scored by them
+(:func:`core.criteria._expected_risk_numba.equal_candidate_sums` for equal weights,
+:func:`core.criteria._expected_risk_weighted.weighted_candidate_sums` otherwise). Exact ties,
+points on a clip bound and points whose every output is below -1 are never calm, so every
+convention of the reference is kept by the O(T) kernels.
+
+Floating point: :func:`_calm_sum` lets LLVM fuse multiply-adds (``fastmath={"contract"}``,
+no reassociation): its results are deterministic on a given machine and agree with the
+reference to ~1e-15 relative, as the other kernels'.
 """
 
 from __future__ import annotations
@@ -55,9 +64,9 @@ from ._expected_risk_weighted import _groups, weighted_candidate_sums
 __all__ = ["CalmData", "prepare", "expected_risk_multiclass", "calm_fraction",
            "MIN_CALM_EQUAL", "MIN_CALM_WEIGHTED"]
 
-# Use the calm path for a candidate when at least this fraction of its points is calm (below
-# it the O(T) kernel over all points is cheaper than the calm pass plus the gathered rest;
-# the break-even measured with benchmarks/weighted_kernel.py).
+# Use the calm path for a candidate when at least this fraction of its points is calm. The
+# calm pass costs about 1/10 (equal weights) to 1/20 (distinct) of the O(T) kernels per
+# point plus a gather of the other points; these thresholds are well above that break-even.
 MIN_CALM_EQUAL = 0.3
 MIN_CALM_WEIGHTED = 0.15
 # Points whose margin is below this never take the calm path: an output within rounding of a
@@ -66,7 +75,7 @@ MIN_CALM_WEIGHTED = 0.15
 _RHO_FLOOR = 1e-12
 _MIN_RUN = 16  # patterns with fewer points are not worth their per-pattern work (never calm)
 _CHUNK = 256  # points of one pattern scored together (their data stays in L1 over the groups)
-_GROUP_BATCH = 32  # groups added into one fraction (its denominator stays within [4^-32, 3^32])
+_GROUP_BATCH = 32  # groups added into one fraction (its denominator stays in [4^-32, (9/4)^32])
 # rows of the scratch array of _calm_sum (w[row, point])
 _WC, _WX, _WS2, _WN, _WD, _WT = 0, 1, 2, 3, 4, 5
 _N_W = 6

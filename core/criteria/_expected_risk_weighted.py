@@ -29,8 +29,10 @@ two sums of non-negative terms, hence without cancellation -- and the two best v
 interpolated the same way (``v_A + theta_g (v_B - v_A)``, exact when the line does not move).
 Each group then costs O(1) and each hypothesis O(1): O(n T) per candidate. Points ``z`` where
 a line crosses a clip boundary or the top two change inside the interval (few: near the
-candidate, where ``|c|`` is large) are scored exactly in O(T) per hypothesis, as are lanes
-where the O(1) update of the normaliser cancels.
+candidate, where ``|c|`` is large) are scored exactly with the lines evaluated at each
+group's own step (O(T) per group, O(1) per hypothesis: :func:`_slow_lane`); lanes where the
+O(1) update of a normaliser cancels, and exact ties, take the O(T)-per-hypothesis formula
+(:func:`_exact_point_risk`).
 """
 
 from __future__ import annotations
