@@ -97,9 +97,8 @@ class CalmData(NamedTuple):
     run_tau: np.ndarray  # (R,) int64: top line of each pattern
     run_lin: np.ndarray  # (R, T) float64: 1 for the lines inside (-1, 1)
     rho: np.ndarray  # (n_e,) margin of each point of perm
-    s1: np.ndarray  # (n_e,) S1_0
     s2x: np.ndarray  # (n_e,) S2x_0
-    is1: np.ndarray  # (n_e,) 1 / S1_0
+    is1: np.ndarray  # (n_e,) 1 / S1_0 (S1_0 > 5e-13 on a point that can be calm)
     never: np.ndarray  # (n_o,) int64: the points that are never calm
     mz: np.ndarray  # (n, T) the outputs point by point (the other points are gathered from it)
 
@@ -165,7 +164,7 @@ def prepare(MT, lam_y, iw, min_run: int = _MIN_RUN) -> CalmData:
     else:
         _, pid = np.unique(keys[idx], axis=0, return_inverse=True)
     pid = pid.reshape(-1)
-    # patterns of fewer than _MIN_RUN points cost more per point than they save: never calm
+    # patterns of fewer than min_run points cost more per point than they save: never calm
     big = np.bincount(pid)[pid] >= min_run if pid.size else np.zeros(0, dtype=bool)
     elig[idx[~big]] = False
     idx, pid = idx[big], pid[big]
@@ -183,7 +182,6 @@ def prepare(MT, lam_y, iw, min_run: int = _MIN_RUN) -> CalmData:
         run_tau=np.ascontiguousarray(keys[first, 0], dtype=np.int64),
         run_lin=np.ascontiguousarray(keys[first, 1:], dtype=np.float64),
         rho=np.ascontiguousarray(pdat[0, perm]),
-        s1=np.ascontiguousarray(pdat[1, perm]),
         s2x=np.ascontiguousarray(pdat[2, perm]),
         is1=np.ascontiguousarray(1.0 / pdat[1, perm]),
         never=np.flatnonzero(~elig).astype(np.int64),
@@ -192,7 +190,7 @@ def prepare(MT, lam_y, iw, min_run: int = _MIN_RUN) -> CalmData:
 
 
 @njit(fastmath={"contract"}, cache=True, error_model="numpy")
-def _calm_sum(cp, Kc, rho, s1, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw, rgrp, wgrp, giw,
+def _calm_sum(cp, Kc, rho, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw, rgrp, wgrp, giw,
               tot, P, Pe, Wc, Piw):
     """``sum_y p(y|i) / w_y r_zy`` summed over the calm points of one candidate.
 
@@ -353,7 +351,7 @@ def _other_points(crow, mrows, N, cii, a, prior, iw, sum_iw, lam_y, equal, wglam
 
 @njit(parallel=True, fastmath=False, cache=True)
 def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start, run_tau, run_lin,
-            rho, s1, s2x, is1, never, mz, equal, min_calm, n_threads, out, n_calm):
+            rho, s2x, is1, never, mz, equal, min_calm, n_threads, out, n_calm):
     n = R.shape[1]
     T = MT.shape[0]
     G = glam.shape[0]
@@ -418,7 +416,7 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
                     wgrp[g] = 0.0
                 for t in range(T):
                     wgrp[cgrp[t]] += pi[t]
-                total = _calm_sum(cp, Kc, rho, s1, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw,
+                total = _calm_sum(cp, Kc, rho, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw,
                                   rgrp, wgrp, giw, tot, P, Pe, Wc, Piw)
                 # the other points, gathered, by the O(T) kernel
                 for jj in range(N):
@@ -481,7 +479,7 @@ def expected_risk_multiclass(R, rows, candidates, MT, lam_y, iw, out, calm=None,
         return
     cd = prepare(MT, lam_y, iw) if calm is None else calm
     _kernel(R, rows, candidates, MT, lam_y, iw, cd.cgrp, cd.glam, cd.giw, cd.perm, cd.run_start,
-            cd.run_tau, cd.run_lin, cd.rho, cd.s1, cd.s2x, cd.is1, cd.never, cd.mz, equal, float(min_calm),
+            cd.run_tau, cd.run_lin, cd.rho, cd.s2x, cd.is1, cd.never, cd.mz, equal, float(min_calm),
             numba.get_num_threads(), out, n_calm)
 
 
