@@ -1,7 +1,8 @@
 """Benchmark of one exact Active RLS step; prints one table, everything measured in this run.
 
 A step = score every unlabelled point by its expected risk (seed 002 eq. 3.50, one fused
-pass over the covariance C), pick the minimum, and apply the exact rank-one update.
+pass over the covariance C), pick the minimum, and apply the exact update (rank one; under
+"balanced" weights one pass of rank |L| + 1: the new label and the reweight of the others).
 
 Rows:
 * binary step at several n, median ms, and its ratio to ONE streaming read of an n x n

@@ -4,15 +4,19 @@ All kernels score the same candidates on the same posterior covariance ``C`` of 
 built as in ``benchmarks/arls_step.py`` (blobs, RBF kernel, weighting="balanced"), timed in
 the same run, interleaved, median of several repeats:
 
-* ``equal``: ``core.criteria._expected_risk_numba.expected_risk_multiclass_equal`` (what an unweighted
-  learner pays: the reference cost, O(n T) per candidate);
+* ``equal``: ``core.criteria._expected_risk_numba.expected_risk_multiclass_equal`` (the O(n T)
+  kernel of an unweighted learner: the reference cost);
 * ``weighted``: ``core.criteria._expected_risk_weighted.expected_risk_multiclass_weighted``, the
   real weights (O(n T) per candidate whatever the weights);
-* ``grouped``: the previous general kernel (O(n T G) per candidate for G distinct weights),
-  kept below as :func:`grouped_kernel`.
+* ``grouped``: the former general kernel (O(n T G) per candidate for G distinct weights),
+  kept below as :func:`grouped_kernel`;
+* ``calm eq`` / ``calm w``: ``core.criteria._expected_risk_calm.expected_risk_multiclass``
+  (what the learner runs), with one weight for every class / with the real weights: O(G) per
+  calm point, the O(T) kernels on the other points.
 
-Also printed: the largest relative difference between ``weighted`` and ``grouped`` and the
-fraction of (candidate, z) pairs that the weighted kernel scored on its exact O(T) path.
+Also printed: the largest relative difference between ``calm w``, ``weighted`` and
+``grouped``, the fraction of (candidate, z) pairs that the weighted kernel scored on its exact
+O(T)-per-hypothesis path ("slow z") and the fraction of calm pairs.
 
 Usage::
 
@@ -27,7 +31,10 @@ import os
 import sys
 import time
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as core._risk_numba does
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from labeler.runtime import configure_threads  # noqa: E402
+
+configure_threads()  # as labeler.cli.main does, before numpy and numba load
 
 import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402
@@ -36,6 +43,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from arls_step import make_learner  # noqa: E402
+from core.criteria import _expected_risk_calm as _risk_calm  # noqa: E402
 from core.criteria import _expected_risk_numba as _risk_numba  # noqa: E402
 from core.criteria import _expected_risk_weighted as _risk_numba_weighted  # noqa: E402
 from core.criteria._expected_risk_numba import _CANCEL, _LANES, _clip01  # noqa: E402
@@ -201,28 +209,26 @@ def grouped_kernel(C, MT, candidates, group_lam, group_start, group_members, iw,
 
 
 def time_row(C, MT, cand, lam_y, iw, repeat):
-    """Median ms of the three kernels (interleaved), their largest relative difference and
-    the slow-path fraction of the weighted kernel."""
+    """Median ms of the kernels (interleaved), their largest relative difference, the
+    slow-path fraction of the weighted kernel and the calm fraction."""
     group_lam, inverse = np.unique(lam_y, return_inverse=True)
     members = np.argsort(inverse, kind="stable").astype(np.int64)
     start = np.searchsorted(inverse[members], np.arange(group_lam.size + 1)).astype(np.int64)
-    out_e = np.empty(cand.size)
-    out_w = np.empty(cand.size)
-    out_g = np.empty(cand.size)
-    # the equal-weights kernel on the same C and outputs, one weight for every class
+    outs = {k: np.empty(cand.size) for k in ("equal", "weighted", "grouped", "calm eq", "calm w")}
+    # the equal-weights kernels on the same C and outputs, one weight for every class
     lam_eq = float(np.median(lam_y))
     iw_eq = float(np.median(iw))
+    T = lam_y.size
 
-    def run_equal():
-        _risk_numba.expected_risk_multiclass_equal(C, cand, MT, cand, lam_eq, iw_eq, out_e)
-
-    def run_weighted():
-        _risk_numba_weighted.expected_risk_multiclass_weighted(C, cand, cand, MT, lam_y, iw, out_w)
-
-    def run_grouped():
-        grouped_kernel(C, MT, cand, group_lam, start, members, iw, out_g)
-
-    fns = {"equal": run_equal, "weighted": run_weighted, "grouped": run_grouped}
+    fns = {
+        "equal": lambda: _risk_numba.expected_risk_multiclass_equal(C, cand, MT, cand, lam_eq, iw_eq, outs["equal"]),
+        "weighted": lambda: _risk_numba_weighted.expected_risk_multiclass_weighted(C, cand, cand, MT, lam_y, iw,
+                                                                                   outs["weighted"]),
+        "grouped": lambda: grouped_kernel(C, MT, cand, group_lam, start, members, iw, outs["grouped"]),
+        "calm eq": lambda: _risk_calm.expected_risk_multiclass(C, cand, cand, MT, np.full(T, lam_eq),
+                                                               np.full(T, iw_eq), outs["calm eq"]),
+        "calm w": lambda: _risk_calm.expected_risk_multiclass(C, cand, cand, MT, lam_y, iw, outs["calm w"]),
+    }
     for f in fns.values():  # compile / warm up
         f()
     ts = {k: [] for k in fns}
@@ -232,9 +238,12 @@ def time_row(C, MT, cand, lam_y, iw, repeat):
             f()
             ts[k].append(time.perf_counter() - t0)
     med = {k: 1e3 * float(np.median(v)) for k, v in ts.items()}
-    rel = float(np.max(np.abs(out_w - out_g) / np.abs(out_g)))
-    frac = _risk_numba_weighted.weighted_slow_fraction(C, cand, cand, MT, lam_y, iw, out_w)
-    return group_lam.size, med, rel, frac
+    ref = outs["grouped"]
+    rel = max(float(np.max(np.abs(outs[k] - ref) / np.abs(ref))) for k in ("weighted", "calm w"))
+    rel = max(rel, float(np.max(np.abs(outs["calm eq"] - outs["equal"]) / np.abs(outs["equal"]))))
+    frac = _risk_numba_weighted.weighted_slow_fraction(C, cand, cand, MT, lam_y, iw, outs["weighted"])
+    calm = _risk_calm.calm_fraction(C, cand, cand, MT, lam_y, iw)
+    return group_lam.size, med, rel, frac, calm
 
 
 def main(argv=None):
@@ -254,7 +263,8 @@ def main(argv=None):
     print("weights: the learner's 'balanced' weights (G distinct), then the same weights made "
           "all distinct (x (1 + 0.05 t), G = T)")
     print(f"{'labels':>6} {'weights':>9} {'G':>3} {'equal':>9} {'weighted':>9} {'w/eq':>6} "
-          f"{'grouped':>9} {'g/eq':>6} {'max rel diff':>12} {'slow z':>8}")
+          f"{'grouped':>9} {'g/eq':>6} {'calm eq':>9} {'ceq/eq':>6} {'calm w':>9} {'cw/eq':>6} "
+          f"{'max rel diff':>12} {'slow z':>8} {'calm z':>7}")
     for n_labels in args.labels:
         learner, _ = make_learner(args.n, args.classes, n_labels, weighting="balanced")
         C = learner.posterior_covariance()
@@ -267,11 +277,13 @@ def main(argv=None):
         cand = cand.astype(np.int64)
         del learner
         for name, w in (("balanced", w_bal), ("distinct", w_bal * (1.0 + 0.05 * np.arange(w_bal.size)))):
-            G, med, rel, frac = time_row(C, MT, cand, lam / w, 1.0 / w, args.repeat)
-            print(f"{n_labels:>6} {name:>9} {G:>3} {med['equal']:>9.1f} "
-                  f"{med['weighted']:>9.1f} {med['weighted'] / med['equal']:>6.2f} "
-                  f"{med['grouped']:>9.1f} {med['grouped'] / med['equal']:>6.2f} {rel:>12.1e} "
-                  f"{100 * frac:>7.3f}%", flush=True)
+            G, med, rel, frac, calm = time_row(C, MT, cand, lam / w, 1.0 / w, args.repeat)
+            eq = med["equal"]
+            print(f"{n_labels:>6} {name:>9} {G:>3} {eq:>9.1f} "
+                  f"{med['weighted']:>9.1f} {med['weighted'] / eq:>6.2f} "
+                  f"{med['grouped']:>9.1f} {med['grouped'] / eq:>6.2f} "
+                  f"{med['calm eq']:>9.1f} {med['calm eq'] / eq:>6.2f} {med['calm w']:>9.1f} {med['calm w'] / eq:>6.2f} "
+                  f"{rel:>12.1e} {100 * frac:>7.3f}% {100 * calm:>6.1f}%", flush=True)
         del C
 
 

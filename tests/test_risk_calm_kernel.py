@@ -24,28 +24,32 @@ from core.kernels import Kernel
 from test_risk_weighted_kernel import _GRID, arls_state, assert_close, rescaled_outputs
 
 
-def run(R, rows, cand, M, lam_y, w, min_calm):
+def run(R, rows, cand, M, lam_y, w, min_calm, min_run=1):
+    """The kernel with every pattern eligible (``min_run=1``: the test problems are small)."""
     out = np.full(len(cand), np.nan)
     n_calm = np.full(len(cand), -1, dtype=np.int64)
+    MT = np.ascontiguousarray(np.asarray(M).T, dtype=np.float64)
+    lam_y = np.asarray(lam_y, dtype=np.float64)
+    iw = 1.0 / np.asarray(w, dtype=np.float64)
     expected_risk_multiclass(
         np.ascontiguousarray(R, dtype=np.float64), np.asarray(rows, dtype=np.int64),
-        np.asarray(cand, dtype=np.int64), np.ascontiguousarray(np.asarray(M).T, dtype=np.float64),
-        np.asarray(lam_y, dtype=np.float64), 1.0 / np.asarray(w, dtype=np.float64), out,
+        np.asarray(cand, dtype=np.int64), MT, lam_y, iw, out, calm=prepare(MT, lam_y, iw, min_run=min_run),
         min_calm=min_calm, n_calm=n_calm,
     )
     return out, n_calm
 
 
 def check(C, M, lam_y, w, cand=None, calm_between=None):
-    """Forced calm path, O(T) path and default switch all equal the oracle; the full-array and
-    the extracted-block layouts agree bit for bit. Returns the fraction of calm pairs."""
+    """Forced calm path, O(T) path and default switch (every pattern eligible, and only those
+    of 16 points or more as in the learner) all equal the oracle; the full-array and the
+    extracted-block layouts agree bit for bit. Returns the fraction of calm pairs."""
     n = C.shape[0]
     cand = np.arange(n) if cand is None else np.asarray(cand, dtype=np.int64)
     ref = expected_risk_reference(C, M, cand, lam_y, w)
     fracs = []
-    for min_calm in (0.0, 2.0, None):
-        full, n_calm = run(C, cand, cand, M, lam_y, w, min_calm)
-        block, _ = run(C[cand], np.arange(cand.size), cand, M, lam_y, w, min_calm)
+    for min_calm, min_run in ((0.0, 1), (2.0, 1), (None, 1), (None, 16)):
+        full, n_calm = run(C, cand, cand, M, lam_y, w, min_calm, min_run)
+        block, _ = run(C[cand], np.arange(cand.size), cand, M, lam_y, w, min_calm, min_run)
         assert_close(full, ref, C, M, cand, lam_y, w)
         assert_array_equal(block, full)
         fracs.append(n_calm.sum() / (cand.size * n))
@@ -85,7 +89,7 @@ def test_clipped_outputs_lines_above_one_and_uniform_rows(T):
     C, M, lam_y, w, _ = arls_state(T, seed=10 + T, width=0.4)
     F = rescaled_outputs(M, seed=T)
     frac = check(C, F, lam_y, w, calm_between=(0.05, 0.999))
-    data = prepare(np.ascontiguousarray(F.T), lam_y, 1.0 / w)
+    data = prepare(np.ascontiguousarray(F.T), lam_y, 1.0 / w, min_run=1)
     lin = data.run_lin
     assert np.any(lin == 0.0) and np.any(lin == 1.0)  # calm patterns with clipped lines
     assert frac > 0
@@ -111,7 +115,7 @@ def test_ties_and_outputs_on_a_clip_bound_are_never_calm(T):
     below = np.setdiff1d(np.arange(4, n, 9), np.r_[tie, on_one])
     F[on_one, 2 % T] = 1.0
     F[below, 2 % T] = -1.0 - 1e-15
-    data = prepare(np.ascontiguousarray(F.T), lam_y, 1.0 / w)
+    data = prepare(np.ascontiguousarray(F.T), lam_y, 1.0 / w, min_run=1)
     assert tie.size and on_one.size and below.size
     assert set(np.r_[tie, on_one, below].tolist()) <= set(data.never.tolist())
     check(C, F, lam_y, w, calm_between=(0.05, 0.99))
@@ -122,7 +126,7 @@ def test_ties_and_outputs_on_a_clip_bound_are_never_calm(T):
     G = M.copy()
     G[near, 0] = G[near].max(axis=1) + 1e-15
     G[near, 1] = G[near, 0] - 2e-15
-    assert set(near.tolist()) <= set(prepare(np.ascontiguousarray(G.T), lam_y, 1.0 / w).never.tolist())
+    assert set(near.tolist()) <= set(prepare(np.ascontiguousarray(G.T), lam_y, 1.0 / w, min_run=1).never.tolist())
 
 
 def test_candidates_with_zero_covariance_rows():
@@ -136,7 +140,7 @@ def test_candidates_with_zero_covariance_rows():
         C[:, i] = 0.0
         C[i, i] = diag if i == 2 else 0.0
     check(C, M, lam_y, w)
-    n_e = prepare(np.ascontiguousarray(M.T), lam_y, 1.0 / w).perm.size
+    n_e = prepare(np.ascontiguousarray(M.T), lam_y, 1.0 / w, min_run=1).perm.size
     _, n_calm = run(C, [2, 17], [2, 17], M, lam_y, w, 0.0)
     assert n_calm[1] == n_e  # C_ii = 0 too: no step anywhere
     assert n_calm[0] >= n_e - 1  # only the candidate itself may move
@@ -160,7 +164,7 @@ def test_switch_uses_the_calm_path_only_above_the_threshold():
     c, _ = run(C, cand, cand, M, lam_y, w, 0.0)
     np.testing.assert_allclose(a, b, rtol=1e-13)
     np.testing.assert_allclose(a, c, rtol=1e-13)
-    assert 0.0 < calm_fraction(C, cand, cand, np.ascontiguousarray(M.T), lam_y, 1.0 / w) < 1.0
+    assert 0.0 < calm_fraction(C, cand, cand, np.ascontiguousarray(M.T), lam_y, 1.0 / w, min_run=1) < 1.0
 
 
 def test_the_learner_shares_one_prepare_between_blocks(monkeypatch):

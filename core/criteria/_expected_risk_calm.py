@@ -1,4 +1,4 @@
-"""One-vs-all expected risk with an O(1)-per-group path for "calm" points (private).
+"""One-vs-all expected risk with an O(G)-per-point path for "calm" points (private).
 
 Same numbers as :func:`core.criteria.risk.expected_risk_reference` (seed 002 eq. 3.47-3.50,
 ALGORITHMS §3) and the conventions of :mod:`core.criteria._expected_risk_numba`; any class
@@ -11,34 +11,43 @@ Calm points. Let ``c = C[z, i]``, ``a_t = m_t(i) + 1``, ``s_y = c / (C_ii + lam_
 hypothetical label ``y`` moves line ``t`` from ``m_t(z)`` to ``m_t(z) - s_y a_t`` (``t != y``)
 or ``m_y(z) - s_y (a_y - 2)``: by at most ``beta = |c| r_max (max_t |m_t(i)| + 1)`` with
 ``r_max = 1 / (C_ii + min_y lam_y)``, for every ``y`` and ``t``. With ``tau`` the top line at
-``z`` and ``rho(z) = min(min_t | |m_t(z)| - 1 |, (m_tau(z) - m_second(z)) / 2)``, the point is
-calm when ``2 beta < rho(z)`` (and ``m_tau(z) > -1``): then under every hypothesis each line
-stays in its clip region (``q = 0``, ``q = (F + 1) / 2`` or ``q = 1``; it keeps at least half
-of its distance to the bounds) and ``tau`` stays the unique argmax. The point risk is then an
-explicit rational function of ``s_y``: with ``lin`` the lines inside (-1, 1),
+``z`` and ``rho(z) = min(min_t | |m_t(z)| - 1 |, m_tau(z) - m_second(z))`` (less 1e-12, so that
+no output within rounding of a clip bound or of a tie counts), the point is calm when
+``2 beta < rho(z)`` and ``m_tau(z) > -1``: then under every hypothesis each line stays in its
+clip region (``q = 0``, ``q = (F + 1) / 2`` or ``q = 1``), a clipped value between 0 and 1
+keeps between half and 3/2 of itself, and ``tau`` stays the unique argmax. The point risk is
+then an explicit rational function of ``s_y``: with ``lin`` the lines inside (-1, 1),
 
-    S1_y = S1_0 - s_y D1 / 2 + s_y [y in lin]                 D1  = sum_{t in lin} a_t
+    S1_y = S1_0 - s_y D1 / 2 + s_y [y in lin]                     D1  = sum_{t in lin} a_t
     N_y  = S2x_0 - s_y D2x / 2 + s_y / w_y [y in lin, y != tau]   D2x = sum_{t in lin, t != tau} a_t / w_t
     r_zy = N_y / S1_y
 
 (``S1_0 = sum_t q_t``, ``S2x_0 = sum_{t != tau} q_t / w_t`` at ``z`` before any label). Within
 a group ``g`` of classes with the same ``(lam_y, w_y)`` only ``[y in lin]`` and ``[y = tau]``
-vary, so the whole group costs O(1) given ``P_g = sum_{y in g, lin, != tau} p(y|i) / w_y``:
-``(W_g - Pe) A / B + (Pe A + P_g s / w_g) / (B + s)`` with ``A = S2x_0 - s D2x / 2``,
-``B = S1_0 - s D1 / 2``, ``Pe = P_g + [tau in g, lin] p(tau|i) / w_tau`` and ``W_g`` the
-group's total prior weight. ``D1``, ``D2x`` and the ``P_g`` are masked dot products over the
-lines (one multiply-add each per line and point; the masks are per point and shared by all
-candidates), so a calm point costs about 4 T + 18 G flops instead of the O(T) kernels' ~30 T
-(equal weights) to ~80 T (distinct weights). All terms are sums of non-negative numbers that
-keep at least half their size (``B >= S1_0 / 2``, ``A >= S2x_0 / 2``): no cancellation.
+vary, so the whole group costs O(1): ``(W_g - Pe) A / B + (Pe A + P_g s / w_g) / (B + s)``
+with ``A = S2x_0 - s D2x / 2``, ``B = S1_0 - s D1 / 2``, ``P_g = sum_{y in g, lin, != tau}
+p(y|i) / w_y``, ``Pe = P_g + [tau in g, lin] p(tau|i) / w_tau`` and ``W_g`` the group's total
+prior weight. All terms are sums of non-negative numbers that keep at least half their size
+(``B >= S1_0 / 2``, ``A >= S2x_0 / 2``): no cancellation.
+
+Patterns. ``D1``, ``D2x`` and the ``P_g`` depend on the point only through its pattern
+``(tau, lin)``. :func:`prepare` sorts the points by pattern once per scoring call; per
+candidate each pattern costs O(T + G) and each of its calm points O(G) (:func:`_calm_sum`:
+the G group terms are added as one fraction, one division per point). Patterns of fewer than
+``_MIN_RUN`` points (many, on a broad kernel) are left to the O(T) kernels.
 
 Calm points are the far ones (small ``|c|``) with outputs not near a clip bound or a tie; on
 a kernel with local support most pairs are calm, on a broad one few. A candidate with fewer
-than ``min_calm`` calm points is scored by the O(T) kernel directly; otherwise its non-calm
-points are gathered and scored by it (:func:`core.criteria._expected_risk_numba.equal_candidate_sums`
-for equal weights, :func:`core.criteria._expected_risk_weighted.weighted_candidate_sums`
-otherwise), and exact ties, points on a clip bound and every-column-below--1 points are never
-calm, so every convention of the reference is kept by the O(T) kernels.
+than ``min_calm`` calm points is scored by the O(T) kernels directly; otherwise its other
+points are gathered and scored by them
+(:func:`core.criteria._expected_risk_numba.equal_candidate_sums` for equal weights,
+:func:`core.criteria._expected_risk_weighted.weighted_candidate_sums` otherwise). Exact ties,
+points on a clip bound and points whose every output is below -1 are never calm, so every
+convention of the reference is kept by the O(T) kernels.
+
+Floating point: :func:`_calm_sum` lets LLVM fuse multiply-adds (``fastmath={"contract"}``,
+no reassociation): its results are deterministic on a given machine and agree with the
+reference to ~1e-15 relative, as the other kernels'.
 """
 
 from __future__ import annotations
@@ -55,17 +64,18 @@ from ._expected_risk_weighted import _groups, weighted_candidate_sums
 __all__ = ["CalmData", "prepare", "expected_risk_multiclass", "calm_fraction",
            "MIN_CALM_EQUAL", "MIN_CALM_WEIGHTED"]
 
-# Use the calm path for a candidate when at least this fraction of its points is calm (below
-# it the O(T) kernel over all points is cheaper than the calm pass plus the gathered rest;
-# the break-even measured with benchmarks/weighted_kernel.py).
+# Use the calm path for a candidate when at least this fraction of its points is calm. The
+# calm pass costs about 1/10 (equal weights) to 1/20 (distinct) of the O(T) kernels per
+# point plus a gather of the other points; these thresholds are well above that break-even.
 MIN_CALM_EQUAL = 0.3
 MIN_CALM_WEIGHTED = 0.15
 # Points whose margin is below this never take the calm path: an output within rounding of a
 # clip bound, or two top outputs within rounding of each other, would make the reference's
 # own rounding decide the clip region or the argmax.
 _RHO_FLOOR = 1e-12
+_MIN_RUN = 16  # patterns with fewer points are not worth their per-pattern work (never calm)
 _CHUNK = 256  # points of one pattern scored together (their data stays in L1 over the groups)
-_GROUP_BATCH = 32  # groups added into one fraction (its denominator stays within [4^-32, 3^32])
+_GROUP_BATCH = 32  # groups added into one fraction (its denominator stays in [4^-32, (9/4)^32])
 # rows of the scratch array of _calm_sum (w[row, point])
 _WC, _WX, _WS2, _WN, _WD, _WT = 0, 1, 2, 3, 4, 5
 _N_W = 6
@@ -87,9 +97,8 @@ class CalmData(NamedTuple):
     run_tau: np.ndarray  # (R,) int64: top line of each pattern
     run_lin: np.ndarray  # (R, T) float64: 1 for the lines inside (-1, 1)
     rho: np.ndarray  # (n_e,) margin of each point of perm
-    s1: np.ndarray  # (n_e,) S1_0
     s2x: np.ndarray  # (n_e,) S2x_0
-    is1: np.ndarray  # (n_e,) 1 / S1_0
+    is1: np.ndarray  # (n_e,) 1 / S1_0 (S1_0 > 5e-13 on a point that can be calm)
     never: np.ndarray  # (n_o,) int64: the points that are never calm
     mz: np.ndarray  # (n, T) the outputs point by point (the other points are gathered from it)
 
@@ -134,8 +143,11 @@ def _point_data(MT, iw, keys, pdat):
         pdat[2, z] = s2x
 
 
-def prepare(MT, lam_y, iw) -> CalmData:
-    """The :class:`CalmData` of outputs ``MT`` (T, n) and class weights; O(n T log n)."""
+def prepare(MT, lam_y, iw, min_run: int = _MIN_RUN) -> CalmData:
+    """The :class:`CalmData` of outputs ``MT`` (T, n) and class weights; O(n T log n).
+
+    ``min_run``: patterns with fewer points are left to the O(T) kernels (tests use 1).
+    """
     MT = np.ascontiguousarray(MT, dtype=np.float64)
     lam_y = np.ascontiguousarray(lam_y, dtype=np.float64)
     iw = np.ascontiguousarray(iw, dtype=np.float64)
@@ -146,10 +158,19 @@ def prepare(MT, lam_y, iw) -> CalmData:
     _point_data(MT, iw, keys, pdat)
     elig = pdat[0] > 0.0
     idx = np.flatnonzero(elig)
-    _, pid = np.unique(keys[idx], axis=0, return_inverse=True)
-    order = np.argsort(pid.reshape(-1), kind="stable")
+    if T <= 57:  # the pattern as one int64: tau (< 64) above the T bits of the linear lines
+        packed = (keys[idx, 0].astype(np.int64) << T) | (keys[idx, 1:].astype(np.int64) << np.arange(T)).sum(axis=1)
+        _, pid = np.unique(packed, return_inverse=True)
+    else:
+        _, pid = np.unique(keys[idx], axis=0, return_inverse=True)
+    pid = pid.reshape(-1)
+    # patterns of fewer than min_run points cost more per point than they save: never calm
+    big = np.bincount(pid)[pid] >= min_run if pid.size else np.zeros(0, dtype=bool)
+    elig[idx[~big]] = False
+    idx, pid = idx[big], pid[big]
+    order = np.argsort(pid, kind="stable")
     perm = np.ascontiguousarray(idx[order], dtype=np.int64)
-    pid_sorted = pid.reshape(-1)[order]
+    pid_sorted = pid[order]
     starts = np.flatnonzero(np.r_[True, pid_sorted[1:] != pid_sorted[:-1]]) if perm.size else np.zeros(0, np.int64)
     first = perm[starts]
     return CalmData(
@@ -161,7 +182,6 @@ def prepare(MT, lam_y, iw) -> CalmData:
         run_tau=np.ascontiguousarray(keys[first, 0], dtype=np.int64),
         run_lin=np.ascontiguousarray(keys[first, 1:], dtype=np.float64),
         rho=np.ascontiguousarray(pdat[0, perm]),
-        s1=np.ascontiguousarray(pdat[1, perm]),
         s2x=np.ascontiguousarray(pdat[2, perm]),
         is1=np.ascontiguousarray(1.0 / pdat[1, perm]),
         never=np.flatnonzero(~elig).astype(np.int64),
@@ -170,7 +190,7 @@ def prepare(MT, lam_y, iw) -> CalmData:
 
 
 @njit(fastmath={"contract"}, cache=True, error_model="numpy")
-def _calm_sum(cp, Kc, rho, s1, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw, rgrp, wgrp, giw,
+def _calm_sum(cp, Kc, rho, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw, rgrp, wgrp, giw,
               tot, P, Pe, Wc, Piw):
     """``sum_y p(y|i) / w_y r_zy`` summed over the calm points of one candidate.
 
@@ -304,7 +324,7 @@ def _calm_sum(cp, Kc, rho, s1, s2x, is1, run_start, run_tau, run_lin, cgrp, a, p
 
 @njit(fastmath=False, cache=True)
 def _other_points(crow, mrows, N, cii, a, prior, iw, sum_iw, lam_y, equal, wglam, wgstart, wgmem,
-                  rg, theta, ry, risk):
+                  rg, theta, risk):
     """``sum_y p(y|i) / w_y sum_z r_zy`` over the first ``N`` points of ``crow``, ``mrows`` by
     the O(T) kernels (``rg``, ``theta``, ``ry``, ``risk``: scratch arrays)."""
     T = a.shape[0]
@@ -323,9 +343,7 @@ def _other_points(crow, mrows, N, cii, a, prior, iw, sum_iw, lam_y, equal, wglam
     dr = rg[0] - rA
     for g in range(WG):
         theta[g] = (rg[g] - rA) / dr if dr > 0.0 else 0.0
-    for y in range(T):
-        ry[y] = 1.0 / (cii + lam_y[y])
-    weighted_candidate_sums(crow, mrows, N, a, iw, sum_iw, rg, ry, theta, wgstart, wgmem, risk)
+    weighted_candidate_sums(crow, mrows, N, a, iw, sum_iw, rg, theta, wgstart, wgmem, risk)
     for y in range(T):
         total += prior[y] * iw[y] * risk[y]
     return total
@@ -333,7 +351,7 @@ def _other_points(crow, mrows, N, cii, a, prior, iw, sum_iw, lam_y, equal, wglam
 
 @njit(parallel=True, fastmath=False, cache=True)
 def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start, run_tau, run_lin,
-            rho, s1, s2x, is1, never, mz, equal, min_calm, n_threads, out, n_calm):
+            rho, s2x, is1, never, mz, equal, min_calm, n_threads, out, n_calm):
     n = R.shape[1]
     T = MT.shape[0]
     G = glam.shape[0]
@@ -367,7 +385,6 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
         Piw = np.empty(G)
         rg = np.empty(WG)
         theta = np.empty(WG)
-        ry = np.empty(T)
         risk = np.empty(T)
         for k in range(ch * K // n_chunks, (ch + 1) * K // n_chunks):
             i = candidates[k]
@@ -380,12 +397,15 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
                 amax = am if am > amax else amax
             den = cii + lam_min
             Kc = 2.0 * (amax + 1.0) / den if den > 0.0 else np.inf  # inf: no point is calm
-            # gather the row in pattern order and count the calm points (one pass)
-            cnt = 0
+            # gather the row in pattern order and list the points that are not calm (one pass,
+            # branch-free)
+            N = 0
             for j in range(ne):
                 c = row[perm[j]]
                 cp[j] = c
-                cnt += np.int64(abs(c) * Kc < rho[j])
+                zidx[N] = j
+                N += np.int64(not (abs(c) * Kc < rho[j]))
+            cnt = ne - N
             n_calm[k] = cnt
             if cnt > 0 and cnt >= min_calm * n:
                 for t in range(T):
@@ -396,13 +416,9 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
                     wgrp[g] = 0.0
                 for t in range(T):
                     wgrp[cgrp[t]] += pi[t]
-                total = _calm_sum(cp, Kc, rho, s1, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw,
+                total = _calm_sum(cp, Kc, rho, s2x, is1, run_start, run_tau, run_lin, cgrp, a, pi, aiw,
                                   rgrp, wgrp, giw, tot, P, Pe, Wc, Piw)
-                # the other points, gathered, by the O(T) kernel (branch-free compaction)
-                N = 0
-                for j in range(ne):
-                    zidx[N] = j
-                    N += np.int64(not (abs(cp[j]) * Kc < rho[j]))
+                # the other points, gathered, by the O(T) kernel
                 for jj in range(N):
                     j = zidx[jj]
                     cbuf[jj] = cp[j]
@@ -416,10 +432,10 @@ def _kernel(R, rows, candidates, MT, lam_y, iw, cgrp, glam, giw, perm, run_start
                         mbuf[t, N] = mzz[t]
                     N += 1
                 total += _other_points(cbuf, mbuf, N, cii, a, prior, iw, sum_iw, lam_y, equal,
-                                       wglam, wgstart, wgmem, rg, theta, ry, risk)
+                                       wglam, wgstart, wgmem, rg, theta, risk)
             else:
                 total = _other_points(row, MT, n, cii, a, prior, iw, sum_iw, lam_y, equal,
-                                      wglam, wgstart, wgmem, rg, theta, ry, risk)
+                                      wglam, wgstart, wgmem, rg, theta, risk)
             out[k] = total
 
 
@@ -463,15 +479,16 @@ def expected_risk_multiclass(R, rows, candidates, MT, lam_y, iw, out, calm=None,
         return
     cd = prepare(MT, lam_y, iw) if calm is None else calm
     _kernel(R, rows, candidates, MT, lam_y, iw, cd.cgrp, cd.glam, cd.giw, cd.perm, cd.run_start,
-            cd.run_tau, cd.run_lin, cd.rho, cd.s1, cd.s2x, cd.is1, cd.never, cd.mz, equal, float(min_calm),
+            cd.run_tau, cd.run_lin, cd.rho, cd.s2x, cd.is1, cd.never, cd.mz, equal, float(min_calm),
             numba.get_num_threads(), out, n_calm)
 
 
-def calm_fraction(R, rows, candidates, MT, lam_y, iw) -> float:
+def calm_fraction(R, rows, candidates, MT, lam_y, iw, min_run: int = _MIN_RUN) -> float:
     """Fraction of (candidate, point) pairs that are calm (benchmarks and tests)."""
     k = candidates.shape[0]
     if k == 0:
         return 0.0
     n_calm = np.empty(k, dtype=np.int64)
-    expected_risk_multiclass(R, rows, candidates, MT, lam_y, iw, np.empty(k), min_calm=2.0, n_calm=n_calm)
+    expected_risk_multiclass(R, rows, candidates, MT, lam_y, iw, np.empty(k), calm=prepare(MT, lam_y, iw, min_run),
+                             min_calm=2.0, n_calm=n_calm)
     return float(n_calm.sum()) / (k * R.shape[1])

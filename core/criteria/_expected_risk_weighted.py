@@ -29,8 +29,10 @@ two sums of non-negative terms, hence without cancellation -- and the two best v
 interpolated the same way (``v_A + theta_g (v_B - v_A)``, exact when the line does not move).
 Each group then costs O(1) and each hypothesis O(1): O(n T) per candidate. Points ``z`` where
 a line crosses a clip boundary or the top two change inside the interval (few: near the
-candidate, where ``|c|`` is large) are scored exactly in O(T) per hypothesis, as are lanes
-where the O(1) update of the normaliser cancels.
+candidate, where ``|c|`` is large) are scored exactly with the lines evaluated at each
+group's own step (O(T) per group, O(1) per hypothesis: :func:`_slow_lane`); lanes where the
+O(1) update of a normaliser cancels, and exact ties, take the O(T)-per-hypothesis formula
+(:func:`_exact_point_risk`).
 """
 
 from __future__ import annotations
@@ -241,6 +243,61 @@ def _exact_point_risk(MT, z, s, a, iw, y, sum_iw):
 
 
 @njit(cache=True)
+def _slow_lane(MTb, z, cu, a, iw, sum_iw, rg, gstart, gmem, acc, u):
+    """Point ``z`` of a slow lane, every hypothesis, exactly: O(T) per group plus O(1) per
+    hypothesis (``acc[y, u] += r_zy``).
+
+    For each group the T lines are evaluated at the group's own step ``s = c r_g`` (sums of
+    clipped values and the two best lines, ties to the lowest index); hypothesis ``y`` then
+    raises its line by ``2 s``. Where the O(1) update cannot decide (an exact tie with the
+    best other line, every clipped value 0, or cancellation in a normaliser) the point is
+    scored by :func:`_exact_point_risk`.
+    """
+    T = MTb.shape[0]
+    for g in range(rg.shape[0]):
+        s = cu * rg[g]
+        S1 = 0.0
+        S2 = 0.0
+        v1 = -np.inf
+        v2 = -np.inf
+        i1 = -1
+        i2 = -1
+        for t in range(T):
+            v = MTb[t, z] - s * a[t]
+            q = _clip01(0.5 * (v + 1.0))
+            S1 += q
+            S2 += q * iw[t]
+            if v > v1:
+                v2 = v1
+                i2 = i1
+                v1 = v
+                i1 = t
+            elif v > v2:
+                v2 = v
+                i2 = t
+        for jj in range(gstart[g], gstart[g + 1]):
+            y = gmem[jj]
+            by = MTb[y, z] - s * a[y]
+            vy = by + 2.0 * s
+            qo = _clip01(0.5 * (by + 1.0))
+            qy = _clip01(0.5 * (vy + 1.0))
+            s1 = (S1 - qo) + qy
+            s2 = S2 + (qy - qo) * iw[y]
+            if i1 == y:
+                cv = v2
+                ci = i2
+            else:
+                cv = v1
+                ci = i1
+            if vy == cv or not (s1 > 0.0) or s1 < _CANCEL * S1 or s2 < _CANCEL * S2:
+                acc[y, u] += _exact_point_risk(MTb, z, s, a, iw, y, sum_iw)
+            elif vy > cv:
+                acc[y, u] += (s2 - qy * iw[y]) / s1
+            else:
+                acc[y, u] += (s2 - _clip01(0.5 * (cv + 1.0)) * iw[ci]) / s1
+
+
+@njit(cache=True)
 def _groups(lam_y):
     """Distinct hypothetical lambdas, ascending, and the classes of each (CSR layout)."""
     T = lam_y.shape[0]
@@ -259,7 +316,7 @@ def _groups(lam_y):
 
 
 @njit(cache=True)
-def weighted_candidate_sums(crow_all, MTb, N, a, iw, sum_iw, rg, ry, theta, gstart, gmem, risk):
+def weighted_candidate_sums(crow_all, MTb, N, a, iw, sum_iw, rg, theta, gstart, gmem, risk):
     """Point risks of one candidate with any class weights, summed over ``z``, into ``risk``.
 
     The O(n T) body of :func:`expected_risk_multiclass_weighted` for one candidate over the
@@ -280,8 +337,6 @@ def weighted_candidate_sums(crow_all, MTb, N, a, iw, sum_iw, rg, ry, theta, gsta
     rg, theta : ndarray of shape (G,)
         ``1 / (C_ii + lam_g)`` of the groups of :func:`_groups` and their place in the
         interval of steps (module docstring).
-    ry : ndarray of shape (T,)
-        ``1 / (C_ii + lam_y)``.
     gstart, gmem : ndarray of int64
         The groups (CSR layout, :func:`_groups`).
     risk : ndarray of shape (T,)
@@ -423,12 +478,10 @@ def weighted_candidate_sums(crow_all, MTb, N, a, iw, sum_iw, rg, ry, theta, gsta
                             if not ok:
                                 acc[y, u] += _exact_point_risk(MTb, z0 + u, s, a, iw, y, sum_iw)
         if n_slow_blk > 0:
-            # slow lanes: O(T) per hypothesis
+            # slow lanes: the lines at each group's own step, then O(1) per hypothesis
             for u in range(L):
                 if st[_SLOW, u] != 0.0:
-                    cu = crow[u]
-                    for y in range(T):
-                        acc[y, u] += _exact_point_risk(MTb, z0 + u, cu * ry[y], a, iw, y, sum_iw)
+                    _slow_lane(MTb, z0 + u, crow[u], a, iw, sum_iw, rg, gstart, gmem, acc, u)
     for y in range(T):
         risk_y = 0.0
         for u in range(B):
@@ -459,9 +512,6 @@ def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
         rg = np.empty(G)
         for g in range(G):
             rg[g] = 1.0 / (cii + glam[g])
-        ry = np.empty(T)
-        for y in range(T):
-            ry[y] = 1.0 / (cii + lam_y[y])
         rA = rg[G - 1]
         rB = rg[0]
         dr = rB - rA
@@ -469,7 +519,7 @@ def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
         for g in range(G):
             theta[g] = (rg[g] - rA) / dr if dr > 0.0 else 0.0
         risk = np.zeros(T)
-        n_slow[k] = weighted_candidate_sums(row, MT, n, a, iw, sum_iw, rg, ry, theta, gstart, gmem, risk)
+        n_slow[k] = weighted_candidate_sums(row, MT, n, a, iw, sum_iw, rg, theta, gstart, gmem, risk)
         total = 0.0
         for y in range(T):
             total += prior[y] * iw[y] * risk[y]
