@@ -69,25 +69,46 @@ class SubsampledExpectedRisk:
         extra = rng.choice(rest, size=min(self.n_random, rest.size), replace=False)
         return np.sort(cand[np.concatenate([chosen, extra])])
 
+    def plan(self, state: ScoringState, n_samples: int, candidates) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates scored and the pool points the risk sum runs over, for one query.
+
+        Returns
+        -------
+        scored : ndarray of shape (k,) of int64
+            Sorted subset of ``candidates``.
+        cols : ndarray of shape (c,) of int64
+            Sorted pool points: the subsample and the scored candidates (each candidate's own
+            column gives ``C_ii``); the estimate is scaled by ``n_samples / c``.
+        """
+        cand = np.ascontiguousarray(candidates, dtype=np.int64)
+        rng = np.random.default_rng([int(self.seed), int(cand.size)])
+        scored = self.choose(state, cand, rng)
+        if self.n_points >= n_samples:
+            points = np.arange(n_samples)
+        else:
+            points = np.sort(rng.choice(n_samples, size=self.n_points, replace=False))
+        return scored, np.union1d(points, scored)
+
     def score(self, state: ScoringState, posterior, candidates) -> np.ndarray:
         """Estimated expected risk of each candidate (``+inf`` for those not scored), shape (k,)."""
         cand = np.ascontiguousarray(candidates, dtype=np.int64)
         n = posterior.n_samples
-        rng = np.random.default_rng([int(self.seed), int(cand.size)])
-        scored = self.choose(state, cand, rng)
-        if self.n_points >= n:
-            points = np.arange(n)
-        else:
-            points = np.sort(rng.choice(n, size=self.n_points, replace=False))
-        cols = np.union1d(points, scored)  # each candidate's own column gives C_ii
+        scored, cols = self.plan(state, n, cand)
         R = np.ascontiguousarray(posterior.cross(scored, cols))
         local = np.searchsorted(cols, scored)
         sub = ScoringState(np.ascontiguousarray(state.outputs_T[:, cols]), state.hypothetical_lam,
                            state.class_weights)
         est = score_block((R, np.arange(scored.size, dtype=np.int64), local), sub) * (n / cols.size)
         out = np.full(cand.size, np.inf)
-        out[np.searchsorted(cand, scored) if np.all(np.diff(cand) > 0) else _positions(cand, scored)] = est
+        out[positions(cand, scored)] = est
         return out
+
+
+def positions(cand: np.ndarray, scored: np.ndarray) -> np.ndarray:
+    """Where each of ``scored`` (a subset of ``cand``) sits in ``cand``."""
+    if np.all(np.diff(cand) > 0):
+        return np.searchsorted(cand, scored)
+    return _positions(cand, scored)
 
 
 def _positions(cand: np.ndarray, scored: np.ndarray) -> np.ndarray:

@@ -1,0 +1,186 @@
+"""Scoring in blocks through executors: serial, threads and a real Dask ``LocalCluster``.
+
+Every executor must give the scores of the plain criterion (to 1e-12) and the same pick; a
+worker killed during a query must not change the pick; a scheduler that cannot be reached
+is named, and a cluster lost during a session leaves the session scoring on this machine.
+The cluster tests start a ``distributed.LocalCluster`` with 2 worker processes (what a 2-core
+CI machine holds) and close it at the end of the module.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from core.criteria import ExpectedRisk
+from core.criteria.blocks import (BlockScoredExpectedRisk, ExecutorFallbackWarning, ExecutorUnavailable,
+                                  SerialExecutor, ThreadExecutor)
+from core.criteria.subsampled import SubsampledExpectedRisk
+from core.kernels import Kernel, nystrom_factor
+from core.learner import ActiveRLS
+
+distributed = pytest.importorskip("distributed")
+
+from labeler.distributed import DaskExecutor, make_executor  # noqa: E402
+
+
+def factor_learner(classes, weighting="balanced", n=900, rank=60, n_labels=24, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((len(classes), 5)) * 2.5
+    y = rng.integers(0, len(classes), n)
+    X = centres[y] + rng.standard_normal((n, 5))
+    Phi = nystrom_factor(X, Kernel("rbf", width=2.0), rank, seed=seed)
+    learner = ActiveRLS.from_factor(Phi, classes=classes, lam=0.1, weighting=weighting, random_state=seed)
+    idx = rng.choice(n, n_labels, replace=False)
+    learner.add_many(idx, [classes[y[i]] for i in idx])
+    return learner
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lc = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = distributed.Client(lc)
+    try:
+        yield lc, client
+    finally:
+        client.close()
+        lc.close()
+
+
+CASES = [([0, 1], "balanced"), (["a", "b", "c", "d"], "balanced"), (["a", "b", "c"], "none")]
+
+
+@pytest.mark.parametrize("classes, weighting", CASES)
+def test_serial_and_thread_blocks_give_the_plain_expected_risk(classes, weighting):
+    learner = factor_learner(classes, weighting)
+    unl = learner.unlabeled_indices
+    exact = learner.score(ExpectedRisk(), unl)
+    for executor in (SerialExecutor(), ThreadExecutor(2)):
+        got = learner.score(BlockScoredExpectedRisk(executor, block_rows=97), unl)
+        assert_allclose(got, exact, rtol=1e-12, atol=0)
+    sub = SubsampledExpectedRisk(n_uncertain=60, n_random=40, n_points=300, seed=3)
+    want = learner.score(sub, unl)
+    got = learner.score(BlockScoredExpectedRisk(ThreadExecutor(2), block_rows=17, subsample=sub), unl)
+    assert np.array_equal(np.isfinite(got), np.isfinite(want)) and np.isfinite(want).sum() == 100
+    assert_allclose(got[np.isfinite(got)], want[np.isfinite(want)], rtol=1e-12, atol=0)
+
+
+def test_a_dense_posterior_is_scored_as_before():
+    rng = np.random.default_rng(4)
+    learner = ActiveRLS.from_features(rng.standard_normal((200, 3)), classes=[0, 1], kernel=Kernel("rbf", width=1.0))
+    learner.add_many([0, 1, 2, 3], [0, 1, 0, 1])
+    unl = learner.unlabeled_indices
+    assert_allclose(learner.score(BlockScoredExpectedRisk(ThreadExecutor(2)), unl),
+                    learner.score(ExpectedRisk(), unl), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("classes, weighting", CASES[:2])
+def test_a_local_cluster_gives_the_same_scores_and_pick(cluster, classes, weighting):
+    _, client = cluster
+    learner = factor_learner(classes, weighting, seed=1)
+    unl = learner.unlabeled_indices
+    exact = learner.score(ExpectedRisk(), unl)
+    executor = DaskExecutor(client=client)
+    got = learner.score(BlockScoredExpectedRisk(executor, block_rows=128), unl)
+    assert_allclose(got, exact, rtol=1e-12, atol=0)
+    assert unl[np.argmin(got)] == unl[np.argmin(exact)]
+
+
+def test_the_factor_is_shipped_once_and_the_state_once_per_query(cluster):
+    _, client = cluster
+    learner = factor_learner([0, 1], seed=2, n=3000, rank=80)  # Phi: 1.9 MB, shipped once
+    executor = DaskExecutor(client=client)
+    crit = BlockScoredExpectedRisk(executor, block_rows=500)
+    first = learner.score(crit)
+    phi_future = executor._cache["Phi"][2]
+    learner.add(int(learner.unlabeled_indices[np.argmin(first)]), 1)
+    second = learner.score(crit)
+    assert executor._cache["Phi"][2] is phi_future  # the same scattered factor
+    assert_allclose(second, learner.score(ExpectedRisk()), rtol=1e-12, atol=0)
+
+
+def _slow_block(block, **shared):
+    time.sleep(0.05)
+    from core.criteria.blocks import score_factor_block
+
+    return score_factor_block(block, **shared)
+
+
+def test_a_worker_killed_during_a_query_does_not_change_the_pick(cluster):
+    lc, client = cluster
+    learner = factor_learner(["a", "b", "c"], seed=3, n=1200)
+    unl = learner.unlabeled_indices
+    exact = learner.score(ExpectedRisk(), unl)
+    executor = DaskExecutor(client=client)
+    state = learner.scoring_state()
+    post = learner._post
+    blocks = [(unl[a:a + 20], unl[a:a + 20]) for a in range(0, unl.size, 20)]  # ~60 tasks of 50 ms
+    shared = dict(Phi=post.factor, P=post.weight_covariance, outputs_T=np.ascontiguousarray(state.outputs_T),
+                  hypothetical_lam=state.hypothetical_lam, class_weights=state.class_weights, cols=None)
+    pids = client.run(os.getpid)
+    result = {}
+
+    def run():
+        try:
+            result["parts"] = executor.map(_slow_block, blocks, shared)
+        except Exception as exc:  # shown by the assertion below
+            result["error"] = exc
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = time.monotonic() + 60
+    while not any(client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # some tasks are done, some running
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    worker.join(timeout=180)
+    assert not worker.is_alive(), "the query did not finish after a worker was killed"
+    assert "error" not in result, f"the query failed after a worker was killed: {result.get('error')!r}"
+    got = np.concatenate(result["parts"])
+    assert_allclose(got, exact, rtol=1e-12, atol=0)
+    assert unl[np.argmin(got)] == unl[np.argmin(exact)]
+    client.wait_for_workers(2, timeout=120)  # the nanny restarts it for the next tests
+
+
+def test_an_unreachable_scheduler_is_named_with_what_to_do():
+    with pytest.raises(ExecutorUnavailable, match=r"Could not reach the Dask scheduler at tcp://127.0.0.1:9 .*--executor"):
+        DaskExecutor("tcp://127.0.0.1:9", connect_timeout=1.0)
+    with pytest.raises(ExecutorUnavailable, match="Could not reach"):
+        make_executor("dask://127.0.0.1:9")
+
+
+def test_a_cluster_lost_mid_session_leaves_the_session_scoring_here():
+    learner = factor_learner([0, 1], seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        executor = DaskExecutor(local_workers=1)
+    crit = BlockScoredExpectedRisk(executor, block_rows=200)
+    exact = learner.score(ExpectedRisk())
+    assert_allclose(learner.score(crit), exact, rtol=1e-12, atol=0)
+    executor.close()  # the cluster is gone
+    with pytest.warns(ExecutorFallbackWarning, match="scored on this machine"):
+        again = learner.score(crit)
+    assert_allclose(again, exact, rtol=1e-12, atol=0)
+    assert isinstance(crit.executor, SerialExecutor)
+
+
+def test_executor_names():
+    assert isinstance(make_executor(None), SerialExecutor)
+    assert isinstance(make_executor("serial"), SerialExecutor)
+    assert make_executor("threads:3").n_threads == 3
+    for bad, match in (("gpu", "unknown executor 'gpu'"), ("dask://host", "needs a host and a port"),
+                       ("threads:0", "positive integer")):
+        with pytest.raises(ValueError, match=match):
+            make_executor(bad)
+    with pytest.raises(ValueError, match="block_rows"):
+        BlockScoredExpectedRisk(block_rows=0)
