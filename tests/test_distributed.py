@@ -184,3 +184,50 @@ def test_executor_names():
             make_executor(bad)
     with pytest.raises(ValueError, match="block_rows"):
         BlockScoredExpectedRisk(block_rows=0)
+
+
+# ---------------------------------------------------------------------------- factor building
+def pool(n=700, d=6, seed=7):
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
+def test_nystrom_rows_in_tasks_equal_the_single_machine_factor(cluster):
+    from labeler.distributed_factors import nystrom_factor_blocks
+
+    _, client = cluster
+    X, kernel = pool(), Kernel("rbf", width=2.5)
+    want = nystrom_factor(X, kernel, 80, seed=3)
+    for executor in (SerialExecutor(), ThreadExecutor(2), DaskExecutor(client=client)):
+        got = nystrom_factor_blocks(X, kernel, 80, seed=3, executor=executor, block_rows=123)
+        assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="block_rows"):
+        nystrom_factor_blocks(X, kernel, 80, block_rows=0)
+
+
+def test_nystrom_of_a_dask_array_stays_lazy_and_equals_the_factor(cluster):
+    import dask.array as da
+
+    from labeler.distributed_factors import nystrom_factor_blocks
+
+    X, kernel = pool(), Kernel("rbf", width=2.5)
+    lazy = nystrom_factor_blocks(da.from_array(X, chunks=(150, 3)), kernel, 60, seed=5, landmarks_from=X)
+    assert isinstance(lazy, da.Array) and lazy.shape == (700, 60)
+    assert_allclose(lazy.compute(), nystrom_factor(X, kernel, 60, seed=5), rtol=1e-12, atol=1e-14)
+
+
+def test_knn_graph_in_tasks_equals_the_exact_graph(cluster):
+    from core.kernels import knn_graph
+    from labeler.distributed_factors import knn_blocks, knn_graph_blocks
+
+    _, client = cluster
+    X = pool(n=500)
+    want = knn_graph(X, 8, weights="heat")
+    for executor in (SerialExecutor(), DaskExecutor(client=client)):
+        got = knn_graph_blocks(X, 8, weights="heat", executor=executor, block_rows=77)
+        assert (got != want).nnz == 0 or np.abs(got - want).max() < 1e-12
+    ind, dist = knn_blocks(X, 3)
+    brute = np.linalg.norm(X[:, None] - X[None], axis=2)
+    np.fill_diagonal(brute, np.inf)
+    assert np.array_equal(ind, np.argsort(brute, axis=1, kind="stable")[:, :3])
+    with pytest.raises(ValueError, match="n_neighbors"):
+        knn_blocks(X, 500)

@@ -21,7 +21,7 @@ from scipy.sparse.linalg import eigsh
 
 from ..validation import check_features
 
-__all__ = ["knn_graph", "laplacian", "spectral_factor", "TRANSFORMS"]
+__all__ = ["knn_graph", "neighbour_graph", "laplacian", "spectral_factor", "TRANSFORMS"]
 
 TRANSFORMS = ("diffusion", "gaussian_field")
 EXACT_KNN_MAX = 50_000  # up to this many points the neighbours are exact (scikit-learn)
@@ -79,6 +79,32 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma:
     if weights not in ("connectivity", "heat"):
         raise ValueError(f"weights must be 'connectivity' or 'heat'; got {weights!r}.")
     ind, dist = _neighbours(X, int(n_neighbors), seed)
+    return neighbour_graph(ind, dist, weights=weights, sigma=sigma)
+
+
+def neighbour_graph(ind, dist, *, weights: str = "connectivity", sigma: float | None = None) -> sp.csr_matrix:
+    """The symmetrised kNN weight matrix of given neighbours (as :func:`knn_graph`).
+
+    Parameters
+    ----------
+    ind : ndarray of shape (n, k) of int
+        The k nearest other points of each point (e.g. found block by block elsewhere).
+    dist : ndarray of shape (n, k)
+        Their distances.
+    weights, sigma
+        As :func:`knn_graph`.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+    """
+    ind = np.asarray(ind, dtype=np.int64)
+    dist = np.asarray(dist, dtype=np.float64)
+    n = ind.shape[0]
+    if ind.ndim != 2 or dist.shape != ind.shape or (ind.size and (ind.min() < 0 or ind.max() >= n)):
+        raise ValueError(f"ind and dist must be (n, k) arrays of the same shape with indices in [0, {n}).")
+    if weights not in ("connectivity", "heat"):
+        raise ValueError(f"weights must be 'connectivity' or 'heat'; got {weights!r}.")
     if weights == "heat":
         scale = float(np.mean(dist[:, -1])) if sigma is None else float(sigma)
         if not scale > 0:
