@@ -6,9 +6,9 @@
 * :mod:`core.kernels.graph`: kNN graphs, Laplacians and spectral graph kernels as factors (§5, §9).
 """
 
-from .factors import LANDMARK_METHODS, eigen_factor, nystrom_factor, nystrom_map
+from .factors import LANDMARK_METHODS, eigen_factor, nystrom_factor
 from .graph import TRANSFORMS, knn_graph, laplacian, neighbour_graph, spectral_factor
 from .kernel import KERNELS, Kernel, median_distance
 
-__all__ = ["Kernel", "KERNELS", "median_distance", "eigen_factor", "nystrom_factor", "nystrom_map",
+__all__ = ["Kernel", "KERNELS", "median_distance", "eigen_factor", "nystrom_factor",
            "LANDMARK_METHODS", "knn_graph", "neighbour_graph", "laplacian", "spectral_factor", "TRANSFORMS"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..validation import check_features
 
-__all__ = ["eigen_factor", "nystrom_factor", "nystrom_map", "LANDMARK_METHODS"]
+__all__ = ["eigen_factor", "nystrom_factor", "LANDMARK_METHODS"]
 
 LANDMARK_METHODS = ("uniform", "kmeans")
 _BLOCK_BYTES = 64 * 2**20  # temporaries per block of rows
@@ -122,28 +122,6 @@ def nystrom_factor(X, kernel, n_landmarks: int, *, method: str = "uniform", rtol
     Phi : ndarray of shape (n, r), float64, r <= m
     """
     X = check_features(X, min_samples=1)
-    Z, T = nystrom_map(X, kernel, n_landmarks, method=method, rtol=rtol, seed=seed)
-    Phi = np.empty((X.shape[0], T.shape[1]))
-    step = max(1, _BLOCK_BYTES // (8 * max(Z.shape[0], 1)))
-    for a in range(0, X.shape[0], step):
-        Phi[a:a + step] = kernel(X[a:a + step], Z) @ T
-    return Phi
-
-
-def nystrom_map(X, kernel, n_landmarks: int, *, method: str = "uniform", rtol: float = 1e-10,
-                seed=0) -> tuple[np.ndarray, np.ndarray]:
-    """Landmarks ``Z`` and the map ``T = U_k diag(s_k)^-1/2`` of :func:`nystrom_factor`.
-
-    The factor's rows are ``Phi_b = k(X_b, Z) T`` for any block of rows ``X_b``, so it can be
-    built block by block anywhere (e.g. on a cluster: :mod:`labeler.distributed_factors`).
-    Parameters as :func:`nystrom_factor`.
-
-    Returns
-    -------
-    Z : ndarray of shape (m, d)
-    T : ndarray of shape (m, r)
-    """
-    X = check_features(X, min_samples=1)
     if method not in LANDMARK_METHODS:
         raise ValueError(f"method must be one of {LANDMARK_METHODS}; got {method!r}.")
     n = X.shape[0]
@@ -163,4 +141,9 @@ def nystrom_map(X, kernel, n_landmarks: int, *, method: str = "uniform", rtol: f
             f"largest (nearly dependent landmarks); the factor has rank {int(keep.sum())}.",
             stacklevel=2,
         )
-    return Z, U[:, keep] / np.sqrt(s[keep])  # (m, d), (m, r)
+    T = U[:, keep] / np.sqrt(s[keep])  # (m, r)
+    Phi = np.empty((n, T.shape[1]))
+    step = max(1, _BLOCK_BYTES // (8 * max(Z.shape[0], 1)))
+    for a in range(0, n, step):
+        Phi[a:a + step] = kernel(X[a:a + step], Z) @ T
+    return Phi
