@@ -144,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default $LABELER_TOKEN, else none)",
     )
     add_role_arguments(app)
+    add_posterior_arguments(app)
 
     sim = sub.add_parser(
         "simulate",
@@ -188,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--report", metavar="HTML", help="also write a self-contained HTML page with the learning curves")
     sim.add_argument("--initial", type=_non_negative_int, default=0, help="random labels before the first query (default 0)")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_posterior_arguments(sim)
     add_role_arguments(sim)
 
     rep = sub.add_parser(
@@ -217,6 +219,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_posterior_arguments(parser) -> None:
+    """``--posterior --rank --landmarks --knn``: the learner's posterior (labeler.session.model)."""
+    parser.add_argument(
+        "--posterior", choices=("auto", "dense", "nystrom", "spectral"), default="auto",
+        help="the learner's posterior: dense (exact, 8 n^2 bytes), nystrom (low rank: n x rank "
+        "factor of landmark kernel columns), spectral (kNN-graph kernel); auto (default): dense "
+        "while it needs under half the free memory, else nystrom (said on start)",
+    )
+    parser.add_argument("--rank", type=_positive_int, default=None,
+                        help="rank of a low-rank posterior: landmarks (nystrom, default 300) or "
+                        "Laplacian eigenpairs (spectral, default 100)")
+    parser.add_argument("--landmarks", choices=("uniform", "kmeans"), default="uniform",
+                        help="Nystrom landmarks: a uniform sample of points or k-means centres (default uniform)")
+    parser.add_argument("--knn", type=_positive_int, default=10,
+                        help="neighbours of the spectral posterior's kNN graph (default 10)")
+
+
+def _model_options(args) -> dict:
+    """The posterior options given on the command line (only those that differ from the defaults)."""
+    options = {"posterior": args.posterior, "rank": args.rank, "landmarks": args.landmarks, "knn": args.knn}
+    defaults = {"posterior": "auto", "rank": None, "landmarks": "uniform", "knn": 10}
+    return {k: v for k, v in options.items() if v != defaults[k]}
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -235,6 +261,12 @@ def _run_app(args, extra: list[str]) -> int:
     options = _app_data_options(args)
     if options:
         kwargs["data_options"] = options
+    model = _model_options(args)
+    if model:
+        import json
+        import os
+
+        os.environ["LABELER_MODEL"] = json.dumps(model)  # the app's first new session (ui.config)
     run_app(**kwargs)
     return 0
 
@@ -352,6 +384,7 @@ def _run_simulate(args) -> int:
     import numpy as np
 
     from labeler.experiments.simulate import app_settings, simulate
+    from labeler.session.model import MemoryBudgetError
     from labeler.atomic import atomic_write
     from labeler.experiments.report import write_report
 
@@ -389,7 +422,10 @@ def _run_simulate(args) -> int:
         chosen = app_settings(dataset, args.seed, kernel=args.kernel,
                               width="auto" if args.width is None else args.width,
                               lam="auto" if args.lam is None else args.lam,
-                              weighting=args.weighting, X_val=X_val_raw)
+                              weighting=args.weighting, X_val=X_val_raw, posterior=args.posterior,
+                              rank=args.rank, landmarks=args.landmarks, knn=args.knn)
+    except MemoryBudgetError as exc:
+        raise CLIError(f"{args.data}: {exc}") from None
     except ValueError as exc:
         raise CLIError(f"{args.data}: {exc} Or pass --width W.") from None
     X, X_val, kernel, lam, weighting = (chosen[k] for k in ("X", "X_val", "kernel", "lam", "weighting"))
@@ -413,11 +449,20 @@ def _run_simulate(args) -> int:
             f"accuracy on {evaluation}",
             file=err, flush=True,
         )
+        post = chosen["posterior"]
+        pdesc = "dense (exact)" if post == "dense" else f"{post}, rank {chosen['rank']}"
+        print(f"labeler simulate: posterior {pdesc}"
+              + (f" -- chosen automatically: {notes['posterior']}" if "posterior" in notes else ""),
+              file=err, flush=True)
+        if "scoring" in notes and args.strategy == "arls":
+            print(f"labeler simulate: {notes['scoring']}", file=err, flush=True)
     progress = _Progress(err, enabled=not args.quiet)
+    build_progress = _BuildProgress(err, enabled=not args.quiet)
     curve = simulate(
         dataset, strategy=args.strategy, budget=args.budget, seed=args.seed, kernel=kernel, lam=lam,
         weighting=weighting, X_val=X_val, y_val=y_val, initial=args.initial, progress=progress, X=X,
-        auto_tune=auto_tune,
+        auto_tune=auto_tune, posterior=chosen["posterior"], rank=chosen["rank"],
+        landmarks=chosen["landmarks"], knn=chosen["knn"], build_progress=build_progress,
     )
     if out is None:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")
@@ -442,6 +487,24 @@ def _run_simulate(args) -> int:
             file=err, flush=True,
         )
     return 0
+
+
+class _BuildProgress:
+    """Progress lines of the long build steps (``progress(message, fraction)``): a new step, or
+    at most one line every ``PROGRESS_INTERVAL`` seconds."""
+
+    def __init__(self, stream, enabled: bool = True):
+        self.stream, self.enabled = stream, enabled
+        self.start = self.last = time.perf_counter()
+        self.message = None
+
+    def __call__(self, message: str, fraction: float) -> None:
+        now = time.perf_counter()
+        step = message.split(":")[0]
+        if not self.enabled or (step == self.message and now - self.last < PROGRESS_INTERVAL and fraction < 1):
+            return
+        self.message, self.last = step, now
+        print(f"labeler: {message} ({100 * fraction:.0f} %, {now - self.start:.0f} s)", file=self.stream, flush=True)
 
 
 def _run_reproduce(args) -> int:
