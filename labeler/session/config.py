@@ -93,6 +93,8 @@ DEFAULTS = {"kernel": "rbf", "width": "auto", "lam": "auto", "strategy": "arls",
 
 DEFAULT_CLASSES = ("negative", "positive")  # for a data set without classes (user can add more)
 LAYOUTS = ("auto", "pca", "tsne", "umap", "given")
+#: Above this many points a Nystrom session does not re-tune its width by default.
+WIDTH_RETUNE_MAX = 200_000
 #: RBF widths outside this range make ``1 / (2 s^2)`` overflow or vanish in float64.
 MIN_WIDTH, MAX_WIDTH = 1e-150, 1e150
 
@@ -481,6 +483,11 @@ def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.nd
     )
     if cfg.auto_tune is None:
         cfg.auto_tune = {"width": cfg.kernel == "rbf" and cfg.width == "auto", "lam": cfg.lam == "auto"}
+        if cfg.auto_tune["width"] and cfg.posterior == "nystrom" and X_raw.shape[0] > WIDTH_RETUNE_MAX:
+            # every new width recomputes the n x r factor (about 15 s at 10^6 points)
+            cfg.auto_tune["width"] = False
+            auto["width re-tune"] = (f"off above {WIDTH_RETUNE_MAX:,} points with a low-rank posterior "
+                                     "(each new width rebuilds the factor); set a width to change it")
     cfg.auto_tune = check_auto_tune(cfg.auto_tune)
     if cfg.posterior == "spectral":  # the graph kernel has no width
         cfg.auto_tune["width"] = False

@@ -103,7 +103,7 @@ def new_session(dataset: str, dataset_options: dict | None = None, **settings) -
         flash("error", f"Could not open {dataset}: {exc}")
         return False
     chosen = session.auto_settings.get("posterior")
-    if chosen:  # "auto" chose a low-rank posterior: say so, and that the picks are approximate
+    if chosen and session.config.posterior != "dense":  # "auto" chose a low-rank posterior: say so, and that the picks are approximate
         flash("info", f"Posterior chosen automatically: {chosen}")
     if session.scoring_note:
         flash("info", f"The next query is an {session.scoring_note}.")
