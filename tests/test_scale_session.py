@@ -242,3 +242,20 @@ def test_no_view_allocates_an_n_by_n_array(tmp_path):
     finally:
         s.close()
     assert peak < 8 * n * n / 4, f"peak {peak / 2**20:.0f} MiB"
+
+
+def test_explain_density_oracles(monkeypatch):
+    from labeler.session import explain
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 2))
+    rows, unl = np.array([0, 5, 9]), np.sort(rng.choice(300, 200, replace=False))
+    spec = model.ModelSpec(width=0.8, posterior="nystrom", rank=30)
+    factor = model.build_learner(spec, X, ["a", "b"])
+    Phi = factor.posterior.factor
+    slow = (Phi[rows] @ Phi[unl].T).mean(axis=1)
+    np.testing.assert_allclose(explain._mean_similarity(factor, X, rows, unl), slow, atol=1e-12)
+    dense = model.build_learner(dataclasses.replace(spec, posterior="dense"), X, ["a", "b"])
+    monkeypatch.setattr(explain, "_COLUMN_BLOCK", 7)  # many column blocks
+    slow = Kernel("rbf", width=0.8)(X[rows], X[unl]).mean(axis=1)
+    np.testing.assert_allclose(explain._mean_similarity(dense, X, rows, unl), slow, atol=1e-12)

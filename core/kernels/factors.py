@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field as dataclass_field
+from functools import cached_property
 
 import numpy as np
 
@@ -182,6 +183,9 @@ def nystrom_map(X, kernel, Z, *, rtol: float = 1e-10, progress=None, warn: bool 
     return Phi
 
 
+_TRANSFORMS: dict = {}  # NystromKernel's recent transforms (insertion order: oldest first)
+
+
 @dataclass(frozen=True)
 class NystromKernel(Kernel):
     """The kernel a Nystrom factor stands for, ``k~(x, y) = k(x, Z) W_k^+ k(Z, y)``, as a
@@ -197,11 +201,30 @@ class NystromKernel(Kernel):
     landmarks: np.ndarray = dataclass_field(default=None, compare=False, repr=False)
     rtol: float = 1e-10
 
-    def __call__(self, X, Y=None, out=None) -> np.ndarray:
+    @cached_property
+    def _base_and_transform(self):
+        """The exact kernel and ``T`` of these landmarks at this width. The tuner makes a new
+        kernel object for every call (``dataclasses.replace``), so the last few transforms are
+        kept per (landmarks object, parameters): an m x m eigendecomposition each."""
         base = Kernel(self.kind, self.width, self.degree, self.coef0)
+        key = (id(self.landmarks), self.kind, float(self.width), self.degree, self.coef0, self.rtol)
+        hit = _TRANSFORMS.get(key)
+        if hit is not None and hit[0] is self.landmarks:
+            return base, hit[1]
         T = nystrom_transform(base, self.landmarks, self.rtol, warn=False)
-        EX = base(np.asarray(X, dtype=np.float64), self.landmarks) @ T
-        EY = EX if Y is None else base(np.asarray(Y, dtype=np.float64), self.landmarks) @ T
+        _TRANSFORMS[key] = (self.landmarks, T)
+        while len(_TRANSFORMS) > 32:
+            _TRANSFORMS.pop(next(iter(_TRANSFORMS)))
+        return base, T
+
+    def features(self, X) -> np.ndarray:
+        """The factor rows ``k(X, Z) T`` of the points ``X``, shape (len(X), r)."""
+        base, T = self._base_and_transform
+        return base(np.asarray(X, dtype=np.float64), self.landmarks) @ T
+
+    def __call__(self, X, Y=None, out=None) -> np.ndarray:
+        EX = self.features(X)
+        EY = EX if Y is None else self.features(Y)
         K = EX @ EY.T
         if out is not None:
             out[...] = K
@@ -209,9 +232,7 @@ class NystromKernel(Kernel):
         return K
 
     def diag(self, X) -> np.ndarray:
-        base = Kernel(self.kind, self.width, self.degree, self.coef0)
-        E = base(np.asarray(X, dtype=np.float64), self.landmarks) @ nystrom_transform(
-            base, self.landmarks, self.rtol, warn=False)
+        E = self.features(X)
         return np.einsum("ij,ij->i", E, E)
 
 
