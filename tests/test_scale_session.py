@@ -259,3 +259,16 @@ def test_explain_density_oracles(monkeypatch):
     monkeypatch.setattr(explain, "_COLUMN_BLOCK", 7)  # many column blocks
     slow = Kernel("rbf", width=0.8)(X[rows], X[unl]).mean(axis=1)
     np.testing.assert_allclose(explain._mean_similarity(dense, X, rows, unl), slow, atol=1e-12)
+
+
+def test_labeler_app_hands_the_posterior_to_the_first_session(monkeypatch):
+    from labeler import cli
+    from labeler.ui.config import AppConfig
+
+    args = cli.build_parser().parse_args(["app", "--posterior", "nystrom", "--rank", "50"])
+    assert cli._model_options(args) == {"posterior": "nystrom", "rank": 50}
+    cfg = AppConfig.from_env({"LABELER_MODEL": '{"posterior": "nystrom", "rank": 50, "other": 1}'})
+    assert cfg.model == {"posterior": "nystrom", "rank": 50}
+    assert AppConfig.from_env({}).model == {}
+    with pytest.raises(ValueError, match="LABELER_MODEL"):
+        AppConfig.from_env({"LABELER_MODEL": "[1]"})
