@@ -452,7 +452,8 @@ def _run_simulate(args) -> int:
         post = chosen["posterior"]
         pdesc = "dense (exact)" if post == "dense" else f"{post}, rank {chosen['rank']}"
         print(f"labeler simulate: posterior {pdesc}"
-              + (f" -- chosen automatically: {notes['posterior']}" if "posterior" in notes else ""),
+              + (f" -- chosen automatically: {notes['posterior']}" if "posterior" in notes and post != "dense"
+                 else ""),
               file=err, flush=True)
         if "scoring" in notes and args.strategy == "arls":
             print(f"labeler simulate: {notes['scoring']}", file=err, flush=True)
