@@ -33,6 +33,7 @@ import warnings
 from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
+from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
 from labeler.runtime import configure_threads
 
 __all__ = ["main", "build_parser", "CLIError"]
@@ -144,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default $LABELER_TOKEN, else none)",
     )
     add_role_arguments(app)
-    add_posterior_arguments(app)
+    add_posterior_arguments(app, _positive_int)
 
     sim = sub.add_parser(
         "simulate",
@@ -189,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--report", metavar="HTML", help="also write a self-contained HTML page with the learning curves")
     sim.add_argument("--initial", type=_non_negative_int, default=0, help="random labels before the first query (default 0)")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    add_posterior_arguments(sim)
+    add_posterior_arguments(sim, _positive_int)
     add_role_arguments(sim)
 
     rep = sub.add_parser(
@@ -217,30 +218,6 @@ def build_parser() -> argparse.ArgumentParser:
     bak.add_argument("--store", metavar="FILE", help="store to copy (default $LABELER_STORE or ~/.labeler/labeler.sqlite)")
     bak.add_argument("--session", metavar="ID", help="copy only this session")
     return parser
-
-
-def add_posterior_arguments(parser) -> None:
-    """``--posterior --rank --landmarks --knn``: the learner's posterior (labeler.session.model)."""
-    parser.add_argument(
-        "--posterior", choices=("auto", "dense", "nystrom", "spectral"), default="auto",
-        help="the learner's posterior: dense (exact, 8 n^2 bytes), nystrom (low rank: n x rank "
-        "factor of landmark kernel columns), spectral (kNN-graph kernel); auto (default): dense "
-        "while it needs under half the free memory, else nystrom (said on start)",
-    )
-    parser.add_argument("--rank", type=_positive_int, default=None,
-                        help="rank of a low-rank posterior: landmarks (nystrom, default 300) or "
-                        "Laplacian eigenpairs (spectral, default 100)")
-    parser.add_argument("--landmarks", choices=("uniform", "kmeans"), default="uniform",
-                        help="Nystrom landmarks: a uniform sample of points or k-means centres (default uniform)")
-    parser.add_argument("--knn", type=_positive_int, default=10,
-                        help="neighbours of the spectral posterior's kNN graph (default 10)")
-
-
-def _model_options(args) -> dict:
-    """The posterior options given on the command line (only those that differ from the defaults)."""
-    options = {"posterior": args.posterior, "rank": args.rank, "landmarks": args.landmarks, "knn": args.knn}
-    defaults = {"posterior": "auto", "rank": None, "landmarks": "uniform", "knn": 10}
-    return {k: v for k, v in options.items() if v != defaults[k]}
 
 
 def _version() -> str:
@@ -488,24 +465,6 @@ def _run_simulate(args) -> int:
             file=err, flush=True,
         )
     return 0
-
-
-class _BuildProgress:
-    """Progress lines of the long build steps (``progress(message, fraction)``): a new step, or
-    at most one line every ``PROGRESS_INTERVAL`` seconds."""
-
-    def __init__(self, stream, enabled: bool = True):
-        self.stream, self.enabled = stream, enabled
-        self.start = self.last = time.perf_counter()
-        self.message = None
-
-    def __call__(self, message: str, fraction: float) -> None:
-        now = time.perf_counter()
-        step = message.split(":")[0]
-        if not self.enabled or (step == self.message and now - self.last < PROGRESS_INTERVAL and fraction < 1):
-            return
-        self.message, self.last = step, now
-        print(f"labeler: {message} ({100 * fraction:.0f} %, {now - self.start:.0f} s)", file=self.stream, flush=True)
 
 
 def _run_reproduce(args) -> int:

@@ -37,6 +37,9 @@ from core.rls import default_widths
 from core.validation import check_features, check_magnitude
 from labeler.memory import available_memory, format_bytes as _gib
 
+from .lowrank import (DEFAULT_KNN, DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
+                      default_rank, loo_problem as _loo_problem, scoring_note)
+
 __all__ = [
     "MemoryBudgetError",
     "session_bytes",
@@ -79,17 +82,8 @@ _LOW_RANK_HINT = "a low-rank posterior: --posterior nystrom (in the app: posteri
 
 #: Posteriors of a session: "auto" is resolved at creation (:func:`choose_posterior`).
 POSTERIORS = ("auto", "dense", "nystrom", "spectral")
-LANDMARKS = ("uniform", "kmeans")
-#: Default rank of a low-rank posterior (Nystrom landmarks; Laplacian eigenpairs).
-DEFAULT_RANK = {"nystrom": 300, "spectral": 100}
-DEFAULT_KNN = 10
 #: "auto" keeps the exact dense learner while it needs less than this share of the free memory.
 AUTO_DENSE_FRACTION = 0.5
-#: A factor posterior on more points than this scores by SubsampledExpectedRisk (approximate).
-SUBSAMPLE_ABOVE = 5_000
-#: Its sizes: 200 smallest-margin + 300 random candidates, risk sum over 2,000 pool points
-#: (benchmarks/scale.py: one step 0.2 s at 10^5 points, rank 300).
-SUBSAMPLED = {"n_uncertain": 200, "n_random": 300, "n_points": 2_000}
 
 
 class MemoryBudgetError(ValueError):
@@ -161,11 +155,6 @@ def estimate_bytes(posterior: str, n_samples: int, n_features: int, n_classes: i
         return session_bytes(n_samples, n_features, n_classes, n_block)
     rank = default_rank(posterior, n_samples) if rank is None else int(rank)
     return factor_bytes(n_samples, n_features, n_classes, rank, posterior, knn)
-
-
-def default_rank(posterior: str, n_samples: int) -> int:
-    """:data:`DEFAULT_RANK` of the posterior, at most the pool size (minus one: eigsh)."""
-    return max(1, min(DEFAULT_RANK.get(posterior, 300), int(n_samples) - 1))
 
 
 def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
@@ -379,68 +368,6 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
     return learner
 
 
-def build_factor(spec: ModelSpec, X: np.ndarray, parts: dict | None = None, progress=None):
-    """The low-rank posterior of ``spec`` on ``X`` and the parts that rebuild it.
-
-    * nystrom: landmarks ``Z`` (:func:`core.kernels.factors.nystrom_landmarks`, seeded with
-      ``spec.seed``); the factor ``k(X, Z) T`` is recomputed from them (deterministic, about
-      2 s per 10^5 points at rank 300), so only ``Z`` (m x d) is stored, and a new width
-      re-uses it (:class:`core.posteriors.NystromPosterior`).
-    * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^5 points) and
-      its eigenvalues.
-
-    Parameters
-    ----------
-    parts : dict, optional
-        ``{"landmarks": Z}`` or ``{"factor": Phi, "eigenvalues": lam}`` from an earlier build;
-        parts that do not fit ``X`` and ``spec`` are ignored (rebuilt).
-    progress : callable(message, fraction), optional
-
-    Returns
-    -------
-    posterior : core.posteriors.FactorPosterior
-    parts : dict of ndarray
-        What to store.
-    """
-    from core.kernels.factors import nystrom_landmarks
-    from core.kernels.graph import knn_graph, spectral_factor
-    from core.posteriors import FactorPosterior, NystromPosterior
-
-    n, d = X.shape
-    parts = dict(parts or {})
-    say = progress or (lambda message, fraction: None)
-    r = default_rank(spec.posterior, n) if spec.rank is None else int(spec.rank)
-    if spec.posterior == "nystrom":
-        Z = parts.get("landmarks")
-        if Z is None or Z.ndim != 2 or Z.shape[1] != d or Z.shape[0] != min(r, n):
-            say(f"choosing {min(r, n)} {spec.landmarks} landmarks", 0.0)
-            Z = nystrom_landmarks(X, min(r, n), method=spec.landmarks, seed=int(spec.seed))
-        return NystromPosterior(X, spec.kernel_function(), Z, progress=progress), {"landmarks": Z}
-    if spec.posterior == "spectral":
-        Phi, lam = parts.get("factor"), parts.get("eigenvalues")
-        if Phi is None or lam is None or Phi.shape != (n, r) or lam.shape != (r,):
-            say(f"kNN graph of {n:,} points (k = {spec.knn})", 0.0)
-            W = knn_graph(X, int(spec.knn), seed=int(spec.seed))
-            say(f"{r} smallest Laplacian eigenpairs", 0.5)
-            Phi, lam = spectral_factor(W, r, seed=int(spec.seed))
-            del W
-            say("spectral factor ready", 1.0)
-        return FactorPosterior(np.ascontiguousarray(Phi, dtype=np.float64), copy=False), \
-            {"factor": Phi, "eigenvalues": lam}
-    raise ValueError(f"Unknown posterior {spec.posterior!r}; choose one of {', '.join(POSTERIORS[1:])}.")
-
-
-def scoring_note(spec: ModelSpec, n_samples: int) -> str:
-    """In words, how the next query is chosen when it is not exact ("" when it is)."""
-    if spec.posterior == "dense" or spec.strategy != "arls" or int(n_samples) <= SUBSAMPLE_ABOVE:
-        return ""
-    c = SUBSAMPLED
-    return (f"approximate pick: the expected risk of {c['n_uncertain'] + c['n_random']} candidates "
-            f"({c['n_uncertain']} smallest-margin, {c['n_random']} random), summed over "
-            f"{c['n_points']:,} sampled points, on a rank-{spec.rank or default_rank(spec.posterior, n_samples)} "
-            f"{spec.posterior} posterior")
-
-
 def _steps(old: ModelSpec, new: ModelSpec, learner: ActiveRLS) -> list:
     """The learner updates that take ``old`` to ``new``, each with its inverse."""
     if new.kernel != old.kernel:
@@ -579,34 +506,6 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
         raise ValueError("The RBF width plays no part in a spectral (graph) posterior; tune lam alone.")
     return tune_lam_width(X_L, list(labels.values()), learner.classes, learner.class_weights,
                           kernel=kernel, lams=lams, widths=widths, default_lam=spec.lam)
-
-
-def _loo_problem(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, idx: np.ndarray):
-    """What exact LOO tuning sees: the labelled rows and the kernel the learner runs on them.
-
-    LOO (core.rls.tuning) only needs the labelled kernel block ``K_LL``; with a factor it
-    must be the factor's block ``Phi_L Phi_L^T``, not the exact kernel it approximates, or
-    the tuner would judge another model than the one labelling. Dense: ``k(X_L, X_L)``.
-    Nystrom: :class:`core.kernels.factors.NystromKernel` (``k(X_L, Z) W^+ k(Z, X_L)``, also at
-    every candidate width, from the same landmarks). Spectral: the linear kernel on the rows
-    ``Phi_L`` (no width).
-
-    Returns
-    -------
-    X_L : ndarray of shape (n_labeled, d) or (n_labeled, r)
-    kernel : core.kernels.Kernel
-    width_tunable : bool
-    """
-    from core.kernels.factors import NystromKernel
-
-    post = learner.posterior
-    if spec.posterior == "spectral":
-        return np.ascontiguousarray(post.factor[idx]), Kernel("linear"), False
-    if spec.posterior == "nystrom":
-        base = spec.kernel_function()
-        return X[idx], NystromKernel(base.kind, base.width, base.degree, base.coef0,
-                                     landmarks=post.landmarks), True
-    return X[idx], spec.kernel_function(), True
 
 
 def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width: bool, tune_lam: bool,
