@@ -272,3 +272,14 @@ def test_labeler_app_hands_the_posterior_to_the_first_session(monkeypatch):
     assert AppConfig.from_env({}).model == {}
     with pytest.raises(ValueError, match="LABELER_MODEL"):
         AppConfig.from_env({"LABELER_MODEL": "[1]"})
+
+
+def test_the_alternatives_are_the_stable_sort_prefix_without_sorting_all():
+    from labeler.session.explain import _smallest_stable
+
+    rng = np.random.default_rng(5)
+    for values in (rng.integers(0, 5, 200).astype(float), rng.standard_normal(300),
+                   np.r_[np.full(50, np.inf), rng.standard_normal(3)], np.full(10, np.inf)):
+        for k in (1, 4, 60, 400):
+            np.testing.assert_array_equal(_smallest_stable(values, k),
+                                          np.argsort(values, kind="stable")[:k])

@@ -111,6 +111,17 @@ def _mean_similarity(learner, X, rows: np.ndarray, unl: np.ndarray) -> np.ndarra
     return out / unl.size
 
 
+def _smallest_stable(values: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` smallest ``values`` in the order of a stable argsort (ties by
+    position), in O(n) plus the sort of the values at or below the k-th: the first ``k`` of
+    ``np.argsort(values, kind="stable")`` without sorting all n."""
+    if k >= values.size:
+        return np.argsort(values, kind="stable")
+    kth = np.partition(values, k - 1)[k - 1]
+    cand = np.flatnonzero(values <= kth)
+    return cand[np.argsort(values[cand], kind="stable")][:k]
+
+
 def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
     """The :class:`QueryExplanation` of pool point ``index`` in ``session``'s current state."""
     learner = session.learner
@@ -133,7 +144,7 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
         E = session.expected_risk()
         risk_now = float(learner.estimated_risk())
         expected = float(E[index])
-        order = unl[np.argsort(E[unl], kind="stable")]
+        order = unl[_smallest_stable(E[unl], int(n_alternatives) + 1)]
         alternatives = tuple((int(i), float(E[i])) for i in order if i != index)[:n_alternatives]
         alt = ", ".join(f"point {i} ({e - expected:+.3g})" for i, e in alternatives)
         best = not alternatives or expected <= alternatives[0][1]
