@@ -4,7 +4,7 @@ The expensive part of a factor is a pass over every row of the pool:
 
 * Nystrom (seed 000 §4.2, :func:`core.kernels.nystrom_factor`): ``Phi_b = k(X_b, Z) T``
   for each block of rows ``X_b``, with the landmarks ``Z`` and the map ``T`` computed once
-  (:func:`core.kernels.nystrom_map`): O(n m d + n m r), split into tasks of ``block_rows``
+  (:func:`core.kernels.factors.nystrom_landmarks`, :func:`~core.kernels.factors.nystrom_transform`): O(n m d + n m r), split into tasks of ``block_rows``
   rows; each task receives only its rows (``X`` is never shipped whole);
 * the kNN graph (seed 001 §2): the exact k nearest neighbours of each block of query points
   among all points (``X`` shipped to every worker once): O(n^2 d) in total, O(n d) memory per
@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from core.criteria.blocks import SerialExecutor
-from core.kernels import neighbour_graph, nystrom_map
+from core.kernels import neighbour_graph
+from core.kernels.factors import nystrom_landmarks, nystrom_transform
 
 __all__ = ["nystrom_factor_blocks", "knn_blocks", "knn_graph_blocks", "DEFAULT_FACTOR_ROWS"]
 
@@ -66,7 +67,8 @@ def nystrom_factor_blocks(X, kernel, n_landmarks: int, *, executor=None, method:
         return _nystrom_dask(X, kernel, n_landmarks, rtol=rtol, seed=seed, landmarks_from=landmarks_from)
     X = np.asarray(X, dtype=np.float64)
     source = X if landmarks_from is None else landmarks_from
-    Z, T = nystrom_map(source, kernel, n_landmarks, method=method, rtol=rtol, seed=seed)
+    Z = nystrom_landmarks(source, n_landmarks, method=method, seed=seed)
+    T = nystrom_transform(kernel, Z, rtol)
     executor = SerialExecutor() if executor is None else executor
     blocks = [X[a:a + int(block_rows)] for a in range(0, X.shape[0], int(block_rows))]
     parts = executor.map(_nystrom_rows, blocks, dict(kernel=kernel, Z=Z, T=T))
@@ -88,7 +90,8 @@ def _nystrom_dask(X, kernel, n_landmarks, *, rtol, seed, landmarks_from):
         size = min(n, 20 * int(n_landmarks))
         rows = np.sort(rng.choice(n, size=size, replace=False))
         landmarks_from = np.asarray(X[rows].compute(), dtype=np.float64)
-    Z, T = nystrom_map(landmarks_from, kernel, n_landmarks, method="uniform", rtol=rtol, seed=seed)
+    Z = nystrom_landmarks(landmarks_from, n_landmarks, method="uniform", seed=seed)
+    T = nystrom_transform(kernel, Z, rtol)
     X = X.rechunk({1: -1})  # every block holds whole rows
     return X.map_blocks(_nystrom_rows, kernel=kernel, Z=Z, T=T, dtype=np.float64,
                         chunks=(X.chunks[0], (T.shape[1],)))
