@@ -34,6 +34,7 @@ from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
 from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
+from labeler.cli_posterior import app_executor as _app_executor, simulate_executor as _simulate_executor
 from labeler.runtime import configure_threads
 
 __all__ = ["main", "build_parser", "CLIError"]
@@ -244,6 +245,10 @@ def _run_app(args, extra: list[str]) -> int:
         import os
 
         os.environ["LABELER_MODEL"] = json.dumps(model)  # the app's first new session (ui.config)
+    try:  # reach it once before the server starts: a wrong address stops here
+        _app_executor(args.executor)
+    except ValueError as exc:
+        raise CLIError(f"--executor {args.executor}: {exc}") from None
     run_app(**kwargs)
     return 0
 
@@ -436,12 +441,20 @@ def _run_simulate(args) -> int:
             print(f"labeler simulate: {notes['scoring']}", file=err, flush=True)
     progress = _Progress(err, enabled=not args.quiet)
     build_progress = _BuildProgress(err, enabled=not args.quiet)
-    curve = simulate(
-        dataset, strategy=args.strategy, budget=args.budget, seed=args.seed, kernel=kernel, lam=lam,
-        weighting=weighting, X_val=X_val, y_val=y_val, initial=args.initial, progress=progress, X=X,
-        auto_tune=auto_tune, posterior=chosen["posterior"], rank=chosen["rank"],
-        landmarks=chosen["landmarks"], knn=chosen["knn"], build_progress=build_progress,
-    )
+    try:
+        executor = _simulate_executor(args.executor, chosen["posterior"], None if args.quiet else err)
+    except ValueError as exc:
+        raise CLIError(f"--executor {args.executor}: {exc}") from None
+    try:
+        curve = simulate(
+            dataset, strategy=args.strategy, budget=args.budget, seed=args.seed, kernel=kernel, lam=lam,
+            weighting=weighting, X_val=X_val, y_val=y_val, initial=args.initial, progress=progress, X=X,
+            auto_tune=auto_tune, posterior=chosen["posterior"], rank=chosen["rank"],
+            landmarks=chosen["landmarks"], knn=chosen["knn"], build_progress=build_progress, executor=executor,
+        )
+    finally:
+        if executor is not None and hasattr(executor, "close"):
+            executor.close()
     if out is None:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")
     else:

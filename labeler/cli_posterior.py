@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["add_posterior_arguments", "model_options", "BuildProgress"]
+__all__ = ["add_posterior_arguments", "model_options", "open_executor", "simulate_executor", "app_executor", "BuildProgress"]
 
 PROGRESS_INTERVAL = 2.0  # seconds between two progress lines of one build step
 
@@ -25,6 +25,45 @@ def add_posterior_arguments(parser, positive_int) -> None:
                         help="Nystrom landmarks: a uniform sample of points or k-means centres (default uniform)")
     parser.add_argument("--knn", type=positive_int, default=10,
                         help="neighbours of the spectral posterior's kNN graph (default 10)")
+    parser.add_argument("--executor", default="serial",
+                        help="where a low-rank posterior's candidates are scored: serial (default), "
+                        "threads[:N], dask://HOST:PORT (a running Dask scheduler) or local-dask:N; "
+                        "the picks do not depend on it (docs/distributed.md)")
+
+
+def open_executor(spec: str):
+    """The executor ``--executor`` names, connected; raises ValueError with the reason."""
+    from core.criteria.blocks import ExecutorUnavailable
+    from labeler.distributed import make_executor
+
+    try:
+        return make_executor(spec)
+    except ExecutorUnavailable as exc:
+        raise ValueError(str(exc)) from None
+
+
+def simulate_executor(spec: str, posterior: str, stream=None):
+    """The executor of ``labeler simulate --executor`` (None for serial), said on ``stream``."""
+    if spec == "serial":
+        return None
+    executor = open_executor(spec)
+    if stream is not None:
+        where = "here: a dense posterior scores on this machine" if posterior == "dense" else f"on {executor!r}"
+        print(f"labeler simulate: candidates scored {where}", file=stream, flush=True)
+    return executor
+
+
+def app_executor(spec: str) -> None:
+    """Reach ``labeler app --executor``'s executor once (a wrong address stops before the
+    server starts), then hand its name to the app's sessions (``LABELER_EXECUTOR``)."""
+    import os
+
+    if spec == "serial":
+        return
+    executor = open_executor(spec)
+    if hasattr(executor, "close"):
+        executor.close()
+    os.environ["LABELER_EXECUTOR"] = spec
 
 
 def model_options(args) -> dict:

@@ -34,7 +34,7 @@ import numpy as np
 
 from core.criteria.blocks import ExecutorUnavailable, SerialExecutor, ThreadExecutor
 
-__all__ = ["DaskExecutor", "make_executor", "EXECUTOR_HELP", "SHIP_ONCE_BYTES"]
+__all__ = ["DaskExecutor", "make_executor", "process_executor", "EXECUTOR_HELP", "SHIP_ONCE_BYTES"]
 
 #: Shared arrays at least this large are scattered once and reused across queries.
 SHIP_ONCE_BYTES = 1 << 20
@@ -216,3 +216,26 @@ def make_executor(spec: str | None):
             raise ValueError(f"executor address {spec!r} needs a host and a port, e.g. dask://10.0.0.5:8786.")
         return DaskExecutor(address)
     raise ValueError(f"unknown executor {spec!r}: use {EXECUTOR_HELP}.")
+
+
+_PROCESS: dict = {}
+
+
+def process_executor(environ=None):
+    """The executor of this process's sessions: ``LABELER_EXECUTOR`` (set by ``labeler app
+    --executor``), made once; None (score here) when unset, ``serial``, or unreachable (with
+    a warning: the sessions stay usable on this machine)."""
+    import warnings
+
+    env = os.environ if environ is None else environ
+    spec = env.get("LABELER_EXECUTOR", "serial").strip() or "serial"
+    if spec == "serial":
+        return None
+    if spec not in _PROCESS:
+        try:
+            _PROCESS[spec] = make_executor(spec)
+        except (ValueError, ExecutorUnavailable) as exc:
+            warnings.warn(f"LABELER_EXECUTOR={spec!r}: {exc} Candidates are scored on this machine.",
+                          stacklevel=2)
+            _PROCESS[spec] = None
+    return _PROCESS[spec]

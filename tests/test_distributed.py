@@ -231,3 +231,49 @@ def test_knn_graph_in_tasks_equals_the_exact_graph(cluster):
     assert np.array_equal(ind, np.argsort(brute, axis=1, kind="stable")[:, :3])
     with pytest.raises(ValueError, match="n_neighbors"):
         knn_blocks(X, 500)
+
+
+# ---------------------------------------------------------------------------- the commands and the app
+def test_simulate_with_an_executor_takes_the_same_queries(tmp_path):
+    from labeler.data import load_dataset
+    from labeler.experiments.simulate import simulate
+
+    dataset = load_dataset("moons", n=600)
+    kw = dict(strategy="arls", budget=6, seed=1, initial=4, posterior="nystrom", rank=40)
+    plain = simulate(dataset, **kw)
+    spread = simulate(dataset, executor=ThreadExecutor(2), **kw)
+    assert plain["index"].tolist() == spread["index"].tolist()
+    assert_allclose(spread["estimated_risk"], plain["estimated_risk"], rtol=1e-10)
+
+
+def test_a_session_scores_on_the_process_executor(tmp_path, monkeypatch):
+    import labeler.distributed as dist
+    from labeler.session import LabelingSession
+    from labeler.session.config import SessionConfig
+
+    config = SessionConfig(dataset="moons", dataset_options={"n": 600}, posterior="nystrom", rank=40,
+                           initial_labels=4)
+    with LabelingSession.create(tmp_path / "a.sqlite", config) as s:
+        want = s.next_query()
+    monkeypatch.setenv("LABELER_EXECUTOR", "threads:2")
+    monkeypatch.setattr(dist, "_PROCESS", {})
+    with LabelingSession.create(tmp_path / "b.sqlite", config) as s:
+        assert isinstance(s.learner._criterion, BlockScoredExpectedRisk)
+        assert s.next_query() == want
+    monkeypatch.setenv("LABELER_EXECUTOR", "dask://127.0.0.1:9")
+    monkeypatch.setattr(dist, "_PROCESS", {})
+    with pytest.warns(UserWarning, match="scored on this machine"):
+        assert dist.process_executor() is None
+
+
+def test_the_commands_name_a_bad_executor_before_anything_starts(tmp_path, capsys, monkeypatch):
+    from labeler import cli
+
+    started = []
+    monkeypatch.setattr("labeler.serve.run_app", lambda **kw: started.append(kw))
+    for argv in (["simulate", "moons", "--posterior", "nystrom", "--budget", "2", "--executor", "gpu"],
+                 ["app", "moons", "--executor", "dask://127.0.0.1:9"]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert "--executor" in err and ("unknown executor 'gpu'" in err or "Could not reach" in err)
+    assert started == []

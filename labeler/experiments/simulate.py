@@ -380,6 +380,7 @@ def simulate(
     landmarks: str = "uniform",
     knn: int = 10,
     build_progress: Callable[[str, float], None] | None = None,
+    executor=None,
 ) -> pd.DataFrame:
     """Simulate active labelling with an oracle that knows the true labels.
 
@@ -419,6 +420,9 @@ def simulate(
         own kernel ``k(x, Z) W^+ k(Z, x')``; a spectral one cannot predict outside its pool.
     rank, landmarks, knn
         Of a low-rank posterior (:class:`labeler.session.model.ModelSpec`).
+    executor : core.criteria.blocks.BlockExecutor, optional
+        Where a low-rank posterior's candidates are scored (:mod:`labeler.distributed`; the
+        scores do not depend on it).
     build_progress : callable(message, fraction), optional
         Progress of the factor's build.
 
@@ -493,7 +497,8 @@ def simulate(
         learner = ActiveRLS.from_features(X, classes=classes, kernel=kernel, lam=lam_used, weighting=weighting,
                                           random_state=seed)
     else:
-        learner = _model.build_learner(spec, X, classes, initial, parts={}, progress=build_progress)
+        learner = _model.build_learner(spec, X, classes, initial, parts={}, progress=build_progress,
+                                       executor=executor)
         if not isinstance(weighting, str):
             learner.set_weighting(weighting)
     if initial:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from core.criteria.blocks import BlockScoredExpectedRisk, SerialExecutor
 from core.criteria.subsampled import SubsampledExpectedRisk
 from core.learner import ActiveRLS
 from core.kernels import Kernel
@@ -319,7 +320,7 @@ class ModelSpec:
 
 
 def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, parts: dict | None = None,
-                  progress=None) -> ActiveRLS:
+                  progress=None, executor=None) -> ActiveRLS:
     """A new learner without labels on the pool ``X`` with the settings of ``spec``.
 
     Parameters
@@ -336,6 +337,9 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
         the caller stores).
     progress : callable(message, fraction), optional
         Progress of the long build steps (landmarks, factor rows, kNN graph, eigenpairs).
+    executor : core.criteria.blocks.BlockExecutor, optional
+        Where a low-rank posterior's candidates are scored (:mod:`labeler.distributed`); the
+        scores do not depend on it. A dense posterior always scores here.
 
     Returns
     -------
@@ -362,9 +366,12 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
         parts.update(built)
     learner = ActiveRLS(post, classes=list(classes), lam=float(spec.lam),
                         weighting=spec.learner_weighting(classes), random_state=spec.seed)
-    if n > SUBSAMPLE_ABOVE:
+    criterion = SubsampledExpectedRisk(**SUBSAMPLED, seed=int(spec.seed)) if n > SUBSAMPLE_ABOVE else None
+    if executor is not None and not isinstance(executor, SerialExecutor):
+        criterion = BlockScoredExpectedRisk(executor, subsample=criterion)
+    if criterion is not None:
         # ActiveRLS scores "arls" with its criterion; it has no public setter yet
-        learner._criterion = SubsampledExpectedRisk(**SUBSAMPLED, seed=int(spec.seed))
+        learner._criterion = criterion
     return learner
 
 

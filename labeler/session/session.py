@@ -48,6 +48,7 @@ import numpy as np
 from core import strategies
 
 from . import data, model
+from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
 from .classes import SessionClasses
 from .labelling import SessionLabelling
@@ -289,8 +290,9 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         recs = list(self._log.labels.values())
         spec = self._spec
         parts = dict(self._factor_parts) if spec.posterior != "dense" else None
+        executor = process_executor() if spec.posterior != "dense" else None
         learner = model.build_learner(spec, self.X, self._log.classes, n_block=len(recs), parts=parts,
-                                      progress=progress)
+                                      progress=progress, executor=executor)
         if parts is not None and not self._factor_parts:
             self._factor_parts = parts
             self._factor_new = data.factor_arrays(spec, parts)
