@@ -68,8 +68,8 @@ def render_area_panel(session, view, area: dict) -> None:
         else:
             pred = view.predicted_codes[free]
             common = np.bincount(pred[pred >= 0], minlength=len(view.classes))
-            st.caption(f"The model predicts: " + ", ".join(
-                f"{md_text(c)} {int(common[j])}" for j, c in enumerate(view.classes) if common[j]))
+            st.caption("The model predicts for them: " + ", ".join(
+                f"{md_text(c)}: {int(common[j])}" for j, c in enumerate(view.classes) if common[j]))
             with st.container(horizontal=True, gap="small", key="area_buttons"):
                 for j, name in enumerate(view.classes):
                     st.button(f"Label {free.size} as {md_text(name)}", key=f"area_{j}",
@@ -133,8 +133,9 @@ def render_similar_tab(session, view) -> None:
         st.info("Press **More like this** under a point to see its nearest neighbours here.")
         return
     anchor = int(anchor)
-    k = st.number_input("Neighbours", 1, 50, 10, key="similar_k", bind="query-params",
-                        help="How many of the most similar unlabelled points to show")
+    with st.columns([1, 3])[0]:
+        k = st.number_input("Neighbours", 1, 50, 10, key="similar_k", bind="query-params",
+                            help="How many of the most similar unlabelled points to show")
     found = similar_points(session, anchor, k=int(k))
     st.markdown(f"**The {len(found)} unlabelled points most like point #{anchor}** (distance in "
                 "the features the model sees). Set each class, then label them all at once.")
@@ -146,7 +147,7 @@ def render_similar_tab(session, view) -> None:
 
 def render_batch_tab(session, view) -> None:
     """The "Batch" tab: the next k queries chosen together, labelled in one go."""
-    left, right = st.columns([1, 2])
+    left, right, _ = st.columns([1, 2, 1])
     with left:
         k = st.number_input("Batch size", 1, MAX_BATCH, 5, key="batch_k", bind="query-params",
                             help="How many queries to choose together")
