@@ -22,7 +22,7 @@ import streamlit as st  # noqa: E402
 
 from labeler.ui import state
 from labeler.ui.access import require_token
-from labeler.ui.bulk_panels import render_area_panel, render_batch_tab, render_similar_tab
+from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
@@ -130,10 +130,10 @@ with lock:
         key="lower_tab", on_change="rerun", bind="query-params")
     if batch.open:
         with batch:
-            render_batch_tab(session, view)
+            render_bulk_tab("batch")  # a fragment: its widgets rerun only the tab
     if similar.open:
         with similar:
-            render_similar_tab(session, view)
+            render_bulk_tab("similar")
     if progress.open:
         with progress:
             render_progress(session)

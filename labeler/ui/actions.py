@@ -308,6 +308,9 @@ def label_grid(indices, keys, via: str, version: int) -> None:
         state.flash("warning", "Pick a class for every point of the grid first.")
         return
     _label_many_or_why(labels, via, version)
+    # the grid is a fragment (labeler.ui.bulk_panels.render_bulk_tab): rerun the whole page
+    # after it, so the flash message, the map and the counts show what happened
+    st.session_state["grid_labelled"] = True
 
 
 def similar(index: int) -> None:

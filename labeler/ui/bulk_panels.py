@@ -8,6 +8,10 @@
 * :func:`render_batch_tab` ("Batch" tab): the next k queries chosen together
   (:func:`labeler.session.batch.batch_queries`) in a grid.
 
+The two tabs are Streamlit fragments (:func:`render_bulk_tab`): picking a class in a grid,
+the batch size or rule reruns only the tab, not the map and the rest of the page; after "Label
+these N" the whole page reruns once (the map, counts and point panel show the new labels).
+
 A grid shows each point (thumbnail, text or first features), its prediction and a class picker
 set to the prediction; "Label these N" stores them as ONE action (one Undo reverts them all).
 Every button carries the state version its page was drawn from: a press after the session
@@ -26,13 +30,14 @@ import streamlit as st
 
 from labeler.session.batch import BATCH_RULES, MAX_BATCH, batch_queries
 from labeler.session.neighbours import similar_points
-from labeler.ui import actions
+from labeler.ui import actions, state
 from labeler.ui.figures import class_color
 from labeler.ui.label_controls import undo_button
 from labeler.ui.text import html_text, md_text
-from labeler.ui.view import point_image, upscale
+from labeler.ui.view import build_view, point_image, upscale
 
-__all__ = ["render_area_panel", "render_similar_tab", "render_batch_tab", "GRID_COLUMNS"]
+__all__ = ["render_area_panel", "render_similar_tab", "render_batch_tab", "render_bulk_tab",
+           "GRID_COLUMNS"]
 
 GRID_COLUMNS = 5
 _RULE_LABELS = {"greedy": "Greedy expected risk", "diverse": "Diverse (farthest first)"}
@@ -163,3 +168,20 @@ def render_batch_tab(session, view) -> None:
         st.success("Every point is labelled or skipped.")
         return
     _grid(session, view, picks, "batch", f"Label these {len(picks)}")
+
+
+@st.fragment
+def render_bulk_tab(kind: str) -> None:
+    """The "More like this" (``kind="similar"``) or "Batch" (``"batch"``) tab as a fragment:
+    its widgets rerun only this function. Reads the session and its view itself (a fragment
+    rerun does not run the page), under the session's lock."""
+    session, lock = state.current()
+    if session is None:
+        return
+    with lock:
+        if getattr(session, "closed", False):
+            return
+        view = build_view(session, color_mode="label")  # cached per state: cheap
+        (render_batch_tab if kind == "batch" else render_similar_tab)(session, view)
+    if st.session_state.pop("grid_labelled", False):
+        st.rerun()  # the whole page once: the map, counts and point panel show the new labels
