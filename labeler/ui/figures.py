@@ -162,6 +162,7 @@ def scatter_figure(
     view_key: str = "pool",
     height: int = 560,
     hover_text: np.ndarray | None = None,
+    hover_predictions: bool = False,
 ) -> go.Figure:
     """Map of the whole pool, coloured by label, prediction, confidence or expected risk.
 
@@ -195,6 +196,11 @@ def scatter_figure(
         Figure height in pixels.
     hover_text : ndarray of shape (n_samples,) of str, optional
         Each point's text for its tooltip, already made safe (:func:`hover_texts`).
+    hover_predictions : bool
+        Tooltips name the predicted class and its confidence (needs ``predicted_codes`` and
+        ``confidence``), and on labelled points the label too. Costs a short string per point
+        in the figure (sent as a list: plotly validates a list of strings in one pass, a numpy
+        object array one element at a time).
 
     Returns
     -------
@@ -222,6 +228,21 @@ def scatter_figure(
         if hover_text.shape != (n,):
             raise ValueError(f"hover_text must have shape ({n},); got {hover_text.shape}.")
     text_line = "" if hover_text is None else "<br>%{text}"
+    pool_text = hover_text
+    labeled = np.flatnonzero(label_codes >= 0)
+    labeled_text = None if hover_text is None else hover_text[labeled]
+    labeled_hover = "point %{customdata} (labelled)" + text_line + "<extra></extra>"
+    if hover_predictions and predicted_codes is not None and confidence is not None:
+        names = [plot_text(c) for c in classes] + ["?"]
+        pcodes = np.asarray(predicted_codes).tolist()
+        conf = np.asarray(confidence, dtype=np.float64).tolist()
+        pred = [f"{names[p]} ({c:.2f})" for p, c in zip(pcodes, conf)]
+        extra = [""] * n if hover_text is None else ["<br>" + str(t) for t in hover_text.tolist()]
+        pool_text = [a + b for a, b in zip(pred, extra)]
+        text_line = "<br>predicted (confidence): %{text}"
+        labeled_text = [f"{names[label_codes[i]]}<br>predicted (confidence): {pool_text[i]}"
+                        for i in labeled.tolist()]
+        labeled_hover = "point %{customdata} · label %{text}<extra></extra>"
 
     # --- trace 0: the pool, numeric colours only ------------------------------------------
     marker: dict = dict(size=size, opacity=0.85, line=dict(width=0))
@@ -268,13 +289,12 @@ def scatter_figure(
     traces = [
         go.Scattergl(
             x=xy[:, 0], y=xy[:, 1], mode="markers", marker=marker, name="pool",
-            hovertemplate=hover, showlegend=False, text=hover_text,
+            hovertemplate=hover, showlegend=False, text=pool_text,
             unselected=dict(marker=dict(opacity=0.85)), selected=dict(marker=dict(opacity=1.0)),
         )
     ]
 
     # --- trace 1: labelled points, class colour with a dark outline ------------------------
-    labeled = np.flatnonzero(label_codes >= 0)
     traces.append(
         go.Scattergl(
             x=xy[labeled, 0], y=xy[labeled, 1], mode="markers", name="labelled",
@@ -286,8 +306,8 @@ def scatter_figure(
                 cmin=-0.5, cmax=k - 0.5,
                 line=dict(width=1.2, color="#1f2430"),
             ),
-            hovertemplate="point %{customdata} (labelled)" + text_line + "<extra></extra>",
-            text=None if hover_text is None else hover_text[labeled],
+            hovertemplate=labeled_hover,
+            text=labeled_text,
             showlegend=False,
             unselected=dict(marker=dict(opacity=1.0)),
         )
