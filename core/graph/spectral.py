@@ -245,8 +245,7 @@ def spectrum_factor(V, mu, trace: float | None = None) -> np.ndarray:
     mu : array-like of shape (m,)
         Non-negative spectrum.
     trace : float, optional
-        Default n (mean kernel diagonal 1); None keeps ``mu`` as given only if passed
-        explicitly as ``trace=0``.
+        Default n (mean kernel diagonal 1, as an RBF kernel); 0 keeps ``mu`` unscaled.
 
     Returns
     -------
