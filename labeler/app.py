@@ -26,10 +26,12 @@ from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.map_density import uses_density
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view, map_hover_texts
+from labeler.ui.viewport import map_viewport
 from labeler.ui.zoom import keep_zoom
 
 st.set_page_config(page_title="ARLS labeler", page_icon="🏷️", layout="wide",
@@ -105,6 +107,7 @@ with lock:
             query=view.query, selected=selected, skipped=sorted(view.skipped),
             view_key=str(session.id),
             hover_text=map_hover_texts(session.dataset),
+            viewport=map_viewport(str(session.id)) if uses_density(view.n_samples) else None,
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
                         config={"displaylogo": False, "scrollZoom": True,
