@@ -293,12 +293,13 @@ def viewport_points(xy: np.ndarray, viewport, max_points: int | None = None) -> 
 
 
 def png_data_uri(rgba: np.ndarray) -> str:
-    """``data:image/png;base64,...`` of an RGBA uint8 image (PIL, best compression)."""
+    """``data:image/png;base64,...`` of an RGBA uint8 image (PIL; zlib level 6: PIL's
+    ``optimize`` costs a second at 256 x 256 for a few kB)."""
     from PIL import Image
 
     buf = io.BytesIO()
     Image.fromarray(np.ascontiguousarray(rgba, dtype=np.uint8), mode="RGBA").save(
-        buf, format="PNG", optimize=True)
+        buf, format="PNG", compress_level=6)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
