@@ -113,7 +113,9 @@ with lock:
                         config={"displaylogo": False, "scrollZoom": True,
                                 "modeBarButtonsToRemove": ["select2d", "lasso2d"]})
         st.caption("Click a point to see it and label it out of turn. Scroll to zoom, drag to "
-                   "zoom in on a box, double-click to reset.")
+                   "zoom in on a box, double-click to reset."
+                   + (" Large pool: the map shows where points are; zoom in to see and click "
+                      "single points." if uses_density(view.n_samples) else ""))
 
     # ---- lower tabs (only the open one runs) ---------------------------------------------
     progress, confidence, export, history, keys = st.tabs(
