@@ -160,6 +160,12 @@ def test_density_figure_real_points_carry_pool_indices(mode):
     if mode in ("predicted", "label"):
         want = (pred if mode == "predicted" else labels)[in_view] + 1.0
         np.testing.assert_array_equal(np.asarray(fig.data[0].marker.color), want)
+    if mode in ("confidence", "expected_risk"):  # one colour bar, with the viewport's points
+        assert [bool(t.marker.showscale) for t in fig.data if hasattr(t, "marker")].count(True) == 1
+        zoomed_out = scatter_figure(xy, ["a", "b", "c"], color_mode=mode, label_codes=labels,
+                                    confidence=conf, expected_risk=risk, density=True)
+        bars = [t for t in zoomed_out.data if t.marker.showscale]
+        assert len(bars) == 1 and bars[0].name == "colour scale" and zoomed_out.data[-1] is bars[0]
     assert fig.layout.xaxis.range[0] < xy[:, 0].min() and fig.layout.xaxis.range[1] > xy[:, 0].max()
     assert fig.layout.meta == "pool"
 

@@ -419,6 +419,16 @@ def density_figure(
     if values is not None:  # the whole pool's colour range, as in the image
         lo, hi = _value_range(values, color_mode)
         pool.marker.cmin, pool.marker.cmax = lo, hi
+        if not keep.size:  # an empty trace draws no colour bar: a data-less one does (last)
+            import plotly.graph_objects as go
+
+            fig.add_trace(go.Scatter(
+                x=[None], y=[None], mode="markers", name="colour scale", showlegend=False,
+                hoverinfo="skip",
+                marker=dict(color=[lo], colorscale=pool.marker.colorscale, cmin=lo, cmax=hi,
+                            reversescale=pool.marker.reversescale, showscale=True,
+                            colorbar=pool.marker.colorbar.to_plotly_json())))
+            pool.marker.showscale = False
     for trace in fig.data[1:]:  # local -> pool indices
         if trace.customdata is not None and len(trace.customdata):
             trace.customdata = subset[np.asarray(trace.customdata, dtype=np.int64)].astype(np.int32)
