@@ -26,12 +26,15 @@ UMAP_AUTO_MIN_FEATURES = 3
 #: 2,000 points 16 s after that), more than a small pool's map is worth; PCA is instant.
 UMAP_AUTO_MIN_SAMPLES = 5_000
 #: ... and at most this many: seeded UMAP runs on one core (umap-learn turns parallelism off
-#: when ``random_state`` is set) at about 0.7 ms per point (10^5 points of 64 features: 72 s),
-#: so 3 x 10^5 points take about 4 minutes, once (the layout is cached in the store), and
-#: 10^6 points about 12 minutes, too long to wait for a first map: PCA then, with a notice.
-UMAP_AUTO_MAX_SAMPLES = 300_000
-#: Seconds per point of seeded UMAP measured on this machine (see above) and its fixed cost.
-_UMAP_SECONDS_PER_POINT, _UMAP_SECONDS_FIXED = 0.7e-3, 20.0
+#: when ``random_state`` is set). Measured here (64 features, ``low_memory=True``): 10^5 points
+#: in 72 s, 3 x 10^5 points in about 10.5 CPU minutes (34 min wall on the loaded machine), i.e.
+#: about 2 ms per point at that size; 10^6 points would take over half an hour, too long to
+#: wait for a first map. Beyond this limit "auto" is PCA, with a notice; layout="umap" still
+#: asks for it (once: the layout is kept in the store).
+UMAP_AUTO_MAX_SAMPLES = 200_000
+#: Seconds per point of seeded UMAP measured on this machine (see above) and its fixed cost
+#: (numba compilation in a fresh process).
+_UMAP_SECONDS_PER_POINT, _UMAP_SECONDS_FIXED = 2.0e-3, 20.0
 
 
 def available_layout_methods() -> list[str]:

@@ -138,7 +138,7 @@ class SessionConfig:
     layout : {"auto", "pca", "tsne", "umap", "given"}
         2-D coordinates for display; "given" uses the data set's own; "auto" (the default)
         means "given" when the data set has coordinates (e.g. ``x``, ``y`` columns), else
-        UMAP for features of more than 3 dimensions on 5,000 to 300,000 points, else "pca"
+        UMAP for features of more than 3 dimensions on 5,000 to 200,000 points, else "pca"
         (:func:`labeler.data.layout.auto_layout_method`; why is stored in ``auto``). Resolved
         once at creation and stored: sessions made before keep theirs.
     seed : int

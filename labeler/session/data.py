@@ -165,7 +165,7 @@ def auto_layout(dataset, shape) -> tuple[str, str | None]:
 
     The data set's own layout ("given") when it has one; else
     :func:`labeler.data.layout.auto_layout_method` of the raw features' ``shape``: UMAP for
-    more than 3 features on 5,000 to 300,000 points, PCA otherwise. A session stores the
+    more than 3 features on 5,000 to 200,000 points, PCA otherwise. A session stores the
     resolved method, so sessions made before keep theirs. The reason is None for "given"
     (nothing to explain).
     """
