@@ -27,10 +27,12 @@ from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.map_density import uses_density
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view, map_hover_texts
+from labeler.ui.viewport import map_viewport
 from labeler.ui.zoom import keep_zoom
 
 st.set_page_config(page_title="ARLS labeler", page_icon="🏷️", layout="wide",
@@ -116,13 +118,16 @@ with lock:
             query=view.query, selected=selected, skipped=sorted(view.skipped),
             view_key=str(session.id),
             hover_text=map_hover_texts(session.dataset), hover_predictions=True,
+            viewport=map_viewport(str(session.id)) if uses_density(view.n_samples) else None,
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun",
                         selection_mode=("points", "box", "lasso"),
                         config={"displaylogo": False, "scrollZoom": True})
         st.caption("Click a point to see it and label it out of turn. Box or lasso select "
                    "(toolbar) to label many at once. Scroll to zoom, drag to zoom in on a box, "
-                   "double-click to reset.")
+                   "double-click to reset."
+                   + (" Large pool: the map shows where points are; zoom in to see, click and "
+                      "select single points." if uses_density(view.n_samples) else ""))
 
     # ---- lower tabs (only the open one runs) ---------------------------------------------
     progress, batch, similar, confidence, export, history, keys = st.tabs(

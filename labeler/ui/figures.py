@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from labeler.ui.map_density import density_figure, uses_density
 from labeler.ui.text import plot_text
 
 __all__ = [
@@ -163,8 +164,14 @@ def scatter_figure(
     height: int = 560,
     hover_text: np.ndarray | None = None,
     hover_predictions: bool = False,
+    viewport=None,
+    density: bool | None = None,
 ) -> go.Figure:
     """Map of the whole pool, coloured by label, prediction, confidence or expected risk.
+
+    Above :func:`labeler.ui.map_density.density_above` points (``density=None``) the map is
+    :func:`labeler.ui.map_density.density_figure` instead: a density image of the pool plus
+    the labelled, query, selected, skipped and viewport points, in the same trace order.
 
     Parameters
     ----------
@@ -201,6 +208,10 @@ def scatter_figure(
         ``confidence``), and on labelled points the label too. Costs a short string per point
         in the figure (sent as a list: plotly validates a list of strings in one pass, a numpy
         object array one element at a time).
+    viewport : (x0, x1, y0, y1) or None
+        Axis ranges the user zoomed to; only the density map uses it (draws the points there).
+    density : bool or None
+        Draw the density map (True), every point (False), or decide by pool size (None).
 
     Returns
     -------
@@ -215,6 +226,12 @@ def scatter_figure(
     if xy.ndim != 2 or xy.shape[1] != 2:
         raise ValueError(f"layout must have shape (n_samples, 2); got {xy.shape}.")
     n = xy.shape[0]
+    if density or (density is None and uses_density(n)):  # large pool: labeler/ui/map_density.py
+        return density_figure(
+            layout, classes, color_mode=color_mode, label_codes=label_codes,
+            predicted_codes=predicted_codes, confidence=confidence, expected_risk=expected_risk,
+            query=query, selected=selected, skipped=skipped, view_key=view_key, height=height,
+            hover_text=hover_text, viewport=viewport)
     if color_mode not in COLOR_MODES:
         raise ValueError(f"color_mode {color_mode!r} is unknown; use one of {list(COLOR_MODES)}.")
     label_codes = np.asarray(label_codes)

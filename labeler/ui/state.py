@@ -26,6 +26,7 @@ from labeler.ui.config import AppConfig
 from labeler.ui.figures import point_index_from_selection
 from labeler.ui.selection import area_selection
 from labeler.ui.registry import REGISTRY
+from labeler.ui.startup import build_layout
 
 __all__ = [
     "USER_ERRORS", "app_config", "flash", "pop_flash", "current", "open_session", "new_session",
@@ -99,6 +100,7 @@ def new_session(dataset: str, dataset_options: dict | None = None, **settings) -
                                **settings)
         with st.spinner(f"Loading {dataset} and building the model…", show_time=True):
             session, _ = REGISTRY.create(app_config().store, config)
+        build_layout(session)  # the map's layout (UMAP: minutes at 10^5) with a progress bar
     except (*USER_ERRORS, MemoryError) as exc:  # MemoryError: an n x n matrix too large
         flash("error", f"Could not open {dataset}: {exc}")
         return False
