@@ -11,7 +11,14 @@ what PCA of images or a sentence encoder gives):
 * one ARLS step on the Nystrom factor (ALGORITHMS §8): the subsampled expected-risk score of
   :class:`core.criteria.subsampled.SubsampledExpectedRisk`, the pick and the exact update;
   median over ``--steps`` steps, with "balanced" class weights (the reweight of a factor
-  posterior costs O(|L| r^2 + r^3)).
+  posterior costs O(|L| r^2 + r^3)). Targets (issue 8): <= 0.3 s at 10^5, <= 2 s at 10^6, peak
+  <= 6 GB;
+* ``simulate``: the end-to-end command ``labeler simulate FILE --budget B --initial 10`` on a
+  ``make_classification`` pool of n points and ``--dim`` features written to /tmp as .npz
+  (the posterior chosen by "auto": Nystrom rank 300 beyond what a dense one fits in half the
+  memory; picks by the subsampled expected risk, lam re-tuned by LOO), its wall time ("build s"
+  column: everything, loading and factor included), the median ``step_seconds`` of its curve
+  and the command's peak resident memory.
 
 Each build runs in a fresh subprocess, so that its peak resident memory (``ru_maxrss``) is its
 own. Times are wall-clock seconds on this machine (2 cores, shared: run twice and compare).
@@ -21,6 +28,7 @@ Usage::
     python benchmarks/scale.py                       # n = 10^5 (about 2 minutes)
     python benchmarks/scale.py --n 100000,1000000    # adds the 10^6 row (about 20 minutes)
     python benchmarks/scale.py --quick               # n = 20,000, seconds
+    python benchmarks/scale.py --n 100000,1000000 --kinds step,simulate   # the README table
 """
 
 from __future__ import annotations
@@ -69,6 +77,8 @@ def job(kind: str, n: int, args) -> dict:
     from core.learner import ActiveRLS
     from core.rls import default_widths
 
+    if kind == "simulate":
+        return simulate_job(n, args)
     X, y = mixture(n, args.dim, args.classes, args.seed)
     base = peak_gb()
     width = float(default_widths(X)[6])  # the median pairwise distance
@@ -117,6 +127,33 @@ def job(kind: str, n: int, args) -> dict:
     return out
 
 
+def simulate_job(n: int, args) -> dict:
+    """``labeler simulate`` on a make_classification file of n points, as a user runs it."""
+    import csv
+
+    path = f"/tmp/labeler-scale-{n}-{args.dim}-{args.seed}.npz"
+    if not os.path.exists(path):
+        from sklearn.datasets import make_classification
+
+        X, y = make_classification(n_samples=n, n_features=args.dim, n_informative=args.dim // 2,
+                                   n_redundant=args.dim // 8, n_classes=args.classes, random_state=args.seed)
+        np.savez(path, X=X, y=y)
+        del X, y
+    out = f"/tmp/labeler-scale-{n}-curve.csv"
+    cmd = [sys.executable, "-m", "labeler", "simulate", path, "--budget", str(args.budget), "--initial", "10",
+           "--seed", str(args.seed), "--out", out, "--quiet"]
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(HERE)))
+    t0 = time.perf_counter()
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise RuntimeError((res.stderr.strip().splitlines() or ["failed"])[-1])
+    with open(out) as fh:
+        steps = [float(r["step_seconds"]) for r in csv.DictReader(fh)]
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+    return {"build_s": wall, "step_s": float(np.median(steps)), "peak_gb": peak, "data_gb": 8 * n * args.dim / 2**30}
+
+
 def run_sub(kind: str, n: int, args) -> dict:
     cmd = [sys.executable, HERE, "--job", kind, "--n", str(n)] + [
         f"--{k.replace('_', '-')}={v}" for k, v in vars(args).items()
@@ -138,10 +175,11 @@ def main(argv=None):
     p.add_argument("--knn", type=int, default=10)
     p.add_argument("--graph-rank", type=int, default=100, help="Laplacian eigenpairs")
     p.add_argument("--steps", type=int, default=7)
+    p.add_argument("--budget", type=int, default=30, help="queries of the simulate row")
     p.add_argument("--n-uncertain", type=int, default=200)
     p.add_argument("--n-random", type=int, default=300)
     p.add_argument("--n-points", type=int, default=2_000)
-    p.add_argument("--kinds", default="nystrom-uniform,nystrom-kmeans,spectral,step")
+    p.add_argument("--kinds", default="nystrom-uniform,nystrom-kmeans,spectral,step,simulate")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--job", help=argparse.SUPPRESS)
     args = p.parse_args(argv)

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
 from labeler.cli_graph import add_graph_arguments, run_graph_simulate
+from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
 from labeler.runtime import configure_threads
 
 __all__ = ["main", "build_parser", "CLIError"]
@@ -146,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default $LABELER_TOKEN, else none)",
     )
     add_role_arguments(app)
+    add_posterior_arguments(app, _positive_int)
 
     sim = sub.add_parser(
         "simulate",
@@ -191,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--initial", type=_non_negative_int, default=0, help="random labels before the first query (default 0)")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_graph_arguments(sim)  # --model, --transform, --graph-k, --graph-rank, --alpha (labeler/cli_graph.py)
+    add_posterior_arguments(sim, _positive_int)
     add_role_arguments(sim)
 
     rep = sub.add_parser(
@@ -238,6 +241,12 @@ def _run_app(args, extra: list[str]) -> int:
     options = _app_data_options(args)
     if options:
         kwargs["data_options"] = options
+    model = _model_options(args)
+    if model:
+        import json
+        import os
+
+        os.environ["LABELER_MODEL"] = json.dumps(model)  # the app's first new session (ui.config)
     run_app(**kwargs)
     return 0
 
@@ -355,6 +364,7 @@ def _run_simulate(args) -> int:
     import numpy as np
 
     from labeler.experiments.simulate import app_settings, simulate
+    from labeler.session.model import MemoryBudgetError
     from labeler.atomic import atomic_write
     from labeler.experiments.report import write_report
 
@@ -392,7 +402,10 @@ def _run_simulate(args) -> int:
         chosen = app_settings(dataset, args.seed, kernel=args.kernel,
                               width="auto" if args.width is None else args.width,
                               lam="auto" if args.lam is None else args.lam,
-                              weighting=args.weighting, X_val=X_val_raw)
+                              weighting=args.weighting, X_val=X_val_raw, posterior=args.posterior,
+                              rank=args.rank, landmarks=args.landmarks, knn=args.knn)
+    except MemoryBudgetError as exc:
+        raise CLIError(f"{args.data}: {exc}") from None
     except ValueError as exc:
         raise CLIError(f"{args.data}: {exc} Or pass --width W.") from None
     X, X_val, kernel, lam, weighting = (chosen[k] for k in ("X", "X_val", "kernel", "lam", "weighting"))
@@ -418,11 +431,21 @@ def _run_simulate(args) -> int:
             f"accuracy on {evaluation}",
             file=err, flush=True,
         )
+        post = chosen["posterior"]
+        pdesc = "dense (exact)" if post == "dense" else f"{post}, rank {chosen['rank']}"
+        print(f"labeler simulate: posterior {pdesc}"
+              + (f" -- chosen automatically: {notes['posterior']}" if "posterior" in notes and post != "dense"
+                 else ""),
+              file=err, flush=True)
+        if "scoring" in notes and args.strategy == "arls":
+            print(f"labeler simulate: {notes['scoring']}", file=err, flush=True)
     progress = _Progress(err, enabled=not args.quiet)
+    build_progress = _BuildProgress(err, enabled=not args.quiet)
     curve = simulate(
         dataset, strategy=args.strategy, budget=args.budget, seed=args.seed, kernel=kernel, lam=lam,
         weighting=weighting, X_val=X_val, y_val=y_val, initial=args.initial, progress=progress, X=X,
-        auto_tune=auto_tune,
+        auto_tune=auto_tune, posterior=chosen["posterior"], rank=chosen["rank"],
+        landmarks=chosen["landmarks"], knn=chosen["knn"], build_progress=build_progress,
     )
     if out is None:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")

@@ -55,11 +55,12 @@ def test_creation_is_refused_with_how_many_points_fit(tmp_path, monkeypatch):
     _limit(monkeypatch, 100e6)
     store = tmp_path / "s.sqlite"
     with pytest.raises(MemoryBudgetError) as info:
-        LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 5000}))
+        LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 5000},
+                                                    posterior="dense"))
     text = str(info.value)
     fit = model.max_points(model.MEMORY_FRACTION * 100e6, 2, 2)
     assert "5,000 points" in text and f"{fit:,} points fit" in text
-    assert "low-rank posterior (planned)" in text and "subsample" in text
+    assert "--posterior nystrom" in text and "subsample" in text
     assert not store.exists() or LabelingSession.list_sessions(store) == []
     assert 2000 < fit < 5000
 
@@ -104,14 +105,41 @@ def test_sidebar_refuses_a_pool_too_large_for_the_memory(tmp_path, monkeypatch):
         at.run()
         sid = at.session_state["session_id"]
         _limit(monkeypatch, 2 * GiB)
+        _limit(monkeypatch, 100e6)  # not even the low-rank posterior "auto" falls back to fits
         at.selectbox(key="pick_builtin").set_value("moons").run()
         at.number_input(key="pick_n").set_value(50_000).run()
         at.button(key="open_builtin").click().run()
         assert not at.exception, at.exception
         shown = [e.value.replace("\\", "") for e in at.error]
-        assert any("50,000 points" in e and "points fit" in e and "low-rank posterior (planned)" in e
-                   for e in shown), shown
+        assert any("50,000 points" in e and "nystrom" in e and "--rank" in e for e in shown), shown
         assert at.session_state["session_id"] == sid
         assert len(LabelingSession.list_sessions(tmp_path / "store.sqlite")) == 1
+        _limit(monkeypatch, 2 * GiB)  # a dense 50,000 would need 20 GB: "auto" takes nystrom
+        at.button(key="open_builtin").click().run()
+        assert not at.exception, at.exception
+        assert at.session_state["session_id"] != sid
+        sessions = LabelingSession.list_sessions(tmp_path / "store.sqlite")
+        assert len(sessions) == 2
     finally:
         REGISTRY.clear()
+
+
+def test_a_dense_refusal_names_the_low_rank_posterior(monkeypatch):
+    _limit(monkeypatch, 4 * GiB)
+    with pytest.raises(MemoryBudgetError) as info:
+        model.check_memory(100_000, 64, 2, posterior="dense")
+    assert "--posterior nystrom" in str(info.value) and "100,000 points" in str(info.value)
+    # the same pool fits as a factor: 8 n r bytes
+    need = model.check_memory(100_000, 64, 2, posterior="nystrom", rank=300)
+    assert 8 * 100_000 * 300 < need < 2 * 8 * 100_000 * 300 + (200 << 20)
+
+
+def test_auto_takes_the_factor_above_half_the_memory(monkeypatch):
+    n = 20_000
+    dense = model.session_bytes(n, 2, 2)
+    assert model.choose_posterior("auto", n, 2, available=int(2.1 * dense)) == ("dense", "")
+    kind, note = model.choose_posterior("auto", n, 2, available=int(1.9 * dense))
+    assert kind == "nystrom" and "20,000 points" in note and "--posterior dense" in note
+    assert model.choose_posterior("spectral", n, 2, available=1) == ("spectral", "")
+    with pytest.raises(ValueError, match="Unknown posterior"):
+        model.choose_posterior("sparse", n, 2)

@@ -9,12 +9,16 @@ Nystrom and spectral-graph factors (seeds 000, 004) build ``Phi`` without ever f
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field as dataclass_field
+from functools import cached_property
 
 import numpy as np
 
 from ..validation import check_features
+from .kernel import Kernel
 
-__all__ = ["eigen_factor", "nystrom_factor", "LANDMARK_METHODS"]
+__all__ = ["eigen_factor", "nystrom_factor", "nystrom_landmarks", "nystrom_transform", "nystrom_map",
+           "NystromKernel", "LANDMARK_METHODS"]
 
 LANDMARK_METHODS = ("uniform", "kmeans")
 _BLOCK_BYTES = 64 * 2**20  # temporaries per block of rows
@@ -81,10 +85,41 @@ def eigen_factor(K, rank: int | None = None, rtol: float = 0.0) -> np.ndarray:
     return np.ascontiguousarray(Q[:, keep] * np.sqrt(np.maximum(e[keep], 0.0)))
 
 
-def _landmarks(X: np.ndarray, m: int, method: str, rng: np.random.Generator) -> np.ndarray:
-    """``m`` landmark points: a uniform sample of rows, or k-means centres (seed 000 §4.2)."""
+def _report(progress, message: str, fraction: float) -> None:
+    if progress is not None:
+        progress(message, float(min(max(fraction, 0.0), 1.0)))
+
+
+def nystrom_landmarks(X, n_landmarks: int, *, method: str = "uniform", seed=0) -> np.ndarray:
+    """``m`` landmark points ``Z``: a uniform sample of rows, or k-means centres (seed 000 §4.2).
+
+    The landmarks do not depend on the kernel, so a new RBF width re-uses them
+    (:func:`nystrom_map` with the new kernel).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    n_landmarks : int
+        ``m``, in ``[1, n]``.
+    method : {"uniform", "kmeans"}
+        Uniform sampling of rows without replacement (sorted), or the centres of a mini-batch
+        k-means with ``m`` clusters (the k-means Nystrom of Zhang et al., seed 000 Table 4.3).
+    seed : int or numpy.random.Generator
+
+    Returns
+    -------
+    Z : ndarray of shape (m, d), float64
+    """
+    X = check_features(X, min_samples=1)
+    if method not in LANDMARK_METHODS:
+        raise ValueError(f"method must be one of {LANDMARK_METHODS}; got {method!r}.")
+    n = X.shape[0]
+    if isinstance(n_landmarks, bool) or int(n_landmarks) != n_landmarks or not 1 <= n_landmarks <= n:
+        raise ValueError(f"n_landmarks must be an integer in [1, {n}] (the pool size); got {n_landmarks!r}.")
+    m = int(n_landmarks)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if method == "uniform":
-        return X[np.sort(rng.choice(X.shape[0], m, replace=False))]
+        return np.ascontiguousarray(X[np.sort(rng.choice(n, m, replace=False))], dtype=np.float64)
     from sklearn.cluster import MiniBatchKMeans
 
     km = MiniBatchKMeans(n_clusters=m, random_state=int(rng.integers(2**31 - 1)), n_init=3,
@@ -93,8 +128,116 @@ def _landmarks(X: np.ndarray, m: int, method: str, rng: np.random.Generator) -> 
     return np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
 
 
+def nystrom_transform(kernel, Z, rtol: float = 1e-10, warn: bool = True) -> np.ndarray:
+    """``T = U_k diag(s_k)^-1/2`` of ``k(Z, Z) = U diag(s) U^T``, eigenvalues ``<= rtol s_max``
+    dropped (with a warning when ``warn``: the landmarks are nearly dependent).
+
+    Returns
+    -------
+    T : ndarray of shape (m, r), r <= m, so that ``Phi = k(X, Z) T``.
+    """
+    s, U = np.linalg.eigh(kernel(np.asarray(Z, dtype=np.float64)))
+    s, U = s[::-1], U[:, ::-1]
+    if not s[0] > 0:
+        raise ValueError("the kernel matrix of the landmarks is zero: no factor can be built from it.")
+    keep = s > rtol * s[0]
+    dropped = int((~keep).sum())
+    if dropped and warn:
+        warnings.warn(
+            f"nystrom_factor dropped {dropped} of {s.size} landmark eigenvalues below {rtol:g} x the "
+            f"largest (nearly dependent landmarks); the factor has rank {int(keep.sum())}.",
+            stacklevel=3,
+        )
+    return np.ascontiguousarray(U[:, keep] / np.sqrt(s[keep]))
+
+
+def nystrom_map(X, kernel, Z, *, rtol: float = 1e-10, progress=None, warn: bool = True) -> np.ndarray:
+    """The Nystrom factor ``Phi = k(X, Z) T`` of given landmarks ``Z`` (:func:`nystrom_transform`).
+
+    Built in blocks of rows (temporaries of at most 64 MiB): memory ``8 n r`` + O(m^2), never
+    n x n. Deterministic: the same ``X``, kernel and ``Z`` give the same bits, which is how a
+    reopened session reproduces its factor from the stored landmarks.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    kernel : core.kernels.Kernel
+    Z : array-like of shape (m, d)
+    rtol : float
+    progress : callable(message, fraction), optional
+        Called after each block of rows.
+
+    Returns
+    -------
+    Phi : ndarray of shape (n, r), float64
+    """
+    X = check_features(X, min_samples=1)
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    T = nystrom_transform(kernel, Z, rtol, warn)
+    n = X.shape[0]
+    Phi = np.empty((n, T.shape[1]))
+    step = max(1, _BLOCK_BYTES // (8 * max(Z.shape[0], 1)))
+    for a in range(0, n, step):
+        Phi[a:a + step] = kernel(X[a:a + step], Z) @ T
+        _report(progress, f"Nystrom factor: {min(n, a + step):,} of {n:,} rows", min(n, a + step) / n)
+    return Phi
+
+
+_TRANSFORMS: dict = {}  # NystromKernel's recent transforms (insertion order: oldest first)
+
+
+@dataclass(frozen=True)
+class NystromKernel(Kernel):
+    """The kernel a Nystrom factor stands for, ``k~(x, y) = k(x, Z) W_k^+ k(Z, y)``, as a
+    :class:`Kernel` (same fields, plus the landmarks ``Z``).
+
+    Exact leave-one-out tuning (:mod:`core.rls.tuning`) calls ``kernel(X_L)`` and
+    ``dataclasses.replace(kernel, width=s)``: with this kernel it tunes the model the
+    learner actually runs (``K~_LL = Phi_L Phi_L^T``, rebuilt at each candidate width from the
+    same landmarks), not the exact RBF kernel it approximates. Cost per call
+    O(|X| m d + m^3).
+    """
+
+    landmarks: np.ndarray = dataclass_field(default=None, compare=False, repr=False)
+    rtol: float = 1e-10
+
+    @cached_property
+    def _base_and_transform(self):
+        """The exact kernel and ``T`` of these landmarks at this width. The tuner makes a new
+        kernel object for every call (``dataclasses.replace``), so the last few transforms are
+        kept per (landmarks object, parameters): an m x m eigendecomposition each."""
+        base = Kernel(self.kind, self.width, self.degree, self.coef0)
+        key = (id(self.landmarks), self.kind, float(self.width), self.degree, self.coef0, self.rtol)
+        hit = _TRANSFORMS.get(key)
+        if hit is not None and hit[0] is self.landmarks:
+            return base, hit[1]
+        T = nystrom_transform(base, self.landmarks, self.rtol, warn=False)
+        _TRANSFORMS[key] = (self.landmarks, T)
+        while len(_TRANSFORMS) > 32:
+            _TRANSFORMS.pop(next(iter(_TRANSFORMS)))
+        return base, T
+
+    def features(self, X) -> np.ndarray:
+        """The factor rows ``k(X, Z) T`` of the points ``X``, shape (len(X), r)."""
+        base, T = self._base_and_transform
+        return base(np.asarray(X, dtype=np.float64), self.landmarks) @ T
+
+    def __call__(self, X, Y=None, out=None) -> np.ndarray:
+        EX = self.features(X)
+        EY = EX if Y is None else self.features(Y)
+        K = EX @ EY.T
+        if out is not None:
+            out[...] = K
+            return out
+        return K
+
+    def diag(self, X) -> np.ndarray:
+        E = self.features(X)
+        return np.einsum("ij,ij->i", E, E)
+
+
 def nystrom_factor(X, kernel, n_landmarks: int, *, method: str = "uniform", rtol: float = 1e-10,
-                   seed=0) -> np.ndarray:
+                   seed=0, progress=None) -> np.ndarray:
     """Nystrom factor ``Phi = E U_k diag(s_k)^-1/2`` with ``K ~ E W_k^+ E^T = Phi Phi^T``.
 
     ``E = k(X, Z)`` (n x m) for landmarks ``Z``, ``W = k(Z, Z) = U diag(s) U^T`` (seed 000
@@ -102,7 +245,8 @@ def nystrom_factor(X, kernel, n_landmarks: int, *, method: str = "uniform", rtol
     dropped (with a warning: the landmarks are nearly dependent), which is ``W_k^+`` with ``k``
     the numerical rank. ``Phi`` is built in blocks of rows: memory O(n r + m^2), never n x n.
     With every point a landmark (``n_landmarks = n``, ``method="uniform"``) the factor
-    reproduces ``K`` to rounding on its numerical range.
+    reproduces ``K`` to rounding on its numerical range. This is :func:`nystrom_landmarks`
+    followed by :func:`nystrom_map`.
 
     Parameters
     ----------
@@ -111,39 +255,14 @@ def nystrom_factor(X, kernel, n_landmarks: int, *, method: str = "uniform", rtol
     n_landmarks : int
         ``m``, at most n (uniform) or the number of distinct points (k-means).
     method : {"uniform", "kmeans"}
-        Uniform sampling of rows without replacement, or the centres of a (mini-batch) k-means
-        with ``m`` clusters (the k-means Nystrom of Zhang et al., compared in seed 000 Table 4.3).
     rtol : float
         Relative eigenvalue cut-off.
     seed : int or numpy.random.Generator
+    progress : callable(message, fraction), optional
 
     Returns
     -------
     Phi : ndarray of shape (n, r), float64, r <= m
     """
-    X = check_features(X, min_samples=1)
-    if method not in LANDMARK_METHODS:
-        raise ValueError(f"method must be one of {LANDMARK_METHODS}; got {method!r}.")
-    n = X.shape[0]
-    if isinstance(n_landmarks, bool) or int(n_landmarks) != n_landmarks or not 1 <= n_landmarks <= n:
-        raise ValueError(f"n_landmarks must be an integer in [1, {n}] (the pool size); got {n_landmarks!r}.")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    Z = _landmarks(X, int(n_landmarks), method, rng)
-    s, U = np.linalg.eigh(kernel(Z))
-    s, U = s[::-1], U[:, ::-1]
-    if not s[0] > 0:
-        raise ValueError("the kernel matrix of the landmarks is zero: no factor can be built from it.")
-    keep = s > rtol * s[0]
-    dropped = int((~keep).sum())
-    if dropped:
-        warnings.warn(
-            f"nystrom_factor dropped {dropped} of {s.size} landmark eigenvalues below {rtol:g} x the "
-            f"largest (nearly dependent landmarks); the factor has rank {int(keep.sum())}.",
-            stacklevel=2,
-        )
-    T = U[:, keep] / np.sqrt(s[keep])  # (m, r)
-    Phi = np.empty((n, T.shape[1]))
-    step = max(1, _BLOCK_BYTES // (8 * max(Z.shape[0], 1)))
-    for a in range(0, n, step):
-        Phi[a:a + step] = kernel(X[a:a + step], Z) @ T
-    return Phi
+    Z = nystrom_landmarks(X, n_landmarks, method=method, seed=seed)
+    return nystrom_map(X, kernel, Z, rtol=rtol, progress=progress)

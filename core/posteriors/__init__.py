@@ -6,6 +6,7 @@
 
 from .base import DEFAULT_BLOCK_BYTES, CandidateBlock, Posterior
 from .dense import DensePosterior
-from .factor import FactorPosterior
+from .factor import FactorPosterior, NystromPosterior
 
-__all__ = ["Posterior", "CandidateBlock", "DensePosterior", "FactorPosterior", "DEFAULT_BLOCK_BYTES"]
+__all__ = ["Posterior", "CandidateBlock", "DensePosterior", "FactorPosterior", "NystromPosterior",
+           "DEFAULT_BLOCK_BYTES"]

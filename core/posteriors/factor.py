@@ -24,7 +24,7 @@ from ..validation import check_features
 from .base import DEFAULT_BLOCK_BYTES, CandidateBlock
 from .dense import NOT_PD_MESSAGE, _as_index
 
-__all__ = ["FactorPosterior"]
+__all__ = ["FactorPosterior", "NystromPosterior"]
 
 
 class FactorPosterior:
@@ -45,9 +45,13 @@ class FactorPosterior:
     kernel = None
     features = None
 
-    def __init__(self, Phi):
+    def __init__(self, Phi, copy: bool = True):
         Phi = check_features(Phi, name="Phi", min_samples=1)
-        self._Phi = np.array(Phi, dtype=np.float64, order="C", copy=True)
+        # copy=False takes a C-contiguous float64 Phi over (no second n x r array at 10^6 points)
+        self._Phi = np.array(Phi, dtype=np.float64, order="C", copy=True if copy else None)
+        self._set_factor_shape()
+
+    def _set_factor_shape(self) -> None:
         self.n_samples, self.rank = self._Phi.shape
         self._P = np.eye(self.rank)
         self._prior_diag = np.einsum("ij,ij->i", self._Phi, self._Phi)
@@ -198,3 +202,46 @@ class FactorPosterior:
     def reset(self) -> None:
         """Back to the prior: ``P = I`` (``C = K``)."""
         self._P = np.eye(self.rank)
+
+
+class NystromPosterior(FactorPosterior):
+    """A :class:`FactorPosterior` on the Nystrom factor ``Phi = k(X, Z) T`` of fixed landmarks
+    ``Z`` (:func:`core.kernels.factors.nystrom_map`), which keeps ``X`` and ``Z`` so that the
+    kernel (e.g. the RBF width) can change: :meth:`set_kernel` recomputes ``Phi`` from the
+    same landmarks, and the learner's ``set_kernel`` then rebuilds exactly as with a dense
+    posterior (``reset`` + a direct solve on the labels).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The pool (kept by reference, not copied).
+    kernel : core.kernels.Kernel
+    landmarks : ndarray of shape (m, d)
+    Phi : ndarray of shape (n, r), optional
+        The factor, if already computed with this kernel and these landmarks (taken over,
+        not copied); default computed here.
+    progress : callable(message, fraction), optional
+        Progress of the factor's rows.
+    """
+
+    def __init__(self, X, kernel, landmarks, Phi=None, progress=None):
+        from ..kernels.factors import nystrom_map
+
+        self.features = X
+        self.kernel = kernel
+        self.landmarks = np.ascontiguousarray(landmarks, dtype=np.float64)
+        if Phi is None:
+            Phi = nystrom_map(X, kernel, self.landmarks, progress=progress)
+        super().__init__(Phi, copy=False)
+
+    def set_kernel(self, kernel, progress=None) -> None:
+        """Recompute ``Phi = k(X, Z) T`` with ``kernel`` (same landmarks); ``P`` back to ``I``.
+
+        The old factor is released first (one n x r array at a time). O(n m d + n m r).
+        """
+        from ..kernels.factors import nystrom_map
+
+        self._Phi = None
+        self._Phi = nystrom_map(self.features, kernel, self.landmarks, progress=progress, warn=False)
+        self.kernel = kernel
+        self._set_factor_shape()

@@ -59,6 +59,7 @@ import pandas as pd
 
 from core.criteria.risk import predicted_class_indices, target_codes
 from core.kernels import Kernel, median_distance
+from core.kernels.factors import NystromKernel
 from core.learner import ActiveRLS
 from core.criteria.risk import predicted_class_indices as _class_indices
 from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, retune_due, tune_lam_width
@@ -66,7 +67,7 @@ from core.strategies import STRATEGIES, query
 from core.validation import check_count, check_features, check_positive
 from labeler.data.preprocessing import standardize
 from labeler.session import model as _model
-from labeler.session.config import DEFAULTS, SessionConfig, check_auto_tune, resolve_model
+from labeler.session.config import DEFAULTS, SessionConfig, check_auto_tune, resolve_model, resolve_posterior
 from labeler.session.stopping import StoppingMonitor
 
 __all__ = [
@@ -158,7 +159,8 @@ def prepare_features(dataset, X_val=None, standardize_features: bool | None = No
 
 
 def app_settings(dataset, seed: int = 0, *, kernel: str = DEFAULTS["kernel"], width="auto",
-                 lam="auto", weighting=None, X_val=None) -> dict:
+                 lam="auto", weighting=None, X_val=None, posterior: str = "auto", rank=None,
+                 landmarks: str = "uniform", knn: int = 10) -> dict:
     """The model a new labelling session would start on ``dataset`` with: the same defaults.
 
     Parameters
@@ -174,25 +176,34 @@ def app_settings(dataset, seed: int = 0, *, kernel: str = DEFAULTS["kernel"], wi
         Default :data:`labeler.session.config.DEFAULTS` ("balanced").
     X_val : array-like of shape (n_val, n_features), optional
         Validation features, scaled with the pool's statistics.
+    posterior, rank, landmarks, knn
+        The learner's posterior, as a session's (:func:`labeler.session.config.resolve_posterior`:
+        "auto" is dense while it fits in half the available memory, else nystrom; checked
+        against the memory before anything is built).
 
     Returns
     -------
     dict
         ``X``, ``X_val`` (kernel features), ``kernel`` (:class:`core.kernels.Kernel`), ``lam``,
-        ``weighting``, ``auto_tune`` ({"width", "lam"}: bool), ``standardize``, ``notes`` (how
-        each "auto" value was chosen).
+        ``weighting``, ``auto_tune`` ({"width", "lam"}: bool), ``standardize``, ``posterior``,
+        ``rank``, ``landmarks``, ``knn`` (resolved), ``notes`` (how each "auto" value was chosen,
+        and ``"scoring"`` when the picks are approximate).
     """
     cfg = SessionConfig(dataset=str(getattr(dataset, "name", "data")), kernel=kernel, width=width, lam=lam,
                         weighting=DEFAULTS["weighting"] if weighting is None else weighting,
-                        seed=int(seed))
+                        seed=int(seed), posterior=posterior, rank=rank, landmarks=landmarks, knn=knn,
+                        classes=[str(c) for c in (getattr(dataset, "classes", None) or [])] or None)
     X_raw = check_features(dataset.X)
+    posterior_notes = resolve_posterior(cfg, X_raw.shape[0], X_raw.shape[1])
     X, notes = resolve_model(cfg, dataset, X_raw)
+    notes.update(posterior_notes)
     if X_val is not None:
         X_val = prepare_features(dataset, X_val, standardize_features=cfg.standardize)[1]
     spec = _model.ModelSpec.from_config(cfg)
     return {"X": X, "X_val": X_val, "kernel": spec.kernel_function(), "lam": float(cfg.lam),
             "weighting": cfg.weighting, "auto_tune": dict(cfg.auto_tune),
-            "standardize": bool(cfg.standardize), "notes": notes}
+            "standardize": bool(cfg.standardize), "posterior": cfg.posterior, "rank": cfg.rank,
+            "landmarks": cfg.landmarks, "knn": int(cfg.knn), "notes": notes}
 
 
 def resolve_lam(lam, X, y, labeled, kernel: Kernel, weighting="none", default: float = DEFAULT_LAM,
@@ -364,6 +375,11 @@ def simulate(
     progress: Callable[[int, int], None] | None = None,
     X=None,
     auto_tune: dict | None = None,
+    posterior: str = "dense",
+    rank: int | None = None,
+    landmarks: str = "uniform",
+    knn: int = 10,
+    build_progress: Callable[[str, float], None] | None = None,
 ) -> pd.DataFrame:
     """Simulate active labelling with an oracle that knows the true labels.
 
@@ -396,6 +412,15 @@ def simulate(
     auto_tune : dict {"width": bool, "lam": bool}, optional
         Re-tune these values after each label as the labelling session does (see the module
         docstring); the width only with an RBF kernel. Default: nothing is re-tuned.
+    posterior : {"dense", "nystrom", "spectral"}
+        The learner's posterior (:func:`labeler.session.model.build_learner`, as in a session):
+        a low-rank one on more than ``model.SUBSAMPLE_ABOVE`` points picks by the subsampled
+        expected risk (approximate). With a validation set, a Nystrom learner predicts with its
+        own kernel ``k(x, Z) W^+ k(Z, x')``; a spectral one cannot predict outside its pool.
+    rank, landmarks, knn
+        Of a low-rank posterior (:class:`labeler.session.model.ModelSpec`).
+    build_progress : callable(message, fraction), optional
+        Progress of the factor's build.
 
     Returns
     -------
@@ -455,20 +480,40 @@ def simulate(
 
     rng = np.random.default_rng(seed)
     init_idx = rng.choice(n, size=initial, replace=False) if initial else np.zeros(0, dtype=np.int64)
+    if posterior == "spectral" and X_val is not None:
+        raise ValueError("A spectral (graph) posterior has no kernel outside its pool, so it cannot "
+                         "predict a validation set; leave the validation set out (accuracy on the "
+                         "unlabelled pool) or use posterior 'nystrom'.")
     lam_used = resolve_lam(lam, X, y, init_idx, kernel, weighting, classes=classes)
-    learner = ActiveRLS.from_features(X, classes=classes, kernel=kernel, lam=lam_used, weighting=weighting,
-                        random_state=seed)
+    spec = _model.ModelSpec(kernel=kernel.kind, width=float(kernel.width) if kernel.kind == "rbf" else None,
+                            lam=float(lam_used), seed=int(seed), posterior=posterior, rank=rank,
+                            landmarks=landmarks, knn=int(knn), strategy=strategy,
+                            weighting=weighting if isinstance(weighting, str) else "none")
+    if spec.posterior == "dense":
+        learner = ActiveRLS.from_features(X, classes=classes, kernel=kernel, lam=lam_used, weighting=weighting,
+                                          random_state=seed)
+    else:
+        learner = _model.build_learner(spec, X, classes, initial, parts={}, progress=build_progress)
+        if not isinstance(weighting, str):
+            learner.set_weighting(weighting)
     if initial:
         learner.add_many(init_idx.tolist(), y[init_idx].tolist())
-    val_predictor = None if X_val is None else OutOfPoolPredictor(X, X_val, kernel)
+
+    def predictor(kernel):
+        if X_val is None:
+            return None
+        if spec.posterior == "nystrom":  # the learner's own kernel, not the one it approximates
+            kernel = NystromKernel(kernel.kind, kernel.width, kernel.degree, kernel.coef0,
+                                   landmarks=learner.posterior.landmarks)
+        return OutOfPoolPredictor(X, X_val, kernel)
+
+    val_predictor = predictor(kernel)
 
     labeled = np.zeros(n, dtype=bool)
     labeled[init_idx] = True
     rows = {name: [] for name in CURVE_COLUMNS}
     tune = check_auto_tune(auto_tune or {})
-    tune["width"] = tune["width"] and kernel.kind == "rbf"
-    spec = _model.ModelSpec(kernel=kernel.kind, width=float(kernel.width) if kernel.kind == "rbf" else None,
-                            lam=float(lam_used), seed=int(seed))
+    tune["width"] = tune["width"] and kernel.kind == "rbf" and spec.posterior != "spectral"
     widths = _model.width_grid(X) if tune["width"] else None
     monitor = StoppingMonitor(n)
     start_kernel = kernel
@@ -486,8 +531,7 @@ def simulate(
                 kernel = spec.kernel_function()
                 learner.set_kernel(kernel)
                 planned_rebuilds += 1
-                if val_predictor is not None:
-                    val_predictor = OutOfPoolPredictor(X, X_val, kernel)
+                val_predictor = predictor(kernel)
             if fit.lam_changed:
                 spec = spec.with_setting("lam", fit.lam)
                 learner.set_lam(fit.lam)
@@ -537,5 +581,8 @@ def simulate(
         initial=initial,
         initial_indices=[int(v) for v in init_idx],
         evaluation="validation" if X_val is not None else "unlabelled pool",
+        posterior=spec.posterior,
+        rank=None if spec.posterior == "dense" else int(learner.posterior.rank),
+        scoring=_model.scoring_note(spec, n) or "exact",
     )
     return frame

@@ -63,7 +63,8 @@ from core.validation import check_positive
 from labeler.data.classnames import check_class_name
 
 from . import data
-from .model import check_memory, median_distance
+from .model import (LANDMARKS, POSTERIORS, ModelSpec, check_memory, choose_posterior, default_rank,
+                    median_distance, scoring_note)
 
 __all__ = [
     "SessionConfig",
@@ -80,6 +81,7 @@ __all__ = [
     "check_class_name",
     "check_auto_tune",
     "resolve_model",
+    "resolve_posterior",
     "DEFAULTS",
 ]
 
@@ -91,6 +93,8 @@ DEFAULTS = {"kernel": "rbf", "width": "auto", "lam": "auto", "strategy": "arls",
 
 DEFAULT_CLASSES = ("negative", "positive")  # for a data set without classes (user can add more)
 LAYOUTS = ("auto", "pca", "tsne", "umap", "given")
+#: Above this many points a Nystrom session does not re-tune its width by default.
+WIDTH_RETUNE_MAX = 200_000
 #: RBF widths outside this range make ``1 / (2 s^2)`` overflow or vanish in float64.
 MIN_WIDTH, MAX_WIDTH = 1e-150, 1e150
 
@@ -151,6 +155,17 @@ class SessionConfig:
     auto_tune : dict {"width": bool, "lam": bool}, optional
         Which values are re-tuned by LOO as labels arrive (see the module docstring). Default:
         those given as "auto" (the width only with the rbf kernel). Stored resolved.
+    posterior : {"auto", "dense", "nystrom", "spectral"}
+        The learner's posterior (:mod:`labeler.session.model`): the exact n x n one, or a
+        low-rank one for large pools. "auto" (the default): dense while it needs under half of
+        the available memory, else nystrom (said in ``config["auto"]["posterior"]``). Stored
+        resolved; sessions stored before this field reopen as "dense".
+    rank : int, optional
+        Nystrom landmarks or Laplacian eigenpairs; default 300 / 100. Stored resolved.
+    landmarks : {"uniform", "kmeans"}
+        How Nystrom landmarks are chosen.
+    knn : int
+        Neighbours of the spectral posterior's kNN graph.
     """
 
     dataset: str = "moons"
@@ -168,6 +183,10 @@ class SessionConfig:
     pca_components: int | None = None
     initial_labels: int = 0
     auto_tune: dict | None = None
+    posterior: str = "auto"
+    rank: int | None = None
+    landmarks: str = "uniform"
+    knn: int = 10
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of the fields."""
@@ -367,15 +386,16 @@ def prepare(config: SessionConfig | None) -> Prepared:
             )
         initial = data.initial_choice(dataset.y, cfg.classes, cfg.initial_labels, cfg.seed)
 
-    # the n x n learner must fit before anything is computed for it
+    # the learner must fit before anything is computed for it
     n_kernel_features = X_raw.shape[1] if cfg.pca_components is None else int(cfg.pca_components)
-    check_memory(X_raw.shape[0], n_kernel_features, len(cfg.classes), cfg.initial_labels)
+    posterior_note = resolve_posterior(cfg, X_raw.shape[0], n_kernel_features)
 
     # the roles and text settings used, resolved: reopening loads exactly this data set
     cfg.dataset_options = data.stored_options(cfg.dataset_options, dataset)
     X, auto = resolve_model(cfg, dataset, X_raw)
     if layout_note:
         auto["layout"] = layout_note
+    auto.update(posterior_note)
     if cfg.name is None:
         cfg.name = f"{getattr(dataset, 'name', None) or Path(cfg.dataset).name}"
     if not isinstance(cfg.name, str) or not cfg.name.strip():
@@ -384,6 +404,54 @@ def prepare(config: SessionConfig | None) -> Prepared:
     stored = cfg.to_dict()
     stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=data.fingerprint_of(dataset, X_raw))
     return Prepared(cfg, stored, dataset, X, initial)
+
+
+def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, available: int | None = None) -> dict:
+    """Check and resolve ``posterior``, ``rank``, ``landmarks``, ``knn`` of ``cfg`` in place, and
+    check that the learner fits in memory (before anything is built).
+
+    Returns
+    -------
+    dict
+        Notes for ``config["auto"]``: ``"posterior"`` when "auto" chose, ``"scoring"`` when the
+        next query will be an approximate pick (:func:`~labeler.session.model.scoring_note`).
+
+    Raises
+    ------
+    ValueError
+        An unknown posterior or landmark method, a rank or k out of range.
+    MemoryBudgetError
+        (a ValueError) It does not fit; for a dense posterior the message names
+        ``--posterior nystrom``.
+    """
+    n = int(n_samples)
+    _check_choice("posterior", cfg.posterior, POSTERIORS)
+    _check_choice("landmarks", cfg.landmarks, LANDMARKS)
+    cfg.knn = _check_count("knn", cfg.knn, 1)
+    if cfg.rank is not None:
+        cfg.rank = _check_count("rank", cfg.rank, 1)
+    n_classes = len(cfg.classes or DEFAULT_CLASSES)
+    cfg.posterior, note = choose_posterior(cfg.posterior, n, n_features, n_classes, cfg.initial_labels,
+                                           available=available)
+    notes = {"posterior": note} if note else {}
+    if cfg.posterior == "dense":
+        cfg.rank = None
+    else:
+        limit = n if cfg.posterior == "nystrom" else n - 1
+        if cfg.rank is None:
+            cfg.rank = default_rank(cfg.posterior, n)
+        if not 1 <= cfg.rank <= limit:
+            raise ValueError(f"rank must be between 1 and {limit} for a {cfg.posterior} posterior on {n:,} "
+                             f"points; got {cfg.rank}. Choose a smaller --rank.")
+        if cfg.posterior == "spectral" and not cfg.knn < n:
+            raise ValueError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
+    check_memory(n, n_features, n_classes, cfg.initial_labels, available=available,
+                 posterior=cfg.posterior, rank=cfg.rank, knn=cfg.knn)
+    spec = ModelSpec(strategy=cfg.strategy, posterior=cfg.posterior, rank=cfg.rank)
+    scoring = scoring_note(spec, n)
+    if scoring:
+        notes["scoring"] = scoring
+    return notes
 
 
 def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -420,7 +488,14 @@ def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.nd
     )
     if cfg.auto_tune is None:
         cfg.auto_tune = {"width": cfg.kernel == "rbf" and cfg.width == "auto", "lam": cfg.lam == "auto"}
+        if cfg.auto_tune["width"] and cfg.posterior == "nystrom" and X_raw.shape[0] > WIDTH_RETUNE_MAX:
+            # every new width recomputes the n x r factor (about 15 s at 10^6 points)
+            cfg.auto_tune["width"] = False
+            auto["width re-tune"] = (f"off above {WIDTH_RETUNE_MAX:,} points with a low-rank posterior "
+                                     "(each new width rebuilds the factor); set a width to change it")
     cfg.auto_tune = check_auto_tune(cfg.auto_tune)
+    if cfg.posterior == "spectral":  # the graph kernel has no width
+        cfg.auto_tune["width"] = False
     if cfg.kernel != "rbf":
         cfg.width = None
         cfg.auto_tune["width"] = False

@@ -174,3 +174,62 @@ def auto_layout(dataset, shape) -> tuple[str, str | None]:
     from labeler.data.layout import auto_layout_method
 
     return auto_layout_method(int(shape[0]), int(shape[1]))
+
+
+# --------------------------------------------------------------------------------------------
+# The low-rank posterior's factor, cached in the store
+# --------------------------------------------------------------------------------------------
+
+#: Largest single array the store is given: SQLite refuses blobs beyond 1e9 bytes, and each
+#: blob is copied twice on its way in and out, so a spectral factor (8 n r bytes: 800 MB at
+#: 10^6 points, rank 100) is stored in row chunks of at most this many bytes.
+FACTOR_CHUNK_BYTES = 1 << 27
+
+
+def factor_prefix(spec) -> str:
+    """Store name prefix of the factor parts of a :class:`~labeler.session.model.ModelSpec`
+    (everything the parts depend on, so that no part is ever read for other settings; the
+    RBF width is not in it: Nystrom landmarks do not depend on it, a graph factor ignores it)."""
+    if spec.posterior == "nystrom":
+        return f"factor-nystrom-{spec.landmarks}-r{spec.rank}-s{spec.seed}"
+    return f"factor-spectral-k{spec.knn}-r{spec.rank}-s{spec.seed}"
+
+
+def factor_arrays(spec, parts: dict) -> dict:
+    """The store arrays of the factor ``parts`` (:func:`labeler.session.model.build_factor`):
+    ``{name: ndarray}``, a large factor split into row chunks of at most
+    :data:`FACTOR_CHUNK_BYTES`, with a ``-chunks`` array giving their number."""
+    prefix = factor_prefix(spec)
+    out = {}
+    for key, value in parts.items():
+        value = np.ascontiguousarray(value)
+        if value.nbytes <= FACTOR_CHUNK_BYTES or value.ndim != 2:
+            out[f"{prefix}-{key}"] = value
+            continue
+        rows = max(1, FACTOR_CHUNK_BYTES // max(1, value.itemsize * value.shape[1]))
+        starts = range(0, value.shape[0], rows)
+        for c, a in enumerate(starts):
+            out[f"{prefix}-{key}-{c}"] = value[a:a + rows]
+        out[f"{prefix}-{key}-chunks"] = np.array([len(starts)], dtype=np.int64)
+    return out
+
+
+def load_factor_parts(get_array, spec) -> dict:
+    """The factor parts of ``spec`` kept in the store (``get_array(name)`` reads one array),
+    chunks joined; ``{}`` when none are stored."""
+    prefix = factor_prefix(spec)
+    keys = ("landmarks",) if spec.posterior == "nystrom" else ("factor", "eigenvalues")
+    parts = {}
+    for key in keys:
+        value = get_array(f"{prefix}-{key}")
+        if value is None:
+            count = get_array(f"{prefix}-{key}-chunks")
+            if count is None:
+                return {}
+            chunks = [get_array(f"{prefix}-{key}-{c}") for c in range(int(count[0]))]
+            if any(c is None for c in chunks):
+                return {}
+            value = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+            del chunks
+        parts[key] = value
+    return parts

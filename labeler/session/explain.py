@@ -13,7 +13,8 @@ the explanation names whichever holds:
   unlabelled pool, so its label changes the predictions of many points.
 
 Each is ranked among the unlabelled points (the margin among all of them, the density among a
-seeded sample of at most :data:`DENSITY_SAMPLE`, an O(sample x n) pass), and said when it is in
+seeded sample of at most :data:`DENSITY_SAMPLE`, an O(sample x n) pass in blocks; with a
+low-rank posterior an O(n r) pass with the factor), and said when it is in
 the top :data:`NOTABLE` share. :func:`explain` reads the session only.
 """
 
@@ -84,6 +85,43 @@ def _margins(F: np.ndarray) -> np.ndarray:
     return top2[:, 1] - top2[:, 0]
 
 
+_COLUMN_BLOCK = 1 << 15  # unlabelled points per kernel block (256 x 32768 x 8 bytes = 64 MiB)
+
+
+def _mean_similarity(learner, X, rows: np.ndarray, unl: np.ndarray) -> np.ndarray:
+    """Mean kernel similarity of each of ``rows`` to the points ``unl``, shape (len(rows),),
+    with the learner's kernel.
+
+    Low-rank posterior ``K = Phi Phi^T``: ``Phi_rows (sum_{j in unl} phi_j) / |unl|``, O(n r)
+    with the sum taken as all rows minus the others (no copy of ``Phi[unl]``). Dense: the
+    kernel in blocks of :data:`_COLUMN_BLOCK` columns, never a len(rows) x n array.
+    """
+    post = learner.posterior
+    Phi = getattr(post, "factor", None)
+    if Phi is not None:
+        others = np.ones(Phi.shape[0], dtype=bool)
+        others[unl] = False
+        total = Phi.sum(axis=0) - Phi[others].sum(axis=0)
+        return (Phi[rows] @ total) / unl.size
+    kernel = learner.kernel
+    out = np.zeros(rows.size)
+    Xr = X[rows]
+    for a in range(0, unl.size, _COLUMN_BLOCK):
+        out += kernel(Xr, X[unl[a:a + _COLUMN_BLOCK]]).sum(axis=1)
+    return out / unl.size
+
+
+def _smallest_stable(values: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` smallest ``values`` in the order of a stable argsort (ties by
+    position), in O(n) plus the sort of the values at or below the k-th: the first ``k`` of
+    ``np.argsort(values, kind="stable")`` without sorting all n."""
+    if k >= values.size:
+        return np.argsort(values, kind="stable")
+    kth = np.partition(values, k - 1)[k - 1]
+    cand = np.flatnonzero(values <= kth)
+    return cand[np.argsort(values[cand], kind="stable")][:k]
+
+
 def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
     """The :class:`QueryExplanation` of pool point ``index`` in ``session``'s current state."""
     learner = session.learner
@@ -93,12 +131,10 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
     margin = float(margins[index])
     margin_share = float(np.mean(margins[unl] <= margin)) if unl.size else float("nan")
 
-    kernel = learner.kernel
-    X = session.X
-    density = float(np.mean(kernel(X[index:index + 1], X[unl]))) if unl.size else float("nan")
+    density = float(_mean_similarity(learner, session.X, np.array([index]), unl)[0]) if unl.size else float("nan")
     rng = np.random.default_rng([int(session.config.seed), int(session.n_events), int(index)])
     sample = unl if unl.size <= DENSITY_SAMPLE else rng.choice(unl, DENSITY_SAMPLE, replace=False)
-    dens = np.mean(kernel(X[sample], X[unl]), axis=1) if unl.size else np.zeros(0)
+    dens = _mean_similarity(learner, session.X, sample, unl) if unl.size else np.zeros(0)
     density_share = float(np.mean(dens >= density)) if dens.size else float("nan")
 
     risk_now = expected = float("nan")
@@ -108,7 +144,7 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
         E = session.expected_risk()
         risk_now = float(learner.estimated_risk())
         expected = float(E[index])
-        order = unl[np.argsort(E[unl], kind="stable")]
+        order = unl[_smallest_stable(E[unl], int(n_alternatives) + 1)]
         alternatives = tuple((int(i), float(E[i])) for i in order if i != index)[:n_alternatives]
         alt = ", ".join(f"point {i} ({e - expected:+.3g})" for i, e in alternatives)
         best = not alternatives or expected <= alternatives[0][1]

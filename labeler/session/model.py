@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from core.criteria.subsampled import SubsampledExpectedRisk
 from core.learner import ActiveRLS
 from core.kernels import Kernel
 from core.rls.tuning import AutoTuning, LooTuning, auto_tune as _auto_tune, loo_readiness, tune_lam_width
@@ -36,9 +37,19 @@ from core.rls import default_widths
 from core.validation import check_features, check_magnitude
 from labeler.memory import available_memory, format_bytes as _gib
 
+from .lowrank import (DEFAULT_KNN, DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
+                      default_rank, loo_problem as _loo_problem, scoring_note)
+
 __all__ = [
     "MemoryBudgetError",
     "session_bytes",
+    "factor_bytes",
+    "estimate_bytes",
+    "choose_posterior",
+    "default_rank",
+    "build_factor",
+    "scoring_note",
+    "POSTERIORS",
     "max_points",
     "available_memory",
     "check_memory",
@@ -67,7 +78,12 @@ _MEDIAN_AT = 6  # default_widths is median * 2**[-3, -2.5, ..., 2]: index 6 is t
 MEMORY_FRACTION = 0.9
 _BLOCK_LABELS = 256  # labels of a block update the estimate always allows for
 _FIXED_BYTES = 32 << 20  # numba and numpy working buffers that do not grow with n
-_LOW_RANK_HINT = "a low-rank posterior (planned)"
+_LOW_RANK_HINT = "a low-rank posterior: --posterior nystrom (in the app: posterior 'nystrom')"
+
+#: Posteriors of a session: "auto" is resolved at creation (:func:`choose_posterior`).
+POSTERIORS = ("auto", "dense", "nystrom", "spectral")
+#: "auto" keeps the exact dense learner while it needs less than this share of the free memory.
+AUTO_DENSE_FRACTION = 0.5
 
 
 class MemoryBudgetError(ValueError):
@@ -111,8 +127,68 @@ def max_points(budget: float, n_features: int, n_classes: int = 2, n_block: int 
     return n
 
 
+def factor_bytes(n_samples: int, n_features: int, n_classes: int = 2, rank: int = 300,
+                 posterior: str = "nystrom", knn: int = 10) -> int:
+    """Estimated peak memory of a session on a low-rank posterior, in bytes.
+
+    ``8 n r`` for the factor ``Phi`` (taken over by the posterior, never copied) times 1.25
+    (the block temporaries of the build and of the mean updates), plus per point two copies
+    of the features (the data set's and the kernel's), the outputs and scores (as
+    :func:`session_bytes`, without the n x k blocks a dense block update needs: a factor's
+    updates are r x r), the candidate block of the subsampled score (at most 64 MiB), plus
+    a fixed 32 MiB. A spectral factor also holds the kNN graph and its Laplacian (about
+    ``200 n k`` bytes with the approximate search's index) and the Lanczos basis of the
+    eigensolver (``2 r`` vectors of n).
+    """
+    n, r, T = int(n_samples), int(rank), 1 if n_classes <= 2 else int(n_classes)
+    per_point = 8 * (2 * int(n_features) + 4 * T + 32)
+    need = int(1.25 * 8 * n * r) + n * per_point + _FIXED_BYTES + (64 << 20)
+    if posterior == "spectral":
+        need += 200 * n * int(knn) + 8 * n * 2 * r
+    return need
+
+
+def estimate_bytes(posterior: str, n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
+                   rank: int | None = None, knn: int = DEFAULT_KNN) -> int:
+    """:func:`session_bytes` (dense) or :func:`factor_bytes` (nystrom, spectral)."""
+    if posterior == "dense":
+        return session_bytes(n_samples, n_features, n_classes, n_block)
+    rank = default_rank(posterior, n_samples) if rank is None else int(rank)
+    return factor_bytes(n_samples, n_features, n_classes, rank, posterior, knn)
+
+
+def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
+                     available: int | None = None) -> tuple[str, str]:
+    """The posterior of a new session, and in words why.
+
+    ``"auto"``: dense (the exact learner) while its :func:`session_bytes` is under
+    :data:`AUTO_DENSE_FRACTION` of the available memory, else ``"nystrom"``; any other name is
+    returned as given.
+
+    Returns
+    -------
+    posterior : {"dense", "nystrom", "spectral"}
+    note : str
+        Empty unless "auto" chose a low-rank posterior (the CLI prints it, the app shows it).
+    """
+    if requested not in POSTERIORS:
+        raise ValueError(f"Unknown posterior {requested!r}; choose one of {', '.join(POSTERIORS)}.")
+    if requested != "auto":
+        return requested, ""
+    need = session_bytes(n_samples, n_features, n_classes, n_block)
+    avail = available_memory() if available is None else available
+    if avail is None or need <= AUTO_DENSE_FRACTION * avail:
+        return "dense", ""  # the default stays silent (the CLI prints the posterior anyway)
+    return "nystrom", (
+        f"nystrom, rank {default_rank('nystrom', n_samples)}: a dense posterior of {int(n_samples):,} points "
+        f"would need about {_gib(need)}, more than half of the {_gib(avail)} available; the low-rank "
+        f"posterior approximates the kernel (--posterior dense to insist, --rank to change the rank)"
+    )
+
+
 def check_memory(n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
-                 available: int | None = None) -> int:
+                 available: int | None = None, posterior: str = "dense", rank: int | None = None,
+                 knn: int = DEFAULT_KNN) -> int:
     """Refuse a session that does not fit in the available memory, before it is allocated.
 
     Parameters
@@ -121,30 +197,42 @@ def check_memory(n_samples: int, n_features: int, n_classes: int = 2, n_block: i
         See :func:`session_bytes`.
     available : int, optional
         Bytes available; default :func:`available_memory` (no check when it is unknown).
+    posterior : {"dense", "nystrom", "spectral"}
+    rank, knn : int, optional
+        Of a low-rank posterior (:func:`factor_bytes`).
 
     Returns
     -------
     int
-        The estimated bytes (:func:`session_bytes`).
+        The estimated bytes (:func:`estimate_bytes`).
 
     Raises
     ------
     MemoryBudgetError
         More than :data:`MEMORY_FRACTION` of the available memory would be needed; the
-        message says how much, how many points fit, and what to do.
+        message says how much, how many points fit, and what to do (a dense posterior that
+        does not fit names ``--posterior nystrom``).
     """
-    need = session_bytes(n_samples, n_features, n_classes, n_block)
+    need = estimate_bytes(posterior, n_samples, n_features, n_classes, n_block, rank, knn)
     avail = available_memory() if available is None else available
     if avail is None or need <= MEMORY_FRACTION * avail:
         return need
     n = int(n_samples)
+    if posterior != "dense":
+        r = default_rank(posterior, n) if rank is None else int(rank)
+        raise MemoryBudgetError(
+            f"A {posterior} session on {n:,} points with rank {r} needs about {_gib(need)} of memory "
+            f"(the factor alone is 8 n r bytes = {_gib(8 * n * r)}), but only {_gib(avail)} is "
+            f"available now. Choose a smaller rank (--rank), subsample the data, or free memory."
+        )
     fit = max_points(MEMORY_FRACTION * avail, n_features, n_classes, n_block)
     raise MemoryBudgetError(
         f"A session on {n:,} points needs about {_gib(need)} of memory (the exact learner keeps "
         f"an n x n matrix: 8 n^2 bytes = {_gib(8 * n * n)}, plus working memory), but only "
-        f"{_gib(avail)} is available now. At most about {fit:,} points fit: subsample the data "
-        f"(or choose a smaller pool size), free memory (close other sessions or programs), or "
-        f"wait for {_LOW_RANK_HINT}, which will keep an n x r factor instead."
+        f"{_gib(avail)} is available now. At most about {fit:,} points fit densely. Use {_LOW_RANK_HINT}, "
+        f"which keeps an n x r factor instead (about "
+        f"{_gib(factor_bytes(n, n_features, n_classes, default_rank('nystrom', n)))}), or posterior "
+        f"'auto'; or subsample the data, or free memory (close other sessions or programs)."
     )
 
 
@@ -165,6 +253,16 @@ class ModelSpec:
         Query strategy (:mod:`core.strategies`); no part of the learner itself.
     seed : int
         The learner's ``random_state``.
+    posterior : {"dense", "nystrom", "spectral"}
+        The exact n x n posterior, or a low-rank one on a factor ``K ~ Phi Phi^T``
+        (ALGORITHMS §8): Nystrom landmarks of the kernel, or the spectral graph kernel of
+        a kNN graph (§9, Gaussian field transform; the RBF width plays no part in it).
+    rank : int or None
+        Landmarks (nystrom) or Laplacian eigenpairs (spectral); None: :data:`DEFAULT_RANK`.
+    landmarks : {"uniform", "kmeans"}
+        How Nystrom landmarks are chosen.
+    knn : int
+        Neighbours of the kNN graph (spectral).
     """
 
     kernel: str = "rbf"
@@ -173,12 +271,22 @@ class ModelSpec:
     weighting: str | tuple = "balanced"
     strategy: str = "arls"
     seed: int = 0
+    posterior: str = "dense"
+    rank: int | None = None
+    landmarks: str = "uniform"
+    knn: int = DEFAULT_KNN
 
     @classmethod
     def from_config(cls, config) -> ModelSpec:
         """The spec of a resolved :class:`~labeler.session.config.SessionConfig` (numbers, not
         "auto")."""
-        spec = cls(kernel=config.kernel, seed=int(config.seed), strategy=config.strategy, lam=float(config.lam))
+        posterior = getattr(config, "posterior", "dense")
+        rank = getattr(config, "rank", None)
+        spec = cls(kernel=config.kernel, seed=int(config.seed), strategy=config.strategy, lam=float(config.lam),
+                   posterior="dense" if posterior in (None, "auto") else str(posterior),
+                   rank=None if rank is None else int(rank),
+                   landmarks=str(getattr(config, "landmarks", None) or "uniform"),
+                   knn=int(getattr(config, "knn", None) or DEFAULT_KNN))
         spec = spec.with_setting("weighting", config.weighting)
         return spec.with_setting("width", config.width) if config.kernel == "rbf" else spec
 
@@ -210,7 +318,8 @@ class ModelSpec:
         return self.weighting
 
 
-def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0) -> ActiveRLS:
+def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, parts: dict | None = None,
+                  progress=None) -> ActiveRLS:
     """A new learner without labels on the pool ``X`` with the settings of ``spec``.
 
     Parameters
@@ -221,10 +330,18 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0) -> 
     classes : list of str
     n_block : int
         Labels the caller will give in one block update next (reopening a session).
+    parts : dict, optional
+        A low-rank posterior's stored parts (:func:`build_factor`): the factor is rebuilt
+        from them instead of from scratch; the dict is then filled with the parts used (what
+        the caller stores).
+    progress : callable(message, fraction), optional
+        Progress of the long build steps (landmarks, factor rows, kNN graph, eigenpairs).
 
     Returns
     -------
     core.learner.ActiveRLS
+        With a low-rank posterior on more than :data:`SUBSAMPLE_ABOVE` points, "arls" scores by
+        :class:`core.criteria.subsampled.SubsampledExpectedRisk` (see :func:`scoring_note`).
 
     Raises
     ------
@@ -232,11 +349,23 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0) -> 
         The learner would not fit in the available memory (:func:`check_memory`); nothing
         is allocated.
     """
-    check_memory(X.shape[0], X.shape[1], len(classes), n_block)
-    return ActiveRLS.from_features(
-        X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),
-        weighting=spec.learner_weighting(classes), random_state=spec.seed,
-    )
+    n = X.shape[0]
+    check_memory(n, X.shape[1], len(classes), n_block, posterior=spec.posterior, rank=spec.rank, knn=spec.knn)
+    if spec.posterior == "dense":
+        return ActiveRLS.from_features(
+            X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),
+            weighting=spec.learner_weighting(classes), random_state=spec.seed,
+        )
+    post, built = build_factor(spec, X, parts, progress)
+    if parts is not None:
+        parts.clear()
+        parts.update(built)
+    learner = ActiveRLS(post, classes=list(classes), lam=float(spec.lam),
+                        weighting=spec.learner_weighting(classes), random_state=spec.seed)
+    if n > SUBSAMPLE_ABOVE:
+        # ActiveRLS scores "arls" with its criterion; it has no public setter yet
+        learner._criterion = SubsampledExpectedRisk(**SUBSAMPLED, seed=int(spec.seed))
+    return learner
 
 
 def _steps(old: ModelSpec, new: ModelSpec, learner: ActiveRLS) -> list:
@@ -253,7 +382,10 @@ def _steps(old: ModelSpec, new: ModelSpec, learner: ActiveRLS) -> list:
                       lambda: learner.set_weighting(old.learner_weighting(classes))))
     if new.lam != old.lam:
         steps.append((lambda: learner.set_lam(new.lam), lambda: learner.set_lam(old.lam)))
-    if new.width != old.width:  # C refilled in place with the new kernel
+    if new.width != old.width and new.posterior == "spectral":
+        raise ValueError("The RBF width plays no part in a spectral (graph) posterior; change lam, "
+                         "or create a session with posterior 'nystrom' or 'dense' to use a width.")
+    if new.width != old.width:  # C refilled in place (nystrom: Phi recomputed from the landmarks)
         steps.append((lambda: learner.set_kernel(new.kernel_function()),
                       lambda: learner.set_kernel(old.kernel_function())))
     return steps
@@ -369,9 +501,11 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
     if reason:
         raise ValueError(reason)
     idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
-    return tune_lam_width(X[idx], list(labels.values()), learner.classes, learner.class_weights,
-                          kernel=spec.kernel_function(), lams=lams, widths=widths,
-                          default_lam=spec.lam)
+    X_L, kernel, width_ok = _loo_problem(spec, learner, X, idx)
+    if widths is not None and not width_ok:
+        raise ValueError("The RBF width plays no part in a spectral (graph) posterior; tune lam alone.")
+    return tune_lam_width(X_L, list(labels.values()), learner.classes, learner.class_weights,
+                          kernel=kernel, lams=lams, widths=widths, default_lam=spec.lam)
 
 
 def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width: bool, tune_lam: bool,
@@ -399,9 +533,10 @@ def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width:
     """
     labels = learner.labels
     idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
-    rbf = spec.kernel == "rbf"
+    X_L, kernel, width_ok = _loo_problem(spec, learner, X, idx)
+    rbf = spec.kernel == "rbf" and width_ok
     if rbf and tune_width and widths is None:
         widths = width_grid(X)
-    return _auto_tune(X[idx], list(labels.values()), learner.classes, learner.class_weights,
-                      kernel=spec.kernel_function(), lam=spec.lam, tune_width=rbf and tune_width,
+    return _auto_tune(X_L, list(labels.values()), learner.classes, learner.class_weights,
+                      kernel=kernel, lam=spec.lam, tune_width=rbf and tune_width,
                       tune_lam=tune_lam, widths=widths, seed=spec.seed)

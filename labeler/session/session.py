@@ -94,7 +94,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
     """
 
     # ---- construction ----------------------------------------------------------------------
-    def __init__(self, store: Store, record, *, _dataset=None, _X=None, _new=False):
+    def __init__(self, store: Store, record, *, _dataset=None, _X=None, _new=False, _progress=None):
         self._lock = threading.RLock()
         self._store = store
         self.store_path = store.path
@@ -103,6 +103,8 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         self.created = record.created
         self._stored_config = dict(record.config)
         cfg = SessionConfig.from_dict(record.config)
+        if "posterior" not in record.config:  # stored before low-rank posteriors existed
+            cfg.posterior = "dense"
         self.dataset = (_dataset if _dataset is not None
                         else data.load(cfg.dataset, cfg.dataset_options, stored=True))
         X_raw = np.ascontiguousarray(self.dataset.X, dtype=np.float64)
@@ -140,13 +142,21 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         self._cache_version = -1
         self._layout = None
         self.closed = False
+        self._factor_parts: dict = {}  # a low-rank posterior's landmarks / factor (data.factor_arrays)
+        self._factor_new: dict = {}  # ... as arrays to store, when built here and not yet stored
+        if self._spec.posterior != "dense":
+            self._factor_parts = data.load_factor_parts(lambda name: store.get_array(self.id, name),
+                                                        self._spec) if not _new else {}
         if _new:  # not in the store yet: see create()
-            self.learner = self._build_learner()
+            self.learner = self._build_learner(_progress)
         else:
-            self._restore()
+            self._restore(_progress)
+            for name, array in self._factor_new.items():
+                self._cache_array(name, array)
+            self._factor_new = {}
 
     @classmethod
-    def create(cls, store_path, config: SessionConfig | None = None) -> LabelingSession:
+    def create(cls, store_path, config: SessionConfig | None = None, progress=None) -> LabelingSession:
         """Create a new session in the store file ``store_path`` (created if missing).
 
         The data set is loaded, ``width="auto"`` / ``lam="auto"`` are resolved and stored as
@@ -157,6 +167,10 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         are written in ONE transaction (:meth:`Store.create_session`). A failure before that
         (a setting, a ``MemoryError`` for the n x n matrix) or a killed process leaves no
         session in the store; after it the session is complete.
+
+        ``progress(message, fraction)``, if given, hears the long build steps of a low-rank
+        posterior (landmarks, factor rows, kNN graph, eigenpairs); the factor's parts are
+        stored with the session, so reopening does not redo them.
 
         Raises
         ------
@@ -170,7 +184,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         store = Store(store_path)
         try:
             record = SessionRecord(new_session_id(), cfg.name, cfg.dataset, prep.stored, utc_now())
-            session = cls(store, record, _dataset=prep.dataset, _X=X, _new=True)
+            session = cls(store, record, _dataset=prep.dataset, _X=X, _new=True, _progress=progress)
             events, risks = [], {}
             if initial is not None:  # one action, one undo step, before the first query
                 # stored with the schema's "accepted" source (the events table's CHECK
@@ -188,6 +202,8 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
             arrays = {_PCA_ARRAY: X} if cfg.pca_components is not None else {}
             if data.is_text_features(prep.dataset):
                 arrays[_TEXT_ARRAY] = np.ascontiguousarray(prep.dataset.X, dtype=np.float64)
+            arrays.update(session._factor_new)
+            session._factor_new = {}
             store.create_session(name=record.name, dataset=record.dataset, config=record.config,
                                  session_id=record.id, created=record.created, arrays=arrays,
                                  events=events, risks=risks)
@@ -199,7 +215,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
             raise
 
     @classmethod
-    def open(cls, store_path, session_id: str) -> LabelingSession:
+    def open(cls, store_path, session_id: str, progress=None) -> LabelingSession:
         """Reopen a session: same labels, same model state, same next query.
 
         Raises
@@ -211,7 +227,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         """
         store = Store(store_path)
         try:
-            return cls(store, store.session(session_id))
+            return cls(store, store.session(session_id), _progress=progress)
         except BaseException:
             store.close()
             raise
@@ -266,16 +282,24 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         """The model settings of the current configuration."""
         return model.ModelSpec.from_config(self._config)
 
-    def _build_learner(self):
+    def _build_learner(self, progress=None):
         """A learner for the current settings and classes, given the net labels in labelling
-        order in one block update (``ActiveRLS.add_many``)."""
+        order in one block update (``ActiveRLS.add_many``). A low-rank posterior is rebuilt
+        from the factor parts kept (store or memory); parts built here wait in
+        ``_factor_new`` to be stored."""
         recs = list(self._log.labels.values())
-        learner = model.build_learner(self._spec, self.X, self._log.classes, n_block=len(recs))
+        spec = self._spec
+        parts = dict(self._factor_parts) if spec.posterior != "dense" else None
+        learner = model.build_learner(spec, self.X, self._log.classes, n_block=len(recs), parts=parts,
+                                      progress=progress)
+        if parts is not None and not self._factor_parts:
+            self._factor_parts = parts
+            self._factor_new = data.factor_arrays(spec, parts)
         if recs:
             learner.add_many([r.index for r in recs], [r.label for r in recs])
         return learner
 
-    def _restore(self):
+    def _restore(self, progress=None):
         """Rebuild the session from its stored log: fold every event into the net state
         (labels, skips, classes, settings), then build the learner once with the final
         settings and add the net labels (:meth:`_build_learner`). Mathematically this is the
@@ -297,7 +321,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                         "delete this session."
                     ) from None
                 setattr(self._config, name, value)
-        self.learner = self._build_learner()
+        self.learner = self._build_learner(progress)
 
     def _rebuild(self):
         """Replace the learner by one built from the log (after a failed write)."""
@@ -479,6 +503,12 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                     self._cache_array(f"layout-{method}", Z)
             self._layout = Z
         return self._layout
+
+    @property
+    def scoring_note(self) -> str:
+        """In words, why the next query is an approximate pick (a low-rank posterior on a large
+        pool scores a subset of candidates on a subsample), or "" when it is exact."""
+        return model.scoring_note(self._spec, self.n_samples)
 
     def _rng(self) -> np.random.Generator:
         # tie-breaking depends only on (seed, number of events): same query after reopening

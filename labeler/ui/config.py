@@ -53,6 +53,7 @@ class AppConfig:
     data_dir: Path = field(default_factory=Path.cwd)
     max_file_mb: float = DEFAULT_MAX_FILE_MB
     token: str | None = field(default=None, repr=False)
+    model: dict = field(default_factory=dict)  # LABELER_MODEL: posterior, rank, landmarks, knn
 
     @classmethod
     def from_env(cls, environ=None) -> "AppConfig":
@@ -92,4 +93,18 @@ class AppConfig:
             data_dir=Path(env.get("LABELER_DATA_DIR") or os.getcwd()).expanduser(),
             max_file_mb=max_file_mb,
             token=env.get("LABELER_TOKEN") or None,
+            model=_model_options(env.get("LABELER_MODEL", "")),
         )
+
+
+def _model_options(text: str) -> dict:
+    """``LABELER_MODEL`` (JSON set by ``labeler app --posterior ...``): the posterior settings of
+    the app's first new session; only the keys posterior, rank, landmarks, knn are kept."""
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"LABELER_MODEL is not valid JSON ({exc}); give an object such as "
+                         "'{\"posterior\": \"nystrom\"}'.") from None
+    if not isinstance(value, dict):
+        raise ValueError("LABELER_MODEL must be a JSON object such as '{\"posterior\": \"nystrom\"}'.")
+    return {k: v for k, v in value.items() if k in ("posterior", "rank", "landmarks", "knn")}

@@ -98,12 +98,20 @@ def new_session(dataset: str, dataset_options: dict | None = None, **settings) -
     try:
         config = SessionConfig(dataset=dataset, dataset_options=dict(dataset_options or {}),
                                **settings)
+        bar = st.progress(0.0, text=f"Loading {dataset} and building the model…")
         with st.spinner(f"Loading {dataset} and building the model…", show_time=True):
-            session, _ = REGISTRY.create(app_config().store, config)
+            session, _ = REGISTRY.create(app_config().store, config,
+                                         progress=lambda text, done: bar.progress(done, text=text))
+        bar.empty()
         build_layout(session)  # the map's layout (UMAP: minutes at 10^5) with a progress bar
     except (*USER_ERRORS, MemoryError) as exc:  # MemoryError: an n x n matrix too large
         flash("error", f"Could not open {dataset}: {exc}")
         return False
+    chosen = session.auto_settings.get("posterior")
+    if chosen and session.config.posterior != "dense":  # "auto" chose a low-rank posterior: say so, and that the picks are approximate
+        flash("info", f"Posterior chosen automatically: {chosen}")
+    if session.scoring_note:
+        flash("info", f"The next query is an {session.scoring_note}.")
     _show(session.id)
     return True
 
@@ -134,7 +142,7 @@ def ensure_session() -> None:
         latest = max(same, key=lambda s: str(s.created))
         if open_session(latest.id):
             return
-    new_session(cfg.data, cfg.data_options)
+    new_session(cfg.data, cfg.data_options, **cfg.model)
 
 
 def _same_data(saved, wanted) -> bool:

@@ -1,0 +1,52 @@
+"""The posterior options of ``labeler app`` and ``labeler simulate`` (``--posterior --rank
+--landmarks --knn``) and the progress lines of a factor's build (:mod:`labeler.cli`)."""
+
+from __future__ import annotations
+
+import time
+
+__all__ = ["add_posterior_arguments", "model_options", "BuildProgress"]
+
+PROGRESS_INTERVAL = 2.0  # seconds between two progress lines of one build step
+
+
+def add_posterior_arguments(parser, positive_int) -> None:
+    """``--posterior --rank --landmarks --knn``: the learner's posterior (labeler.session.model)."""
+    parser.add_argument(
+        "--posterior", choices=("auto", "dense", "nystrom", "spectral"), default="auto",
+        help="the learner's posterior: dense (exact, 8 n^2 bytes), nystrom (low rank: n x rank "
+        "factor of landmark kernel columns), spectral (kNN-graph kernel); auto (default): dense "
+        "while it needs under half the free memory, else nystrom (said on start)",
+    )
+    parser.add_argument("--rank", type=positive_int, default=None,
+                        help="rank of a low-rank posterior: landmarks (nystrom, default 300) or "
+                        "Laplacian eigenpairs (spectral, default 100)")
+    parser.add_argument("--landmarks", choices=("uniform", "kmeans"), default="uniform",
+                        help="Nystrom landmarks: a uniform sample of points or k-means centres (default uniform)")
+    parser.add_argument("--knn", type=positive_int, default=10,
+                        help="neighbours of the spectral posterior's kNN graph (default 10)")
+
+
+def model_options(args) -> dict:
+    """The posterior options given on the command line (only those that differ from the defaults)."""
+    options = {"posterior": args.posterior, "rank": args.rank, "landmarks": args.landmarks, "knn": args.knn}
+    defaults = {"posterior": "auto", "rank": None, "landmarks": "uniform", "knn": 10}
+    return {k: v for k, v in options.items() if v != defaults[k]}
+
+
+class BuildProgress:
+    """Progress lines of the long build steps (``progress(message, fraction)``): a new step, or
+    at most one line every ``PROGRESS_INTERVAL`` seconds."""
+
+    def __init__(self, stream, enabled: bool = True):
+        self.stream, self.enabled = stream, enabled
+        self.start = self.last = time.perf_counter()
+        self.message = None
+
+    def __call__(self, message: str, fraction: float) -> None:
+        now = time.perf_counter()
+        step = message.split(":")[0]
+        if not self.enabled or (step == self.message and now - self.last < PROGRESS_INTERVAL and fraction < 1):
+            return
+        self.message, self.last = step, now
+        print(f"labeler: {message} ({100 * fraction:.0f} %, {now - self.start:.0f} s)", file=self.stream, flush=True)

@@ -1,0 +1,119 @@
+"""Low-rank posteriors of a session (issue 8; ALGORITHMS §8-§9): their defaults, the factor's
+build from scratch or from its stored parts, what LOO tunes on a factor, and the words that
+say a pick is approximate. Used by :mod:`labeler.session.model` (which re-exports it); takes
+any object with the fields of :class:`~labeler.session.model.ModelSpec`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.kernels import Kernel
+
+__all__ = ["LANDMARKS", "DEFAULT_RANK", "DEFAULT_KNN", "SUBSAMPLE_ABOVE", "SUBSAMPLED", "default_rank",
+           "build_factor", "scoring_note", "loo_problem"]
+
+LANDMARKS = ("uniform", "kmeans")
+#: Default rank of a low-rank posterior (Nystrom landmarks; Laplacian eigenpairs).
+DEFAULT_RANK = {"nystrom": 300, "spectral": 100}
+DEFAULT_KNN = 10
+#: A factor posterior on more points than this scores by SubsampledExpectedRisk (approximate).
+SUBSAMPLE_ABOVE = 5_000
+#: Its sizes: 200 smallest-margin + 300 random candidates, risk sum over 2,000 pool points
+#: (benchmarks/scale.py: one step 0.2 s at 10^5 points, rank 300).
+SUBSAMPLED = {"n_uncertain": 200, "n_random": 300, "n_points": 2_000}
+
+
+def default_rank(posterior: str, n_samples: int) -> int:
+    """:data:`DEFAULT_RANK` of the posterior, at most the pool size (minus one: eigsh)."""
+    return max(1, min(DEFAULT_RANK.get(posterior, 300), int(n_samples) - 1))
+
+
+def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None):
+    """The low-rank posterior of ``spec`` on ``X`` and the parts that rebuild it.
+
+    * nystrom: landmarks ``Z`` (:func:`core.kernels.factors.nystrom_landmarks`, seeded with
+      ``spec.seed``); the factor ``k(X, Z) T`` is recomputed from them (deterministic, about
+      2 s per 10^5 points at rank 300), so only ``Z`` (m x d) is stored, and a new width
+      re-uses it (:class:`core.posteriors.NystromPosterior`).
+    * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^5 points) and
+      its eigenvalues.
+
+    Parameters
+    ----------
+    parts : dict, optional
+        ``{"landmarks": Z}`` or ``{"factor": Phi, "eigenvalues": lam}`` from an earlier build;
+        parts that do not fit ``X`` and ``spec`` are ignored (rebuilt).
+    progress : callable(message, fraction), optional
+
+    Returns
+    -------
+    posterior : core.posteriors.FactorPosterior
+    parts : dict of ndarray
+        What to store.
+    """
+    from core.kernels.factors import nystrom_landmarks
+    from core.kernels.graph import knn_graph, spectral_factor
+    from core.posteriors import FactorPosterior, NystromPosterior
+
+    n, d = X.shape
+    parts = dict(parts or {})
+    say = progress or (lambda message, fraction: None)
+    r = default_rank(spec.posterior, n) if spec.rank is None else int(spec.rank)
+    if spec.posterior == "nystrom":
+        Z = parts.get("landmarks")
+        if Z is None or Z.ndim != 2 or Z.shape[1] != d or Z.shape[0] != min(r, n):
+            say(f"choosing {min(r, n)} {spec.landmarks} landmarks", 0.0)
+            Z = nystrom_landmarks(X, min(r, n), method=spec.landmarks, seed=int(spec.seed))
+        return NystromPosterior(X, spec.kernel_function(), Z, progress=progress), {"landmarks": Z}
+    if spec.posterior == "spectral":
+        Phi, lam = parts.get("factor"), parts.get("eigenvalues")
+        if Phi is None or lam is None or Phi.shape != (n, r) or lam.shape != (r,):
+            say(f"kNN graph of {n:,} points (k = {spec.knn})", 0.0)
+            W = knn_graph(X, int(spec.knn), seed=int(spec.seed))
+            say(f"{r} smallest Laplacian eigenpairs", 0.5)
+            Phi, lam = spectral_factor(W, r, seed=int(spec.seed))
+            del W
+            say("spectral factor ready", 1.0)
+        return FactorPosterior(np.ascontiguousarray(Phi, dtype=np.float64), copy=False), \
+            {"factor": Phi, "eigenvalues": lam}
+    raise ValueError(f"Unknown posterior {spec.posterior!r}; choose one of dense, nystrom, spectral.")
+
+
+def scoring_note(spec, n_samples: int) -> str:
+    """In words, how the next query is chosen when it is not exact ("" when it is)."""
+    if spec.posterior == "dense" or spec.strategy != "arls" or int(n_samples) <= SUBSAMPLE_ABOVE:
+        return ""
+    c = SUBSAMPLED
+    return (f"approximate pick: the expected risk of {c['n_uncertain'] + c['n_random']} candidates "
+            f"({c['n_uncertain']} smallest-margin, {c['n_random']} random), summed over "
+            f"{c['n_points']:,} sampled points, on a rank-{spec.rank or default_rank(spec.posterior, n_samples)} "
+            f"{spec.posterior} posterior")
+
+
+def loo_problem(spec, learner, X: np.ndarray, idx: np.ndarray):
+    """What exact LOO tuning sees: the labelled rows and the kernel the learner runs on them.
+
+    LOO (core.rls.tuning) only needs the labelled kernel block ``K_LL``; with a factor it
+    must be the factor's block ``Phi_L Phi_L^T``, not the exact kernel it approximates, or
+    the tuner would judge another model than the one labelling. Dense: ``k(X_L, X_L)``.
+    Nystrom: :class:`core.kernels.factors.NystromKernel` (``k(X_L, Z) W^+ k(Z, X_L)``, also at
+    every candidate width, from the same landmarks). Spectral: the linear kernel on the rows
+    ``Phi_L`` (no width).
+
+    Returns
+    -------
+    X_L : ndarray of shape (n_labeled, d) or (n_labeled, r)
+    kernel : core.kernels.Kernel
+    width_tunable : bool
+    """
+    from core.kernels.factors import NystromKernel
+
+    post = learner.posterior
+    if spec.posterior == "spectral":
+        return np.ascontiguousarray(post.factor[idx]), Kernel("linear"), False
+    if spec.posterior == "nystrom":
+        base = spec.kernel_function()
+        return X[idx], NystromKernel(base.kind, base.width, base.degree, base.coef0,
+                                     landmarks=post.landmarks), True
+    return X[idx], spec.kernel_function(), True
