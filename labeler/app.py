@@ -22,14 +22,17 @@ import streamlit as st  # noqa: E402
 
 from labeler.ui import state
 from labeler.ui.access import require_token
+from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.map_density import uses_density
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view, map_hover_texts
+from labeler.ui.viewport import map_viewport
 from labeler.ui.zoom import keep_zoom
 
 st.set_page_config(page_title="ARLS labeler", page_icon="🏷️", layout="wide",
@@ -40,6 +43,9 @@ st.markdown(
     .st-key-class_buttons button {min-width: 6rem; min-height: 2.8rem; font-size: 1.05rem;}
     .counts span.dot {display:inline-block;width:.7em;height:.7em;border-radius:50%;
                       margin:0 .3em 0 .9em;vertical-align:baseline;}
+    .grid-text {display:block;font-size:.9rem;line-height:1.35;min-height:3.6rem;}
+    .stSidebar .stWidgetLabel p, .stSidebar label p {white-space:normal;overflow:visible;
+                                                     text-overflow:clip;}
     .point-text {display:block;font-size:1.05rem;line-height:1.5;padding:.6rem .85rem;margin-bottom:.6rem;
                  border-left:4px solid #0072B2;background:#f4f6f9;border-radius:4px;
                  max-height:16rem;overflow-y:auto;overflow-wrap:anywhere;}
@@ -50,9 +56,10 @@ st.markdown(
 require_token(state.app_config().token)  # before any session is opened or widget drawn
 state.ensure_session()
 session, lock = state.current()
-for kind, text in state.pop_flash():
-    getattr(st, kind)(md_text(text))  # messages quote file and class names: shown as typed
+flashes = state.pop_flash()  # shown in the point panel's column: they never push the map down
 if session is None:
+    for kind, text in flashes:
+        getattr(st, kind)(md_text(text))
     render_sidebar(None)
     st.info("Open a data set or a saved session in the sidebar.")
     st.stop()
@@ -69,7 +76,8 @@ with lock:
                            "viewed, not changed. Copy the store to a writable folder to label."))
     with st.spinner("Choosing the next query…"):
         view = build_view(session, color_mode=st.session_state.get("color_mode", "label"))
-    state.sync_selection(view.n_samples)
+    state.sync_selection(view.n_samples, view.version)
+    area = st.session_state.get("area")
 
     # ---- header: data set, counts ----------------------------------------------------------
     config = getattr(session, "config", None)
@@ -90,11 +98,16 @@ with lock:
     # ---- main: point panel (drawn first: shown sooner) and the pool map ------------------
     left, right = st.columns([3, 2], gap="large")
     with right:
-        render_point_panel(session, view)
+        for kind, text in flashes:
+            getattr(st, kind)(md_text(text))  # messages quote file and class names: shown as typed
+        if area is not None:
+            render_area_panel(session, view, area)
+        else:
+            render_point_panel(session, view)
     with left:
         mode = st.segmented_control("Colour by", list(COLOR_MODES), format_func=COLOR_MODES.get,
                                     default="label", key="color_mode", required=True,
-                                    label_visibility="collapsed")
+                                    label_visibility="collapsed", bind="query-params")
         pred = view.predictions
         selected = st.session_state.get("selected")
         fig = scatter_figure(
@@ -104,18 +117,28 @@ with lock:
             expected_risk=view.expected_risk,
             query=view.query, selected=selected, skipped=sorted(view.skipped),
             view_key=str(session.id),
-            hover_text=map_hover_texts(session.dataset),
+            hover_text=map_hover_texts(session.dataset), hover_predictions=True,
+            viewport=map_viewport(str(session.id)) if uses_density(view.n_samples) else None,
         )
-        st.plotly_chart(fig, key="scatter", on_select="rerun", selection_mode="points",
-                        config={"displaylogo": False, "scrollZoom": True,
-                                "modeBarButtonsToRemove": ["select2d", "lasso2d"]})
-        st.caption("Click a point to see it and label it out of turn. Scroll to zoom, drag to "
-                   "zoom in on a box, double-click to reset.")
+        st.plotly_chart(fig, key="scatter", on_select="rerun",
+                        selection_mode=("points", "box", "lasso"),
+                        config={"displaylogo": False, "scrollZoom": True})
+        st.caption("Click a point to see it and label it out of turn. Box or lasso select "
+                   "(toolbar) to label many at once. Scroll to zoom, drag to zoom in on a box, "
+                   "double-click to reset."
+                   + (" Large pool: the map shows where points are; zoom in to see, click and "
+                      "select single points." if uses_density(view.n_samples) else ""))
 
     # ---- lower tabs (only the open one runs) ---------------------------------------------
-    progress, confidence, export, history, keys = st.tabs(
-        ["Progress", "Confidence", "Export", "History", "Shortcuts"], key="lower_tab",
-        on_change="rerun")
+    progress, batch, similar, confidence, export, history, keys = st.tabs(
+        ["Progress", "Batch", "More like this", "Confidence", "Export", "History", "Shortcuts"],
+        key="lower_tab", on_change="rerun", bind="query-params")
+    if batch.open:
+        with batch:
+            render_bulk_tab("batch")  # a fragment: its widgets rerun only the tab
+    if similar.open:
+        with similar:
+            render_bulk_tab("similar")
     if progress.open:
         with progress:
             render_progress(session)

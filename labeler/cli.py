@@ -9,6 +9,7 @@
                      [--kernel rbf|linear|poly] [--width W] [--lam L|auto]
                      [--weighting none|balanced] [--validation PATH] [ROLES]
                      [--out curve.csv] [--report curve.html] [--initial N]
+                     [--model rls|harmonic|lgc] [--transform T] [--graph-k K] [--graph-rank R] [--alpha A]
 
 ROLES (CSV / Parquet): ``--id-col NAME --label-col NAME --text-col NAME --image-col NAME
 --feature-cols A,B --features-from columns|text|image --layout-cols X,Y`` (``''`` for none);
@@ -33,6 +34,7 @@ import warnings
 from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
+from labeler.cli_graph import add_graph_arguments, run_graph_simulate
 from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
 from labeler.cli_posterior import app_executor as _app_executor, simulate_executor as _simulate_executor
 from labeler.runtime import configure_threads
@@ -191,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--report", metavar="HTML", help="also write a self-contained HTML page with the learning curves")
     sim.add_argument("--initial", type=_non_negative_int, default=0, help="random labels before the first query (default 0)")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_graph_arguments(sim)  # --model, --transform, --graph-k, --graph-rank, --alpha (labeler/cli_graph.py)
     add_posterior_arguments(sim, _positive_int)
     add_role_arguments(sim)
 
@@ -421,6 +424,8 @@ def _run_simulate(args) -> int:
             f"--budget {args.budget} plus --initial {args.initial} exceeds the {len(dataset.y)} points "
             f"of {args.data}; pass --budget {max(len(dataset.y) - args.initial, 1)} or less."
         )
+    if args.model != "rls" or args.transform is not None:  # graph models (issue 10)
+        return run_graph_simulate(args, dataset, X, out, report)
 
     err = sys.stderr
     if not args.quiet:

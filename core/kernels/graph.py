@@ -21,7 +21,7 @@ from scipy.sparse.linalg import eigsh
 
 from ..validation import check_features
 
-__all__ = ["knn_graph", "neighbour_graph", "laplacian", "spectral_factor", "TRANSFORMS"]
+__all__ = ["knn_graph", "neighbour_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS"]
 
 TRANSFORMS = ("diffusion", "gaussian_field")
 EXACT_KNN_MAX = 50_000  # up to this many points the neighbours are exact (scikit-learn)
@@ -157,6 +157,30 @@ def spectral_factor(W, rank: int, *, transform: str = "gaussian_field", eps: flo
     """
     if transform not in TRANSFORMS:
         raise ValueError(f"transform must be one of {TRANSFORMS}; got {transform!r}.")
+    lam, vecs = laplacian_eigenpairs(W, rank, normalized=normalized, seed=seed)
+    r = np.exp(-(s**2) * lam / 2.0) if transform == "diffusion" else 1.0 / (lam + eps)
+    return np.ascontiguousarray(vecs * np.sqrt(r)), lam
+
+
+def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0) -> tuple[np.ndarray, np.ndarray]:
+    """The ``rank`` smallest eigenpairs of the (normalised) Laplacian of ``W``.
+
+    Parameters
+    ----------
+    W : sparse matrix of shape (n, n)
+    rank : int
+        r, in [1, n - 1].
+    normalized : bool
+    seed : int
+        Start vector of the Lanczos iteration (deterministic results).
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (r,)
+        Increasing, clipped at 0.
+    eigenvectors : ndarray of shape (n, r)
+        Orthonormal columns.
+    """
     L = laplacian(W, normalized)
     n = L.shape[0]
     if isinstance(rank, bool) or int(rank) != rank or not 1 <= rank < n:
@@ -168,6 +192,4 @@ def spectral_factor(W, rank: int, *, transform: str = "gaussian_field", eps: flo
     vals, vecs = eigsh(shifted, k=int(rank), which="LA", v0=v0, tol=1e-10)
     lam = np.clip(c - vals, 0.0, None)
     order = np.argsort(lam, kind="stable")
-    lam, vecs = lam[order], vecs[:, order]
-    r = np.exp(-(s**2) * lam / 2.0) if transform == "diffusion" else 1.0 / (lam + eps)
-    return np.ascontiguousarray(vecs * np.sqrt(r)), lam
+    return lam[order], np.ascontiguousarray(vecs[:, order])

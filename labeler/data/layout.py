@@ -12,9 +12,29 @@ import numpy as np
 
 from core.validation import check_features
 
-__all__ = ["compute_layout", "available_layout_methods", "LAYOUT_METHODS"]
+__all__ = ["compute_layout", "available_layout_methods", "auto_layout_method", "LAYOUT_METHODS",
+           "UMAP_AUTO_MIN_FEATURES", "UMAP_AUTO_MIN_SAMPLES", "UMAP_AUTO_MAX_SAMPLES",
+           "umap_seconds_estimate"]
 
 LAYOUT_METHODS = ("pca", "tsne", "umap")
+
+#: "auto" picks UMAP only for features of more than this many dimensions (text, images,
+#: embeddings): with 2 or 3 features the PCA map already shows (nearly) all there is.
+UMAP_AUTO_MIN_FEATURES = 3
+#: ... and at least this many points: UMAP's first run in a process spends 20-50 s compiling
+#: its numba code on this 2-core machine (measured: 500 points took 47 s in a fresh process,
+#: 2,000 points 16 s after that), more than a small pool's map is worth; PCA is instant.
+UMAP_AUTO_MIN_SAMPLES = 5_000
+#: ... and at most this many: seeded UMAP runs on one core (umap-learn turns parallelism off
+#: when ``random_state`` is set). Measured here (64 features, ``low_memory=True``): 10^5 points
+#: in 72 s, 3 x 10^5 points in about 10.5 CPU minutes (34 min wall on the loaded machine), i.e.
+#: about 2 ms per point at that size; 10^6 points would take over half an hour, too long to
+#: wait for a first map. Beyond this limit "auto" is PCA, with a notice; layout="umap" still
+#: asks for it (once: the layout is kept in the store).
+UMAP_AUTO_MAX_SAMPLES = 200_000
+#: Seconds per point of seeded UMAP measured on this machine (see above) and its fixed cost
+#: (numba compilation in a fresh process).
+_UMAP_SECONDS_PER_POINT, _UMAP_SECONDS_FIXED = 2.0e-3, 20.0
 
 
 def available_layout_methods() -> list[str]:
@@ -23,6 +43,42 @@ def available_layout_methods() -> list[str]:
     if importlib.util.find_spec("umap") is not None:
         methods.append("umap")
     return methods
+
+
+def umap_seconds_estimate(n_samples: int) -> float:
+    """Rough wall time of a seeded UMAP layout of ``n_samples`` points on this 2-core machine
+    (fixed numba start-up plus a linear term, both measured; see :data:`UMAP_AUTO_MAX_SAMPLES`)."""
+    return _UMAP_SECONDS_FIXED + _UMAP_SECONDS_PER_POINT * int(n_samples)
+
+
+def auto_layout_method(n_samples: int, n_features: int) -> tuple[str, str]:
+    """The layout "auto" means for a pool without a layout of its own, and why.
+
+    UMAP for features of more than :data:`UMAP_AUTO_MIN_FEATURES` dimensions and pools of
+    :data:`UMAP_AUTO_MIN_SAMPLES` to :data:`UMAP_AUTO_MAX_SAMPLES` points when umap-learn is
+    installed; PCA otherwise (instant).
+
+    Returns
+    -------
+    method : {"umap", "pca"}
+    reason : str
+        In words, for the session's record (shown in the app) and the user.
+    """
+    n, d = int(n_samples), int(n_features)
+    if d <= UMAP_AUTO_MIN_FEATURES:
+        return "pca", f"PCA ({d} features: the PCA map shows them)"
+    if "umap" not in available_layout_methods():
+        return "pca", "PCA (UMAP would map these features better: `pip install umap-learn`)"
+    if n < UMAP_AUTO_MIN_SAMPLES:
+        return "pca", (f"PCA ({n:,} points: instant; UMAP's one-off start-up of 20-50 s is worth it "
+                       f"from {UMAP_AUTO_MIN_SAMPLES:,} points; choose layout 'umap' to have it)")
+    if n > UMAP_AUTO_MAX_SAMPLES:
+        minutes = umap_seconds_estimate(n) / 60.0
+        return "pca", (f"PCA: UMAP of {n:,} points would take about {minutes:.0f} minutes on this "
+                       f"machine (the automatic limit is {UMAP_AUTO_MAX_SAMPLES:,} points); choose "
+                       "layout 'umap' to wait for it once (it is kept in the store)")
+    return "umap", (f"UMAP ({d} features, {n:,} points: about "
+                    f"{max(1.0, umap_seconds_estimate(n) / 60.0):.0f} min once, kept in the store)")
 
 
 def _check_method(method: str) -> str:
@@ -47,7 +103,8 @@ def compute_layout(X, method: str = "pca", seed: int = 0) -> np.ndarray:
         ``pca``: the two leading principal components (data with 2 features is returned
         unchanged, with 1 feature padded by a zero column, so a 2-D data set keeps its shape);
         ``tsne``: :class:`sklearn.manifold.TSNE` (perplexity ``min(30, (n - 1) / 3)``, PCA
-        initialisation); ``umap``: ``umap.UMAP`` (needs umap-learn).
+        initialisation); ``umap``: ``umap.UMAP`` (needs umap-learn; 15 neighbours, seeded,
+        ``low_memory=True``; pools of fewer than 4 points get the PCA layout).
     seed : int
         Random seed (t-SNE, UMAP, randomized PCA).
 
@@ -71,8 +128,15 @@ def compute_layout(X, method: str = "pca", seed: int = 0) -> np.ndarray:
 
         perplexity = min(30.0, (n - 1) / 3.0)
         Z = TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(X)
+    elif n < 4:  # UMAP's spectral start needs a few points more than its 2 dimensions
+        return compute_layout(X, "pca", seed)
     else:
+        import warnings
+
         import umap  # noqa: PLC0415 -- optional dependency, checked above
 
-        Z = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), random_state=seed).fit_transform(X)
+        with warnings.catch_warnings():  # "n_jobs overridden to 1 by random_state": by design
+            warnings.filterwarnings("ignore", message=".*n_jobs value.*", category=UserWarning)
+            Z = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), random_state=seed,
+                          low_memory=True).fit_transform(X)
     return np.ascontiguousarray(Z, dtype=np.float64)

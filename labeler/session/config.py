@@ -142,7 +142,9 @@ class SessionConfig:
     layout : {"auto", "pca", "tsne", "umap", "given"}
         2-D coordinates for display; "given" uses the data set's own; "auto" (the default)
         means "given" when the data set has coordinates (e.g. ``x``, ``y`` columns), else
-        "pca". Resolved once at creation and stored.
+        UMAP for features of more than 3 dimensions on 5,000 to 200,000 points, else "pca"
+        (:func:`labeler.data.layout.auto_layout_method`; why is stored in ``auto``). Resolved
+        once at creation and stored: sessions made before keep theirs.
     seed : int
         Seed of every random choice (tie-breaking, layouts, built-in data sets).
     name : str, optional
@@ -356,8 +358,9 @@ def prepare(config: SessionConfig | None) -> Prepared:
     cfg = _check_new(config)
     dataset = data.load(cfg.dataset, cfg.dataset_options)
     X_raw = np.ascontiguousarray(dataset.X, dtype=np.float64)
-    if cfg.layout == "auto":
-        cfg.layout = "given" if getattr(dataset, "layout", None) is not None else "pca"
+    layout_note = None
+    if cfg.layout == "auto":  # the data set's own, else UMAP where it pays, else PCA
+        cfg.layout, layout_note = data.auto_layout(dataset, X_raw.shape)
     if cfg.layout == "given" and getattr(dataset, "layout", None) is None:
         raise ValueError(f"Data set {cfg.dataset!r} has no given layout; use layout='pca' or 'tsne'.")
 
@@ -390,6 +393,8 @@ def prepare(config: SessionConfig | None) -> Prepared:
     # the roles and text settings used, resolved: reopening loads exactly this data set
     cfg.dataset_options = data.stored_options(cfg.dataset_options, dataset)
     X, auto = resolve_model(cfg, dataset, X_raw)
+    if layout_note:
+        auto["layout"] = layout_note
     auto.update(posterior_note)
     if cfg.name is None:
         cfg.name = f"{getattr(dataset, 'name', None) or Path(cfg.dataset).name}"

@@ -29,6 +29,7 @@ __all__ = [
     "kernel_features",
     "initial_choice",
     "compute_layout",
+    "auto_layout",
 ]
 
 
@@ -157,6 +158,22 @@ def compute_layout(X: np.ndarray, method: str, seed: int) -> np.ndarray:
     from labeler.data.layout import compute_layout as _compute
 
     return _compute(X, method=method, seed=seed)
+
+
+def auto_layout(dataset, shape) -> tuple[str, str | None]:
+    """What ``layout="auto"`` means for a new session, and why (stored in ``config["auto"]``).
+
+    The data set's own layout ("given") when it has one; else
+    :func:`labeler.data.layout.auto_layout_method` of the raw features' ``shape``: UMAP for
+    more than 3 features on 5,000 to 200,000 points, PCA otherwise. A session stores the
+    resolved method, so sessions made before keep theirs. The reason is None for "given"
+    (nothing to explain).
+    """
+    if getattr(dataset, "layout", None) is not None:
+        return "given", None
+    from labeler.data.layout import auto_layout_method
+
+    return auto_layout_method(int(shape[0]), int(shape[1]))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The labelling actions of a session: label, skip, un-skip, relabel, unlabel, undo, accept
-predictions.
+predictions, and label many points at once (a lasso or box selection, "more like this", a
+batch of queries).
 
 :class:`SessionLabelling` is a mixin of :class:`~labeler.session.session.LabelingSession`.
 Each action checks its input, then commits one user action through the session's ``_commit``
@@ -19,7 +20,19 @@ from core.validation import check_index
 
 from ..store import LABEL_SOURCES
 
-__all__ = ["SessionLabelling"]
+__all__ = ["SessionLabelling", "BULK_SOURCES"]
+
+#: How points labelled many at once came to be labelled -> the source stored in the event.
+#: The events table allows only the sources "queried", "chosen" and "accepted" (a CHECK
+#: constraint of schema version 2), so a bulk label is an "accept" action (a batch of labels,
+#: one undo step) with the stored source below and ``value = {"via": <key>}``; the session
+#: shows and exports the key as the source (as it does for the "initial" labels), and a
+#: labeller that does not know the key reads the stored source, which is still true.
+BULK_SOURCES = {
+    "selection": "chosen",  # a lasso or box selection on the map, labelled with one class
+    "similar": "chosen",    # "more like this": nearest neighbours of a point
+    "batch": "queried",     # a batch of queries chosen together (labeler.session.batch)
+}
 
 
 class SessionLabelling:
@@ -361,3 +374,108 @@ class SessionLabelling:
 
         change = self._commit(build)
         return 0 if change is None else len(change.added)
+
+    # ---- many points at once --------------------------------------------------------------
+    def _check_bulk(self, labels, via, expected_version) -> dict:
+        if via not in BULK_SOURCES:
+            raise ValueError(f"Unknown bulk source {via!r}; choose one of {', '.join(BULK_SOURCES)}.")
+        if isinstance(labels, dict):
+            items = list(labels.items())
+        else:
+            try:
+                items = list(labels)
+            except TypeError:
+                items = None
+            if items is None or not all(isinstance(it, tuple) and len(it) == 2 for it in items):
+                raise ValueError(
+                    "labels must be a dict {point index: class} or a sequence of (index, class) "
+                    f"pairs; got {labels!r}. For one class on many points use label_points."
+                )
+        if not items:
+            raise ValueError(
+                "No points to label: the selection is empty. Draw a lasso or box around points "
+                "on the map (or pick points) first."
+            )
+        out: dict[int, str] = {}
+        for i, lab in items:
+            if isinstance(i, bool) or not isinstance(i, numbers.Integral):
+                raise ValueError(f"point index {i!r} is not an integer; give point indices.")
+            i = self._check_point(int(i))
+            lab = self._check_label(lab)
+            if out.setdefault(i, lab) != lab:
+                raise ValueError(f"point {i} is given two labels ({out[i]!r}, {lab!r}); give one.")
+        if expected_version is not None and (
+            isinstance(expected_version, bool) or not isinstance(expected_version, numbers.Integral)
+            or expected_version < 0
+        ):
+            raise ValueError(
+                f"expected_version must be a state version (session.n_events); got {expected_version!r}."
+            )
+        return out
+
+    def label_many(self, labels, via: str, expected_version=None) -> int:
+        """Label several points, each with its own class, as ONE action (one undo step).
+
+        Parameters
+        ----------
+        labels : dict {int: str} or sequence of (int, str)
+            Point index -> class, in the order to store them.
+        via : {"selection", "similar", "batch"}
+            How the points were picked (:data:`BULK_SOURCES`): shown and exported as the
+            labels' source.
+        expected_version : int, optional
+            The :attr:`n_events` of the state the page was drawn from. If the state changed
+            since (decided inside the commit, after catching up with other tabs), nothing is
+            written: the selection the user saw may no longer hold (:meth:`why_not_labelled`).
+
+        Returns
+        -------
+        int
+            Number of points labelled: the given points not labelled yet (points labelled
+            already are left out); 0 when stale or when every point is labelled.
+
+        Raises
+        ------
+        ValueError
+            Empty ``labels``, unknown ``via`` or class, a point given two classes.
+            IndexError: an index out of range. Nothing is written.
+        """
+        wanted = self._check_bulk(labels, via, expected_version)
+        stored_source = BULK_SOURCES[via]
+
+        def build():
+            if expected_version is not None and int(expected_version) != self._log.n_events:
+                return None
+            todo = [i for i in wanted if i not in self._log.labels]
+            if not todo:
+                return None
+            return [{"kind": "accept", "index": i, "label": wanted[i], "source": stored_source,
+                     "value": {"via": via}} for i in todo]
+
+        change = self._commit(build)
+        return 0 if change is None else len(change.added)
+
+    def label_points(self, indices, label, via: str = "selection", expected_version=None) -> int:
+        """Label the points ``indices`` with one class ``label`` as ONE action (a lasso or box
+        selection); see :meth:`label_many`. Repeated indices count once."""
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise ValueError(f"indices must be a 1-D sequence of point indices; got {indices!r}.")
+        return self.label_many([(int(i), label) for i in dict.fromkeys(idx.tolist())], via,
+                               expected_version)
+
+    def why_not_labelled(self, indices, expected_version=None) -> str:
+        """Why :meth:`label_many` / :meth:`label_points` of ``indices`` drawn from state
+        ``expected_version`` labelled nothing, in words for the user."""
+        idx = [int(i) for i in indices]
+        if not idx:
+            return ("No points are selected: draw a lasso or box around points on the map "
+                    "(the lasso and box tools are in the map's toolbar) and try again.")
+        if expected_version is not None and int(expected_version) != self._log.n_events:
+            return ("Nothing was labelled: the session changed since this selection was drawn "
+                    "(another tab or an earlier press labelled, skipped or undid something). "
+                    "Check the points again and press once more.")
+        if all(i in self._log.labels for i in idx):
+            return (f"Nothing was labelled: all {len(idx)} selected point(s) are labelled already. "
+                    "Click a point to change its label.")
+        return "Nothing was labelled: the page was out of date."

@@ -170,7 +170,7 @@ def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes:
     -------
     posterior : {"dense", "nystrom", "spectral"}
     note : str
-        Empty unless "auto" chose (the CLI prints it, the app shows it).
+        Empty unless "auto" chose a low-rank posterior (the CLI prints it, the app shows it).
     """
     if requested not in POSTERIORS:
         raise ValueError(f"Unknown posterior {requested!r}; choose one of {', '.join(POSTERIORS)}.")
@@ -179,7 +179,7 @@ def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes:
     need = session_bytes(n_samples, n_features, n_classes, n_block)
     avail = available_memory() if available is None else available
     if avail is None or need <= AUTO_DENSE_FRACTION * avail:
-        return "dense", f"dense (exact): needs about {_gib(need)}"
+        return "dense", ""  # the default stays silent (the CLI prints the posterior anyway)
     return "nystrom", (
         f"nystrom, rank {default_rank('nystrom', n_samples)}: a dense posterior of {int(n_samples):,} points "
         f"would need about {_gib(need)}, more than half of the {_gib(avail)} available; the low-rank "

@@ -51,7 +51,7 @@ from . import data, model
 from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
 from .classes import SessionClasses
-from .labelling import SessionLabelling
+from .labelling import BULK_SOURCES, SessionLabelling
 from .settings import SessionSettings
 from .views import SessionViews
 from ..store import (
@@ -135,6 +135,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
             self.X = np.ascontiguousarray(X)
         self.n_samples = self.X.shape[0]
         self._initial_actions: set[int] = set()  # actions that wrote the initial labels
+        self._bulk_actions: dict[int, str] = {}  # action -> "via" of labels given many at once
         self._initial_classes = list(cfg.classes)
         self._config = cfg
         self._log = LogState(cfg.classes, self.n_samples)
@@ -411,11 +412,15 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
 
     def _note_origin(self, events):
         """Remember the action that wrote the initial labels (accept events marked
-        ``{"initial": true}``)."""
+        ``{"initial": true}``) and the actions that labelled many points at once (accept events
+        marked ``{"via": ...}``, :data:`~labeler.session.labelling.BULK_SOURCES`)."""
         first = events[0] if events else None
         if first is not None and first.kind == "accept" and isinstance(first.value, dict) \
                 and first.value.get("initial") is True:
             self._initial_actions.add(int(first.action))
+        if first is not None and first.kind == "accept" and isinstance(first.value, dict) \
+                and first.value.get("via") in BULK_SOURCES:
+            self._bulk_actions[int(first.action)] = first.value["via"]
 
     def refresh(self) -> bool:
         """Apply events written by another tab or process; True if there were any."""

@@ -90,12 +90,15 @@ class SessionViews:
 
     # ---- sources ---------------------------------------------------------------------------
     def _shown_source(self, rec) -> str:
-        """A label's source as shown and exported: "initial" for the initial labels."""
-        return INITIAL_SOURCE if rec.action in self._initial_actions else rec.source
+        """A label's source as shown and exported: "initial" for the initial labels, the
+        ``via`` of labels given many at once ("selection", "similar", "batch")."""
+        if rec.action in self._initial_actions:
+            return INITIAL_SOURCE
+        return self._bulk_actions.get(rec.action, rec.source)
 
     def _shown_records(self) -> list:
         return [
-            replace(r, source=INITIAL_SOURCE) if r.action in self._initial_actions else r
+            r if (shown := self._shown_source(r)) == r.source else replace(r, source=shown)
             for r in self._log.labels.values()
         ]
 

@@ -15,7 +15,7 @@ from labeler.ui import state
 
 __all__ = ["label", "skip", "unskip", "relabel", "unlabel", "undo", "add_class", "rename_class",
            "delete_class", "move_class_labels", "unlabel_class", "accept", "set_setting", "choose",
-           "back"]
+           "back", "label_area", "label_grid", "similar", "clear_area"]
 
 
 def _run(action, *args):
@@ -265,3 +265,59 @@ def choose(index: int) -> None:
 def back() -> None:
     """Show the next query again (forget the clicked point)."""
     state.clear_selection()
+
+
+_VIA_WORDS = {"selection": "selected", "similar": "similar", "batch": "batch"}
+
+
+def _label_many_or_why(labels: dict, via: str, version: int) -> None:
+    def run(s):
+        n = s.label_many(labels, via, expected_version=int(version))
+        return n, (None if n else s.why_not_labelled(list(labels), int(version)))
+
+    result = _run(run)
+    if result is None:
+        return
+    n, why = result
+    if n:
+        state.clear_selection()
+        skipped = len(labels) - n
+        more = f" ({skipped} were labelled already and kept their label)" if skipped else ""
+        state.flash("success", f"Labelled {n} {_VIA_WORDS[via]} point{'s' * (n != 1)}{more}; "
+                               "one Undo reverts them all.")
+        st.session_state["last_action"] = (via, -1, None)
+    else:
+        state.flash("warning", why)
+
+
+def label_area(indices, name, version: int) -> None:
+    """Label the points of a box or lasso selection (``indices``, drawn on state ``version``)
+    with class ``name``: one action, one undo step; refused and explained when stale."""
+    if not indices:
+        state.flash("warning", "No points are selected: draw a lasso or box around points on "
+                               "the map (the lasso and box tools are in the map's toolbar).")
+        return
+    _label_many_or_why({int(i): name for i in indices}, "selection", version)
+
+
+def label_grid(indices, keys, via: str, version: int) -> None:
+    """Label the points of a grid ("more like this" or a batch), each with the class picked in
+    its selector (``st.session_state[keys[j]]``): one action, one undo step."""
+    labels = {int(i): st.session_state.get(k) for i, k in zip(indices, keys)}
+    if any(v is None for v in labels.values()):
+        state.flash("warning", "Pick a class for every point of the grid first.")
+        return
+    _label_many_or_why(labels, via, version)
+    # the grid is a fragment (labeler.ui.bulk_panels.render_bulk_tab): rerun the whole page
+    # after it, so the flash message, the map and the counts show what happened
+    st.session_state["grid_labelled"] = True
+
+
+def similar(index: int) -> None:
+    """Show the points most like ``index`` in the "More like this" tab."""
+    state.show_similar(index)
+
+
+def clear_area() -> None:
+    """Forget the box or lasso selection."""
+    state.clear_area()

@@ -58,6 +58,7 @@ def _base_name(session) -> str:
 def render_export(session, lock, n_labeled: int) -> None:
     """Download buttons for CSV, JSONL, Parquet and (with images) a zip of class folders."""
     with_pred = st.toggle("Include predictions of every point", key="export_predictions",
+                          bind="query-params",
                           help="Adds predicted class and confidence; unlabelled points get an "
                                "empty label.")
     if n_labeled == 0 and not with_pred:
@@ -78,5 +79,6 @@ def render_export(session, lock, n_labeled: int) -> None:
                 on_click="ignore",
                 icon=":material/download:",
             )
-    st.caption("Columns: id, label, source (queried / chosen / accepted / initial), order, timestamp, "
+    st.caption("Columns: id, label, source (queried / chosen / accepted / initial / selection / "
+               "similar / batch), order, timestamp, "
                "then the original columns.")

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from labeler.ui.map_density import density_figure, uses_density
 from labeler.ui.text import plot_text
 
 __all__ = [
@@ -162,8 +163,15 @@ def scatter_figure(
     view_key: str = "pool",
     height: int = 560,
     hover_text: np.ndarray | None = None,
+    hover_predictions: bool = False,
+    viewport=None,
+    density: bool | None = None,
 ) -> go.Figure:
     """Map of the whole pool, coloured by label, prediction, confidence or expected risk.
+
+    Above :func:`labeler.ui.map_density.density_above` points (``density=None``) the map is
+    :func:`labeler.ui.map_density.density_figure` instead: a density image of the pool plus
+    the labelled, query, selected, skipped and viewport points, in the same trace order.
 
     Parameters
     ----------
@@ -195,6 +203,15 @@ def scatter_figure(
         Figure height in pixels.
     hover_text : ndarray of shape (n_samples,) of str, optional
         Each point's text for its tooltip, already made safe (:func:`hover_texts`).
+    hover_predictions : bool
+        Tooltips name the predicted class and its confidence (needs ``predicted_codes`` and
+        ``confidence``), and on labelled points the label too. Costs a short string per point
+        in the figure (sent as a list: plotly validates a list of strings in one pass, a numpy
+        object array one element at a time).
+    viewport : (x0, x1, y0, y1) or None
+        Axis ranges the user zoomed to; only the density map uses it (draws the points there).
+    density : bool or None
+        Draw the density map (True), every point (False), or decide by pool size (None).
 
     Returns
     -------
@@ -209,6 +226,12 @@ def scatter_figure(
     if xy.ndim != 2 or xy.shape[1] != 2:
         raise ValueError(f"layout must have shape (n_samples, 2); got {xy.shape}.")
     n = xy.shape[0]
+    if density or (density is None and uses_density(n)):  # large pool: labeler/ui/map_density.py
+        return density_figure(
+            layout, classes, color_mode=color_mode, label_codes=label_codes,
+            predicted_codes=predicted_codes, confidence=confidence, expected_risk=expected_risk,
+            query=query, selected=selected, skipped=skipped, view_key=view_key, height=height,
+            hover_text=hover_text, viewport=viewport)
     if color_mode not in COLOR_MODES:
         raise ValueError(f"color_mode {color_mode!r} is unknown; use one of {list(COLOR_MODES)}.")
     label_codes = np.asarray(label_codes)
@@ -222,6 +245,21 @@ def scatter_figure(
         if hover_text.shape != (n,):
             raise ValueError(f"hover_text must have shape ({n},); got {hover_text.shape}.")
     text_line = "" if hover_text is None else "<br>%{text}"
+    pool_text = hover_text
+    labeled = np.flatnonzero(label_codes >= 0)
+    labeled_text = None if hover_text is None else hover_text[labeled]
+    labeled_hover = "point %{customdata} (labelled)" + text_line + "<extra></extra>"
+    if hover_predictions and predicted_codes is not None and confidence is not None:
+        names = [plot_text(c) for c in classes] + ["?"]
+        pcodes = np.asarray(predicted_codes).tolist()
+        conf = np.asarray(confidence, dtype=np.float64).tolist()
+        pred = [f"{names[p]} ({c:.2f})" for p, c in zip(pcodes, conf)]
+        extra = [""] * n if hover_text is None else ["<br>" + str(t) for t in hover_text.tolist()]
+        pool_text = [a + b for a, b in zip(pred, extra)]
+        text_line = "<br>predicted (confidence): %{text}"
+        labeled_text = [f"{names[label_codes[i]]}<br>predicted (confidence): {pool_text[i]}"
+                        for i in labeled.tolist()]
+        labeled_hover = "point %{customdata} · label %{text}<extra></extra>"
 
     # --- trace 0: the pool, numeric colours only ------------------------------------------
     marker: dict = dict(size=size, opacity=0.85, line=dict(width=0))
@@ -268,13 +306,12 @@ def scatter_figure(
     traces = [
         go.Scattergl(
             x=xy[:, 0], y=xy[:, 1], mode="markers", marker=marker, name="pool",
-            hovertemplate=hover, showlegend=False, text=hover_text,
+            hovertemplate=hover, showlegend=False, text=pool_text,
             unselected=dict(marker=dict(opacity=0.85)), selected=dict(marker=dict(opacity=1.0)),
         )
     ]
 
     # --- trace 1: labelled points, class colour with a dark outline ------------------------
-    labeled = np.flatnonzero(label_codes >= 0)
     traces.append(
         go.Scattergl(
             x=xy[labeled, 0], y=xy[labeled, 1], mode="markers", name="labelled",
@@ -286,8 +323,8 @@ def scatter_figure(
                 cmin=-0.5, cmax=k - 0.5,
                 line=dict(width=1.2, color="#1f2430"),
             ),
-            hovertemplate="point %{customdata} (labelled)" + text_line + "<extra></extra>",
-            text=None if hover_text is None else hover_text[labeled],
+            hovertemplate=labeled_hover,
+            text=labeled_text,
             showlegend=False,
             unselected=dict(marker=dict(opacity=1.0)),
         )

@@ -85,6 +85,10 @@ def render_label_controls(session, view, index: int, source: str, panel_rev: int
             st.button("Back to query", key="back", shortcut=BACK_KEY,
                       icon=":material/keyboard_return:", on_click=actions.back,
                       help="Show the next query again (Esc)")
+        st.button("More like this", key=f"similar_{index}", icon=":material/join:",
+                  on_click=actions.similar, args=(index,),
+                  help="Show the unlabelled points most like this one, to label them at once "
+                       "(the \"More like this\" tab below the map)")
         undo_button(session)
         with st.popover("New class", icon=":material/add:"):
             st.text_input("Class name", key="new_class_name", placeholder="e.g. noise")

@@ -61,8 +61,10 @@ def render_point_panel(session, view: ScreenView) -> None:
     predicted, confidence = row["predicted"], float(row["confidence"])
     p_code = int(view.predicted_codes[index])
     st.markdown(
-        f'Predicted <span style="color:{class_color(p_code)};font-weight:700">'
-        f"{html_text(predicted)}</span> · confidence {confidence:.2f}",
+        # the class colour on a dot, the name in the text colour: a light class colour (yellow,
+        # orange) as text on white is unreadable
+        f'<span class="counts">Predicted <span class="dot" style="background:{class_color(p_code)}">'
+        f'</span><b>{html_text(predicted)}</b> · confidence {confidence:.2f}</span>',
         unsafe_allow_html=True,
     )
     render_label_controls(session, view, index, source, panel_rev)

@@ -107,8 +107,8 @@ class SessionRegistry:
     def create(self, store, config, progress=None):
         """Create a new session in ``store`` and keep it open; returns ``(session, lock)``.
         ``progress(message, fraction)`` hears the long build steps of a low-rank posterior."""
-        session = self._with_room(lambda: _session_module().LabelingSession.create(Path(store), config,
-                                                                                  progress=progress))
+        extra = {} if progress is None else {"progress": progress}
+        session = self._with_room(lambda: _session_module().LabelingSession.create(Path(store), config, **extra))
         return self._put(self._key(store, session.id), session)
 
     def forget(self, store, session_id) -> None:

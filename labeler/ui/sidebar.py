@@ -200,10 +200,10 @@ def _saved_sessions(session, lock=None) -> None:
             if picked in by_id:
                 here = " · open now" if session is not None and picked == session.id else ""
                 st.caption(f"{by_id[picked].n_labeled} labels{here}")
-            cols = st.columns(2)
-            cols[0].button("Resume", key="resume", on_click=_resume, icon=":material/play_arrow:",
-                           width="stretch")
-            with cols[1].popover("Delete", icon=":material/delete:", width="stretch"):
+            # a wrapping row of buttons as wide as their labels (two columns cut them off)
+            row = st.container(horizontal=True, gap="small")
+            row.button("Resume", key="resume", on_click=_resume, icon=":material/play_arrow:")
+            with row.popover("Delete", icon=":material/delete:"):
                 st.write("Delete the chosen session and its labels from the store?")
                 st.button("Delete for good", key="delete_session", on_click=_delete, type="primary")
         else:

@@ -7,6 +7,8 @@ Keys of ``st.session_state`` used by the app (tests read and inject them):
 ``selected``       pool index clicked in the scatter (labelled out of turn), or None
 ``scatter``        the scatter chart's selection event (owned by ``st.plotly_chart``)
 ``scatter_seen``   signature of the last selection event already applied
+``area``           a box or lasso selection: {"how", "indices", "version"} or None
+``similar_to``     the point whose neighbours the "More like this" tab shows, or None
 ``color_mode``     colour of the pool map (key of :data:`labeler.ui.figures.COLOR_MODES`)
 ``flash``          messages of the last action, shown once: list of (kind, text)
 """
@@ -22,11 +24,13 @@ import streamlit as st
 from labeler.store import StoreError
 from labeler.ui.config import AppConfig
 from labeler.ui.figures import point_index_from_selection
+from labeler.ui.selection import area_selection
 from labeler.ui.registry import REGISTRY
+from labeler.ui.startup import build_layout
 
 __all__ = [
     "USER_ERRORS", "app_config", "flash", "pop_flash", "current", "open_session", "new_session",
-    "sync_selection", "select_point", "clear_selection",
+    "sync_selection", "select_point", "clear_selection", "clear_area", "show_similar",
 ]
 
 #: Errors that bad input, a bad data or store file or the file system raise: shown to the
@@ -99,6 +103,7 @@ def new_session(dataset: str, dataset_options: dict | None = None, **settings) -
             session, _ = REGISTRY.create(app_config().store, config,
                                          progress=lambda text, done: bar.progress(done, text=text))
         bar.empty()
+        build_layout(session)  # the map's layout (UMAP: minutes at 10^5) with a progress bar
     except (*USER_ERRORS, MemoryError) as exc:  # MemoryError: an n x n matrix too large
         flash("error", f"Could not open {dataset}: {exc}")
         return False
@@ -176,17 +181,23 @@ def _signature(event) -> str:
         return repr(points)
 
 
-def sync_selection(n_samples: int) -> None:
-    """Apply a NEW click in the scatter (event under key ``scatter``) to ``selected``.
+def sync_selection(n_samples: int, version: int = 0) -> None:
+    """Apply a NEW click, box or lasso in the scatter (event under key ``scatter``): a click to
+    ``selected``, a box or lasso to ``area`` (with the state ``version`` it was drawn on).
 
     The chart keeps its selection across reruns, so an event is applied once (its signature is
-    remembered); clearing ``selected`` after a label therefore sticks.
+    remembered); clearing ``selected`` or ``area`` after a label therefore sticks.
     """
     event = st.session_state.get("scatter")
     sig = _signature(event)
     if sig == st.session_state.get("scatter_seen", ""):
         return
     st.session_state["scatter_seen"] = sig
+    area = area_selection(event, n_samples)
+    if area is not None:
+        st.session_state["area"] = {"how": area.how, "indices": list(area.indices),
+                                    "version": int(version)}
+        return
     index = point_index_from_selection(event)
     if index is not None and 0 <= index < n_samples:
         st.session_state["selected"] = index
@@ -200,3 +211,15 @@ def select_point(index: int) -> None:
 def clear_selection() -> None:
     """Back to the next query."""
     st.session_state["selected"] = None
+    clear_area()
+
+
+def clear_area() -> None:
+    """Forget the box or lasso selection (the point panel comes back)."""
+    st.session_state["area"] = None
+
+
+def show_similar(index: int) -> None:
+    """Open the "More like this" tab on the neighbours of point ``index``."""
+    st.session_state["similar_to"] = int(index)
+    st.session_state["lower_tab"] = "More like this"

@@ -165,7 +165,7 @@ POINT_TAG = ".point-tag"
 def open_app(page, url):
     page.goto(url)
     page.wait_for_selector(POINT_TAG, timeout=180_000)
-    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    page.wait_for_selector(".js-plotly-plot", timeout=180_000)
     focus_page(page)
 
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.e2e
 SHOTS = Path(__file__).resolve().parent / "screenshots"
 
 
-def wait_text(page, selector: str, text: str, timeout=60_000):
+def wait_text(page, selector: str, text: str, timeout=120_000):
     page.wait_for_function(
         """([sel, text]) => { const el = document.querySelector(sel);
                               return !!el && el.innerText.includes(text); }""",
@@ -32,7 +32,7 @@ def click_point(page, index: int):
     page.mouse.click(x, y)
     page.wait_for_function(
         "(i) => { const t = document.querySelector('.point-tag');"
-        " return t && t.dataset.point === String(i); }", arg=index, timeout=60_000)
+        " return t && t.dataset.point === String(i); }", arg=index, timeout=120_000)
 
 
 def test_open_a_text_csv_fix_a_label_rename_a_class_reload_and_export(tmp_path, page):
@@ -55,14 +55,14 @@ def test_open_a_text_csv_fix_a_label_rename_a_class_reload_and_export(tmp_path, 
 
         # ---- the roles, shown before the session starts --------------------------------------
         box = page.locator(".st-key-columns_box")
-        box.wait_for(timeout=60_000)
+        box.wait_for(timeout=120_000)
         for role, column in (("id", "id"), ("label", "label"), ("text", "text")):
             assert page.locator(f".st-key-pick_role_{role} input[role=combobox]").input_value() == column
         sidebar.get_by_role("button", name="Open path").click()
         page.wait_for_function(
             "() => [...document.querySelectorAll('h3')].some(h => h.innerText.trim() === 'notes')",
             timeout=180_000)
-        page.wait_for_selector(".point-text", timeout=60_000)
+        page.wait_for_selector(".point-text", timeout=120_000)
         session_id = parse_qs(urlparse(page.url).query)["session"][0]
 
         # ---- six labels from the keyboard (the file's true labels) ---------------------------
@@ -99,7 +99,7 @@ def test_open_a_text_csv_fix_a_label_rename_a_class_reload_and_export(tmp_path, 
         # ---- reload: the session, its texts and its labels are back ----------------------------
         page.reload()
         open_app(page, page.url)
-        page.wait_for_selector(".point-text", timeout=60_000)
+        page.wait_for_selector(".point-text", timeout=120_000)
         wait_text(page, ".counts", renamed)
         SHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SHOTS / "text_job.png"), full_page=True)
@@ -107,8 +107,8 @@ def test_open_a_text_csv_fix_a_label_rename_a_class_reload_and_export(tmp_path, 
         # ---- export: the browser's download holds every change ---------------------------------
         page.get_by_role("tab", name="Export").click()
         button = page.locator(".st-key-download_csv button").first
-        button.wait_for(timeout=60_000)
-        with page.expect_download(timeout=60_000) as download:
+        button.wait_for(timeout=120_000)
+        with page.expect_download(timeout=120_000) as download:
             button.click()
         path = tmp_path / "labels.csv"
         download.value.save_as(path)

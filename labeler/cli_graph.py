@@ -1,0 +1,87 @@
+"""``labeler simulate`` with the graph models of :mod:`core.graph` (issue 10).
+
+:func:`add_graph_arguments` adds ``--model``, ``--transform``, ``--graph-k``, ``--graph-rank`` and
+``--alpha`` to the ``simulate`` parser; :func:`run_graph_simulate` runs
+:func:`labeler.experiments.graph_simulate.simulate_graph` when ``--model`` is not ``rls`` or a
+``--transform`` is given, with the same output files, messages and exit codes as the kernel path
+(errors raise :class:`labeler.cli.CLIError`: one line, exit status 2).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+__all__ = ["add_graph_arguments", "run_graph_simulate"]
+
+
+def add_graph_arguments(sim) -> None:
+    """The graph-model options of ``labeler simulate``."""
+    from labeler.cli import _positive_float, _positive_int
+
+    sim.add_argument(
+        "--model", choices=("rls", "harmonic", "lgc"), default="rls",
+        help="rls: kernel RLS (default; on a spectral graph kernel with --transform); harmonic: harmonic "
+        "function on the kNN graph (arls = Zhu et al.'s expected risk); lgc: local and global consistency",
+    )
+    sim.add_argument(
+        "--transform", choices=("diffusion", "gaussian_field", "max_alignment", "order", "improved_order"),
+        default=None, help="with --model rls: ARLS on this spectral kernel of the kNN graph (seed 004); the "
+        "aligned transforms are fitted to the --initial labels",
+    )
+    sim.add_argument("--graph-k", type=_positive_int, default=10, help="neighbours of the kNN graph (default 10)")
+    sim.add_argument("--graph-rank", type=_positive_int, default=100,
+                     help="Laplacian eigenpairs of the spectral kernel (default 100)")
+    sim.add_argument("--alpha", type=_positive_float, default=0.99, help="LGC propagation weight in (0, 1) (default 0.99)")
+
+
+def run_graph_simulate(args, dataset, X, out, report) -> int:
+    """``labeler simulate --model harmonic|lgc`` or ``--model rls --transform T`` (graph models)."""
+    import numpy as np
+
+    from labeler.cli import CLIError, _Progress
+    from labeler.atomic import atomic_write
+    from labeler.experiments.graph_simulate import simulate_graph
+    from labeler.experiments.report import write_report
+    from labeler.experiments.simulate import DEFAULT_LAM
+
+    if args.validation is not None:
+        raise CLIError(f"--model {args.model}{' --transform ' + args.transform if args.transform else ''} is "
+                       "transductive (it predicts the pool's own points): accuracy is measured on the unlabelled "
+                       "rest of the pool. Drop --validation, or use --model rls without --transform.")
+    if args.model == "rls" and args.transform is None:  # pragma: no cover - the caller checks
+        raise CLIError("--model rls on a graph needs --transform.")
+    lam = DEFAULT_LAM if args.lam is None or args.lam == "auto" else args.lam
+    if args.model == "lgc" and not args.alpha < 1:
+        raise CLIError(f"--alpha must be below 1 (LGC converges for 0 < alpha < 1); got {args.alpha:g}.")
+    err = sys.stderr
+    what = {"rls": f"ARLS on the {args.transform} spectral kernel ({args.graph_rank} eigenpairs, lambda {lam:g})",
+            "harmonic": "harmonic function (CG, Jacobi)", "lgc": f"LGC (alpha {args.alpha:g})"}[args.model]
+    if not args.quiet:
+        print(f"labeler simulate: {dataset.name}: {len(dataset.y)} points, {len(dataset.classes)} classes; "
+              f"{args.strategy}, {what} on a {args.graph_k}-NN graph; accuracy on the unlabelled rest of the pool",
+              file=err, flush=True)
+    progress = _Progress(err, enabled=not args.quiet)
+    try:
+        curve = simulate_graph(dataset, args.model, args.strategy, args.budget, args.seed, transform=args.transform,
+                               n_neighbors=args.graph_k, rank=args.graph_rank, lam=lam, alpha=args.alpha,
+                               initial=args.initial, X=X, progress=progress)
+    except ValueError as exc:
+        raise CLIError(f"{args.data}: {exc}") from None
+    if out is None:
+        curve.to_csv(sys.stdout, index=False, lineterminator="\n")
+    else:
+        atomic_write(out, lambda tmp: curve.to_csv(tmp, index=False, lineterminator="\n"))
+    if report is not None:
+        intro = (f"labeler simulate {args.data}: strategy {args.strategy}, {what} on a {args.graph_k}-NN graph, "
+                 f"{args.budget} queries after {args.initial} random labels, seed {args.seed}; accuracy on the "
+                 "unlabelled rest of the pool.")
+        write_report(report, {args.strategy: curve}, title=f"Learning curve: {dataset.name}", intro=intro)
+    if not args.quiet:
+        last = curve.iloc[-1]
+        acc = "n/a" if np.isnan(last["accuracy"]) else f"{last['accuracy']:.4f}"
+        written = ", ".join(str(p) for p in (out, report) if p is not None)
+        print(f"labeler simulate: {len(curve)} queries in {time.perf_counter() - progress.start:.1f} s "
+              f"(graph {curve.attrs['graph_seconds']:.1f} s); final accuracy {acc}"
+              + (f"; wrote {written}" if written else ""), file=err, flush=True)
+    return 0

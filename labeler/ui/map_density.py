@@ -1,0 +1,445 @@
+"""The pool map of a large pool: a density image of every point plus the few real points that
+matter (labelled, next query, selected, skipped, and those in the current viewport).
+
+Why: a plotly ``Scattergl`` of the whole pool sends 3 numbers per point to the browser and
+re-sends them on every rerun (each label): about 1.8 MB of figure JSON at 10^5 points and 18 MB
+at 10^6, which the browser must parse and upload to WebGL each time (measured:
+``benchmarks/map_scale.py``). Above :data:`DENSITY_ABOVE` points the map is instead
+
+- one PNG image (:data:`GRID` x :data:`GRID` bins of the layout's bounding box, a 2-D
+  histogram computed with numpy in O(n)) drawn as a ``layout.images`` entry in data
+  coordinates under the traces, each bin coloured like the points it holds (the mix of their
+  class colours, or their mean confidence / expected risk) and as opaque as it is dense
+  (log scale);
+- real, clickable points for the labelled set, the next query (always drawn, ringed), the
+  selected and skipped points, and every point of the current viewport when it holds at most
+  :data:`VIEWPORT_MAX_POINTS` (zoom in -> real points to click).
+
+The payload is bounded whatever n: one image (tens of kB) plus at most
+:data:`VIEWPORT_MAX_POINTS` viewport points plus the points the user labelled or skipped.
+
+The real points are drawn by :func:`labeler.ui.figures.scatter_figure` itself on the subset
+(same colours, legend, traces 0-3 in the same order), with ``customdata`` holding the POOL index
+on every trace, so a click is read by :func:`~labeler.ui.figures.point_index_from_selection`
+exactly as on the small map. Plain functions of arrays: no Streamlit here (the viewport comes
+from the page through :mod:`labeler.ui.viewport`).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "DENSITY_ABOVE",
+    "VIEWPORT_MAX_POINTS",
+    "GRID",
+    "DensityImage",
+    "density_above",
+    "viewport_max_points",
+    "uses_density",
+    "bounds_of",
+    "bin_index",
+    "density_image",
+    "viewport_points",
+    "png_data_uri",
+    "density_figure",
+]
+
+#: Pools of more points than this are drawn as a density image (env LABELER_MAP_DENSITY_ABOVE).
+DENSITY_ABOVE = 50_000
+#: The viewport's own points are drawn when it holds at most this many
+#: (env LABELER_MAP_VIEWPORT_MAX).
+VIEWPORT_MAX_POINTS = 10_000
+#: Bins of the density image along each axis.
+GRID = 256
+#: Colour of the bins in "label" mode (the pool is unlabelled there: its density only).
+DENSITY_GREY = (120, 128, 140)
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(float(raw))
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number; set it to a whole number of points "
+                         f"(e.g. {default}) or unset it.") from None
+    if value < 0:
+        raise ValueError(f"{name}={value} is negative; set it to 0 or more points, or unset it.")
+    return value
+
+
+def density_above() -> int:
+    """Pool size above which the map is a density image (:data:`DENSITY_ABOVE`, or the
+    environment variable ``LABELER_MAP_DENSITY_ABOVE``)."""
+    return _env_int("LABELER_MAP_DENSITY_ABOVE", DENSITY_ABOVE)
+
+
+def viewport_max_points() -> int:
+    """Most viewport points drawn as real points (:data:`VIEWPORT_MAX_POINTS`, or the
+    environment variable ``LABELER_MAP_VIEWPORT_MAX``)."""
+    return _env_int("LABELER_MAP_VIEWPORT_MAX", VIEWPORT_MAX_POINTS)
+
+
+def uses_density(n_samples: int) -> bool:
+    """Whether a pool of ``n_samples`` points is drawn as a density image."""
+    return int(n_samples) > density_above()
+
+
+@dataclass
+class DensityImage:
+    """A 2-D histogram of the layout and its colours.
+
+    Attributes
+    ----------
+    counts : ndarray of shape (GRID, GRID) of int64
+        Points per bin; row 0 is the TOP row (largest y), column 0 the left (smallest x), as
+        in the image.
+    rgba : ndarray of shape (GRID, GRID, 4) of uint8
+        The image; empty bins are fully transparent.
+    x0, x1, y0, y1 : float
+        The image's extent in layout coordinates (left, right, bottom, top).
+    """
+
+    counts: np.ndarray
+    rgba: np.ndarray
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+
+
+def bounds_of(xy: np.ndarray) -> tuple[float, float, float, float]:
+    """``(x0, x1, y0, y1)``: the bounding box of the finite points, padded by 2 % (never empty).
+
+    Parameters
+    ----------
+    xy : ndarray of shape (n_samples, 2)
+    """
+    xy = np.asarray(xy, dtype=np.float64)
+    finite = np.isfinite(xy).all(axis=1)
+    if not finite.any():
+        return -1.0, 1.0, -1.0, 1.0
+    lo, hi = xy[finite].min(axis=0), xy[finite].max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    lo, hi = lo - 0.02 * span, hi + 0.02 * span
+    return float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])
+
+
+def bin_index(xy: np.ndarray, bounds, grid: int = GRID) -> np.ndarray:
+    """Flat bin of each point in a ``grid`` x ``grid`` image (row 0 on top), -1 outside.
+
+    Parameters
+    ----------
+    xy : ndarray of shape (n_samples, 2)
+    bounds : (x0, x1, y0, y1)
+    grid : int
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of int64
+        ``row * grid + col``; -1 for non-finite points or points outside ``bounds``.
+    """
+    x0, x1, y0, y1 = bounds
+    xy = np.asarray(xy, dtype=np.float64)
+    col = np.floor((xy[:, 0] - x0) / (x1 - x0) * grid)
+    row_up = np.floor((xy[:, 1] - y0) / (y1 - y0) * grid)
+    inside = (np.isfinite(col) & np.isfinite(row_up) & (col >= 0) & (col <= grid)
+              & (row_up >= 0) & (row_up <= grid))
+    col = np.clip(np.nan_to_num(col), 0, grid - 1).astype(np.int64)  # the right/top edge: last bin
+    row = grid - 1 - np.clip(np.nan_to_num(row_up), 0, grid - 1).astype(np.int64)
+    return np.where(inside, row * grid + col, -1)
+
+
+def _hex_rgb(color: str) -> tuple[int, int, int]:
+    color = color.lstrip("#")
+    return int(color[0:2], 16), int(color[2:4], 16), int(color[4:6], 16)
+
+
+def _colorscale_lut(name: str, reverse: bool = False, size: int = 256) -> np.ndarray:
+    """``size`` x 3 uint8 table of a named plotly colour scale (low to high)."""
+    from plotly.colors import get_colorscale, sample_colorscale, unlabel_rgb
+
+    samples = sample_colorscale(get_colorscale(name), list(np.linspace(0.0, 1.0, size)))
+    lut = np.array([unlabel_rgb(c) for c in samples], dtype=np.float64)
+    if reverse:
+        lut = lut[::-1]
+    return np.clip(np.round(lut), 0, 255).astype(np.uint8)
+
+
+def density_image(
+    xy: np.ndarray,
+    *,
+    codes: np.ndarray | None = None,
+    palette=None,
+    values: np.ndarray | None = None,
+    value_range: tuple[float, float] = (0.0, 1.0),
+    colorscale: str = "Viridis",
+    reverse: bool = False,
+    bounds=None,
+    grid: int = GRID,
+) -> DensityImage:
+    """The density image of a pool, in O(n) (``numpy.bincount``).
+
+    Colour of a bin: with ``codes``, the mean of the class colours of its points (codes -1,
+    e.g. no prediction, count as :data:`DENSITY_GREY`); with ``values``, the colour scale at
+    the mean of its finite values (clipped to ``value_range``); with neither, grey. Opacity:
+    ``0.35 + 0.65 * log(1 + count) / log(1 + max count)``, 0 for an empty bin.
+
+    Parameters
+    ----------
+    xy : ndarray of shape (n_samples, 2)
+    codes : ndarray of shape (n_samples,) of int, optional
+        Class code of each point (``0 .. len(palette) - 1``, or -1).
+    palette : sequence of str ("#rrggbb"), optional
+        Colour of each class code (needed with ``codes``).
+    values : ndarray of shape (n_samples,), optional
+        A number per point (confidence, expected risk); non-finite ones are not averaged.
+    value_range : (float, float)
+        Values mapped to the low and high end of ``colorscale``.
+    colorscale : str
+        A plotly colour scale name.
+    reverse : bool
+        Reverse the colour scale.
+    bounds : (x0, x1, y0, y1), optional
+        Extent of the image (default :func:`bounds_of` ``(xy)``).
+    grid : int
+        Bins along each axis.
+
+    Returns
+    -------
+    DensityImage
+    """
+    xy = np.asarray(xy, dtype=np.float64)
+    if xy.ndim != 2 or xy.shape[1] != 2:
+        raise ValueError(f"layout must have shape (n_samples, 2); got {xy.shape}.")
+    n = xy.shape[0]
+    bounds = bounds_of(xy) if bounds is None else tuple(float(b) for b in bounds)
+    nbins = grid * grid
+    flat = bin_index(xy, bounds, grid)
+    keep = flat >= 0
+    b = flat[keep]
+    counts = np.bincount(b, minlength=nbins).astype(np.int64)
+    filled = counts > 0
+    rgb = np.zeros((nbins, 3), dtype=np.float64)
+    if codes is not None:
+        codes = np.asarray(codes).astype(np.int64)
+        if codes.shape != (n,):
+            raise ValueError(f"codes must have shape ({n},); got {codes.shape}.")
+        colors = np.array([DENSITY_GREY, *(_hex_rgb(c) for c in palette)], dtype=np.float64)
+        k1 = colors.shape[0]
+        shifted = np.clip(codes[keep] + 1, 0, k1 - 1)  # -1 -> 0 (grey); unknown codes -> last
+        mix = np.bincount(b * k1 + shifted, minlength=nbins * k1).reshape(nbins, k1)
+        rgb[filled] = (mix[filled] @ colors) / counts[filled, None]
+    elif values is not None:
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != (n,):
+            raise ValueError(f"values must have shape ({n},); got {values.shape}.")
+        v = values[keep]
+        finite = np.isfinite(v)
+        sums = np.bincount(b[finite], weights=v[finite], minlength=nbins)
+        hits = np.bincount(b[finite], minlength=nbins)
+        lo, hi = value_range
+        mean = np.where(hits > 0, sums / np.maximum(hits, 1), lo)
+        t = np.clip((mean - lo) / ((hi - lo) or 1.0), 0.0, 1.0)
+        lut = _colorscale_lut(colorscale, reverse)
+        rgb = lut[np.round(t * (len(lut) - 1)).astype(np.int64)].astype(np.float64)
+    else:
+        rgb[:] = DENSITY_GREY
+    alpha = np.zeros(nbins, dtype=np.float64)
+    top = counts.max() if counts.size else 0
+    if top > 0:
+        alpha[filled] = 0.35 + 0.65 * np.log1p(counts[filled]) / np.log1p(top)
+    rgba = np.empty((nbins, 4), dtype=np.uint8)
+    rgba[:, :3] = np.clip(np.round(rgb), 0, 255).astype(np.uint8)
+    rgba[:, 3] = np.round(alpha * 255).astype(np.uint8)
+    return DensityImage(counts=counts.reshape(grid, grid), rgba=rgba.reshape(grid, grid, 4),
+                        x0=bounds[0], x1=bounds[1], y0=bounds[2], y1=bounds[3])
+
+
+def viewport_points(xy: np.ndarray, viewport, max_points: int | None = None) -> np.ndarray:
+    """Pool indices of the points inside ``viewport``, or none if it holds too many.
+
+    Parameters
+    ----------
+    xy : ndarray of shape (n_samples, 2)
+    viewport : (x0, x1, y0, y1) or None
+        Axis ranges shown (either order of each pair). None (the whole map) gives none.
+    max_points : int, optional
+        Default :func:`viewport_max_points`.
+
+    Returns
+    -------
+    ndarray of shape (m,) of int64
+        Sorted indices, ``m <= max_points`` (empty when more points are in view).
+    """
+    if viewport is None:
+        return np.empty(0, dtype=np.int64)
+    limit = viewport_max_points() if max_points is None else int(max_points)
+    x0, x1, y0, y1 = (float(v) for v in viewport)
+    x0, x1 = min(x0, x1), max(x0, x1)
+    y0, y1 = min(y0, y1), max(y0, y1)
+    xy = np.asarray(xy)
+    inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+    if np.count_nonzero(inside) > limit:
+        return np.empty(0, dtype=np.int64)
+    return np.flatnonzero(inside).astype(np.int64)
+
+
+def png_data_uri(rgba: np.ndarray) -> str:
+    """``data:image/png;base64,...`` of an RGBA uint8 image (PIL; zlib level 6: PIL's
+    ``optimize`` costs a second at 256 x 256 for a few kB)."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(rgba, dtype=np.uint8), mode="RGBA").save(
+        buf, format="PNG", compress_level=6)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _value_range(values: np.ndarray | None, mode: str) -> tuple[float, float]:
+    if mode == "confidence" or values is None:
+        return 0.0, 1.0
+    values = np.asarray(values, dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return 0.0, 1.0
+    lo, hi = float(finite.min()), float(finite.max())
+    return (lo, hi) if hi > lo else (lo, lo + 1.0)
+
+
+def density_figure(
+    layout: np.ndarray,
+    classes,
+    *,
+    color_mode: str = "label",
+    label_codes: np.ndarray,
+    predicted_codes: np.ndarray | None = None,
+    confidence: np.ndarray | None = None,
+    expected_risk: np.ndarray | None = None,
+    query: int | None = None,
+    selected: int | None = None,
+    skipped=None,
+    view_key: str = "pool",
+    height: int = 560,
+    hover_text: np.ndarray | None = None,
+    viewport=None,
+):
+    """The map of a large pool: density image plus real points (see the module docstring).
+
+    Parameters are those of :func:`labeler.ui.figures.scatter_figure`, plus
+
+    viewport : (x0, x1, y0, y1) or None
+        The axis ranges the user zoomed to (:mod:`labeler.ui.viewport`); its points are drawn
+        when it holds at most :func:`viewport_max_points`.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        :func:`~labeler.ui.figures.scatter_figure` of the shown subset (traces 0 "pool" (the
+        viewport's points), 1 labelled, 2 next query, 3 selected, legend, skipped), every trace's
+        ``customdata`` the POOL index, one ``layout.images`` entry (the density image, under
+        the traces) and the axes set to the whole pool's extent.
+    """
+    from labeler.ui.figures import CLASS_COLORS, COLOR_MODES, scatter_figure
+
+    xy = np.asarray(layout, dtype=np.float64)
+    if xy.ndim != 2 or xy.shape[1] != 2:
+        raise ValueError(f"layout must have shape (n_samples, 2); got {xy.shape}.")
+    n = xy.shape[0]
+    if color_mode not in COLOR_MODES:
+        raise ValueError(f"color_mode {color_mode!r} is unknown; use one of {list(COLOR_MODES)}.")
+    label_codes = np.asarray(label_codes)
+    if label_codes.shape != (n,):
+        raise ValueError(f"label_codes must have shape ({n},); got {label_codes.shape}.")
+    k = max(len(classes), 1)
+    palette = [CLASS_COLORS[j % len(CLASS_COLORS)] for j in range(k)]
+    bounds = bounds_of(xy)
+
+    # --- the image -----------------------------------------------------------------------
+    values = None
+    if color_mode == "predicted":
+        if predicted_codes is None:
+            raise ValueError("color_mode='predicted' needs predicted_codes.")
+        image = density_image(xy, codes=np.asarray(predicted_codes), palette=palette, bounds=bounds)
+    elif color_mode in ("confidence", "expected_risk"):
+        values = confidence if color_mode == "confidence" else expected_risk
+        if values is None:
+            raise ValueError(f"color_mode={color_mode!r} needs the {color_mode} array.")
+        values = np.asarray(values, dtype=np.float64)
+        risk = color_mode == "expected_risk"
+        image = density_image(xy, values=values, value_range=_value_range(values, color_mode),
+                              colorscale="Magma" if risk else "Viridis", reverse=risk, bounds=bounds)
+    else:  # "label": the pool is grey, the labelled points are real points
+        image = density_image(xy, bounds=bounds)
+
+    # --- the real points: a small scatter_figure over the subset ---------------------------
+    extra = [i for i in (query, selected) if i is not None and 0 <= int(i) < n]
+    skipped_idx = [int(i) for i in (skipped if skipped is not None else ()) if 0 <= int(i) < n]
+    in_view = viewport_points(xy, viewport)
+    subset = np.unique(np.concatenate([
+        in_view, np.flatnonzero(label_codes >= 0),
+        np.asarray(extra, dtype=np.int64), np.asarray(skipped_idx, dtype=np.int64)]).astype(np.int64))
+    local = {int(i): j for j, i in enumerate(subset.tolist())}
+
+    def sub(a):
+        return None if a is None else np.asarray(a)[subset]
+
+    fig = scatter_figure(
+        xy[subset], classes, color_mode=color_mode, label_codes=label_codes[subset],
+        predicted_codes=sub(predicted_codes), confidence=sub(confidence),
+        expected_risk=sub(expected_risk),
+        query=None if query is None else local.get(int(query)),
+        selected=None if selected is None else local.get(int(selected)),
+        skipped=[local[i] for i in skipped_idx], view_key=view_key, height=height,
+        hover_text=None if hover_text is None else np.asarray(hover_text, dtype=object)[subset],
+        density=False,
+    )
+    # trace 0 holds only the viewport's points (the others have their own traces)
+    pool = fig.data[0]
+    shown = np.isin(subset, in_view)
+    keep = np.flatnonzero(shown)
+    marker_color = pool.marker.color
+    pool.update(x=np.asarray(pool.x)[keep], y=np.asarray(pool.y)[keep],
+                customdata=subset[keep].astype(np.int32),
+                hovertemplate=str(pool.hovertemplate).replace("%{pointNumber}", "%{customdata}"))
+    if keep.size:  # zoomed in: the real points stand out over a faint image
+        pool.marker.size = max(float(pool.marker.size or 0), 6.0)
+        pool.marker.line = dict(width=1, color="#4a5060")
+    if pool.text is not None:
+        pool.text = np.asarray(pool.text, dtype=object)[keep]
+    if marker_color is not None and np.ndim(marker_color) == 1:
+        pool.marker.color = np.asarray(marker_color)[keep]
+    if values is not None:  # the whole pool's colour range, as in the image
+        lo, hi = _value_range(values, color_mode)
+        pool.marker.cmin, pool.marker.cmax = lo, hi
+        if not keep.size:  # an empty trace draws no colour bar: a data-less one does (last)
+            import plotly.graph_objects as go
+
+            fig.add_trace(go.Scatter(
+                x=[None], y=[None], mode="markers", name="colour scale", showlegend=False,
+                hoverinfo="skip",
+                marker=dict(color=[lo], colorscale=pool.marker.colorscale, cmin=lo, cmax=hi,
+                            reversescale=pool.marker.reversescale, showscale=True,
+                            colorbar=pool.marker.colorbar.to_plotly_json())))
+            pool.marker.showscale = False
+    for trace in fig.data[1:]:  # local -> pool indices
+        if trace.customdata is not None and len(trace.customdata):
+            trace.customdata = subset[np.asarray(trace.customdata, dtype=np.int64)].astype(np.int32)
+
+    x0, x1, y0, y1 = bounds
+    fig.add_layout_image(
+        source=png_data_uri(image.rgba), xref="x", yref="y", x=x0, y=y1, sizex=x1 - x0,
+        sizey=y1 - y0, xanchor="left", yanchor="top", sizing="stretch", layer="below",
+        opacity=0.35 if keep.size else 1.0, name="density",
+    )
+    fig.update_xaxes(range=[x0, x1])
+    fig.update_yaxes(range=[y0, y1])
+    fig.update_layout(meta=str(view_key))
+    return fig

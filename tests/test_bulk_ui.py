@@ -1,0 +1,156 @@
+"""The page's bulk labelling: box / lasso events read from the chart, the selection panel, the
+"More like this" and "Batch" grids (AppTest), stale and empty presses, and the map's hover."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from labeler.ui import figures as F
+from labeler.ui.registry import REGISTRY
+from labeler.ui.selection import AreaSelection, area_selection
+
+APP = str(Path(__file__).resolve().parents[1] / "labeler" / "app.py")
+N = 120
+
+
+# ---- reading the chart's selection --------------------------------------------------------------
+
+
+def test_a_box_or_lasso_lists_the_pool_points_inside_once():
+    points = [{"curve_number": 0, "point_index": 7}, {"curve_number": 1, "point_index": 0,
+                                                      "customdata": 7},
+              {"curve_number": 0, "point_index": 3}, {"curve_number": 2, "point_index": 0},
+              {"curve_number": 0, "point_index": 3}, {"curve_number": 0, "point_index": 999}]
+    box = {"selection": {"points": points, "box": [{"x": [0, 1], "y": [0, 1]}], "lasso": []}}
+    assert area_selection(box, 100) == AreaSelection("box", (3, 7))
+    lasso = {"selection": {"points": points, "box": [], "lasso": [{"x": [0, 1, 1], "y": [0, 0, 1]}]}}
+    assert area_selection(lasso, 100) == AreaSelection("lasso", (3, 7))
+    empty = {"selection": {"points": [], "box": [{"x": [0, 1], "y": [0, 1]}]}}
+    assert area_selection(empty, 100) == AreaSelection("box", ())
+
+
+@pytest.mark.parametrize("event", [
+    None, {}, "junk", {"selection": None},
+    {"selection": {"points": [{"curve_number": 0, "point_index": 4}]}},  # a click
+    {"selection": {"points": [{"curve_number": 0, "point_index": 4}], "box": [], "lasso": []}},
+])
+def test_a_click_or_nothing_is_not_an_area(event):
+    assert area_selection(event, 10) is None
+
+
+def test_hover_names_prediction_confidence_and_label():
+    n = 6
+    fig = F.scatter_figure(np.zeros((n, 2)), ["cat", "<b>dog</b>"],
+                           label_codes=np.array([-1, 1, -1, -1, 0, -1]),
+                           predicted_codes=np.array([0, 1, 1, 0, 0, 1]),
+                           confidence=np.array([0.5, 0.91, 0.777, 1, 0.6, 0.55]),
+                           hover_predictions=True)
+    pool, labelled = fig.data[0], fig.data[1]
+    assert "predicted (confidence): %{text}" in pool.hovertemplate
+    assert pool.text[2] == "&lt;b&gt;dog&lt;/b&gt; (0.78)"  # class names escaped for plotly
+    assert list(labelled.customdata) == [1, 4]
+    assert labelled.text[1] == "cat<br>predicted (confidence): cat (0.60)"
+    assert "label %{text}" in labelled.hovertemplate
+    plain = F.scatter_figure(np.zeros((n, 2)), ["a", "b"], label_codes=np.full(n, -1))
+    assert plain.data[0].text is None
+
+
+# ---- the page ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _env(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABELER_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv("LABELER_DATA", "moons")
+    monkeypatch.setenv("LABELER_DATA_OPTIONS", json.dumps({"n": N}))
+    monkeypatch.delenv("LABELER_SESSION", raising=False)
+    REGISTRY.clear()
+    yield
+    REGISTRY.clear()
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def session_of(at):
+    session, _ = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
+    return session
+
+
+def tag(at, cls, attrs):
+    for md in at.markdown:
+        if f'class="{cls}"' in md.value:
+            return {a: re.search(rf'data-{a}="([^"]*)"', md.value).group(1) for a in attrs}
+    return None
+
+
+def test_an_area_selection_is_labelled_as_one_undoable_action():
+    at = start()
+    s = session_of(at)
+    chosen = [3, 5, 8, 13]
+    at.session_state["area"] = {"how": "lasso", "indices": chosen, "version": s.n_events}
+    at.run()
+    assert tag(at, "area-tag", ["count", "unlabelled"]) == {"count": "4", "unlabelled": "4"}
+    at.button(key="area_1").click().run()
+    assert not at.exception
+    assert {i: s.labels[i] for i in chosen} == {i: s.classes[1] for i in chosen}
+    assert at.session_state["area"] is None  # the point panel is back
+    assert any("Labelled 4 selected points" in m.value for m in at.success)
+    undo = next(b for b in at.button if b.key and b.key.startswith("undo_"))
+    undo.click().run()
+    assert not set(chosen) & set(s.labels)
+
+
+def test_a_stale_or_empty_area_writes_nothing_and_says_why():
+    at = start()
+    s = session_of(at)
+    at.session_state["area"] = {"how": "box", "indices": [], "version": s.n_events}
+    at.run()
+    assert any("holds no points" in m.value for m in at.info)
+    at.session_state["area"] = {"how": "box", "indices": [3, 5], "version": s.n_events}
+    at.run()
+    s.label(7, s.classes[0], source="chosen")  # another tab labels meanwhile
+    before = s.n_events
+    at.button(key="area_0").click().run()
+    assert s.n_events == before
+    assert any("changed since this selection was drawn" in m.value for m in at.warning)
+
+
+def test_more_like_this_and_batch_grids_label_in_one_go():
+    at = start()
+    s = session_of(at)
+    q = tag(at, "point-tag", ["point"])["point"]
+    at.button(key=f"similar_{q}").click().run()
+    assert at.session_state["lower_tab"] == "More like this"
+    grid = tag(at, "grid-tag", ["via", "points"])
+    assert grid["via"] == "similar"
+    similar = [int(i) for i in grid["points"].split(",")]
+    assert len(similar) == 10 and int(q) not in similar
+    at.button(key="grid_label_similar").click().run()
+    assert not at.exception
+    assert set(similar) <= set(s.labels)
+    sources = dict(zip(s.history["index"], s.history["source"]))
+    assert {sources[i] for i in similar} == {"similar"}
+    at.session_state["lower_tab"] = "Batch"  # (the tab is bound to the URL too)
+    at.query_params["lower_tab"] = "Batch"
+    at.run()
+    grid = tag(at, "grid-tag", ["via", "points"])
+    batch = [int(i) for i in grid["points"].split(",")]
+    assert grid["via"] == "batch" and len(batch) == 5 and batch[0] == s.next_query()
+    # change one class in the grid before labelling
+    pick = next(sb for sb in at.selectbox if sb.key == f"grid_batch_{s.n_events}_{batch[1]}")
+    other = next(c for c in s.classes if c != pick.value)
+    pick.set_value(other).run()
+    at.button(key="grid_label_batch").click().run()
+    assert s.labels[batch[1]] == other
+    assert {dict(zip(s.history["index"], s.history["source"]))[i] for i in batch} == {"batch"}
