@@ -26,7 +26,7 @@ from core.criteria.blocks import SerialExecutor
 from core.kernels import neighbour_graph
 from core.kernels.factors import nystrom_landmarks, nystrom_transform
 
-__all__ = ["nystrom_factor_blocks", "knn_blocks", "knn_graph_blocks", "DEFAULT_FACTOR_ROWS"]
+__all__ = ["nystrom_factor_blocks", "nystrom_rows", "knn_blocks", "knn_graph_blocks", "DEFAULT_FACTOR_ROWS"]
 
 #: Rows per task: 20,000 rows of 64 features against 300 landmarks is ~50 MB of work memory.
 DEFAULT_FACTOR_ROWS = 20_000
@@ -69,6 +69,24 @@ def nystrom_factor_blocks(X, kernel, n_landmarks: int, *, executor=None, method:
     source = X if landmarks_from is None else landmarks_from
     Z = nystrom_landmarks(source, n_landmarks, method=method, seed=seed)
     T = nystrom_transform(kernel, Z, rtol)
+    executor = SerialExecutor() if executor is None else executor
+    blocks = [X[a:a + int(block_rows)] for a in range(0, X.shape[0], int(block_rows))]
+    parts = executor.map(_nystrom_rows, blocks, dict(kernel=kernel, Z=Z, T=T))
+    return np.concatenate(parts, axis=0) if parts else np.empty((0, T.shape[1]))
+
+
+def nystrom_rows(X, kernel, Z, *, executor=None, rtol: float = 1e-10, block_rows: int = DEFAULT_FACTOR_ROWS,
+                 warn: bool = True) -> np.ndarray:
+    """``Phi = k(X, Z) T`` of given landmarks ``Z`` (:func:`core.kernels.factors.nystrom_map`),
+    its row blocks run by ``executor``.
+
+    Returns
+    -------
+    Phi : ndarray of shape (n, r)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    T = nystrom_transform(kernel, Z, rtol, warn)
     executor = SerialExecutor() if executor is None else executor
     blocks = [X[a:a + int(block_rows)] for a in range(0, X.shape[0], int(block_rows))]
     parts = executor.map(_nystrom_rows, blocks, dict(kernel=kernel, Z=Z, T=T))

@@ -255,10 +255,12 @@ def test_a_session_scores_on_the_process_executor(tmp_path, monkeypatch):
                            initial_labels=4)
     with LabelingSession.create(tmp_path / "a.sqlite", config) as s:
         want = s.next_query()
+        phi = np.array(s.learner.posterior.factor)
     monkeypatch.setenv("LABELER_EXECUTOR", "threads:2")
     monkeypatch.setattr(dist, "_PROCESS", {})
     with LabelingSession.create(tmp_path / "b.sqlite", config) as s:
         assert isinstance(s.learner._criterion, BlockScoredExpectedRisk)
+        assert_allclose(s.learner.posterior.factor, phi, rtol=1e-12, atol=1e-14)  # rows built in tasks
         assert s.next_query() == want
     monkeypatch.setenv("LABELER_EXECUTOR", "dask://127.0.0.1:9")
     monkeypatch.setattr(dist, "_PROCESS", {})
@@ -277,3 +279,14 @@ def test_the_commands_name_a_bad_executor_before_anything_starts(tmp_path, capsy
         err = capsys.readouterr().err
         assert "--executor" in err and ("unknown executor 'gpu'" in err or "Could not reach" in err)
     assert started == []
+
+
+def test_a_spectral_factor_from_neighbours_found_in_tasks_is_the_same(tmp_path):
+    from labeler.session.lowrank import build_factor
+    from labeler.session.model import ModelSpec
+
+    X = pool(n=300, d=3)
+    spec = ModelSpec(posterior="spectral", rank=12, knn=6, width=1.0)
+    here, _ = build_factor(spec, X)
+    there, _ = build_factor(spec, X, executor=ThreadExecutor(2))
+    assert_allclose(np.abs(there.factor), np.abs(here.factor), rtol=1e-8, atol=1e-10)

@@ -29,7 +29,7 @@ def default_rank(posterior: str, n_samples: int) -> int:
     return max(1, min(DEFAULT_RANK.get(posterior, 300), int(n_samples) - 1))
 
 
-def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None):
+def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, executor=None):
     """The low-rank posterior of ``spec`` on ``X`` and the parts that rebuild it.
 
     * nystrom: landmarks ``Z`` (:func:`core.kernels.factors.nystrom_landmarks`, seeded with
@@ -45,6 +45,9 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None):
         ``{"landmarks": Z}`` or ``{"factor": Phi, "eigenvalues": lam}`` from an earlier build;
         parts that do not fit ``X`` and ``spec`` are ignored (rebuilt).
     progress : callable(message, fraction), optional
+    executor : core.criteria.blocks.BlockExecutor, optional
+        Runs the Nystrom rows (and, up to ``EXACT_KNN_MAX`` points, the exact kNN search) in
+        tasks (:mod:`labeler.distributed_factors`); the factor does not depend on it.
 
     Returns
     -------
@@ -53,7 +56,7 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None):
         What to store.
     """
     from core.kernels.factors import nystrom_landmarks
-    from core.kernels.graph import knn_graph, spectral_factor
+    from core.kernels.graph import EXACT_KNN_MAX, knn_graph, spectral_factor
     from core.posteriors import FactorPosterior, NystromPosterior
 
     n, d = X.shape
@@ -65,12 +68,23 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None):
         if Z is None or Z.ndim != 2 or Z.shape[1] != d or Z.shape[0] != min(r, n):
             say(f"choosing {min(r, n)} {spec.landmarks} landmarks", 0.0)
             Z = nystrom_landmarks(X, min(r, n), method=spec.landmarks, seed=int(spec.seed))
-        return NystromPosterior(X, spec.kernel_function(), Z, progress=progress), {"landmarks": Z}
+        Phi = None
+        if _distributes(executor):
+            from labeler.distributed_factors import nystrom_rows
+
+            say(f"Nystrom factor of {n:,} rows on {executor!r}", 0.1)
+            Phi = nystrom_rows(X, spec.kernel_function(), Z, executor=executor)
+        return NystromPosterior(X, spec.kernel_function(), Z, Phi=Phi, progress=progress), {"landmarks": Z}
     if spec.posterior == "spectral":
         Phi, lam = parts.get("factor"), parts.get("eigenvalues")
         if Phi is None or lam is None or Phi.shape != (n, r) or lam.shape != (r,):
             say(f"kNN graph of {n:,} points (k = {spec.knn})", 0.0)
-            W = knn_graph(X, int(spec.knn), seed=int(spec.seed))
+            if _distributes(executor) and n <= EXACT_KNN_MAX:
+                from labeler.distributed_factors import knn_graph_blocks
+
+                W = knn_graph_blocks(X, int(spec.knn), executor=executor)
+            else:
+                W = knn_graph(X, int(spec.knn), seed=int(spec.seed))
             say(f"{r} smallest Laplacian eigenpairs", 0.5)
             Phi, lam = spectral_factor(W, r, seed=int(spec.seed))
             del W
@@ -78,6 +92,10 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None):
         return FactorPosterior(np.ascontiguousarray(Phi, dtype=np.float64), copy=False), \
             {"factor": Phi, "eigenvalues": lam}
     raise ValueError(f"Unknown posterior {spec.posterior!r}; choose one of dense, nystrom, spectral.")
+
+
+def _distributes(executor) -> bool:
+    return executor is not None and getattr(executor, "name", "serial") != "serial"
 
 
 def scoring_note(spec, n_samples: int) -> str:

@@ -360,7 +360,7 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
             X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),
             weighting=spec.learner_weighting(classes), random_state=spec.seed,
         )
-    post, built = build_factor(spec, X, parts, progress)
+    post, built = build_factor(spec, X, parts, progress, executor=executor)
     if parts is not None:
         parts.clear()
         parts.update(built)
