@@ -308,6 +308,75 @@ def run(X, y, strategy, seed, budget):
     return np.asarray(acc), np.asarray(seconds)
 
 
+# --------------------------------------------------------------------------- diagnosis
+def _auroc(score, positive) -> float:
+    """Probability that a random positive scores above a random negative (ties count 1/2)."""
+    from scipy.stats import rankdata
+    pos = np.asarray(positive, dtype=bool)
+    if pos.all() or not pos.any():
+        return float("nan")
+    r = rankdata(score)
+    return float((r[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * (~pos).sum()))
+
+
+def diagnose_state(learner, y) -> dict:
+    """Why expected risk stops finding the errors: what its estimated risk sees of them.
+
+    On the unlabelled points U: ``err`` error rate; ``sat`` share with zero estimated risk
+    (clipped probabilities saturated); ``blind`` share of the errors among those; ``auc_r`` /
+    ``auc_m`` how well the per-point risk / a small margin rank the errors (AUROC);
+    ``far`` share of the estimated risk on points no class claims (largest output < 0);
+    ``fallback`` share with every output <= -1 (uniform probabilities); ``pick`` percentile of
+    expected risk's next pick in the margin order (0 = smallest margin).
+    """
+    from core.criteria.risk import pointwise_risk
+    from core.criteria.simple import margins
+    F = learner.decision_values
+    unl = learner.unlabeled_indices
+    w = np.asarray(list(learner.class_weights.values()))
+    r = pointwise_risk(F, w)[unl]
+    wrong = learner.predict()[unl] != y[unl]
+    marg = margins(F.T)[unl]
+    top = F[unl].max(axis=1) if F.shape[1] > 1 else np.abs(F[unl, 0]) - 1.0
+    pick = int(query(learner, "arls", np.random.default_rng(0)))
+    return {
+        "err": wrong.mean(), "sat": np.mean(r <= 0), "blind": np.mean(r[wrong] <= 0) if wrong.any() else np.nan,
+        "auc_r": _auroc(r, wrong), "auc_m": _auroc(-marg, wrong),
+        "far": r[top < 0].sum() / max(r.sum(), 1e-300),
+        "fallback": np.mean(np.all(F[unl] <= -1, axis=1)) if F.shape[1] > 1 else 0.0,
+        "pick": np.mean(marg < marg[np.searchsorted(unl, pick)]),
+    }
+
+
+def diagnose(tasks: dict, seeds: int, budget: int, strategy: str = "arls") -> str:
+    """Table of :func:`diagnose_state` at the checkpoints of ``strategy``-driven runs (mean over seeds)."""
+    keys = ("err", "sat", "blind", "auc_r", "auc_m", "far", "fallback", "pick")
+    lines = [f"# diagnosis of the estimated risk along {strategy}-driven runs ({seeds} seed(s))",
+             f"{'task':<15}{'labels':>7}" + "".join(f"{k:>9}" for k in keys)]
+    for task, load in tasks.items():
+        stats = {}
+        for seed in range(seeds):
+            X, y = load(seed)
+            classes = sorted(np.unique(y).tolist())
+            kernel = Kernel("rbf", width=median_distance(X, seed=seed))
+            lrn = ActiveRLS.from_features(X, classes=classes, kernel=kernel, lam=LAM, weighting=WEIGHTING,
+                                          random_state=seed)
+            init = np.random.default_rng([seed, 3]).choice(len(y), size=INITIAL, replace=False)
+            lrn.add_many(init.tolist(), y[init].tolist())
+            rng = np.random.default_rng([seed, 11])
+            top = task_budget(budget, len(y))
+            while lrn.n_labeled < top:
+                i = query(lrn, strategy, rng)
+                lrn.add(i, int(y[i]))
+                if lrn.n_labeled in CHECKPOINTS:
+                    stats.setdefault(lrn.n_labeled, []).append(diagnose_state(lrn, y))
+        for n_lab in sorted(stats):
+            mean = {k: np.nanmean([d[k] for d in stats[n_lab]]) for k in keys}
+            lines.append(f"{task:<15}{n_lab:>7}" + "".join(f"{mean[k]:9.3f}" for k in keys))
+        print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- table
 def summarise(curves: dict, budget: int) -> list[dict]:
     """One row per strategy from ``{strategy: (acc (seeds, L), seconds (seeds, L - 1))}``."""
@@ -354,6 +423,23 @@ def _pct(v) -> str:
     return f"{'-':>7}" if not np.isfinite(v) else f"{100 * v:7.1f}"
 
 
+def print_saved(paths: str, n_seeds: int) -> None:
+    """Print the tables of curves saved by ``--save`` (several files: tasks in file order)."""
+    curves: dict = {}
+    for path in paths.split(","):
+        with np.load(path) as data:
+            for key in data.files:
+                if key.endswith("|sec"):
+                    continue
+                task, strategy = key.split("|")
+                curves.setdefault(task, {})[strategy] = (data[key], data[key + "|sec"])
+    for task, per in curves.items():
+        budget = max(INITIAL + acc.shape[1] - 1 for acc, _ in per.values())
+        seeds = max(acc.shape[0] for acc, _ in per.values())
+        print()
+        print(format_table(task, summarise(per, budget), budget, seeds))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
@@ -362,6 +448,9 @@ def main(argv=None) -> int:
     parser.add_argument("--strategies", default=None, help="comma-separated subset")
     parser.add_argument("--save", default=None, help="write every curve to this .npz file")
     parser.add_argument("--quick", action="store_true", help="CI smoke test: ours only, tiny task")
+    parser.add_argument("--load", default=None, metavar="NPZ", help="print the tables of --save files (comma-separated)")
+    parser.add_argument("--diagnose", default=None, metavar="STRATEGY",
+                        help="instead of the table: what the estimated risk sees along STRATEGY-driven runs")
     args = parser.parse_args(argv)
     tasks = dict(TASKS)
     strategies = list(OURS) + list(PEERS)
@@ -382,6 +471,14 @@ def main(argv=None) -> int:
         strategies = wanted
     if args.budget <= INITIAL:
         parser.error(f"--budget must exceed the {INITIAL} initial labels")
+    if args.load:
+        print_saved(args.load, args.seeds)
+        return 0
+    if args.diagnose:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            print("\n" + diagnose(tasks, args.seeds, args.budget, args.diagnose))
+        return 0
     missing = sorted({PEERS[s][0] for s in strategies if s in PEERS and not available(PEERS[s][0])})
     if missing:
         print(f"# skipped (not installed): {', '.join(missing)}; `pip install -e .[peers]` adds them")
@@ -407,6 +504,10 @@ def main(argv=None) -> int:
             if accs:
                 curves[strategy] = (np.vstack(accs), np.vstack(secs))
                 saved[f"{task}|{strategy}"] = curves[strategy][0]
+                saved[f"{task}|{strategy}|sec"] = curves[strategy][1]
+                if args.save:  # after every strategy: a long run interrupted keeps what it did
+                    np.savez_compressed(args.save, **saved)
+                print(f"# {task}: {strategy} done ({len(accs)} seed(s))", flush=True)
         print()
         budget = task_budget(args.budget, len(load(0)[1]))
         print(format_table(task, summarise(curves, budget), budget, args.seeds), flush=True)
