@@ -441,6 +441,7 @@ def print_saved(paths: str, n_seeds: int) -> None:
 
 
 def main(argv=None) -> int:
+    global WEIGHTING
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=200)
@@ -448,10 +449,13 @@ def main(argv=None) -> int:
     parser.add_argument("--strategies", default=None, help="comma-separated subset")
     parser.add_argument("--save", default=None, help="write every curve to this .npz file")
     parser.add_argument("--quick", action="store_true", help="CI smoke test: ours only, tiny task")
+    parser.add_argument("--weighting", default=WEIGHTING, choices=("none", "balanced"),
+                        help="class weighting of the evaluation learner (and of our strategies)")
     parser.add_argument("--load", default=None, metavar="NPZ", help="print the tables of --save files (comma-separated)")
     parser.add_argument("--diagnose", default=None, metavar="STRATEGY",
                         help="instead of the table: what the estimated risk sees along STRATEGY-driven runs")
     args = parser.parse_args(argv)
+    WEIGHTING = args.weighting
     tasks = dict(TASKS)
     strategies = list(OURS) + list(PEERS)
     if args.quick:
