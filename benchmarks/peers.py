@@ -426,13 +426,14 @@ def _pct(v) -> str:
 def print_saved(paths: str, n_seeds: int) -> None:
     """Print the tables of curves saved by ``--save`` (several files: tasks in file order)."""
     curves: dict = {}
-    for path in paths.split(","):
+    for item in paths.split(","):
+        path, _, suffix = item.partition(":")  # "file.npz:-x" renames its strategies "name-x"
         with np.load(path) as data:
             for key in data.files:
                 if key.endswith("|sec"):
                     continue
                 task, strategy = key.split("|")
-                curves.setdefault(task, {})[strategy] = (data[key], data[key + "|sec"])
+                curves.setdefault(task, {})[strategy + suffix] = (data[key], data[key + "|sec"])
     for task, per in curves.items():
         budget = max(INITIAL + acc.shape[1] - 1 for acc, _ in per.values())
         seeds = max(acc.shape[0] for acc, _ in per.values())
@@ -451,11 +452,16 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="CI smoke test: ours only, tiny task")
     parser.add_argument("--weighting", default=WEIGHTING, choices=("none", "balanced"),
                         help="class weighting of the evaluation learner (and of our strategies)")
+    parser.add_argument("--auto-min", type=int, default=None,
+                        help="labels per class before auto switches to margin (core default if omitted)")
     parser.add_argument("--load", default=None, metavar="NPZ", help="print the tables of --save files (comma-separated)")
     parser.add_argument("--diagnose", default=None, metavar="STRATEGY",
                         help="instead of the table: what the estimated risk sees along STRATEGY-driven runs")
     args = parser.parse_args(argv)
     WEIGHTING = args.weighting
+    if args.auto_min is not None:
+        import core.criteria.auto as auto_module
+        auto_module.MIN_LABELS_PER_CLASS = args.auto_min
     tasks = dict(TASKS)
     strategies = list(OURS) + list(PEERS)
     if args.quick:

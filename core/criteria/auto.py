@@ -52,19 +52,22 @@ class AutoDecision(NamedTuple):
     min_labels: int
 
 
-def decide(class_counts, min_labels: int = MIN_LABELS_PER_CLASS) -> AutoDecision:
+def decide(class_counts, min_labels: int | None = None) -> AutoDecision:
     """Expected risk while some class has fewer than ``min_labels`` labels, else margin.
 
     Parameters
     ----------
     class_counts : array-like of int, shape (n_classes,)
         Labels per class (the learner's class order).
-    min_labels : int >= 1
+    min_labels : int >= 1, optional
+        Default :data:`MIN_LABELS_PER_CLASS` (read at call time).
 
     Returns
     -------
     AutoDecision
     """
+    if min_labels is None:
+        min_labels = MIN_LABELS_PER_CLASS
     counts = np.asarray(class_counts, dtype=np.int64).reshape(-1)
     if counts.size < 1:
         raise ValueError("class_counts is empty; give the number of labels of every class.")
@@ -80,15 +83,15 @@ class Auto:
 
     Parameters
     ----------
-    min_labels : int, default :data:`MIN_LABELS_PER_CLASS`
+    min_labels : int, optional
+        Default :data:`MIN_LABELS_PER_CLASS`.
     """
 
     name = "auto"
     needs_posterior = True  # while cold
 
-    def __init__(self, min_labels: int = MIN_LABELS_PER_CLASS):
-        decide([min_labels], min_labels)  # validates
-        self.min_labels = int(min_labels)
+    def __init__(self, min_labels: int | None = None):
+        self.min_labels = decide([1], min_labels).min_labels  # validates
         self._risk = ExpectedRisk()
         self._margin = Margin()
 
