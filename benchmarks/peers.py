@@ -200,7 +200,9 @@ class GraphLearningPicker:
         self.gl, self.kind, self.n = gl, kind, X.shape[0]
         key = (id(X), X.shape)
         if key not in self._graphs:  # one graph and eigendecomposition per pool
-            W = gl.weightmatrix.knn(X, 10)
+            # exact search: the library's default for more than 5 features is `annoy`, which
+            # it does not depend on (ModuleNotFoundError on pools of more than a few points)
+            W = gl.weightmatrix.knn(X, 10, knn_data=gl.weightmatrix.knnsearch(X, 10, method="brute"))
             evals, evecs = gl.graph(W).eigen_decomp(normalization="normalized", k=50)
             self._graphs.clear()
             self._graphs[key] = (W, evals, evecs)
