@@ -5,6 +5,9 @@ score per pool point (lower is better, labelled points ``+inf``); :func:`query` 
 unlabelled point with the lowest score (or the ``batch_size`` lowest), breaking ties uniformly
 at random with the given generator.
 
+* ``"auto"`` (the app's default): ``"arls"`` while some class has fewer than
+  :data:`core.criteria.auto.MIN_LABELS_PER_CLASS` labels, ``"margin"`` after
+  (:mod:`core.criteria.auto`; :func:`auto_decision` says which and why).
 * ``"arls"``: expected risk ``E_i`` of labelling ``i`` (seed 002 eq. 3.50, ALGORITHMS §3).
 * ``"margin"``: ``|f(x_i)|`` (binary) or the gap between the two largest one-vs-all outputs.
 * ``"random"``: every unlabelled point scores 0, so the pick is uniform.
@@ -15,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from .criteria import CRITERIA, get_criterion
+from .criteria.auto import AutoDecision, decide
 
-__all__ = ["STRATEGIES", "scores", "query"]
+__all__ = ["STRATEGIES", "scores", "query", "auto_decision", "resolve"]
 
 STRATEGIES = tuple(CRITERIA)
 
@@ -25,19 +29,31 @@ STRATEGIES = tuple(CRITERIA)
 TIE_RTOL = 1e-12
 
 
+def auto_decision(learner) -> AutoDecision:
+    """Which plain strategy ``"auto"`` uses in ``learner``'s state, and the signal behind it."""
+    return decide(learner.scoring_state().class_counts)
+
+
+def resolve(learner, strategy: str) -> str:
+    """The plain strategy that answers: ``strategy`` itself, or ``"auto"``'s current choice."""
+    get_criterion(strategy)  # validates the name
+    return auto_decision(learner).strategy if strategy == "auto" else strategy
+
+
 def scores(learner, strategy: str = "arls") -> np.ndarray:
     """Score of every pool point under ``strategy`` (lower is queried first).
 
     Parameters
     ----------
     learner : core.learner.ActiveRLS
-    strategy : {"arls", "margin", "random"}
+    strategy : {"auto", "arls", "margin", "random"}
 
     Returns
     -------
     s : ndarray of shape (n_samples,)
         ``+inf`` for labelled points.
     """
+    strategy = resolve(learner, strategy)
     criterion = get_criterion(strategy)
     if strategy == "arls":
         return learner.expected_risk()  # cached until the state changes
@@ -53,7 +69,7 @@ def query(learner, strategy: str = "arls", rng=None, exclude=None, batch_size=No
     Parameters
     ----------
     learner : core.learner.ActiveRLS
-    strategy : {"arls", "margin", "random"}
+    strategy : {"auto", "arls", "margin", "random"}
     rng : numpy.random.Generator, int or None
         Breaks ties uniformly at random (scores within ``TIE_RTOL`` of the minimum).
         ``None`` uses ``learner.rng`` (seeded by the learner's ``random_state``).

@@ -5,7 +5,7 @@
     labeler                                   # the app on the two-moons demo
     labeler app [PATH|NAME] [--store F] [--port P] [--host H] [--session ID] [--token T|auto]
                 [ROLES] [-- streamlit args]
-    labeler simulate DATA [--strategy arls|margin|random] [--budget N] [--seed S]
+    labeler simulate DATA [--strategy auto|arls|margin|random] [--budget N] [--seed S]
                      [--kernel rbf|linear|poly] [--width W] [--lam L|auto]
                      [--weighting none|balanced] [--validation PATH] [ROLES]
                      [--out curve.csv] [--report curve.html] [--initial N]
@@ -161,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
         "data", metavar="DATA",
         help=f"built-in name ({_builtin_names()}) or a .csv / .parquet / .npz file with labels",
     )
-    sim.add_argument("--strategy", choices=STRATEGIES, default="arls", help="query strategy (default arls)")
+    sim.add_argument("--strategy", choices=STRATEGIES, default="auto",
+                     help="query strategy (default auto: expected risk while cold, margin once every class has 3 labels)")
     sim.add_argument("--budget", type=_positive_int, default=100, help="number of queries (default 100)")
     sim.add_argument(
         "--seed", type=_non_negative_int, default=0,

@@ -182,7 +182,7 @@ def test_simulate_builtin_uses_the_app_defaults(capsys, tmp_path):
     assert "width and lam re-tuned by leave-one-out" in err and "built-in validation set" in err
     ds = load_dataset("moons", seed=0)
     a = app_settings(ds, 0, X_val=ds.X_val)
-    expected = simulate(ds, "arls", 12, 0, a["kernel"], a["lam"], a["weighting"], X=a["X"], X_val=a["X_val"],
+    expected = simulate(ds, "auto", 12, 0, a["kernel"], a["lam"], a["weighting"], X=a["X"], X_val=a["X_val"],
                         y_val=ds.y_val, auto_tune=a["auto_tune"])
     cols = [c for c in CURVE_COLUMNS if c != "step_seconds"]
     pd.testing.assert_frame_equal(pd.read_csv(path)[cols], expected[cols], check_dtype=False, rtol=1e-12)

@@ -59,7 +59,8 @@ def test_confidence_bins_carry_counts_hits_and_intervals():
 
 @pytest.fixture
 def labelled(tmp_path):
-    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 200}, seed=4))
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 200}, seed=4,
+                                                                  strategy="arls"))
     y = np.asarray(s.dataset.y).astype(str)
     for _ in range(14):
         q = s.next_query()

@@ -4,21 +4,23 @@
   decision rule, and the plain expected-risk reference (the oracle).
 * :mod:`core.criteria.expected_risk`: the ARLS criterion (eq. 3.50) on fused kernels.
 * :mod:`core.criteria.simple`: margin and random.
+* :mod:`core.criteria.auto`: the default, expected risk while cold and margin once warm.
 
 ``CRITERIA`` maps each strategy name to its criterion class.
 """
 
+from .auto import Auto
 from .base import Criterion, ScoringState
 from .expected_risk import ExpectedRisk
 from .simple import Margin, Random
 
-CRITERIA = {"arls": ExpectedRisk, "margin": Margin, "random": Random}
+CRITERIA = {"auto": Auto, "arls": ExpectedRisk, "margin": Margin, "random": Random}
 
-__all__ = ["CRITERIA", "Criterion", "ScoringState", "ExpectedRisk", "Margin", "Random", "get_criterion"]
+__all__ = ["CRITERIA", "Criterion", "ScoringState", "Auto", "ExpectedRisk", "Margin", "Random", "get_criterion"]
 
 
 def get_criterion(name: str):
-    """A criterion instance by strategy name (``"arls"``, ``"margin"``, ``"random"``)."""
+    """A criterion instance by strategy name (``"auto"``, ``"arls"``, ``"margin"``, ``"random"``)."""
     try:
         return CRITERIA[name]()
     except (KeyError, TypeError):

@@ -28,11 +28,15 @@ class ScoringState(NamedTuple):
         ``lam / w_y``: the regularisation a candidate would get with label ``y``.
     class_weights : ndarray of shape (n_classes,)
         Current class weights ``w``.
+    class_counts : ndarray of shape (n_classes,) of int, or None
+        Labels per class (the "auto" strategy's switch, :mod:`core.criteria.auto`); None
+        when the caller does not know them.
     """
 
     outputs_T: np.ndarray
     hypothetical_lam: np.ndarray
     class_weights: np.ndarray
+    class_counts: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:

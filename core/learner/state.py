@@ -124,7 +124,8 @@ class LearnerState:
         """The read-only state a criterion scores from (:class:`core.criteria.ScoringState`)."""
         mT = self._mT.view()
         mT.flags.writeable = False
-        return ScoringState(mT, self.hypothetical_lambdas(), self._w.copy())
+        counts = np.bincount(self._cls[self._cls >= 0], minlength=len(self._classes))
+        return ScoringState(mT, self.hypothetical_lambdas(), self._w.copy(), counts)
 
     def score(self, criterion, candidates=None) -> np.ndarray:
         """Scores of ``criterion`` (a :class:`core.criteria.Criterion`) for candidates.

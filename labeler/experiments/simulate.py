@@ -363,7 +363,7 @@ def _as_label_array(values: np.ndarray, classes: list) -> np.ndarray:
 # --------------------------------------------------------------------------- the loop
 def simulate(
     dataset,
-    strategy: str = "arls",
+    strategy: str = "auto",
     budget: int = 100,
     seed: int = 0,
     kernel: Kernel | None = None,
@@ -388,8 +388,9 @@ def simulate(
     ----------
     dataset : labeler.data.Dataset
         The pool (``dataset.X``, true labels ``dataset.y``, ``dataset.classes``).
-    strategy : {"arls", "margin", "random"}
-        Query strategy (:func:`core.strategies.query`).
+    strategy : {"auto", "arls", "margin", "random"}
+        Query strategy (:func:`core.strategies.query`); "auto", the app's default, is expected
+        risk until every class has a few labels, then margin.
     budget : int >= 1
         Number of queries (at most the number of points left after the initial labels).
     seed : int

@@ -88,7 +88,7 @@ __all__ = [
 #: The model defaults of a new session, which ``labeler simulate`` uses too (one set of
 #: defaults: :func:`labeler.experiments.simulate.app_settings`). "auto" width and lam start
 #: from the data (:func:`resolve_model`) and are re-tuned by LOO as labels arrive.
-DEFAULTS = {"kernel": "rbf", "width": "auto", "lam": "auto", "strategy": "arls",
+DEFAULTS = {"kernel": "rbf", "width": "auto", "lam": "auto", "strategy": "auto",
             "weighting": "balanced", "standardize": "auto"}
 
 DEFAULT_CLASSES = ("negative", "positive")  # for a data set without classes (user can add more)
@@ -116,8 +116,9 @@ class SessionConfig:
     lam : float > 0 or "auto"
         Regularisation; "auto": the data set's recommended lam or :data:`DEFAULT_LAM`, until
         re-tuned by LOO (``set_lam("auto")``).
-    strategy : {"arls", "margin", "random"}
-        Query strategy (:data:`core.strategies.STRATEGIES`).
+    strategy : {"auto", "arls", "margin", "random"}
+        Query strategy (:data:`core.strategies.STRATEGIES`); "auto" (the default) is expected
+        risk until every class has a few labels, then margin (:mod:`core.criteria.auto`).
     weighting : {"none", "balanced"} or dict {class: weight}
         Class weights of the learner (:data:`core.learner.WEIGHTINGS`; "balanced" is the
         learner's ``w_y = n_L / (T n_y)``).

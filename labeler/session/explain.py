@@ -16,6 +16,10 @@ Each is ranked among the unlabelled points (the margin among all of them, the de
 seeded sample of at most :data:`DENSITY_SAMPLE`, an O(sample x n) pass in blocks; with a
 low-rank posterior an O(n r) pass with the factor), and said when it is in
 the top :data:`NOTABLE` share. :func:`explain` reads the session only.
+
+Under the default strategy "auto" (:mod:`core.criteria.auto`) the first reason says which plain
+strategy answered and the measured signal behind it: expected risk while some class has fewer
+than :data:`core.criteria.auto.MIN_LABELS_PER_CLASS` labels, margin once every class has them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from core.strategies import auto_decision
 
 __all__ = ["QueryExplanation", "explain", "DENSITY_SAMPLE", "NOTABLE"]
 
@@ -56,6 +62,8 @@ class QueryExplanation:
         Whether the share is within :data:`NOTABLE`.
     reasons : tuple of str
         The explanation in plain words, most important first.
+    answered_by : str
+        The plain strategy that chose the point (``strategy`` itself, or "auto"'s choice).
     """
 
     index: int
@@ -70,6 +78,7 @@ class QueryExplanation:
     near_boundary: bool
     central: bool
     reasons: tuple
+    answered_by: str = ""
 
     @property
     def reduction(self) -> float:
@@ -125,7 +134,11 @@ def _smallest_stable(values: np.ndarray, k: int) -> np.ndarray:
 def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
     """The :class:`QueryExplanation` of pool point ``index`` in ``session``'s current state."""
     learner = session.learner
-    strategy = session.config.strategy
+    strategy = answered_by = session.config.strategy
+    reasons = []
+    if strategy == "auto":
+        reasons.append(auto_reason(auto_decision(learner), learner.classes))
+        answered_by = auto_decision(learner).strategy
     unl = np.setdiff1d(learner.unlabeled_indices, np.asarray(session.skipped, dtype=np.intp))
     margins = _margins(learner.decision_values)
     margin = float(margins[index])
@@ -139,8 +152,7 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
 
     risk_now = expected = float("nan")
     alternatives: tuple = ()
-    reasons = []
-    if strategy == "arls":
+    if answered_by == "arls":
         E = session.expected_risk()
         risk_now = float(learner.estimated_risk())
         expected = float(E[index])
@@ -154,7 +166,7 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
             + f"{expected:.4g} misclassified pool points (the estimate now: {risk_now:.4g})."
             + (f" Next best: {alt}." if alt else "")
         )
-    elif strategy == "margin":
+    elif answered_by == "margin":
         reasons.append("The margin strategy asks for the unlabelled point closest to the decision boundary.")
     else:
         reasons.append("The random strategy picked it uniformly at random (a baseline).")
@@ -167,11 +179,24 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
         reasons.append(f"It is central to unlabelled points: it is more similar to them on average than "
                        f"{100 * (1 - density_share):.0f} % of the unlabelled points, so its label "
                        "informs many predictions.")
-    if strategy == "arls" and not (near or central):
+    if answered_by == "arls" and not (near or central):
         reasons.append(f"Neither its margin (smaller than {100 * (1 - margin_share):.0f} % of the "
                        f"unlabelled points) nor its centrality (above {100 * (1 - density_share):.0f} %) "
                        "stands out alone: the expected risk weighs both.")
     return QueryExplanation(index=int(index), strategy=str(strategy), risk_now=risk_now,
                             expected_risk=expected, alternatives=alternatives, margin=margin,
                             margin_share=margin_share, density=density, density_share=density_share,
-                            near_boundary=near, central=central, reasons=tuple(reasons))
+                            near_boundary=near, central=central, reasons=tuple(reasons),
+                            answered_by=str(answered_by))
+
+
+def auto_reason(decision, classes) -> str:
+    """The sentence saying which strategy "auto" used and why (:class:`core.criteria.auto.AutoDecision`)."""
+    name = classes[decision.class_index]
+    if decision.warm:
+        return (f"Auto strategy: margin answered, because every class has at least {decision.min_labels} "
+                f"labels (the fewest: {decision.fewest}, class {name!r}); from here on margin refines the "
+                "boundary better than expected risk.")
+    return (f"Auto strategy: expected risk (ARLS) answered, because class {name!r} has {decision.fewest} "
+            f"label(s), fewer than {decision.min_labels}; while classes are barely labelled, expected risk "
+            "finds the unexplored clusters.")

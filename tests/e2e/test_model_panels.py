@@ -39,7 +39,7 @@ def test_values_in_use_stopping_panel_and_bulk_accept_confirmation(app_server, p
 
     # ---- why this point ------------------------------------------------------------------------
     page.get_by_text("Why this point?").first.click()
-    why = page.get_by_text("expected to leave the least risk").first
+    why = page.get_by_text("Auto strategy:").first  # the default strategy says which answered and why
     why.wait_for()
 
     # ---- the stopping panel (Progress tab, open first) --------------------------------------------

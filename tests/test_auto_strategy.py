@@ -1,0 +1,139 @@
+"""The default "auto" strategy: expected risk while cold, margin once every class has labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.criteria import CRITERIA, Auto, ExpectedRisk, Margin, ScoringState
+from core.criteria.auto import MIN_LABELS_PER_CLASS, decide
+from core.kernels import Kernel
+from core.learner import ActiveRLS
+from core.strategies import STRATEGIES, auto_decision, query, resolve, scores
+from labeler.session import LabelingSession, SessionConfig
+from labeler.session.config import DEFAULTS
+from labeler.session.explain import explain
+
+
+def blobs(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
+    y = np.arange(n) % 3
+    return centres[y] + rng.normal(scale=0.8, size=(n, 2)), y
+
+
+def learner(X, seed=0):
+    return ActiveRLS.from_features(X, classes=[0, 1, 2], kernel=Kernel("rbf", width=1.5), lam=0.1,
+                                   weighting="balanced", random_state=seed)
+
+
+def test_decide_switches_exactly_at_the_threshold():
+    k = MIN_LABELS_PER_CLASS
+    assert decide([k, k, k - 1]).strategy == "arls"
+    d = decide([k, k - 1, k + 5])
+    assert (d.warm, d.fewest, d.class_index) == (False, k - 1, 1)
+    d = decide([k, k, k])
+    assert (d.strategy, d.warm, d.fewest) == ("margin", True, k)
+    assert decide([0, 0]).strategy == "arls"
+    assert decide([1, 1], min_labels=1).strategy == "margin"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_decide_rejects_a_bad_threshold(bad):
+    with pytest.raises(ValueError, match="min_labels must be an integer >= 1"):
+        decide([3, 3], bad)
+
+
+def test_decide_rejects_no_classes():
+    with pytest.raises(ValueError, match="class_counts is empty"):
+        decide([])
+
+
+def test_auto_is_registered_and_selectable_beside_the_plain_ones():
+    assert "auto" in STRATEGIES and {"arls", "margin", "random"} <= set(STRATEGIES)
+    assert CRITERIA["auto"] is Auto
+
+
+def test_auto_needs_class_counts():
+    state = ScoringState(np.zeros((3, 4)), np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="needs the label count of every class"):
+        Auto().score(state, None, np.arange(4))
+
+
+def test_scoring_state_counts_labels_per_class():
+    X, y = blobs()
+    lrn = learner(X)
+    lrn.add_many([0, 1, 3, 6], [0, 1, 0, 0])
+    assert lrn.scoring_state().class_counts.tolist() == [3, 1, 0]
+
+
+def test_auto_scores_are_arls_while_cold_and_margin_once_warm():
+    X, y = blobs()
+    lrn = learner(X)
+    lrn.add_many([0, 1, 2, 3], y[[0, 1, 2, 3]].tolist())  # class counts 2, 1, 1: cold
+    assert resolve(lrn, "auto") == "arls"
+    np.testing.assert_array_equal(scores(lrn, "auto"), scores(lrn, "arls"))
+    np.testing.assert_allclose(lrn.score(Auto()), lrn.score(ExpectedRisk()), rtol=1e-12)
+    more = [i for i in range(4, 60)][: 3 * MIN_LABELS_PER_CLASS]
+    lrn.add_many(more, y[more].tolist())
+    assert resolve(lrn, "auto") == "margin"
+    np.testing.assert_array_equal(scores(lrn, "auto"), scores(lrn, "margin"))
+    np.testing.assert_array_equal(lrn.score(Auto()), lrn.score(Margin()))
+
+
+def test_auto_switches_during_a_run_and_queries_like_the_strategy_it_names():
+    X, y = blobs()
+    lrn = learner(X, seed=4)
+    seen = []
+    for _ in range(20):
+        plain = resolve(lrn, "auto")
+        i = query(lrn, "auto", np.random.default_rng(len(lrn.labels)))
+        assert i == query(lrn, plain, np.random.default_rng(len(lrn.labels)))
+        seen.append(plain)
+        lrn.add(i, int(y[i]))
+    assert seen[0] == "arls" and seen[-1] == "margin"
+    assert seen == sorted(seen)  # arls < margin: one switch, never back while labels only grow
+
+
+def test_auto_query_is_a_function_of_the_stored_labels():
+    """Replay: a learner rebuilt from the same labels asks the same point, cold and warm."""
+    X, y = blobs()
+    a = learner(X, seed=7)
+    order = []
+    for _ in range(14):
+        i = query(a, "auto")
+        a.add(i, int(y[i]))
+        order.append(i)
+        b = learner(X, seed=7)  # a reopened session: the labels replayed one by one
+        for j in order:
+            query(b, "auto")  # the replay draws the same tie-breaking numbers
+            b.add(j, int(y[j]))
+        assert auto_decision(b) == auto_decision(a)
+        assert query(b, "auto") == query(a, "auto")
+
+
+def test_auto_is_the_default_of_new_sessions_and_simulate():
+    import inspect
+
+    from labeler.experiments.simulate import simulate
+    assert DEFAULTS["strategy"] == "auto"
+    assert SessionConfig(dataset="moons").strategy == "auto"
+    assert inspect.signature(simulate).parameters["strategy"].default == "auto"
+
+
+def test_reopened_session_asks_the_same_point_and_explains_auto(tmp_path):
+    store = tmp_path / "labels.sqlite"
+    s = LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 80}, seed=3))
+    assert s.config.strategy == "auto"
+    reasons = []
+    for _ in range(2 * MIN_LABELS_PER_CLASS + 4):
+        q = s.next_query()
+        why = explain(s, q)
+        reasons.append((why.answered_by, why.reasons[0]))
+        assert s.label(q, str(s.dataset.y[q]), expected_query=q)
+    assert reasons[0][0] == "arls" and "expected risk (ARLS) answered" in reasons[0][1]
+    assert reasons[-1][0] == "margin" and "margin answered" in reasons[-1][1]
+    nxt = s.next_query()
+    again = LabelingSession.open(store, s.id)
+    assert again.next_query() == nxt
+    assert explain(again, nxt).reasons == explain(s, nxt).reasons
