@@ -134,7 +134,7 @@ def test_cli_rls_transform_and_report(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["--model", "lgc"], "not available with model 'lgc'"),
+    (["--model", "lgc", "--strategy", "arls"], "not available with model 'lgc'"),
     (["--model", "lgc", "--strategy", "margin", "--alpha", "1.5"], "--alpha must be below 1"),
     (["--model", "harmonic", "--validation", "VAL"], "transductive"),
     (["--model", "harmonic", "--transform", "order"], "model 'rls' only"),
@@ -148,3 +148,19 @@ def test_cli_errors_exit_2_with_the_fix(tmp_path, capsys, extra, message):
     _, err = capsys.readouterr()
     assert code == 2 and message in err and "Traceback" not in err
     assert not out.exists()
+
+
+
+def test_auto_is_zhus_rule_while_a_class_lacks_labels_then_margin(data):
+    # the default strategy on graph models (core/criteria/auto.py): expected risk (Zhu's rule)
+    # while a class has fewer than 3 labels, then margin; LGC has no expected-risk rule: margin
+    from core.criteria.auto import decide
+
+    auto = gs.simulate_graph(data, "harmonic", "auto", budget=12, seed=0, initial=2, n_neighbors=6)
+    zhu = gs.simulate_graph(data, "harmonic", "arls", budget=12, seed=0, initial=2, n_neighbors=6)
+    assert decide([0] * len(data.classes)).strategy == "arls"
+    assert auto["index"].iloc[0] == zhu["index"].iloc[0]  # two initial labels: still cold
+    assert auto["index"].tolist() != zhu["index"].tolist()  # warm later: margin took over
+    lgc_auto = gs.simulate_graph(data, "lgc", "auto", budget=5, seed=4, initial=2, n_neighbors=6, alpha=0.9)
+    lgc_margin = gs.simulate_graph(data, "lgc", "margin", budget=5, seed=4, initial=2, n_neighbors=6, alpha=0.9)
+    assert lgc_auto["index"].tolist() == lgc_margin["index"].tolist()

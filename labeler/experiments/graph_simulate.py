@@ -33,6 +33,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from core.criteria.auto import decide
 from core.criteria.risk import predicted_class_indices
 from core.graph import (ALIGNMENT_TRANSFORMS, SPECTRAL_TRANSFORMS, HarmonicFunction, LocalGlobalConsistency,
                         ZhuActiveLearning, aligned_spectrum, harmonic_risk, parametric_spectrum, spectrum_factor)
@@ -46,8 +47,11 @@ from labeler.session.stopping import StoppingMonitor
 __all__ = ["GRAPH_MODELS", "GRAPH_STRATEGIES", "ZHU_MAX_POINTS", "simulate_graph", "graph_factor"]
 
 GRAPH_MODELS = ("rls", "harmonic", "lgc")
-GRAPH_STRATEGIES = {"rls": ("arls", "margin", "random"), "harmonic": ("arls", "margin", "random"),
-                    "lgc": ("margin", "random")}
+# "auto" (the default strategy, core/criteria/auto.py): expected risk until every class has
+# MIN_LABELS_PER_CLASS labels, then margin; for harmonic the expected risk is Zhu et al.'s
+# rule, and LGC, which has no expected-risk rule, takes margin throughout.
+GRAPH_STRATEGIES = {"rls": ("auto", "arls", "margin", "random"), "harmonic": ("auto", "arls", "margin", "random"),
+                    "lgc": ("auto", "margin", "random")}
 ZHU_MAX_POINTS = 5000  # the exact rule keeps a dense u x u inverse: 200 MB at 5,000 points
 
 
@@ -146,7 +150,7 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     if initial + budget > n - 1:
         raise ValueError(f"initial + budget = {initial + budget} leaves no unlabelled point of the {n}; "
                          f"pass a budget <= {n - 1 - initial}.")
-    if model == "harmonic" and strategy == "arls" and n > ZHU_MAX_POINTS:
+    if model == "harmonic" and strategy in ("arls", "auto") and n > ZHU_MAX_POINTS:
         raise ValueError(f"Zhu et al.'s exact expected risk keeps a dense {n} x {n} inverse; it is limited to "
                          f"{ZHU_MAX_POINTS:,} points. Use model='rls', transform='gaussian_field' (the same "
                          "rule on a low-rank factor, ALGORITHMS §9) or strategy='margin'.")
@@ -201,9 +205,14 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
             learner.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
         else:
             unl = np.flatnonzero(~labeled)
-            if strategy == "random" or not order:
+            rule = strategy
+            if strategy == "auto":
+                counts = [int(np.sum(y[np.asarray(order, dtype=np.int64)] == c)) for c in classes] if order \
+                    else [0] * len(classes)
+                rule = decide(counts).strategy if model == "harmonic" else "margin"
+            if rule == "random" or not order:
                 i = int(rng.choice(unl))
-            elif strategy == "arls":
+            elif rule == "arls":
                 if zhu is None:
                     L = np.asarray(order, dtype=np.int64)
                     zhu = ZhuActiveLearning(eps=1e-8).fit(W, L, y[L], classes=classes)
