@@ -198,6 +198,13 @@ def wait_labeled(page, count: int, timeout=60_000):
             f"{page.inner_text('body')[:600]!r}") from None
 
 
+def wait_idle(page, timeout=120_000):
+    """Wait until the app's rerun is over: no stale (greyed) element and no running indicator."""
+    page.wait_for_function(
+        """() => !document.querySelector('[data-stale="true"]')
+                 && !document.querySelector('[data-testid="stStatusWidget"]')""", timeout=timeout)
+
+
 def wait_buttons_current(page, timeout=60_000):
     """Wait until the class buttons on the page are those of the point shown (their keys name
     it): a key press before that belongs to the previous point and is ignored by design."""
