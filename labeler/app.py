@@ -74,8 +74,9 @@ with lock:
     if getattr(session, "read_only", False):
         st.warning(md_text(f"The store {session.store_path} is read-only: this session can be "
                            "viewed, not changed. Copy the store to a writable folder to label."))
+    state.seed_color_mode()  # from the URL (a reload), before the view that depends on it
     with st.spinner("Choosing the next query…"):
-        view = build_view(session, color_mode=st.session_state.get("color_mode", "label"))
+        view = build_view(session, color_mode=st.session_state["color_mode"])
     state.sync_selection(view.n_samples, view.version)
     area = st.session_state.get("area")
 
@@ -106,8 +107,8 @@ with lock:
             render_point_panel(session, view)
     with left:
         mode = st.segmented_control("Colour by", list(COLOR_MODES), format_func=COLOR_MODES.get,
-                                    default="label", key="color_mode", required=True,
-                                    label_visibility="collapsed", bind="query-params")
+                                    key="color_mode", required=True, label_visibility="collapsed")
+        state.keep_color_mode_in_url(mode)
         pred = view.predictions
         selected = st.session_state.get("selected")
         fig = scatter_figure(

@@ -248,6 +248,29 @@ def test_colour_modes(mode):
     assert not at.exception
 
 
+def _url_value(at, key):
+    value = at.query_params.get(key)
+    return value[0] if isinstance(value, list) else value
+
+
+def test_colour_mode_is_kept_in_the_url_by_the_server():
+    at = start()
+    assert _url_value(at, "color_mode") is None  # the default leaves the URL clean
+    at.button_group(key="color_mode").set_value("confidence").run()
+    assert _url_value(at, "color_mode") == "confidence"
+    at.button_group(key="color_mode").set_value("label").run()
+    assert not at.exception and _url_value(at, "color_mode") is None
+
+
+@pytest.mark.parametrize("given, mode", [("expected_risk", "expected_risk"),
+                                         ("predicted class", "predicted"),  # older links: the label
+                                         ("nonsense", "label")])
+def test_colour_mode_starts_from_the_url(given, mode):
+    at = start(color_mode=given)
+    assert at.button_group(key="color_mode").value == mode
+    assert _url_value(at, "color_mode") == (None if mode == "label" else mode)
+
+
 @pytest.mark.parametrize("tab", ["Progress", "Confidence", "Export", "History", "Shortcuts"])
 def test_lower_tabs_render(tab):
     at = start()

@@ -259,7 +259,7 @@ def test_a_session_scores_on_the_process_executor(tmp_path, monkeypatch):
     monkeypatch.setenv("LABELER_EXECUTOR", "threads:2")
     monkeypatch.setattr(dist, "_PROCESS", {})
     with LabelingSession.create(tmp_path / "b.sqlite", config) as s:
-        assert isinstance(s.learner._criterion, BlockScoredExpectedRisk)
+        assert isinstance(s.learner.risk_criterion, BlockScoredExpectedRisk)
         assert_allclose(s.learner.posterior.factor, phi, rtol=1e-12, atol=1e-14)  # rows built in tasks
         assert s.next_query() == want
     monkeypatch.setenv("LABELER_EXECUTOR", "dask://127.0.0.1:9")

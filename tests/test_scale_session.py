@@ -141,10 +141,10 @@ def test_large_factor_pools_score_by_the_subsampled_criterion_and_say_so():
     X = np.random.default_rng(0).standard_normal((model.SUBSAMPLE_ABOVE + 1, 3))
     spec = model.ModelSpec(width=1.0, posterior="nystrom", rank=20)
     learner = model.build_learner(spec, X, ["a", "b"])
-    assert isinstance(learner._criterion, SubsampledExpectedRisk)
+    assert isinstance(learner.risk_criterion, SubsampledExpectedRisk)
     assert "approximate" in model.scoring_note(spec, X.shape[0])
     small = model.build_learner(spec, X[:500], ["a", "b"])
-    assert not isinstance(small._criterion, SubsampledExpectedRisk)
+    assert not isinstance(small.risk_criterion, SubsampledExpectedRisk)
     assert model.scoring_note(spec, 500) == "" == model.scoring_note(dataclasses.replace(spec, posterior="dense"), 10**6)
 
 

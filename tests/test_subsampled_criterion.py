@@ -50,3 +50,29 @@ def test_bad_sizes_are_named():
         SubsampledExpectedRisk(n_points=-1)
     with pytest.raises(ValueError, match="at least one candidate"):
         SubsampledExpectedRisk(n_uncertain=0, n_random=0)
+
+
+def test_the_public_setter_changes_what_expected_risk_and_the_arls_strategy_score(posterior):
+    from core.criteria import ExpectedRisk
+    from core.strategies import scores
+
+    learner = learner_with_labels(posterior, [0, 1], "balanced", n=300, seed=3)
+    exact = learner.expected_risk()  # cached now: the setter must drop the cache
+    assert isinstance(learner.risk_criterion, ExpectedRisk)
+    crit = SubsampledExpectedRisk(n_uncertain=20, n_random=20, n_points=100, seed=4)
+    assert learner.set_risk_criterion(crit) is learner and learner.risk_criterion is crit
+    approx = learner.expected_risk()
+    assert np.isfinite(approx).sum() == 40 and not np.allclose(approx, exact)
+    unl = learner.unlabeled_indices
+    assert_allclose(approx[unl], learner.score(crit, unl))
+    assert_allclose(scores(learner, "arls"), approx)
+    learner.set_risk_criterion(None)  # back to the exact default
+    assert_allclose(learner.expected_risk(), exact, rtol=1e-12)
+
+
+def test_the_setter_refuses_what_is_not_a_criterion(posterior):
+    learner = learner_with_labels(posterior, [0, 1], "balanced")
+    before = learner.risk_criterion
+    with pytest.raises(TypeError, match="core.criteria.Criterion.*Pass None"):
+        learner.set_risk_criterion("arls")
+    assert learner.risk_criterion is before

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..criteria import ExpectedRisk, ScoringState
+from ..criteria import Criterion, ExpectedRisk, ScoringState
 from ..criteria.risk import class_probabilities, estimated_risk, predicted_class_indices, target_codes
 
 __all__ = ["LearnerState"]
@@ -126,6 +126,42 @@ class LearnerState:
         mT.flags.writeable = False
         counts = np.bincount(self._cls[self._cls >= 0], minlength=len(self._classes))
         return ScoringState(mT, self.hypothetical_lambdas(), self._w.copy(), counts)
+
+    @property
+    def risk_criterion(self):
+        """The criterion behind :meth:`expected_risk` and the ``"arls"`` strategy.
+
+        Default :class:`core.criteria.ExpectedRisk` (exact, every candidate); change it with
+        :meth:`set_risk_criterion`.
+        """
+        return self._criterion
+
+    def set_risk_criterion(self, criterion=None):
+        """Score expected risk with ``criterion`` from now on (``None``: the exact default).
+
+        For example :class:`core.criteria.subsampled.SubsampledExpectedRisk` on large pools
+        or :class:`core.criteria.blocks.BlockScoredExpectedRisk` on an executor. The learner's
+        state is untouched; only the cached scores are dropped.
+
+        Parameters
+        ----------
+        criterion : core.criteria.Criterion or None
+
+        Returns
+        -------
+        self
+        """
+        if criterion is None:
+            criterion = ExpectedRisk()
+        elif not isinstance(criterion, Criterion):
+            raise TypeError(
+                "criterion must implement core.criteria.Criterion (a name, needs_posterior and "
+                f"score(state, posterior, candidates)); got {type(criterion).__name__}. Pass None "
+                "for the exact expected risk."
+            )
+        self._criterion = criterion
+        self._risk_cache = None
+        return self
 
     def score(self, criterion, candidates=None) -> np.ndarray:
         """Scores of ``criterion`` (a :class:`core.criteria.Criterion`) for candidates.

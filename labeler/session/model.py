@@ -370,8 +370,7 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
     if executor is not None and not isinstance(executor, SerialExecutor):
         criterion = BlockScoredExpectedRisk(executor, subsample=criterion)
     if criterion is not None:
-        # ActiveRLS scores "arls" with its criterion; it has no public setter yet
-        learner._criterion = criterion
+        learner.set_risk_criterion(criterion)
     return learner
 
 

@@ -31,6 +31,7 @@ from labeler.ui.startup import build_layout
 __all__ = [
     "USER_ERRORS", "app_config", "flash", "pop_flash", "current", "open_session", "new_session",
     "sync_selection", "select_point", "clear_selection", "clear_area", "show_similar",
+    "seed_color_mode", "keep_color_mode_in_url",
 ]
 
 #: Errors that bad input, a bad data or store file or the file system raise: shown to the
@@ -223,3 +224,31 @@ def show_similar(index: int) -> None:
     """Open the "More like this" tab on the neighbours of point ``index``."""
     st.session_state["similar_to"] = int(index)
     st.session_state["lower_tab"] = "More like this"
+
+
+def seed_color_mode() -> None:
+    """Start the map's colour mode from the URL's ``color_mode`` (a key of ``COLOR_MODES`` or,
+    from older links, its label), else "label"; once set, the widget owns it.
+
+    The URL is written by the server at the end of each run (:func:`keep_color_mode_in_url`),
+    not by the widget's own ``bind="query-params"``: with that binding, a click made while a
+    run was still going (e.g. right after "Label these N") changed the map but the finishing
+    run wrote the old URL back, so a reload lost the mode.
+    """
+    if "color_mode" in st.session_state:
+        return
+    from labeler.ui.figures import COLOR_MODES
+
+    wanted = st.query_params.get("color_mode", "label")
+    by_label = {text: key for key, text in COLOR_MODES.items()}
+    st.session_state["color_mode"] = wanted if wanted in COLOR_MODES else by_label.get(wanted, "label")
+
+
+def keep_color_mode_in_url(mode: str | None) -> None:
+    """Write the colour mode into the URL (none for the default "label") when it differs."""
+    mode = mode or "label"
+    if mode == "label":
+        if "color_mode" in st.query_params:
+            del st.query_params["color_mode"]
+    elif st.query_params.get("color_mode") != mode:
+        st.query_params["color_mode"] = mode

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
 import pytest
-from harness import class_keys, labeled_count, open_app, plot_point_position, press, wait_idle, wait_labeled
+from harness import class_keys, labeled_count, open_app, plot_point_position, press, wait_labeled
 
 pytestmark = pytest.mark.e2e
 
@@ -144,7 +144,8 @@ def test_lasso_box_more_like_this_batch_reload_and_export(app_server, page, tmp_
     n_now += 5
 
     # ---- colour mode, then a reload: labels, colour mode and open tab are still there ------------
-    wait_idle(page)  # a click during the batch's rerun can land on a button being replaced
+    # clicked at once, while the batch's rerun may still be going: the URL must follow anyway
+    # (with the widget's own query-param binding the finishing run wrote the old URL back)
     page.locator('.st-key-color_mode button:has-text("predicted class")').first.click()
     page.wait_for_function("() => location.search.includes('color_mode=predicted')", timeout=120_000)
     page.reload()
