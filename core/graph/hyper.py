@@ -40,6 +40,7 @@ One evaluation costs O(n^2 m + u^3 + n^2 l) (seed eq. 3.16) and about 3 n^2 doub
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,7 +125,9 @@ def transition_matrix(X, sigmas, eps: float = 0.0):
 def _factor(Pt: np.ndarray, U: np.ndarray, what: str):
     S = -Pt[np.ix_(U, U)]
     S[np.diag_indices_from(S)] += 1.0
-    lu = scipy.linalg.lu_factor(S, check_finite=False)
+    with warnings.catch_warnings():  # a singular S is reported below with the fix
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        lu = scipy.linalg.lu_factor(S, check_finite=False)
     piv = np.abs(np.diag(lu[0]))
     if not np.all(np.isfinite(piv)) or piv.min() <= 1e-13 * max(piv.max(), 1.0):
         raise ValueError(f"{what}: I - P_UU is singular: some unlabelled points are cut off from every label at "
