@@ -3,10 +3,12 @@
 * :mod:`core.rls.loo`: closed-form LOO residuals for a whole lambda grid (ALGORITHMS §1).
 * :mod:`core.rls.estimator`: :class:`WeightedRLSClassifier`.
 * :mod:`core.rls.weights`: class weights -> per-point loss weights.
+* :mod:`core.rls.ard`: per-feature RBF widths (and lambda) learned by exact LOO with gradients.
 """
 
+from .ard import RLSWidths, learn_rls_widths, rls_loo_objective
 from .estimator import WeightedRLSClassifier
 from .loo import LooPath, default_widths, lambda_grid, loo_errors, loo_path, select_index
 
 __all__ = ["WeightedRLSClassifier", "LooPath", "default_widths", "lambda_grid", "loo_errors", "loo_path",
-           "select_index"]
+           "select_index", "RLSWidths", "learn_rls_widths", "rls_loo_objective"]
