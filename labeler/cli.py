@@ -15,6 +15,7 @@ ROLES (CSV / Parquet): ``--id-col NAME --label-col NAME --text-col NAME --image-
 --feature-cols A,B --features-from columns|text|image --layout-cols X,Y`` (``''`` for none);
 roles not given are guessed and printed at start (:mod:`labeler.cli_columns`).
     labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
+    labeler reproduce-graph [--quick] [--only seed004,seed001,...] [--repeats K] [--out docs/]
     labeler backup OUT [--store F] [--session ID]   # one self-contained copy of the store
 
 Every user error (missing file, bad option value, a data file that cannot be loaded -- for
@@ -125,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a sub-command: the app on the two-moons demo.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce,backup}")
+    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce,reproduce-graph,backup}")
 
     app = sub.add_parser(
         "app",
@@ -211,6 +212,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="random repetitions where the thesis averaged several trials (default 10, quick 2)",
     )
     rep.add_argument("--no-png", action="store_true", help="skip PNG snapshots (they need Chromium)")
+
+    repg = sub.add_parser(
+        "reproduce-graph",
+        help="re-run the graph seeds' experiments and write docs/reproduction_graph.md",
+        description="Re-run the experiments of the graph seeds (000, 001, 003, 004, Zhu et al.) on MNIST and "
+        "write reproduction_graph.md and one file per section (reproduction_graph/<name>.md) into the "
+        "output folder.",
+    )
+    repg.add_argument("--quick", action="store_true", help="small pools and few repeats (about two minutes)")
+    repg.add_argument("--only", type=_section_list, default=None, metavar="A,B",
+                      help="comma-separated sections (default all: seed004, seed001, seed000, zhu, seed003)")
+    repg.add_argument("--repeats", type=_positive_int, default=None, metavar="K",
+                      help="labelled sets / draws per setting (default per section, e.g. 30 for seed 004)")
+    repg.add_argument("--out", default="docs", metavar="DIR", help="output folder (default docs/)")
 
     bak = sub.add_parser(
         "backup",
@@ -515,6 +530,44 @@ def _argv_for_display(args) -> list[str]:
     return parts
 
 
+def _section_list(text: str) -> list[str]:
+    from labeler.experiments.graph_repro import SECTIONS
+
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in names if t not in SECTIONS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown section(s) {', '.join(unknown) or repr(text)}; choose from {', '.join(SECTIONS)}, "
+            "comma-separated (e.g. --only seed004,zhu)."
+        )
+    return names
+
+
+def _output_folder(value: str) -> Path:
+    out = Path(value).expanduser()
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"--out {value!r} is a file; give a folder (e.g. docs).")
+    if not out.exists():
+        parent = out.parent if str(out.parent) else Path(".")
+        if not parent.is_dir():
+            raise CLIError(f"--out {value!r}: folder {str(parent)!r} does not exist; create it first.")
+        out.mkdir()
+    return out
+
+
+def _run_reproduce_graph(args) -> int:
+    from labeler.experiments.graph_repro import run_graph_reproduction
+
+    out = _output_folder(args.out)
+    parts = ["reproduce-graph"] + (["--quick"] if args.quick else []) \
+        + (["--only", ",".join(args.only)] if args.only else []) \
+        + (["--repeats", str(args.repeats)] if args.repeats is not None else []) + ["--out", args.out]
+    run_graph_reproduction(out, quick=args.quick, only=args.only, repeats=args.repeats,
+                           log=lambda text: print(text, file=sys.stderr, flush=True),
+                           command="labeler " + " ".join(parts))
+    return 0
+
+
 def _run_backup(args) -> int:
     from labeler.store import Store, StoreError, default_store_path
 
@@ -577,6 +630,8 @@ def _main(argv: list[str]) -> int:
             return _run_backup(args)
         with warnings.catch_warnings():  # (not around the app: Streamlit shows its own)
             warnings.showwarning = _print_warning  # restored when the block ends
+            if args.command == "reproduce-graph":
+                return _run_reproduce_graph(args)
             return _run_simulate(args) if args.command == "simulate" else _run_reproduce(args)
     except KeyboardInterrupt:
         print("labeler: interrupted; no output file was written or completed.", file=sys.stderr)
