@@ -7,8 +7,8 @@ digit pairs, with :func:`labeler.experiments.graph_simulate.simulate_graph` on a
 
 * ``harmonic`` + ``arls``: Zhu et al.'s exact rule (:class:`core.graph.ZhuActiveLearning`);
 * ``harmonic`` + ``random``;
-* ``rls`` on the Gaussian-field spectral factor + ``arls``: the same rule as ARLS on a
-  low-rank factor (ALGORITHMS §9), and + ``random``.
+* ``rls`` on the Gaussian-field spectral factor + ``arls``: ARLS's expected-risk rule on a
+  low-rank factor, of which Zhu's rule is the limit (ALGORITHMS §9), and + ``random``.
 
 Accuracy on the unlabelled rest of the pool after a given number of labels, mean ± sd over
 the repeats (each with its own two random starting labels and random stream).
@@ -107,8 +107,9 @@ def _discussion(results, pairs, checkpoints) -> list[str]:
         f"- ARLS on the Gaussian-field factor against Zhu's exact rule: mean absolute difference "
         f"{100 * np.mean(gap):.1f} points of accuracy over the same cells. They differ because the factor keeps "
         "only the smoothest eigenpairs and ARLS regularises with lambda > 0 (ALGORITHMS §9: the two agree in "
-        "the limit of the full spectrum and lambda -> 0), and because ARLS predicts by the RLS mean, not the "
-        "harmonic function.",
+        "the limit of the full spectrum and lambda -> 0), because ARLS predicts by the RLS mean, not the "
+        "harmonic function, and because it scores candidates by its own expected risk (the soft risk of the "
+        "RLS posterior, seed 002), not by sum min(f, 1 - f).",
         "- Pool: the seeds' digit sets are not available; MNIST pairs stand in, sampled to keep the exact rule's "
         "dense u x u inverse small.",
         "",
