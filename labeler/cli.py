@@ -36,6 +36,7 @@ from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
 from labeler.cli_graph import add_graph_arguments, run_graph_simulate
+from labeler.cli_reproduce_graph import add_reproduce_graph_parser, run_reproduce_graph
 from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
 from labeler.cli_posterior import app_executor as _app_executor, simulate_executor as _simulate_executor
 from labeler.runtime import configure_threads
@@ -213,19 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--no-png", action="store_true", help="skip PNG snapshots (they need Chromium)")
 
-    repg = sub.add_parser(
-        "reproduce-graph",
-        help="re-run the graph seeds' experiments and write docs/reproduction_graph.md",
-        description="Re-run the experiments of the graph seeds (000, 001, 003, 004, Zhu et al.) on MNIST and "
-        "write reproduction_graph.md and one file per section (reproduction_graph/<name>.md) into the "
-        "output folder.",
-    )
-    repg.add_argument("--quick", action="store_true", help="small pools and few repeats (about two minutes)")
-    repg.add_argument("--only", type=_section_list, default=None, metavar="A,B",
-                      help="comma-separated sections (default all: seed004, seed001, seed000, zhu, seed003)")
-    repg.add_argument("--repeats", type=_positive_int, default=None, metavar="K",
-                      help="labelled sets / draws per setting (default per section, e.g. 30 for seed 004)")
-    repg.add_argument("--out", default="docs", metavar="DIR", help="output folder (default docs/)")
+    add_reproduce_graph_parser(sub)
 
     bak = sub.add_parser(
         "backup",
@@ -530,44 +519,6 @@ def _argv_for_display(args) -> list[str]:
     return parts
 
 
-def _section_list(text: str) -> list[str]:
-    from labeler.experiments.graph_repro import SECTIONS
-
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = [t for t in names if t not in SECTIONS]
-    if not names or unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown section(s) {', '.join(unknown) or repr(text)}; choose from {', '.join(SECTIONS)}, "
-            "comma-separated (e.g. --only seed004,zhu)."
-        )
-    return names
-
-
-def _output_folder(value: str) -> Path:
-    out = Path(value).expanduser()
-    if out.exists() and not out.is_dir():
-        raise CLIError(f"--out {value!r} is a file; give a folder (e.g. docs).")
-    if not out.exists():
-        parent = out.parent if str(out.parent) else Path(".")
-        if not parent.is_dir():
-            raise CLIError(f"--out {value!r}: folder {str(parent)!r} does not exist; create it first.")
-        out.mkdir()
-    return out
-
-
-def _run_reproduce_graph(args) -> int:
-    from labeler.experiments.graph_repro import run_graph_reproduction
-
-    out = _output_folder(args.out)
-    parts = ["reproduce-graph"] + (["--quick"] if args.quick else []) \
-        + (["--only", ",".join(args.only)] if args.only else []) \
-        + (["--repeats", str(args.repeats)] if args.repeats is not None else []) + ["--out", args.out]
-    run_graph_reproduction(out, quick=args.quick, only=args.only, repeats=args.repeats,
-                           log=lambda text: print(text, file=sys.stderr, flush=True),
-                           command="labeler " + " ".join(parts))
-    return 0
-
-
 def _run_backup(args) -> int:
     from labeler.store import Store, StoreError, default_store_path
 
@@ -630,9 +581,8 @@ def _main(argv: list[str]) -> int:
             return _run_backup(args)
         with warnings.catch_warnings():  # (not around the app: Streamlit shows its own)
             warnings.showwarning = _print_warning  # restored when the block ends
-            if args.command == "reproduce-graph":
-                return _run_reproduce_graph(args)
-            return _run_simulate(args) if args.command == "simulate" else _run_reproduce(args)
+            run = {"simulate": _run_simulate, "reproduce-graph": run_reproduce_graph}.get(args.command, _run_reproduce)
+            return run(args)
     except KeyboardInterrupt:
         print("labeler: interrupted; no output file was written or completed.", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -47,7 +47,7 @@ def test_each_section_has_command_tables_and_discussion(quick_run, name):
     section = (out / "reproduction_graph" / f"{name}.md").read_text()
     assert f"Command: `labeler reproduce-graph --only {name} --quick`" in section
     assert section.count("|---") >= 1
-    assert re.search(r"^### Where we (agree and )?differ", section, re.M)
+    assert re.search(r"^### Where we (agree and )?differ", section, re.MULTILINE)
     assert "nan" not in section.lower().replace("nanmean", "")
 
 

@@ -115,13 +115,13 @@ def run(quick: bool = False, repeats: int | None = None, log=None) -> str:
     for pair in pairs:
         X, y = mnist(per_pair, digits=pair, seed=0)
         width = median_distance(X, max_points=1000, seed=0)
-        W, t_w = timed(lambda: rbf_graph(X, width))
+        W = rbf_graph(X, width)
         pos = pair[0]
         P = np.flatnonzero(y == pos)
         accs = []
         for r in range(reps):
             rng = np.random.default_rng([0, pair[0], pair[1], r])
-            L = np.sort(rng.choice(P, int(round(0.2 * P.size)), replace=False))
+            L = np.sort(rng.choice(P, round(0.2 * P.size), replace=False))
             accs.append(lgc_ranking_accuracy(W, y, pos, L, alphas))
         lgc[pair] = (y.size, width, np.asarray(accs))
         if log is not None:

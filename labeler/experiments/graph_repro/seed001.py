@@ -17,7 +17,15 @@ import numpy as np
 from core.graph import HarmonicFunction
 from core.kernels import knn_graph
 
-from ._common import check_repeats, draw_labelled, md_table, mnist, pm, section_command, timed
+from ._common import (
+    check_repeats,
+    draw_labelled,
+    md_table,
+    mnist,
+    pm,
+    section_command,
+    timed,
+)
 
 __all__ = ["run", "harmonic_curve", "knn_timings"]
 

@@ -26,12 +26,25 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
-from core.graph import aligned_spectrum, fit_parametric_spectrum, kernel_target_alignment, target_matrix
+from core.graph import (
+    aligned_spectrum,
+    fit_parametric_spectrum,
+    kernel_target_alignment,
+    target_matrix,
+)
 from core.kernels import knn_graph, laplacian_eigenpairs
 from core.kernels.kernel import median_distance
 from core.rls.loo import loo_path, select_index
 
-from ._common import check_repeats, draw_labelled, md_table, mnist, pm, section_command, timed
+from ._common import (
+    check_repeats,
+    draw_labelled,
+    md_table,
+    mnist,
+    pm,
+    section_command,
+    timed,
+)
 
 __all__ = ["run", "TASKS", "KERNELS", "SEED_TABLE", "evaluate_task", "svm_accuracy", "rls_accuracy"]
 

@@ -21,7 +21,7 @@ import numpy as np
 from labeler.data.dataset import finish
 from labeler.experiments.graph_simulate import simulate_graph
 
-from ._common import check_repeats, md_table, mnist, pm, section_command, timed
+from ._common import check_repeats, md_table, mnist, pm, section_command
 
 __all__ = ["run", "RUNS", "pair_dataset"]
 
@@ -57,9 +57,8 @@ def run(quick: bool = False, repeats: int | None = None, log=None) -> str:
         for label, model, strategy, transform in RUNS:
             curves, secs = [], []
             for r in range(reps):
-                frame, t = timed(lambda: simulate_graph(data, model=model, strategy=strategy, budget=budget,
-                                                        seed=r, transform=transform, n_neighbors=K_NN, rank=RANK,
-                                                        initial=INITIAL))
+                frame = simulate_graph(data, model=model, strategy=strategy, budget=budget, seed=r,
+                                       transform=transform, n_neighbors=K_NN, rank=RANK, initial=INITIAL)
                 curves.append(frame.set_index("n_labeled")["accuracy"])
                 secs.append(float(frame["step_seconds"].mean()))
             results[(pair, label)] = (curves, secs)
