@@ -110,6 +110,19 @@ def test_cli_runs_one_section(tmp_path, capsys):
     assert "[seed001]" in capsys.readouterr().err
 
 
+def test_only_keeps_the_other_sections_of_an_earlier_run(tmp_path):
+    folder = tmp_path / "reproduction_graph"
+    folder.mkdir()
+    (folder / "seed004.md").write_text("## Seed 004 from before\n\nCommand: `earlier`\n")
+    index = graph_repro.run_graph_reproduction(tmp_path, quick=True, only=["seed001"], repeats=1,
+                                               log=lambda m: None)
+    text = index.read_text()
+    assert "## Seed 004 from before" in text and "| kept from an earlier run |" in text
+    assert text.index("## Seed 004 from before") < text.index("## Seed 001")  # the registry's order
+    assert (folder / "seed004.md").read_text().startswith("## Seed 004 from before")
+    assert "zhu.md" not in text  # never run, no file: not listed
+
+
 def test_cli_refuses_unknown_sections_and_a_file_as_out(tmp_path, capsys):
     assert cli.main(["reproduce-graph", "--only", "seed004,bogus"]) == 2
     assert "unknown section(s) bogus" in capsys.readouterr().err

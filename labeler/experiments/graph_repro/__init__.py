@@ -74,8 +74,11 @@ def run_section(name: str, quick: bool = False, repeats: int | None = None,
     return module.run(**kwargs), True
 
 
-def render_index(entries: list[tuple[str, str, bool, float]], quick: bool, command: str, total: float) -> str:
-    """The top of ``reproduction_graph.md``: command, machine, one row per section."""
+def render_index(entries: list[tuple[str, str, bool | None, float]], quick: bool, command: str, total: float) -> str:
+    """The top of ``reproduction_graph.md``: command, machine, one row per section.
+
+    ``entries``: ``(name, title, ran, seconds)``; ``ran`` is None for a section kept from an earlier run.
+    """
     machine = f"{platform.system()} {platform.machine()}, Python {platform.python_version()}"
     lines = [
         "# Reproduction of the graph seeds (issue 10 §3)",
@@ -93,8 +96,11 @@ def render_index(entries: list[tuple[str, str, bool, float]], quick: bool, comma
         "|---|---|---|",
     ]
     for name, title, ran, seconds in entries:
-        lines.append(f"| {title} | [{SECTION_DIR}/{name}.md]({SECTION_DIR}/{name}.md) | "
-                     + (f"{seconds:.0f} s" if ran else "skipped") + " |")
+        when = "kept from an earlier run" if ran is None else (f"{seconds:.0f} s" if ran else "skipped")
+        lines.append(f"| {title} | [{SECTION_DIR}/{name}.md]({SECTION_DIR}/{name}.md) | {when} |")
+    if any(ran is None for _, _, ran, _ in entries):
+        lines += ["", "Sections 'kept from an earlier run' were not re-run by this command (`--only`); each "
+                  "section names the command that produced it."]
     return "\n".join(lines) + "\n"
 
 
@@ -102,6 +108,9 @@ def run_graph_reproduction(out, quick: bool = False, only: list[str] | None = No
                            log: Callable[[str], None] = print,
                            command: str = "labeler reproduce-graph") -> Path:
     """Run the sections and write ``out/reproduction_graph.md`` and ``out/reproduction_graph/<name>.md``.
+
+    With ``only``, the other sections' files already in ``out/reproduction_graph/`` are kept and
+    stay in the index (marked "kept from an earlier run"), so one section can be re-run alone.
 
     Parameters
     ----------
@@ -146,6 +155,16 @@ def run_graph_reproduction(out, quick: bool = False, only: list[str] | None = No
     (out / SECTION_DIR).mkdir(exist_ok=True)
     for name, text in texts:
         atomic_write_text(out / SECTION_DIR / f"{name}.md", text)
+    # with --only, the sections not re-run keep their earlier files and stay in the index
+    fresh = dict(texts)
+    for name in SECTIONS:
+        path = out / SECTION_DIR / f"{name}.md"
+        if name not in fresh and path.is_file():
+            texts.append((name, path.read_text(encoding="utf-8")))
+            entries.append((name, SECTIONS[name][1], None, 0.0))
+    order = {name: i for i, name in enumerate(SECTIONS)}
+    texts.sort(key=lambda item: order[item[0]])
+    entries.sort(key=lambda item: order[item[0]])
     index = render_index(entries, quick, command, time.perf_counter() - t_all)
     body = "\n".join(text.rstrip() + "\n" for _, text in texts)
     return atomic_write_text(out / "reproduction_graph.md", index + "\n" + body)
