@@ -15,6 +15,7 @@ ROLES (CSV / Parquet): ``--id-col NAME --label-col NAME --text-col NAME --image-
 --feature-cols A,B --features-from columns|text|image --layout-cols X,Y`` (``''`` for none);
 roles not given are guessed and printed at start (:mod:`labeler.cli_columns`).
     labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
+    labeler reproduce-graph [--quick] [--only seed004,seed001,...] [--repeats K] [--out docs/]
     labeler backup OUT [--store F] [--session ID]   # one self-contained copy of the store
 
 Every user error (missing file, bad option value, a data file that cannot be loaded -- for
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
 from labeler.cli_graph import add_graph_arguments, run_graph_simulate
+from labeler.cli_reproduce_graph import add_reproduce_graph_parser, run_reproduce_graph
 from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
 from labeler.cli_posterior import app_executor as _app_executor, simulate_executor as _simulate_executor
 from labeler.runtime import configure_threads
@@ -125,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a sub-command: the app on the two-moons demo.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce,backup}")
+    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce,reproduce-graph,backup}")
 
     app = sub.add_parser(
         "app",
@@ -211,6 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="random repetitions where the thesis averaged several trials (default 10, quick 2)",
     )
     rep.add_argument("--no-png", action="store_true", help="skip PNG snapshots (they need Chromium)")
+
+    add_reproduce_graph_parser(sub)
 
     bak = sub.add_parser(
         "backup",
@@ -577,7 +581,8 @@ def _main(argv: list[str]) -> int:
             return _run_backup(args)
         with warnings.catch_warnings():  # (not around the app: Streamlit shows its own)
             warnings.showwarning = _print_warning  # restored when the block ends
-            return _run_simulate(args) if args.command == "simulate" else _run_reproduce(args)
+            run = {"simulate": _run_simulate, "reproduce-graph": run_reproduce_graph}.get(args.command, _run_reproduce)
+            return run(args)
     except KeyboardInterrupt:
         print("labeler: interrupted; no output file was written or completed.", file=sys.stderr)
         return EXIT_INTERRUPTED
