@@ -146,7 +146,11 @@ QUICK_TASKS = {"tiny-blobs": task_tiny}
 
 # --------------------------------------------------------------------------- pickers
 class OursPicker:
-    """A strategy of :func:`core.strategies.query` driving the evaluation learner itself."""
+    """A strategy of :func:`core.strategies.query` driving the evaluation learner itself.
+
+    A name of :data:`SWITCHES` is a candidate rule for the default: expected risk ("arls") while
+    the rule says cold, margin once it says warm (a function of the class counts only).
+    """
 
     drives_learner = True
 
@@ -155,7 +159,23 @@ class OursPicker:
         self.rng = np.random.default_rng([seed, 11])
 
     def pick(self, learner, labeled, y_known):
-        return int(query(learner, self.strategy, self.rng))
+        plain = self.strategy
+        if plain in SWITCHES:
+            counts = np.asarray(learner.scoring_state().class_counts)
+            plain = "margin" if SWITCHES[plain](counts) else "arls"
+        return int(query(learner, plain, self.rng))
+
+
+# Candidate switches from expected risk to margin (issue 13 part 3): warm(class_counts) -> bool.
+# K = number of classes, n = labels so far; every rule reads the stored labels only.
+SWITCHES = {
+    "sw-min1": lambda c: c.min() >= 1,                      # every class found
+    "sw-n10": lambda c: c.sum() >= 10,                      # the first 10 labels, whatever K
+    "sw-nK": lambda c: c.sum() >= c.size,                   # the first K labels
+    "sw-min3-n10": lambda c: c.min() >= 3 or c.sum() >= 10,  # today's rule, capped at 10 labels
+    "sw-min1-n10": lambda c: c.min() >= 1 or c.sum() >= 10,
+    "sw-min3-n2K": lambda c: c.min() >= 3 or c.sum() >= 2 * c.size,
+}
 
 
 class SkactivemlPicker:
@@ -285,7 +305,7 @@ def run(X, y, strategy, seed, budget):
                                       random_state=seed)
     init = np.random.default_rng([seed, 3]).choice(len(y), size=INITIAL, replace=False)
     learner.add_many(init.tolist(), y[init].tolist())
-    if strategy in OURS:
+    if strategy in OURS or strategy in SWITCHES:
         picker = OursPicker(strategy, X, y, classes, kernel, seed)
     else:
         picker = PEERS[strategy][1](strategy, X, y, classes, kernel, seed)
@@ -477,9 +497,10 @@ def main(argv=None) -> int:
         tasks = {t: {**TASKS, **QUICK_TASKS}[t] for t in wanted}
     if args.strategies:
         wanted = args.strategies.split(",")
-        unknown = [s for s in wanted if s not in OURS and s not in PEERS]
+        known = list(OURS) + list(PEERS) + list(SWITCHES)
+        unknown = [s for s in wanted if s not in known]
         if unknown:
-            parser.error(f"unknown strategy(ies) {unknown}; choose from {', '.join(list(OURS) + list(PEERS))}")
+            parser.error(f"unknown strategy(ies) {unknown}; choose from {', '.join(known)}")
         strategies = wanted
     if args.budget <= INITIAL:
         parser.error(f"--budget must exceed the {INITIAL} initial labels")
