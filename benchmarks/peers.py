@@ -276,6 +276,7 @@ PEERS = {
     "gl-mc": ("graphlearning", GraphLearningPicker),
     "gl-unc": ("graphlearning", GraphLearningPicker),
 }
+COMPARE = ["auto"]  # candidates printed against arls and margin, paired per seed (--compare)
 OURS = tuple(s for s in ("auto", "arls", "margin", "random") if s in STRATEGIES)
 
 
@@ -441,6 +442,43 @@ def format_table(task: str, rows: list[dict], budget: int, n_seeds: int) -> str:
     return "\n".join(lines)
 
 
+def paired(curves: dict, candidate: str, against=("arls", "margin")) -> list[str]:
+    """Paired differences ``candidate - other`` in points, mean +- standard error over the seeds.
+
+    Every strategy starts from the same initial labels per seed, so the per-seed difference of
+    two curves cancels the draw; ``*`` marks a difference below -2 standard errors (worse beyond
+    the noise), ``+`` above +2. Columns: the checkpoints, the AUC, and the worst checkpoint.
+    """
+    if candidate not in curves:
+        return []
+    out = []
+    cand = curves[candidate][0]
+    for other in against:
+        if other not in curves or other == candidate:
+            continue
+        ref = curves[other][0]
+        s, m = min(cand.shape[0], ref.shape[0]), min(cand.shape[1], ref.shape[1])
+        diff = 100 * (cand[:s, :m] - ref[:s, :m])
+        cells = ""
+        for c in CHECKPOINTS:
+            j = c - INITIAL
+            cells += _diff(diff[:, j]) if 0 <= j < m else f"{'-':>14}"
+        cells += _diff(diff.mean(axis=1))
+        out.append(f"  {candidate + ' - ' + other:<23}{cells}")
+    return out
+
+
+def _diff(d) -> str:
+    d = np.asarray(d, dtype=float)
+    se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else 0.0
+    mark = "*" if d.mean() < -2 * se - 1e-12 else ("+" if d.mean() > 2 * se + 1e-12 else " ")
+    return f"{d.mean():+7.1f}{'+-':>2}{se:4.1f}{mark}"
+
+
+def paired_header() -> str:
+    return f"  {'paired, points':<23}" + "".join(f"{'@' + str(c):>14}" for c in CHECKPOINTS) + f"{'AUC':>14}"
+
+
 def _pct(v) -> str:
     return f"{'-':>7}" if not np.isfinite(v) else f"{100 * v:7.1f}"
 
@@ -461,6 +499,10 @@ def print_saved(paths: str, n_seeds: int) -> None:
         seeds = max(acc.shape[0] for acc, _ in per.values())
         print()
         print(format_table(task, summarise(per, budget), budget, seeds))
+        lines = [line for c in COMPARE for line in paired(per, c)]
+        if lines:
+            print(paired_header())
+            print("\n".join(lines))
 
 
 def main(argv=None) -> int:
@@ -476,11 +518,14 @@ def main(argv=None) -> int:
                         help="class weighting of the evaluation learner (and of our strategies)")
     parser.add_argument("--auto-min", type=int, default=None,
                         help="labels per class before auto switches to margin (core default if omitted)")
+    parser.add_argument("--compare", default="auto",
+                        help="comma-separated strategies to compare with arls and margin per seed ('' for none)")
     parser.add_argument("--load", default=None, metavar="NPZ", help="print the tables of --save files (comma-separated)")
     parser.add_argument("--diagnose", default=None, metavar="STRATEGY",
                         help="instead of the table: what the estimated risk sees along STRATEGY-driven runs")
     args = parser.parse_args(argv)
     WEIGHTING = args.weighting
+    COMPARE[:] = [c for c in args.compare.split(",") if c]
     if args.auto_min is not None:
         import core.criteria.auto as auto_module
         auto_module.MIN_LABELS_PER_CLASS = args.auto_min
@@ -544,6 +589,10 @@ def main(argv=None) -> int:
         print()
         budget = task_budget(args.budget, len(load(0)[1]))
         print(format_table(task, summarise(curves, budget), budget, args.seeds), flush=True)
+        lines = [line for c in COMPARE for line in paired(curves, c)]
+        if lines:
+            print(paired_header())
+            print("\n".join(lines), flush=True)
     if args.save:
         np.savez_compressed(args.save, **saved)
     return 0

@@ -6,7 +6,8 @@ unlabelled point with the lowest score (or the ``batch_size`` lowest), breaking 
 at random with the given generator.
 
 * ``"auto"`` (the app's default): ``"arls"`` while some class has fewer than
-  :data:`core.criteria.auto.MIN_LABELS_PER_CLASS` labels, ``"margin"`` after
+  :data:`core.criteria.auto.MIN_LABELS_PER_CLASS` labels and fewer than
+  :data:`core.criteria.auto.MAX_RISK_LABELS` labels are stored, ``"margin"`` after
   (:mod:`core.criteria.auto`; :func:`auto_decision` says which and why).
 * ``"arls"``: expected risk ``E_i`` of labelling ``i`` (seed 002 eq. 3.50, ALGORITHMS §3).
 * ``"margin"``: ``|f(x_i)|`` (binary) or the gap between the two largest one-vs-all outputs.

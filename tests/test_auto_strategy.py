@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.criteria import CRITERIA, Auto, ExpectedRisk, Margin, ScoringState
-from core.criteria.auto import MIN_LABELS_PER_CLASS, decide
+from core.criteria.auto import MAX_RISK_LABELS, MIN_LABELS_PER_CLASS, decide
 from core.kernels import Kernel
 from core.learner import ActiveRLS
 from core.strategies import STRATEGIES, auto_decision, query, resolve, scores
@@ -29,13 +29,46 @@ def learner(X, seed=0):
 
 def test_decide_switches_exactly_at_the_threshold():
     k = MIN_LABELS_PER_CLASS
-    assert decide([k, k, k - 1]).strategy == "arls"
-    d = decide([k, k - 1, k + 5])
-    assert (d.warm, d.fewest, d.class_index) == (False, k - 1, 1)
-    d = decide([k, k, k])
-    assert (d.strategy, d.warm, d.fewest) == ("margin", True, k)
+    assert decide([k, k, k - 1], max_labels=None).strategy == "arls"
+    d = decide([k, k - 1, k + 5], max_labels=None)
+    assert (d.warm, d.fewest, d.class_index, d.capped) == (False, k - 1, 1, False)
+    d = decide([k, k, k], max_labels=None)
+    assert (d.strategy, d.warm, d.fewest, d.capped) == ("margin", True, k, False)
     assert decide([0, 0]).strategy == "arls"
     assert decide([1, 1], min_labels=1).strategy == "margin"
+
+
+def test_decide_caps_expected_risk_at_max_labels():
+    cap = MAX_RISK_LABELS
+    assert cap == 10
+    ten = [1] * 10  # ten classes, one label each: 10 labels stored
+    d = decide([1] * 9 + [0])
+    assert (d.strategy, d.n_labels, d.max_labels, d.capped) == ("arls", 9, cap, False)
+    d = decide(ten)
+    assert (d.strategy, d.warm, d.capped, d.fewest, d.n_labels) == ("margin", True, True, 1, cap)
+    d = decide([cap - 1, 0])  # binary, the other class not found yet: the cap still applies
+    assert d.strategy == "arls"
+    assert decide([cap, 0]).strategy == "margin" and decide([cap, 0]).capped
+    d = decide([3, 3])  # covered before the cap: not "capped"
+    assert (d.strategy, d.capped) == ("margin", False)
+    assert decide(ten, max_labels=None).strategy == "arls"  # no cap: today's coverage rule alone
+    assert decide(ten, max_labels=11).strategy == "arls" and decide(ten, max_labels=10).strategy == "margin"
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, True])
+def test_decide_rejects_a_bad_cap(bad):
+    with pytest.raises(ValueError, match="max_labels must be an integer >= 1 or None"):
+        decide([3, 3], max_labels=bad)
+
+
+def test_auto_criterion_takes_the_cap():
+    X, y = blobs()
+    lrn = learner(X)
+    lrn.add_many([0, 3, 6, 9, 1], [0, 0, 0, 0, 1])  # counts 4, 1, 0: cold, 5 labels
+    state = lrn.scoring_state()
+    assert Auto().decision(state).strategy == "arls"
+    assert Auto(max_labels=5).decision(state).strategy == "margin"
+    np.testing.assert_array_equal(lrn.score(Auto(max_labels=5)), lrn.score(Margin()))
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
@@ -126,7 +159,7 @@ def test_reopened_session_asks_the_same_point_and_explains_auto(tmp_path):
     s = LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 80}, seed=3))
     assert s.config.strategy == "auto"
     reasons = []
-    for _ in range(2 * MIN_LABELS_PER_CLASS + 4):
+    for _ in range(2 * MIN_LABELS_PER_CLASS + 4):  # moons: 2 classes, covered before the cap
         q = s.next_query()
         why = explain(s, q)
         reasons.append((why.answered_by, why.reasons[0]))
@@ -137,3 +170,14 @@ def test_reopened_session_asks_the_same_point_and_explains_auto(tmp_path):
     again = LabelingSession.open(store, s.id)
     assert again.next_query() == nxt
     assert explain(again, nxt).reasons == explain(s, nxt).reasons
+
+
+def test_explanation_says_when_the_cap_answered():
+    from labeler.session.explain import auto_reason
+    text = auto_reason(decide([1] * 9 + [1]), list("abcdefghij"))
+    assert text.startswith("Auto strategy: margin answered, because 10 labels are stored, at least 10")
+    assert "class 'a' still has 1, fewer than 3" in text
+    cold = auto_reason(decide([2, 0, 1]), ["x", "y", "z"])
+    assert "expected risk (ARLS) answered" in cold and "class 'y' has 0 label(s)" in cold
+    assert "for the first 10 labels at most" in cold
+    assert "at most" not in auto_reason(decide([2, 0, 1], max_labels=None), ["x", "y", "z"])

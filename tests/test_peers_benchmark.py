@@ -22,7 +22,8 @@ def test_quick_run_prints_a_row_per_strategy(capsys):
     assert bench.main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "## tiny-blobs" in out
-    rows = {line.split()[0]: line.split() for line in out.splitlines() if line and line.split()[0] in bench.OURS}
+    rows = {line.split()[0]: line.split() for line in out.splitlines()
+            if line and not line[0].isspace() and line.split()[0] in bench.OURS}
     assert set(rows) == {"auto", "arls", "margin", "random"}
     for cells in rows.values():
         assert cells[1] != "-" and cells[3] == "-"  # @10 measured, @50 beyond the quick budget
@@ -49,3 +50,29 @@ def test_peer_skipped_cleanly_when_absent(capsys, monkeypatch):
     assert "skipped (not installed): graphlearning" in out
     firsts = [line.split()[0] for line in out.splitlines() if line.strip()]
     assert "random" in firsts and "gl-vopt" not in firsts
+
+
+def test_paired_differences_mark_only_what_exceeds_the_noise():
+    bench = load_benchmark()
+    L = 200 - bench.INITIAL + 1
+    base = np.tile(np.linspace(0.5, 0.9, L), (5, 1))
+    noise = np.random.default_rng(0).normal(scale=0.002, size=(5, L))
+    curves = {"auto": (base + noise, None), "arls": (base - 0.05, None), "margin": (base + 0.05, None)}
+    lines = bench.paired(curves, "auto")
+    assert len(lines) == 2
+    vs_arls, vs_margin = lines
+    assert vs_arls.split()[:3] == ["auto", "-", "arls"] and vs_arls.count("+") >= 6 and "*" not in vs_arls
+    assert vs_margin.count("*") == 6  # five checkpoints and the AUC, all 5 points below
+    assert "-5.0" in vs_margin
+    zero_mean = np.vstack([noise[0], -noise[0], noise[1], -noise[1], 0 * noise[0]])  # mean 0 per checkpoint
+    level = bench.paired({"auto": (base + zero_mean, None), "margin": (base, None)}, "auto")[0]
+    assert "*" not in level  # a difference within the noise is not marked
+    assert bench.paired({"arls": (base, None)}, "auto") == []
+
+
+def test_switch_candidates_are_functions_of_the_class_counts():
+    bench = load_benchmark()
+    assert not bench.SWITCHES["sw-n10"](np.array([9, 0]))
+    assert bench.SWITCHES["sw-n10"](np.array([9, 1]))
+    assert not bench.SWITCHES["sw-min1"](np.array([5, 0, 5])) and bench.SWITCHES["sw-min1"](np.array([1, 1, 1]))
+    assert bench.SWITCHES["sw-min3-n10"](np.array([8, 2])) and not bench.SWITCHES["sw-min3-n10"](np.array([7, 2]))
