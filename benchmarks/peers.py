@@ -35,6 +35,7 @@ Usage: python benchmarks/peers.py [--seeds 5] [--budget 200] [--tasks a,b] [--st
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 import time
@@ -169,6 +170,7 @@ class OursPicker:
 # Candidate switches from expected risk to margin (issue 13 part 3): warm(class_counts) -> bool.
 # K = number of classes, n = labels so far; every rule reads the stored labels only.
 SWITCHES = {
+    "sw-min3": lambda c: c.min() >= 3,                      # the first default (before the cap of 10)
     "sw-min1": lambda c: c.min() >= 1,                      # every class found
     "sw-n10": lambda c: c.sum() >= 10,                      # the first 10 labels, whatever K
     "sw-nK": lambda c: c.sum() >= c.size,                   # the first K labels
@@ -218,7 +220,8 @@ class GraphLearningPicker:
     def __init__(self, kind, X, y, classes, kernel, seed):
         import graphlearning as gl
         self.gl, self.kind, self.n = gl, kind, X.shape[0]
-        key = (id(X), X.shape)
+        # keyed by content: an id() can be reused by the next seed's pool of the same shape
+        key = (X.shape, hashlib.sha1(np.ascontiguousarray(X).tobytes()).hexdigest())
         if key not in self._graphs:  # one graph and eigendecomposition per pool
             # exact search: the library's default for more than 5 features is `annoy`, which
             # it does not depend on (ModuleNotFoundError on pools of more than a few points)

@@ -76,3 +76,20 @@ def test_switch_candidates_are_functions_of_the_class_counts():
     assert bench.SWITCHES["sw-n10"](np.array([9, 1]))
     assert not bench.SWITCHES["sw-min1"](np.array([5, 0, 5])) and bench.SWITCHES["sw-min1"](np.array([1, 1, 1]))
     assert bench.SWITCHES["sw-min3-n10"](np.array([8, 2])) and not bench.SWITCHES["sw-min3-n10"](np.array([7, 2]))
+
+
+def test_graphlearning_picker_builds_the_graph_of_each_pool():
+    """Two pools of one shape (consecutive seeds) must not share a cached graph."""
+    import pytest
+    pytest.importorskip("graphlearning")
+    bench = load_benchmark()
+    Xa, ya = bench.task_tiny(0)
+    Xb, yb = bench.task_tiny(1)
+    kernel = None
+    a = bench.GraphLearningPicker("gl-vopt", Xa, ya, [0, 1, 2], kernel, 0)
+    Wa = a.W.copy()
+    del a
+    b = bench.GraphLearningPicker("gl-vopt", Xb.copy(), yb, [0, 1, 2], kernel, 1)
+    assert (b.W != Wa).nnz > 0
+    c = bench.GraphLearningPicker("gl-vopt", Xb.copy(), yb, [0, 1, 2], kernel, 1)
+    assert c.W is b.W  # the same pool (by content) reuses its graph and eigenpairs
