@@ -279,6 +279,7 @@ PEERS = {
     "gl-mc": ("graphlearning", GraphLearningPicker),
     "gl-unc": ("graphlearning", GraphLearningPicker),
 }
+MIN_EFFECT = 0.5  # points: smaller paired differences are never marked (a 0.04-point gap is no finding)
 COMPARE = ["auto"]  # candidates printed against arls and margin, paired per seed (--compare)
 OURS = tuple(s for s in ("auto", "arls", "margin", "random") if s in STRATEGIES)
 
@@ -449,8 +450,8 @@ def paired(curves: dict, candidate: str, against=("arls", "margin")) -> list[str
     """Paired differences ``candidate - other`` in points, mean +- standard error over the seeds.
 
     Every strategy starts from the same initial labels per seed, so the per-seed difference of
-    two curves cancels the draw; ``*`` marks a difference below -2 standard errors (worse beyond
-    the noise), ``+`` above +2. Columns: the checkpoints, the AUC, and the worst checkpoint.
+    two curves cancels the draw; ``*`` marks a difference below -2 standard errors and below
+    -:data:`MIN_EFFECT` points (worse beyond the noise), ``+`` the same upwards. Columns: the checkpoints, the AUC, and the worst checkpoint.
     """
     if candidate not in curves:
         return []
@@ -474,7 +475,7 @@ def paired(curves: dict, candidate: str, against=("arls", "margin")) -> list[str
 def _diff(d) -> str:
     d = np.asarray(d, dtype=float)
     se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else 0.0
-    mark = "*" if d.mean() < -2 * se - 1e-12 else ("+" if d.mean() > 2 * se + 1e-12 else " ")
+    mark = "*" if d.mean() < -max(2 * se, MIN_EFFECT) else ("+" if d.mean() > max(2 * se, MIN_EFFECT) else " ")
     return f"{d.mean():+7.1f}{'+-':>2}{se:4.1f}{mark}"
 
 
@@ -490,13 +491,18 @@ def print_saved(paths: str, n_seeds: int) -> None:
     """Print the tables of curves saved by ``--save`` (several files: tasks in file order)."""
     curves: dict = {}
     for item in paths.split(","):
-        path, _, suffix = item.partition(":")  # "file.npz:-x" renames its strategies "name-x"
+        # "file.npz:-x" renames its strategies "name-x"; "file.npz:a=b;c=d" renames a to b and c to d
+        # (at once; a later file's curves replace an earlier file's of the same task and name)
+        path, _, spec = item.partition(":")
+        renames = dict(pair.split("=", 1) for pair in spec.split(";")) if "=" in spec else {}
+        suffix = "" if renames else spec
         with np.load(path) as data:
             for key in data.files:
                 if key.endswith("|sec"):
                     continue
                 task, strategy = key.split("|")
-                curves.setdefault(task, {})[strategy + suffix] = (data[key], data[key + "|sec"])
+                name = renames.get(strategy, strategy + suffix)
+                curves.setdefault(task, {})[name] = (data[key], data[key + "|sec"])
     for task, per in curves.items():
         budget = max(INITIAL + acc.shape[1] - 1 for acc, _ in per.values())
         seeds = max(acc.shape[0] for acc, _ in per.values())
