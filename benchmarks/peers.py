@@ -503,7 +503,9 @@ def print_saved(paths: str, n_seeds: int) -> None:
                 task, strategy = key.split("|")
                 name = renames.get(strategy, strategy + suffix)
                 curves.setdefault(task, {})[name] = (data[key], data[key + "|sec"])
+    order = {name: i for i, name in enumerate(list(OURS) + list(PEERS) + list(SWITCHES))}
     for task, per in curves.items():
+        per = dict(sorted(per.items(), key=lambda kv: order.get(kv[0], len(order))))
         budget = max(INITIAL + acc.shape[1] - 1 for acc, _ in per.values())
         seeds = max(acc.shape[0] for acc, _ in per.values())
         print()

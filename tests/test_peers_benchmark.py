@@ -93,3 +93,18 @@ def test_graphlearning_picker_builds_the_graph_of_each_pool():
     assert (b.W != Wa).nnz > 0
     c = bench.GraphLearningPicker("gl-vopt", Xb.copy(), yb, [0, 1, 2], None, 1)
     assert c.W is b.W  # the same pool (by content) reuses its graph and eigenpairs
+
+
+def test_load_renames_per_file_and_orders_rows(tmp_path, capsys):
+    bench = load_benchmark()
+    acc = np.tile(np.linspace(0.5, 0.9, 9), (2, 1))
+    sec = np.zeros((2, 8))
+    np.savez(tmp_path / "a.npz", **{"t|auto": acc, "t|auto|sec": sec, "t|sw-n10": acc + 0.05,
+                                    "t|sw-n10|sec": sec, "t|margin": acc, "t|margin|sec": sec})
+    np.savez(tmp_path / "b.npz", **{"t|random": acc - 0.1, "t|random|sec": sec})
+    bench.print_saved(f"{tmp_path / 'a.npz'}:auto=sw-min3;sw-n10=auto,{tmp_path / 'b.npz'}", 2)
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()
+            if line and not line[0].isspace() and not line.startswith("#")]
+    names = [r[0] for r in rows[1:]]
+    assert names == ["auto", "margin", "random", "sw-min3"]  # ours first, then the switches
+    assert float(rows[1][-4]) > float(rows[4][-4])  # "auto" holds sw-n10's (higher) curve
