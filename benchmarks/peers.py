@@ -279,6 +279,7 @@ PEERS = {
     "gl-mc": ("graphlearning", GraphLearningPicker),
     "gl-unc": ("graphlearning", GraphLearningPicker),
 }
+SUMMARY = []  # non-empty: --load prints the switch summary instead of the tables
 MIN_EFFECT = 0.5  # points: smaller paired differences are never marked (a 0.04-point gap is no finding)
 COMPARE = ["auto"]  # candidates printed against arls and margin, paired per seed (--compare)
 OURS = tuple(s for s in ("auto", "arls", "margin", "random") if s in STRATEGIES)
@@ -472,6 +473,47 @@ def paired(curves: dict, candidate: str, against=("arls", "margin")) -> list[str
     return out
 
 
+def worst_deficit(curves: dict, candidate: str, against=("arls", "margin")) -> tuple[float, str]:
+    """The candidate's largest marked deficit (points) against ``against`` over the checkpoints
+    and the AUC, and where (``""`` when nothing is worse beyond the noise)."""
+    worst, where = 0.0, ""
+    cand = curves[candidate][0]
+    for other in against:
+        if other not in curves:
+            continue
+        ref = curves[other][0]
+        s, m = min(cand.shape[0], ref.shape[0]), min(cand.shape[1], ref.shape[1])
+        diff = 100 * (cand[:s, :m] - ref[:s, :m])
+        cols = [(f"@{c}", diff[:, c - INITIAL]) for c in CHECKPOINTS if 0 <= c - INITIAL < m]
+        for label, d in cols + [("AUC", diff.mean(axis=1))]:
+            se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else 0.0
+            if d.mean() < -max(2 * se, MIN_EFFECT) and d.mean() < worst:
+                worst, where = float(d.mean()), f"{label} vs {other}"
+    return worst, where
+
+
+def switch_summary(curves_by_task: dict) -> str:
+    """Per switch candidate (``auto`` and :data:`SWITCHES`) and task: AUC, and the worst deficit
+    against arls or margin beyond the noise (``ok`` when none)."""
+    names = ["auto"] + list(SWITCHES)
+    tasks = [t for t in curves_by_task if any(n in curves_by_task[t] for n in names)]
+    lines = ["# switch candidates: AUC (%) / worst deficit beyond the noise against arls or margin",
+             f"{'candidate':<13}" + "".join(f"{t:>24}" for t in tasks)]
+    for name in names:
+        cells = ""
+        for t in tasks:
+            per = curves_by_task[t]
+            if name not in per:
+                cells += f"{'-':>24}"
+                continue
+            auc = 100 * per[name][0].mean()
+            worst, where = worst_deficit(per, name)
+            note = "ok" if not where else f"{worst:+.1f} {where.split(' vs ')[0]}/{where.split(' vs ')[1][:3]}"
+            cells += f"{auc:8.2f} {note:>15}"
+        lines.append(f"{name:<13}{cells}")
+    return "\n".join(lines)
+
+
 def _diff(d) -> str:
     d = np.asarray(d, dtype=float)
     se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else 0.0
@@ -504,6 +546,10 @@ def print_saved(paths: str, n_seeds: int) -> None:
                 name = renames.get(strategy, strategy + suffix)
                 curves.setdefault(task, {})[name] = (data[key], data[key + "|sec"])
     order = {name: i for i, name in enumerate(list(OURS) + list(PEERS) + list(SWITCHES))}
+    if SUMMARY:
+        print()
+        print(switch_summary(curves))
+        return
     for task, per in curves.items():
         per = dict(sorted(per.items(), key=lambda kv: order.get(kv[0], len(order))))
         budget = max(INITIAL + acc.shape[1] - 1 for acc, _ in per.values())
@@ -531,12 +577,15 @@ def main(argv=None) -> int:
                         help="labels per class before auto switches to margin (core default if omitted)")
     parser.add_argument("--compare", default="auto",
                         help="comma-separated strategies to compare with arls and margin per seed ('' for none)")
+    parser.add_argument("--switch-summary", action="store_true",
+                        help="with --load: one table of the switch candidates against arls and margin")
     parser.add_argument("--load", default=None, metavar="NPZ", help="print the tables of --save files (comma-separated)")
     parser.add_argument("--diagnose", default=None, metavar="STRATEGY",
                         help="instead of the table: what the estimated risk sees along STRATEGY-driven runs")
     args = parser.parse_args(argv)
     WEIGHTING = args.weighting
     COMPARE[:] = [c for c in args.compare.split(",") if c]
+    SUMMARY[:] = [True] if args.switch_summary else []
     if args.auto_min is not None:
         import core.criteria.auto as auto_module
         auto_module.MIN_LABELS_PER_CLASS = args.auto_min
