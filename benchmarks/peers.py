@@ -35,6 +35,7 @@ Usage: python benchmarks/peers.py [--seeds 5] [--budget 200] [--tasks a,b] [--st
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 import time
@@ -146,7 +147,11 @@ QUICK_TASKS = {"tiny-blobs": task_tiny}
 
 # --------------------------------------------------------------------------- pickers
 class OursPicker:
-    """A strategy of :func:`core.strategies.query` driving the evaluation learner itself."""
+    """A strategy of :func:`core.strategies.query` driving the evaluation learner itself.
+
+    A name of :data:`SWITCHES` is a candidate rule for the default: expected risk ("arls") while
+    the rule says cold, margin once it says warm (a function of the class counts only).
+    """
 
     drives_learner = True
 
@@ -155,7 +160,24 @@ class OursPicker:
         self.rng = np.random.default_rng([seed, 11])
 
     def pick(self, learner, labeled, y_known):
-        return int(query(learner, self.strategy, self.rng))
+        plain = self.strategy
+        if plain in SWITCHES:
+            counts = np.asarray(learner.scoring_state().class_counts)
+            plain = "margin" if SWITCHES[plain](counts) else "arls"
+        return int(query(learner, plain, self.rng))
+
+
+# Candidate switches from expected risk to margin (issue 13 part 3): warm(class_counts) -> bool.
+# K = number of classes, n = labels so far; every rule reads the stored labels only.
+SWITCHES = {
+    "sw-min3": lambda c: c.min() >= 3,                      # the first default (before the cap of 10)
+    "sw-min1": lambda c: c.min() >= 1,                      # every class found
+    "sw-n10": lambda c: c.sum() >= 10,                      # the first 10 labels, whatever K
+    "sw-nK": lambda c: c.sum() >= c.size,                   # the first K labels
+    "sw-min3-n10": lambda c: c.min() >= 3 or c.sum() >= 10,  # today's rule, capped at 10 labels
+    "sw-min1-n10": lambda c: c.min() >= 1 or c.sum() >= 10,
+    "sw-min3-n2K": lambda c: c.min() >= 3 or c.sum() >= 2 * c.size,
+}
 
 
 class SkactivemlPicker:
@@ -198,7 +220,8 @@ class GraphLearningPicker:
     def __init__(self, kind, X, y, classes, kernel, seed):
         import graphlearning as gl
         self.gl, self.kind, self.n = gl, kind, X.shape[0]
-        key = (id(X), X.shape)
+        # keyed by content: an id() can be reused by the next seed's pool of the same shape
+        key = (X.shape, hashlib.sha1(np.ascontiguousarray(X).tobytes()).hexdigest())
         if key not in self._graphs:  # one graph and eigendecomposition per pool
             # exact search: the library's default for more than 5 features is `annoy`, which
             # it does not depend on (ModuleNotFoundError on pools of more than a few points)
@@ -256,6 +279,9 @@ PEERS = {
     "gl-mc": ("graphlearning", GraphLearningPicker),
     "gl-unc": ("graphlearning", GraphLearningPicker),
 }
+SUMMARY = []  # non-empty: --load prints the switch summary instead of the tables
+MIN_EFFECT = 0.5  # points: smaller paired differences are never marked (a 0.04-point gap is no finding)
+COMPARE = ["auto"]  # candidates printed against arls and margin, paired per seed (--compare)
 OURS = tuple(s for s in ("auto", "arls", "margin", "random") if s in STRATEGIES)
 
 
@@ -285,7 +311,7 @@ def run(X, y, strategy, seed, budget):
                                       random_state=seed)
     init = np.random.default_rng([seed, 3]).choice(len(y), size=INITIAL, replace=False)
     learner.add_many(init.tolist(), y[init].tolist())
-    if strategy in OURS:
+    if strategy in OURS or strategy in SWITCHES:
         picker = OursPicker(strategy, X, y, classes, kernel, seed)
     else:
         picker = PEERS[strategy][1](strategy, X, y, classes, kernel, seed)
@@ -421,6 +447,84 @@ def format_table(task: str, rows: list[dict], budget: int, n_seeds: int) -> str:
     return "\n".join(lines)
 
 
+def paired(curves: dict, candidate: str, against=("arls", "margin")) -> list[str]:
+    """Paired differences ``candidate - other`` in points, mean +- standard error over the seeds.
+
+    Every strategy starts from the same initial labels per seed, so the per-seed difference of
+    two curves cancels the draw; ``*`` marks a difference below -2 standard errors and below
+    -:data:`MIN_EFFECT` points (worse beyond the noise), ``+`` the same upwards. Columns: the checkpoints, the AUC, and the worst checkpoint.
+    """
+    if candidate not in curves:
+        return []
+    out = []
+    cand = curves[candidate][0]
+    for other in against:
+        if other not in curves or other == candidate:
+            continue
+        ref = curves[other][0]
+        s, m = min(cand.shape[0], ref.shape[0]), min(cand.shape[1], ref.shape[1])
+        diff = 100 * (cand[:s, :m] - ref[:s, :m])
+        cells = ""
+        for c in CHECKPOINTS:
+            j = c - INITIAL
+            cells += _diff(diff[:, j]) if 0 <= j < m else f"{'-':>14}"
+        cells += _diff(diff.mean(axis=1))
+        out.append(f"  {candidate + ' - ' + other:<23}{cells}")
+    return out
+
+
+def worst_deficit(curves: dict, candidate: str, against=("arls", "margin")) -> tuple[float, str]:
+    """The candidate's largest marked deficit (points) against ``against`` over the checkpoints
+    and the AUC, and where (``""`` when nothing is worse beyond the noise)."""
+    worst, where = 0.0, ""
+    cand = curves[candidate][0]
+    for other in against:
+        if other not in curves:
+            continue
+        ref = curves[other][0]
+        s, m = min(cand.shape[0], ref.shape[0]), min(cand.shape[1], ref.shape[1])
+        diff = 100 * (cand[:s, :m] - ref[:s, :m])
+        cols = [(f"@{c}", diff[:, c - INITIAL]) for c in CHECKPOINTS if 0 <= c - INITIAL < m]
+        for label, d in cols + [("AUC", diff.mean(axis=1))]:
+            se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else 0.0
+            if d.mean() < -max(2 * se, MIN_EFFECT) and d.mean() < worst:
+                worst, where = float(d.mean()), f"{label} vs {other}"
+    return worst, where
+
+
+def switch_summary(curves_by_task: dict) -> str:
+    """Per switch candidate (``auto`` and :data:`SWITCHES`) and task: AUC, and the worst deficit
+    against arls or margin beyond the noise (``ok`` when none)."""
+    names = ["auto"] + list(SWITCHES)
+    tasks = [t for t in curves_by_task if any(n in curves_by_task[t] for n in names)]
+    lines = ["# switch candidates: AUC (%) / worst deficit beyond the noise against arls or margin",
+             f"{'candidate':<13}" + "".join(f"{t:>24}" for t in tasks)]
+    for name in names:
+        cells = ""
+        for t in tasks:
+            per = curves_by_task[t]
+            if name not in per:
+                cells += f"{'-':>24}"
+                continue
+            auc = 100 * per[name][0].mean()
+            worst, where = worst_deficit(per, name)
+            note = "ok" if not where else f"{worst:+.1f} {where.split(' vs ')[0]}/{where.split(' vs ')[1][:3]}"
+            cells += f"{auc:8.2f} {note:>15}"
+        lines.append(f"{name:<13}{cells}")
+    return "\n".join(lines)
+
+
+def _diff(d) -> str:
+    d = np.asarray(d, dtype=float)
+    se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else 0.0
+    mark = "*" if d.mean() < -max(2 * se, MIN_EFFECT) else ("+" if d.mean() > max(2 * se, MIN_EFFECT) else " ")
+    return f"{d.mean():+7.1f}{'+-':>2}{se:4.1f}{mark}"
+
+
+def paired_header() -> str:
+    return f"  {'paired, points':<23}" + "".join(f"{'@' + str(c):>14}" for c in CHECKPOINTS) + f"{'AUC':>14}"
+
+
 def _pct(v) -> str:
     return f"{'-':>7}" if not np.isfinite(v) else f"{100 * v:7.1f}"
 
@@ -429,18 +533,33 @@ def print_saved(paths: str, n_seeds: int) -> None:
     """Print the tables of curves saved by ``--save`` (several files: tasks in file order)."""
     curves: dict = {}
     for item in paths.split(","):
-        path, _, suffix = item.partition(":")  # "file.npz:-x" renames its strategies "name-x"
+        # "file.npz:-x" renames its strategies "name-x"; "file.npz:a=b;c=d" renames a to b and c to d
+        # (at once; a later file's curves replace an earlier file's of the same task and name)
+        path, _, spec = item.partition(":")
+        renames = dict(pair.split("=", 1) for pair in spec.split(";")) if "=" in spec else {}
+        suffix = "" if renames else spec
         with np.load(path) as data:
             for key in data.files:
                 if key.endswith("|sec"):
                     continue
                 task, strategy = key.split("|")
-                curves.setdefault(task, {})[strategy + suffix] = (data[key], data[key + "|sec"])
+                name = renames.get(strategy, strategy + suffix)
+                curves.setdefault(task, {})[name] = (data[key], data[key + "|sec"])
+    order = {name: i for i, name in enumerate(list(OURS) + list(PEERS) + list(SWITCHES))}
+    if SUMMARY:
+        print()
+        print(switch_summary(curves))
+        return
     for task, per in curves.items():
+        per = dict(sorted(per.items(), key=lambda kv: order.get(kv[0], len(order))))
         budget = max(INITIAL + acc.shape[1] - 1 for acc, _ in per.values())
         seeds = max(acc.shape[0] for acc, _ in per.values())
         print()
         print(format_table(task, summarise(per, budget), budget, seeds))
+        lines = [line for c in COMPARE for line in paired(per, c)]
+        if lines:
+            print(paired_header())
+            print("\n".join(lines))
 
 
 def main(argv=None) -> int:
@@ -456,11 +575,17 @@ def main(argv=None) -> int:
                         help="class weighting of the evaluation learner (and of our strategies)")
     parser.add_argument("--auto-min", type=int, default=None,
                         help="labels per class before auto switches to margin (core default if omitted)")
+    parser.add_argument("--compare", default="auto",
+                        help="comma-separated strategies to compare with arls and margin per seed ('' for none)")
+    parser.add_argument("--switch-summary", action="store_true",
+                        help="with --load: one table of the switch candidates against arls and margin")
     parser.add_argument("--load", default=None, metavar="NPZ", help="print the tables of --save files (comma-separated)")
     parser.add_argument("--diagnose", default=None, metavar="STRATEGY",
                         help="instead of the table: what the estimated risk sees along STRATEGY-driven runs")
     args = parser.parse_args(argv)
     WEIGHTING = args.weighting
+    COMPARE[:] = [c for c in args.compare.split(",") if c]
+    SUMMARY[:] = [True] if args.switch_summary else []
     if args.auto_min is not None:
         import core.criteria.auto as auto_module
         auto_module.MIN_LABELS_PER_CLASS = args.auto_min
@@ -477,9 +602,10 @@ def main(argv=None) -> int:
         tasks = {t: {**TASKS, **QUICK_TASKS}[t] for t in wanted}
     if args.strategies:
         wanted = args.strategies.split(",")
-        unknown = [s for s in wanted if s not in OURS and s not in PEERS]
+        known = list(OURS) + list(PEERS) + list(SWITCHES)
+        unknown = [s for s in wanted if s not in known]
         if unknown:
-            parser.error(f"unknown strategy(ies) {unknown}; choose from {', '.join(list(OURS) + list(PEERS))}")
+            parser.error(f"unknown strategy(ies) {unknown}; choose from {', '.join(known)}")
         strategies = wanted
     if args.budget <= INITIAL:
         parser.error(f"--budget must exceed the {INITIAL} initial labels")
@@ -523,6 +649,10 @@ def main(argv=None) -> int:
         print()
         budget = task_budget(args.budget, len(load(0)[1]))
         print(format_table(task, summarise(curves, budget), budget, args.seeds), flush=True)
+        lines = [line for c in COMPARE for line in paired(curves, c)]
+        if lines:
+            print(paired_header())
+            print("\n".join(lines), flush=True)
     if args.save:
         np.savez_compressed(args.save, **saved)
     return 0

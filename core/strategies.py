@@ -5,8 +5,8 @@ score per pool point (lower is better, labelled points ``+inf``); :func:`query` 
 unlabelled point with the lowest score (or the ``batch_size`` lowest), breaking ties uniformly
 at random with the given generator.
 
-* ``"auto"`` (the app's default): ``"arls"`` while some class has fewer than
-  :data:`core.criteria.auto.MIN_LABELS_PER_CLASS` labels, ``"margin"`` after
+* ``"auto"`` (the app's default): ``"arls"`` while fewer than
+  :data:`core.criteria.auto.MAX_RISK_LABELS` labels are stored, ``"margin"`` after
   (:mod:`core.criteria.auto`; :func:`auto_decision` says which and why).
 * ``"arls"``: expected risk ``E_i`` of labelling ``i`` (seed 002 eq. 3.50, ALGORITHMS §3).
 * ``"margin"``: ``|f(x_i)|`` (binary) or the gap between the two largest one-vs-all outputs.

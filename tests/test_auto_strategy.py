@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.criteria import CRITERIA, Auto, ExpectedRisk, Margin, ScoringState
-from core.criteria.auto import MIN_LABELS_PER_CLASS, decide
+from core.criteria.auto import MAX_RISK_LABELS, MIN_LABELS_PER_CLASS, decide
 from core.kernels import Kernel
 from core.learner import ActiveRLS
 from core.strategies import STRATEGIES, auto_decision, query, resolve, scores
@@ -27,21 +27,57 @@ def learner(X, seed=0):
                                    weighting="balanced", random_state=seed)
 
 
-def test_decide_switches_exactly_at_the_threshold():
-    k = MIN_LABELS_PER_CLASS
-    assert decide([k, k, k - 1]).strategy == "arls"
-    d = decide([k, k - 1, k + 5])
-    assert (d.warm, d.fewest, d.class_index) == (False, k - 1, 1)
-    d = decide([k, k, k])
-    assert (d.strategy, d.warm, d.fewest) == ("margin", True, k)
+def test_default_rule_is_the_first_ten_labels_of_expected_risk():
+    assert (MAX_RISK_LABELS, MIN_LABELS_PER_CLASS) == (10, None)
+    d = decide([1] * 9 + [0])
+    assert (d.strategy, d.n_labels, d.max_labels, d.min_labels, d.warm) == ("arls", 9, 10, None, False)
+    d = decide([1] * 10)
+    assert (d.strategy, d.warm, d.capped, d.n_labels) == ("margin", True, True, 10)
+    assert decide([9, 0]).strategy == "arls" and decide([10, 0]).strategy == "margin"  # a class unseen
+    assert decide([3, 3]).strategy == "arls"  # covered classes do not switch without a coverage rule
     assert decide([0, 0]).strategy == "arls"
+
+
+def test_coverage_rule_switches_exactly_at_its_threshold():
+    k = 3
+    assert decide([k, k, k - 1], min_labels=k, max_labels=None).strategy == "arls"
+    d = decide([k, k - 1, k + 5], min_labels=k, max_labels=None)
+    assert (d.warm, d.fewest, d.class_index, d.capped) == (False, k - 1, 1, False)
+    d = decide([k, k, k], min_labels=k, max_labels=None)
+    assert (d.strategy, d.warm, d.fewest, d.capped) == ("margin", True, k, False)
     assert decide([1, 1], min_labels=1).strategy == "margin"
+    d = decide([3, 3], min_labels=3)  # covered before the cap: not "capped"
+    assert (d.strategy, d.capped) == ("margin", False)
+    d = decide([8, 2], min_labels=3)  # the cap first
+    assert (d.strategy, d.capped) == ("margin", True)
+    assert decide([1] * 10, max_labels=11).strategy == "arls"
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
 def test_decide_rejects_a_bad_threshold(bad):
-    with pytest.raises(ValueError, match="min_labels must be an integer >= 1"):
+    with pytest.raises(ValueError, match="min_labels must be an integer >= 1 or None"):
         decide([3, 3], bad)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, True])
+def test_decide_rejects_a_bad_cap(bad):
+    with pytest.raises(ValueError, match="max_labels must be an integer >= 1 or None"):
+        decide([3, 3], max_labels=bad)
+
+
+def test_decide_rejects_no_rule_at_all():
+    with pytest.raises(ValueError, match="never switch to margin.*use the strategy 'arls'"):
+        decide([3, 3], None, None)
+
+
+def test_auto_criterion_takes_the_cap():
+    X, y = blobs()
+    lrn = learner(X)
+    lrn.add_many([0, 3, 6, 9, 1], [0, 0, 0, 0, 1])  # counts 4, 1, 0: 5 labels
+    state = lrn.scoring_state()
+    assert Auto().decision(state).strategy == "arls"
+    assert Auto(max_labels=5).decision(state).strategy == "margin"
+    np.testing.assert_array_equal(lrn.score(Auto(max_labels=5)), lrn.score(Margin()))
 
 
 def test_decide_rejects_no_classes():
@@ -70,11 +106,11 @@ def test_scoring_state_counts_labels_per_class():
 def test_auto_scores_are_arls_while_cold_and_margin_once_warm():
     X, y = blobs()
     lrn = learner(X)
-    lrn.add_many([0, 1, 2, 3], y[[0, 1, 2, 3]].tolist())  # class counts 2, 1, 1: cold
+    lrn.add_many([0, 1, 2, 3], y[[0, 1, 2, 3]].tolist())  # 4 labels: cold
     assert resolve(lrn, "auto") == "arls"
     np.testing.assert_array_equal(scores(lrn, "auto"), scores(lrn, "arls"))
     np.testing.assert_allclose(lrn.score(Auto()), lrn.score(ExpectedRisk()), rtol=1e-12)
-    more = [i for i in range(4, 60)][: 3 * MIN_LABELS_PER_CLASS]
+    more = list(range(4, 4 + MAX_RISK_LABELS))
     lrn.add_many(more, y[more].tolist())
     assert resolve(lrn, "auto") == "margin"
     np.testing.assert_array_equal(scores(lrn, "auto"), scores(lrn, "margin"))
@@ -126,7 +162,7 @@ def test_reopened_session_asks_the_same_point_and_explains_auto(tmp_path):
     s = LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 80}, seed=3))
     assert s.config.strategy == "auto"
     reasons = []
-    for _ in range(2 * MIN_LABELS_PER_CLASS + 4):
+    for _ in range(MAX_RISK_LABELS + 2):
         q = s.next_query()
         why = explain(s, q)
         reasons.append((why.answered_by, why.reasons[0]))
@@ -137,3 +173,18 @@ def test_reopened_session_asks_the_same_point_and_explains_auto(tmp_path):
     again = LabelingSession.open(store, s.id)
     assert again.next_query() == nxt
     assert explain(again, nxt).reasons == explain(s, nxt).reasons
+
+
+def test_explanation_says_which_rule_answered():
+    from labeler.session.explain import auto_reason
+    text = auto_reason(decide([1] * 10), list("abcdefghij"))
+    assert text.startswith("Auto strategy: margin answered, because 10 labels are stored, at least 10")
+    cold = auto_reason(decide([2, 0, 1]), ["x", "y", "z"])
+    assert cold.startswith("Auto strategy: expected risk (ARLS) answered, because 3 label(s) are stored, "
+                           "fewer than 10;")
+    both = auto_reason(decide([2, 0, 1], min_labels=3), ["x", "y", "z"])
+    assert "fewer than 10 and class 'y' has 0 label(s), fewer than 3" in both
+    covered = auto_reason(decide([3, 4], min_labels=3), ["x", "y"])
+    assert "margin answered, because every class has at least 3 labels (the fewest: 3, class 'x')" in covered
+    only_cov = auto_reason(decide([2, 4], min_labels=3, max_labels=None), ["x", "y"])
+    assert "because class 'x' has 2 label(s), fewer than 3;" in only_cov

@@ -22,7 +22,8 @@ def test_quick_run_prints_a_row_per_strategy(capsys):
     assert bench.main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "## tiny-blobs" in out
-    rows = {line.split()[0]: line.split() for line in out.splitlines() if line and line.split()[0] in bench.OURS}
+    rows = {line.split()[0]: line.split() for line in out.splitlines()
+            if line and not line[0].isspace() and line.split()[0] in bench.OURS}
     assert set(rows) == {"auto", "arls", "margin", "random"}
     for cells in rows.values():
         assert cells[1] != "-" and cells[3] == "-"  # @10 measured, @50 beyond the quick budget
@@ -49,3 +50,61 @@ def test_peer_skipped_cleanly_when_absent(capsys, monkeypatch):
     assert "skipped (not installed): graphlearning" in out
     firsts = [line.split()[0] for line in out.splitlines() if line.strip()]
     assert "random" in firsts and "gl-vopt" not in firsts
+
+
+def test_paired_differences_mark_only_what_exceeds_the_noise():
+    bench = load_benchmark()
+    L = 200 - bench.INITIAL + 1
+    base = np.tile(np.linspace(0.5, 0.9, L), (5, 1))
+    noise = np.random.default_rng(0).normal(scale=0.002, size=(5, L))
+    curves = {"auto": (base + noise, None), "arls": (base - 0.05, None), "margin": (base + 0.05, None)}
+    lines = bench.paired(curves, "auto")
+    assert len(lines) == 2
+    vs_arls, vs_margin = lines
+    assert vs_arls.split()[:3] == ["auto", "-", "arls"] and vs_arls.count("+") >= 6 and "*" not in vs_arls
+    assert vs_margin.count("*") == 6  # five checkpoints and the AUC, all 5 points below
+    assert "-5.0" in vs_margin
+    zero_mean = np.vstack([noise[0], -noise[0], noise[1], -noise[1], 0 * noise[0]])  # mean 0 per checkpoint
+    level = bench.paired({"auto": (base + zero_mean, None), "margin": (base, None)}, "auto")[0]
+    assert "*" not in level  # a difference within the noise is not marked
+    assert bench.paired({"arls": (base, None)}, "auto") == []
+
+
+def test_switch_candidates_are_functions_of_the_class_counts():
+    bench = load_benchmark()
+    assert not bench.SWITCHES["sw-n10"](np.array([9, 0]))
+    assert bench.SWITCHES["sw-n10"](np.array([9, 1]))
+    assert not bench.SWITCHES["sw-min1"](np.array([5, 0, 5])) and bench.SWITCHES["sw-min1"](np.array([1, 1, 1]))
+    assert bench.SWITCHES["sw-min3-n10"](np.array([8, 2])) and not bench.SWITCHES["sw-min3-n10"](np.array([7, 2]))
+
+
+def test_graphlearning_picker_builds_the_graph_of_each_pool():
+    """Two pools of one shape (consecutive seeds) must not share a cached graph."""
+    import pytest
+    pytest.importorskip("graphlearning")
+    bench = load_benchmark()
+    Xa, ya = bench.task_tiny(0)
+    Xb, yb = bench.task_tiny(1)
+    X = Xa.copy()
+    a = bench.GraphLearningPicker("gl-vopt", X, ya, [0, 1, 2], None, 0)
+    Wa = a.W.copy()
+    X[:] = Xb  # the same array object (same id and shape), another pool
+    b = bench.GraphLearningPicker("gl-vopt", X, yb, [0, 1, 2], None, 1)
+    assert (b.W != Wa).nnz > 0
+    c = bench.GraphLearningPicker("gl-vopt", Xb.copy(), yb, [0, 1, 2], None, 1)
+    assert c.W is b.W  # the same pool (by content) reuses its graph and eigenpairs
+
+
+def test_load_renames_per_file_and_orders_rows(tmp_path, capsys):
+    bench = load_benchmark()
+    acc = np.tile(np.linspace(0.5, 0.9, 9), (2, 1))
+    sec = np.zeros((2, 8))
+    np.savez(tmp_path / "a.npz", **{"t|auto": acc, "t|auto|sec": sec, "t|sw-n10": acc + 0.05,
+                                    "t|sw-n10|sec": sec, "t|margin": acc, "t|margin|sec": sec})
+    np.savez(tmp_path / "b.npz", **{"t|random": acc - 0.1, "t|random|sec": sec})
+    bench.print_saved(f"{tmp_path / 'a.npz'}:auto=sw-min3;sw-n10=auto,{tmp_path / 'b.npz'}", 2)
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()
+            if line and not line[0].isspace() and not line.startswith("#")]
+    names = [r[0] for r in rows[1:]]
+    assert names == ["auto", "margin", "random", "sw-min3"]  # ours first, then the switches
+    assert float(rows[1][-4]) > float(rows[4][-4])  # "auto" holds sw-n10's (higher) curve

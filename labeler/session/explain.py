@@ -18,8 +18,8 @@ low-rank posterior an O(n r) pass with the factor), and said when it is in
 the top :data:`NOTABLE` share. :func:`explain` reads the session only.
 
 Under the default strategy "auto" (:mod:`core.criteria.auto`) the first reason says which plain
-strategy answered and the measured signal behind it: expected risk while some class has fewer
-than :data:`core.criteria.auto.MIN_LABELS_PER_CLASS` labels, margin once every class has them.
+strategy answered and the measured signal behind it: expected risk for the first
+:data:`core.criteria.auto.MAX_RISK_LABELS` labels, margin after.
 """
 
 from __future__ import annotations
@@ -193,10 +193,17 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
 def auto_reason(decision, classes) -> str:
     """The sentence saying which strategy "auto" used and why (:class:`core.criteria.auto.AutoDecision`)."""
     name = classes[decision.class_index]
+    cap = getattr(decision, "max_labels", None)
+    n = getattr(decision, "n_labels", None)
+    if decision.warm and getattr(decision, "capped", False):
+        return (f"Auto strategy: margin answered, because {n} labels are stored, at least {cap}; from "
+                "there on margin refines the boundary better than expected risk (docs/peers.md).")
     if decision.warm:
         return (f"Auto strategy: margin answered, because every class has at least {decision.min_labels} "
                 f"labels (the fewest: {decision.fewest}, class {name!r}); from here on margin refines the "
                 "boundary better than expected risk.")
-    return (f"Auto strategy: expected risk (ARLS) answered, because class {name!r} has {decision.fewest} "
-            f"label(s), fewer than {decision.min_labels}; while classes are barely labelled, expected risk "
-            "finds the unexplored clusters.")
+    why = [f"{n} label(s) are stored, fewer than {cap}"] if cap is not None else []
+    if decision.min_labels is not None:
+        why.append(f"class {name!r} has {decision.fewest} label(s), fewer than {decision.min_labels}")
+    return (f"Auto strategy: expected risk (ARLS) answered, because {' and '.join(why)}; while labels are "
+            "few, expected risk finds the unexplored clusters and classes.")
