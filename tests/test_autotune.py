@@ -42,10 +42,26 @@ def _xor(n=30, seed=0):
 
 
 # ---- the rule -----------------------------------------------------------------------------
-def test_auto_tune_errors_match_brute_force_and_the_width_moves_only_when_strictly_better():
+def _brute_wrong(X, y, width, lam=0.1, squared=False):
+    """Oracle: which points the LOO refits without them misclassify (no offset, weights 1),
+    and with ``squared`` also the mean squared LOO error."""
+    codes = np.where(np.asarray(y) == "b", 1.0, -1.0)
+    K = Kernel("rbf", width=width)(X)
+    wrong = np.zeros(len(y), dtype=bool)
+    sq = 0.0
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        f = K[i, keep] @ np.linalg.solve(K[np.ix_(keep, keep)] + lam * np.eye(keep.sum()), codes[keep])
+        wrong[i] = (f > 0) != (codes[i] > 0)
+        sq += (f - codes[i]) ** 2 / len(y)
+    return (wrong, sq) if squared else wrong
+
+
+def test_auto_tune_errors_match_brute_force_and_the_strict_rule_moves_on_any_lower_error():
     X, y = _xor()
     widths = default_widths(X)
-    fit = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=4.0), lam=0.1, widths=widths)
+    fit = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=4.0), lam=0.1, widths=widths,
+                    width_alpha=None)
     np.testing.assert_allclose(fit.width_errors, [_brute_errors(X, y, w, [0.1])[0] for w in fit.widths],
                                atol=1e-12)
     np.testing.assert_allclose(fit.lam_errors, _brute_errors(X, y, fit.width, fit.lams), atol=1e-12)
@@ -54,8 +70,51 @@ def test_auto_tune_errors_match_brute_force_and_the_width_moves_only_when_strict
     assert fit.error == pytest.approx(fit.width_errors.min())
     # at the chosen width nothing is strictly better: a second call keeps it (no flapping)
     again = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=fit.width), lam=fit.lam,
-                      widths=widths)
+                      widths=widths, width_alpha=None)
     assert not again.width_changed and again.width == fit.width
+
+
+@pytest.mark.parametrize("start", range(11))
+def test_the_width_moves_only_when_a_sign_test_says_it_is_clearly_better(start):
+    """Oracle: the move is decided by a one-sided sign test (p < WIDTH_ALPHA) on the LOO
+    mistakes the best width fixes against those it makes, both found by refitting without
+    each point, from every width of the grid as the one in use."""
+    from scipy.stats import binomtest
+
+    from core.rls.tuning import WIDTH_ALPHA
+
+    X, y = _xor(40, seed=3)
+    widths = default_widths(X)
+    w0 = float(widths[start])
+    fit = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=w0), lam=0.1,
+                    widths=widths, tune_lam=False)
+    loo = [_brute_wrong(X, y, w, squared=True) for w in widths]
+    errors = np.array([wrong.mean() for wrong, _ in loo])
+    sq = np.array([s for _, s in loo])
+    # the best width: least error, then least squared error, then the largest width
+    best = float(widths[int(np.lexsort((-np.asarray(widths), sq, np.round(errors, 12)))[0])])
+    here, there = loo[start][0], _brute_wrong(X, y, best)
+    fixed, broken = int(np.sum(here & ~there)), int(np.sum(there & ~here))
+    p = binomtest(fixed, fixed + broken, 0.5, alternative="greater").pvalue if fixed > broken else 1.0
+    should_move = errors.min() < here.mean() - 1e-12 and p < WIDTH_ALPHA
+    assert fit.width_changed == should_move, (w0, best, fixed, broken, p, fit.reason)
+    assert fit.width == (best if should_move else w0)
+    if should_move:
+        assert "sign test" in fit.reason
+    elif errors.min() < here.mean() - 1e-12:
+        assert "not clearly" in fit.reason
+
+
+def test_a_near_tie_keeps_the_width_a_clear_gain_moves_it():
+    X, y = _xor()
+    widths = default_widths(X)
+    # at 4.0 the best width fixes 4 LOO mistakes and makes 2 (p = 0.34): kept
+    near = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=4.0), lam=0.1, widths=widths)
+    assert not near.width_changed and near.width == 4.0 and "not clearly" in near.reason
+    # far too smooth: the XOR is smoothed away, the best width fixes many more than it makes
+    far = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=float(widths[-1]) * 4), lam=0.1,
+                    widths=widths)
+    assert far.width_changed and far.error < far.before_error and "sign test" in far.reason
 
 
 def test_auto_tune_keeps_the_width_in_use_on_a_tie():

@@ -239,8 +239,10 @@ def test_undo_equals_never_having_labelled(store):
 
 
 def test_undo_balanced_weighting_against_fresh_session(store):
-    a = LabelingSession.create(store, config())
-    b = LabelingSession.create(store, config())
+    # no re-tunes: an undo reverts labels, not a width the extra labels moved (README)
+    fixed = {"width": False, "lam": False}
+    a = LabelingSession.create(store, config(auto_tune=fixed))
+    b = LabelingSession.create(store, config(auto_tune=fixed))
     first = label_queried(a, 8)
     for i in first:
         b.label(i, truth(b, i), source="chosen")
@@ -1330,7 +1332,7 @@ def test_session_and_simulate_re_tune_alike(store, dataset, new_class):
     ds = s.dataset
     if new_class:  # simulate's learner gets the same three classes
         ds = dc_replace(ds, classes=list(ds.classes) + ["noise"])
-    curve = simulate(ds, "arls", 20, s.config.seed, kernel=a["kernel"], lam=a["lam"], weighting=a["weighting"],
+    curve = simulate(ds, "arls", 40, s.config.seed, kernel=a["kernel"], lam=a["lam"], weighting=a["weighting"],
                      X=a["X"], auto_tune=a["auto_tune"])
     for i, width, lam in zip(curve["index"], curve["width"], curve["lam"]):
         s.label(int(i), truth(s, int(i)), source="chosen")

@@ -517,8 +517,8 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
 def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width: bool, tune_lam: bool,
               widths=None) -> AutoTuning:
     """The automatic re-tune of the session's width and lam on the learner's labelled points
-    (:func:`core.rls.tuning.auto_tune`: the width when a width on the grid has a strictly lower
-    LOO error, lam on decisive evidence). Reads the learner, changes nothing.
+    (:func:`core.rls.tuning.auto_tune`: the width when a width on the grid has a strictly and
+    clearly lower LOO error, lam on decisive evidence). Reads the learner, changes nothing.
 
     Parameters
     ----------
