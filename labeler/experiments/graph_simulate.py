@@ -47,9 +47,9 @@ from labeler.session.stopping import StoppingMonitor
 __all__ = ["GRAPH_MODELS", "GRAPH_STRATEGIES", "ZHU_MAX_POINTS", "simulate_graph", "graph_factor"]
 
 GRAPH_MODELS = ("rls", "harmonic", "lgc")
-# "auto" (the default strategy, core/criteria/auto.py): expected risk until every class has
-# MIN_LABELS_PER_CLASS labels, then margin; for harmonic the expected risk is Zhu et al.'s
-# rule, and LGC, which has no expected-risk rule, takes margin throughout.
+# "auto" (the default strategy, core/criteria/auto.py): expected risk for the first
+# MAX_RISK_LABELS labels, then margin; for harmonic the expected risk is Zhu et al.'s rule,
+# and LGC, which has no expected-risk rule, takes margin throughout.
 GRAPH_STRATEGIES = {"rls": ("auto", "arls", "margin", "random"), "harmonic": ("auto", "arls", "margin", "random"),
                     "lgc": ("auto", "margin", "random")}
 ZHU_MAX_POINTS = 5000  # the exact rule keeps a dense u x u inverse: 200 MB at 5,000 points
