@@ -204,3 +204,20 @@ def test_payload_is_bounded_with_a_full_viewport_and_texts():
     assert list(fig.data[0].text[:1]) == [texts[fig.data[0].customdata[0]]]
     size = len(fig.to_json().encode())
     assert size < 2_000_000, f"{size:,} bytes"
+
+
+def test_density_figure_real_points_hover_with_prediction_and_confidence():
+    """The real points of the density map (the viewport's, the labelled) carry the same hover
+    as the scatter map: label, predicted class and confidence of each POOL point."""
+    xy, labels, pred, conf = _pool(3000, seed=2)
+    box = (-0.3, 0.3, -0.3, 0.3)
+    fig = scatter_figure(xy, ["a", "b", "c"], label_codes=labels, predicted_codes=pred, confidence=conf,
+                         viewport=box, density=True, hover_predictions=True)
+    pool, labelled = fig.data[0], fig.data[1]
+    in_view = md.viewport_points(xy, box)
+    assert "predicted (confidence): %{text}" in pool.hovertemplate and "%{customdata}" in pool.hovertemplate
+    names = ["a", "b", "c"]
+    assert list(pool.text) == [f"{names[pred[i]]} ({conf[i]:.2f})" for i in in_view]
+    lab = np.flatnonzero(labels >= 0)
+    assert list(labelled.text) == [f"{names[labels[i]]}<br>predicted (confidence): {names[pred[i]]} ({conf[i]:.2f})"
+                                   for i in lab]

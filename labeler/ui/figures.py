@@ -231,7 +231,7 @@ def scatter_figure(
             layout, classes, color_mode=color_mode, label_codes=label_codes,
             predicted_codes=predicted_codes, confidence=confidence, expected_risk=expected_risk,
             query=query, selected=selected, skipped=skipped, view_key=view_key, height=height,
-            hover_text=hover_text, viewport=viewport)
+            hover_text=hover_text, hover_predictions=hover_predictions, viewport=viewport)
     if color_mode not in COLOR_MODES:
         raise ValueError(f"color_mode {color_mode!r} is unknown; use one of {list(COLOR_MODES)}.")
     label_codes = np.asarray(label_codes)

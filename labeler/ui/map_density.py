@@ -329,6 +329,7 @@ def density_figure(
     view_key: str = "pool",
     height: int = 560,
     hover_text: np.ndarray | None = None,
+    hover_predictions: bool = False,
     viewport=None,
 ):
     """The map of a large pool: density image plus real points (see the module docstring).
@@ -399,7 +400,7 @@ def density_figure(
         selected=None if selected is None else local.get(int(selected)),
         skipped=[local[i] for i in skipped_idx], view_key=view_key, height=height,
         hover_text=None if hover_text is None else np.asarray(hover_text, dtype=object)[subset],
-        density=False,
+        hover_predictions=hover_predictions, density=False,
     )
     # trace 0 holds only the viewport's points (the others have their own traces)
     pool = fig.data[0]
