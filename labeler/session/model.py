@@ -31,6 +31,7 @@ import numpy as np
 
 from core.criteria.blocks import BlockScoredExpectedRisk, SerialExecutor
 from core.criteria.subsampled import SubsampledExpectedRisk
+from core.graph.active import GRAPH_MODELS, ZHU_MAX_POINTS, GraphLearner
 from core.learner import ActiveRLS
 from core.kernels import Kernel
 from core.rls.tuning import AutoTuning, LooTuning, auto_tune as _auto_tune, loo_readiness, tune_lam_width
@@ -61,12 +62,20 @@ __all__ = [
     "tune",
     "auto_tune",
     "MODEL_SETTINGS",
+    "MODELS",
+    "GRAPH_MODELS",
+    "ZHU_MAX_POINTS",
+    "graph_bytes",
+    "model_description",
     "width_grid",
     "median_distance",
 ]
 
 #: The settings that change the learner (``auto_tune`` only says which of them re-tune).
 MODEL_SETTINGS = ("width", "lam", "weighting", "strategy")
+
+_NO_TUNING = ("LOO tuning does not apply to the {model} model: it has no width or lam to tune (the graph's "
+              "k is fixed when the session is made; create a new session with another knn).")
 
 _MEDIAN_AT = 6  # default_widths is median * 2**[-3, -2.5, ..., 2]: index 6 is the factor 2**0
 
@@ -83,6 +92,9 @@ _LOW_RANK_HINT = "a low-rank posterior: --posterior nystrom (in the app: posteri
 
 #: Posteriors of a session: "auto" is resolved at creation (:func:`choose_posterior`).
 POSTERIORS = ("auto", "dense", "nystrom", "spectral")
+#: Models of a session: kernel RLS (ActiveRLS, the default), or a graph model on the kNN graph
+#: of the pool (:class:`core.graph.active.GraphLearner`); their stored posterior is "graph".
+MODELS = ("rls",) + GRAPH_MODELS
 #: "auto" keeps the exact dense learner while it needs less than this share of the free memory.
 AUTO_DENSE_FRACTION = 0.5
 
@@ -149,9 +161,23 @@ def factor_bytes(n_samples: int, n_features: int, n_classes: int = 2, rank: int 
     return need
 
 
+def graph_bytes(n_samples: int, n_features: int, n_classes: int = 2, knn: int = DEFAULT_KNN,
+                zhu: bool = False) -> int:
+    """Estimated peak memory of a graph-model session, in bytes: the kNN search and the
+    symmetrised graph (about ``200 n k``), per point the features, ``F``, its CG work vectors
+    and the outputs (``8 (d + 12 T + 32)``), plus Zhu's dense inverse and its Cholesky factor
+    (``3 x 8 n^2``) when the exact expected-risk rule runs, plus a fixed 32 MiB."""
+    n, T = int(n_samples), max(2, int(n_classes))
+    need = 200 * n * int(knn) + n * 8 * (int(n_features) + 12 * T + 32) + _FIXED_BYTES
+    return need + (24 * n * n if zhu else 0)
+
+
 def estimate_bytes(posterior: str, n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
                    rank: int | None = None, knn: int = DEFAULT_KNN) -> int:
-    """:func:`session_bytes` (dense) or :func:`factor_bytes` (nystrom, spectral)."""
+    """:func:`session_bytes` (dense), :func:`factor_bytes` (nystrom, spectral) or
+    :func:`graph_bytes` ("graph": with Zhu's inverse up to :data:`ZHU_MAX_POINTS` points)."""
+    if posterior == "graph":
+        return graph_bytes(n_samples, n_features, n_classes, knn, zhu=int(n_samples) <= ZHU_MAX_POINTS)
     if posterior == "dense":
         return session_bytes(n_samples, n_features, n_classes, n_block)
     rank = default_rank(posterior, n_samples) if rank is None else int(rank)
@@ -219,6 +245,11 @@ def check_memory(n_samples: int, n_features: int, n_classes: int = 2, n_block: i
     if avail is None or need <= MEMORY_FRACTION * avail:
         return need
     n = int(n_samples)
+    if posterior == "graph":
+        raise MemoryBudgetError(
+            f"A graph-model session on {n:,} points needs about {_gib(need)} of memory, but only "
+            f"{_gib(avail)} is available now. Choose fewer neighbours (knn), subsample the data, or free memory."
+        )
     if posterior != "dense":
         r = default_rank(posterior, n) if rank is None else int(rank)
         raise MemoryBudgetError(
@@ -263,7 +294,15 @@ class ModelSpec:
     landmarks : {"uniform", "kmeans"}
         How Nystrom landmarks are chosen.
     knn : int
-        Neighbours of the kNN graph (spectral).
+        Neighbours of the kNN graph (spectral, and the graph models).
+    model : {"rls", "harmonic", "lgc"}
+        Kernel RLS (:class:`core.learner.ActiveRLS`, the default), or a graph model on the
+        kNN graph (:class:`core.graph.active.GraphLearner`; then posterior is "graph" and
+        kernel, width, lam and weighting play no part).
+    alpha : float
+        LGC propagation weight.
+    class_mass : bool
+        Class mass normalisation of a graph model's outputs (seed 003 eq. 2.7).
     """
 
     kernel: str = "rbf"
@@ -276,6 +315,14 @@ class ModelSpec:
     rank: int | None = None
     landmarks: str = "uniform"
     knn: int = DEFAULT_KNN
+    model: str = "rls"
+    alpha: float = 0.99
+    class_mass: bool = False
+
+    @property
+    def is_graph(self) -> bool:
+        """A graph model (harmonic, lgc) rather than kernel RLS."""
+        return self.model != "rls"
 
     @classmethod
     def from_config(cls, config) -> ModelSpec:
@@ -283,6 +330,13 @@ class ModelSpec:
         "auto")."""
         posterior = getattr(config, "posterior", "dense")
         rank = getattr(config, "rank", None)
+        model = str(getattr(config, "model", None) or "rls")
+        if model != "rls":  # stored sessions of older versions have no model: rls
+            return cls(kernel=str(config.kernel), seed=int(config.seed), strategy=config.strategy,
+                       lam=float("nan"), weighting="none", posterior="graph", rank=None,
+                       knn=int(getattr(config, "knn", None) or DEFAULT_KNN), model=model,
+                       alpha=float(getattr(config, "alpha", 0.99)),
+                       class_mass=bool(getattr(config, "class_mass", False)))
         spec = cls(kernel=config.kernel, seed=int(config.seed), strategy=config.strategy, lam=float(config.lam),
                    posterior="dense" if posterior in (None, "auto") else str(posterior),
                    rank=None if rank is None else int(rank),
@@ -355,6 +409,13 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
     """
     n = X.shape[0]
     check_memory(n, X.shape[1], len(classes), n_block, posterior=spec.posterior, rank=spec.rank, knn=spec.knn)
+    if spec.is_graph:
+        W, built = build_graph(spec, X, parts, progress)
+        if parts is not None:
+            parts.clear()
+            parts.update(built)
+        return GraphLearner(W, list(classes), spec.model, alpha=spec.alpha, class_mass=spec.class_mass,
+                            random_state=spec.seed)
     if spec.posterior == "dense":
         return ActiveRLS.from_features(
             X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),
@@ -374,8 +435,61 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
     return learner
 
 
+def build_graph(spec: ModelSpec, X: np.ndarray, parts: dict | None = None, progress=None):
+    """The kNN graph of a graph model and the parts that rebuild it.
+
+    The neighbours ``(n, k)`` and their distances are kept (``8 n k`` bytes each: 16 MB at 10^5
+    points, k = 10); the symmetrised weights are rebuilt from them in a fraction of a second
+    (:func:`core.kernels.neighbour_graph`), so a reopened session does not search again.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+    parts : dict
+        ``{"neighbours": ind, "distances": dist}``: what to store.
+    """
+    from core.kernels import knn_neighbours, neighbour_graph
+
+    n = X.shape[0]
+    parts = dict(parts or {})
+    ind, dist = parts.get("neighbours"), parts.get("distances")
+    k = int(spec.knn)
+    if ind is None or dist is None or ind.shape != (n, k) or dist.shape != (n, k):
+        say = progress or (lambda message, fraction: None)
+        say(f"kNN graph of {n:,} points (k = {k})", 0.0)
+        ind, dist = knn_neighbours(X, k, seed=int(spec.seed))
+        say("kNN graph ready", 1.0)
+    return neighbour_graph(ind, dist), {"neighbours": np.asarray(ind, dtype=np.int64),
+                                        "distances": np.asarray(dist, dtype=np.float64)}
+
+
+def model_description(spec: ModelSpec, n_samples: int) -> str:
+    """The model that answers, in words (the sidebar's learner panel)."""
+    if not spec.is_graph:
+        post = {"dense": "exact dense posterior", "nystrom": f"Nystrom posterior of rank {spec.rank}",
+                "spectral": f"spectral graph kernel of rank {spec.rank} on a {spec.knn}-NN graph"}
+        return (f"Active RLS (kernel {spec.kernel}, {post.get(spec.posterior, spec.posterior)}): exact "
+                "incremental updates of the kernel model.")
+    what = ("harmonic function (Laplace learning, seed 001)" if spec.model == "harmonic"
+            else f"local and global consistency (LGC, seed 000, alpha {spec.alpha:g})")
+    text = (f"{what[0].upper()}{what[1:]} on the {spec.knn}-NN graph of the pool, refitted on every change of "
+            "the labels (CG)")
+    if spec.class_mass:
+        text += ", with class mass normalisation"
+    rule = {"auto": "Zhu et al.'s exact expected risk for the first 10 labels, then margin",
+            "arls": "Zhu et al.'s exact expected risk", "margin": "margin", "random": "random"}
+    return text + f". Queries: {rule.get(spec.strategy, spec.strategy)}."
+
+
 def _steps(old: ModelSpec, new: ModelSpec, learner: ActiveRLS) -> list:
     """The learner updates that take ``old`` to ``new``, each with its inverse."""
+    if new.is_graph or old.is_graph:
+        changed = [name for name in ("weighting", "lam", "width") if getattr(new, name) != getattr(old, name)
+                   and not (name == "lam" and np.isnan(new.lam) and np.isnan(old.lam))]
+        if changed:
+            raise ValueError(f"{changed[0]} does not apply to the {old.model} model (a graph model has no kernel, "
+                             "lam or class weights); create an rls session to use it.")
+        return []
     if new.kernel != old.kernel:
         raise ValueError(
             f"The kernel of a session cannot change ({old.kernel!r} -> {new.kernel!r}); create a "
@@ -502,6 +616,8 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
     ValueError
         Too few labels (the rule of :func:`core.rls.tuning.loo_readiness`; nothing is tuned).
     """
+    if spec.is_graph:
+        raise ValueError(_NO_TUNING.format(model=spec.model))
     labels = learner.labels
     reason = loo_readiness(list(labels.values()))
     if reason:
@@ -537,6 +653,8 @@ def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width:
     ValueError
         Too few labels (:func:`core.rls.tuning.loo_readiness`).
     """
+    if spec.is_graph:
+        raise ValueError(_NO_TUNING.format(model=spec.model))
     labels = learner.labels
     idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
     X_L, kernel, width_ok = _loo_problem(spec, learner, X, idx)
