@@ -35,7 +35,7 @@ import warnings
 from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
-from labeler.cli_graph import add_graph_arguments, run_graph_simulate
+from labeler.cli_graph import add_app_model_arguments, add_graph_arguments, check_app_model, run_graph_simulate
 from labeler.cli_reproduce_graph import add_reproduce_graph_parser, run_reproduce_graph
 from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
 from labeler.cli_posterior import app_executor as _app_executor, simulate_executor as _simulate_executor
@@ -151,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_role_arguments(app)
     add_posterior_arguments(app, _positive_int)
+    add_app_model_arguments(app)  # --model, --alpha, --class-mass (labeler/cli_graph.py)
 
     sim = sub.add_parser(
         "simulate",
@@ -248,6 +249,10 @@ def _run_app(args, extra: list[str]) -> int:
     if options:
         kwargs["data_options"] = options
     model = _model_options(args)
+    try:  # a graph model with --posterior nystrom, --alpha without lgc...: refused before the server starts
+        check_app_model(model)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     if model:
         import json
         import os

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 
-__all__ = ["add_graph_arguments", "run_graph_simulate"]
+__all__ = ["add_graph_arguments", "add_app_model_arguments", "check_app_model", "run_graph_simulate"]
 
 
 def add_graph_arguments(sim) -> None:
@@ -33,6 +33,31 @@ def add_graph_arguments(sim) -> None:
     sim.add_argument("--graph-rank", type=_positive_int, default=100,
                      help="Laplacian eigenpairs of the spectral kernel (default 100)")
     sim.add_argument("--alpha", type=_positive_float, default=0.99, help="LGC propagation weight in (0, 1) (default 0.99)")
+
+
+def add_app_model_arguments(app) -> None:
+    """``labeler app --model --alpha --class-mass``: the model of the app's first new session
+    (also chosen in the sidebar's new-session form); the graph's k is ``--knn``."""
+    from labeler.cli import _positive_float
+
+    app.add_argument(
+        "--model", choices=("rls", "harmonic", "lgc"), default="rls",
+        help="the learner of new sessions: rls (kernel RLS, default), harmonic (harmonic function on the "
+        "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin) or lgc (local and global "
+        "consistency; margin). The graph models take no --posterior, --rank or --landmarks",
+    )
+    app.add_argument("--alpha", type=_positive_float, default=None,
+                     help="LGC propagation weight in (0, 1) (default 0.99; --model lgc only)")
+    app.add_argument("--class-mass", action="store_true",
+                     help="class mass normalisation of a graph model's outputs (seed 003 eq. 2.7)")
+
+
+def check_app_model(options: dict) -> None:
+    """Refuse ``labeler app`` model options that do not fit together (before the server starts):
+    :func:`labeler.session.config.check_model_settings` on them. Raises ValueError."""
+    from labeler.session.config import SessionConfig, check_model_settings
+
+    check_model_settings(SessionConfig(**options))
 
 
 def run_graph_simulate(args, dataset, X, out, report) -> int:

@@ -60,6 +60,8 @@ def tuning_caption(status: dict) -> str:
     """The width and lam in use, and whether each is re-tuned automatically, in words (from
     ``session.tuning_status()``)."""
     auto = status.get("auto") or {}
+    if status.get("lam") is None:  # a graph model: nothing to tune
+        return "No kernel width or λ: a graph model has none."
     parts = []
     if status.get("width") is not None:
         parts.append(f"width **{status['width']:.4g}**" + (" (auto)" if auto.get("width") else " (fixed)"))
