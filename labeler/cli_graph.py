@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 
-__all__ = ["add_graph_arguments", "add_app_model_arguments", "check_app_model", "run_graph_simulate"]
+__all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env", "run_graph_simulate"]
 
 
 def add_graph_arguments(sim) -> None:
@@ -52,12 +52,23 @@ def add_app_model_arguments(app) -> None:
                      help="class mass normalisation of a graph model's outputs (seed 003 eq. 2.7)")
 
 
-def check_app_model(options: dict) -> None:
-    """Refuse ``labeler app`` model options that do not fit together (before the server starts):
-    :func:`labeler.session.config.check_model_settings` on them. Raises ValueError."""
+def app_model_to_env(options: dict) -> None:
+    """Check ``labeler app``'s model and posterior options together
+    (:func:`labeler.session.config.check_model_settings`; a bad combination raises
+    :class:`labeler.cli.CLIError` before the server starts), then hand them to the app's first
+    new session as ``LABELER_MODEL`` (:mod:`labeler.ui.config`)."""
+    import json
+    import os
+
+    from labeler.cli import CLIError
     from labeler.session.config import SessionConfig, check_model_settings
 
-    check_model_settings(SessionConfig(**options))
+    try:
+        check_model_settings(SessionConfig(**options))
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if options:
+        os.environ["LABELER_MODEL"] = json.dumps(options)
 
 
 def run_graph_simulate(args, dataset, X, out, report) -> int:

@@ -63,8 +63,9 @@ from core.validation import check_positive
 from labeler.data.classnames import check_class_name
 
 from . import data
-from .model import (LANDMARKS, MODELS, POSTERIORS, ZHU_MAX_POINTS, ModelSpec, check_memory, choose_posterior,
-                    default_rank, median_distance, scoring_note)
+from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
+from .model import (LANDMARKS, POSTERIORS, ModelSpec, check_memory, choose_posterior, default_rank,
+                    median_distance, scoring_note)
 
 __all__ = [
     "SessionConfig",
@@ -291,107 +292,6 @@ def check_setting(name: str, value, kernel: str, classes):
     raise ValueError(f"Unknown setting {name!r}; settings are strategy, weighting, lam, width and auto_tune.")
 
 
-def check_model_settings(cfg: SessionConfig) -> None:
-    """Refuse settings that do not apply to the chosen model (before anything is loaded).
-
-    A graph model (harmonic, lgc) has no kernel, width, lam, class weights, posterior, rank or
-    landmarks; each given one is named with the fix. ``alpha`` applies to lgc only and
-    ``class_mass`` to the graph models only.
-
-    Raises
-    ------
-    ValueError
-        Naming the setting and what to do.
-    """
-    _check_choice("model", cfg.model, MODELS)
-    if not isinstance(cfg.class_mass, (bool, np.bool_)):
-        raise ValueError(f"class_mass must be True or False; got {cfg.class_mass!r}.")
-    if cfg.model == "rls":
-        if cfg.class_mass:
-            raise ValueError("class_mass (class mass normalisation) applies to the graph models only; "
-                             "choose model 'harmonic' or 'lgc', or drop it.")
-        if cfg.alpha != 0.99:
-            raise ValueError("alpha applies to model 'lgc' only; choose model 'lgc', or drop it.")
-        return
-    fix = f"drop it: the {cfg.model} model works on the kNN graph of the pool (its only setting is knn" + \
-          (", alpha" if cfg.model == "lgc" else "") + "), or choose model 'rls'."
-    given = [(name, shown) for name, bad, shown in (
-        ("kernel", cfg.kernel != "rbf", f"kernel {cfg.kernel!r}"),
-        ("width", cfg.width != "auto", f"width {cfg.width!r}"),
-        ("lam", cfg.lam != "auto", f"lam {cfg.lam!r}"),
-        ("posterior", cfg.posterior not in ("auto", "graph"), f"posterior {cfg.posterior!r} (--posterior)"),
-        ("rank", cfg.rank is not None, f"rank {cfg.rank!r} (--rank)"),
-        ("landmarks", cfg.landmarks != "uniform", f"landmarks {cfg.landmarks!r} (--landmarks)"),
-        ("weighting", isinstance(cfg.weighting, dict), "class weights"),
-        ("auto_tune", bool(cfg.auto_tune) and any(dict(cfg.auto_tune).values()), "auto_tune"),
-    ) if bad]
-    if given:
-        raise ValueError(f"{given[0][1]} does not apply to model {cfg.model!r}; {fix}")
-    if cfg.model == "harmonic" and cfg.alpha != 0.99:
-        raise ValueError("alpha applies to model 'lgc' only; drop it, or choose model 'lgc'.")
-    if cfg.model == "lgc" and not (isinstance(cfg.alpha, numbers.Real) and not isinstance(cfg.alpha, bool)
-                                   and 0 < float(cfg.alpha) < 1):
-        raise ValueError(f"alpha must be a number in (0, 1) for LGC (seed 000 uses 0.01 to 0.99); got {cfg.alpha!r}.")
-    check_graph_strategy(cfg.model, cfg.strategy if cfg.strategy != "auto" else "auto", None)
-
-
-def check_graph_strategy(model: str, strategy: str, n_samples: int | None) -> str:
-    """The strategy a graph model can run: "arls" is Zhu et al.'s exact rule (harmonic, at most
-    :data:`ZHU_MAX_POINTS` points); LGC has no expected-risk rule.
-
-    Raises
-    ------
-    ValueError
-        "arls" (or "auto", which starts with it) where the model has no such rule.
-    """
-    _check_choice("strategy", strategy, STRATEGIES)
-    if strategy not in ("arls", "auto") or model == "rls":
-        return strategy
-    if model == "lgc" and strategy == "arls":
-        raise ValueError("LGC has no expected-risk rule; choose the strategy margin or random (auto means margin "
-                         "for LGC), or model 'harmonic' for Zhu et al.'s expected risk.")
-    if model == "lgc" and n_samples is not None:
-        raise ValueError("LGC has no expected-risk rule, so 'auto' (expected risk, then margin) does not apply; "
-                         "choose margin or random.")
-    if model == "harmonic" and n_samples is not None and int(n_samples) > ZHU_MAX_POINTS:
-        raise ValueError(f"Zhu et al.'s exact expected risk keeps a dense u x u inverse and is limited to "
-                         f"{ZHU_MAX_POINTS:,} points; this pool has {int(n_samples):,}. Choose margin or random, "
-                         "or model 'rls' with posterior 'spectral' (expected risk on a graph kernel).")
-    return strategy
-
-
-def resolve_graph(cfg: SessionConfig, n_samples: int, n_features: int, available: int | None = None) -> dict:
-    """Check and resolve a graph model's settings in place (the counterpart of
-    :func:`resolve_posterior`): knn below the pool size, the strategy ("auto" -> margin
-    where Zhu's rule does not run, said in the returned notes), the memory; the RLS settings
-    stored as None / "graph" / "none" (they play no part).
-
-    Raises
-    ------
-    ValueError
-        knn out of range, "arls" where it does not run, or it does not fit in memory.
-    """
-    n = int(n_samples)
-    cfg.knn = _check_count("knn", cfg.knn, 1)
-    if not cfg.knn < n:
-        raise ValueError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
-    notes = {}
-    if cfg.strategy == "auto" and (cfg.model == "lgc" or n > ZHU_MAX_POINTS):
-        cfg.strategy = "margin"
-        notes["strategy"] = ("margin: LGC has no expected-risk rule" if cfg.model == "lgc" else
-                             f"margin: Zhu et al.'s exact expected risk is limited to {ZHU_MAX_POINTS:,} points")
-    check_graph_strategy(cfg.model, cfg.strategy, n)
-    check_memory(n, n_features, len(cfg.classes or DEFAULT_CLASSES), cfg.initial_labels, available=available,
-                 posterior="graph", knn=cfg.knn)
-    cfg.posterior, cfg.rank, cfg.kernel = "graph", None, "graph"
-    cfg.width = cfg.lam = None
-    cfg.weighting = "none"
-    cfg.auto_tune = {"width": False, "lam": False}
-    cfg.alpha = float(cfg.alpha)
-    cfg.class_mass = bool(cfg.class_mass)
-    return notes
-
-
 def check_auto_tune(value) -> dict:
     """``{"width": bool, "lam": bool}`` (missing keys are False)."""
     if not isinstance(value, dict) or set(value) - {"width", "lam"} \
@@ -514,7 +414,7 @@ def prepare(config: SessionConfig | None) -> Prepared:
     if cfg.model == "rls":
         posterior_note = resolve_posterior(cfg, X_raw.shape[0], n_kernel_features)
     else:
-        posterior_note = resolve_graph(cfg, X_raw.shape[0], n_kernel_features)
+        posterior_note = resolve_graph(cfg, X_raw.shape[0], n_kernel_features, len(cfg.classes))
 
     # the roles and text settings used, resolved: reopening loads exactly this data set
     cfg.dataset_options = data.stored_options(cfg.dataset_options, dataset)

@@ -39,6 +39,7 @@ from core.rls import default_widths
 from core.validation import check_features, check_magnitude
 from labeler.memory import available_memory, format_bytes as _gib
 
+from .graphs import MODELS, NO_TUNING as _NO_TUNING, build_graph, graph_bytes, graph_steps, model_description
 from .lowrank import (DEFAULT_KNN, DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
                       default_rank, loo_problem as _loo_problem, scoring_note)
 
@@ -66,6 +67,7 @@ __all__ = [
     "GRAPH_MODELS",
     "ZHU_MAX_POINTS",
     "graph_bytes",
+    "build_graph",
     "model_description",
     "width_grid",
     "median_distance",
@@ -73,9 +75,6 @@ __all__ = [
 
 #: The settings that change the learner (``auto_tune`` only says which of them re-tune).
 MODEL_SETTINGS = ("width", "lam", "weighting", "strategy")
-
-_NO_TUNING = ("LOO tuning does not apply to the {model} model: it has no width or lam to tune (the graph's "
-              "k is fixed when the session is made; create a new session with another knn).")
 
 _MEDIAN_AT = 6  # default_widths is median * 2**[-3, -2.5, ..., 2]: index 6 is the factor 2**0
 
@@ -92,9 +91,6 @@ _LOW_RANK_HINT = "a low-rank posterior: --posterior nystrom (in the app: posteri
 
 #: Posteriors of a session: "auto" is resolved at creation (:func:`choose_posterior`).
 POSTERIORS = ("auto", "dense", "nystrom", "spectral")
-#: Models of a session: kernel RLS (ActiveRLS, the default), or a graph model on the kNN graph
-#: of the pool (:class:`core.graph.active.GraphLearner`); their stored posterior is "graph".
-MODELS = ("rls",) + GRAPH_MODELS
 #: "auto" keeps the exact dense learner while it needs less than this share of the free memory.
 AUTO_DENSE_FRACTION = 0.5
 
@@ -159,17 +155,6 @@ def factor_bytes(n_samples: int, n_features: int, n_classes: int = 2, rank: int 
     if posterior == "spectral":
         need += 200 * n * int(knn) + 8 * n * 2 * r
     return need
-
-
-def graph_bytes(n_samples: int, n_features: int, n_classes: int = 2, knn: int = DEFAULT_KNN,
-                zhu: bool = False) -> int:
-    """Estimated peak memory of a graph-model session, in bytes: the kNN search and the
-    symmetrised graph (about ``200 n k``), per point the features, ``F``, its CG work vectors
-    and the outputs (``8 (d + 12 T + 32)``), plus Zhu's dense inverse and its Cholesky factor
-    (``3 x 8 n^2``) when the exact expected-risk rule runs, plus a fixed 32 MiB."""
-    n, T = int(n_samples), max(2, int(n_classes))
-    need = 200 * n * int(knn) + n * 8 * (int(n_features) + 12 * T + 32) + _FIXED_BYTES
-    return need + (24 * n * n if zhu else 0)
 
 
 def estimate_bytes(posterior: str, n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
@@ -435,61 +420,10 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
     return learner
 
 
-def build_graph(spec: ModelSpec, X: np.ndarray, parts: dict | None = None, progress=None):
-    """The kNN graph of a graph model and the parts that rebuild it.
-
-    The neighbours ``(n, k)`` and their distances are kept (``8 n k`` bytes each: 16 MB at 10^5
-    points, k = 10); the symmetrised weights are rebuilt from them in a fraction of a second
-    (:func:`core.kernels.neighbour_graph`), so a reopened session does not search again.
-
-    Returns
-    -------
-    W : scipy.sparse.csr_matrix of shape (n, n)
-    parts : dict
-        ``{"neighbours": ind, "distances": dist}``: what to store.
-    """
-    from core.kernels import knn_neighbours, neighbour_graph
-
-    n = X.shape[0]
-    parts = dict(parts or {})
-    ind, dist = parts.get("neighbours"), parts.get("distances")
-    k = int(spec.knn)
-    if ind is None or dist is None or ind.shape != (n, k) or dist.shape != (n, k):
-        say = progress or (lambda message, fraction: None)
-        say(f"kNN graph of {n:,} points (k = {k})", 0.0)
-        ind, dist = knn_neighbours(X, k, seed=int(spec.seed))
-        say("kNN graph ready", 1.0)
-    return neighbour_graph(ind, dist), {"neighbours": np.asarray(ind, dtype=np.int64),
-                                        "distances": np.asarray(dist, dtype=np.float64)}
-
-
-def model_description(spec: ModelSpec, n_samples: int) -> str:
-    """The model that answers, in words (the sidebar's learner panel)."""
-    if not spec.is_graph:
-        post = {"dense": "exact dense posterior", "nystrom": f"Nystrom posterior of rank {spec.rank}",
-                "spectral": f"spectral graph kernel of rank {spec.rank} on a {spec.knn}-NN graph"}
-        return (f"Active RLS (kernel {spec.kernel}, {post.get(spec.posterior, spec.posterior)}): exact "
-                "incremental updates of the kernel model.")
-    what = ("harmonic function (Laplace learning, seed 001)" if spec.model == "harmonic"
-            else f"local and global consistency (LGC, seed 000, alpha {spec.alpha:g})")
-    text = (f"{what[0].upper()}{what[1:]} on the {spec.knn}-NN graph of the pool, refitted on every change of "
-            "the labels (CG)")
-    if spec.class_mass:
-        text += ", with class mass normalisation"
-    rule = {"auto": "Zhu et al.'s exact expected risk for the first 10 labels, then margin",
-            "arls": "Zhu et al.'s exact expected risk", "margin": "margin", "random": "random"}
-    return text + f". Queries: {rule.get(spec.strategy, spec.strategy)}."
-
-
 def _steps(old: ModelSpec, new: ModelSpec, learner: ActiveRLS) -> list:
     """The learner updates that take ``old`` to ``new``, each with its inverse."""
-    if new.is_graph or old.is_graph:
-        changed = [name for name in ("weighting", "lam", "width") if getattr(new, name) != getattr(old, name)
-                   and not (name == "lam" and np.isnan(new.lam) and np.isnan(old.lam))]
-        if changed:
-            raise ValueError(f"{changed[0]} does not apply to the {old.model} model (a graph model has no kernel, "
-                             "lam or class weights); create an rls session to use it.")
-        return []
+    if new.is_graph or old.is_graph:  # nothing to change: the RLS settings are refused
+        return graph_steps(old, new)
     if new.kernel != old.kernel:
         raise ValueError(
             f"The kernel of a session cannot change ({old.kernel!r} -> {new.kernel!r}); create a "
