@@ -265,3 +265,17 @@ def test_labeler_model_env_carries_the_model():
 
     cfg = AppConfig.from_env({"LABELER_MODEL": '{"model": "lgc", "alpha": 0.9, "knn": 7, "other": 1}'})
     assert cfg.model == {"model": "lgc", "alpha": 0.9, "knn": 7}
+
+
+def test_above_the_zhu_limit_auto_is_margin_and_arls_is_refused(tmp_path, monkeypatch):
+    import labeler.session.graphs as graphs
+
+    monkeypatch.setattr(graphs, "ZHU_SESSION_MAX", N - 1)
+    with pytest.raises(ValueError, match=f"limited to {N - 1:,} points in a session"):
+        LabelingSession.create(tmp_path / "a.sqlite", _config(model="harmonic", strategy="arls"))
+    s = LabelingSession.create(tmp_path / "s.sqlite", _config(model="harmonic"))
+    assert s.config.strategy == "margin" and "limited to" in s.auto_settings["strategy"]
+    assert "Queries: margin" in s.model_summary()["description"]
+    assert "limited to" in s.model_summary()["why"]
+    with pytest.raises(ValueError, match="limited to"):
+        s.set_strategy("arls")

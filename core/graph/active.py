@@ -39,8 +39,9 @@ Queries
 -------
 ``expected_risk()`` is Zhu et al.'s exact expected risk of the harmonic function (seed 003
 §2.8.1, :class:`core.graph.ZhuActiveLearning`, dense ``u x u`` inverse kept and downdated by
-rank one when a label is added; rebuilt lazily after any other change), on pools up to
-:data:`ZHU_MAX_POINTS`. LGC has no expected-risk rule, nor has a larger pool: there it is NaN
+rank one when a label is added while the rule is in use; dropped when a state passes without
+it, e.g. once "auto" moved to margin, and rebuilt lazily after any other change), on pools up
+to :data:`ZHU_MAX_POINTS`. LGC has no expected-risk rule, nor has a larger pool: there it is NaN
 (``core.strategies.query`` refuses NaN scores; the session does not offer "arls" then). Margin
 and random work on every graph model.
 
@@ -120,6 +121,7 @@ class GraphLearner:
         self._labels: dict[int, str] = {}
         self._lgc_A = self._lgc_lu = None
         self._zhu = None
+        self._zhu_used = False  # whether expected_risk read the inverse since the last change
         self._loo = None
         self.n_iter_ = 0
         self._refit()
@@ -237,6 +239,7 @@ class GraphLearner:
             scores = np.full(cand.size, self.estimated_risk())
         else:
             scores = self._zhu_model().expected_risks(cand) if cand.size else np.zeros(0)
+            self._zhu_used = True
         if candidates is not None:
             return scores
         out = np.full(self._n, np.inf)
@@ -292,11 +295,12 @@ class GraphLearner:
             raise ValueError(f"point {i} is labelled already; relabel it instead.")
         self._labels[i] = label
         zhu = self._zhu
-        if zhu is not None and zhu.unlabeled_.size > 1:
-            zhu.add(i, label)
-        else:
+        if zhu is not None and self._zhu_used and zhu.unlabeled_.size > 1:
+            zhu.add(i, label)  # O(u^2), where a fresh inverse is O(u^3)
+        else:  # not asked for since the last change (e.g. "auto" moved to margin): let it go
             zhu = None
         self._zhu = zhu
+        self._zhu_used = False
         self._changed(refit_zhu=False)
         return self
 

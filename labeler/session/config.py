@@ -179,7 +179,7 @@ class SessionConfig:
         consistency. A graph model has no kernel, width, lam, class weights or posterior:
         giving one is refused (:func:`check_model_settings`), and they are stored as None /
         "graph". Its "auto" strategy is Zhu et al.'s expected risk for the first 10 labels
-        then margin (harmonic, up to :data:`~labeler.session.model.ZHU_MAX_POINTS` points),
+        then margin (harmonic, up to :data:`~labeler.session.graphs.ZHU_SESSION_MAX` points),
         else margin (stored resolved, with why in ``auto``).
     alpha : float
         LGC's propagation weight in (0, 1) (default 0.99); only with model "lgc".

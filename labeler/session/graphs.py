@@ -13,15 +13,20 @@ import numbers
 
 import numpy as np
 
-from core.graph.active import GRAPH_MODELS, ZHU_MAX_POINTS
+from core.graph.active import GRAPH_MODELS
 from core.strategies import STRATEGIES
 
-__all__ = ["MODELS", "NO_TUNING", "check_model_settings", "check_graph_strategy", "resolve_graph", "graph_bytes",
+__all__ = ["MODELS", "ZHU_SESSION_MAX", "NO_TUNING", "check_model_settings", "check_graph_strategy", "resolve_graph", "graph_bytes",
            "build_graph", "graph_steps", "model_description"]
 
 #: Models of a session: kernel RLS (ActiveRLS, the default), or a graph model on the kNN graph
 #: of the pool (:class:`core.graph.active.GraphLearner`); their stored posterior is "graph".
 MODELS = ("rls",) + GRAPH_MODELS
+#: Largest pool on which a session runs Zhu et al.'s exact expected risk (``labeler simulate``
+#: allows 5,000: core.graph.active.ZHU_MAX_POINTS). Measured on moons, one BLAS thread, 2 cores at
+#: load 5.5: the first query (Cholesky inverse of Delta_UU + scores) 3.3 s / 7.3 s / 28 s at
+#: 2,000 / 3,000 / 5,000 points, then 1.9 s / 2.6 s / 12.7 s per label (downdate + scores).
+ZHU_SESSION_MAX = 2000
 NO_TUNING = ("LOO tuning does not apply to the {model} model: it has no width or lam to tune (the graph's "
              "k is fixed when the session is made; create a new session with another knn).")
 _FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.model's estimates)
@@ -85,7 +90,7 @@ def check_model_settings(cfg) -> None:
 
 def check_graph_strategy(model: str, strategy: str, n_samples: int | None) -> str:
     """The strategy a graph model can run: "arls" is Zhu et al.'s exact rule (harmonic, at most
-    :data:`ZHU_MAX_POINTS` points); LGC has no expected-risk rule.
+      :data:`ZHU_SESSION_MAX` points); LGC has no expected-risk rule.
 
     Raises
     ------
@@ -101,9 +106,10 @@ def check_graph_strategy(model: str, strategy: str, n_samples: int | None) -> st
     if model == "lgc" and n_samples is not None:
         raise ValueError("LGC has no expected-risk rule, so 'auto' (expected risk, then margin) does not apply; "
                          "choose margin or random.")
-    if model == "harmonic" and n_samples is not None and int(n_samples) > ZHU_MAX_POINTS:
-        raise ValueError(f"Zhu et al.'s exact expected risk keeps a dense u x u inverse and is limited to "
-                         f"{ZHU_MAX_POINTS:,} points; this pool has {int(n_samples):,}. Choose margin or random, "
+    if model == "harmonic" and n_samples is not None and int(n_samples) > ZHU_SESSION_MAX:
+        raise ValueError(f"Zhu et al.'s exact expected risk keeps a dense u x u inverse (O(u^3) once, O(u^2) per "
+                         f"label) and is limited to {ZHU_SESSION_MAX:,} points in a session; this pool has "
+                         f"{int(n_samples):,}. Choose margin or random, "
                          "or model 'rls' with posterior 'spectral' (expected risk on a graph kernel).")
     return strategy
 
@@ -124,10 +130,11 @@ def resolve_graph(cfg, n_samples: int, n_features: int, n_classes: int = 2, avai
     if not cfg.knn < n:
         raise ValueError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
     notes = {}
-    if cfg.strategy == "auto" and (cfg.model == "lgc" or n > ZHU_MAX_POINTS):
+    if cfg.strategy == "auto" and (cfg.model == "lgc" or n > ZHU_SESSION_MAX):
         cfg.strategy = "margin"
         notes["strategy"] = ("margin: LGC has no expected-risk rule" if cfg.model == "lgc" else
-                             f"margin: Zhu et al.'s exact expected risk is limited to {ZHU_MAX_POINTS:,} points")
+                             f"margin: Zhu et al.'s exact expected risk is limited to {ZHU_SESSION_MAX:,} points "
+                             "(a dense inverse: seconds per label beyond)")
     check_graph_strategy(cfg.model, cfg.strategy, n)
     from .model import check_memory  # the model factory imports this module
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from core.criteria.blocks import BlockScoredExpectedRisk, SerialExecutor
 from core.criteria.subsampled import SubsampledExpectedRisk
-from core.graph.active import GRAPH_MODELS, ZHU_MAX_POINTS, GraphLearner
+from core.graph.active import GRAPH_MODELS, GraphLearner
 from core.learner import ActiveRLS
 from core.kernels import Kernel
 from core.rls.tuning import AutoTuning, LooTuning, auto_tune as _auto_tune, loo_readiness, tune_lam_width
@@ -39,7 +39,7 @@ from core.rls import default_widths
 from core.validation import check_features, check_magnitude
 from labeler.memory import available_memory, format_bytes as _gib
 
-from .graphs import MODELS, NO_TUNING as _NO_TUNING, build_graph, graph_bytes, graph_steps, model_description
+from .graphs import MODELS, ZHU_SESSION_MAX, NO_TUNING as _NO_TUNING, build_graph, graph_bytes, graph_steps, model_description
 from .lowrank import (DEFAULT_KNN, DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
                       default_rank, loo_problem as _loo_problem, scoring_note)
 
@@ -65,7 +65,7 @@ __all__ = [
     "MODEL_SETTINGS",
     "MODELS",
     "GRAPH_MODELS",
-    "ZHU_MAX_POINTS",
+    "ZHU_SESSION_MAX",
     "graph_bytes",
     "build_graph",
     "model_description",
@@ -160,9 +160,9 @@ def factor_bytes(n_samples: int, n_features: int, n_classes: int = 2, rank: int 
 def estimate_bytes(posterior: str, n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
                    rank: int | None = None, knn: int = DEFAULT_KNN) -> int:
     """:func:`session_bytes` (dense), :func:`factor_bytes` (nystrom, spectral) or
-    :func:`graph_bytes` ("graph": with Zhu's inverse up to :data:`ZHU_MAX_POINTS` points)."""
+    :func:`graph_bytes` ("graph": with Zhu's inverse up to :data:`ZHU_SESSION_MAX` points)."""
     if posterior == "graph":
-        return graph_bytes(n_samples, n_features, n_classes, knn, zhu=int(n_samples) <= ZHU_MAX_POINTS)
+        return graph_bytes(n_samples, n_features, n_classes, knn, zhu=int(n_samples) <= ZHU_SESSION_MAX)
     if posterior == "dense":
         return session_bytes(n_samples, n_features, n_classes, n_block)
     rank = default_rank(posterior, n_samples) if rank is None else int(rank)
@@ -400,7 +400,7 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
             parts.clear()
             parts.update(built)
         return GraphLearner(W, list(classes), spec.model, alpha=spec.alpha, class_mass=spec.class_mass,
-                            random_state=spec.seed)
+                            random_state=spec.seed, zhu_max_points=ZHU_SESSION_MAX)
     if spec.posterior == "dense":
         return ActiveRLS.from_features(
             X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),

@@ -10,7 +10,7 @@ class weights or posterior, so the learner panel offers only the strategies it c
 from __future__ import annotations
 
 from core.strategies import STRATEGIES
-from labeler.session.model import MODELS, ZHU_MAX_POINTS
+from labeler.session.model import MODELS, ZHU_SESSION_MAX
 
 __all__ = ["MODEL_LABELS", "model_label", "picked_model_settings", "strategies_for", "DEFAULT_ALPHA"]
 
@@ -59,9 +59,9 @@ def picked_model_settings(values: dict, default_model: str = "rls") -> dict:
 def strategies_for(model: str, n_samples: int) -> tuple:
     """The strategies the learner panel offers for ``model`` on ``n_samples`` points: every one
     for rls; for harmonic "auto" and "arls" (Zhu et al.'s rule) up to
-    :data:`~labeler.session.model.ZHU_MAX_POINTS` points; for lgc margin and random."""
+    :data:`~labeler.session.graphs.ZHU_SESSION_MAX` points; for lgc margin and random."""
     if model == "rls":
         return tuple(STRATEGIES)
-    if model == "harmonic" and int(n_samples) <= ZHU_MAX_POINTS:
+    if model == "harmonic" and int(n_samples) <= ZHU_SESSION_MAX:
         return tuple(STRATEGIES)
     return tuple(s for s in STRATEGIES if s in ("margin", "random"))
