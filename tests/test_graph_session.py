@@ -114,6 +114,9 @@ def test_label_undo_label_equals_a_fresh_fit_and_reopens_the_same(tmp_path, mode
     for k in range(4):
         s.label(s.next_query(), classes[k % 2])
     s.undo()
+    after_undo = _oracle(model, s.learner.graph, s.learner.labels, classes)
+    np.testing.assert_allclose(s.learner.raw_values, after_undo.decision_values_, atol=1e-8)
+    assert len(s.learner.labels) == 3
     s.label(s.next_query(), classes[0])
     s.label(s.next_query(), classes[1])
     W = s.learner.graph
