@@ -120,8 +120,8 @@ def render_progress(session) -> None:
         try:
             with st.spinner("Computing the LOO curves…"):
                 curves = loo_arrays(session.loo_curve())
-        except ValueError as exc:
-            st.caption(f"Not available yet: {md_text(exc)}")
+        except ValueError as exc:  # too few labels, or a graph model (nothing to tune)
+            st.caption(f"Not available{'' if 'does not apply' in str(exc) else ' yet'}: {md_text(exc)}")
             return
         auto = curves["auto"]
         if curves["width"] is not None:
