@@ -479,7 +479,9 @@ class GraphLearner:
     # ------------------------------------------------------------------ leave-one-out
     def loo_decision_values(self) -> np.ndarray:
         """Each labelled node's decision values without its own label, shape (n_labeled, T),
-        rows in the order of :attr:`labels` (exact; see the module docstring)."""
+        rows in the order of :attr:`labels` (exact, see the module docstring; with
+        ``class_mass`` the LOO row is rescaled by the full fit's column masses, an
+        approximation: one row's change of the masses is left out)."""
         if self._loo is None:
             L, y = self._codes()
             if L.size == 0:
