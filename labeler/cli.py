@@ -35,7 +35,7 @@ import warnings
 from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
-from labeler.cli_graph import add_graph_arguments, run_graph_simulate
+from labeler.cli_graph import add_app_model_arguments, add_graph_arguments, app_model_to_env, run_graph_simulate
 from labeler.cli_reproduce_graph import add_reproduce_graph_parser, run_reproduce_graph
 from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
 from labeler.cli_posterior import app_executor as _app_executor, simulate_executor as _simulate_executor
@@ -151,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_role_arguments(app)
     add_posterior_arguments(app, _positive_int)
+    add_app_model_arguments(app)  # --model, --alpha, --class-mass (labeler/cli_graph.py)
 
     sim = sub.add_parser(
         "simulate",
@@ -247,12 +248,7 @@ def _run_app(args, extra: list[str]) -> int:
     options = _app_data_options(args)
     if options:
         kwargs["data_options"] = options
-    model = _model_options(args)
-    if model:
-        import json
-        import os
-
-        os.environ["LABELER_MODEL"] = json.dumps(model)  # the app's first new session (ui.config)
+    app_model_to_env(_model_options(args))  # checked first: a graph model with --posterior nystrom stops here
     try:  # reach it once before the server starts: a wrong address stops here
         _app_executor(args.executor)
     except ValueError as exc:

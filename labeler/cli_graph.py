@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 
-__all__ = ["add_graph_arguments", "run_graph_simulate"]
+__all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env", "run_graph_simulate"]
 
 
 def add_graph_arguments(sim) -> None:
@@ -33,6 +33,42 @@ def add_graph_arguments(sim) -> None:
     sim.add_argument("--graph-rank", type=_positive_int, default=100,
                      help="Laplacian eigenpairs of the spectral kernel (default 100)")
     sim.add_argument("--alpha", type=_positive_float, default=0.99, help="LGC propagation weight in (0, 1) (default 0.99)")
+
+
+def add_app_model_arguments(app) -> None:
+    """``labeler app --model --alpha --class-mass``: the model of the app's first new session
+    (also chosen in the sidebar's new-session form); the graph's k is ``--knn``."""
+    from labeler.cli import _positive_float
+
+    app.add_argument(
+        "--model", choices=("rls", "harmonic", "lgc"), default="rls",
+        help="the learner of new sessions: rls (kernel RLS, default), harmonic (harmonic function on the "
+        "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin) or lgc (local and global "
+        "consistency; margin). The graph models take no --posterior, --rank or --landmarks",
+    )
+    app.add_argument("--alpha", type=_positive_float, default=None,
+                     help="LGC propagation weight in (0, 1) (default 0.99; --model lgc only)")
+    app.add_argument("--class-mass", action="store_true",
+                     help="class mass normalisation of a graph model's outputs (seed 003 eq. 2.7)")
+
+
+def app_model_to_env(options: dict) -> None:
+    """Check ``labeler app``'s model and posterior options together
+    (:func:`labeler.session.config.check_model_settings`; a bad combination raises
+    :class:`labeler.cli.CLIError` before the server starts), then hand them to the app's first
+    new session as ``LABELER_MODEL`` (:mod:`labeler.ui.config`)."""
+    import json
+    import os
+
+    from labeler.cli import CLIError
+    from labeler.session.config import SessionConfig, check_model_settings
+
+    try:
+        check_model_settings(SessionConfig(**options))
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if options:
+        os.environ["LABELER_MODEL"] = json.dumps(options)
 
 
 def run_graph_simulate(args, dataset, X, out, report) -> int:

@@ -24,7 +24,7 @@ def add_posterior_arguments(parser, positive_int) -> None:
     parser.add_argument("--landmarks", choices=("uniform", "kmeans"), default="uniform",
                         help="Nystrom landmarks: a uniform sample of points or k-means centres (default uniform)")
     parser.add_argument("--knn", type=positive_int, default=10,
-                        help="neighbours of the spectral posterior's kNN graph (default 10)")
+                        help="neighbours of the kNN graph of the spectral posterior or of a graph model (default 10)")
     parser.add_argument("--executor", default="serial",
                         help="where a low-rank posterior's candidates are scored: serial (default), "
                         "threads[:N], dask://HOST:PORT (a running Dask scheduler) or local-dask:N; "
@@ -67,9 +67,13 @@ def app_executor(spec: str) -> None:
 
 
 def model_options(args) -> dict:
-    """The posterior options given on the command line (only those that differ from the defaults)."""
-    options = {"posterior": args.posterior, "rank": args.rank, "landmarks": args.landmarks, "knn": args.knn}
-    defaults = {"posterior": "auto", "rank": None, "landmarks": "uniform", "knn": 10}
+    """The model and posterior options given on the command line (only those that differ from
+    the defaults): posterior, rank, landmarks, knn, and ``labeler app``'s model, alpha, class_mass."""
+    options = {"posterior": args.posterior, "rank": args.rank, "landmarks": args.landmarks, "knn": args.knn,
+               "model": getattr(args, "model", "rls"), "alpha": getattr(args, "alpha", None),
+               "class_mass": bool(getattr(args, "class_mass", False))}
+    defaults = {"posterior": "auto", "rank": None, "landmarks": "uniform", "knn": 10, "model": "rls",
+                "alpha": None, "class_mass": False}
     return {k: v for k, v in options.items() if v != defaults[k]}
 
 

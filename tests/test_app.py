@@ -775,3 +775,38 @@ def test_a_role_choice_that_cannot_work_is_named_before_opening(_env):
     at.button(key="open_path").click().run()
     assert not errors(at), errors(at)
     assert session_of(at).dataset.feature_names == ["stars", "id"]
+
+
+def test_harmonic_session_from_the_sidebar_labels_a_point():
+    at = start()
+    at.selectbox(key="pick_model").set_value("harmonic").run()
+    at.number_input(key="pick_graph_k").set_value(8).run()
+    at.button(key="open_builtin").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s = session_of(at)
+    assert s.config.model == "harmonic" and s.config.knn == 8 and s.config.posterior == "graph"
+    panel = " ".join(md.value for md in at.markdown)
+    assert "Model: Harmonic function (kNN graph)" in panel and "Zhu et al." in panel
+    assert "width" not in {t.key.split("_")[0] for t in at.text_input}  # no width / lam inputs
+    _, q0 = point_tag(at)
+    class_button(at, 1).click().run()
+    assert not at.exception and not errors(at), errors(at)
+    assert s.learner.labels == {q0: s.classes[1]}
+    assert labeled_count(at) == 1
+
+
+@pytest.mark.parametrize("tab", ["Progress", "Confidence", "Export"])
+def test_lgc_session_from_labeler_model_renders_the_tabs_and_risk_colours(monkeypatch, tab):
+    monkeypatch.setenv("LABELER_MODEL", '{"model": "lgc", "alpha": 0.9}')  # labeler app --model lgc --alpha 0.9
+    at = start()
+    s = session_of(at)
+    assert s.config.model == "lgc" and s.config.alpha == 0.9 and s.config.strategy == "margin"
+    assert at.selectbox(key="pick_model").value == "lgc"  # the form starts from --model
+    for k in range(5):
+        class_button(at, k % 2).click().run()
+    assert s.n_labeled == 5
+    at.button_group(key="color_mode").set_value("expected_risk").run()  # LGC has none: NaN, no error
+    at.session_state["lower_tab"] = tab
+    at.run()
+    assert not at.exception, at.exception
+    assert not errors(at), errors(at)

@@ -9,9 +9,9 @@
 
 from .ard import check_widths, scaled_sq_distances, width_contraction
 from .factors import LANDMARK_METHODS, eigen_factor, nystrom_factor
-from .graph import TRANSFORMS, knn_graph, laplacian, laplacian_eigenpairs, neighbour_graph, spectral_factor
+from .graph import TRANSFORMS, knn_graph, knn_neighbours, laplacian, laplacian_eigenpairs, neighbour_graph, spectral_factor
 from .kernel import KERNELS, Kernel, median_distance
 
 __all__ = ["Kernel", "KERNELS", "median_distance", "eigen_factor", "nystrom_factor", "LANDMARK_METHODS",
-           "knn_graph", "neighbour_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS",
+           "knn_graph", "knn_neighbours", "neighbour_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS",
            "check_widths", "scaled_sq_distances", "width_contraction"]

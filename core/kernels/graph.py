@@ -21,7 +21,7 @@ from scipy.sparse.linalg import eigsh
 
 from ..validation import check_features
 
-__all__ = ["knn_graph", "neighbour_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS"]
+__all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS"]
 
 TRANSFORMS = ("diffusion", "gaussian_field")
 EXACT_KNN_MAX = 50_000  # up to this many points the neighbours are exact (scikit-learn)
@@ -49,6 +49,24 @@ def _neighbours(X: np.ndarray, k: int, seed) -> tuple[np.ndarray, np.ndarray]:
     keep = ind != np.arange(n)[:, None]
     rows = np.argsort(~keep, axis=1, kind="stable")[:, :k]
     return np.take_along_axis(ind, rows, 1), np.take_along_axis(dist, rows, 1)
+
+
+def knn_neighbours(X, n_neighbors: int = 10, *, seed=0) -> tuple[np.ndarray, np.ndarray]:
+    """The k nearest other points of each point and their distances (what :func:`knn_graph`
+    builds on; kept by callers that store a graph compactly and rebuild it with
+    :func:`neighbour_graph`).
+
+    Returns
+    -------
+    ind : ndarray of int64, shape (n, k)
+    dist : ndarray of float64, shape (n, k)
+    """
+    X = check_features(X, min_samples=2)
+    n = X.shape[0]
+    if isinstance(n_neighbors, bool) or int(n_neighbors) != n_neighbors or not 1 <= n_neighbors < n:
+        raise ValueError(f"n_neighbors must be an integer in [1, {n - 1}]; got {n_neighbors!r}.")
+    ind, dist = _neighbours(X, int(n_neighbors), seed)
+    return np.asarray(ind, dtype=np.int64), np.asarray(dist, dtype=np.float64)
 
 
 def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma: float | None = None,

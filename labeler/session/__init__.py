@@ -4,6 +4,7 @@
 :mod:`.config`         :class:`SessionConfig`, defaults, checks of settings, creation-time resolving
 :mod:`.data`           the data set, the features the kernel sees, initial labels, 2-D layout
 :mod:`.model`          :class:`ModelSpec` and the only builder of the learner; LOO tuning
+:mod:`.graphs`         the graph models (harmonic, lgc): checks, resolving, the stored kNN graph
 :mod:`.session`        :class:`LabelingSession`: create, open, event log (commit, refresh), next query
 :mod:`.labelling`      label, skip, undo, accept predictions
 :mod:`.settings`       the setters (strategy, weighting, lam, width, new class)

@@ -63,6 +63,7 @@ from core.validation import check_positive
 from labeler.data.classnames import check_class_name
 
 from . import data
+from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
 from .model import (LANDMARKS, POSTERIORS, ModelSpec, check_memory, choose_posterior, default_rank,
                     median_distance, scoring_note)
 
@@ -82,6 +83,10 @@ __all__ = [
     "check_auto_tune",
     "resolve_model",
     "resolve_posterior",
+    "resolve_graph",
+    "check_model_settings",
+    "check_graph_strategy",
+    "MODELS",
     "DEFAULTS",
 ]
 
@@ -166,7 +171,20 @@ class SessionConfig:
     landmarks : {"uniform", "kmeans"}
         How Nystrom landmarks are chosen.
     knn : int
-        Neighbours of the spectral posterior's kNN graph.
+        Neighbours of the kNN graph (the spectral posterior's, and a graph model's).
+    model : {"rls", "harmonic", "lgc"}
+        The learner: kernel RLS (the default; sessions stored before this field reopen as
+        "rls"), or a graph model on the ``knn``-NN graph of the pool (issue 10 §2;
+        :class:`core.graph.active.GraphLearner`): the harmonic function, or local and global
+        consistency. A graph model has no kernel, width, lam, class weights or posterior:
+        giving one is refused (:func:`check_model_settings`), and they are stored as None /
+        "graph". Its "auto" strategy is Zhu et al.'s expected risk for the first 10 labels
+        then margin (harmonic, up to :data:`~labeler.session.graphs.ZHU_SESSION_MAX` points),
+        else margin (stored resolved, with why in ``auto``).
+    alpha : float
+        LGC's propagation weight in (0, 1) (default 0.99); only with model "lgc".
+    class_mass : bool
+        Class mass normalisation of a graph model's outputs (seed 003 eq. 2.7).
     """
 
     dataset: str = "moons"
@@ -188,6 +206,9 @@ class SessionConfig:
     rank: int | None = None
     landmarks: str = "uniform"
     knn: int = 10
+    model: str = "rls"
+    alpha: float = 0.99
+    class_mass: bool = False
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of the fields."""
@@ -338,6 +359,7 @@ def _check_new(config: SessionConfig | None) -> SessionConfig:
     if cfg.pca_components is not None:
         _check_count("pca_components", cfg.pca_components, 1)
     cfg.initial_labels = _check_count("initial_labels", cfg.initial_labels, 0)
+    check_model_settings(cfg)
     path = Path(str(cfg.dataset)).expanduser()
     if path.exists():
         cfg.dataset = str(path.resolve())  # reopen from any working directory
@@ -389,7 +411,10 @@ def prepare(config: SessionConfig | None) -> Prepared:
 
     # the learner must fit before anything is computed for it
     n_kernel_features = X_raw.shape[1] if cfg.pca_components is None else int(cfg.pca_components)
-    posterior_note = resolve_posterior(cfg, X_raw.shape[0], n_kernel_features)
+    if cfg.model == "rls":
+        posterior_note = resolve_posterior(cfg, X_raw.shape[0], n_kernel_features)
+    else:
+        posterior_note = resolve_graph(cfg, X_raw.shape[0], n_kernel_features, len(cfg.classes))
 
     # the roles and text settings used, resolved: reopening loads exactly this data set
     cfg.dataset_options = data.stored_options(cfg.dataset_options, dataset)
@@ -481,6 +506,8 @@ def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.nd
     cfg.standardize = bool(cfg.standardize)
     cfg.pca_components = _check_pca_components(cfg.pca_components, X_raw.shape)
     X = data.kernel_features(X_raw, cfg.standardize, cfg.pca_components, cfg.seed)
+    if getattr(cfg, "model", "rls") != "rls":  # the graph is built on X; no width or lam (resolve_graph)
+        return X, auto
     params = dict(getattr(dataset, "params", None) or {})
     # the data set's recommended values hold for its own scaling only
     use_params = (

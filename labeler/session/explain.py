@@ -105,6 +105,8 @@ def _mean_similarity(learner, X, rows: np.ndarray, unl: np.ndarray) -> np.ndarra
     with the sum taken as all rows minus the others (no copy of ``Phi[unl]``). Dense: the
     kernel in blocks of :data:`_COLUMN_BLOCK` columns, never a len(rows) x n array.
     """
+    if hasattr(learner, "mean_similarity"):  # a graph model: the mean graph weight
+        return learner.mean_similarity(rows, unl)
     post = learner.posterior
     Phi = getattr(post, "factor", None)
     if Phi is not None:

@@ -31,6 +31,7 @@ import numpy as np
 
 from core.criteria.blocks import BlockScoredExpectedRisk, SerialExecutor
 from core.criteria.subsampled import SubsampledExpectedRisk
+from core.graph.active import GRAPH_MODELS, GraphLearner
 from core.learner import ActiveRLS
 from core.kernels import Kernel
 from core.rls.tuning import AutoTuning, LooTuning, auto_tune as _auto_tune, loo_readiness, tune_lam_width
@@ -38,6 +39,7 @@ from core.rls import default_widths
 from core.validation import check_features, check_magnitude
 from labeler.memory import available_memory, format_bytes as _gib
 
+from .graphs import MODELS, ZHU_SESSION_MAX, NO_TUNING as _NO_TUNING, build_graph, graph_bytes, graph_steps, model_description
 from .lowrank import (DEFAULT_KNN, DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
                       default_rank, loo_problem as _loo_problem, scoring_note)
 
@@ -61,6 +63,12 @@ __all__ = [
     "tune",
     "auto_tune",
     "MODEL_SETTINGS",
+    "MODELS",
+    "GRAPH_MODELS",
+    "ZHU_SESSION_MAX",
+    "graph_bytes",
+    "build_graph",
+    "model_description",
     "width_grid",
     "median_distance",
 ]
@@ -151,7 +159,10 @@ def factor_bytes(n_samples: int, n_features: int, n_classes: int = 2, rank: int 
 
 def estimate_bytes(posterior: str, n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
                    rank: int | None = None, knn: int = DEFAULT_KNN) -> int:
-    """:func:`session_bytes` (dense) or :func:`factor_bytes` (nystrom, spectral)."""
+    """:func:`session_bytes` (dense), :func:`factor_bytes` (nystrom, spectral) or
+    :func:`graph_bytes` ("graph": with Zhu's inverse up to :data:`ZHU_SESSION_MAX` points)."""
+    if posterior == "graph":
+        return graph_bytes(n_samples, n_features, n_classes, knn, zhu=int(n_samples) <= ZHU_SESSION_MAX)
     if posterior == "dense":
         return session_bytes(n_samples, n_features, n_classes, n_block)
     rank = default_rank(posterior, n_samples) if rank is None else int(rank)
@@ -219,6 +230,11 @@ def check_memory(n_samples: int, n_features: int, n_classes: int = 2, n_block: i
     if avail is None or need <= MEMORY_FRACTION * avail:
         return need
     n = int(n_samples)
+    if posterior == "graph":
+        raise MemoryBudgetError(
+            f"A graph-model session on {n:,} points needs about {_gib(need)} of memory, but only "
+            f"{_gib(avail)} is available now. Choose fewer neighbours (knn), subsample the data, or free memory."
+        )
     if posterior != "dense":
         r = default_rank(posterior, n) if rank is None else int(rank)
         raise MemoryBudgetError(
@@ -263,7 +279,15 @@ class ModelSpec:
     landmarks : {"uniform", "kmeans"}
         How Nystrom landmarks are chosen.
     knn : int
-        Neighbours of the kNN graph (spectral).
+        Neighbours of the kNN graph (spectral, and the graph models).
+    model : {"rls", "harmonic", "lgc"}
+        Kernel RLS (:class:`core.learner.ActiveRLS`, the default), or a graph model on the
+        kNN graph (:class:`core.graph.active.GraphLearner`; then posterior is "graph" and
+        kernel, width, lam and weighting play no part).
+    alpha : float
+        LGC propagation weight.
+    class_mass : bool
+        Class mass normalisation of a graph model's outputs (seed 003 eq. 2.7).
     """
 
     kernel: str = "rbf"
@@ -276,6 +300,14 @@ class ModelSpec:
     rank: int | None = None
     landmarks: str = "uniform"
     knn: int = DEFAULT_KNN
+    model: str = "rls"
+    alpha: float = 0.99
+    class_mass: bool = False
+
+    @property
+    def is_graph(self) -> bool:
+        """A graph model (harmonic, lgc) rather than kernel RLS."""
+        return self.model != "rls"
 
     @classmethod
     def from_config(cls, config) -> ModelSpec:
@@ -283,6 +315,13 @@ class ModelSpec:
         "auto")."""
         posterior = getattr(config, "posterior", "dense")
         rank = getattr(config, "rank", None)
+        model = str(getattr(config, "model", None) or "rls")
+        if model != "rls":  # stored sessions of older versions have no model: rls
+            return cls(kernel=str(config.kernel), seed=int(config.seed), strategy=config.strategy,
+                       lam=float("nan"), weighting="none", posterior="graph", rank=None,
+                       knn=int(getattr(config, "knn", None) or DEFAULT_KNN), model=model,
+                       alpha=float(getattr(config, "alpha", 0.99)),
+                       class_mass=bool(getattr(config, "class_mass", False)))
         spec = cls(kernel=config.kernel, seed=int(config.seed), strategy=config.strategy, lam=float(config.lam),
                    posterior="dense" if posterior in (None, "auto") else str(posterior),
                    rank=None if rank is None else int(rank),
@@ -355,6 +394,13 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
     """
     n = X.shape[0]
     check_memory(n, X.shape[1], len(classes), n_block, posterior=spec.posterior, rank=spec.rank, knn=spec.knn)
+    if spec.is_graph:
+        W, built = build_graph(spec, X, parts, progress)
+        if parts is not None:
+            parts.clear()
+            parts.update(built)
+        return GraphLearner(W, list(classes), spec.model, alpha=spec.alpha, class_mass=spec.class_mass,
+                            random_state=spec.seed, zhu_max_points=ZHU_SESSION_MAX)
     if spec.posterior == "dense":
         return ActiveRLS.from_features(
             X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),
@@ -376,6 +422,8 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
 
 def _steps(old: ModelSpec, new: ModelSpec, learner: ActiveRLS) -> list:
     """The learner updates that take ``old`` to ``new``, each with its inverse."""
+    if new.is_graph or old.is_graph:  # nothing to change: the RLS settings are refused
+        return graph_steps(old, new)
     if new.kernel != old.kernel:
         raise ValueError(
             f"The kernel of a session cannot change ({old.kernel!r} -> {new.kernel!r}); create a "
@@ -502,6 +550,8 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
     ValueError
         Too few labels (the rule of :func:`core.rls.tuning.loo_readiness`; nothing is tuned).
     """
+    if spec.is_graph:
+        raise ValueError(_NO_TUNING.format(model=spec.model))
     labels = learner.labels
     reason = loo_readiness(list(labels.values()))
     if reason:
@@ -537,6 +587,8 @@ def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width:
     ValueError
         Too few labels (:func:`core.rls.tuning.loo_readiness`).
     """
+    if spec.is_graph:
+        raise ValueError(_NO_TUNING.format(model=spec.model))
     labels = learner.labels
     idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
     X_L, kernel, width_ok = _loo_problem(spec, learner, X, idx)

@@ -291,7 +291,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         recs = list(self._log.labels.values())
         spec = self._spec
         parts = dict(self._factor_parts) if spec.posterior != "dense" else None
-        executor = process_executor() if spec.posterior != "dense" else None
+        executor = process_executor() if spec.posterior not in ("dense", "graph") else None
         learner = model.build_learner(spec, self.X, self._log.classes, n_block=len(recs), parts=parts,
                                       progress=progress, executor=executor)
         if parts is not None and not self._factor_parts:

@@ -34,7 +34,7 @@ from core.criteria.risk import predicted_class_indices
 from core.rls.tuning import loo_readiness, retune_due
 
 from . import model
-from .config import check_auto_tune, check_setting
+from .config import check_auto_tune, check_graph_strategy, check_setting
 from .stopping import StoppingMonitor
 from ..store import StoreWriteError
 
@@ -70,6 +70,40 @@ class SessionSettings:
 
         self._commit(build)
 
+    # ---- graph models ----------------------------------------------------------------------
+    @property
+    def model_name(self) -> str:
+        """The session's model: "rls", "harmonic" or "lgc" (stored; older sessions: "rls")."""
+        return getattr(self._config, "model", None) or "rls"
+
+    def _refuse_for_graph(self, what: str):
+        """A graph model has no kernel, width, lam or class weights: say so, store nothing."""
+        if self.model_name != "rls":
+            raise ValueError(f"{what} does not apply to the {self.model_name} model: it predicts from the "
+                             f"{self._config.knn}-NN graph of the pool alone (no kernel, lam or class weights). "
+                             "Create a new session with model 'rls' to use it.")
+
+    def model_summary(self) -> dict:
+        """Which model answers and why (the sidebar's learner panel).
+
+        Returns
+        -------
+        dict
+            ``model`` ("rls", "harmonic", "lgc"), ``description`` (the model and its query rule
+            in words), ``why`` (how it was chosen: the session's creation, and the notes of its
+            "auto" settings), ``settings`` (the names of the settings the app offers for it).
+        """
+        spec = self._spec
+        why = [f"chosen when the session was made (model {self.model_name!r}"
+               + ("; the default" if self.model_name == "rls" else "") + ")"]
+        notes = self.auto_settings or {}
+        for key in ("strategy", "posterior"):
+            if notes.get(key):
+                why.append(f"{key}: {notes[key]}")
+        offered = ("strategy",) if spec.is_graph else ("strategy", "weighting", "width", "lam")
+        return {"model": self.model_name, "description": model.model_description(spec, self.n_samples),
+                "why": "; ".join(why), "settings": offered}
+
     # ---- automatic tuning ------------------------------------------------------------------
     @property
     def auto_tune(self) -> dict:
@@ -89,6 +123,8 @@ class SessionSettings:
         LOO error over the width grid at the lam in use (``"width"``: an
         :class:`core.rls.tuning.AutoTuning` of the width, None without an RBF kernel) and over
         the lam grid at the width in use (``"lam"``). Raises ValueError with too few labels."""
+        self._refuse_for_graph("LOO tuning of width and lam")
+
         def compute():
             rbf = self._config.kernel == "rbf"
             width = model.auto_tune(self._spec, self.learner, self.X, tune_width=True, tune_lam=False,
@@ -160,8 +196,10 @@ class SessionSettings:
 
     # ---- setters ---------------------------------------------------------------------------
     def set_strategy(self, name: str):
-        """Change the query strategy (persisted)."""
-        self._set("strategy", check_setting("strategy", name, self._config.kernel, self._log.classes))
+        """Change the query strategy (persisted). A graph model refuses "arls" (and "auto")
+        where it has no expected-risk rule (:func:`.config.check_graph_strategy`)."""
+        name = check_setting("strategy", name, self._config.kernel, self._log.classes)
+        self._set("strategy", check_graph_strategy(self.model_name, name, self.n_samples))
 
     def set_weighting(self, weighting):
         """Change the class weighting: "none", "balanced" or {class: weight} (persisted).
@@ -169,8 +207,9 @@ class SessionSettings:
         Raises
         ------
         ValueError
-            An unknown weighting, or weights the learner rejects (nothing stored).
+            An unknown weighting, or weights the learner rejects (nothing stored); a graph model.
         """
+        self._refuse_for_graph("Class weighting")
         self._set("weighting", check_setting("weighting", weighting, self._config.kernel, self._log.classes))
 
     def set_lam(self, value):
@@ -183,6 +222,7 @@ class SessionSettings:
             Not a number > 0; too few labels for "auto" (nothing stored); a value the
             learner rejects (e.g. ``K_LL + Lambda_L`` not positive definite): nothing stored.
         """
+        self._refuse_for_graph("λ (lam)")
         if isinstance(value, str) and value == "auto":
             self._tuning()  # too few labels: raises before anything is stored
             self._set_auto("lam", True)
@@ -203,6 +243,7 @@ class SessionSettings:
             Not an RBF session; a width out of range; too few labels for "auto"; a width the
             learner rejects: nothing is stored.
         """
+        self._refuse_for_graph("The kernel width")
         kernel = self._config.kernel
         if isinstance(value, str) and value == "auto":
             check_setting("width", 1.0, kernel, self._log.classes)  # an rbf session?

@@ -155,8 +155,8 @@ class SessionViews:
             bool), ``note`` (the last re-tune's words, or why it was not applied), ``start``
             (how the starting values were chosen, e.g. {"width": "median pairwise distance"}).
         """
-        width = self._config.width
-        return {"width": None if width is None else float(width), "lam": float(self._config.lam),
+        width, lam = self._config.width, self._config.lam
+        return {"width": None if width is None else float(width), "lam": None if lam is None else float(lam),
                 "auto": dict(self.auto_tune), "note": self.tuning_note, "start": self.auto_settings}
 
     def _loo_correct(self) -> np.ndarray:

@@ -60,6 +60,8 @@ def tuning_caption(status: dict) -> str:
     """The width and lam in use, and whether each is re-tuned automatically, in words (from
     ``session.tuning_status()``)."""
     auto = status.get("auto") or {}
+    if status.get("lam") is None:  # a graph model: nothing to tune
+        return "No kernel width or λ: a graph model has none."
     parts = []
     if status.get("width") is not None:
         parts.append(f"width **{status['width']:.4g}**" + (" (auto)" if auto.get("width") else " (fixed)"))
@@ -118,8 +120,8 @@ def render_progress(session) -> None:
         try:
             with st.spinner("Computing the LOO curves…"):
                 curves = loo_arrays(session.loo_curve())
-        except ValueError as exc:
-            st.caption(f"Not available yet: {md_text(exc)}")
+        except ValueError as exc:  # too few labels, or a graph model (nothing to tune)
+            st.caption(f"Not available{'' if 'does not apply' in str(exc) else ' yet'}: {md_text(exc)}")
             return
         auto = curves["auto"]
         if curves["width"] is not None:

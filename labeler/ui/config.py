@@ -53,7 +53,7 @@ class AppConfig:
     data_dir: Path = field(default_factory=Path.cwd)
     max_file_mb: float = DEFAULT_MAX_FILE_MB
     token: str | None = field(default=None, repr=False)
-    model: dict = field(default_factory=dict)  # LABELER_MODEL: posterior, rank, landmarks, knn
+    model: dict = field(default_factory=dict)  # LABELER_MODEL: posterior, rank, landmarks, knn, model, alpha, class_mass
 
     @classmethod
     def from_env(cls, environ=None) -> "AppConfig":
@@ -98,8 +98,9 @@ class AppConfig:
 
 
 def _model_options(text: str) -> dict:
-    """``LABELER_MODEL`` (JSON set by ``labeler app --posterior ...``): the posterior settings of
-    the app's first new session; only the keys posterior, rank, landmarks, knn are kept."""
+    """``LABELER_MODEL`` (JSON set by ``labeler app --posterior ... --model ...``): the model and
+    posterior settings of the app's first new session (and the sidebar's default model); only the
+    keys posterior, rank, landmarks, knn, model, alpha, class_mass are kept."""
     try:
         value = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
@@ -107,4 +108,5 @@ def _model_options(text: str) -> dict:
                          "'{\"posterior\": \"nystrom\"}'.") from None
     if not isinstance(value, dict):
         raise ValueError("LABELER_MODEL must be a JSON object such as '{\"posterior\": \"nystrom\"}'.")
-    return {k: v for k, v in value.items() if k in ("posterior", "rank", "landmarks", "knn")}
+    return {k: v for k, v in value.items()
+            if k in ("posterior", "rank", "landmarks", "knn", "model", "alpha", "class_mass")}

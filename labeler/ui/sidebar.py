@@ -5,13 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from core.learner import WEIGHTINGS
-from core.strategies import STRATEGIES
 from labeler.ui import actions, state
 from labeler.ui.columns import is_table_path, picked_options, render_columns_box
 from labeler.ui.class_panel import render_class_manager
 from labeler.ui.charts import tuning_caption
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
+from labeler.ui.model_choice import DEFAULT_ALPHA, MODEL_LABELS, model_label, picked_model_settings, strategies_for
 from labeler.ui.registry import REGISTRY
 from labeler.ui.text import md_text
 
@@ -62,7 +62,36 @@ def _picked_settings() -> dict:
         "layout": st.session_state.get("pick_layout") or "auto",
         "pca_components": pca if pca > 0 else None,
         "initial_labels": int(st.session_state.get("pick_initial") or 0),
+        **picked_model_settings(dict(st.session_state), _default_model()),
     }
+
+
+def _default_model() -> str:
+    """The model ``labeler app --model`` gave (the form's first choice)."""
+    return str(state.app_config().model.get("model") or "rls")
+
+
+def _model_form() -> None:
+    """The new session's model: kernel RLS or a graph model, and the graph's settings."""
+    models = list(MODEL_LABELS)
+    default = _default_model()
+    st.selectbox("Model", models, format_func=model_label, key="pick_model",
+                 index=models.index(default) if default in models else 0,
+                 help="Kernel RLS: exact incremental ARLS on an RBF kernel (the default). Harmonic "
+                      "function / LGC: predictions spread over the kNN graph of the pool, refitted on "
+                      "every label (they have no kernel width, λ or class weights).")
+    model = st.session_state.get("pick_model") or default
+    if model != "rls":
+        cols = st.columns(2)
+        cols[0].number_input("Graph neighbours k", min_value=1, max_value=1000, step=1, key="pick_graph_k",
+                             value=int(state.app_config().model.get("knn") or 10),
+                             help="Each point is joined to its k nearest neighbours (symmetrised).")
+        if model == "lgc":
+            cols[1].number_input("α (propagation)", min_value=0.01, max_value=0.999, step=0.01,
+                                 value=DEFAULT_ALPHA, key="pick_alpha",
+                                 help="LGC's weight of the neighbours against the labels, in (0, 1).")
+        st.checkbox("Class mass normalisation", key="pick_class_mass",
+                    help="Rescale each class's outputs to the labelled class proportions (seed 003 eq. 2.7).")
 
 
 def _layout_choices() -> dict:
@@ -142,7 +171,8 @@ def _data_picker() -> None:
                                   "(the label column, or an image folder's subfolder names), "
                                   "one of each class first, drawn with the session's seed. One "
                                   "undo step; exported with source 'initial'. Needs labelled data.")
-        st.caption("The 2-D map, PCA and starting labels apply to the session the buttons above open.")
+        _model_form()
+        st.caption("The 2-D map, PCA, starting labels and model apply to the session the buttons above open.")
 
 
 # ------------------------------------------------------------------------------------------
@@ -244,11 +274,22 @@ def _settings(session) -> None:
         return f"{value:.4g}" if isinstance(value, float) else str(value)
 
     with st.expander("Learner", icon=":material/tune:", expanded=True):
+        summary = session.model_summary() if hasattr(session, "model_summary") else None
+        if summary is not None:
+            with st.container(key="model_panel"):
+                st.markdown(f"**Model: {md_text(model_label(summary['model']))}.** {md_text(summary['description'])}")
+                st.caption(f"Why: {md_text(summary['why'])}.")
+        model = summary["model"] if summary is not None else "rls"
+        offered = strategies_for(model, getattr(session, "n_samples", 0))
         strategy = current("strategy", "arls")
-        st.radio("Query strategy", STRATEGIES, format_func=strategy_label,
-                 index=STRATEGIES.index(strategy) if strategy in STRATEGIES else 0,
+        st.radio("Query strategy", offered, format_func=strategy_label,
+                 index=offered.index(strategy) if strategy in offered else 0,
                  key=f"strategy_{session.id}", on_change=actions.set_setting,
                  args=("set_strategy", f"strategy_{session.id}"))
+        if model != "rls":
+            st.caption("Kernel width, λ and class weights do not apply to a graph model (it has none); "
+                       "LOO tuning neither. Create an RLS session to use them.")
+            return
         weighting = current("weighting", "balanced")
         # a dict of class weights is none of the named weightings: no option is selected
         named = isinstance(weighting, str) and weighting in WEIGHTINGS

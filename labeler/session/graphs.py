@@ -1,0 +1,216 @@
+"""The graph models of a session (issue 10 §2): what does not apply to them is refused, their
+creation-time resolving, the kNN graph kept in the store, and the words that name them.
+
+A session's model is kernel RLS (``"rls"``, :class:`core.learner.ActiveRLS`) or a graph model
+(``"harmonic"``, ``"lgc"``: :class:`core.graph.active.GraphLearner` on the ``knn``-NN graph of
+the pool). Used by :mod:`labeler.session.config` (the checks, :func:`resolve_graph`) and
+:mod:`labeler.session.model` (which re-exports the rest, and alone builds the learner).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from core.graph.active import GRAPH_MODELS
+from core.strategies import STRATEGIES
+
+__all__ = ["MODELS", "ZHU_SESSION_MAX", "NO_TUNING", "check_model_settings", "check_graph_strategy", "resolve_graph", "graph_bytes",
+           "build_graph", "graph_steps", "model_description"]
+
+#: Models of a session: kernel RLS (ActiveRLS, the default), or a graph model on the kNN graph
+#: of the pool (:class:`core.graph.active.GraphLearner`); their stored posterior is "graph".
+MODELS = ("rls",) + GRAPH_MODELS
+#: Largest pool on which a session runs Zhu et al.'s exact expected risk (``labeler simulate``
+#: allows 5,000: core.graph.active.ZHU_MAX_POINTS). Measured on moons, one BLAS thread, 2 cores at
+#: load 5.5: the first query (Cholesky inverse of Delta_UU + scores) 3.3 s / 7.3 s / 28 s at
+#: 2,000 / 3,000 / 5,000 points, then 1.9 s / 2.6 s / 12.7 s per label (downdate + scores).
+ZHU_SESSION_MAX = 2000
+NO_TUNING = ("LOO tuning does not apply to the {model} model: it has no width or lam to tune (the graph's "
+             "k is fixed when the session is made; create a new session with another knn).")
+_FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.model's estimates)
+
+
+def _choice(name: str, value, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"Unknown {name} {value!r}; choose one of {', '.join(choices)}.")
+    return value
+
+
+def _count(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def check_model_settings(cfg) -> None:
+    """Refuse settings that do not apply to the chosen model (before anything is loaded).
+
+    A graph model (harmonic, lgc) has no kernel, width, lam, class weights, posterior, rank or
+    landmarks; each given one is named with the fix. ``alpha`` applies to lgc only and
+    ``class_mass`` to the graph models only.
+
+    Raises
+    ------
+    ValueError
+        Naming the setting and what to do.
+    """
+    _choice("model", cfg.model, MODELS)
+    if not isinstance(cfg.class_mass, (bool, np.bool_)):
+        raise ValueError(f"class_mass must be True or False; got {cfg.class_mass!r}.")
+    if cfg.model == "rls":
+        if cfg.class_mass:
+            raise ValueError("class_mass (class mass normalisation) applies to the graph models only; "
+                             "choose model 'harmonic' or 'lgc', or drop it.")
+        if cfg.alpha != 0.99:
+            raise ValueError("alpha applies to model 'lgc' only; choose model 'lgc', or drop it.")
+        return
+    fix = f"drop it: the {cfg.model} model works on the kNN graph of the pool (its only setting is knn" + \
+          (", alpha" if cfg.model == "lgc" else "") + "), or choose model 'rls'."
+    given = [(name, shown) for name, bad, shown in (
+        ("kernel", cfg.kernel != "rbf", f"kernel {cfg.kernel!r}"),
+        ("width", cfg.width != "auto", f"width {cfg.width!r}"),
+        ("lam", cfg.lam != "auto", f"lam {cfg.lam!r}"),
+        ("posterior", cfg.posterior not in ("auto", "graph"), f"posterior {cfg.posterior!r} (--posterior)"),
+        ("rank", cfg.rank is not None, f"rank {cfg.rank!r} (--rank)"),
+        ("landmarks", cfg.landmarks != "uniform", f"landmarks {cfg.landmarks!r} (--landmarks)"),
+        ("weighting", isinstance(cfg.weighting, dict), "class weights"),
+        ("auto_tune", bool(cfg.auto_tune) and any(dict(cfg.auto_tune).values()), "auto_tune"),
+    ) if bad]
+    if given:
+        raise ValueError(f"{given[0][1]} does not apply to model {cfg.model!r}; {fix}")
+    if cfg.model == "harmonic" and cfg.alpha != 0.99:
+        raise ValueError("alpha applies to model 'lgc' only; drop it, or choose model 'lgc'.")
+    if cfg.model == "lgc" and not (isinstance(cfg.alpha, numbers.Real) and not isinstance(cfg.alpha, bool)
+                                   and 0 < float(cfg.alpha) < 1):
+        raise ValueError(f"alpha must be a number in (0, 1) for LGC (seed 000 uses 0.01 to 0.99); got {cfg.alpha!r}.")
+    check_graph_strategy(cfg.model, cfg.strategy if cfg.strategy != "auto" else "auto", None)
+
+
+def check_graph_strategy(model: str, strategy: str, n_samples: int | None) -> str:
+    """The strategy a graph model can run: "arls" is Zhu et al.'s exact rule (harmonic, at most
+      :data:`ZHU_SESSION_MAX` points); LGC has no expected-risk rule.
+
+    Raises
+    ------
+    ValueError
+        "arls" (or "auto", which starts with it) where the model has no such rule.
+    """
+    _choice("strategy", strategy, STRATEGIES)
+    if strategy not in ("arls", "auto") or model == "rls":
+        return strategy
+    if model == "lgc" and strategy == "arls":
+        raise ValueError("LGC has no expected-risk rule; choose the strategy margin or random (auto means margin "
+                         "for LGC), or model 'harmonic' for Zhu et al.'s expected risk.")
+    if model == "lgc" and n_samples is not None:
+        raise ValueError("LGC has no expected-risk rule, so 'auto' (expected risk, then margin) does not apply; "
+                         "choose margin or random.")
+    if model == "harmonic" and n_samples is not None and int(n_samples) > ZHU_SESSION_MAX:
+        raise ValueError(f"Zhu et al.'s exact expected risk keeps a dense u x u inverse (O(u^3) once, O(u^2) per "
+                         f"label) and is limited to {ZHU_SESSION_MAX:,} points in a session; this pool has "
+                         f"{int(n_samples):,}. Choose margin or random, "
+                         "or model 'rls' with posterior 'spectral' (expected risk on a graph kernel).")
+    return strategy
+
+
+def resolve_graph(cfg, n_samples: int, n_features: int, n_classes: int = 2, available: int | None = None) -> dict:
+    """Check and resolve a graph model's settings in place (the counterpart of
+    :func:`resolve_posterior`): knn below the pool size, the strategy ("auto" -> margin
+    where Zhu's rule does not run, said in the returned notes), the memory; the RLS settings
+    stored as None / "graph" / "none" (they play no part).
+
+    Raises
+    ------
+    ValueError
+        knn out of range, "arls" where it does not run, or it does not fit in memory.
+    """
+    n = int(n_samples)
+    cfg.knn = _count("knn", cfg.knn, 1)
+    if not cfg.knn < n:
+        raise ValueError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
+    notes = {}
+    if cfg.strategy == "auto" and (cfg.model == "lgc" or n > ZHU_SESSION_MAX):
+        cfg.strategy = "margin"
+        notes["strategy"] = ("margin: LGC has no expected-risk rule" if cfg.model == "lgc" else
+                             f"margin: Zhu et al.'s exact expected risk is limited to {ZHU_SESSION_MAX:,} points "
+                             "(a dense inverse: seconds per label beyond)")
+    check_graph_strategy(cfg.model, cfg.strategy, n)
+    from .model import check_memory  # the model factory imports this module
+
+    check_memory(n, n_features, n_classes, cfg.initial_labels, available=available, posterior="graph", knn=cfg.knn)
+    cfg.posterior, cfg.rank, cfg.kernel = "graph", None, "graph"
+    cfg.width = cfg.lam = None
+    cfg.weighting = "none"
+    cfg.auto_tune = {"width": False, "lam": False}
+    cfg.alpha = float(cfg.alpha)
+    cfg.class_mass = bool(cfg.class_mass)
+    return notes
+
+
+def graph_bytes(n_samples: int, n_features: int, n_classes: int = 2, knn: int = 10,
+                zhu: bool = False) -> int:
+    """Estimated peak memory of a graph-model session, in bytes: the kNN search and the
+    symmetrised graph (about ``200 n k``), per point the features, ``F``, its CG work vectors
+    and the outputs (``8 (d + 12 T + 32)``), plus Zhu's dense inverse and its Cholesky factor
+    (``3 x 8 n^2``) when the exact expected-risk rule runs, plus a fixed 32 MiB."""
+    n, T = int(n_samples), max(2, int(n_classes))
+    need = 200 * n * int(knn) + n * 8 * (int(n_features) + 12 * T + 32) + _FIXED_BYTES
+    return need + (24 * n * n if zhu else 0)
+
+
+def build_graph(spec: ModelSpec, X: np.ndarray, parts: dict | None = None, progress=None):
+    """The kNN graph of a graph model and the parts that rebuild it.
+
+    The neighbours ``(n, k)`` and their distances are kept (``8 n k`` bytes each: 16 MB at 10^5
+    points, k = 10); the symmetrised weights are rebuilt from them in a fraction of a second
+    (:func:`core.kernels.neighbour_graph`), so a reopened session does not search again.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+    parts : dict
+        ``{"neighbours": ind, "distances": dist}``: what to store.
+    """
+    from core.kernels import knn_neighbours, neighbour_graph
+
+    n = X.shape[0]
+    parts = dict(parts or {})
+    ind, dist = parts.get("neighbours"), parts.get("distances")
+    k = int(spec.knn)
+    if ind is None or dist is None or ind.shape != (n, k) or dist.shape != (n, k):
+        say = progress or (lambda message, fraction: None)
+        say(f"kNN graph of {n:,} points (k = {k})", 0.0)
+        ind, dist = knn_neighbours(X, k, seed=int(spec.seed))
+        say("kNN graph ready", 1.0)
+    return neighbour_graph(ind, dist), {"neighbours": np.asarray(ind, dtype=np.int64),
+                                        "distances": np.asarray(dist, dtype=np.float64)}
+
+
+def model_description(spec: ModelSpec, n_samples: int) -> str:
+    """The model that answers, in words (the sidebar's learner panel)."""
+    if not spec.is_graph:
+        post = {"dense": "exact dense posterior", "nystrom": f"Nystrom posterior of rank {spec.rank}",
+                "spectral": f"spectral graph kernel of rank {spec.rank} on a {spec.knn}-NN graph"}
+        return (f"Active RLS (kernel {spec.kernel}, {post.get(spec.posterior, spec.posterior)}): exact "
+                "incremental updates of the kernel model.")
+    what = ("harmonic function (Laplace learning, seed 001)" if spec.model == "harmonic"
+            else f"local and global consistency (LGC, seed 000, alpha {spec.alpha:g})")
+    text = (f"{what[0].upper()}{what[1:]} on the {spec.knn}-NN graph of the pool, refitted on every change of "
+            "the labels (CG)")
+    if spec.class_mass:
+        text += ", with class mass normalisation"
+    rule = {"auto": "Zhu et al.'s exact expected risk for the first 10 labels, then margin",
+            "arls": "Zhu et al.'s exact expected risk", "margin": "margin", "random": "random"}
+    return text + f". Queries: {rule.get(spec.strategy, spec.strategy)}."
+
+
+def graph_steps(old, new) -> list:
+    """A graph model's settings changes (:func:`labeler.session.model.apply`): none; a change of
+    weighting, lam or width raises ValueError naming the model."""
+    changed = [name for name in ("weighting", "lam", "width") if getattr(new, name) != getattr(old, name)
+               and not (name == "lam" and np.isnan(new.lam) and np.isnan(old.lam))]
+    if changed:
+        raise ValueError(f"{changed[0]} does not apply to the {old.model} model (a graph model has no kernel, "
+                         "lam or class weights); create an rls session to use it.")
+    return []

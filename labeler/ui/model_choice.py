@@ -1,0 +1,67 @@
+"""The model of a new session and what the learner panel offers for it (plain functions: the
+sidebar (:mod:`labeler.ui.sidebar`) draws them, the tests call them without Streamlit).
+
+Issue 10 §2: a session's model is kernel RLS (``"rls"``, the default) or a graph model
+(``"harmonic"``, ``"lgc"``) on the kNN graph of the pool, chosen when the session is made (the
+sidebar's "Open data" form, ``labeler app --model``). A graph model has no kernel width, lam,
+class weights or posterior, so the learner panel offers only the strategies it can run.
+"""
+
+from __future__ import annotations
+
+from core.strategies import STRATEGIES
+from labeler.session.model import MODELS, ZHU_SESSION_MAX
+
+__all__ = ["MODEL_LABELS", "model_label", "picked_model_settings", "strategies_for", "DEFAULT_ALPHA"]
+
+MODEL_LABELS = {
+    "rls": "Kernel RLS (ARLS)",
+    "harmonic": "Harmonic function (kNN graph)",
+    "lgc": "LGC: local and global consistency (kNN graph)",
+}
+DEFAULT_ALPHA = 0.99
+
+
+def model_label(name) -> str:
+    """How the app names a model of :data:`labeler.session.model.MODELS`."""
+    return MODEL_LABELS.get(name, str(name))
+
+
+def picked_model_settings(values: dict, default_model: str = "rls") -> dict:
+    """The :class:`~labeler.session.SessionConfig` fields of the new-session form's model choice.
+
+    Parameters
+    ----------
+    values : dict
+        The form's values: ``pick_model``, ``pick_graph_k``, ``pick_alpha``, ``pick_class_mass``
+        (missing ones take their defaults).
+    default_model : str
+        The model when the form has none yet (``labeler app --model``).
+
+    Returns
+    -------
+    dict
+        ``{}`` for rls (the posterior settings of ``labeler app`` stay as they are); for a graph
+        model ``model``, ``knn``, ``class_mass`` and, for lgc, ``alpha``.
+    """
+    model = values.get("pick_model") or default_model
+    if model not in MODELS:
+        raise ValueError(f"Unknown model {model!r}; choose one of {', '.join(MODELS)}.")
+    if model == "rls":
+        return {}
+    out = {"model": model, "knn": int(values.get("pick_graph_k") or 10),
+           "class_mass": bool(values.get("pick_class_mass", False))}
+    if model == "lgc":
+        out["alpha"] = float(values.get("pick_alpha") or DEFAULT_ALPHA)
+    return out
+
+
+def strategies_for(model: str, n_samples: int) -> tuple:
+    """The strategies the learner panel offers for ``model`` on ``n_samples`` points: every one
+    for rls; for harmonic "auto" and "arls" (Zhu et al.'s rule) up to
+    :data:`~labeler.session.graphs.ZHU_SESSION_MAX` points; for lgc margin and random."""
+    if model == "rls":
+        return tuple(STRATEGIES)
+    if model == "harmonic" and int(n_samples) <= ZHU_SESSION_MAX:
+        return tuple(STRATEGIES)
+    return tuple(s for s in STRATEGIES if s in ("margin", "random"))
