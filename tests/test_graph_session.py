@@ -12,7 +12,7 @@ from core.graph.active import GraphLearner
 from core.kernels import knn_graph
 from labeler.session import LabelingSession, SessionConfig
 from labeler.session.config import check_model_settings
-from labeler.ui.model_choice import picked_model_settings, strategies_for
+from labeler.ui.model_choice import picked_model_settings, same_model_settings, strategies_for
 
 N = 120
 
@@ -253,6 +253,18 @@ def test_form_and_cli_options():
     assert "arls" in strategies_for("harmonic", 100) and "arls" not in strategies_for("harmonic", 10**6)
     with pytest.raises(ValueError, match="posterior 'spectral'"):
         check_model_settings(SessionConfig(model="lgc", posterior="spectral"))
+
+
+def test_new_session_on_this_data_keeps_the_open_sessions_model():
+    lgc = SessionConfig(model="lgc", knn=7, alpha=0.9, class_mass=True)
+    assert same_model_settings(lgc, {"posterior": "nystrom"}) == \
+        {"model": "lgc", "knn": 7, "class_mass": True, "alpha": 0.9}
+    assert same_model_settings(SessionConfig(model="harmonic", knn=5), {}) == \
+        {"model": "harmonic", "knn": 5, "class_mass": False}
+    # an rls session: the app's own options (labeler app --posterior ...), no graph model
+    assert same_model_settings(SessionConfig(), {"posterior": "nystrom", "model": "harmonic", "alpha": 0.5}) == \
+        {"posterior": "nystrom"}
+    assert same_model_settings(None, None) == {}
 
 
 def test_cli_refuses_a_graph_model_with_a_posterior(capsys):

@@ -12,7 +12,8 @@ from __future__ import annotations
 from core.strategies import STRATEGIES
 from labeler.session.model import MODELS, ZHU_SESSION_MAX
 
-__all__ = ["MODEL_LABELS", "model_label", "picked_model_settings", "strategies_for", "DEFAULT_ALPHA"]
+__all__ = ["MODEL_LABELS", "model_label", "picked_model_settings", "same_model_settings", "strategies_for",
+           "DEFAULT_ALPHA"]
 
 MODEL_LABELS = {
     "rls": "Kernel RLS (ARLS)",
@@ -53,6 +54,33 @@ def picked_model_settings(values: dict, default_model: str = "rls") -> dict:
            "class_mass": bool(values.get("pick_class_mass", False))}
     if model == "lgc":
         out["alpha"] = float(values.get("pick_alpha") or DEFAULT_ALPHA)
+    return out
+
+
+def same_model_settings(config, app_model: dict | None = None) -> dict:
+    """The model settings of "New session on this data": the model of the session open now.
+
+    Parameters
+    ----------
+    config : SessionConfig or None
+        The open session's (resolved) configuration.
+    app_model : dict, optional
+        ``labeler app``'s model options (``LABELER_MODEL``), the settings a new session starts
+        with at start-up.
+
+    Returns
+    -------
+    dict
+        For a graph model its ``model``, ``knn``, ``class_mass`` and (lgc) ``alpha``, so a
+        harmonic session's new session is a harmonic session again; for rls ``app_model``
+        without its graph-model fields (an rls session's new session is an rls session).
+    """
+    model = getattr(config, "model", "rls") or "rls"
+    if model == "rls":
+        return {k: v for k, v in dict(app_model or {}).items() if k not in ("model", "alpha", "class_mass")}
+    out = {"model": model, "knn": int(config.knn), "class_mass": bool(getattr(config, "class_mass", False))}
+    if model == "lgc":
+        out["alpha"] = float(config.alpha)
     return out
 
 

@@ -11,7 +11,8 @@ from labeler.ui.class_panel import render_class_manager
 from labeler.ui.charts import tuning_caption
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
-from labeler.ui.model_choice import DEFAULT_ALPHA, MODEL_LABELS, model_label, picked_model_settings, strategies_for
+from labeler.ui.model_choice import (DEFAULT_ALPHA, MODEL_LABELS, model_label, picked_model_settings,
+                                    same_model_settings, strategies_for)
 from labeler.ui.registry import REGISTRY
 from labeler.ui.text import md_text
 
@@ -204,7 +205,9 @@ def _delete() -> None:
 def _new_same_data(session) -> None:
     ds = getattr(session.config, "dataset", None) if hasattr(session, "config") else None
     opts = getattr(session.config, "dataset_options", {}) if hasattr(session, "config") else {}
-    state.new_session(ds or state.app_config().data, opts)
+    cfg = state.app_config()
+    state.new_session(ds or cfg.data, opts,
+                      **same_model_settings(getattr(session, "config", None), getattr(cfg, "model", None)))
 
 
 def _saved_sessions(session, lock=None) -> None:
