@@ -25,7 +25,7 @@ from labeler.ui.access import require_token
 from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
-from labeler.ui.figures import COLOR_MODES, class_color, scatter_figure
+from labeler.ui.figures import class_color, scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.map_density import uses_density
 from labeler.ui.point_panel import render_point_panel
@@ -74,7 +74,8 @@ with lock:
     if getattr(session, "read_only", False):
         st.warning(md_text(f"The store {session.store_path} is read-only: this session can be "
                            "viewed, not changed. Copy the store to a writable folder to label."))
-    state.seed_color_mode()  # from the URL (a reload), before the view that depends on it
+    modes = state.color_modes(session)  # no "expected risk" where the model has no such rule
+    state.seed_color_mode(modes)  # from the URL (a reload), before the view that depends on it
     with st.spinner("Choosing the next query…"):
         view = build_view(session, color_mode=st.session_state["color_mode"])
     state.sync_selection(view.n_samples, view.version)
@@ -106,7 +107,7 @@ with lock:
         else:
             render_point_panel(session, view)
     with left:
-        mode = st.segmented_control("Colour by", list(COLOR_MODES), format_func=COLOR_MODES.get,
+        mode = st.segmented_control("Colour by", list(modes), format_func=modes.get,
                                     key="color_mode", required=True, label_visibility="collapsed")
         state.keep_color_mode_in_url(mode)
         pred = view.predictions

@@ -796,7 +796,7 @@ def test_harmonic_session_from_the_sidebar_labels_a_point():
 
 
 @pytest.mark.parametrize("tab", ["Progress", "Confidence", "Export"])
-def test_lgc_session_from_labeler_model_renders_the_tabs_and_risk_colours(monkeypatch, tab):
+def test_lgc_session_from_labeler_model_renders_the_tabs_and_colours(monkeypatch, tab):
     monkeypatch.setenv("LABELER_MODEL", '{"model": "lgc", "alpha": 0.9}')  # labeler app --model lgc --alpha 0.9
     at = start()
     s = session_of(at)
@@ -805,8 +805,18 @@ def test_lgc_session_from_labeler_model_renders_the_tabs_and_risk_colours(monkey
     for k in range(5):
         class_button(at, k % 2).click().run()
     assert s.n_labeled == 5
-    at.button_group(key="color_mode").set_value("expected_risk").run()  # LGC has none: NaN, no error
+    # LGC has no expected-risk rule: the map does not offer the colouring (it would be blank)
+    assert "expected risk" not in at.button_group(key="color_mode").options  # labels: "current label", ...
+    at.button_group(key="color_mode").set_value("confidence").run()
     at.session_state["lower_tab"] = tab
     at.run()
     assert not at.exception, at.exception
     assert not errors(at), errors(at)
+
+
+def test_a_link_to_the_risk_colouring_opens_an_lgc_session_coloured_by_label(monkeypatch):
+    monkeypatch.setenv("LABELER_MODEL", '{"model": "lgc"}')
+    at = start(color_mode="expected_risk")
+    assert at.button_group(key="color_mode").value == "label"
+    assert "expected risk" not in at.button_group(key="color_mode").options  # labels: "current label", ...
+    assert not errors(at)

@@ -226,7 +226,19 @@ def show_similar(index: int) -> None:
     st.session_state["lower_tab"] = "More like this"
 
 
-def seed_color_mode() -> None:
+def color_modes(session) -> dict:
+    """The map's colour modes for ``session`` (key -> label): every mode of ``COLOR_MODES``
+    but "expected_risk" when the learner has no expected-risk rule (LGC; a harmonic session
+    above the size of Zhu et al.'s exact rule), whose map would be blank."""
+    from labeler.ui.figures import COLOR_MODES
+
+    learner = getattr(session, "learner", None)
+    if getattr(learner, "has_expected_risk", True):
+        return dict(COLOR_MODES)
+    return {k: v for k, v in COLOR_MODES.items() if k != "expected_risk"}
+
+
+def seed_color_mode(modes: dict | None = None) -> None:
     """Start the map's colour mode from the URL's ``color_mode`` (a key of ``COLOR_MODES`` or,
     from older links, its label), else "label"; once set, the widget owns it.
 
@@ -234,14 +246,21 @@ def seed_color_mode() -> None:
     not by the widget's own ``bind="query-params"``: with that binding, a click made while a
     run was still going (e.g. right after "Label these N") changed the map but the finishing
     run wrote the old URL back, so a reload lost the mode.
+
+    ``modes`` (default ``COLOR_MODES``) are the modes this session offers
+    (:func:`color_modes`); a mode it does not offer falls back to "label".
     """
-    if "color_mode" in st.session_state:
-        return
     from labeler.ui.figures import COLOR_MODES
 
+    modes = COLOR_MODES if modes is None else modes
+    if "color_mode" in st.session_state:
+        if st.session_state["color_mode"] not in modes:  # e.g. another session's mode
+            st.session_state["color_mode"] = "label"
+        return
     wanted = st.query_params.get("color_mode", "label")
     by_label = {text: key for key, text in COLOR_MODES.items()}
-    st.session_state["color_mode"] = wanted if wanted in COLOR_MODES else by_label.get(wanted, "label")
+    wanted = wanted if wanted in COLOR_MODES else by_label.get(wanted, "label")
+    st.session_state["color_mode"] = wanted if wanted in modes else "label"
 
 
 def keep_color_mode_in_url(mode: str | None) -> None:
