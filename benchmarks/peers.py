@@ -54,7 +54,7 @@ INITIAL = 2
 LAM = 0.1
 WEIGHTING = "balanced"
 EER_MAX_POOL = 200  # MonteCarloEER refits its classifier per candidate and label: small pools only
-EER_CANDIDATES = 10
+EER_CANDIDATES = EER_CANDIDATES_DEFAULT = 10  # random candidates per sk-eer query (--eer-candidates)
 EER_BUDGET = 60  # ... and the first labels only (the table shows "-" beyond, AUC over 2..60 marked *)
 POOL = 500  # points per pool (subsampled per seed): sized for a full run of <= 40 min on 2 busy cores
 
@@ -564,7 +564,7 @@ def print_saved(paths: str, n_seeds: int) -> None:
 
 
 def main(argv=None) -> int:
-    global WEIGHTING
+    global WEIGHTING, EER_CANDIDATES
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=200)
@@ -578,6 +578,9 @@ def main(argv=None) -> int:
                         help="labels per class before auto switches to margin (core default if omitted)")
     parser.add_argument("--compare", default="auto",
                         help="comma-separated strategies paired per seed with the --against ones ('' for none)")
+    parser.add_argument("--eer-candidates", type=int, default=EER_CANDIDATES_DEFAULT,
+                        help=f"random candidates sk-eer scores per query (default {EER_CANDIDATES_DEFAULT}; 0: every "
+                             "unlabelled point)")
     parser.add_argument("--against", default="arls,margin",
                         help="comma-separated strategies the --compare ones are paired with (default arls,margin)")
     parser.add_argument("--threads", type=int, default=1,
@@ -590,6 +593,7 @@ def main(argv=None) -> int:
                         help="instead of the table: what the estimated risk sees along STRATEGY-driven runs")
     args = parser.parse_args(argv)
     WEIGHTING = args.weighting
+    EER_CANDIDATES = args.eer_candidates if args.eer_candidates > 0 else sys.maxsize
     COMPARE[:] = [c for c in args.compare.split(",") if c]
     AGAINST[:] = [c for c in args.against.split(",") if c]
     SUMMARY[:] = [True] if args.switch_summary else []

@@ -143,3 +143,19 @@ def test_runs_are_capped_at_the_requested_threads(capsys, monkeypatch):
                        "random"]) == 0
     assert seen and all(n == 1 for pools in seen for n in pools.values())
     assert "1 thread(s)" in capsys.readouterr().out
+
+
+def test_eer_candidates_option_sets_and_resets_the_candidate_count(monkeypatch):
+    import sys
+    bench = load_benchmark()
+    seen = []
+
+    def run(X, y, strategy, seed, budget):
+        seen.append(bench.EER_CANDIDATES)
+        return np.full(budget - bench.INITIAL + 1, 0.5), np.zeros(budget - bench.INITIAL)
+
+    monkeypatch.setattr(bench, "run", run)
+    common = ["--tasks", "tiny-blobs", "--seeds", "1", "--budget", "12", "--strategies", "random"]
+    assert bench.main(common + ["--eer-candidates", "0"]) == 0
+    assert bench.main(common) == 0  # a later run without the option is back at the default
+    assert seen == [sys.maxsize, bench.EER_CANDIDATES_DEFAULT]
