@@ -28,7 +28,7 @@ seeds, the labels needed to reach random's final accuracy (mean curve; ``>B`` wh
 and the median time per query in milliseconds (the pick only, not the evaluation model).
 
 Usage: python benchmarks/peers.py [--seeds 5] [--budget 200] [--tasks a,b] [--strategies a,b]
-       [--save curves.npz] [--quick]
+       [--save curves.npz] [--compare auto --against arls,margin] [--threads 1] [--quick]
 ``--quick``: our strategies on one tiny task, 1 seed, 30 labels (the CI smoke test).
 """
 
@@ -54,7 +54,7 @@ INITIAL = 2
 LAM = 0.1
 WEIGHTING = "balanced"
 EER_MAX_POOL = 200  # MonteCarloEER refits its classifier per candidate and label: small pools only
-EER_CANDIDATES = 10
+EER_CANDIDATES = EER_CANDIDATES_DEFAULT = 10  # random candidates per sk-eer query (--eer-candidates)
 EER_BUDGET = 60  # ... and the first labels only (the table shows "-" beyond, AUC over 2..60 marked *)
 POOL = 500  # points per pool (subsampled per seed): sized for a full run of <= 40 min on 2 busy cores
 
@@ -281,7 +281,8 @@ PEERS = {
 }
 SUMMARY = []  # non-empty: --load prints the switch summary instead of the tables
 MIN_EFFECT = 0.5  # points: smaller paired differences are never marked (a 0.04-point gap is no finding)
-COMPARE = ["auto"]  # candidates printed against arls and margin, paired per seed (--compare)
+COMPARE = ["auto"]  # candidates printed against AGAINST, paired per seed (--compare)
+AGAINST = ["arls", "margin"]  # what the candidates are paired with (--against)
 OURS = tuple(s for s in ("auto", "arls", "margin", "random") if s in STRATEGIES)
 
 
@@ -556,14 +557,14 @@ def print_saved(paths: str, n_seeds: int) -> None:
         seeds = max(acc.shape[0] for acc, _ in per.values())
         print()
         print(format_table(task, summarise(per, budget), budget, seeds))
-        lines = [line for c in COMPARE for line in paired(per, c)]
+        lines = [line for c in COMPARE for line in paired(per, c, AGAINST)]
         if lines:
             print(paired_header())
             print("\n".join(lines))
 
 
 def main(argv=None) -> int:
-    global WEIGHTING
+    global WEIGHTING, EER_CANDIDATES
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=200)
@@ -576,7 +577,15 @@ def main(argv=None) -> int:
     parser.add_argument("--auto-min", type=int, default=None,
                         help="labels per class before auto switches to margin (core default if omitted)")
     parser.add_argument("--compare", default="auto",
-                        help="comma-separated strategies to compare with arls and margin per seed ('' for none)")
+                        help="comma-separated strategies paired per seed with the --against ones ('' for none)")
+    parser.add_argument("--eer-candidates", type=int, default=EER_CANDIDATES_DEFAULT,
+                        help=f"random candidates sk-eer scores per query (default {EER_CANDIDATES_DEFAULT}; 0: every "
+                             "unlabelled point)")
+    parser.add_argument("--against", default="arls,margin",
+                        help="comma-separated strategies the --compare ones are paired with (default arls,margin)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS/OpenMP threads (default 1: on a busy machine more threads spin and "
+                             "slow the picks, TypiClust's k-means up to 17x)")
     parser.add_argument("--switch-summary", action="store_true",
                         help="with --load: one table of the switch candidates against arls and margin")
     parser.add_argument("--load", default=None, metavar="NPZ", help="print the tables of --save files (comma-separated)")
@@ -584,7 +593,9 @@ def main(argv=None) -> int:
                         help="instead of the table: what the estimated risk sees along STRATEGY-driven runs")
     args = parser.parse_args(argv)
     WEIGHTING = args.weighting
+    EER_CANDIDATES = args.eer_candidates if args.eer_candidates > 0 else sys.maxsize
     COMPARE[:] = [c for c in args.compare.split(",") if c]
+    AGAINST[:] = [c for c in args.against.split(",") if c]
     SUMMARY[:] = [True] if args.switch_summary else []
     if args.auto_min is not None:
         import core.criteria.auto as auto_module
@@ -621,6 +632,36 @@ def main(argv=None) -> int:
     if missing:
         print(f"# skipped (not installed): {', '.join(missing)}; `pip install -e .[peers]` adds them")
         strategies = [s for s in strategies if s not in PEERS or PEERS[s][0] not in missing]
+    with _thread_limit(args.threads):
+        return _run_tables(args, tasks, strategies, argv)
+
+
+def _load() -> str:
+    """The 1-, 5- and 15-minute load averages ("-" where the OS has none)."""
+    try:
+        return "%.1f %.1f %.1f" % os.getloadavg()
+    except (AttributeError, OSError):
+        return "-"
+
+
+def _thread_limit(n: int):
+    """Cap the BLAS and OpenMP thread pools at ``n`` for the runs (no-op without threadpoolctl).
+
+    scikit-learn's k-means (TypiClust re-clusters the pool at every query) and numpy's BLAS
+    default to one thread per core; on a machine whose cores other processes keep busy, their
+    threads wait for each other at every parallel region (measured: TypiClust's pick 0.85 s
+    with 2 threads against 0.05 s with 1 at a load average of 7 on 2 cores).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n)
+
+
+def _run_tables(args, tasks: dict, strategies: list, argv) -> int:
+    """Run every strategy on every task and print the tables (the body of :func:`main`)."""
     print(f"# python benchmarks/peers.py {' '.join(argv if argv is not None else sys.argv[1:])}".rstrip())
     print(f"# evaluation model: ActiveRLS, RBF width = median distance, lam {LAM}, weighting {WEIGHTING}; "
           f"{INITIAL} random initial labels")
@@ -649,7 +690,8 @@ def main(argv=None) -> int:
         print()
         budget = task_budget(args.budget, len(load(0)[1]))
         print(format_table(task, summarise(curves, budget), budget, args.seeds), flush=True)
-        lines = [line for c in COMPARE for line in paired(curves, c)]
+        print(f"  load average at the end: {_load()}; {args.threads} thread(s)")
+        lines = [line for c in COMPARE for line in paired(curves, c, AGAINST)]
         if lines:
             print(paired_header())
             print("\n".join(lines), flush=True)

@@ -108,3 +108,54 @@ def test_load_renames_per_file_and_orders_rows(tmp_path, capsys):
     names = [r[0] for r in rows[1:]]
     assert names == ["auto", "margin", "random", "sw-min3"]  # ours first, then the switches
     assert float(rows[1][-4]) > float(rows[4][-4])  # "auto" holds sw-n10's (higher) curve
+
+
+def test_against_pairs_the_compared_strategies_with_the_chosen_references(capsys, monkeypatch):
+    bench = load_benchmark()
+    L = 30 - bench.INITIAL + 1
+    fake = {"auto": 0.7, "margin": 0.8, "random": 0.6}
+
+    def run(X, y, strategy, seed, budget):  # constant curves: every paired difference is exact
+        return np.full(L, fake[strategy]), np.zeros(L - 1)
+
+    monkeypatch.setattr(bench, "run", run)
+    assert bench.main(["--tasks", "tiny-blobs", "--seeds", "2", "--budget", "30", "--strategies",
+                       "auto,margin,random", "--compare", "random,margin", "--against", "auto"]) == 0
+    out = capsys.readouterr().out
+    pairs = {" ".join(line.split()[:3]): line for line in out.splitlines()
+             if line.startswith("  ") and " - " in line}
+    assert set(pairs) == {"random - auto", "margin - auto"}  # auto is the reference, not arls/margin
+    assert "-10.0" in pairs["random - auto"] and "*" in pairs["random - auto"]
+    assert "+10.0" in pairs["margin - auto"] and "*" not in pairs["margin - auto"]
+
+
+def test_runs_are_capped_at_the_requested_threads(capsys, monkeypatch):
+    threadpoolctl = __import__("pytest").importorskip("threadpoolctl")
+    bench = load_benchmark()
+    seen = []
+
+    def run(X, y, strategy, seed, budget):
+        seen.append({p["user_api"]: p["num_threads"] for p in threadpoolctl.threadpool_info()})
+        return np.full(budget - bench.INITIAL + 1, 0.5), np.zeros(budget - bench.INITIAL)
+
+    monkeypatch.setattr(bench, "run", run)
+    assert bench.main(["--tasks", "tiny-blobs", "--seeds", "1", "--budget", "12", "--strategies",
+                       "random"]) == 0
+    assert seen and all(n == 1 for pools in seen for n in pools.values())
+    assert "1 thread(s)" in capsys.readouterr().out
+
+
+def test_eer_candidates_option_sets_and_resets_the_candidate_count(monkeypatch):
+    import sys
+    bench = load_benchmark()
+    seen = []
+
+    def run(X, y, strategy, seed, budget):
+        seen.append(bench.EER_CANDIDATES)
+        return np.full(budget - bench.INITIAL + 1, 0.5), np.zeros(budget - bench.INITIAL)
+
+    monkeypatch.setattr(bench, "run", run)
+    common = ["--tasks", "tiny-blobs", "--seeds", "1", "--budget", "12", "--strategies", "random"]
+    assert bench.main(common + ["--eer-candidates", "0"]) == 0
+    assert bench.main(common) == 0  # a later run without the option is back at the default
+    assert seen == [sys.maxsize, bench.EER_CANDIDATES_DEFAULT]
