@@ -21,7 +21,8 @@ column, if any, gives the classes) replaces the built-in two-moons and ``--sizes
 file is made by ``benchmarks/make_large_file.py``. The table also gives the server's peak
 resident memory: the high-water mark (``VmHWM`` of ``/proc/PID/status``) of the ``labeler app``
 process, summed with those of any child processes it started (sampled every 0.5 s), and
-``--screenshots DIR`` saves the page after start-up and after the presses (PNG) to look at.
+``--screenshots DIR`` saves the page after start-up, after the presses and then coloured by
+the predicted class (PNG) to look at.
 
 Usage::
 
@@ -48,7 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
 from harness import (POINT_TAG, AppServer, browser_page, chromium_path, class_keys,  # noqa: E402
-                     focus_page, open_app, press)
+                     focus_page, open_app, press, wait_idle)
 
 TARGETS_MS = {2000: 300.0, 20000: 1000.0, 100000: 1000.0}
 
@@ -206,6 +207,11 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
                 page.wait_for_timeout(2000)
                 page.screenshot(path=str(screenshots / f"{tag}-after-{presses + 1}-labels.png"),
                                 full_page=True)
+                # the map coloured by the predictions (after the timing: it reruns the page)
+                page.locator('.st-key-color_mode button:has-text("predicted class")').first.click()
+                wait_idle(page, timeout=600_000)
+                page.wait_for_timeout(2000)
+                page.screenshot(path=str(screenshots / f"{tag}-predicted.png"), full_page=True)
             peak_gb, n_proc = memory.stop()
             return dict(n=n, presses=presses, weighting=weighting, ready_s=t_ready, map=map_kind,
                         server_s=t_server, peak_gb=peak_gb, processes=n_proc,
