@@ -39,7 +39,7 @@ from labeler.cli_graph import add_app_model_arguments, add_graph_arguments, app_
 from labeler.cli_reproduce_graph import add_reproduce_graph_parser, run_reproduce_graph
 from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
 from labeler.cli_posterior import app_executor as _app_executor, simulate_executor as _simulate_executor
-from labeler.runtime import configure_threads
+from labeler.runtime import configure_threads, limit_malloc_arenas
 
 __all__ = ["main", "build_parser", "CLIError"]
 
@@ -566,6 +566,8 @@ def _main(argv: list[str]) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     try:
+        if args.command in (None, "app"):
+            limit_malloc_arenas()  # before the data loads and Streamlit's threads: labeler.runtime
         if args.command is None:
             from labeler.serve import run_app
 

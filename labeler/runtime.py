@@ -15,15 +15,30 @@ on this project's 2-core machine:
 
 :func:`configure_threads` sets both as defaults before numpy and numba are loaded; a value the
 user put in the environment wins.
+
+Memory of the app server: Streamlit runs every rerun of the page in a new thread, and glibc's
+malloc gives threads their own arenas (up to 8 per core). The page allocates many arrays of
+10^6 numbers below glibc's mmap threshold (which grows to 32 MB after the first large frees),
+so each rerun's thread left freed memory in its own arena that the next thread could not reuse:
+at 10^6 points the server's peak grew from 4.5 GB after start-up to 5.7-5.9 GB over 11 labels.
+:func:`limit_malloc_arenas` (called by ``labeler app`` before anything starts a thread) caps
+the arenas at 2: 4.6 GB after the same labels (``benchmarks/ui_latency.py --data``).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
+import sys
 
-__all__ = ["THREAD_DEFAULTS", "configure_threads"]
+__all__ = ["THREAD_DEFAULTS", "configure_threads", "limit_malloc_arenas", "MALLOC_ARENAS"]
 
 THREAD_DEFAULTS = {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_NUM_THREADS": "1"}
+
+#: glibc malloc arenas of the app server (``mallopt(M_ARENA_MAX, ...)``).
+MALLOC_ARENAS = 2
+_M_ARENA_MAX = -8  # glibc's malloc.h
 
 
 def configure_threads() -> None:
@@ -33,3 +48,26 @@ def configure_threads() -> None:
     """
     for key, value in THREAD_DEFAULTS.items():
         os.environ.setdefault(key, value)
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap glibc's malloc arenas of this process at ``arenas`` (``mallopt(M_ARENA_MAX)``).
+
+    Call it before the process starts threads: arenas made before stay. Does nothing where
+    the C library is not glibc (macOS, musl), or when the user set ``MALLOC_ARENA_MAX`` (glibc
+    read it at start-up: theirs wins).
+
+    Returns
+    -------
+    bool
+        True when the cap was set.
+    """
+    if not sys.platform.startswith("linux") or os.environ.get("MALLOC_ARENA_MAX"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_ARENA_MAX, int(arenas)))

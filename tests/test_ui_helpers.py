@@ -178,6 +178,26 @@ def test_class_codes_against_loop():
     assert class_codes(values, classes).dtype == np.int32
 
 
+def _class_codes_by_map(values, classes):
+    """The obvious version (what class_codes did before it factorised): Series.map(dict)."""
+    code_of = {c: j for j, c in enumerate(classes)}
+    code_of.update({str(c): j for j, c in enumerate(classes)})
+    return pd.Series(values, dtype=object).map(code_of).fillna(-1).to_numpy(dtype=np.int32)
+
+
+@pytest.mark.parametrize("classes", [["a", "b", "c"], [0, 1, 2], ["0", 1, "x"], [True, "b"]])
+def test_class_codes_against_series_map(classes):
+    rng = np.random.default_rng(3)
+    pool = [*classes, *map(str, classes), None, np.nan, "zz", 7, np.int64(1), 1.0, ""]
+    values = np.empty(500, dtype=object)
+    values[:] = [pool[k] for k in rng.integers(len(pool), size=500)]
+    got = class_codes(values, classes)
+    np.testing.assert_array_equal(got, _class_codes_by_map(values, classes))
+    assert got.dtype == np.int32 and got.shape == (500,)
+    assert class_codes(np.array([], dtype=object), classes).shape == (0,)
+    assert class_codes(np.full(4, None, dtype=object), classes).tolist() == [-1] * 4
+
+
 def test_class_codes_int_classes_and_string_values():
     np.testing.assert_array_equal(class_codes(np.array([0, 1, None], dtype=object), [0, 1]), [0, 1, -1])
     np.testing.assert_array_equal(class_codes(np.array(["1", "0"], dtype=object), [0, 1]), [1, 0])
