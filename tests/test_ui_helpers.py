@@ -358,6 +358,42 @@ def test_a_button_from_an_older_point_panel_is_dropped(monkeypatch):
     assert len(calls) == 3
 
 
+def test_the_twin_of_an_applied_key_press_from_the_old_panel_says_nothing(monkeypatch):
+    """One key press heard by the old and the new panel's buttons: one label, no warning,
+    whichever rerun comes first; a press of another key or a late one still warns."""
+    from labeler.ui import actions
+
+    clock = [100.0]
+    fake_state = {"panel_rev": 7}
+    monkeypatch.setattr(actions.st, "session_state", fake_state)
+    monkeypatch.setattr(actions.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(actions, "_run", lambda action, *a: (True, None))
+    monkeypatch.setattr(actions.state, "clear_selection", lambda: None)
+
+    def warnings_queued():
+        return [t for k, t in fake_state.get("flash", []) if k == "warning"]
+
+    actions.label(5, "a", "queried", 5, 7)  # applied
+    clock[0] += 0.4
+    actions.label(3, "a", "queried", 3, 6)  # the old panel heard the same key: dropped, silent
+    assert warnings_queued() == []
+    fake_state["panel_rev"] = 8
+    clock[0] += 5.0
+    actions.label(4, "a", "queried", 4, 7)  # the old panel's twin reached the server first
+    assert len(warnings_queued()) == 1
+    clock[0] += 0.3
+    actions.label(6, "a", "queried", 6, 8)  # ... then the press itself: the warning is taken back
+    assert warnings_queued() == []
+    fake_state["panel_rev"] = 9
+    clock[0] += 0.2
+    actions.label(6, "b", "queried", 6, 8)  # another key on the old panel: a real early press
+    assert len(warnings_queued()) == 1
+    fake_state["flash"] = []
+    clock[0] += actions.TWIN_SECONDS + 1
+    actions.label(6, "a", "queried", 6, 8)  # the same key, but long after: a real repeated press
+    assert len(warnings_queued()) == 1
+
+
 # ---- text from the data made safe for the page ------------------------------------------------
 def _commonmark_unescape(text: str) -> str:
     """What CommonMark shows for backslash escapes: the punctuation character itself."""

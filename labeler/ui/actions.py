@@ -9,6 +9,8 @@ happens in the page layer.
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from labeler.ui import state
@@ -50,6 +52,36 @@ def _stale_panel(panel_rev: int | None) -> bool:
 _OLD_PAGE = ("A key press on point #{index} was not applied: it came from the page of an "
              "earlier point (a repeated or early press). Press again on the point shown now.")
 
+#: One key press heard by the buttons of two panels (the old one still on the page while the
+#: browser swaps them) reaches the server as two presses this close together.
+TWIN_SECONDS = 2.0
+
+
+def _old_panel_press(kind: str, name, index: int) -> None:
+    """A press from an old panel: dropped. Said, unless it is the twin of a press of the same
+    key just applied, i.e. one key press heard by the old panel's button too: then nothing
+    went wrong and a warning (with "press again") would only mislead (seen at 10^6 points,
+    where the swap takes long enough for both buttons to hear the key)."""
+    now = time.monotonic()
+    last = st.session_state.get("last_press")
+    if last is not None and last[0] == (kind, name) and now - last[1] <= TWIN_SECONDS:
+        return
+    text = _OLD_PAGE.format(index=int(index))
+    state.flash("warning", text)
+    st.session_state["old_panel_press"] = ((kind, name), now, text)
+
+
+def _applied_press(kind: str, name) -> None:
+    """Note an applied press; a warning queued just before for its twin from the old panel
+    (the twin's rerun came first) is taken back."""
+    now = time.monotonic()
+    st.session_state["last_press"] = ((kind, name), now)
+    pending = st.session_state.pop("old_panel_press", None)
+    if pending is not None and pending[0] == (kind, name) and now - pending[1] <= TWIN_SECONDS:
+        queued = st.session_state.get("flash", [])
+        if ("warning", pending[2]) in queued:
+            queued.remove(("warning", pending[2]))
+
 
 def _applied_or_why(do, index: int, expected_query: int | None):
     """``(True, None)`` when ``do(session)`` applied the press, ``(False, why)`` when the
@@ -68,12 +100,13 @@ def label(index: int, name, source: str, expected_query: int | None,
     """Label point ``index`` as ``name`` (source 'queried' or 'chosen'); a refused (stale)
     press is reported, never silently dropped."""
     if _stale_panel(panel_rev):
-        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        _old_panel_press("label", name, index)
         return
     done, why = _applied_or_why(
         lambda s: s.label(int(index), name, source=source, expected_query=expected_query),
         index, expected_query)
     if done:
+        _applied_press("label", name)
         state.clear_selection()
         st.session_state["last_action"] = ("label", int(index), name)
     elif done is False:
@@ -85,11 +118,12 @@ def skip(index: int, expected_query: int | None, panel_rev: int | None = None) -
     query) or a clicked point (``expected_query`` None: "not sure, skip for good"). A refused
     press is reported."""
     if _stale_panel(panel_rev):
-        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        _old_panel_press("skip", None, index)
         return
     done, why = _applied_or_why(lambda s: s.skip(int(index), expected_query=expected_query),
                                 index, expected_query)
     if done:
+        _applied_press("skip", None)
         st.session_state["last_action"] = ("skip", int(index), None)
         if expected_query is None:
             state.clear_selection()
