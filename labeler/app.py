@@ -14,9 +14,12 @@ if __package__ in (None, "") and "labeler" not in sys.modules:  # `streamlit run
 
 # Before anything imports numpy or numba (`labeler app` already did it in labeler.cli.main;
 # this covers `streamlit run labeler/app.py`): see labeler.runtime.
-from labeler.runtime import configure_threads  # noqa: E402
+from labeler.runtime import configure_threads, limit_malloc_arenas  # noqa: E402
 
 configure_threads()
+# `labeler app` caps glibc's malloc arenas before Streamlit starts; under `streamlit run` the
+# server's threads exist already, but later reruns' threads get no new arenas either
+limit_malloc_arenas()
 
 import streamlit as st  # noqa: E402
 

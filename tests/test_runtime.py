@@ -80,3 +80,18 @@ def test_labeler_app_limits_the_arenas_before_starting(monkeypatch, argv):
     monkeypatch.setattr(labeler.serve, "run_app", lambda **kw: calls.append("app"))
     assert cli._main(argv) == 0
     assert calls == ["limit", "app"]
+
+
+def test_the_page_caps_the_arenas_under_streamlit_run_too(tmp_path, monkeypatch):
+    """`streamlit run labeler/app.py` does not go through `labeler app`: the page sets the cap."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    calls = []
+    monkeypatch.setattr(runtime, "limit_malloc_arenas", lambda: calls.append("limit") or True)
+    monkeypatch.setenv("LABELER_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv("LABELER_DATA", "moons")
+    app = Path(runtime.__file__).resolve().parent / "app.py"
+    AppTest.from_file(str(app), default_timeout=120).run()
+    assert calls == ["limit"]
