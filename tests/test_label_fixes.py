@@ -445,7 +445,10 @@ def test_random_fix_sequences_match_a_direct_solve_and_reopen_equal(store, weigh
         np.testing.assert_allclose(m_of(s), oracle_m(s), rtol=0, atol=1e-9)
         if step % 10 == 9:
             with LabelingSession.open(store, s.id) as r:
-                same_state(r, s)
+                # the reopened state is a fresh replay (it equals the direct solve to rounding):
+                # it may differ from the live one by as much as the live one from the oracle
+                # above (lam re-tuned to 0.001 makes the system ill-conditioned: 6e-10 seen)
+                same_state(r, s, atol=1e-9)
                 assert r.next_query() == s.next_query()
                 pd.testing.assert_frame_equal(r.history, s.history)
                 pd.testing.assert_frame_equal(r.export_table(), s.export_table())
