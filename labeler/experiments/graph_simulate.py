@@ -37,6 +37,7 @@ from core.criteria.auto import decide
 from core.criteria.risk import predicted_class_indices
 from core.graph import (ALIGNMENT_TRANSFORMS, SPECTRAL_TRANSFORMS, HarmonicFunction, LocalGlobalConsistency,
                         ZhuActiveLearning, aligned_spectrum, harmonic_risk, parametric_spectrum, spectrum_factor)
+from core.graph.active import ZHU_MAX_POINTS  # the one limit of Zhu's exact rule
 from core.kernels import knn_graph, laplacian_eigenpairs
 from core.learner import ActiveRLS
 from core.strategies import query
@@ -52,7 +53,6 @@ GRAPH_MODELS = ("rls", "harmonic", "lgc")
 # and LGC, which has no expected-risk rule, takes margin throughout.
 GRAPH_STRATEGIES = {"rls": ("auto", "arls", "margin", "random"), "harmonic": ("auto", "arls", "margin", "random"),
                     "lgc": ("auto", "margin", "random")}
-ZHU_MAX_POINTS = 5000  # the exact rule keeps a dense u x u inverse: 200 MB at 5,000 points
 
 
 def graph_factor(W, transform: str, rank: int, labeled=None, labels=None, *, eps: float = 1e-2, s: float = 1.0,
