@@ -295,7 +295,10 @@ def _app_data_options(args) -> dict:
     classes = f"{len(dataset.classes)} classes" if dataset.y is not None else "no labels"
     print(f"labeler: {dataset.name}: {len(dataset.X):,} points, {dataset.X.shape[1]:,} features, "
           f"{classes}; starting the app", file=sys.stderr, flush=True)
-    del dataset  # the app loads it again for its session
+    from labeler.data.load import hand_over
+
+    hand_over(dataset)  # the app's first session takes it: the file is not read twice
+    del dataset
     return options
 
 

@@ -488,3 +488,69 @@ def test_app_with_a_file_that_cannot_be_loaded_exits_before_the_server(tmp_path,
     assert "Traceback" not in proc.stderr
     assert "streamlit" not in (proc.stdout + proc.stderr).lower()
     assert "URL" not in proc.stdout
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_the_app_session_takes_the_file_labeler_app_checked_instead_of_reading_it_again(
+        tmp_path, monkeypatch, suffix):
+    """`labeler app PATH` loads the file before the server starts; the first session made as
+    the app makes it (SessionConfig(dataset, data_options)) gets that data set, not a second
+    read. A later session, or a file changed in between, reads the file."""
+    import pandas as pd
+
+    import labeler.data.load as load_mod
+    import labeler.serve
+    from labeler.cli import _main
+    from labeler.session import LabelingSession, SessionConfig
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(60)], "f1": rng.normal(size=60),
+                          "f2": rng.normal(size=60), "label": rng.choice(["a", "b"], 60)})
+    path = tmp_path / f"data{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    reads = []
+    real_read = load_mod.read_table
+    monkeypatch.setattr(load_mod, "read_table", lambda *a, **k: reads.append(1) or real_read(*a, **k))
+    given = {}
+    monkeypatch.setattr(labeler.serve, "run_app", lambda **kw: given.update(kw))
+    monkeypatch.delenv("LABELER_DATA_OPTIONS", raising=False)
+    assert _main(["app", str(path), "--port", "1"]) == 0
+    checked = len(reads)  # the command's own reads (its column roles, then the data set)
+    assert checked >= 1
+
+    def new_session(name):
+        config = SessionConfig(dataset=given["data"], dataset_options=given.get("data_options", {}))
+        return LabelingSession.create(tmp_path / f"{name}.sqlite", config)
+
+    first = new_session("first")
+    assert len(reads) == checked  # handed over: not read again
+    second = new_session("second")
+    assert len(reads) == checked + 1  # one use only
+    np.testing.assert_array_equal(first.X, second.X)
+    # the file changes after the check: the session reads the new file
+    assert _main(["app", str(path), "--port", "1"]) == 0
+    again = len(reads)
+    frame.loc[0, "f1"] = 99.0
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 10**9))
+    third = new_session("third")
+    assert len(reads) == again + 1 and 99.0 in np.asarray(third.dataset.frame["f1"])
+
+
+def test_a_handed_over_data_set_waits_for_the_next_load_only(tmp_path):
+    import pandas as pd
+
+    import labeler.data.load as load_mod
+
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"f": np.arange(10.0), "g": np.arange(10.0) ** 2, "label": ["a", "b"] * 5}).to_csv(path, index=False)
+    ds = load_mod.load_dataset(str(path))
+    load_mod.hand_over(ds)
+    load_mod.load_dataset("moons")  # another load first: the kept one is let go
+    assert load_mod._HANDED_OVER is None
+    assert load_mod.load_dataset(str(path)) is not ds
+    load_mod.hand_over(ds)
+    assert load_mod.load_dataset(str(path), seed=0) is ds  # the same arguments, defaults filled in
+    assert load_mod.load_dataset(str(path)) is not ds
+    load_mod.hand_over(ds)
+    assert load_mod.load_dataset(str(path), seed=1) is not ds  # other arguments: read

@@ -12,7 +12,9 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 import os
 from pathlib import Path
 
@@ -35,7 +37,7 @@ from labeler.data.roles import TableGuess, guess_roles, summarize_columns
 from labeler.data.synthetic import load_circles, load_moons, load_moons_imbalanced, load_spheres
 from labeler.data.tables import from_frame, read_table
 
-__all__ = ["load_dataset", "read_roles", "is_table", "BUILTIN_DATASETS"]
+__all__ = ["load_dataset", "hand_over", "read_roles", "is_table", "BUILTIN_DATASETS"]
 
 BUILTIN_DATASETS = {
     "moons": "Two moons (scikit-learn make_moons, noise 0.1), 1000 points, balanced; validation 1000.",
@@ -54,6 +56,71 @@ BUILTIN_DATASETS = {
 }
 
 
+_HANDED_OVER: tuple | None = None  # (key, dataset): see hand_over
+
+
+def _file_key(signature: inspect.Signature, source, kwargs: dict) -> tuple | None:
+    """What identifies one load of a FILE: its resolved path, size and modification time, and
+    every argument with the defaults filled in (so ``seed=0`` given or not is one key). None
+    for built-ins, folders and arguments that do not bind."""
+    try:
+        path = Path(os.fspath(source))
+        if not path.is_file():
+            return None
+        st = path.stat()
+        bound = signature.bind(source, **kwargs)
+    except (OSError, TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    args = dict(bound.arguments)
+    args.pop("source", None)
+    args.update(args.pop("options", {}) or {})
+    try:
+        canon = json.dumps(args, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return None
+    return str(path.resolve()), st.st_size, st.st_mtime_ns, canon
+
+
+def hand_over(dataset) -> None:
+    """Keep ``dataset`` for the next :func:`load_dataset` of the same, unchanged file with the
+    same arguments, which then returns it instead of reading the file again (once).
+
+    ``labeler app PATH`` loads the file before the server starts, to stop with the reason
+    when it cannot be loaded; the app's first session then takes that data set: at 10^6 rows
+    a second read cost 30-70 s and about 2 GB. A file changed in between (size or
+    modification time), other arguments, or a built-in name or folder: read as usual, and the
+    kept data set is let go (it waits for the next load only, so it never stays in memory).
+    """
+    global _HANDED_OVER
+    key = getattr(dataset, "_load_key", None)
+    _HANDED_OVER = None if key is None else (key, dataset)
+
+
+def _taken_over(load):
+    """``load_dataset`` with :func:`hand_over`'s one-slot hand-over of a file's data set."""
+    signature = inspect.signature(load)
+
+    @functools.wraps(load)
+    def wrapper(source, **kwargs):
+        global _HANDED_OVER
+        key = _file_key(signature, source, kwargs)
+        handed, _HANDED_OVER = _HANDED_OVER, None  # kept for the next load only, hit or miss
+        if key is not None and handed is not None and handed[0] == key:
+            return handed[1]
+        del handed  # not this one: free it before reading
+        dataset = load(source, **kwargs)
+        if key is not None:
+            try:
+                dataset._load_key = key
+            except AttributeError:  # a data set type without attributes: never handed over
+                pass
+        return dataset
+
+    return wrapper
+
+
+@_taken_over
 def load_dataset(
     source,
     *,
