@@ -298,7 +298,6 @@ def _app_data_options(args) -> dict:
     from labeler.data.load import hand_over
 
     hand_over(dataset)  # the app's first session takes it: the file is not read twice
-    del dataset
     return options
 
 
