@@ -262,3 +262,29 @@ def plot_point_position(page, index: int) -> tuple[float, float]:
         index,
     )
     return float(pos[0]), float(pos[1])
+
+
+def click_point(page, index: int, tries: int = 3, timeout=20_000):
+    """Click pool point ``index`` on the map until the point panel shows it.
+
+    Each click waits for the rerun to end (the map drawn for the current state). A click that
+    still lands while plotly redraws the map is lost (seen once in CI on a busy machine), and a
+    user then clicks again: so does this, after checking that the last click did not arrive
+    late (a second click on a selected point would deselect it).
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    shows = ("(i) => { const t = document.querySelector('.point-tag');"
+             " return t && t.dataset.point === String(i); }")
+    for attempt in range(tries):
+        wait_idle(page)
+        if page.evaluate(shows, index):
+            return
+        x, y = plot_point_position(page, index)
+        page.mouse.click(x, y)
+        try:
+            page.wait_for_function(shows, arg=index, timeout=timeout)
+            return
+        except PlaywrightTimeoutError:
+            if attempt == tries - 1:
+                raise

@@ -14,8 +14,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from harness import (
     class_keys,
+    click_point,
     open_app,
-    plot_point_position,
     press,
     shown,
     wait_labeled,
@@ -34,14 +34,6 @@ def wait_text(page, selector: str, text: str, timeout=60_000):
         """([sel, text]) => { const el = document.querySelector(sel);
                               return !!el && el.innerText.includes(text); }""",
         arg=[selector, text], timeout=timeout)
-
-
-def click_point(page, index: int):
-    x, y = plot_point_position(page, index)
-    page.mouse.click(x, y)
-    page.wait_for_function(
-        "(i) => { const t = document.querySelector('.point-tag');"
-        " return t && t.dataset.point === String(i); }", arg=index)
 
 
 def test_relabel_an_old_point_rename_a_class_and_reload(app_server, page, tmp_path):

@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
 import pytest
-from harness import REPO, AppServer, class_keys, open_app, plot_point_position, press, shown, wait_labeled, wait_query_changed
+from harness import (REPO, AppServer, class_keys, click_point, open_app, press, shown, wait_labeled,
+                     wait_query_changed)
 
 pytestmark = pytest.mark.e2e
 
@@ -25,14 +26,6 @@ def wait_text(page, selector: str, text: str, timeout=120_000):
         """([sel, text]) => { const el = document.querySelector(sel);
                               return !!el && el.innerText.includes(text); }""",
         arg=[selector, text], timeout=timeout)
-
-
-def click_point(page, index: int):
-    x, y = plot_point_position(page, index)
-    page.mouse.click(x, y)
-    page.wait_for_function(
-        "(i) => { const t = document.querySelector('.point-tag');"
-        " return t && t.dataset.point === String(i); }", arg=index, timeout=120_000)
 
 
 def test_open_a_text_csv_fix_a_label_rename_a_class_reload_and_export(tmp_path, page):
@@ -79,7 +72,7 @@ def test_open_a_text_csv_fix_a_label_rename_a_class_reload_and_export(tmp_path, 
         # ---- change the oldest label -----------------------------------------------------------
         old = next(iter(given))
         new_label = next(c for c in sorted(keys) if c != given[old])
-        click_point(page, old)
+        click_point(page, old, timeout=60_000)
         page.get_by_role("button", name=f"Change to {new_label}").click()
         wait_text(page, '[data-testid="stAlert"]', "is now labelled")
         given[old] = new_label
