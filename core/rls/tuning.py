@@ -41,7 +41,7 @@ measured on the built-in sets (``benchmarks/autotune.py`` times it; README "Auto
   those it breaks gives p < ``width_alpha`` = :data:`WIDTH_ALPHA` (0.3). Keeping the width in
   use on a tie or a near-tie stops it from jumping between neighbouring grid values from one
   label to the next: with only the strict rule it moved 11 times in 40 labels on two-moons,
-  24 times in 60 on MAGIC and 26 times in 45 on 20,000 moons, each jump an O(n^2 |L|) rebuild
+  24 times in 60 on MAGIC and 23 times in 45 on 20,000 moons, each jump an O(n^2 |L|) rebuild
   of the learner (6 s at n = 20,000). The loose test still moves it as soon as the labels show
   the default is wrong (on two-moons the median width is too smooth: 93.6 % at 40 labels):
   accuracy at 15 / 25 / 40 labels over 10 seeds of moons 98.7 / 99.9 / 100.0 % (strict rule
