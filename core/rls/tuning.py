@@ -46,7 +46,7 @@ measured on the built-in sets (``benchmarks/autotune.py`` times it; README "Auto
   the default is wrong (on two-moons the median width is too smooth: 93.6 % at 40 labels):
   accuracy at 15 / 25 / 40 labels over 10 seeds of moons 98.7 / 99.9 / 100.0 % (strict rule
   98.9 / 99.9 / 100.0), 4 seeds of MAGIC 75.2 / 77.2 / 79.4 % (72.6 / 74.9 / 77.1), digits
-  level, with 3.6, 8.3 and 2.5 moves instead of 10.8, 23.8 and 8.0
+  level, with 3.6, 8.2 and 2.5 moves instead of 10.8, 23.8 and 8.0
   (``python benchmarks/width_rule.py``; 20,000 moons: ``--data moons --n 20000 --seeds 1
   --labels 45``).
 * Then lam, at the chosen width, over :func:`lam_grid` (0.001 to 10 times the kernel's mean
