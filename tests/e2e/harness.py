@@ -288,3 +288,15 @@ def click_point(page, index: int, tries: int = 3, timeout=20_000):
         except PlaywrightTimeoutError:
             if attempt == tries - 1:
                 raise
+
+
+def download_export_csv(page, path, timeout=60_000):
+    """Open the Export tab, download the labelled set as CSV (the browser's own download) to
+    ``path`` and return ``path``."""
+    page.get_by_role("tab", name="Export").click()
+    button = page.locator(".st-key-download_csv button").first
+    button.wait_for(timeout=timeout)
+    with page.expect_download(timeout=timeout) as download:
+        button.click()
+    download.value.save_as(path)
+    return path

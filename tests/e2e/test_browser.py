@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from harness import (
     class_keys,
+    download_export_csv,
     labeled_count,
     open_app,
     plot_point_position,
@@ -133,14 +134,7 @@ def test_keyboard_labels_click_undo_reload_export(app_server, page, tmp_path):
     assert _net_labels_in_sqlite(app_server.store, session_id) == n_given
 
     # ---- export: download the CSV and check it ------------------------------------------------
-    page.get_by_role("tab", name="Export").click()
-    button = page.locator(".st-key-download_csv button").first
-    button.wait_for()
-    with page.expect_download(timeout=60_000) as download:
-        button.click()
-    path = tmp_path / "labels.csv"
-    download.value.save_as(path)
-    table = pd.read_csv(path)
+    table = pd.read_csv(download_export_csv(page, tmp_path / "labels.csv"))
     assert len(table) == n_given
     ids = reopened.dataset.ids
     want = {str(ids[i]): name for i, name in given.items()}

@@ -15,7 +15,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
 import pytest
-from harness import class_keys, labeled_count, open_app, plot_point_position, press, wait_labeled
+from harness import (class_keys, download_export_csv, labeled_count, open_app, plot_point_position, press,
+                     wait_labeled)
 
 pytestmark = pytest.mark.e2e
 
@@ -157,14 +158,7 @@ def test_lasso_box_more_like_this_batch_reload_and_export(app_server, page, tmp_
     shot(page, tmp_path, "bulk-reload.png")
 
     # ---- export: every label, each with its source ---------------------------------------------
-    page.get_by_role("tab", name="Export").click()
-    button = page.locator(".st-key-download_csv button").first
-    button.wait_for()
-    with page.expect_download(timeout=60_000) as download:
-        button.click()
-    path = tmp_path / "labels.csv"
-    download.value.save_as(path)
-    table = pd.read_csv(path)
+    table = pd.read_csv(download_export_csv(page, tmp_path / "labels.csv"))
     with LabelingSession.open(app_server.store, session_id) as s:
         ids = [str(i) for i in s.dataset.ids]
         assert len(table) == n_now == s.n_labeled

@@ -11,7 +11,8 @@ from urllib.parse import parse_qs, urlparse
 import numpy as np
 import pandas as pd
 import pytest
-from harness import AppServer, class_keys, labeled_count, open_app, press, shown, wait_labeled, wait_query_changed
+from harness import (AppServer, class_keys, download_export_csv, labeled_count, open_app, press, shown, wait_labeled,
+                     wait_query_changed)
 
 pytestmark = pytest.mark.e2e
 
@@ -50,14 +51,7 @@ def test_harmonic_session_labels_undo_reload_export(tmp_path, page):
                                                    list(given.values()), classes=reopened.classes)
         np.testing.assert_allclose(learner.raw_values, ref.decision_values_, atol=1e-8)
 
-        page.get_by_role("tab", name="Export").click()
-        button = page.locator(".st-key-download_csv button").first
-        button.wait_for()
-        with page.expect_download(timeout=60_000) as download:
-            button.click()
-        path = tmp_path / "labels.csv"
-        download.value.save_as(path)
-        table = pd.read_csv(path)
+        table = pd.read_csv(download_export_csv(page, tmp_path / "labels.csv"))
         ids = reopened.dataset.ids
         assert dict(zip(table["id"].astype(str), table["label"].astype(str))) == \
             {str(ids[i]): name for i, name in given.items()}

@@ -13,8 +13,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
 import pytest
-from harness import (REPO, AppServer, class_keys, click_point, open_app, press, shown, wait_labeled,
-                     wait_query_changed)
+from harness import (REPO, AppServer, class_keys, click_point, download_export_csv, open_app, press, shown,
+                     wait_labeled, wait_query_changed)
 
 pytestmark = pytest.mark.e2e
 
@@ -98,13 +98,7 @@ def test_open_a_text_csv_fix_a_label_rename_a_class_reload_and_export(tmp_path, 
         page.screenshot(path=str(SHOTS / "text_job.png"), full_page=True)
 
         # ---- export: the browser's download holds every change ---------------------------------
-        page.get_by_role("tab", name="Export").click()
-        button = page.locator(".st-key-download_csv button").first
-        button.wait_for(timeout=120_000)
-        with page.expect_download(timeout=120_000) as download:
-            button.click()
-        path = tmp_path / "labels.csv"
-        download.value.save_as(path)
+        path = download_export_csv(page, tmp_path / "labels.csv", timeout=120_000)
 
     table = pd.read_csv(path)
     want = {frame["id"][i]: lab for i, lab in expect.items()}
