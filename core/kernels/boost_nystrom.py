@@ -103,32 +103,6 @@ class EnsembleNystrom:
                                                                 progress=say, warn=False))
         return np.ascontiguousarray(np.hstack(parts))
 
-    def features(self, X, kernel: Kernel, *, rtol: float = 1e-10) -> np.ndarray:
-        """Factor rows of the points ``X`` (same columns as :meth:`factor` of the pool)."""
-        X = np.asarray(X, dtype=np.float64)
-        out = []
-        for j in range(self.n_groups):
-            if self.weights[j] > 0:
-                Z = self.group(j)
-                out.append(np.sqrt(self.weights[j]) * (kernel(X, Z) @ nystrom_transform(kernel, Z, rtol, warn=False)))
-        return np.hstack(out)
-
-    def to_arrays(self) -> dict:
-        """Plain arrays to store (no pickle): see :meth:`from_arrays`."""
-        return {"landmarks": self.landmarks, "landmark_groups": self.groups.astype(np.int64),
-                "landmark_weights": self.weights, "landmark_errors": self.errors,
-                "landmark_indices": self.indices.astype(np.int64),
-                "landmark_validation": self.validation.astype(np.int64)}
-
-    @classmethod
-    def from_arrays(cls, arrays: dict) -> "EnsembleNystrom":
-        return cls(np.ascontiguousarray(arrays["landmarks"], dtype=np.float64),
-                   np.asarray(arrays["landmark_groups"], dtype=np.int64),
-                   np.asarray(arrays["landmark_weights"], dtype=np.float64),
-                   np.asarray(arrays["landmark_errors"], dtype=np.float64),
-                   np.asarray(arrays["landmark_indices"], dtype=np.int64),
-                   np.asarray(arrays.get("landmark_validation", np.zeros(0)), dtype=np.int64))
-
 
 def _check_sizes(n: int, m: int, p: int, d: int, n_validation: int):
     for name, v in (("m", m), ("p", p), ("d", d), ("n_validation", n_validation)):
@@ -221,7 +195,7 @@ def boost_nystrom_groups(X, kernel: Kernel, m: int, p: int, *, d: int | None = N
     prob[V] = 0.0
     R = np.sort(rng.choice(n, min(n, int(n_rows)), replace=False))
     K_RV = kernel(X[R], X[V])
-    chosen, chosen_errors = [], []
+    chosen = []
     for t in range(1, p + 1):
         k = m * (p - t + 1)  # step 3: m (p - t + 1) columns from P_t, without replacement
         live = np.flatnonzero(prob > 0)

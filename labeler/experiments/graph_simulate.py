@@ -161,7 +161,6 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
             raise ValueError(f"rank = {rank} eigenpairs needs more than {n} points; pass a rank of at most "
                              f"{n - 1} (--graph-rank).")
     classes = list(dataset.classes)
-    index = {c: t for t, c in enumerate(classes)}
     rng = np.random.default_rng(seed)
     init_idx = rng.choice(n, size=initial, replace=False) if initial else np.zeros(0, dtype=np.int64)
 

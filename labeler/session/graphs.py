@@ -10,11 +10,15 @@ the pool). Used by :mod:`labeler.session.config` (the checks, :func:`resolve_gra
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.graph.active import GRAPH_MODELS
 from core.strategies import STRATEGIES
+
+if TYPE_CHECKING:  # annotations only: .model imports this module
+    from .model import ModelSpec
 
 __all__ = ["MODELS", "ZHU_SESSION_MAX", "NO_TUNING", "check_model_settings", "check_graph_strategy", "resolve_graph", "graph_bytes",
            "build_graph", "graph_steps", "model_description"]
