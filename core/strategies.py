@@ -19,6 +19,7 @@ import numpy as np
 
 from .criteria import CRITERIA, get_criterion
 from .criteria.auto import AutoDecision, decide
+from .learner.base import EXPECTED_RISK
 
 __all__ = ["STRATEGIES", "scores", "query", "auto_decision", "resolve"]
 
@@ -43,20 +44,32 @@ def resolve(learner, strategy: str) -> str:
 def scores(learner, strategy: str = "arls") -> np.ndarray:
     """Score of every pool point under ``strategy`` (lower is queried first).
 
+    Every strategy is one call of ``learner.score(criterion, candidates)``; "arls" is the
+    learner's own :attr:`~core.learner.base.Learner.risk_criterion` (exact or subsampled
+    expected risk of RLS, Zhu et al.'s rule of a harmonic model), whose whole-pool scores the
+    learner keeps until its state changes.
+
     Parameters
     ----------
-    learner : core.learner.ActiveRLS
+    learner : core.learner.base.Learner
     strategy : {"auto", "arls", "margin", "random"}
 
     Returns
     -------
     s : ndarray of shape (n_samples,)
         ``+inf`` for labelled points.
+
+    Raises
+    ------
+    ValueError
+        "arls" on a learner without expected-risk scoring (the message names the fix).
     """
     strategy = resolve(learner, strategy)
-    criterion = get_criterion(strategy)
     if strategy == "arls":
-        return learner.expected_risk()  # cached until the state changes
+        learner.require(EXPECTED_RISK, "the expected-risk strategy 'arls'")
+        criterion = learner.risk_criterion
+    else:
+        criterion = get_criterion(strategy)
     s = np.full(learner.n_samples, np.inf)
     unl = learner.unlabeled_indices
     s[unl] = learner.score(criterion, unl)

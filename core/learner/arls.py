@@ -347,12 +347,7 @@ class ActiveRLS(LearnerState):
         Equivalent to calling :meth:`add` for each pair, but with one O(n^2 k) BLAS update,
         which is much faster under ``"balanced"`` weighting (e.g. to restore a session).
         """
-        idx = self._book.check_many(indices, labeled=False)
-        labels = list(labels)
-        if len(labels) != len(idx):
-            raise ValueError(f"got {len(idx)} indices but {len(labels)} labels; give one label per index.")
-        for lab in labels:
-            self._book.class_of(lab)
+        idx, labels = self._book.check_new_labels(indices, labels)
         if not idx:
             return self
         saved = self._save()

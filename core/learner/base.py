@@ -262,6 +262,16 @@ class LabelBook:
             raise ValueError("indices contain a point twice; give each point once.")
         return idx
 
+    def check_new_labels(self, indices, labels) -> tuple[list, list]:
+        """Distinct unlabelled ``indices`` and one class label each, as two lists."""
+        idx = self.check_many(indices, labeled=False)
+        labels = list(labels)
+        if len(labels) != len(idx):
+            raise ValueError(f"got {len(idx)} indices but {len(labels)} labels; give one label per index.")
+        for label in labels:
+            self.class_of(label)
+        return idx, labels
+
     def check_new_class(self, name) -> None:
         _check_hashable(name)
         if name in self.index:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..criteria import Criterion, ExpectedRisk, ScoringState
 from ..criteria.risk import class_probabilities, estimated_risk, target_codes
-from .base import EXPECTED_RISK, KERNEL, LAM, LOO, POSTERIOR_VARIANCE, SIMILARITY, WEIGHTING, LearnerBase
+from .base import EXPECTED_RISK, KERNEL, LAM, LOO, POSTERIOR_VARIANCE, WEIGHTING, LearnerBase
 
 __all__ = ["LearnerState"]
 
@@ -25,8 +25,10 @@ class LearnerState(LearnerBase):
 
     @property
     def capabilities(self) -> frozenset:
-        """Every capability but a kernel to change when there are no features to evaluate it on."""
-        caps = {EXPECTED_RISK, LOO, LAM, WEIGHTING, POSTERIOR_VARIANCE, SIMILARITY}
+        """Expected risk, LOO, lam, class weights, the posterior variance, and a kernel to change
+        when there are features to evaluate it on (the similarity of explanations is the
+        caller's kernel on its features: no :data:`~core.learner.base.SIMILARITY`)."""
+        caps = {EXPECTED_RISK, LOO, LAM, WEIGHTING, POSTERIOR_VARIANCE}
         if getattr(self._post, "features", None) is not None:
             caps.add(KERNEL)
         return frozenset(caps)
