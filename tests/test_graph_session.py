@@ -95,7 +95,7 @@ def test_graph_learner_refuses_the_rls_settings():
     W = sp.csr_matrix(np.ones((3, 3)) - np.eye(3))
     g = GraphLearner(W, ["a", "b"], "harmonic")
     for params in ({"lam": 0.1}, {"weighting": "none"}, {"kernel": None}):
-        with pytest.raises(ValueError, match="does not apply to this model: the harmonic model"):
+        with pytest.raises(ValueError, match="does not apply to the harmonic model"):
             g.set_params(**params)
 
 

@@ -64,7 +64,7 @@ from scipy.sparse.linalg import splu
 
 from ..criteria.base import ScoringState
 from ..criteria.harmonic_risk import ZHU_EPS, GraphField, HarmonicExpectedRisk
-from ..learner.base import EXPECTED_RISK, LOO, SIMILARITY, LabelBook, LearnerBase
+from ..learner.base import EXPECTED_RISK, LAM, LOO, SIMILARITY, LabelBook, LearnerBase
 from ._checks import check_graph
 from .harmonic import class_mass_normalize, solve_spd
 from .zhu import harmonic_risk
@@ -171,7 +171,7 @@ class GraphLearner(LearnerBase):
         """
         rls = [name for name in params if name in ("lam", "kernel", "weighting", "width")]
         if rls:
-            raise ValueError(f"{rls[0]} does not apply to this model: {self._refusal(rls[0])}")
+            raise ValueError(f"{rls[0]} does not apply to {self._refusal(LAM)}")
         unknown = sorted(set(params) - set(_PARAMS))
         if unknown:
             raise ValueError(f"unknown parameter(s) {unknown}; set_params takes {', '.join(_PARAMS)}.")
@@ -203,14 +203,14 @@ class GraphLearner(LearnerBase):
 
     def _refusal(self, capability: str) -> str:
         if capability == EXPECTED_RISK and self._model == "lgc":
-            return ("LGC has no expected-risk rule; choose the strategy margin or random, or the harmonic model "
+            return ("the lgc model: LGC has no expected-risk rule; choose the strategy margin or random, or the harmonic model "
                     "for Zhu et al.'s expected risk.")
         if capability == EXPECTED_RISK:
-            return (f"Zhu et al.'s exact expected risk keeps a dense u x u inverse and is limited to "
+            return (f"the harmonic model on this pool: Zhu et al.'s exact expected risk keeps a dense u x u inverse and is limited to "
                     f"{self.zhu_max_points:,} points; this pool has {self.n_samples:,}. Choose margin or random, "
                     "or kernel RLS on a spectral graph kernel (expected risk on a low-rank factor).")
-        return (f"the {self._model} model predicts from the graph alone (no kernel, lam, class weights or "
-                "posterior variance); use kernel RLS (ActiveRLS, a session with model 'rls') for it.")
+        return (f"the {self._model} model: it predicts from the graph alone (no kernel, lam, class weights or "
+                "posterior variance); use kernel RLS for it (ActiveRLS: create a session with model 'rls').")
 
     # ------------------------------------------------------------------ read access
     @property

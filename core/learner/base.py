@@ -325,7 +325,7 @@ class LearnerBase:
     A subclass sets ``_book``, ``capabilities`` and ``rng``, and provides
     :attr:`decision_values`, :meth:`scoring_state`, :meth:`_scoring_posterior` (what its
     criteria read: an RLS posterior store, a graph field), :attr:`risk_criterion` and
-    :meth:`_refusal` (the fix to name for a capability it lacks).
+    :meth:`_refusal` (the model, why, and the fix to name for a capability it lacks).
     """
 
     capabilities: frozenset = frozenset()
@@ -382,10 +382,11 @@ class LearnerBase:
         if capability not in CAPABILITIES:
             raise ValueError(f"unknown capability {capability!r}; capabilities are {', '.join(CAPABILITIES)}.")
         if capability not in self.capabilities:
-            raise ValueError(f"{what or capability} does not apply to this model: {self._refusal(capability)}")
+            raise ValueError(f"{what or capability} does not apply to {self._refusal(capability)}")
 
     def _refusal(self, capability: str) -> str:  # pragma: no cover - each learner words its own
-        return "use a model that offers it."
+        """The rest of the refusal's sentence: "<the model>: <why>; <the fix>"."""
+        return "this model; use a model that offers it."
 
     # ------------------------------------------------------------------ outputs
     def predict(self) -> np.ndarray:

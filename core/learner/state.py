@@ -35,10 +35,11 @@ class LearnerState(LearnerBase):
 
     def _refusal(self, capability: str) -> str:
         if capability == KERNEL:
-            return ("this learner was built from a precomputed kernel matrix or a factor "
-                    "(from_kernel / from_factor), so it has no features to evaluate a new kernel on; "
-                    "build a new learner, e.g. ActiveRLS.from_kernel(K_new).")
-        return "every ActiveRLS offers it."
+            return ("this learner: it was built from a precomputed kernel matrix or a factor (from_kernel / "
+                    "from_factor, e.g. a spectral graph kernel), so it has no features to evaluate a new kernel "
+                    "(an RBF width) on; build a new learner, e.g. ActiveRLS.from_kernel(K_new), or one from "
+                    "features (a session with posterior 'dense' or 'nystrom').")
+        return "this learner; every ActiveRLS offers it."
 
     def _scoring_posterior(self):
         return self._post

@@ -490,7 +490,7 @@ def simulate(
                          "predict a validation set; leave the validation set out (accuracy on the "
                          "unlabelled pool) or use posterior 'nystrom'.")
     lam_used = resolve_lam(lam, X, y, init_idx, kernel, weighting, classes=classes)
-    spec = _model.ModelSpec(kernel=kernel.kind, width=float(kernel.width) if kernel.kind == "rbf" else None,
+    spec = _model.RlsSpec(kernel=kernel.kind, width=float(kernel.width) if kernel.kind == "rbf" else None,
                             lam=float(lam_used), seed=int(seed), posterior=posterior, rank=rank,
                             landmarks=landmarks, knn=int(knn), strategy=strategy,
                             weighting=weighting if isinstance(weighting, str) else "none")

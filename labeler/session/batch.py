@@ -152,7 +152,7 @@ def batch_queries(session, k: int = 5, rule: str = "greedy") -> np.ndarray:
             if rule == "greedy":
                 try:
                     picks = greedy_batch(learner, first, int(k), strategy, rng, exclude)
-                except BaseException:
+                except Exception:
                     session._rebuild()  # the hypothetical labels may not all be taken back
                     raise
             else:

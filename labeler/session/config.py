@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from core.learner import WEIGHTINGS
-from core.kernels import KERNELS
+from core.kernels import KERNELS, median_distance
 from core.rls.tuning import DEFAULT_LAM
 from core.strategies import STRATEGIES
 from core.validation import check_positive
@@ -64,8 +64,7 @@ from labeler.data.classnames import check_class_name
 
 from . import data
 from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
-from .model import (LANDMARKS, POSTERIORS, ModelSpec, check_memory, choose_posterior, default_rank,
-                    median_distance, scoring_note)
+from .model import LANDMARKS, POSTERIORS, RlsSpec, check_memory, choose_posterior, default_rank, scoring_note
 
 __all__ = [
     "SessionConfig",
@@ -414,7 +413,9 @@ def prepare(config: SessionConfig | None) -> Prepared:
     if cfg.model == "rls":
         posterior_note = resolve_posterior(cfg, X_raw.shape[0], n_kernel_features)
     else:
-        posterior_note = resolve_graph(cfg, X_raw.shape[0], n_kernel_features, len(cfg.classes))
+        posterior_note = resolve_graph(cfg, X_raw.shape[0])
+        check_memory(X_raw.shape[0], n_kernel_features, len(cfg.classes), cfg.initial_labels, posterior="graph",
+                     knn=cfg.knn)
 
     # the roles and text settings used, resolved: reopening loads exactly this data set
     cfg.dataset_options = data.stored_options(cfg.dataset_options, dataset)
@@ -473,7 +474,7 @@ def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, avail
             raise ValueError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
     check_memory(n, n_features, n_classes, cfg.initial_labels, available=available,
                  posterior=cfg.posterior, rank=cfg.rank, knn=cfg.knn)
-    spec = ModelSpec(strategy=cfg.strategy, posterior=cfg.posterior, rank=cfg.rank)
+    spec = RlsSpec(strategy=cfg.strategy, posterior=cfg.posterior, rank=cfg.rank)
     scoring = scoring_note(spec, n)
     if scoring:
         notes["scoring"] = scoring
