@@ -208,7 +208,8 @@ class GraphLearner(LearnerBase):
         if capability == EXPECTED_RISK:
             return (f"the harmonic model on this pool: Zhu et al.'s exact expected risk keeps a dense u x u inverse and is limited to "
                     f"{self.zhu_max_points:,} points; this pool has {self.n_samples:,}. Choose margin or random, "
-                    "or kernel RLS on a spectral graph kernel (expected risk on a low-rank factor).")
+                    "or kernel RLS on a spectral graph kernel (transform 'gaussian_field': the same rule on a "
+                    "low-rank factor, ALGORITHMS §9).")
         return (f"the {self._model} model: it predicts from the graph alone (no kernel, lam, class weights or "
                 "posterior variance); use kernel RLS for it (ActiveRLS: create a session with model 'rls').")
 

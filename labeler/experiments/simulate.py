@@ -81,6 +81,7 @@ __all__ = [
     "dual_coefficients",
     "OutOfPoolPredictor",
     "balanced_accuracy",
+    "oracle_loop",
 ]
 
 CURVE_COLUMNS = (
@@ -360,6 +361,88 @@ def _as_label_array(values: np.ndarray, classes: list) -> np.ndarray:
     return values
 
 
+# --------------------------------------------------------------------------- the one loop
+def _native(value):
+    return value.item() if hasattr(value, "item") else value
+
+
+def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, after_label=None, settings=None,
+                loo_ready=None, progress: Callable[[int, int], None] | None = None) -> dict:
+    """Ask ``learner`` ``budget`` times and answer with the true labels ``y``: the one loop of
+    every oracle simulation, for any :class:`core.learner.base.Learner`.
+
+    Parameters
+    ----------
+    learner : core.learner.base.Learner
+        Holding the initial labels already.
+    y : ndarray of shape (n_samples,)
+        True labels of the pool (the oracle).
+    strategy : str
+        Query strategy (:func:`core.strategies.query`).
+    budget : int
+    rng : numpy.random.Generator
+        Breaks the ties of every query.
+    evaluate : callable(learner, labeled) -> (truth, pred), optional
+        The evaluation points' true and predicted labels (``labeled``: bool mask of the pool);
+        default the unlabelled rest of the pool.
+    after_label : callable(learner), optional
+        Runs after each label, inside the timed step (the automatic re-tune).
+    settings : callable() -> (width, lam), optional
+        The values to record per row (default NaN, NaN).
+    loo_ready : callable(learner) -> bool, optional
+        Whether the stopping signal reads the exact LOO predictions (default: never).
+    progress : callable(step, budget), optional
+
+    Returns
+    -------
+    dict {column: list}
+        The columns of :data:`CURVE_COLUMNS`, one entry per query.
+    """
+    n = learner.n_samples
+    labeled = np.zeros(n, dtype=bool)
+    labeled[np.fromiter(learner.labels, dtype=np.int64, count=learner.n_labeled)] = True
+    rows = {name: [] for name in CURVE_COLUMNS}
+    monitor = StoppingMonitor(n)
+    for step in range(1, budget + 1):
+        t0 = time.perf_counter()
+        i = query(learner, strategy, rng)
+        learner.add(i, _native(y[i]))
+        if after_label is not None:
+            after_label(learner)
+        seconds = time.perf_counter() - t0
+        labeled[i] = True
+        if evaluate is not None:
+            truth, pred = evaluate(learner, labeled)
+        else:
+            rest = ~labeled
+            truth, pred = y[rest], learner.predict()[rest]
+        width, lam = settings() if settings is not None else (float("nan"), float("nan"))
+        rows["step"].append(step)
+        rows["index"].append(int(i))
+        rows["label"].append(y[i])
+        rows["n_labeled"].append(learner.n_labeled)
+        rows["accuracy"].append(float(np.mean(pred == truth)) if truth.size else float("nan"))
+        rows["balanced_accuracy"].append(balanced_accuracy(truth, pred))
+        rows["estimated_risk"].append(float(learner.estimated_risk()))
+        rows["step_seconds"].append(seconds)
+        rows["width"].append(width)
+        rows["lam"].append(lam)
+        codes = _class_indices(learner.decision_values).astype(np.int32)
+        monitor.record(learner.n_labeled, codes)
+        loo_ok = _loo_correct(learner) if loo_ready is not None and loo_ready(learner) else None
+        rows["stop"].append(monitor.signal(learner.n_labeled, codes, loo_ok).verdict)
+        if progress is not None:
+            progress(step, budget)
+    return rows
+
+
+def curve_frame(rows: dict, y: np.ndarray) -> pd.DataFrame:
+    """The learning curve of :func:`oracle_loop`'s rows (labels in the dtype of ``y``)."""
+    frame = pd.DataFrame({name: rows[name] for name in CURVE_COLUMNS})
+    frame["label"] = np.asarray(rows["label"], dtype=y.dtype)
+    return frame
+
+
 # --------------------------------------------------------------------------- the loop
 def simulate(
     dataset,
@@ -501,7 +584,7 @@ def simulate(
         learner = _model.build_learner(spec, X, classes, initial, parts={}, progress=build_progress,
                                        executor=executor)
         if not isinstance(weighting, str):
-            learner.set_weighting(weighting)
+            learner.set_params(weighting=weighting)
     if initial:
         learner.add_many(init_idx.tolist(), y[init_idx].tolist())
 
@@ -515,58 +598,43 @@ def simulate(
 
     val_predictor = predictor(kernel)
 
-    labeled = np.zeros(n, dtype=bool)
-    labeled[init_idx] = True
-    rows = {name: [] for name in CURVE_COLUMNS}
     tune = check_auto_tune(auto_tune or {})
     tune["width"] = tune["width"] and kernel.kind == "rbf" and spec.posterior != "spectral"
     widths = _model.width_grid(X) if tune["width"] else None
-    monitor = StoppingMonitor(n)
     start_kernel = kernel
-    planned_rebuilds = 0  # set_kernel rebuilds on purpose: not a sign of ill-conditioning
-    for step in range(1, budget + 1):
-        t0 = time.perf_counter()
-        i = query(learner, strategy, rng)
-        learner.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
-        if (tune["width"] or tune["lam"]) and retune_due(learner.n_labeled - 1, learner.n_labeled) \
-                and not loo_readiness(list(learner.labels.values())):
-            fit = _model.auto_tune(spec, learner, X, tune_width=tune["width"], tune_lam=tune["lam"],
-                                   widths=widths)
-            if fit.width_changed:  # the session's order: width (a rebuild), then lam
-                spec = spec.with_setting("width", fit.width)
-                kernel = spec.kernel_function()
-                learner.set_kernel(kernel)
-                planned_rebuilds += 1
-                val_predictor = predictor(kernel)
-            if fit.lam_changed:
-                spec = spec.with_setting("lam", fit.lam)
-                learner.set_lam(fit.lam)
-        seconds = time.perf_counter() - t0
-        labeled[i] = True
-        if val_predictor is not None:
-            truth, pred = y_val, val_predictor.predict(learner)
-        else:
-            rest = ~labeled
-            truth, pred = y[rest], learner.predict()[rest]
-        acc = float(np.mean(pred == truth)) if truth.size else float("nan")
-        rows["step"].append(step)
-        rows["index"].append(int(i))
-        rows["label"].append(y[i])
-        rows["n_labeled"].append(learner.n_labeled)
-        rows["accuracy"].append(acc)
-        rows["balanced_accuracy"].append(balanced_accuracy(truth, pred))
-        rows["estimated_risk"].append(learner.estimated_risk())
-        rows["step_seconds"].append(seconds)
-        rows["width"].append(float(kernel.width) if kernel.kind == "rbf" else float("nan"))
-        rows["lam"].append(float(spec.lam))
-        codes = _class_indices(learner.decision_values).astype(np.int32)
-        monitor.record(learner.n_labeled, codes)
-        loo_ok = None
-        if not loo_readiness(list(learner.labels.values())):
-            loo_ok = _loo_correct(learner)
-        rows["stop"].append(monitor.signal(learner.n_labeled, codes, loo_ok).verdict)
-        if progress is not None:
-            progress(step, budget)
+    now = {"spec": spec, "kernel": kernel, "predictor": val_predictor, "planned_rebuilds": 0}
+
+    def retune(learner):
+        if not ((tune["width"] or tune["lam"]) and retune_due(learner.n_labeled - 1, learner.n_labeled)
+                and not loo_readiness(list(learner.labels.values()))):
+            return
+        fit = _model.auto_tune(now["spec"], learner, X, tune_width=tune["width"], tune_lam=tune["lam"],
+                               widths=widths)
+        new = now["spec"]
+        if fit.width_changed:  # the session's order: width (a rebuild, planned), then lam
+            new = new.with_setting("width", fit.width)
+            now["planned_rebuilds"] += 1
+        if fit.lam_changed:
+            new = new.with_setting("lam", fit.lam)
+        _model.apply(now["spec"], new, learner)
+        now["spec"] = new
+        if fit.width_changed:
+            now["kernel"] = new.kernel_function()
+            now["predictor"] = predictor(now["kernel"])
+
+    def evaluate(learner, labeled):
+        if now["predictor"] is not None:
+            return y_val, now["predictor"].predict(learner)
+        rest = ~labeled
+        return y[rest], learner.predict()[rest]
+
+    def settings():
+        k = now["kernel"]
+        return (float(k.width) if k.kind == "rbf" else float("nan")), float(now["spec"].lam)
+
+    rows = oracle_loop(learner, y, strategy, budget, rng, evaluate=evaluate, after_label=retune, settings=settings,
+                       loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress)
+    kernel, spec, planned_rebuilds = now["kernel"], now["spec"], now["planned_rebuilds"]
     if learner.n_rebuilds > planned_rebuilds:
         warnings.warn(
             f"the learner rebuilt its state from scratch {learner.n_rebuilds - planned_rebuilds} time(s) because an "
@@ -574,8 +642,7 @@ def simulate(
             RuntimeWarning,
             stacklevel=2,
         )
-    frame = pd.DataFrame({name: rows[name] for name in CURVE_COLUMNS})
-    frame["label"] = np.asarray(rows["label"], dtype=y.dtype)
+    frame = curve_frame(rows, y)
     frame.attrs.update(
         strategy=strategy,
         seed=int(seed),

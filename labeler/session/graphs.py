@@ -17,7 +17,7 @@ from core.strategies import STRATEGIES
 
 from .spec import GraphSpec, ModelSpec
 
-__all__ = ["MODELS", "ZHU_SESSION_MAX", "check_model_settings", "check_graph_strategy", "resolve_graph", "graph_bytes",
+__all__ = ["MODELS", "MODEL_OPTIONS", "strategies_for", "ZHU_SESSION_MAX", "check_model_settings", "check_graph_strategy", "resolve_graph", "graph_bytes",
            "build_graph",
            "model_description"]
 
@@ -30,6 +30,25 @@ MODELS = ("rls",) + GRAPH_MODELS
 #: 2,000 / 3,000 / 5,000 points, then 1.9 s / 2.6 s / 12.7 s per label (downdate + scores).
 ZHU_SESSION_MAX = 2000
 _FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.model's estimates)
+
+
+#: The settings a new session of each model takes besides the strategy and the seed (the
+#: new-session form and ``labeler app --model`` offer these).
+MODEL_OPTIONS = {"rls": (), "harmonic": ("knn", "class_mass"), "lgc": ("knn", "alpha", "class_mass")}
+
+
+def strategies_for(model: str, n_samples: int) -> tuple:
+    """The strategies a session of ``model`` on ``n_samples`` points can run: every one for rls;
+    for harmonic "auto" and "arls" (Zhu et al.'s rule) up to :data:`ZHU_SESSION_MAX` points;
+    for lgc margin and random (:func:`check_graph_strategy`)."""
+    def runs(strategy):
+        try:
+            check_graph_strategy(model, strategy, n_samples)
+        except ValueError:
+            return False
+        return True
+
+    return tuple(s for s in STRATEGIES if runs(s))
 
 
 def _choice(name: str, value, choices) -> str:

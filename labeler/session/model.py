@@ -39,7 +39,7 @@ from core.rls import default_widths
 from core.validation import check_features, check_magnitude
 from labeler.memory import available_memory, format_bytes as _gib
 
-from .graphs import MODELS, ZHU_SESSION_MAX, build_graph, graph_bytes, model_description
+from .graphs import MODEL_OPTIONS, MODELS, ZHU_SESSION_MAX, build_graph, graph_bytes, model_description, strategies_for
 from .spec import GraphSpec, ModelSpec, RlsSpec, spec_from_config
 from .lowrank import (DEFAULT_KNN, DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
                       default_rank, loo_problem as _loo_problem, scoring_note)
@@ -68,6 +68,8 @@ __all__ = [
     "auto_tune",
     "MODEL_SETTINGS",
     "MODELS",
+    "MODEL_OPTIONS",
+    "strategies_for",
     "GRAPH_MODELS",
     "ZHU_SESSION_MAX",
     "graph_bytes",
