@@ -15,7 +15,7 @@ import numpy as np
 
 from ..criteria import Criterion, ExpectedRisk, ScoringState
 from ..criteria.risk import class_probabilities, estimated_risk, target_codes
-from .base import EXPECTED_RISK, KERNEL, LAM, LOO, POSTERIOR_VARIANCE, WEIGHTING, LearnerBase
+from .base import EXPECTED_RISK, KERNEL, LAM, LOO, POSTERIOR_VARIANCE, SIMILARITY, WEIGHTING, LearnerBase
 
 __all__ = ["LearnerState"]
 
@@ -39,7 +39,10 @@ class LearnerState(LearnerBase):
                     "from_factor, e.g. a spectral graph kernel), so it has no features to evaluate a new kernel "
                     "(an RBF width) on; build a new learner, e.g. ActiveRLS.from_kernel(K_new), or one from "
                     "features (a session with posterior 'dense' or 'nystrom').")
-        return "this learner; every ActiveRLS offers it."
+        if capability == SIMILARITY:
+            return ("this learner: kernel RLS has no similarity of its own; use its kernel on the features "
+                    "(learner.kernel, or the factor of a low-rank posterior).")
+        return "this learner; every ActiveRLS offers it (use ActiveRLS)."
 
     def _scoring_posterior(self):
         return self._post
