@@ -138,7 +138,7 @@ def test_label_undo_label_equals_a_fresh_fit_and_reopens_the_same(tmp_path, mode
     # the same query from the rebuilt state itself, not only from the store's record
     from core import strategies
 
-    assert strategies.query(t.learner, t.config.strategy, t._rng()) == query
+    assert strategies.query_one(t.learner, t.config.strategy, t._rng()) == query
     t.close()
 
 

@@ -76,7 +76,7 @@ class ActiveRLS(LearnerState):
     weighting : {"none", "balanced"} or dict, default "none"
         Class weights (:mod:`core.learner.weighting`).
     random_state : int, numpy.random.Generator or None
-        Seeds :attr:`rng` (used by :func:`core.strategies.query` when no generator is given).
+        Seeds :attr:`rng` (used by :func:`core.strategies.query_one` when no generator is given).
 
     Attributes
     ----------

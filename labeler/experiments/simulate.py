@@ -2,7 +2,7 @@
 
 :func:`simulate` runs the loop used by ``labeler simulate`` and by the thesis reproduction
 (seed 002 §4.3): start from ``initial`` random labels, then ``budget`` times ask
-:func:`core.strategies.query` for a point, give it its true label (the oracle) and record the
+:func:`core.strategies.query_one` for a point, give it its true label (the oracle) and record the
 learner's accuracy and estimated risk. One row per query:
 
 ==================  ===================================================================
@@ -63,7 +63,7 @@ from core.kernels.factors import NystromKernel
 from core.learner import ActiveRLS
 from core.criteria.risk import predicted_class_indices as _class_indices
 from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, retune_due, tune_lam_width
-from core.strategies import STRATEGIES, query
+from core.strategies import STRATEGIES, query_one
 from core.validation import check_count, check_features, check_positive
 from labeler.data.preprocessing import standardize
 from labeler.session import model as _model
@@ -378,7 +378,7 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
     y : ndarray of shape (n_samples,)
         True labels of the pool (the oracle).
     strategy : str
-        Query strategy (:func:`core.strategies.query`).
+        Query strategy (:func:`core.strategies.query_one`).
     budget : int
     rng : numpy.random.Generator
         Breaks the ties of every query.
@@ -405,7 +405,7 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
     monitor = StoppingMonitor(n)
     for step in range(1, budget + 1):
         t0 = time.perf_counter()
-        i = query(learner, strategy, rng)
+        i = query_one(learner, strategy, rng)
         learner.add(i, _native(y[i]))
         if after_label is not None:
             after_label(learner)
@@ -472,7 +472,7 @@ def simulate(
     dataset : labeler.data.Dataset
         The pool (``dataset.X``, true labels ``dataset.y``, ``dataset.classes``).
     strategy : {"auto", "arls", "margin", "random"}
-        Query strategy (:func:`core.strategies.query`); "auto", the app's default, is expected
+        Query strategy (:func:`core.strategies.query_one`); "auto", the app's default, is expected
         risk until every class has a few labels, then margin.
     budget : int >= 1
         Number of queries (at most the number of points left after the initial labels).

@@ -78,7 +78,7 @@ def greedy_batch(learner, first: int, k: int, strategy: str, rng, exclude) -> li
             left = np.setdiff1d(learner.unlabeled_indices, exclude)
             if left.size == 0:
                 break
-            picks.append(int(strategies.query(learner, strategy, rng, exclude=exclude)))
+            picks.append(int(strategies.query_one(learner, strategy, rng, exclude=exclude)))
     finally:
         for i in reversed(added):
             learner.remove(i)  # exact inverse of add (ALGORITHMS §3)

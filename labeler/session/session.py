@@ -538,7 +538,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                 exclude = np.fromiter(self._log.skipped, dtype=np.intp, count=len(self._log.skipped))
                 if np.isin(self.learner.unlabeled_indices, exclude).all():
                     return None  # every point labelled or skipped
-                q = strategies.query(self.learner, self._config.strategy, self._rng(), exclude=exclude)
+                q = strategies.query_one(self.learner, self._config.strategy, self._rng(), exclude=exclude)
                 try:
                     recorded = self._store.put_query(self.id, version, int(q))
                 except StoreWriteError:  # read-only store or full disk: shown, not recorded
