@@ -55,6 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from core.learner import WEIGHTINGS
+from core.learner.weighting import check_weighting as _check_weighting
 from core.kernels import KERNELS, median_distance
 from core.rls.tuning import DEFAULT_LAM
 from core.strategies import STRATEGIES
@@ -232,28 +233,11 @@ def _check_choice(name: str, value, choices) -> str:
 
 
 def check_weighting(weighting, classes):
-    """``"none"``, ``"balanced"`` or a dict giving every class of ``classes`` a weight > 0."""
-    if isinstance(weighting, str):
-        if weighting not in WEIGHTINGS:
-            raise ValueError(
-                f"Unknown weighting {weighting!r}; choose one of {', '.join(WEIGHTINGS)} or a "
-                "dict {class: weight}."
-            )
-        return weighting
+    """``"none"``, ``"balanced"`` or a dict giving every class of ``classes`` a weight > 0 (keys
+    as stored: str): :func:`core.learner.weighting.check_weighting` with ``every_class``."""
     if isinstance(weighting, dict):
-        out = {}
-        for k, v in weighting.items():
-            if str(k) not in classes:
-                raise ValueError(f"Weighting names class {k!r}, which is not one of {classes}.")
-            out[str(k)] = check_positive(f"weight of class {k!r}", v)
-        missing = [c for c in classes if c not in out]
-        if missing:
-            raise ValueError(f"Weighting dict lacks class(es) {missing}; give a weight for every class.")
-        return out
-    raise ValueError(
-        f"weighting must be {' or '.join(repr(w) for w in WEIGHTINGS)} or a dict {{class: weight}}; "
-        f"got {weighting!r}."
-    )
+        weighting = {str(k): v for k, v in weighting.items()}
+    return _check_weighting(weighting, classes, every_class=True)
 
 
 def check_width(value) -> float:
