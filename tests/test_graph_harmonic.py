@@ -139,7 +139,7 @@ def test_bad_input_is_named(blobs):
         HarmonicFunction().fit(W, [0, 1], [0, 5], classes=[0, 1])
     with pytest.warns(HarmonicSolverWarning, match="max_iter"):  # one policy: warn, then a sparse LU
         early = HarmonicFunction(max_iter=1, tol=1e-12).fit(W, L, y[L])
-    np.testing.assert_allclose(early.decision_values_, HarmonicFunction(solver="direct").fit(W, L, y[L]).decision_values_,
-                               atol=1e-10)
+    direct = HarmonicFunction(solver="direct").fit(W, L, y[L])
+    np.testing.assert_allclose(early.decision_values_, direct.decision_values_, atol=1e-10)
     with pytest.raises(RuntimeError, match="not fitted"):
         HarmonicFunction().predict()

@@ -236,7 +236,8 @@ def test_bad_input_leaves_the_learner_as_it_was(build):
     for call, error in ((lambda: learner.add(idx[0], "a"), ValueError), (lambda: learner.add(1, "nope"), ValueError),
                         (lambda: learner.remove(1), ValueError), (lambda: learner.add(N, "a"), IndexError),
                         (lambda: learner.add_many([1, 1], ["a", "b"]), ValueError),
-                        (lambda: learner.add_class("a"), ValueError), (lambda: learner.rename_class("a", "b"), ValueError)):
+                        (lambda: learner.add_class("a"), ValueError),
+                        (lambda: learner.rename_class("a", "b"), ValueError)):
         with pytest.raises(error):
             call()
     assert list(learner.labels) == idx

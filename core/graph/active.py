@@ -23,7 +23,8 @@ Models (ALGORITHMS §5)
 Solver: Jacobi-preconditioned CG warm-started from the previous solution, to a relative residual
 of :data:`CG_TOL` (the tests compare against :class:`~core.graph.HarmonicFunction`'s sparse LU
 to 1e-8): :func:`core.graph.harmonic.solve_spd`, the one graph solve, which warns
-(:class:`~core.graph.harmonic.HarmonicSolverWarning`) and solves by a sparse LU if CG stops early. Measured on a 10-NN graph in 10 dimensions (load 5.5
+(:class:`~core.graph.harmonic.HarmonicSolverWarning`) and solves by a sparse LU if CG stops early.
+Measured on a 10-NN graph in 10 dimensions (load 5.5
 on 2 cores): the harmonic refit after one label 0.02 s at 10^4 points, where a sparse LU of
 ``Delta_UU`` takes 3 s at 3,000 points (fill-in). LGC's matrix ``D - alpha W`` does not change:
 it is factorised once up to :data:`ITERATIVE_ABOVE` nodes (0.01 s per refit at 3,000), CG above.
@@ -203,11 +204,11 @@ class GraphLearner(LearnerBase):
 
     def _refusal(self, capability: str) -> str:
         if capability == EXPECTED_RISK and self._model == "lgc":
-            return ("the lgc model: LGC has no expected-risk rule; choose the strategy margin or random, or the harmonic model "
-                    "for Zhu et al.'s expected risk.")
+            return ("the lgc model: LGC has no expected-risk rule; choose the strategy margin or random, or the "
+                    "harmonic model for Zhu et al.'s expected risk.")
         if capability == EXPECTED_RISK:
-            return (f"the harmonic model on this pool: Zhu et al.'s exact expected risk keeps a dense u x u inverse and is limited to "
-                    f"{self.zhu_max_points:,} points; this pool has {self.n_samples:,}. Choose margin or random, "
+            return (f"the harmonic model on this pool: Zhu et al.'s exact expected risk keeps a dense u x u inverse "
+                    f"and is limited to {self.zhu_max_points:,} points; this pool has {self.n_samples:,}. Choose margin or random, "
                     "or kernel RLS on a spectral graph kernel (transform 'gaussian_field': the same rule on a "
                     "low-rank factor, ALGORITHMS §9).")
         return (f"the {self._model} model: it predicts from the graph alone (no kernel, lam, class weights or "

@@ -1,7 +1,7 @@
 """Oracle simulation with the graph models of :mod:`core.graph` (``labeler simulate --model``).
 
 Issue 10 §2. The same loop and curve columns as :func:`labeler.experiments.simulate.simulate`
-(:data:`~labeler.experiments.simulate.CURVE_COLUMNS`), on a kNN graph of the pool
+(:data:`~labeler.experiments.oracle.CURVE_COLUMNS`), on a kNN graph of the pool
 (:func:`core.kernels.knn_graph`):
 
 =====================  ====================================================================
@@ -39,8 +39,9 @@ from core.graph.active import ZHU_MAX_POINTS, GraphLearner  # the one limit of Z
 from core.kernels import knn_graph, laplacian_eigenpairs
 from core.learner import ActiveRLS
 from core.learner.base import EXPECTED_RISK, LAM
+from core.rls.tuning import DEFAULT_LAM
 from core.validation import check_count, check_features, check_positive
-from labeler.experiments.simulate import DEFAULT_LAM, curve_frame, oracle_loop
+from labeler.experiments.oracle import curve_frame, oracle_loop
 from labeler.session.model import MODEL_OPTIONS
 
 __all__ = ["GRAPH_MODELS", "GRAPH_STRATEGIES", "ZHU_MAX_POINTS", "simulate_graph", "graph_factor", "graph_factory"]

@@ -17,7 +17,8 @@ from core.strategies import STRATEGIES
 
 from .spec import GraphSpec, ModelSpec
 
-__all__ = ["MODELS", "MODEL_OPTIONS", "strategies_for", "ZHU_SESSION_MAX", "check_model_settings", "check_graph_strategy", "resolve_graph", "graph_bytes",
+__all__ = ["MODELS", "MODEL_OPTIONS", "strategies_for", "ZHU_SESSION_MAX", "check_model_settings",
+           "check_graph_strategy", "resolve_graph", "graph_bytes",
            "build_graph",
            "model_description"]
 

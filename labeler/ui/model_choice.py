@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from labeler.session.model import MODEL_OPTIONS, MODELS, strategies_for
 
-__all__ = ["MODEL_LABELS", "MODEL_OPTIONS", "model_label", "picked_model_settings", "same_model_settings", "strategies_for",
+__all__ = ["MODEL_LABELS", "MODEL_OPTIONS", "model_label", "picked_model_settings", "same_model_settings",
+           "strategies_for",
            "DEFAULT_ALPHA"]
 
 MODEL_LABELS = {
