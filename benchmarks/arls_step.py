@@ -47,7 +47,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from core.learner import ActiveRLS  # noqa: E402
 from core.kernels import Kernel  # noqa: E402
 from core.criteria.risk import class_probabilities, estimated_risk  # noqa: E402
-from core.strategies import query  # noqa: E402
+from core.strategies import query_one  # noqa: E402
 
 WIDTH = 1.5
 LAM = 0.1
@@ -116,7 +116,7 @@ def time_steps(learner, y, steps):
         t0 = time.perf_counter()
         learner.expected_risk()
         t1 = time.perf_counter()
-        i = query(learner, "arls", rng)  # cached scores: only the argmin
+        i = query_one(learner, "arls", rng)  # cached scores: only the argmin
         t2 = time.perf_counter()
         learner.add(i, int(y[i]))
         t3 = time.perf_counter()

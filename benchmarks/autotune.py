@@ -68,12 +68,12 @@ def main(argv=None) -> int:
                                               lam=0.1, weighting="balanced", random_state=0)
             idx = rng.choice(n, n_labels, replace=False)
             learner.add_many(idx.tolist(), y[idx].tolist())
-            strategies.query(learner, "arls", np.random.default_rng(1))  # numba compiled, cache warm
+            strategies.query_one(learner, "arls", np.random.default_rng(1))  # numba compiled, cache warm
 
             def query_step():
                 learner._risk_cache = None  # a new state: the scores are recomputed
                 t0 = time.perf_counter()
-                q = strategies.query(learner, "arls", np.random.default_rng(1))
+                q = strategies.query_one(learner, "arls", np.random.default_rng(1))
                 learner.add(int(q), y[q])
                 took = time.perf_counter() - t0
                 learner.remove(int(q))  # back to the same state (not timed)

@@ -7,7 +7,7 @@ model's predictions on the whole pool is recorded. Rules:
 
 * ``greedy``  -- :func:`labeler.session.batch.batch_queries` rule "greedy" (hypothetical labels);
 * ``diverse`` -- rule "diverse" (farthest first among the 10 k best-scored);
-* ``top-k``   -- the k lowest expected risks scored alone (``core.strategies.query(batch_size=k)``);
+* ``top-k``   -- the k lowest expected risks scored alone (``core.strategies.query_batch``);
 * ``one-by-one`` -- k = 1 (the sequential reference: what a batch gives up).
 
 Prints, per data set and rule, the mean pool accuracy over seeds after each quarter of the
@@ -45,8 +45,8 @@ def pick(s, rule: str, k: int) -> list[int]:
     if rule == "one-by-one":
         return [s.next_query()]
     exclude = np.asarray(s.skipped, dtype=np.intp)
-    return strategies.query(s.learner, s.config.strategy, np.random.default_rng(s.n_events),
-                            exclude=exclude, batch_size=k).tolist()
+    return strategies.query_batch(s.learner, s.config.strategy, k, np.random.default_rng(s.n_events),
+                                  exclude=exclude).tolist()
 
 
 def run(data: str, rule: str, seed: int, budget: int, k: int, initial: int) -> list[float]:

@@ -53,7 +53,7 @@ import scipy.sparse as sp  # noqa: E402
 from core.graph import HarmonicFunction, ZhuActiveLearning, parametric_spectrum, spectrum_factor  # noqa: E402
 from core.kernels import laplacian_eigenpairs  # noqa: E402
 from core.learner import ActiveRLS  # noqa: E402
-from core.strategies import query  # noqa: E402
+from core.strategies import query_one  # noqa: E402
 
 K_NEIGHBOURS = 10
 GL_EIGENPAIRS = 50  # GraphLearning's documented spectral truncation for var_opt / sigma_opt / model_change
@@ -186,7 +186,7 @@ class Picker:
         if self.kind == "zhu":
             return int(self.zhu.unlabeled_[int(np.argmin(self.zhu.expected_risks()))])
         if self.kind == "arls-gf":
-            return int(query(self.learner, "arls", self.rng))
+            return int(query_one(self.learner, "arls", self.rng))
         if self.kind == "margin":
             top2 = np.sort(harmonic_values(self.W, self.labeled, self.codes, self.T)[unl], axis=1)[:, -2:]
             return int(unl[int(np.argmin(top2[:, 1] - top2[:, 0]))])

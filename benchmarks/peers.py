@@ -47,7 +47,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from core.kernels import Kernel, median_distance  # noqa: E402
 from core.learner import ActiveRLS  # noqa: E402
-from core.strategies import STRATEGIES, query  # noqa: E402
+from core.strategies import STRATEGIES, query_one  # noqa: E402
 
 CHECKPOINTS = (10, 25, 50, 100, 200)
 INITIAL = 2
@@ -147,7 +147,7 @@ QUICK_TASKS = {"tiny-blobs": task_tiny}
 
 # --------------------------------------------------------------------------- pickers
 class OursPicker:
-    """A strategy of :func:`core.strategies.query` driving the evaluation learner itself.
+    """A strategy of :func:`core.strategies.query_one` driving the evaluation learner itself.
 
     A name of :data:`SWITCHES` is a candidate rule for the default: expected risk ("arls") while
     the rule says cold, margin once it says warm (a function of the class counts only).
@@ -164,7 +164,7 @@ class OursPicker:
         if plain in SWITCHES:
             counts = np.asarray(learner.scoring_state().class_counts)
             plain = "margin" if SWITCHES[plain](counts) else "arls"
-        return int(query(learner, plain, self.rng))
+        return int(query_one(learner, plain, self.rng))
 
 
 # Candidate switches from expected risk to margin (issue 13 part 3): warm(class_counts) -> bool.
@@ -367,7 +367,7 @@ def diagnose_state(learner, y) -> dict:
     wrong = learner.predict()[unl] != y[unl]
     marg = margins(F.T)[unl]
     top = F[unl].max(axis=1) if F.shape[1] > 1 else np.abs(F[unl, 0]) - 1.0
-    pick = int(query(learner, "arls", np.random.default_rng(0)))
+    pick = int(query_one(learner, "arls", np.random.default_rng(0)))
     return {
         "err": wrong.mean(), "sat": np.mean(r <= 0), "blind": np.mean(r[wrong] <= 0) if wrong.any() else np.nan,
         "auc_r": _auroc(r, wrong), "auc_m": _auroc(-marg, wrong),
@@ -395,7 +395,7 @@ def diagnose(tasks: dict, seeds: int, budget: int, strategy: str = "arls") -> st
             rng = np.random.default_rng([seed, 11])
             top = task_budget(budget, len(y))
             while lrn.n_labeled < top:
-                i = query(lrn, strategy, rng)
+                i = query_one(lrn, strategy, rng)
                 lrn.add(i, int(y[i]))
                 if lrn.n_labeled in CHECKPOINTS:
                     stats.setdefault(lrn.n_labeled, []).append(diagnose_state(lrn, y))

@@ -1,9 +1,9 @@
 """Query strategies: which unlabelled point to ask about next (one interface, seeded ties).
 
 Each strategy is a criterion of :mod:`core.criteria` that turns the learner's state into a
-score per pool point (lower is better, labelled points ``+inf``); :func:`query` returns the
-unlabelled point with the lowest score (or the ``batch_size`` lowest), breaking ties uniformly
-at random with the given generator.
+score per pool point (lower is better, labelled points ``+inf``); :func:`query_one` returns the
+unlabelled point with the lowest score and :func:`query_batch` the ``k`` lowest, breaking ties
+uniformly at random with the given generator.
 
 * ``"auto"`` (the app's default): ``"arls"`` while fewer than
   :data:`core.criteria.auto.MAX_RISK_LABELS` labels are stored, ``"margin"`` after
@@ -19,8 +19,9 @@ import numpy as np
 
 from .criteria import CRITERIA, get_criterion
 from .criteria.auto import AutoDecision, decide
+from .learner.base import EXPECTED_RISK
 
-__all__ = ["STRATEGIES", "scores", "query", "auto_decision", "resolve"]
+__all__ = ["STRATEGIES", "scores", "query_one", "query_batch", "auto_decision", "resolve"]
 
 STRATEGIES = tuple(CRITERIA)
 
@@ -43,53 +44,39 @@ def resolve(learner, strategy: str) -> str:
 def scores(learner, strategy: str = "arls") -> np.ndarray:
     """Score of every pool point under ``strategy`` (lower is queried first).
 
+    Every strategy is one call of ``learner.score(criterion, candidates)``; "arls" is the
+    learner's own :attr:`~core.learner.base.Learner.risk_criterion` (exact or subsampled
+    expected risk of RLS, Zhu et al.'s rule of a harmonic model), whose whole-pool scores the
+    learner keeps until its state changes.
+
     Parameters
     ----------
-    learner : core.learner.ActiveRLS
+    learner : core.learner.base.Learner
     strategy : {"auto", "arls", "margin", "random"}
 
     Returns
     -------
     s : ndarray of shape (n_samples,)
         ``+inf`` for labelled points.
+
+    Raises
+    ------
+    ValueError
+        "arls" on a learner without expected-risk scoring (the message names the fix).
     """
     strategy = resolve(learner, strategy)
-    criterion = get_criterion(strategy)
     if strategy == "arls":
-        return learner.expected_risk()  # cached until the state changes
+        learner.require(EXPECTED_RISK, "the expected-risk strategy 'arls'")
+        criterion = learner.risk_criterion
+    else:
+        criterion = get_criterion(strategy)
     s = np.full(learner.n_samples, np.inf)
     unl = learner.unlabeled_indices
     s[unl] = learner.score(criterion, unl)
     return s
 
 
-def query(learner, strategy: str = "arls", rng=None, exclude=None, batch_size=None):
-    """Index of the next point to label: the unlabelled point with the lowest score.
-
-    Parameters
-    ----------
-    learner : core.learner.ActiveRLS
-    strategy : {"auto", "arls", "margin", "random"}
-    rng : numpy.random.Generator, int or None
-        Breaks ties uniformly at random (scores within ``TIE_RTOL`` of the minimum).
-        ``None`` uses ``learner.rng`` (seeded by the learner's ``random_state``).
-    exclude : array-like of int, optional
-        Unlabelled points never to return (for example points the user skipped).
-    batch_size : int, optional
-        Return the ``batch_size`` best points (each scored alone, lowest first) instead of one.
-
-    Returns
-    -------
-    int, or ndarray of shape (batch_size,) of int64 when ``batch_size`` is given
-
-    Raises
-    ------
-    ValueError
-        If every point is labelled (or excluded), or ``strategy`` is unknown.
-    """
-    get_criterion(strategy)  # validates the name
-    if batch_size is not None and (isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 1):
-        raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}.")
+def _candidates(learner, exclude) -> np.ndarray:
     unl = np.asarray(learner.unlabeled_indices)
     if exclude is not None and len(exclude):
         unl = unl[~np.isin(unl, np.asarray(exclude, dtype=np.intp))]
@@ -103,19 +90,75 @@ def query(learner, strategy: str = "arls", rng=None, exclude=None, batch_size=No
             f"every one of the {learner.n_samples} points is labelled: nothing left to query. "
             "Remove a label or add points to the pool."
         )
+    return unl
+
+
+def _generator(learner, rng) -> np.random.Generator:
     if rng is None:
-        rng = learner.rng
-    elif not isinstance(rng, np.random.Generator):
-        rng = np.random.default_rng(rng)
+        return learner.rng
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+def _scores_of(learner, strategy, unl) -> np.ndarray:
     s = scores(learner, strategy)[unl]
     if np.isnan(s).any():
         raise ValueError(f"strategy {strategy!r} produced NaN scores; rebuild() the learner.")
-    if batch_size is not None:
-        # lowest scores first; ties in random order (a random permutation, then a stable sort)
-        perm = rng.permutation(unl.size)
-        rounded = s[perm]
-        order = perm[np.argsort(rounded, kind="stable")]
-        return unl[order[: int(batch_size)]].astype(np.int64)
+    return s
+
+
+def query_one(learner, strategy: str = "arls", rng=None, exclude=None) -> int:
+    """Index of the next point to label: the unlabelled point with the lowest score.
+
+    Parameters
+    ----------
+    learner : core.learner.base.Learner
+    strategy : {"auto", "arls", "margin", "random"}
+    rng : numpy.random.Generator, int or None
+        Breaks ties uniformly at random (scores within ``TIE_RTOL`` of the minimum).
+        ``None`` uses ``learner.rng`` (seeded by the learner's ``random_state``).
+    exclude : array-like of int, optional
+        Unlabelled points never to return (for example points the user skipped).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If every point is labelled (or excluded), ``strategy`` is unknown, or the learner
+        cannot score it (e.g. "arls" without an expected-risk rule).
+    """
+    get_criterion(strategy)  # validates the name
+    unl = _candidates(learner, exclude)
+    rng = _generator(learner, rng)
+    s = _scores_of(learner, strategy, unl)
     best = s.min()
     tied = unl[s <= best + TIE_RTOL * abs(best)]
     return int(tied[rng.integers(tied.size)]) if tied.size > 1 else int(tied[0])
+
+
+def query_batch(learner, strategy: str = "arls", k: int = 1, rng=None, exclude=None) -> np.ndarray:
+    """The ``k`` best points to label, each scored alone, lowest score first.
+
+    Parameters
+    ----------
+    learner, strategy, rng, exclude
+        As in :func:`query_one`.
+    k : int >= 1
+        How many (fewer when fewer points are left).
+
+    Returns
+    -------
+    ndarray of shape (min(k, n_candidates),) of int64
+        Ties in random order (a random permutation, then a stable sort).
+    """
+    get_criterion(strategy)  # validates the name
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer; got {k!r}.")
+    unl = _candidates(learner, exclude)
+    rng = _generator(learner, rng)
+    s = _scores_of(learner, strategy, unl)
+    perm = rng.permutation(unl.size)
+    order = perm[np.argsort(s[perm], kind="stable")]
+    return unl[order[: int(k)]].astype(np.int64)

@@ -77,7 +77,7 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
 
     from labeler.cli import CLIError, _Progress
     from labeler.atomic import atomic_write
-    from labeler.experiments.graph_simulate import simulate_graph
+    from labeler.experiments.graph_simulate import MODEL_OPTIONS, simulate_graph
     from labeler.experiments.report import write_report
     from labeler.experiments.simulate import DEFAULT_LAM
 
@@ -88,7 +88,7 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
     if args.model == "rls" and args.transform is None:  # pragma: no cover - the caller checks
         raise CLIError("--model rls on a graph needs --transform.")
     lam = DEFAULT_LAM if args.lam is None or args.lam == "auto" else args.lam
-    if args.model == "lgc" and not args.alpha < 1:
+    if "alpha" in MODEL_OPTIONS[args.model] and not args.alpha < 1:
         raise CLIError(f"--alpha must be below 1 (LGC converges for 0 < alpha < 1); got {args.alpha:g}.")
     err = sys.stderr
     what = {"rls": f"ARLS on the {args.transform} spectral kernel ({args.graph_rank} eigenpairs, lambda {lam:g})",

@@ -41,20 +41,20 @@ def test_fused_step_equals_add_then_reweight(posterior, T):
     y = 1
     codes = learner._codes()
     lam_old = learner.point_lambdas
-    counts = learner._counts.copy()
+    counts = learner._book.counts.copy()
     counts[y] += 1
     w_new = arls_mod.class_weight_vector("balanced", learner.classes, counts)
     S = np.array(list(learner.labels), dtype=np.int64)
-    lam_new = learner.lam / w_new[learner._cls[S]]
+    lam_new = learner.lam / w_new[learner._book.codes[S]]
     lam_i = learner.lam / w_new[y]
     assert np.all(lam_new != lam_old[S])  # every other label is reweighted
 
     fused_post, fused_m = copy.deepcopy(learner.posterior), learner._mT.copy()
-    amps = add_reweight_step(fused_post, fused_m, i, codes[y], lam_i, S, codes[learner._cls[S]], lam_old[S],
+    amps = add_reweight_step(fused_post, fused_m, i, codes[y], lam_i, S, codes[learner._book.codes[S]], lam_old[S],
                              lam_new, learner._scale)
     seq_post, seq_m = copy.deepcopy(learner.posterior), learner._mT.copy()
     amp_add = add_step(seq_post, seq_m, i, codes[y], lam_i, learner._scale)
-    amp_rw = reweight_step(seq_post, seq_m, S, codes[learner._cls[S]], lam_old[S], lam_new, learner._scale)
+    amp_rw = reweight_step(seq_post, seq_m, S, codes[learner._book.codes[S]], lam_old[S], lam_new, learner._scale)
 
     C_f, C_s = fused_post.to_array(), seq_post.to_array()
     scale = np.abs(C_s).max()

@@ -9,7 +9,7 @@ from core.criteria import CRITERIA, Auto, ExpectedRisk, Margin, ScoringState
 from core.criteria.auto import MAX_RISK_LABELS, MIN_LABELS_PER_CLASS, decide
 from core.kernels import Kernel
 from core.learner import ActiveRLS
-from core.strategies import STRATEGIES, auto_decision, query, resolve, scores
+from core.strategies import STRATEGIES, auto_decision, query_one, resolve, scores
 from labeler.session import LabelingSession, SessionConfig
 from labeler.session.config import DEFAULTS
 from labeler.session.explain import explain
@@ -123,8 +123,8 @@ def test_auto_switches_during_a_run_and_queries_like_the_strategy_it_names():
     seen = []
     for _ in range(20):
         plain = resolve(lrn, "auto")
-        i = query(lrn, "auto", np.random.default_rng(len(lrn.labels)))
-        assert i == query(lrn, plain, np.random.default_rng(len(lrn.labels)))
+        i = query_one(lrn, "auto", np.random.default_rng(len(lrn.labels)))
+        assert i == query_one(lrn, plain, np.random.default_rng(len(lrn.labels)))
         seen.append(plain)
         lrn.add(i, int(y[i]))
     assert seen[0] == "arls" and seen[-1] == "margin"
@@ -137,15 +137,15 @@ def test_auto_query_is_a_function_of_the_stored_labels():
     a = learner(X, seed=7)
     order = []
     for _ in range(14):
-        i = query(a, "auto")
+        i = query_one(a, "auto")
         a.add(i, int(y[i]))
         order.append(i)
         b = learner(X, seed=7)  # a reopened session: the labels replayed one by one
         for j in order:
-            query(b, "auto")  # the replay draws the same tie-breaking numbers
+            query_one(b, "auto")  # the replay draws the same tie-breaking numbers
             b.add(j, int(y[j]))
         assert auto_decision(b) == auto_decision(a)
-        assert query(b, "auto") == query(a, "auto")
+        assert query_one(b, "auto") == query_one(a, "auto")
 
 
 def test_auto_is_the_default_of_new_sessions_and_simulate():

@@ -283,10 +283,10 @@ def test_the_commands_name_a_bad_executor_before_anything_starts(tmp_path, capsy
 
 def test_a_spectral_factor_from_neighbours_found_in_tasks_is_the_same(tmp_path):
     from labeler.session.lowrank import build_factor
-    from labeler.session.model import ModelSpec
+    from labeler.session.model import RlsSpec
 
     X = pool(n=300, d=3)
-    spec = ModelSpec(posterior="spectral", rank=12, knn=6, width=1.0)
+    spec = RlsSpec(posterior="spectral", rank=12, knn=6, width=1.0)
     here, _ = build_factor(spec, X)
     there, _ = build_factor(spec, X, executor=ThreadExecutor(2))
     assert_allclose(np.abs(there.factor), np.abs(here.factor), rtol=1e-8, atol=1e-10)

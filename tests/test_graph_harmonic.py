@@ -10,6 +10,7 @@ from scipy.sparse.linalg import spsolve
 from sklearn.datasets import make_blobs, make_moons
 
 from core.graph import HarmonicFunction, class_mass_normalize
+from core.graph.harmonic import HarmonicSolverWarning
 from core.kernels import knn_graph
 
 
@@ -136,7 +137,9 @@ def test_bad_input_is_named(blobs):
         HarmonicFunction().fit(-W, L, y[L])
     with pytest.raises(ValueError, match="not one of"):
         HarmonicFunction().fit(W, [0, 1], [0, 5], classes=[0, 1])
-    with pytest.raises(RuntimeError, match="max_iter"):
-        HarmonicFunction(max_iter=1, tol=1e-12).fit(W, L, y[L])
+    with pytest.warns(HarmonicSolverWarning, match="max_iter"):  # one policy: warn, then a sparse LU
+        early = HarmonicFunction(max_iter=1, tol=1e-12).fit(W, L, y[L])
+    direct = HarmonicFunction(solver="direct").fit(W, L, y[L])
+    np.testing.assert_allclose(early.decision_values_, direct.decision_values_, atol=1e-10)
     with pytest.raises(RuntimeError, match="not fitted"):
         HarmonicFunction().predict()

@@ -87,15 +87,16 @@ def test_zhu_expected_risk_kept_by_downdates_equals_a_fresh_rule():
     g.add(11, "b")  # kept by its rank-one downdate
     fresh = GraphLearner(W, ["a", "b"], "harmonic").add_many([0, 40, 11], ["a", "b", "b"])
     np.testing.assert_allclose(g.expected_risk(), fresh.expected_risk(), rtol=1e-8)
-    assert np.isnan(GraphLearner(W, ["a", "b"], "lgc").add(0, "a").expected_risk()[1])
+    with pytest.raises(ValueError, match="LGC has no expected-risk rule"):  # a refused capability names the fix
+        GraphLearner(W, ["a", "b"], "lgc").add(0, "a").expected_risk()
 
 
 def test_graph_learner_refuses_the_rls_settings():
     W = sp.csr_matrix(np.ones((3, 3)) - np.eye(3))
     g = GraphLearner(W, ["a", "b"], "harmonic")
-    for call in (lambda: g.set_lam(0.1), lambda: g.set_weighting("none"), lambda: g.set_kernel(None)):
+    for params in ({"lam": 0.1}, {"weighting": "none"}, {"kernel": None}):
         with pytest.raises(ValueError, match="does not apply to the harmonic model"):
-            call()
+            g.set_params(**params)
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ def test_label_undo_label_equals_a_fresh_fit_and_reopens_the_same(tmp_path, mode
     # the same query from the rebuilt state itself, not only from the store's record
     from core import strategies
 
-    assert strategies.query(t.learner, t.config.strategy, t._rng()) == query
+    assert strategies.query_one(t.learner, t.config.strategy, t._rng()) == query
     t.close()
 
 
@@ -160,7 +161,11 @@ def test_reopen_reads_the_stored_graph_instead_of_searching(tmp_path, monkeypatc
 
 def test_next_query_is_zhu_then_margin(tmp_path):
     s = LabelingSession.create(tmp_path / "s.sqlite", _config(model="harmonic", initial_labels=4))
-    zhu = s.learner._zhu_model() if s.learner.n_labeled else None
+    from core.graph import ZhuActiveLearning
+
+    labels = s.learner.labels
+    zhu = ZhuActiveLearning(eps=1e-8).fit(s.learner.graph, np.fromiter(labels, dtype=np.int64),
+                                          list(labels.values()), classes=s.learner.classes)
     E = zhu.expected_risks()
     best = set(zhu.unlabeled_[np.flatnonzero(E <= E.min() * (1 + 1e-12))].tolist())
     assert s.next_query() in best

@@ -10,7 +10,7 @@ import labeler.experiments.graph_simulate as gs
 from core.graph import HarmonicFunction, LocalGlobalConsistency, ZhuActiveLearning
 from core.kernels import knn_graph
 from core.learner import ActiveRLS
-from core.strategies import query
+from core.strategies import query_one
 from labeler import cli
 from labeler.data.dataset import finish
 from labeler.experiments.simulate import CURVE_COLUMNS
@@ -80,7 +80,7 @@ def test_rls_on_a_spectral_factor_is_arls_on_graph_factor(data, transform):
     rng = np.random.default_rng(1)
     rng.choice(len(y), size=4, replace=False)  # the initial draw
     for i in curve["index"]:
-        j = query(learner, "arls", rng)
+        j = query_one(learner, "arls", rng)
         assert i == j
         learner.add(j, y[j])
     assert curve["lam"].eq(0.05).all()

@@ -53,7 +53,7 @@ def test_values_below_the_limit_still_load(tmp_path):
     d = load_dataset(tmp_path / "d.csv")
     Z = standardize(d.X)[0]
     assert np.isfinite(Z).all() and Z[:, 0].std() == pytest.approx(1.0)
-    assert np.isfinite(model.median_distance(Z))
+    assert np.isfinite(kernels.median_distance(Z))
 
 
 def test_npz_features_are_checked_too(tmp_path):

@@ -67,7 +67,7 @@ def test_creation_is_refused_with_how_many_points_fit(tmp_path, monkeypatch):
 
 def test_the_factory_refuses_before_allocating(monkeypatch):
     _limit(monkeypatch, 10e6)
-    spec = model.ModelSpec(kernel="rbf", width=1.0)
+    spec = model.RlsSpec(kernel="rbf", width=1.0)
     X = np.zeros((3000, 2))
     with pytest.raises(MemoryBudgetError, match="3,000 points"):
         model.build_learner(spec, X, ["a", "b"])

@@ -14,15 +14,19 @@ from numpy.linalg import LinAlgError
 from numpy.testing import assert_allclose
 
 from core.kernels import Kernel, eigen_factor
-from core.posteriors import DensePosterior, FactorPosterior, Posterior
+from core.posteriors import DensePosterior, FactorPosterior, NystromPosterior, Posterior
 
 N = 37
 
 
-@pytest.fixture(params=["dense", "factor", "factor_lowrank"])
+@pytest.fixture(params=["dense", "factor", "factor_lowrank", "nystrom"])
 def store(request):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((N, 3))
+    if request.param == "nystrom":  # the app's low-rank posterior: Phi = k(X, Z) T on 8 landmarks
+        post = NystromPosterior(X, Kernel("rbf", width=1.3), X[::5][:8])
+        Phi = np.array(post.factor)
+        return post, Phi @ Phi.T
     if request.param == "dense":
         kernel = Kernel("rbf", width=1.3)
         return DensePosterior.from_kernel(kernel, X), kernel(X)

@@ -90,7 +90,7 @@ def test_a_spectral_factor_is_stored_in_chunks_and_reused(tmp_path, monkeypatch)
 
 
 def test_factor_chunks_round_trip():
-    spec = model.ModelSpec(posterior="spectral", rank=3, knn=5)
+    spec = model.RlsSpec(posterior="spectral", rank=3, knn=5)
     Phi = np.arange(3000.0).reshape(1000, 3)
     arrays = session_data.factor_arrays(spec, {"factor": Phi, "eigenvalues": np.ones(3)})
     old = session_data.FACTOR_CHUNK_BYTES
@@ -139,7 +139,7 @@ def test_auto_takes_nystrom_when_dense_needs_over_half_the_memory(tmp_path, monk
 
 def test_large_factor_pools_score_by_the_subsampled_criterion_and_say_so():
     X = np.random.default_rng(0).standard_normal((model.SUBSAMPLE_ABOVE + 1, 3))
-    spec = model.ModelSpec(width=1.0, posterior="nystrom", rank=20)
+    spec = model.RlsSpec(width=1.0, posterior="nystrom", rank=20)
     learner = model.build_learner(spec, X, ["a", "b"])
     assert isinstance(learner.risk_criterion, SubsampledExpectedRisk)
     assert "approximate" in model.scoring_note(spec, X.shape[0])
@@ -171,7 +171,7 @@ def test_loo_tuning_sees_the_factor_kernel_block():
     Phi2 = nystrom_map(X, Kernel("rbf", width=2.0), Z)
     np.testing.assert_allclose(wide(X[L]), Phi2[L] @ Phi2[L].T, atol=1e-12)
     assert not np.allclose(nk(X[L]), base(X[L]), atol=1e-3)  # the exact kernel is another model
-    spec = model.ModelSpec(width=1.3, posterior="nystrom", rank=25)
+    spec = model.RlsSpec(width=1.3, posterior="nystrom", rank=25)
     learner = model.build_learner(spec, X, ["a", "b"])
     X_L, kernel, ok = model._loo_problem(spec, learner, X, L)
     assert ok and isinstance(kernel, NystromKernel)
@@ -250,7 +250,7 @@ def test_explain_density_oracles(monkeypatch):
     rng = np.random.default_rng(3)
     X = rng.standard_normal((300, 2))
     rows, unl = np.array([0, 5, 9]), np.sort(rng.choice(300, 200, replace=False))
-    spec = model.ModelSpec(width=0.8, posterior="nystrom", rank=30)
+    spec = model.RlsSpec(width=0.8, posterior="nystrom", rank=30)
     factor = model.build_learner(spec, X, ["a", "b"])
     Phi = factor.posterior.factor
     slow = (Phi[rows] @ Phi[unl].T).mean(axis=1)

@@ -950,10 +950,13 @@ def test_auto_width_uses_core_default_widths(store, monkeypatch):
     from core.rls import default_widths
     from labeler.session import model as session_model
 
+    from core.kernels import median_distance
+
+    s = LabelingSession.create(store, config(dataset_options={"n": 60}))
+    assert s.config.width == median_distance(s.X)  # core's one median distance ...
+    assert s.config.width == default_widths(s.X)[6]  # ... the centre of the width grid (factor 2**0)
     grid = default_widths(np.random.default_rng(0).standard_normal((30, 2)))
     monkeypatch.setattr(session_model, "default_widths", lambda X, **kw: grid)
-    s = LabelingSession.create(store, config(dataset_options={"n": 60}))
-    assert s.config.width == grid[6]  # the median, the grid's factor 2**0
     label_queried(s, 8)
     seen = []
     real = session_model.auto_tune
@@ -971,11 +974,13 @@ def test_auto_width_uses_core_default_widths(store, monkeypatch):
 def test_median_width_is_the_median_pairwise_distance():
     from scipy.spatial.distance import pdist
 
-    from labeler.session.model import median_distance
+    from core.kernels import median_distance
+    from labeler.session import model
 
     X = np.random.default_rng(5).standard_normal((200, 3))
     assert median_distance(X) == float(np.median(pdist(X)))
-    with pytest.raises(ValueError, match="Pass width=<number>"):
+    assert not hasattr(model, "median_distance")  # one median distance: core's
+    with pytest.raises(ValueError, match="explicit width="):
         median_distance(np.zeros((5, 2)))
 
 

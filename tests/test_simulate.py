@@ -88,7 +88,7 @@ def oracle_pick(strategy, K, labels: dict, classes: list, lam, weighting, rng) -
     ``arls``: expected risk by refitting RLS per candidate and label
     (:func:`arls_oracle.brute_force_expected_risk`); ``margin``: ``|f|`` or the gap between
     the two largest outputs of the direct solve; ``random``: all tied. Ties are broken as
-    :func:`core.strategies.query` documents it (uniformly, one draw of ``rng``).
+    :func:`core.strategies.query_one` documents it (uniformly, one draw of ``rng``).
     """
     n = K.shape[0]
     w = oracle_weights(labels, classes, weighting)

@@ -146,7 +146,7 @@ class Auto:
         """The :class:`AutoDecision` for ``state`` (which must carry ``class_counts``)."""
         if state.class_counts is None:
             raise ValueError("the auto strategy needs the label count of every class; "
-                             "score it through ActiveRLS.score / core.strategies.query.")
+                             "score it through ActiveRLS.score / core.strategies.query_one.")
         return decide(state.class_counts, self.min_labels, self.max_labels)
 
     def score(self, state: ScoringState, posterior, candidates) -> np.ndarray:

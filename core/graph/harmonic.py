@@ -18,9 +18,16 @@ Solvers: ``"cg"`` (default) and ``"minres"`` with a Jacobi preconditioner
 ``"direct"`` (sparse LU, the oracle). Seed 001 preconditions ``I - P_UU``; Jacobi on the
 symmetric ``Delta_UU`` is the same preconditioned system written symmetrically
 (``D_UU^-1/2 Delta_UU D_UU^-1/2``), so plain CG applies.
+
+:func:`solve_spd` is the one iterative solve of the graph models (this class and
+:class:`core.graph.active.GraphLearner`), with one failure policy: an iterative solve that
+stops before its tolerance warns with :class:`HarmonicSolverWarning` and falls back to a
+sparse LU of the same system.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,10 +36,76 @@ from scipy.sparse.linalg import cg, minres, splu
 
 from ._checks import check_graph, check_labels
 
-__all__ = ["HarmonicFunction", "class_mass_normalize", "SOLVERS", "PRECONDITIONERS"]
+__all__ = ["HarmonicFunction", "HarmonicSolverWarning", "class_mass_normalize", "solve_spd", "SOLVERS",
+           "PRECONDITIONERS"]
 
 SOLVERS = ("cg", "minres", "direct")
 PRECONDITIONERS = ("jacobi", "none")
+
+
+class HarmonicSolverWarning(RuntimeWarning):
+    """An iterative graph solve stopped before its tolerance; a sparse LU solved the system instead."""
+
+
+def solve_spd(A, B, *, x0=None, tol: float = 1e-6, max_iter: int | None = None, method: str = "cg",
+              preconditioner: str = "jacobi", lu=None):
+    """Solve ``A X = B`` for a sparse symmetric positive definite ``A``, column by column.
+
+    Parameters
+    ----------
+    A : scipy.sparse matrix of shape (u, u)
+    B : ndarray of shape (u, T)
+    x0 : ndarray of shape (u, T), optional
+        Warm start (the previous solution of a refit).
+    tol : float
+        Relative residual at which the iterative method stops.
+    max_iter : int, optional
+        Iteration cap per column (default ``10 u``).
+    method : {"cg", "minres"}
+    preconditioner : {"jacobi", "none"}
+    lu : scipy.sparse.linalg.SuperLU, optional
+        A factorisation of ``A`` to solve with instead (no iteration).
+
+    Returns
+    -------
+    X : ndarray of shape (u, T)
+    n_iter : ndarray of int64, shape (T,)
+        Iterations per column (0 for a direct solve and for a zero right-hand side).
+
+    Warns
+    -----
+    HarmonicSolverWarning
+        A column did not reach ``tol`` in ``max_iter`` iterations: every column is then solved
+        by a sparse LU of ``A`` (the warning names the column and how to avoid it).
+    """
+    u, T = B.shape
+    n_iter = np.zeros(T, dtype=np.int64)
+    if lu is not None:
+        return lu.solve(B), n_iter
+    M = sp.diags(1.0 / A.diagonal()) if preconditioner == "jacobi" else None
+    maxiter = int(max_iter) if max_iter is not None else 10 * u
+    solve = cg if method == "cg" else minres
+    X = np.zeros((u, T))
+    for t in range(T):
+        if not B[:, t].any():
+            continue
+        count = [0]
+
+        def tick(_xk, count=count):
+            count[0] += 1
+
+        x, info = solve(A, B[:, t], x0=None if x0 is None else x0[:, t], rtol=tol, maxiter=maxiter, M=M,
+                        callback=tick)
+        if info != 0:
+            warnings.warn(
+                f"{method} did not reach the relative residual {tol:g} in {maxiter} iterations (class "
+                f"column {t}); the system was solved by a sparse LU instead (raise max_iter or tol, or "
+                "use the direct solver, to avoid this).",
+                HarmonicSolverWarning, stacklevel=3)
+            return splu(A, permc_spec="MMD_AT_PLUS_A").solve(B), np.zeros(T, dtype=np.int64)
+        X[:, t] = x
+        n_iter[t] = count[0]
+    return X, n_iter
 
 
 def class_mass_normalize(F, q) -> np.ndarray:
@@ -73,7 +146,8 @@ class HarmonicFunction:
     tol : float, default 1e-6
         Relative residual ``||b - A x|| / ||b||`` at which CG/MINRES stop (seed 001: 1e-6).
     max_iter : int, optional
-        Iteration cap (default ``10 u``); reaching it raises.
+        Iteration cap (default ``10 u``); reaching it warns (:class:`HarmonicSolverWarning`)
+        and solves by a sparse LU.
     class_mass : bool, default False
         Predict with class mass normalisation (seed 003 eq. 2.7) instead of argmax.
     class_proportions : array-like of shape (T,), optional
@@ -132,8 +206,12 @@ class HarmonicFunction:
         ------
         ValueError
             Bad graph or labels (message names the fix).
-        RuntimeError
-            The iterative solver did not reach ``tol`` in ``max_iter`` iterations.
+
+        Warns
+        -----
+        HarmonicSolverWarning
+            The iterative solver did not reach ``tol`` in ``max_iter`` iterations (then a
+            sparse LU solved the system).
         """
         self._check_params()
         W = check_graph(W)
@@ -165,33 +243,11 @@ class HarmonicFunction:
         return self
 
     def _solve(self, A: sp.csc_matrix, B: np.ndarray) -> np.ndarray:
-        u, T = B.shape
         if self.solver == "direct":
             X = splu(A).solve(B)
-            self.residual_ = _relres(A, X, B)
-            return X
-        M = sp.diags(1.0 / A.diagonal()) if self.preconditioner == "jacobi" else None
-        maxiter = int(self.max_iter) if self.max_iter is not None else 10 * u
-        X = np.zeros((u, T))
-        for t in range(T):
-            b = B[:, t]
-            if not b.any():
-                continue
-            count = [0]
-
-            def tick(_xk, count=count):
-                count[0] += 1
-
-            method = cg if self.solver == "cg" else minres
-            x, info = method(A, b, rtol=self.tol, maxiter=maxiter, M=M, callback=tick)
-            if info != 0:
-                raise RuntimeError(
-                    f"{self.solver} did not reach the relative residual {self.tol:g} in {maxiter} "
-                    f"iterations (class column {t}); raise max_iter, use preconditioner='jacobi', "
-                    "or solver='direct'."
-                )
-            X[:, t] = x
-            self.n_iter_[t] = count[0]
+        else:
+            X, self.n_iter_ = solve_spd(A, B, tol=self.tol, max_iter=self.max_iter, method=self.solver,
+                                        preconditioner=self.preconditioner)
         self.residual_ = _relres(A, X, B)
         return X
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import cg, splu
+from scipy.sparse.linalg import splu
 
 from ._checks import check_graph, check_labels
+from .harmonic import solve_spd
 
 __all__ = ["LocalGlobalConsistency", "LGC_FORMS", "LGC_SOLVERS"]
 
@@ -107,7 +108,12 @@ class LocalGlobalConsistency:
         ValueError
             Bad parameters, graph or labels.
         RuntimeError
-            The iteration or CG did not converge in ``max_iter`` steps.
+            The iteration (``solver="iterate"``) did not settle in ``max_iter`` steps.
+
+        Warns
+        -----
+        core.graph.harmonic.HarmonicSolverWarning
+            CG stopped before ``tol`` (then a sparse LU solved the system).
         """
         self._check_params()
         W = check_graph(W)
@@ -143,20 +149,8 @@ class LocalGlobalConsistency:
             if self.solver == "direct":
                 F = splu(A).solve(B)
             else:
-                F = np.empty_like(B)
-                M = sp.diags(1.0 / A.diagonal())
-                for t in range(c):
-                    count = [0]
-
-                    def tick(_xk, count=count):
-                        count[0] += 1
-
-                    x, info = cg(A, B[:, t], rtol=self.tol, maxiter=int(self.max_iter), M=M, callback=tick)
-                    if info != 0:
-                        raise RuntimeError(f"CG did not reach {self.tol:g} in {self.max_iter} iterations; "
-                                           "raise max_iter or use solver='direct'.")
-                    F[:, t] = x
-                    self.n_iter_ = max(self.n_iter_, count[0])
+                F, n_iter = solve_spd(A, B, tol=self.tol, max_iter=int(self.max_iter))
+                self.n_iter_ = max(self.n_iter_, int(n_iter.max(initial=0)))
         self.classes_ = classes
         self.labeled_ = L
         self.decision_values_ = F

@@ -32,6 +32,7 @@ from ..criteria import ExpectedRisk
 from ..kernels import Kernel
 from ..posteriors import DensePosterior, FactorPosterior
 from ..validation import check_features, check_index, check_positive
+from .base import KERNEL, LabelBook, check_classes
 from .state import LearnerState
 from .updates import (GuardTripped, RebuildIsCheaper, add_reweight_step, add_step, relabel_step, remove_step,
                       reweight_step)
@@ -48,28 +49,6 @@ ERROR_BUDGET = 1e-9
 
 class NumericalRebuildWarning(RuntimeWarning):
     """An update was replaced by a direct solve because it would have lost accuracy."""
-
-
-def _check_classes(classes) -> list:
-    try:
-        classes = list(classes)
-    except TypeError:
-        raise ValueError(f"classes must be a list of labels; got {classes!r}.") from None
-    index = {}
-    for c in classes:
-        try:
-            hash(c)
-        except TypeError:
-            raise ValueError(f"class label {c!r} is not hashable; use str or int labels.") from None
-        if c in index:
-            raise ValueError(f"class label {c!r} appears twice in classes={classes!r}; give each once.")
-        index[c] = len(index)
-    if len(classes) < 2:
-        raise ValueError(
-            f"at least two classes are needed; got classes={classes!r}. Give every label "
-            "you intend to use (more can be added later with add_class)."
-        )
-    return classes
 
 
 def _check_kernel(kernel) -> Kernel:
@@ -97,7 +76,7 @@ class ActiveRLS(LearnerState):
     weighting : {"none", "balanced"} or dict, default "none"
         Class weights (:mod:`core.learner.weighting`).
     random_state : int, numpy.random.Generator or None
-        Seeds :attr:`rng` (used by :func:`core.strategies.query` when no generator is given).
+        Seeds :attr:`rng` (used by :func:`core.strategies.query_one` when no generator is given).
 
     Attributes
     ----------
@@ -122,20 +101,16 @@ class ActiveRLS(LearnerState):
                     "use ActiveRLS.from_features / from_kernel / from_factor."
                 )
         self._lam = check_positive("lam", lam)
-        self._classes = _check_classes(classes)
-        self._class_index = {c: t for t, c in enumerate(self._classes)}
-        self._weighting = check_weighting(weighting, self._classes)
+        self._book = LabelBook(posterior.n_samples, classes)
+        self._weighting = check_weighting(weighting, self._book.classes)
         self.random_state = random_state
         self.rng = np.random.default_rng(random_state)
         self._post = posterior
         self._criterion = ExpectedRisk()
         n = posterior.n_samples
-        self._labels: dict = {}
-        self._cls = np.full(n, -1, dtype=np.int64)  # class index of each labelled point
-        self._counts = np.zeros(len(self._classes), dtype=np.int64)
         self._lam_pt = np.full(n, np.inf)  # lambda_j of labelled points, inf elsewhere
-        self._w = self._weights(self._counts)
-        self._mT = np.zeros((1 if len(self._classes) == 2 else len(self._classes), n))
+        self._w = self._weights(self._book.counts)
+        self._mT = np.zeros((self.n_outputs, n))
         self._scale = max(float(np.max(np.abs(posterior.prior_diag()))), np.finfo(float).tiny)
         self._error = 0.0
         self.n_rebuilds = 0
@@ -156,7 +131,7 @@ class ActiveRLS(LearnerState):
         """
         X = check_features(X, min_samples=2)
         kernel = _check_kernel(Kernel("rbf", width=1.0) if kernel is None else kernel)
-        classes = _check_classes(classes)
+        classes = check_classes(classes)
         check_positive("lam", lam)
         check_weighting(weighting, classes)
         return cls(DensePosterior.from_kernel(kernel, X), classes, lam, weighting, random_state)
@@ -184,7 +159,7 @@ class ActiveRLS(LearnerState):
             raise ValueError(
                 f"K is not symmetric (max |K - K^T| = {asym:.3g}); pass a kernel matrix, e.g. 0.5 * (K + K.T)."
             )
-        classes = _check_classes(classes)
+        classes = check_classes(classes)
         check_positive("lam", lam)
         check_weighting(weighting, classes)
         return cls(DensePosterior.from_matrix(K), classes, lam, weighting, random_state)
@@ -199,7 +174,7 @@ class ActiveRLS(LearnerState):
             Kernel factor (Nystrom, spectral graph kernel, :func:`core.kernels.eigen_factor`).
         """
         Phi = check_features(Phi, name="Phi", min_samples=2)
-        classes = _check_classes(classes)
+        classes = check_classes(classes)
         check_positive("lam", lam)
         check_weighting(weighting, classes)
         return cls(FactorPosterior(Phi), classes, lam, weighting, random_state)
@@ -229,7 +204,7 @@ class ActiveRLS(LearnerState):
         if "lam" in params:
             check_positive("lam", params["lam"])
         if "weighting" in params:
-            check_weighting(params["weighting"], self._classes)
+            check_weighting(params["weighting"], self._book.classes)
         if "kernel" in params:
             self._check_new_kernel(params["kernel"])
         before = self.get_params()
@@ -240,57 +215,29 @@ class ActiveRLS(LearnerState):
                 if name in params:
                     setter(params[name])
                     done.append(name)
-        except BaseException:
+        except Exception:
             for name in reversed(done):
                 {"kernel": self.set_kernel, "weighting": self.set_weighting, "lam": self.set_lam}[name](before[name])
             raise
         return self
 
     # ------------------------------------------------------------------ validation helpers
-    def _class_of(self, label) -> int:
-        try:
-            return self._class_index[label]
-        except (KeyError, TypeError):
-            raise ValueError(
-                f"label {label!r} is not one of the classes {self._classes!r}. Use one of them, "
-                "or add it first with add_class(label)."
-            ) from None
-
-    def _check_unlabeled(self, i) -> int:
-        i = check_index(i, self.n_samples)
-        if self._cls[i] >= 0:
-            raise ValueError(
-                f"point {i} is already labelled as {self._labels[i]!r}; use relabel({i}, label) "
-                f"to change its label or remove({i}) to undo it."
-            )
-        return i
-
-    def _check_labeled(self, i) -> int:
-        i = check_index(i, self.n_samples)
-        if self._cls[i] < 0:
-            raise ValueError(f"point {i} is not labelled, so it cannot be removed or relabelled.")
-        return i
-
     def _check_new_kernel(self, kernel) -> Kernel:
         kernel = _check_kernel(kernel)
-        if getattr(self._post, "features", None) is None:
-            raise ValueError(
-                "This learner was built from a precomputed kernel matrix or a factor "
-                "(from_kernel / from_factor), so it has no features to evaluate a new kernel on; "
-                "build a new learner, e.g. ActiveRLS.from_kernel(K_new)."
-            )
+        self.require(KERNEL, "a new kernel")
         return kernel
 
     # ------------------------------------------------------------------ weights
     def _weights(self, counts) -> np.ndarray:
-        return class_weight_vector(self._weighting, self._classes, counts)
+        return class_weight_vector(self._weighting, self._book.classes, counts)
 
     def _refresh_lambdas(self) -> np.ndarray:
         """Recompute class weights and per-point lambda; return the old lambda array."""
         old = self._lam_pt.copy()
-        self._w = self._weights(self._counts)
-        lab = self._cls >= 0
-        self._lam_pt[lab] = self._lam / self._w[self._cls[lab]]
+        self._w = self._weights(self._book.counts)
+        codes = self._book.codes
+        lab = codes >= 0
+        self._lam_pt[lab] = self._lam / self._w[codes[lab]]
         self._lam_pt[~lab] = np.inf
         return old
 
@@ -310,7 +257,7 @@ class ActiveRLS(LearnerState):
 
     def _changed(self, old_lam: np.ndarray) -> np.ndarray:
         """Labelled points whose lambda differs from ``old_lam`` (int64, labelling order)."""
-        return np.array([j for j in self._labels if self._lam_pt[j] != old_lam[j]], dtype=np.int64)
+        return np.array([j for j in self._book.labels if self._lam_pt[j] != old_lam[j]], dtype=np.int64)
 
     def _add_and_reweight(self, i: int, y: int, old_lam: np.ndarray) -> None:
         """Add ``i``, reweight the labels whose lambda changed: one update of ``C`` (updates.py)."""
@@ -319,7 +266,7 @@ class ActiveRLS(LearnerState):
         if S.size == 0 or (S.size > 1 and self._post.rebuild_is_cheaper(S.size)):
             self._add_update(i, y, self._lam_pt[i])
             return self._reweight_update(old_lam)
-        for amp in add_reweight_step(self._post, self._mT, i, codes[y], self._lam_pt[i], S, codes[self._cls[S]],
+        for amp in add_reweight_step(self._post, self._mT, i, codes[y], self._lam_pt[i], S, codes[self._book.codes[S]],
                                      old_lam[S], self._lam_pt[S], self._scale):
             self._charge(amp)
 
@@ -330,20 +277,15 @@ class ActiveRLS(LearnerState):
             return
         if S.size > 1 and self._post.rebuild_is_cheaper(S.size):
             raise RebuildIsCheaper
-        codes = self._codes()[self._cls[S]]
+        codes = self._codes()[self._book.codes[S]]
         self._charge(reweight_step(self._post, self._mT, S, codes, old_lam[S], self._lam_pt[S], self._scale))
 
     def _save(self) -> tuple:
         """O(n T) copy of everything but C, to restore after a failed operation."""
-        return (
-            dict(self._labels), self._cls.copy(), self._counts.copy(), self._lam_pt.copy(),
-            self._w.copy(), self._weighting, list(self._classes), dict(self._class_index),
-            self._mT.copy(), self._lam,
-        )
+        return (self._book.copy(), self._lam_pt.copy(), self._w.copy(), self._weighting, self._mT.copy(), self._lam)
 
     def _restore(self, saved: tuple) -> None:
-        (self._labels, self._cls, self._counts, self._lam_pt, self._w, self._weighting,
-         self._classes, self._class_index, self._mT, self._lam) = saved
+        (self._book, self._lam_pt, self._w, self._weighting, self._mT, self._lam) = saved
 
     def _apply(self, update, saved: tuple) -> None:
         """Run an exact update; on a tripped guard (or failed solve) rebuild instead.
@@ -390,12 +332,10 @@ class ActiveRLS(LearnerState):
         ValueError
             If ``label`` is not in :attr:`classes` or ``i`` is already labelled.
         """
-        i = self._check_unlabeled(i)
-        y = self._class_of(label)
+        i = self._book.check_unlabeled(i)
+        self._book.class_of(label)
         saved = self._save()
-        self._labels[i] = label
-        self._cls[i] = y
-        self._counts[y] += 1
+        y = self._book.add(i, label)
         old = self._refresh_lambdas()
 
         self._apply(lambda: self._add_and_reweight(i, y, old), saved)
@@ -407,25 +347,17 @@ class ActiveRLS(LearnerState):
         Equivalent to calling :meth:`add` for each pair, but with one O(n^2 k) BLAS update,
         which is much faster under ``"balanced"`` weighting (e.g. to restore a session).
         """
-        idx = [self._check_unlabeled(i) for i in np.asarray(indices, dtype=object).ravel()] if len(indices) else []
-        labels = list(labels)
-        if len(labels) != len(idx):
-            raise ValueError(f"got {len(idx)} indices but {len(labels)} labels; give one label per index.")
-        if len(set(idx)) != len(idx):
-            raise ValueError("indices contain a point twice; label each point once.")
-        ys = [self._class_of(lab) for lab in labels]
+        idx, labels = self._book.check_new_labels(indices, labels)
         if not idx:
             return self
         saved = self._save()
-        for i, lab, y in zip(idx, labels, ys):
-            self._labels[i] = lab
-            self._cls[i] = y
-            self._counts[y] += 1
+        for i, lab in zip(idx, labels):
+            self._book.add(i, lab)
         old = self._refresh_lambdas()
         S = np.array(idx, dtype=np.int64)
 
         def update():
-            resid = self._codes()[self._cls[S]] - self._mT[:, S].T
+            resid = self._codes()[self._book.codes[S]] - self._mT[:, S].T
             self._mT += self._post.condition(S, self._lam_pt[S], resid)
             old[S] = self._lam_pt[S]
             self._reweight_update(old)
@@ -446,22 +378,18 @@ class ActiveRLS(LearnerState):
         IndexError, ValueError
             If an index is invalid, not labelled, or given twice (state unchanged).
         """
-        idx = [self._check_labeled(i) for i in np.asarray(indices, dtype=object).ravel()] if len(indices) else []
-        if len(set(idx)) != len(idx):
-            raise ValueError("indices contain a point twice; remove each label once.")
+        idx = self._book.check_many(indices, labeled=True)
         if not idx:
             return self
         S = np.array(idx, dtype=np.int64)
-        ys = self._cls[S].copy()
+        ys = self._book.codes[S].copy()
         saved = self._save()
-        for i, y in zip(idx, ys):
-            del self._labels[i]
-            self._cls[i] = -1
-            self._counts[y] -= 1
+        for i in idx:
+            self._book.remove(i)
         old = self._refresh_lambdas()
 
         def update():
-            if S.size > 1 and (S.size >= len(self._labels) or self._post.rebuild_is_cheaper(S.size)):
+            if S.size > 1 and (S.size >= self.n_labeled or self._post.rebuild_is_cheaper(S.size)):
                 raise RebuildIsCheaper  # rebuilding from the remaining labels costs less
             self._remove_block(S, ys, old[S])
             self._reweight_update(old)
@@ -477,7 +405,7 @@ class ActiveRLS(LearnerState):
         IndexError, ValueError
             If ``i`` is not a valid index or not labelled.
         """
-        return self.remove_many([self._check_labeled(i)])
+        return self.remove_many([self._book.check_labeled(i)])
 
     def relabel(self, i, label) -> "ActiveRLS":
         """Change the label of a labelled point (O(n T), plus a reweight if weights change).
@@ -487,17 +415,13 @@ class ActiveRLS(LearnerState):
         IndexError, ValueError
             If ``i`` is not a valid labelled index or ``label`` is not a class.
         """
-        i = self._check_labeled(i)
-        y_new = self._class_of(label)
-        y_old = int(self._cls[i])
-        if y_new == y_old:
-            self._labels[i] = label
+        i = self._book.check_labeled(i)
+        y_new = self._book.class_of(label)
+        if y_new == self._book.codes[i]:
+            self._book.labels[i] = label
             return self
         saved = self._save()
-        self._labels[i] = label
-        self._cls[i] = y_new
-        self._counts[y_old] -= 1
-        self._counts[y_new] += 1
+        y_old = self._book.relabel(i, label)
         old = self._refresh_lambdas()
 
         def update():
@@ -516,7 +440,7 @@ class ActiveRLS(LearnerState):
         ValueError
             If ``weighting`` is not valid (state unchanged).
         """
-        weighting = check_weighting(weighting, self._classes)
+        weighting = check_weighting(weighting, self._book.classes)
         saved = self._save()
         self._weighting = weighting
         old = self._refresh_lambdas()
@@ -563,7 +487,7 @@ class ActiveRLS(LearnerState):
         try:
             self._scale = max(float(np.max(np.abs(self._post.prior_diag()))), np.finfo(float).tiny)
             self.rebuild()
-        except BaseException:
+        except Exception:
             self._post.set_kernel(old_kernel)
             self._scale = max(float(np.max(np.abs(self._post.prior_diag()))), np.finfo(float).tiny)
             self._restore(saved)
@@ -579,13 +503,8 @@ class ActiveRLS(LearnerState):
         ValueError
             If ``name`` is already a class or not hashable.
         """
-        try:
-            hash(name)
-        except TypeError:
-            raise ValueError(f"class label {name!r} is not hashable; use a str or int.") from None
-        if name in self._class_index:
-            raise ValueError(f"class {name!r} already exists; classes are {self._classes!r}.")
-        L = np.array(list(self._labels), dtype=np.int64)
+        self._book.check_new_class(name)
+        L = self._book.labeled_indices()
         if L.size:
             # new one-vs-all column: C[:, L] Lambda_L^-1 (-1)
             new_col = self._post.combine(L, (-1.0 / self._lam_pt[L])[:, None])
@@ -596,9 +515,7 @@ class ActiveRLS(LearnerState):
         else:
             mT = np.vstack([self._mT, new_col])
         saved = self._save()
-        self._classes.append(name)
-        self._class_index[name] = len(self._classes) - 1
-        self._counts = np.append(self._counts, 0)
+        self._book.add_class(name)
         self._mT = mT
         old = self._refresh_lambdas()
         self._apply(lambda: self._reweight_update(old), saved)
@@ -618,17 +535,9 @@ class ActiveRLS(LearnerState):
             If ``old`` is not a class, or ``new`` is already a class or not hashable (state
             unchanged).
         """
-        t = self._class_of(old)
-        try:
-            hash(new)
-        except TypeError:
-            raise ValueError(f"class label {new!r} is not hashable; use a str or int.") from None
-        if new in self._class_index:
-            raise ValueError(f"class {new!r} already exists; classes are {self._classes!r}.")
-        self._classes[t] = new
-        self._class_index = {c: k for k, c in enumerate(self._classes)}
-        for i in np.flatnonzero(self._cls == t).tolist():
-            self._labels[i] = new  # same key: labelling order kept
+        self._book.class_of(old)
+        self._book.check_new_class(new)
+        self._book.rename_class(old, new)
         if isinstance(self._weighting, dict):
             self._weighting = {(new if c == old else c): w for c, w in self._weighting.items()}
         return self
@@ -644,7 +553,7 @@ class ActiveRLS(LearnerState):
         numpy.linalg.LinAlgError
             If ``K_LL + Lambda_L`` is not positive definite (state unchanged).
         """
-        L = np.array(list(self._labels), dtype=np.int64)
+        L = self._book.labeled_indices()
         if L.size:
             A = self._post.prior_block(L) + np.diag(self._lam_pt[L])
             try:
@@ -660,6 +569,6 @@ class ActiveRLS(LearnerState):
         self._post.reset()
         self._mT = np.zeros_like(self._mT)
         if L.size:
-            Y = self._codes()[self._cls[L]]
+            Y = self._codes()[self._book.codes[L]]
             self._mT += self._post.condition(L, self._lam_pt[L], Y)
         return self

@@ -1,10 +1,12 @@
-"""Read access to an ARLS learner's state: outputs, predictions, scores, leave-one-out.
+"""Read access to an ARLS learner's state: outputs, scores, leave-one-out.
 
-:class:`LearnerState` holds everything :class:`core.learner.ActiveRLS` exposes without
-changing it; the operations (add, remove, reweight, ...) are in :mod:`core.learner.arls`. The
-attributes it reads are set by ``ActiveRLS.__init__``: ``_post`` (the posterior), ``_mT``
-(outputs, T x n), ``_labels``, ``_cls``, ``_lam_pt``, ``_w``, ``_lam``, ``_classes``,
-``_weighting``, ``_criterion`` and ``_risk_cache``.
+:class:`LearnerState` holds what :class:`core.learner.ActiveRLS` exposes without changing it
+beyond the read API every learner shares (:class:`core.learner.base.LearnerBase`: labels,
+classes, ``predict``, ``score``); the operations (add, remove, reweight, ...) are in
+:mod:`core.learner.arls`. The attributes it reads are set by ``ActiveRLS.__init__``:
+``_post`` (the posterior), ``_mT`` (outputs, T x n), ``_book`` (the labels,
+:class:`core.learner.base.LabelBook`), ``_lam_pt``, ``_w``, ``_lam``, ``_weighting``,
+``_criterion`` and ``_risk_cache``.
 """
 
 from __future__ import annotations
@@ -12,13 +14,38 @@ from __future__ import annotations
 import numpy as np
 
 from ..criteria import Criterion, ExpectedRisk, ScoringState
-from ..criteria.risk import class_probabilities, estimated_risk, predicted_class_indices, target_codes
+from ..criteria.risk import class_probabilities, estimated_risk, target_codes
+from .base import EXPECTED_RISK, KERNEL, LAM, LOO, POSTERIOR_VARIANCE, SIMILARITY, WEIGHTING, LearnerBase
 
 __all__ = ["LearnerState"]
 
 
-class LearnerState:
+class LearnerState(LearnerBase):
     """Read-only views of the learner (base class of :class:`core.learner.ActiveRLS`)."""
+
+    @property
+    def capabilities(self) -> frozenset:
+        """Expected risk, LOO, lam, class weights, the posterior variance, and a kernel to change
+        when there are features to evaluate it on (the similarity of explanations is the
+        caller's kernel on its features: no :data:`~core.learner.base.SIMILARITY`)."""
+        caps = {EXPECTED_RISK, LOO, LAM, WEIGHTING, POSTERIOR_VARIANCE}
+        if getattr(self._post, "features", None) is not None:
+            caps.add(KERNEL)
+        return frozenset(caps)
+
+    def _refusal(self, capability: str) -> str:
+        if capability == KERNEL:
+            return ("this learner: it was built from a precomputed kernel matrix or a factor (from_kernel / "
+                    "from_factor, e.g. a spectral graph kernel), so it has no features to evaluate a new kernel "
+                    "(an RBF width) on; build a new learner, e.g. ActiveRLS.from_kernel(K_new), or one from "
+                    "features (a session with posterior 'dense' or 'nystrom').")
+        if capability == SIMILARITY:
+            return ("this learner: kernel RLS has no similarity of its own; use its kernel on the features "
+                    "(learner.kernel, or the factor of a low-rank posterior).")
+        return "this learner; every ActiveRLS offers it (use ActiveRLS)."
+
+    def _scoring_posterior(self):
+        return self._post
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -43,41 +70,9 @@ class LearnerState:
 
     # ------------------------------------------------------------------ outputs
     @property
-    def classes(self) -> list:
-        """Class labels (a copy; add one with :meth:`add_class`)."""
-        return list(self._classes)
-
-    @property
-    def n_classes(self) -> int:
-        return len(self._classes)
-
-    @property
-    def n_outputs(self) -> int:
-        """T: 1 for binary, ``n_classes`` for one-vs-all."""
-        return self._mT.shape[0]
-
-    @property
-    def n_samples(self) -> int:
-        return self._post.n_samples
-
-    @property
-    def n_labeled(self) -> int:
-        return len(self._labels)
-
-    @property
-    def labels(self) -> dict:
-        """``{index: label}`` in labelling order (a copy)."""
-        return dict(self._labels)
-
-    @property
-    def unlabeled_indices(self) -> np.ndarray:
-        """Indices of unlabelled points, ndarray of shape (n_unlabeled,), int64."""
-        return np.flatnonzero(self._cls < 0)
-
-    @property
     def class_weights(self) -> dict:
         """Current class weights ``{class: w}`` (:mod:`core.learner.weighting`)."""
-        return {c: float(w) for c, w in zip(self._classes, self._w)}
+        return {c: float(w) for c, w in zip(self._book.classes, self._w)}
 
     @property
     def point_lambdas(self) -> np.ndarray:
@@ -97,20 +92,9 @@ class LearnerState:
         """GP predictive variance ``C_zz + lam`` (ALGORITHMS §2), ndarray of shape (n,)."""
         return self._post.diag() + self._lam
 
-    def predict(self) -> np.ndarray:
-        """Predicted class labels, ndarray of shape (n,) (``f > 0`` / argmax, see core.criteria.risk)."""
-        return self._label_array()[predicted_class_indices(self._mT.T)]
-
     def proba(self) -> np.ndarray:
         """Soft class probabilities (A§2, normalised), ndarray of shape (n, n_classes)."""
         return class_probabilities(self._mT.T)
-
-    def _label_array(self) -> np.ndarray:
-        arr = np.array(self._classes)
-        if arr.ndim != 1 or arr.dtype.kind not in "biufUS" or arr.tolist() != self._classes:
-            arr = np.empty(len(self._classes), dtype=object)
-            arr[:] = self._classes
-        return arr
 
     def estimated_risk(self) -> float:
         """Bias-corrected estimated risk ``R(f_L)`` over the pool (eq. 3.49)."""
@@ -124,8 +108,7 @@ class LearnerState:
         """The read-only state a criterion scores from (:class:`core.criteria.ScoringState`)."""
         mT = self._mT.view()
         mT.flags.writeable = False
-        counts = np.bincount(self._cls[self._cls >= 0], minlength=len(self._classes))
-        return ScoringState(mT, self.hypothetical_lambdas(), self._w.copy(), counts)
+        return ScoringState(mT, self.hypothetical_lambdas(), self._w.copy(), self._book.counts.copy())
 
     @property
     def risk_criterion(self):
@@ -163,31 +146,6 @@ class LearnerState:
         self._risk_cache = None
         return self
 
-    def score(self, criterion, candidates=None) -> np.ndarray:
-        """Scores of ``criterion`` (a :class:`core.criteria.Criterion`) for candidates.
-
-        Parameters
-        ----------
-        criterion : core.criteria.Criterion
-        candidates : array-like of int, optional
-            Pool indices to score (default: every unlabelled point).
-
-        Returns
-        -------
-        ndarray of shape (k,) in the order of ``candidates``.
-        """
-        cand = self.unlabeled_indices if candidates is None else self._check_candidates(candidates)
-        return np.asarray(criterion.score(self.scoring_state(), self._post, cand), dtype=np.float64)
-
-    def _check_candidates(self, candidates) -> np.ndarray:
-        cand = np.asarray(candidates)
-        if cand.ndim != 1 or (cand.size and cand.dtype.kind not in "iu"):
-            raise ValueError(f"candidates must be a 1-D array of pool indices; got {candidates!r}.")
-        cand = cand.astype(np.int64)
-        if cand.size and (cand.min() < 0 or cand.max() >= self.n_samples):
-            raise IndexError(f"candidates must lie in [0, {self.n_samples}); got {cand.min()}..{cand.max()}.")
-        return cand
-
     def expected_risk(self, candidates=None, backend: str = "numba") -> np.ndarray:
         """Expected risk ``E_i`` of labelling each point (seed 002 eq. 3.50).
 
@@ -206,16 +164,13 @@ class LearnerState:
         -------
         E : ndarray of shape (n,) or (len(candidates),)
         """
-        criterion = self._criterion if backend == "numba" else ExpectedRisk(backend)
+        if backend == "numba":
+            return super().expected_risk(candidates)
+        criterion = ExpectedRisk(backend)
         if candidates is not None:
             return self.score(criterion, candidates)
-        if backend == "numba" and self._risk_cache is not None:
-            return self._risk_cache.copy()
         E = np.full(self.n_samples, np.inf)
-        cand = self.unlabeled_indices
-        E[cand] = self.score(criterion, cand)
-        if backend == "numba":
-            self._risk_cache = E.copy()
+        E[self.unlabeled_indices] = self.score(criterion, self.unlabeled_indices)
         return E
 
     def loo_decision_values(self) -> np.ndarray:
@@ -225,14 +180,14 @@ class LearnerState:
         (the LOO residual is ``(y_j - m_j) lambda_j / (lambda_j - C_jj)``, A§1). Rows follow
         :attr:`labels` order.
         """
-        L = np.array(list(self._labels), dtype=np.int64)
+        L = self._book.labeled_indices()
         if L.size == 0:
             return np.zeros((0, self.n_outputs))
         cjj = self._post.diag(L)
         lam = self._lam_pt[L]
         M = self._mT[:, L].T
-        Y = self._codes()[self._cls[L]]
+        Y = self._codes()[self._book.codes[L]]
         return M - (cjj / (lam - cjj))[:, None] * (Y - M)
 
     def _codes(self) -> np.ndarray:
-        return target_codes(self._mT.shape[0], len(self._classes))
+        return target_codes(self._mT.shape[0], len(self._book.classes))

@@ -25,20 +25,29 @@ __all__ = ["WEIGHTINGS", "check_weighting", "class_weight_vector"]
 WEIGHTINGS = ("none", "balanced")
 
 
-def check_weighting(weighting, classes):
+def check_weighting(weighting, classes, *, every_class: bool = False):
     """Validate a weighting; returns ``"none"``, ``"balanced"`` or a dict {class: float}.
+
+    The one weighting validator (the learner's, and the session's with ``every_class``).
+
+    Parameters
+    ----------
+    weighting : {"none", "balanced"} or dict {class: weight}
+    classes : sequence
+        The classes a dict may name.
+    every_class : bool, default False
+        A dict must give every class a weight (a session's stored setting).
 
     Raises
     ------
     ValueError
-        If ``weighting`` is another string or type, names an unknown class, or gives a
-        weight that is not a finite number > 0.
+        If ``weighting`` is another string or type, names an unknown class, gives a weight
+        that is not a finite number > 0, or (``every_class``) lacks a class.
     """
     if isinstance(weighting, str):
         if weighting not in WEIGHTINGS:
-            raise ValueError(
-                f"weighting must be 'none', 'balanced' or a dict of class weights; got {weighting!r}."
-            )
+            raise ValueError(f"Unknown weighting {weighting!r}; choose one of {', '.join(WEIGHTINGS)} or a "
+                             "dict {class: weight}.")
         return weighting
     if isinstance(weighting, dict):
         known = set(classes)
@@ -49,6 +58,9 @@ def check_weighting(weighting, classes):
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
                 raise ValueError(f"weight of class {c!r} must be a finite number > 0; got {v!r}.")
             out[c] = float(v)
+        missing = [c for c in classes if c not in out] if every_class else []
+        if missing:
+            raise ValueError(f"Weighting dict lacks class(es) {missing}; give a weight for every class.")
         return out
     raise ValueError(f"weighting must be 'none', 'balanced' or a dict {{class: weight}}; got {weighting!r}.")
 

@@ -1,7 +1,7 @@
 """Oracle simulation with the graph models of :mod:`core.graph` (``labeler simulate --model``).
 
 Issue 10 §2. The same loop and curve columns as :func:`labeler.experiments.simulate.simulate`
-(:data:`~labeler.experiments.simulate.CURVE_COLUMNS`), on a kNN graph of the pool
+(:data:`~labeler.experiments.oracle.CURVE_COLUMNS`), on a kNN graph of the pool
 (:func:`core.kernels.knn_graph`):
 
 =====================  ====================================================================
@@ -33,19 +33,18 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from core.criteria.auto import decide
-from core.criteria.risk import predicted_class_indices
-from core.graph import (ALIGNMENT_TRANSFORMS, SPECTRAL_TRANSFORMS, HarmonicFunction, LocalGlobalConsistency,
-                        ZhuActiveLearning, aligned_spectrum, harmonic_risk, parametric_spectrum, spectrum_factor)
-from core.graph.active import ZHU_MAX_POINTS  # the one limit of Zhu's exact rule
+from core.graph import (ALIGNMENT_TRANSFORMS, SPECTRAL_TRANSFORMS, aligned_spectrum, parametric_spectrum,
+                        spectrum_factor)
+from core.graph.active import ZHU_MAX_POINTS, GraphLearner  # the one limit of Zhu's exact rule
 from core.kernels import knn_graph, laplacian_eigenpairs
 from core.learner import ActiveRLS
-from core.strategies import query
+from core.learner.base import EXPECTED_RISK, LAM
+from core.rls.tuning import DEFAULT_LAM
 from core.validation import check_count, check_features, check_positive
-from labeler.experiments.simulate import CURVE_COLUMNS, DEFAULT_LAM, _loo_correct, balanced_accuracy
-from labeler.session.stopping import StoppingMonitor
+from labeler.experiments.oracle import curve_frame, oracle_loop
+from labeler.session.model import MODEL_OPTIONS
 
-__all__ = ["GRAPH_MODELS", "GRAPH_STRATEGIES", "ZHU_MAX_POINTS", "simulate_graph", "graph_factor"]
+__all__ = ["GRAPH_MODELS", "GRAPH_STRATEGIES", "ZHU_MAX_POINTS", "simulate_graph", "graph_factor", "graph_factory"]
 
 GRAPH_MODELS = ("rls", "harmonic", "lgc")
 # "auto" (the default strategy, core/criteria/auto.py): expected risk for the first
@@ -74,15 +73,30 @@ def graph_factor(W, transform: str, rank: int, labeled=None, labels=None, *, eps
     return spectrum_factor(V, mu)
 
 
-def _scores_margin(F: np.ndarray) -> np.ndarray:
-    """Gap between the two largest values of each row (smaller = less certain)."""
-    top2 = np.sort(F, axis=1)[:, -2:]
-    return top2[:, 1] - top2[:, 0]
+def graph_factory(W, model: str, classes, *, seed: int = 0, transform: str | None = None, rank: int = 100,
+                  lam: float = DEFAULT_LAM, alpha: float = 0.99):
+    """The learner factory of a graph simulation: ``factory(initial_indices, initial_labels)``
+    returns a :class:`core.learner.base.Learner` on the graph ``W`` holding the initial labels.
 
+    * ``"rls"``: :class:`ActiveRLS` on the spectral factor of ``transform`` (an aligned
+      transform is fitted to the initial labels);
+    * ``"harmonic"``, ``"lgc"``: :class:`core.graph.active.GraphLearner` (CG refits; "arls" is
+      Zhu et al.'s exact rule, :class:`core.criteria.harmonic_risk.HarmonicExpectedRisk`).
+    """
+    def factory(init_idx, init_labels):
+        labels = [v.item() if hasattr(v, "item") else v for v in init_labels]
+        if model == "rls":
+            given = len(init_idx) > 0
+            Phi = graph_factor(W, transform, rank, init_idx if given else None, init_labels if given else None,
+                               seed=seed)
+            learner = ActiveRLS.from_factor(Phi, classes=classes, lam=lam, random_state=seed)
+        else:
+            learner = GraphLearner(W, classes, model, alpha=alpha, random_state=seed, zhu_max_points=ZHU_MAX_POINTS)
+        if len(init_idx):
+            learner.add_many([int(i) for i in init_idx], labels)
+        return learner
 
-def _normalised(F: np.ndarray) -> np.ndarray:
-    s = F.sum(axis=1, keepdims=True)
-    return np.where(s > 0, F / np.where(s > 0, s, 1.0), 1.0 / F.shape[1])
+    return factory
 
 
 def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", budget: int = 100, seed: int = 0,
@@ -127,7 +141,7 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
         Unknown model / strategy / transform, a transform with a model other than rls, bad
         counts, or a pool too large for the exact Zhu rule.
     """
-    if model not in GRAPH_MODELS:
+    if model not in GRAPH_STRATEGIES:
         raise ValueError(f"model must be one of {GRAPH_MODELS}; got {model!r}.")
     if strategy not in GRAPH_STRATEGIES[model]:
         raise ValueError(f"strategy {strategy!r} is not available with model {model!r}; choose one of "
@@ -150,10 +164,6 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     if initial + budget > n - 1:
         raise ValueError(f"initial + budget = {initial + budget} leaves no unlabelled point of the {n}; "
                          f"pass a budget <= {n - 1 - initial}.")
-    if model == "harmonic" and strategy in ("arls", "auto") and n > ZHU_MAX_POINTS:
-        raise ValueError(f"Zhu et al.'s exact expected risk keeps a dense {n} x {n} inverse; it is limited to "
-                         f"{ZHU_MAX_POINTS:,} points. Use model='rls', transform='gaussian_field' (the same "
-                         "rule on a low-rank factor, ALGORITHMS §9) or strategy='margin'.")
     if model == "rls":
         lam = check_positive("lam", lam)
         rank = check_count("rank", rank, 1)
@@ -170,100 +180,23 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
                          "holds one class).")
     t0 = time.perf_counter()
     W = knn_graph(X, n_neighbors, seed=seed)
-    learner = None
-    if model == "rls":
-        Phi = graph_factor(W, transform, rank, init_idx if initial else None, y[init_idx] if initial else None,
-                           seed=seed)
-        learner = ActiveRLS.from_factor(Phi, classes=classes, lam=lam, random_state=seed)
-        if initial:
-            learner.add_many(init_idx.tolist(), [v.item() if hasattr(v, "item") else v for v in y[init_idx]])
+    factor = graph_factory(W, model, classes, seed=seed, transform=transform, rank=rank, lam=lam, alpha=alpha)
+    learner = factor(init_idx, y[init_idx])
     graph_seconds = time.perf_counter() - t0
-
-    labeled = np.zeros(n, dtype=bool)
-    labeled[init_idx] = True
-    order = [int(i) for i in init_idx]
-    rows = {name: [] for name in CURVE_COLUMNS}
-    monitor = StoppingMonitor(n)
-    zhu = None
-    F = None
-
-    def fit_graph_model():
-        L = np.asarray(order, dtype=np.int64)
-        if L.size == 0:
-            return np.full((n, len(classes)), 1.0 / len(classes))
-        if model == "harmonic":
-            return HarmonicFunction().fit(W, L, y[L], classes=classes).decision_values_
-        return LocalGlobalConsistency(alpha).fit(W, L, y[L], classes=classes).decision_values_
-
-    if learner is None and order:
-        F = fit_graph_model()
-    for step in range(1, budget + 1):
-        t1 = time.perf_counter()
-        if learner is not None:
-            i = int(query(learner, strategy, rng))
-            learner.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
-        else:
-            unl = np.flatnonzero(~labeled)
-            rule = strategy
-            if strategy == "auto":
-                counts = [int(np.sum(y[np.asarray(order, dtype=np.int64)] == c)) for c in classes] if order \
-                    else [0] * len(classes)
-                rule = decide(counts).strategy if model == "harmonic" else "margin"
-            if rule == "random" or not order:
-                i = int(rng.choice(unl))
-            elif rule == "arls":
-                if zhu is None:
-                    L = np.asarray(order, dtype=np.int64)
-                    zhu = ZhuActiveLearning(eps=1e-8).fit(W, L, y[L], classes=classes)
-                E = zhu.expected_risks()
-                i = int(zhu.unlabeled_[int(np.argmin(E))])
-            else:
-                s = _scores_margin(F[unl])
-                i = int(unl[int(np.argmin(s))])
-            order.append(i)
-            if zhu is not None:
-                zhu.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
-                F = zhu.decision_values_
-            else:
-                F = fit_graph_model()
-        seconds = time.perf_counter() - t1
-        labeled[i] = True
-        rest = ~labeled
-        if learner is not None:
-            codes = predicted_class_indices(learner.decision_values).astype(np.int32)
-            risk = learner.estimated_risk()
-            lam_now = float(learner.lam)
-        else:
-            codes = F.argmax(axis=1).astype(np.int32)
-            risk = harmonic_risk(_normalised(F[rest])) if rest.any() else 0.0
-            lam_now = float("nan")
-        pred = np.asarray(classes, dtype=object)[codes]
-        truth = y[rest]
-        pred_rest = pred[rest].astype(y.dtype) if y.dtype != object else pred[rest]
-        acc = float(np.mean(pred_rest == truth)) if truth.size else float("nan")
-        rows["step"].append(step)
-        rows["index"].append(i)
-        rows["label"].append(y[i])
-        rows["n_labeled"].append(int(labeled.sum()))
-        rows["accuracy"].append(acc)
-        rows["balanced_accuracy"].append(balanced_accuracy(truth, pred_rest))
-        rows["estimated_risk"].append(float(risk))
-        rows["step_seconds"].append(seconds)
-        rows["width"].append(float("nan"))
-        rows["lam"].append(lam_now)
-        monitor.record(int(labeled.sum()), codes)
-        loo_ok = None
-        if learner is not None and len(set(learner.labels.values())) >= 2:
-            loo_ok = _loo_correct(learner)
-        rows["stop"].append(monitor.signal(int(labeled.sum()), codes, loo_ok).verdict)
-        if progress is not None:
-            progress(step, budget)
-    frame = pd.DataFrame({name: rows[name] for name in CURVE_COLUMNS})
-    frame["label"] = np.asarray(rows["label"], dtype=y.dtype)
+    if strategy == "arls" or (strategy == "auto" and "arls" in GRAPH_STRATEGIES[model]):
+        learner.require(EXPECTED_RISK, f"the strategy {strategy!r}")  # e.g. a pool too large for Zhu's rule
+    # "auto" without an expected-risk rule (LGC) is margin throughout
+    strategy_run = "margin" if strategy == "auto" and EXPECTED_RISK not in learner.capabilities else strategy
+    rows = oracle_loop(learner, y, strategy_run, budget, rng,
+                       settings=lambda: (float("nan"), float(learner.lam) if LAM in learner.capabilities
+                                         else float("nan")),
+                       loo_ready=lambda lr: LAM in lr.capabilities and len(set(lr.labels.values())) >= 2,
+                       progress=progress)
+    frame = curve_frame(rows, y)
     frame.attrs.update(model=model, transform=transform, strategy=strategy, seed=int(seed),
                        lam=float(lam) if model == "rls" else float("nan"), kernel="graph", width=None,
                        n_neighbors=int(n_neighbors), rank=int(rank) if model == "rls" else None,
-                       alpha=float(alpha) if model == "lgc" else None, initial=initial,
+                       alpha=float(alpha) if "alpha" in MODEL_OPTIONS.get(model, ()) else None, initial=initial,
                        initial_indices=[int(v) for v in init_idx], evaluation="unlabelled pool",
                        graph_seconds=graph_seconds)
     return frame

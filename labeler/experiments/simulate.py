@@ -2,7 +2,7 @@
 
 :func:`simulate` runs the loop used by ``labeler simulate`` and by the thesis reproduction
 (seed 002 §4.3): start from ``initial`` random labels, then ``budget`` times ask
-:func:`core.strategies.query` for a point, give it its true label (the oracle) and record the
+:func:`core.strategies.query_one` for a point, give it its true label (the oracle) and record the
 learner's accuracy and estimated risk. One row per query:
 
 ==================  ===================================================================
@@ -50,7 +50,6 @@ session's model and configuration modules).
 from __future__ import annotations
 
 import numbers
-import time
 import warnings
 from collections.abc import Callable
 
@@ -61,14 +60,13 @@ from core.criteria.risk import predicted_class_indices, target_codes
 from core.kernels import Kernel, median_distance
 from core.kernels.factors import NystromKernel
 from core.learner import ActiveRLS
-from core.criteria.risk import predicted_class_indices as _class_indices
 from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, retune_due, tune_lam_width
-from core.strategies import STRATEGIES, query
+from core.strategies import STRATEGIES
 from core.validation import check_count, check_features, check_positive
 from labeler.data.preprocessing import standardize
 from labeler.session import model as _model
 from labeler.session.config import DEFAULTS, SessionConfig, check_auto_tune, resolve_model, resolve_posterior
-from labeler.session.stopping import StoppingMonitor
+from labeler.experiments.oracle import CURVE_COLUMNS, balanced_accuracy, curve_frame, oracle_loop
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -83,47 +81,11 @@ __all__ = [
     "balanced_accuracy",
 ]
 
-CURVE_COLUMNS = (
-    "step",
-    "index",
-    "label",
-    "n_labeled",
-    "accuracy",
-    "balanced_accuracy",
-    "estimated_risk",
-    "step_seconds",
-    "width",
-    "lam",
-    "stop",
-)
+
 
 
 
 # --------------------------------------------------------------------------- small helpers
-def balanced_accuracy(y_true, y_pred) -> float:
-    """Mean over the classes present in ``y_true`` of the fraction predicted right.
-
-    Parameters
-    ----------
-    y_true, y_pred : array-like of shape (n,)
-
-    Returns
-    -------
-    float
-        NaN when ``y_true`` is empty.
-    """
-    # Same value as sklearn.metrics.balanced_accuracy_score (tested), which is not used here
-    # because in this loop it would (a) warn "y_pred contains classes not in y_true" whenever
-    # the learner predicts a class absent from the evaluation points -- routine once every point
-    # of a class is labelled -- and (b) raise on empty input, where the curve wants NaN.
-    y_true = np.asarray(y_true)
-    y_pred = np.asarray(y_pred)
-    if y_true.size == 0:
-        return float("nan")
-    recalls = [np.mean(y_pred[y_true == c] == c) for c in np.unique(y_true)]
-    return float(np.mean(recalls))
-
-
 def prepare_features(dataset, X_val=None, standardize_features: bool | None = None):
     """Features for the kernel: standardised when the data set asks for it.
 
@@ -344,14 +306,6 @@ class OutOfPoolPredictor:
         return _as_label_array(classes[idx], learner.classes)
 
 
-def _loo_correct(learner: ActiveRLS) -> np.ndarray:
-    """Whether each labelled point's exact LOO prediction is right, shape (n_labeled,)."""
-    F = learner.loo_decision_values()
-    index = {c: t for t, c in enumerate(learner.classes)}
-    truth = np.array([index[v] for v in learner.labels.values()], dtype=np.intp)
-    return _class_indices(F) == truth
-
-
 def _as_label_array(values: np.ndarray, classes: list) -> np.ndarray:
     """Object array -> the natural dtype of the class labels (int, str, ...)."""
     probe = np.array(classes)
@@ -389,7 +343,7 @@ def simulate(
     dataset : labeler.data.Dataset
         The pool (``dataset.X``, true labels ``dataset.y``, ``dataset.classes``).
     strategy : {"auto", "arls", "margin", "random"}
-        Query strategy (:func:`core.strategies.query`); "auto", the app's default, is expected
+        Query strategy (:func:`core.strategies.query_one`); "auto", the app's default, is expected
         risk until every class has a few labels, then margin.
     budget : int >= 1
         Number of queries (at most the number of points left after the initial labels).
@@ -490,7 +444,7 @@ def simulate(
                          "predict a validation set; leave the validation set out (accuracy on the "
                          "unlabelled pool) or use posterior 'nystrom'.")
     lam_used = resolve_lam(lam, X, y, init_idx, kernel, weighting, classes=classes)
-    spec = _model.ModelSpec(kernel=kernel.kind, width=float(kernel.width) if kernel.kind == "rbf" else None,
+    spec = _model.RlsSpec(kernel=kernel.kind, width=float(kernel.width) if kernel.kind == "rbf" else None,
                             lam=float(lam_used), seed=int(seed), posterior=posterior, rank=rank,
                             landmarks=landmarks, knn=int(knn), strategy=strategy,
                             weighting=weighting if isinstance(weighting, str) else "none")
@@ -501,7 +455,7 @@ def simulate(
         learner = _model.build_learner(spec, X, classes, initial, parts={}, progress=build_progress,
                                        executor=executor)
         if not isinstance(weighting, str):
-            learner.set_weighting(weighting)
+            learner.set_params(weighting=weighting)
     if initial:
         learner.add_many(init_idx.tolist(), y[init_idx].tolist())
 
@@ -515,58 +469,43 @@ def simulate(
 
     val_predictor = predictor(kernel)
 
-    labeled = np.zeros(n, dtype=bool)
-    labeled[init_idx] = True
-    rows = {name: [] for name in CURVE_COLUMNS}
     tune = check_auto_tune(auto_tune or {})
     tune["width"] = tune["width"] and kernel.kind == "rbf" and spec.posterior != "spectral"
     widths = _model.width_grid(X) if tune["width"] else None
-    monitor = StoppingMonitor(n)
     start_kernel = kernel
-    planned_rebuilds = 0  # set_kernel rebuilds on purpose: not a sign of ill-conditioning
-    for step in range(1, budget + 1):
-        t0 = time.perf_counter()
-        i = query(learner, strategy, rng)
-        learner.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
-        if (tune["width"] or tune["lam"]) and retune_due(learner.n_labeled - 1, learner.n_labeled) \
-                and not loo_readiness(list(learner.labels.values())):
-            fit = _model.auto_tune(spec, learner, X, tune_width=tune["width"], tune_lam=tune["lam"],
-                                   widths=widths)
-            if fit.width_changed:  # the session's order: width (a rebuild), then lam
-                spec = spec.with_setting("width", fit.width)
-                kernel = spec.kernel_function()
-                learner.set_kernel(kernel)
-                planned_rebuilds += 1
-                val_predictor = predictor(kernel)
-            if fit.lam_changed:
-                spec = spec.with_setting("lam", fit.lam)
-                learner.set_lam(fit.lam)
-        seconds = time.perf_counter() - t0
-        labeled[i] = True
-        if val_predictor is not None:
-            truth, pred = y_val, val_predictor.predict(learner)
-        else:
-            rest = ~labeled
-            truth, pred = y[rest], learner.predict()[rest]
-        acc = float(np.mean(pred == truth)) if truth.size else float("nan")
-        rows["step"].append(step)
-        rows["index"].append(int(i))
-        rows["label"].append(y[i])
-        rows["n_labeled"].append(learner.n_labeled)
-        rows["accuracy"].append(acc)
-        rows["balanced_accuracy"].append(balanced_accuracy(truth, pred))
-        rows["estimated_risk"].append(learner.estimated_risk())
-        rows["step_seconds"].append(seconds)
-        rows["width"].append(float(kernel.width) if kernel.kind == "rbf" else float("nan"))
-        rows["lam"].append(float(spec.lam))
-        codes = _class_indices(learner.decision_values).astype(np.int32)
-        monitor.record(learner.n_labeled, codes)
-        loo_ok = None
-        if not loo_readiness(list(learner.labels.values())):
-            loo_ok = _loo_correct(learner)
-        rows["stop"].append(monitor.signal(learner.n_labeled, codes, loo_ok).verdict)
-        if progress is not None:
-            progress(step, budget)
+    now = {"spec": spec, "kernel": kernel, "predictor": val_predictor, "planned_rebuilds": 0}
+
+    def retune(learner):
+        if not ((tune["width"] or tune["lam"]) and retune_due(learner.n_labeled - 1, learner.n_labeled)
+                and not loo_readiness(list(learner.labels.values()))):
+            return
+        fit = _model.auto_tune(now["spec"], learner, X, tune_width=tune["width"], tune_lam=tune["lam"],
+                               widths=widths)
+        new = now["spec"]
+        if fit.width_changed:  # the session's order: width (a rebuild, planned), then lam
+            new = new.with_setting("width", fit.width)
+            now["planned_rebuilds"] += 1
+        if fit.lam_changed:
+            new = new.with_setting("lam", fit.lam)
+        _model.apply(now["spec"], new, learner)
+        now["spec"] = new
+        if fit.width_changed:
+            now["kernel"] = new.kernel_function()
+            now["predictor"] = predictor(now["kernel"])
+
+    def evaluate(learner, labeled):
+        if now["predictor"] is not None:
+            return y_val, now["predictor"].predict(learner)
+        rest = ~labeled
+        return y[rest], learner.predict()[rest]
+
+    def settings():
+        k = now["kernel"]
+        return (float(k.width) if k.kind == "rbf" else float("nan")), float(now["spec"].lam)
+
+    rows = oracle_loop(learner, y, strategy, budget, rng, evaluate=evaluate, after_label=retune, settings=settings,
+                       loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress)
+    kernel, spec, planned_rebuilds = now["kernel"], now["spec"], now["planned_rebuilds"]
     if learner.n_rebuilds > planned_rebuilds:
         warnings.warn(
             f"the learner rebuilt its state from scratch {learner.n_rebuilds - planned_rebuilds} time(s) because an "
@@ -574,8 +513,7 @@ def simulate(
             RuntimeWarning,
             stacklevel=2,
         )
-    frame = pd.DataFrame({name: rows[name] for name in CURVE_COLUMNS})
-    frame["label"] = np.asarray(rows["label"], dtype=y.dtype)
+    frame = curve_frame(rows, y)
     frame.attrs.update(
         strategy=strategy,
         seed=int(seed),

@@ -3,7 +3,8 @@
 =====================  ==========================================================================
 :mod:`.config`         :class:`SessionConfig`, defaults, checks of settings, creation-time resolving
 :mod:`.data`           the data set, the features the kernel sees, initial labels, 2-D layout
-:mod:`.model`          :class:`ModelSpec` and the only builder of the learner; LOO tuning
+:mod:`.spec`           the model's settings: :class:`RlsSpec` | :class:`GraphSpec` (a tagged union)
+:mod:`.model`          the only builder of the learner (the one place that tells models apart); LOO tuning
 :mod:`.graphs`         the graph models (harmonic, lgc): checks, resolving, the stored kNN graph
 :mod:`.session`        :class:`LabelingSession`: create, open, event log (commit, refresh), next query
 :mod:`.labelling`      label, skip, undo, accept predictions
@@ -17,7 +18,8 @@ from core.strategies import STRATEGIES
 
 from ..store import SessionInfo, UnknownSessionError
 from .config import DEFAULT_CLASSES, DEFAULT_LAM, LAYOUTS, SessionConfig
-from .model import MemoryBudgetError, ModelSpec
+from .model import MemoryBudgetError
+from .spec import GraphSpec, ModelSpec, RlsSpec
 from .session import LabelingSession
 from .views import INITIAL_SOURCE
 
@@ -26,6 +28,8 @@ __all__ = [
     "SessionConfig",
     "SessionInfo",
     "ModelSpec",
+    "RlsSpec",
+    "GraphSpec",
     "MemoryBudgetError",
     "DEFAULT_LAM",
     "DEFAULT_CLASSES",

@@ -78,7 +78,7 @@ def greedy_batch(learner, first: int, k: int, strategy: str, rng, exclude) -> li
             left = np.setdiff1d(learner.unlabeled_indices, exclude)
             if left.size == 0:
                 break
-            picks.append(int(strategies.query(learner, strategy, rng, exclude=exclude)))
+            picks.append(int(strategies.query_one(learner, strategy, rng, exclude=exclude)))
     finally:
         for i in reversed(added):
             learner.remove(i)  # exact inverse of add (ALGORITHMS §3)
@@ -152,7 +152,7 @@ def batch_queries(session, k: int = 5, rule: str = "greedy") -> np.ndarray:
             if rule == "greedy":
                 try:
                     picks = greedy_batch(learner, first, int(k), strategy, rng, exclude)
-                except BaseException:
+                except Exception:
                     session._rebuild()  # the hypothetical labels may not all be taken back
                     raise
             else:

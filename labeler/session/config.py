@@ -55,7 +55,8 @@ from pathlib import Path
 import numpy as np
 
 from core.learner import WEIGHTINGS
-from core.kernels import KERNELS
+from core.learner.weighting import check_weighting as _check_weighting
+from core.kernels import KERNELS, median_distance
 from core.rls.tuning import DEFAULT_LAM
 from core.strategies import STRATEGIES
 from core.validation import check_positive
@@ -64,8 +65,7 @@ from labeler.data.classnames import check_class_name
 
 from . import data
 from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
-from .model import (LANDMARKS, POSTERIORS, ModelSpec, check_memory, choose_posterior, default_rank,
-                    median_distance, scoring_note)
+from .model import LANDMARKS, POSTERIORS, RlsSpec, check_memory, choose_posterior, default_rank, scoring_note
 
 __all__ = [
     "SessionConfig",
@@ -233,28 +233,11 @@ def _check_choice(name: str, value, choices) -> str:
 
 
 def check_weighting(weighting, classes):
-    """``"none"``, ``"balanced"`` or a dict giving every class of ``classes`` a weight > 0."""
-    if isinstance(weighting, str):
-        if weighting not in WEIGHTINGS:
-            raise ValueError(
-                f"Unknown weighting {weighting!r}; choose one of {', '.join(WEIGHTINGS)} or a "
-                "dict {class: weight}."
-            )
-        return weighting
+    """``"none"``, ``"balanced"`` or a dict giving every class of ``classes`` a weight > 0 (keys
+    as stored: str): :func:`core.learner.weighting.check_weighting` with ``every_class``."""
     if isinstance(weighting, dict):
-        out = {}
-        for k, v in weighting.items():
-            if str(k) not in classes:
-                raise ValueError(f"Weighting names class {k!r}, which is not one of {classes}.")
-            out[str(k)] = check_positive(f"weight of class {k!r}", v)
-        missing = [c for c in classes if c not in out]
-        if missing:
-            raise ValueError(f"Weighting dict lacks class(es) {missing}; give a weight for every class.")
-        return out
-    raise ValueError(
-        f"weighting must be {' or '.join(repr(w) for w in WEIGHTINGS)} or a dict {{class: weight}}; "
-        f"got {weighting!r}."
-    )
+        weighting = {str(k): v for k, v in weighting.items()}
+    return _check_weighting(weighting, classes, every_class=True)
 
 
 def check_width(value) -> float:
@@ -414,7 +397,9 @@ def prepare(config: SessionConfig | None) -> Prepared:
     if cfg.model == "rls":
         posterior_note = resolve_posterior(cfg, X_raw.shape[0], n_kernel_features)
     else:
-        posterior_note = resolve_graph(cfg, X_raw.shape[0], n_kernel_features, len(cfg.classes))
+        posterior_note = resolve_graph(cfg, X_raw.shape[0])
+        check_memory(X_raw.shape[0], n_kernel_features, len(cfg.classes), cfg.initial_labels, posterior="graph",
+                     knn=cfg.knn)
 
     # the roles and text settings used, resolved: reopening loads exactly this data set
     cfg.dataset_options = data.stored_options(cfg.dataset_options, dataset)
@@ -473,7 +458,7 @@ def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, avail
             raise ValueError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
     check_memory(n, n_features, n_classes, cfg.initial_labels, available=available,
                  posterior=cfg.posterior, rank=cfg.rank, knn=cfg.knn)
-    spec = ModelSpec(strategy=cfg.strategy, posterior=cfg.posterior, rank=cfg.rank)
+    spec = RlsSpec(strategy=cfg.strategy, posterior=cfg.posterior, rank=cfg.rank)
     scoring = scoring_note(spec, n)
     if scoring:
         notes["scoring"] = scoring

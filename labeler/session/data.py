@@ -187,14 +187,11 @@ FACTOR_CHUNK_BYTES = 1 << 27
 
 
 def factor_prefix(spec) -> str:
-    """Store name prefix of the factor parts of a :class:`~labeler.session.model.ModelSpec`
-    (everything the parts depend on, so that no part is ever read for other settings; the
-    RBF width is not in it: Nystrom landmarks do not depend on it, a graph factor ignores it)."""
-    if spec.posterior == "graph":  # a graph model's kNN neighbours (model.build_graph)
-        return f"graph-knn-k{spec.knn}-s{spec.seed}"
-    if spec.posterior == "nystrom":
-        return f"factor-nystrom-{spec.landmarks}-r{spec.rank}-s{spec.seed}"
-    return f"factor-spectral-k{spec.knn}-r{spec.rank}-s{spec.seed}"
+    """Store name prefix of the parts of a spec (:mod:`labeler.session.spec`: a low-rank
+    factor, a graph model's kNN neighbours): everything the parts depend on, so that no part
+    is ever read for other settings; the RBF width is not in it (Nystrom landmarks do not
+    depend on it, a graph factor ignores it)."""
+    return spec.parts_name
 
 
 def factor_arrays(spec, parts: dict) -> dict:
@@ -220,8 +217,7 @@ def load_factor_parts(get_array, spec) -> dict:
     """The factor parts of ``spec`` kept in the store (``get_array(name)`` reads one array),
     chunks joined; ``{}`` when none are stored."""
     prefix = factor_prefix(spec)
-    keys = {"nystrom": ("landmarks",), "graph": ("neighbours", "distances")}.get(spec.posterior,
-                                                                               ("factor", "eigenvalues"))
+    keys = spec.part_keys
     parts = {}
     for key in keys:
         value = get_array(f"{prefix}-{key}")

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.learner.base import SIMILARITY
 from core.strategies import auto_decision
 
 __all__ = ["QueryExplanation", "explain", "DENSITY_SAMPLE", "NOTABLE"]
@@ -105,7 +106,7 @@ def _mean_similarity(learner, X, rows: np.ndarray, unl: np.ndarray) -> np.ndarra
     with the sum taken as all rows minus the others (no copy of ``Phi[unl]``). Dense: the
     kernel in blocks of :data:`_COLUMN_BLOCK` columns, never a len(rows) x n array.
     """
-    if hasattr(learner, "mean_similarity"):  # a graph model: the mean graph weight
+    if SIMILARITY in learner.capabilities:  # a graph model: the mean graph weight
         return learner.mean_similarity(rows, unl)
     post = learner.posterior
     Phi = getattr(post, "factor", None)

@@ -3,25 +3,24 @@ creation-time resolving, the kNN graph kept in the store, and the words that nam
 
 A session's model is kernel RLS (``"rls"``, :class:`core.learner.ActiveRLS`) or a graph model
 (``"harmonic"``, ``"lgc"``: :class:`core.graph.active.GraphLearner` on the ``knn``-NN graph of
-the pool). Used by :mod:`labeler.session.config` (the checks, :func:`resolve_graph`) and
-:mod:`labeler.session.model` (which re-exports the rest, and alone builds the learner).
+the pool). Used by :mod:`labeler.session.config` (the checks) and :mod:`labeler.session.model` (which
+re-exports the rest, and alone builds the learner).
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from core.graph.active import GRAPH_MODELS
 from core.strategies import STRATEGIES
 
-if TYPE_CHECKING:  # annotations only: .model imports this module
-    from .model import ModelSpec
+from .spec import GraphSpec, ModelSpec
 
-__all__ = ["MODELS", "ZHU_SESSION_MAX", "NO_TUNING", "check_model_settings", "check_graph_strategy", "resolve_graph", "graph_bytes",
-           "build_graph", "graph_steps", "model_description"]
+__all__ = ["MODELS", "MODEL_OPTIONS", "strategies_for", "ZHU_SESSION_MAX", "check_model_settings",
+           "check_graph_strategy", "resolve_graph", "graph_bytes",
+           "build_graph",
+           "model_description"]
 
 #: Models of a session: kernel RLS (ActiveRLS, the default), or a graph model on the kNN graph
 #: of the pool (:class:`core.graph.active.GraphLearner`); their stored posterior is "graph".
@@ -31,9 +30,26 @@ MODELS = ("rls",) + GRAPH_MODELS
 #: load 5.5: the first query (Cholesky inverse of Delta_UU + scores) 3.3 s / 7.3 s / 28 s at
 #: 2,000 / 3,000 / 5,000 points, then 1.9 s / 2.6 s / 12.7 s per label (downdate + scores).
 ZHU_SESSION_MAX = 2000
-NO_TUNING = ("LOO tuning does not apply to the {model} model: it has no width or lam to tune (the graph's "
-             "k is fixed when the session is made; create a new session with another knn).")
 _FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.model's estimates)
+
+
+#: The settings a new session of each model takes besides the strategy and the seed (the
+#: new-session form and ``labeler app --model`` offer these).
+MODEL_OPTIONS = {"rls": (), "harmonic": ("knn", "class_mass"), "lgc": ("knn", "alpha", "class_mass")}
+
+
+def strategies_for(model: str, n_samples: int) -> tuple:
+    """The strategies a session of ``model`` on ``n_samples`` points can run: every one for rls;
+    for harmonic "auto" and "arls" (Zhu et al.'s rule) up to :data:`ZHU_SESSION_MAX` points;
+    for lgc margin and random (:func:`check_graph_strategy`)."""
+    def runs(strategy):
+        try:
+            check_graph_strategy(model, strategy, n_samples)
+        except ValueError:
+            return False
+        return True
+
+    return tuple(s for s in STRATEGIES if runs(s))
 
 
 def _choice(name: str, value, choices) -> str:
@@ -118,16 +134,17 @@ def check_graph_strategy(model: str, strategy: str, n_samples: int | None) -> st
     return strategy
 
 
-def resolve_graph(cfg, n_samples: int, n_features: int, n_classes: int = 2, available: int | None = None) -> dict:
+def resolve_graph(cfg, n_samples: int) -> dict:
     """Check and resolve a graph model's settings in place (the counterpart of
     :func:`resolve_posterior`): knn below the pool size, the strategy ("auto" -> margin
-    where Zhu's rule does not run, said in the returned notes), the memory; the RLS settings
-    stored as None / "graph" / "none" (they play no part).
+    where Zhu's rule does not run, said in the returned notes); the RLS settings stored as
+    None / "graph" / "none" (they play no part). The caller checks the memory
+    (:func:`labeler.session.model.check_memory` with ``posterior="graph"``).
 
     Raises
     ------
     ValueError
-        knn out of range, "arls" where it does not run, or it does not fit in memory.
+        knn out of range, or "arls" where it does not run.
     """
     n = int(n_samples)
     cfg.knn = _count("knn", cfg.knn, 1)
@@ -140,9 +157,6 @@ def resolve_graph(cfg, n_samples: int, n_features: int, n_classes: int = 2, avai
                              f"margin: Zhu et al.'s exact expected risk is limited to {ZHU_SESSION_MAX:,} points "
                              "(a dense inverse: seconds per label beyond)")
     check_graph_strategy(cfg.model, cfg.strategy, n)
-    from .model import check_memory  # the model factory imports this module
-
-    check_memory(n, n_features, n_classes, cfg.initial_labels, available=available, posterior="graph", knn=cfg.knn)
     cfg.posterior, cfg.rank, cfg.kernel = "graph", None, "graph"
     cfg.width = cfg.lam = None
     cfg.weighting = "none"
@@ -163,7 +177,7 @@ def graph_bytes(n_samples: int, n_features: int, n_classes: int = 2, knn: int = 
     return need + (24 * n * n if zhu else 0)
 
 
-def build_graph(spec: ModelSpec, X: np.ndarray, parts: dict | None = None, progress=None):
+def build_graph(spec: GraphSpec, X: np.ndarray, parts: dict | None = None, progress=None):
     """The kNN graph of a graph model and the parts that rebuild it.
 
     The neighbours ``(n, k)`` and their distances are kept (``8 n k`` bytes each: 16 MB at 10^5
@@ -193,7 +207,7 @@ def build_graph(spec: ModelSpec, X: np.ndarray, parts: dict | None = None, progr
 
 def model_description(spec: ModelSpec, n_samples: int) -> str:
     """The model that answers, in words (the sidebar's learner panel)."""
-    if not spec.is_graph:
+    if not isinstance(spec, GraphSpec):
         post = {"dense": "exact dense posterior", "nystrom": f"Nystrom posterior of rank {spec.rank}",
                 "spectral": f"spectral graph kernel of rank {spec.rank} on a {spec.knn}-NN graph"}
         return (f"Active RLS (kernel {spec.kernel}, {post.get(spec.posterior, spec.posterior)}): exact "
@@ -207,14 +221,3 @@ def model_description(spec: ModelSpec, n_samples: int) -> str:
     rule = {"auto": "Zhu et al.'s exact expected risk for the first 10 labels, then margin",
             "arls": "Zhu et al.'s exact expected risk", "margin": "margin", "random": "random"}
     return text + f". Queries: {rule.get(spec.strategy, spec.strategy)}."
-
-
-def graph_steps(old, new) -> list:
-    """A graph model's settings changes (:func:`labeler.session.model.apply`): none; a change of
-    weighting, lam or width raises ValueError naming the model."""
-    changed = [name for name in ("weighting", "lam", "width") if getattr(new, name) != getattr(old, name)
-               and not (name == "lam" and np.isnan(new.lam) and np.isnan(old.lam))]
-    if changed:
-        raise ValueError(f"{changed[0]} does not apply to the {old.model} model (a graph model has no kernel, "
-                         "lam or class weights); create an rls session to use it.")
-    return []

@@ -100,7 +100,7 @@ def _distributes(executor) -> bool:
 
 def scoring_note(spec, n_samples: int) -> str:
     """In words, how the next query is chosen when it is not exact ("" when it is)."""
-    if spec.posterior in ("dense", "graph") or spec.strategy != "arls" or int(n_samples) <= SUBSAMPLE_ABOVE:
+    if not spec.low_rank or spec.strategy != "arls" or int(n_samples) <= SUBSAMPLE_ABOVE:
         return ""
     c = SUBSAMPLED
     return (f"approximate pick: the expected risk of {c['n_uncertain'] + c['n_random']} candidates "

@@ -1,13 +1,15 @@
 """The model factory: the one place that builds the session's learner and changes its settings.
 
-A session's model is described by a :class:`ModelSpec` (kernel, width, lam, weighting,
-strategy, seed), read from its :class:`~labeler.session.config.SessionConfig`. This module
-turns a spec into an :class:`core.learner.ActiveRLS` (:func:`build_learner`), applies a change of
-spec to a live learner (:func:`apply`, :func:`add_class`: the learner's exact updates, each
-leaving the learner as it was when it raises) and tunes lam and the width by leave-one-out on
+A session's model is described by a spec (:mod:`labeler.session.spec`: an
+:class:`RlsSpec` or a :class:`GraphSpec`), read from its
+:class:`~labeler.session.config.SessionConfig`. This module turns a spec into a
+:class:`core.learner.base.Learner` (:func:`build_learner`: :class:`core.learner.ActiveRLS` or
+:class:`core.graph.active.GraphLearner`, the one place that tells the models apart), applies a
+change of spec to a live learner (:func:`apply`: one ``set_params``, all or nothing by the
+learner's own rollback; :func:`add_class`) and tunes lam and the width by leave-one-out on
 the labelled points (:func:`tune`, through :func:`core.rls.tuning.tune_lam_width`, the tuner
-that ``labeler.experiments.simulate`` uses too). Nothing else in the labeler constructs an ``ActiveRLS`` or a
-``Kernel``.
+that ``labeler.experiments.simulate`` uses too). Above this module the code asks a learner's
+``capabilities``, never its model's name.
 
 Memory is checked before it is spent
 ------------------------------------
@@ -25,21 +27,20 @@ runs into a ``MemoryError`` (or the kernel's OOM killer) half-way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 import numpy as np
 
 from core.criteria.blocks import BlockScoredExpectedRisk, SerialExecutor
 from core.criteria.subsampled import SubsampledExpectedRisk
 from core.graph.active import GRAPH_MODELS, GraphLearner
 from core.learner import ActiveRLS
-from core.kernels import Kernel
+from core.learner.base import LAM, Learner
 from core.rls.tuning import AutoTuning, LooTuning, auto_tune as _auto_tune, loo_readiness, tune_lam_width
 from core.rls import default_widths
 from core.validation import check_features, check_magnitude
 from labeler.memory import available_memory, format_bytes as _gib
 
-from .graphs import MODELS, ZHU_SESSION_MAX, NO_TUNING as _NO_TUNING, build_graph, graph_bytes, graph_steps, model_description
+from .graphs import MODEL_OPTIONS, MODELS, ZHU_SESSION_MAX, build_graph, graph_bytes, model_description, strategies_for
+from .spec import GraphSpec, ModelSpec, RlsSpec, spec_from_config
 from .lowrank import (DEFAULT_KNN, DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
                       default_rank, loo_problem as _loo_problem, scoring_note)
 
@@ -57,6 +58,9 @@ __all__ = [
     "available_memory",
     "check_memory",
     "ModelSpec",
+    "RlsSpec",
+    "GraphSpec",
+    "spec_from_config",
     "build_learner",
     "apply",
     "add_class",
@@ -64,19 +68,18 @@ __all__ = [
     "auto_tune",
     "MODEL_SETTINGS",
     "MODELS",
+    "MODEL_OPTIONS",
+    "strategies_for",
     "GRAPH_MODELS",
     "ZHU_SESSION_MAX",
     "graph_bytes",
     "build_graph",
     "model_description",
     "width_grid",
-    "median_distance",
 ]
 
 #: The settings that change the learner (``auto_tune`` only says which of them re-tune).
 MODEL_SETTINGS = ("width", "lam", "weighting", "strategy")
-
-_MEDIAN_AT = 6  # default_widths is median * 2**[-3, -2.5, ..., 2]: index 6 is the factor 2**0
 
 
 # --------------------------------------------------------------------------------------------
@@ -253,127 +256,23 @@ def check_memory(n_samples: int, n_features: int, n_classes: int = 2, n_block: i
     )
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """The settings that define a session's learner and how it queries (immutable, hashable).
-
-    Parameters
-    ----------
-    kernel : {"rbf", "linear", "poly"}
-    width : float or None
-        RBF width ``s`` in ``exp(-||x - x'||^2 / (2 s^2))``; None for other kernels.
-    lam : float
-        Regularisation ``lam > 0``.
-    weighting : "none", "balanced" or tuple of (class, weight) pairs
-        Class weighting; a dict of the configuration is kept as sorted pairs (hashable).
-    strategy : {"arls", "margin", "random"}
-        Query strategy (:mod:`core.strategies`); no part of the learner itself.
-    seed : int
-        The learner's ``random_state``.
-    posterior : {"dense", "nystrom", "spectral"}
-        The exact n x n posterior, or a low-rank one on a factor ``K ~ Phi Phi^T``
-        (ALGORITHMS §8): Nystrom landmarks of the kernel, or the spectral graph kernel of
-        a kNN graph (§9, Gaussian field transform; the RBF width plays no part in it).
-    rank : int or None
-        Landmarks (nystrom) or Laplacian eigenpairs (spectral); None: :data:`DEFAULT_RANK`.
-    landmarks : {"uniform", "kmeans"}
-        How Nystrom landmarks are chosen.
-    knn : int
-        Neighbours of the kNN graph (spectral, and the graph models).
-    model : {"rls", "harmonic", "lgc"}
-        Kernel RLS (:class:`core.learner.ActiveRLS`, the default), or a graph model on the
-        kNN graph (:class:`core.graph.active.GraphLearner`; then posterior is "graph" and
-        kernel, width, lam and weighting play no part).
-    alpha : float
-        LGC propagation weight.
-    class_mass : bool
-        Class mass normalisation of a graph model's outputs (seed 003 eq. 2.7).
-    """
-
-    kernel: str = "rbf"
-    width: float | None = None
-    lam: float = 0.1
-    weighting: str | tuple = "balanced"
-    strategy: str = "arls"
-    seed: int = 0
-    posterior: str = "dense"
-    rank: int | None = None
-    landmarks: str = "uniform"
-    knn: int = DEFAULT_KNN
-    model: str = "rls"
-    alpha: float = 0.99
-    class_mass: bool = False
-
-    @property
-    def is_graph(self) -> bool:
-        """A graph model (harmonic, lgc) rather than kernel RLS."""
-        return self.model != "rls"
-
-    @classmethod
-    def from_config(cls, config) -> ModelSpec:
-        """The spec of a resolved :class:`~labeler.session.config.SessionConfig` (numbers, not
-        "auto")."""
-        posterior = getattr(config, "posterior", "dense")
-        rank = getattr(config, "rank", None)
-        model = str(getattr(config, "model", None) or "rls")
-        if model != "rls":  # stored sessions of older versions have no model: rls
-            return cls(kernel=str(config.kernel), seed=int(config.seed), strategy=config.strategy,
-                       lam=float("nan"), weighting="none", posterior="graph", rank=None,
-                       knn=int(getattr(config, "knn", None) or DEFAULT_KNN), model=model,
-                       alpha=float(getattr(config, "alpha", 0.99)),
-                       class_mass=bool(getattr(config, "class_mass", False)))
-        spec = cls(kernel=config.kernel, seed=int(config.seed), strategy=config.strategy, lam=float(config.lam),
-                   posterior="dense" if posterior in (None, "auto") else str(posterior),
-                   rank=None if rank is None else int(rank),
-                   landmarks=str(getattr(config, "landmarks", None) or "uniform"),
-                   knn=int(getattr(config, "knn", None) or DEFAULT_KNN))
-        spec = spec.with_setting("weighting", config.weighting)
-        return spec.with_setting("width", config.width) if config.kernel == "rbf" else spec
-
-    def with_setting(self, name: str, value) -> ModelSpec:
-        """A copy with one setting changed ("width", "lam", "weighting" or "strategy");
-        ``"auto_tune"`` (which values the session re-tunes) leaves the model as it is."""
-        if name == "auto_tune":
-            return self
-        if name == "weighting" and isinstance(value, dict):
-            value = tuple(sorted((str(k), float(v)) for k, v in value.items()))
-        elif name in ("width", "lam"):
-            value = float(value)
-        elif name not in ("weighting", "strategy"):
-            raise ValueError(f"Unknown setting {name!r}; settings are width, lam, weighting, strategy.")
-        return replace(self, **{name: value})
-
-    def kernel_function(self) -> Kernel:
-        """The :class:`core.kernels.Kernel` of this spec."""
-        if self.kernel == "rbf":
-            return Kernel("rbf", width=float(self.width))
-        return Kernel(self.kernel)
-
-    def learner_weighting(self, classes) -> str | dict:
-        """The weighting as ``ActiveRLS`` takes it: a dict names every class of ``classes``
-        (a class added after the weights were set weighs 1)."""
-        if isinstance(self.weighting, tuple):
-            given = dict(self.weighting)
-            return {c: float(given.get(c, 1.0)) for c in classes}
-        return self.weighting
-
-
 def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, parts: dict | None = None,
-                  progress=None, executor=None) -> ActiveRLS:
-    """A new learner without labels on the pool ``X`` with the settings of ``spec``.
+                  progress=None, executor=None) -> Learner:
+    """A new learner without labels on the pool ``X`` with the settings of ``spec``: the one
+    place that tells the models apart.
 
     Parameters
     ----------
-    spec : ModelSpec
+    spec : RlsSpec or GraphSpec
     X : ndarray of shape (n_samples, n_features)
-        The features the kernel sees.
+        The features the kernel (or the kNN graph) sees.
     classes : list of str
     n_block : int
         Labels the caller will give in one block update next (reopening a session).
     parts : dict, optional
-        A low-rank posterior's stored parts (:func:`build_factor`): the factor is rebuilt
-        from them instead of from scratch; the dict is then filled with the parts used (what
-        the caller stores).
+        A low-rank posterior's or a graph's stored parts (:func:`build_factor`,
+        :func:`build_graph`): rebuilt from them instead of from scratch; the dict is then
+        filled with the parts used (what the caller stores).
     progress : callable(message, fraction), optional
         Progress of the long build steps (landmarks, factor rows, kNN graph, eigenpairs).
     executor : core.criteria.blocks.BlockExecutor, optional
@@ -382,9 +281,11 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
 
     Returns
     -------
-    core.learner.ActiveRLS
-        With a low-rank posterior on more than :data:`SUBSAMPLE_ABOVE` points, "arls" scores by
-        :class:`core.criteria.subsampled.SubsampledExpectedRisk` (see :func:`scoring_note`).
+    core.learner.base.Learner
+        :class:`core.learner.ActiveRLS` for an :class:`RlsSpec` (with a low-rank posterior on
+        more than :data:`SUBSAMPLE_ABOVE` points, "arls" scores by
+        :class:`core.criteria.subsampled.SubsampledExpectedRisk`, see :func:`scoring_note`), or
+        :class:`core.graph.active.GraphLearner` for a :class:`GraphSpec`.
 
     Raises
     ------
@@ -393,14 +294,15 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
         is allocated.
     """
     n = X.shape[0]
-    check_memory(n, X.shape[1], len(classes), n_block, posterior=spec.posterior, rank=spec.rank, knn=spec.knn)
-    if spec.is_graph:
+    if isinstance(spec, GraphSpec):
+        check_memory(n, X.shape[1], len(classes), n_block, posterior="graph", knn=spec.knn)
         W, built = build_graph(spec, X, parts, progress)
         if parts is not None:
             parts.clear()
             parts.update(built)
         return GraphLearner(W, list(classes), spec.model, alpha=spec.alpha, class_mass=spec.class_mass,
                             random_state=spec.seed, zhu_max_points=ZHU_SESSION_MAX)
+    check_memory(n, X.shape[1], len(classes), n_block, posterior=spec.posterior, rank=spec.rank, knn=spec.knn)
     if spec.posterior == "dense":
         return ActiveRLS.from_features(
             X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),
@@ -420,69 +322,26 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
     return learner
 
 
-def _steps(old: ModelSpec, new: ModelSpec, learner: ActiveRLS) -> list:
-    """The learner updates that take ``old`` to ``new``, each with its inverse."""
-    if new.is_graph or old.is_graph:  # nothing to change: the RLS settings are refused
-        return graph_steps(old, new)
-    if new.kernel != old.kernel:
-        raise ValueError(
-            f"The kernel of a session cannot change ({old.kernel!r} -> {new.kernel!r}); create a "
-            "new session with the other kernel."
-        )
-    classes = learner.classes
-    steps = []
-    if new.weighting != old.weighting:
-        steps.append((lambda: learner.set_weighting(new.learner_weighting(classes)),
-                      lambda: learner.set_weighting(old.learner_weighting(classes))))
-    if new.lam != old.lam:
-        steps.append((lambda: learner.set_lam(new.lam), lambda: learner.set_lam(old.lam)))
-    if new.width != old.width and new.posterior == "spectral":
-        raise ValueError("The RBF width plays no part in a spectral (graph) posterior; change lam, "
-                         "or create a session with posterior 'nystrom' or 'dense' to use a width.")
-    if new.width != old.width:  # C refilled in place (nystrom: Phi recomputed from the landmarks)
-        steps.append((lambda: learner.set_kernel(new.kernel_function()),
-                      lambda: learner.set_kernel(old.kernel_function())))
-    return steps
-
-
-def apply(old: ModelSpec, new: ModelSpec, learner: ActiveRLS) -> ActiveRLS:
-    """Change the live ``learner`` from the settings of ``old`` to those of ``new``.
-
-    Every change is the learner's exact update (``set_weighting``, ``set_lam``: a block
-    reweight; ``set_kernel``: ``C`` refilled in place). All or nothing: when one raises (the
-    learner rejects the value, e.g. ``K_LL + Lambda_L`` is not positive definite), the ones
-    already made are undone and the error is raised, so the learner keeps ``old``.
-
-    Parameters
-    ----------
-    old, new : ModelSpec
-    learner : core.learner.ActiveRLS
-        A learner in the state of ``old``.
-
-    Returns
-    -------
-    core.learner.ActiveRLS
-        ``learner``.
+def apply(old: ModelSpec, new: ModelSpec, learner: Learner) -> Learner:
+    """Change the live ``learner`` from the settings of ``old`` to those of ``new``: one
+    ``learner.set_params(**old.params_to(new))``, all or nothing (the learner's own rollback:
+    when a value is rejected, e.g. ``K_LL + Lambda_L`` is not positive definite, the learner
+    keeps ``old``).
 
     Raises
     ------
     ValueError
-        ``numpy.linalg.LinAlgError`` (a ValueError) when the learner rejects a value; a
-        change of kernel family.
+        ``numpy.linalg.LinAlgError`` (a ValueError) when the learner rejects a value; a change
+        the learner has no parameter for (another kernel family; a setting the model does not
+        have: the message names the fix).
     """
-    done = []
-    try:
-        for forward, backward in _steps(old, new, learner):
-            forward()
-            done.append(backward)
-    except BaseException:
-        for backward in reversed(done):
-            backward()
-        raise
+    params = old.params_to(new, learner.classes)
+    if params:
+        learner.set_params(**params)
     return learner
 
 
-def add_class(spec: ModelSpec, learner: ActiveRLS, name: str) -> ActiveRLS:
+def add_class(spec: ModelSpec, learner: Learner, name: str) -> Learner:
     """Add the class ``name`` to the live learner (binary -> one-vs-all); with a dict
     weighting the new class gets weight 1, explicitly.
 
@@ -493,8 +352,8 @@ def add_class(spec: ModelSpec, learner: ActiveRLS, name: str) -> ActiveRLS:
         it with :func:`build_learner`).
     """
     learner.add_class(name)
-    if isinstance(spec.weighting, tuple):
-        learner.set_weighting(spec.learner_weighting(learner.classes))
+    if isinstance(spec, RlsSpec) and isinstance(spec.weighting, tuple):
+        learner.set_params(weighting=spec.learner_weighting(learner.classes))
     return learner
 
 
@@ -518,11 +377,6 @@ def width_grid(X: np.ndarray) -> np.ndarray:
         ) from None
 
 
-def median_distance(X: np.ndarray) -> float:
-    """Median pairwise Euclidean distance of ``X``: the centre of :func:`width_grid`."""
-    return float(width_grid(X)[_MEDIAN_AT])
-
-
 def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="auto") -> LooTuning:
     """Exact LOO choice of lam (and the width) on the learner's labelled points.
 
@@ -531,7 +385,7 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
 
     Parameters
     ----------
-    spec : ModelSpec
+    spec : RlsSpec
         The current settings (kernel and width).
     learner : core.learner.ActiveRLS
     X : ndarray of shape (n_samples, n_features)
@@ -550,8 +404,7 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
     ValueError
         Too few labels (the rule of :func:`core.rls.tuning.loo_readiness`; nothing is tuned).
     """
-    if spec.is_graph:
-        raise ValueError(_NO_TUNING.format(model=spec.model))
+    learner.require(LAM, "LOO tuning of width and lam")
     labels = learner.labels
     reason = loo_readiness(list(labels.values()))
     if reason:
@@ -572,7 +425,7 @@ def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width:
 
     Parameters
     ----------
-    spec : ModelSpec
+    spec : RlsSpec
         The settings in use.
     learner : core.learner.ActiveRLS
     X : ndarray of shape (n_samples, n_features)
@@ -587,8 +440,7 @@ def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width:
     ValueError
         Too few labels (:func:`core.rls.tuning.loo_readiness`).
     """
-    if spec.is_graph:
-        raise ValueError(_NO_TUNING.format(model=spec.model))
+    learner.require(LAM, "LOO tuning of width and lam")
     labels = learner.labels
     idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
     X_L, kernel, width_ok = _loo_problem(spec, learner, X, idx)

@@ -145,7 +145,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         self.closed = False
         self._factor_parts: dict = {}  # a low-rank posterior's landmarks / factor (data.factor_arrays)
         self._factor_new: dict = {}  # ... as arrays to store, when built here and not yet stored
-        if self._spec.posterior != "dense":
+        if self._spec.has_parts:
             self._factor_parts = data.load_factor_parts(lambda name: store.get_array(self.id, name),
                                                         self._spec) if not _new else {}
         if _new:  # not in the store yet: see create()
@@ -290,8 +290,8 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         ``_factor_new`` to be stored."""
         recs = list(self._log.labels.values())
         spec = self._spec
-        parts = dict(self._factor_parts) if spec.posterior != "dense" else None
-        executor = process_executor() if spec.posterior not in ("dense", "graph") else None
+        parts = dict(self._factor_parts) if spec.has_parts else None
+        executor = process_executor() if spec.low_rank else None
         learner = model.build_learner(spec, self.X, self._log.classes, n_block=len(recs), parts=parts,
                                       progress=progress, executor=executor)
         if parts is not None and not self._factor_parts:
@@ -344,7 +344,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         if kind == "add_class":
             try:
                 model.add_class(self._spec, self.learner, rows[0]["label"])
-            except BaseException:
+            except Exception:
                 self._rebuild()  # it may hold the class without its weight
                 raise
             return self._rebuild
@@ -391,7 +391,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         try:
             learner.remove_many(idx)
             learner.add_many(idx, [r.label for r in records])
-        except BaseException:
+        except Exception:
             self._rebuild()  # the labels are stored: the learner must hold them all or be rebuilt
             raise
 
@@ -538,7 +538,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                 exclude = np.fromiter(self._log.skipped, dtype=np.intp, count=len(self._log.skipped))
                 if np.isin(self.learner.unlabeled_indices, exclude).all():
                     return None  # every point labelled or skipped
-                q = strategies.query(self.learner, self._config.strategy, self._rng(), exclude=exclude)
+                q = strategies.query_one(self.learner, self._config.strategy, self._rng(), exclude=exclude)
                 try:
                     recorded = self._store.put_query(self.id, version, int(q))
                 except StoreWriteError:  # read-only store or full disk: shown, not recorded

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.criteria.risk import predicted_class_indices
+from core.learner.base import LAM, WEIGHTING
 from core.rls.tuning import loo_readiness, retune_due
 
 from . import model
@@ -76,12 +77,6 @@ class SessionSettings:
         """The session's model: "rls", "harmonic" or "lgc" (stored; older sessions: "rls")."""
         return getattr(self._config, "model", None) or "rls"
 
-    def _refuse_for_graph(self, what: str):
-        """A graph model has no kernel, width, lam or class weights: say so, store nothing."""
-        if self.model_name != "rls":
-            raise ValueError(f"{what} does not apply to the {self.model_name} model: it predicts from the "
-                             f"{self._config.knn}-NN graph of the pool alone (no kernel, lam or class weights). "
-                             "Create a new session with model 'rls' to use it.")
 
     def model_summary(self) -> dict:
         """Which model answers and why (the sidebar's learner panel).
@@ -100,7 +95,9 @@ class SessionSettings:
         for key in ("strategy", "posterior"):
             if notes.get(key):
                 why.append(f"{key}: {notes[key]}")
-        offered = ("strategy",) if spec.is_graph else ("strategy", "weighting", "width", "lam")
+        caps = self.learner.capabilities
+        offered = ("strategy",) + tuple(name for name, cap in (("weighting", WEIGHTING), ("width", LAM), ("lam", LAM))
+                                        if cap in caps)
         return {"model": self.model_name, "description": model.model_description(spec, self.n_samples),
                 "why": "; ".join(why), "settings": offered}
 
@@ -123,7 +120,7 @@ class SessionSettings:
         LOO error over the width grid at the lam in use (``"width"``: an
         :class:`core.rls.tuning.AutoTuning` of the width, None without an RBF kernel) and over
         the lam grid at the width in use (``"lam"``). Raises ValueError with too few labels."""
-        self._refuse_for_graph("LOO tuning of width and lam")
+        self.learner.require(LAM, "LOO tuning of width and lam")
 
         def compute():
             rbf = self._config.kernel == "rbf"
@@ -209,7 +206,7 @@ class SessionSettings:
         ValueError
             An unknown weighting, or weights the learner rejects (nothing stored); a graph model.
         """
-        self._refuse_for_graph("Class weighting")
+        self.learner.require(WEIGHTING, "Class weighting")
         self._set("weighting", check_setting("weighting", weighting, self._config.kernel, self._log.classes))
 
     def set_lam(self, value):
@@ -222,7 +219,7 @@ class SessionSettings:
             Not a number > 0; too few labels for "auto" (nothing stored); a value the
             learner rejects (e.g. ``K_LL + Lambda_L`` not positive definite): nothing stored.
         """
-        self._refuse_for_graph("λ (lam)")
+        self.learner.require(LAM, "λ (lam)")
         if isinstance(value, str) and value == "auto":
             self._tuning()  # too few labels: raises before anything is stored
             self._set_auto("lam", True)
@@ -243,7 +240,7 @@ class SessionSettings:
             Not an RBF session; a width out of range; too few labels for "auto"; a width the
             learner rejects: nothing is stored.
         """
-        self._refuse_for_graph("The kernel width")
+        self.learner.require(LAM, "The kernel width")  # a setting of kernel RLS (a spectral one: refused below)
         kernel = self._config.kernel
         if isinstance(value, str) and value == "auto":
             check_setting("width", 1.0, kernel, self._log.classes)  # an rbf session?

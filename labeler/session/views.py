@@ -23,6 +23,7 @@ import pandas as pd
 from core.confidence import confidence_bins as _confidence_bins
 from core.confidence import soft_confidence
 from core.criteria.risk import predicted_class_indices
+from core.learner.base import EXPECTED_RISK
 from core.rls.tuning import loo_readiness
 
 from .. import export as _export
@@ -242,8 +243,11 @@ class SessionViews:
     def expected_risk(self) -> np.ndarray:
         """Expected risk of querying each point (eq. 3.50; +inf for labelled points), shape
         (n_samples,). Computed only when asked, once per state (the "arls" strategy's
-        ``next_query`` computes the same scores, which the learner keeps)."""
+        ``next_query`` computes the same scores, which the learner keeps). NaN everywhere
+        where the model has no expected-risk rule (LGC; a harmonic model on a large pool)."""
         def compute():
+            if EXPECTED_RISK not in self.learner.capabilities:
+                return np.full(self.n_samples, np.nan)
             return np.asarray(self.learner.expected_risk(), dtype=np.float64)
 
         return self._cached("expected_risk", compute).copy()

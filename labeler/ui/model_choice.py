@@ -9,10 +9,10 @@ class weights or posterior, so the learner panel offers only the strategies it c
 
 from __future__ import annotations
 
-from core.strategies import STRATEGIES
-from labeler.session.model import MODELS, ZHU_SESSION_MAX
+from labeler.session.model import MODEL_OPTIONS, MODELS, strategies_for
 
-__all__ = ["MODEL_LABELS", "model_label", "picked_model_settings", "same_model_settings", "strategies_for",
+__all__ = ["MODEL_LABELS", "MODEL_OPTIONS", "model_label", "picked_model_settings", "same_model_settings",
+           "strategies_for",
            "DEFAULT_ALPHA"]
 
 MODEL_LABELS = {
@@ -48,13 +48,12 @@ def picked_model_settings(values: dict, default_model: str = "rls") -> dict:
     model = values.get("pick_model") or default_model
     if model not in MODELS:
         raise ValueError(f"Unknown model {model!r}; choose one of {', '.join(MODELS)}.")
-    if model == "rls":
+    options = MODEL_OPTIONS[model]
+    if not options:
         return {}
-    out = {"model": model, "knn": int(values.get("pick_graph_k") or 10),
-           "class_mass": bool(values.get("pick_class_mass", False))}
-    if model == "lgc":
-        out["alpha"] = float(values.get("pick_alpha") or DEFAULT_ALPHA)
-    return out
+    picked = {"knn": int(values.get("pick_graph_k") or 10), "class_mass": bool(values.get("pick_class_mass", False)),
+              "alpha": float(values.get("pick_alpha") or DEFAULT_ALPHA)}
+    return {"model": model, **{name: picked[name] for name in options}}
 
 
 def same_model_settings(config, app_model: dict | None = None) -> dict:
@@ -76,20 +75,9 @@ def same_model_settings(config, app_model: dict | None = None) -> dict:
         without its graph-model fields (an rls session's new session is an rls session).
     """
     model = getattr(config, "model", "rls") or "rls"
-    if model == "rls":
+    options = MODEL_OPTIONS[model]
+    if not options:
         return {k: v for k, v in dict(app_model or {}).items() if k not in ("model", "alpha", "class_mass")}
-    out = {"model": model, "knn": int(config.knn), "class_mass": bool(getattr(config, "class_mass", False))}
-    if model == "lgc":
-        out["alpha"] = float(config.alpha)
-    return out
-
-
-def strategies_for(model: str, n_samples: int) -> tuple:
-    """The strategies the learner panel offers for ``model`` on ``n_samples`` points: every one
-    for rls; for harmonic "auto" and "arls" (Zhu et al.'s rule) up to
-    :data:`~labeler.session.graphs.ZHU_SESSION_MAX` points; for lgc margin and random."""
-    if model == "rls":
-        return tuple(STRATEGIES)
-    if model == "harmonic" and int(n_samples) <= ZHU_SESSION_MAX:
-        return tuple(STRATEGIES)
-    return tuple(s for s in STRATEGIES if s in ("margin", "random"))
+    kept = {"knn": int(config.knn), "class_mass": bool(getattr(config, "class_mass", False)),
+            "alpha": float(getattr(config, "alpha", DEFAULT_ALPHA))}
+    return {"model": model, **{name: kept[name] for name in options}}

@@ -11,7 +11,7 @@ from labeler.ui.class_panel import render_class_manager
 from labeler.ui.charts import tuning_caption
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
-from labeler.ui.model_choice import (DEFAULT_ALPHA, MODEL_LABELS, model_label, picked_model_settings,
+from labeler.ui.model_choice import (DEFAULT_ALPHA, MODEL_LABELS, MODEL_OPTIONS, model_label, picked_model_settings,
                                     same_model_settings, strategies_for)
 from labeler.ui.registry import REGISTRY
 from labeler.ui.text import md_text
@@ -82,12 +82,12 @@ def _model_form() -> None:
                       "function / LGC: predictions spread over the kNN graph of the pool, refitted on "
                       "every label (they have no kernel width, λ or class weights).")
     model = st.session_state.get("pick_model") or default
-    if model != "rls":
+    if MODEL_OPTIONS.get(model):
         cols = st.columns(2)
         cols[0].number_input("Graph neighbours k", min_value=1, max_value=1000, step=1, key="pick_graph_k",
                              value=int(state.app_config().model.get("knn") or 10),
                              help="Each point is joined to its k nearest neighbours (symmetrised).")
-        if model == "lgc":
+        if "alpha" in MODEL_OPTIONS[model]:
             cols[1].number_input("α (propagation)", min_value=0.01, max_value=0.999, step=0.01,
                                  value=DEFAULT_ALPHA, key="pick_alpha",
                                  help="LGC's weight of the neighbours against the labels, in (0, 1).")

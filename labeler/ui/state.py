@@ -232,8 +232,9 @@ def color_modes(session) -> dict:
     above the size of Zhu et al.'s exact rule), whose map would be blank."""
     from labeler.ui.figures import COLOR_MODES
 
-    learner = getattr(session, "learner", None)
-    if getattr(learner, "has_expected_risk", True):
+    from core.learner.base import EXPECTED_RISK
+
+    if EXPECTED_RISK in session.learner.capabilities:
         return dict(COLOR_MODES)
     return {k: v for k, v in COLOR_MODES.items() if k != "expected_risk"}
 
