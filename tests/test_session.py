@@ -13,6 +13,7 @@ import pytest
 from core.kernels import Kernel
 from labeler.session import DEFAULT_LAM, LabelingSession, SessionConfig
 from labeler.store import Store, StoreVersionError, UnknownSessionError
+from labeler.store.schema import query_digest
 
 N = 120
 MOONS = {"dataset": "moons", "dataset_options": {"n": N}}
@@ -699,7 +700,8 @@ def test_tabs_agree_on_the_recorded_query(store):
     a = LabelingSession.create(store, config(strategy="random"))
     b = LabelingSession.open(store, a.id)
     with sqlite3.connect(store) as con:
-        con.execute("INSERT INTO queries VALUES (?, 0, 17)", (a.id,))  # as if another tab chose 17
+        con.execute("INSERT INTO queries VALUES (?, 0, 17, ?)",  # as if another tab chose 17
+                    (a.id, query_digest(a.id, 0, 17)))
     assert a.next_query() == b.next_query() == 17
     a.label(17, truth(a, 17), expected_query=17)
     b.refresh()

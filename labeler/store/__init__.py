@@ -58,7 +58,22 @@ Tables (schema version 2)::
 """
 
 
+from .events import (
+    Accept,
+    AddClass,
+    DeleteClass,
+    Label,
+    NewEvent,
+    Relabel,
+    RenameClass,
+    Setting,
+    Skip,
+    Undo,
+    Unlabel,
+    Unskip,
+)
 from .faults import (
+    ChainBrokenError,
     ConcurrentUpdateError,
     StoreBusyError,
     StoreCorruptError,
@@ -111,6 +126,19 @@ __all__ = [
     "StoreError",
     "StoreVersionError",
     "StoreCorruptError",
+    "ChainBrokenError",
+    "NewEvent",
+    "Label",
+    "Accept",
+    "Skip",
+    "Unskip",
+    "Relabel",
+    "Unlabel",
+    "Undo",
+    "AddClass",
+    "RenameClass",
+    "DeleteClass",
+    "Setting",
     "StoreWriteError",
     "StoreFullError",
     "StoreReadOnlyError",
