@@ -1093,12 +1093,12 @@ def test_initial_labels_count_stratified_source_and_model(store):
     # later labels keep their own source
     s.label(q, truth(s, q), expected_query=q)
     assert list(s.history["source"]) == ["initial"] * 10 + ["queried"]
-    # stored as schema-v1 "accepted" events marked initial
+    # stored as "accept" events of one action whose source column says "initial" (schema v3)
     with sqlite3.connect(store) as con:
         rows = con.execute(
             "SELECT DISTINCT action, source, value FROM events WHERE kind = 'accept'"
         ).fetchall()
-    assert [(r[0], r[1], json.loads(r[2])) for r in rows] == [(1, "accepted", {"initial": True})]
+    assert rows == [(1, "initial", None)]
 
 
 def test_initial_labels_every_class_when_possible(store):

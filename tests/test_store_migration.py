@@ -17,6 +17,13 @@ import pytest
 
 from labeler.session import LabelingSession
 from labeler.store import (
+    Accept,
+    Label,
+    Relabel,
+    Skip,
+    Undo,
+    Unlabel,
+    Unskip,
     EVENT_KINDS,
     EVENT_KINDS_V1,
     SCHEMA_VERSION,
@@ -338,18 +345,18 @@ def test_list_sessions_counts_unlabels_and_their_undo(tmp_path):
     st = Store(tmp_path / "s.sqlite")
     sid = st.create_session(name="n", dataset="d", config={})
     rows = [
-        [{"kind": "label", "index": 0, "label": "a", "source": "queried"}],
-        [{"kind": "accept", "index": i, "label": "a", "source": "accepted"} for i in (1, 2, 3)],
-        [{"kind": "unlabel", "index": i, "label": "a"} for i in (1, 2)],
-        [{"kind": "relabel", "index": 0, "label": "b", "source": "chosen", "value": {"from": "a"}}],
-        [{"kind": "skip", "index": 9}],
-        [{"kind": "unskip", "index": 9}],
+        [Label(0, "a", "queried")],
+        [Accept(i, "a") for i in (1, 2, 3)],
+        [Unlabel(i, "a") for i in (1, 2)],
+        [Relabel(0, "b", was="a")],
+        [Skip(9)],
+        [Unskip(9)],
     ]
     n = 0
     for r in rows:
         n = st.append(sid, r, after=n)[-1].seq
     assert st.list_sessions()[0].n_labeled == 2
     for k, undone in enumerate((9, 8, 7, 5)):  # unskip, skip, relabel, the unlabels
-        st.append(sid, [{"kind": "undo", "value": {"undoes": undone}}], after=n + k)
+        st.append(sid, [Undo(undone)], after=n + k)
     assert st.list_sessions()[0].n_labeled == 4
     st.close()
