@@ -20,6 +20,7 @@ The store runs a migration in ONE transaction together with the new ``user_versi
 event or at version 3 with every event.
 """
 
+import hashlib
 import json
 
 from .chain import event_hash, genesis, record_checksum, row_digest, split_npy_checksum, with_npy_checksum
@@ -180,6 +181,16 @@ CREATE TABLE {table} (
 ) WITHOUT ROWID
 """
 
+_ARRAYS_V3 = """
+CREATE TABLE {table} (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    name       TEXT NOT NULL,
+    npy        BLOB NOT NULL,
+    digest     BLOB NOT NULL,
+    PRIMARY KEY (session_id, name)
+) WITHOUT ROWID
+"""
+
 _HEADS_V3 = """
 CREATE TABLE heads (
     session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
@@ -195,7 +206,7 @@ _V1_QUERIES_START = _SCHEMA_V1.index("CREATE TABLE queries")
 _SCHEMA_V3 = (_SCHEMA_V1[:_V1_EVENTS_START]
               + _EVENTS_V3.format(table="events", kinds=_kinds_check(EVENT_KINDS),
                                   sources=_sources_check(LABEL_SOURCES)).strip() + ";\n"
-              + _SCHEMA_V1[_V1_ARRAYS_START:_V1_QUERIES_START]
+              + _ARRAYS_V3.format(table="arrays").strip() + ";\n"
               + _QUERIES_V3.format(table="queries").strip() + ";\n"
               + _RISKS_V3.format(table="risks").strip() + ";\n"
               + _HEADS_V3.strip() + ";\n")
@@ -204,6 +215,12 @@ _SCHEMA_V3 = (_SCHEMA_V1[:_V1_EVENTS_START]
 def query_digest(session_id: str, version: int, index: int) -> bytes:
     """The digest of a recorded query (a row of ``queries``)."""
     return row_digest("query", session_id, int(version), int(index))
+
+
+def array_digest(session_id: str, name: str, blob: bytes) -> bytes:
+    """The digest of a cached array's row (its session, name and stored bytes): a damaged
+    name or blob is found when the session is opened."""
+    return hashlib.sha256(row_digest("array", session_id, name) + bytes(blob)).digest()
 
 
 def risk_digest(session_id: str, seq: int, risk: float) -> bytes:
@@ -245,11 +262,13 @@ def migrate_v2_to_v3(con) -> int:
     RuntimeError
         A copy does not hold every row (nothing is changed once the caller rolls back).
     """
-    counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("events", "queries", "risks")}
+    tables = ("events", "queries", "risks", "arrays")
+    counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
     con.execute(_EVENTS_V3.format(table="events_v3", kinds=_kinds_check(EVENT_KINDS),
                                   sources=_sources_check(LABEL_SOURCES)))
     con.execute(_QUERIES_V3.format(table="queries_v3"))
     con.execute(_RISKS_V3.format(table="risks_v3"))
+    con.execute(_ARRAYS_V3.format(table="arrays_v3"))
     con.execute(_HEADS_V3)
     heads = {}
     rows = []
@@ -271,10 +290,6 @@ def migrate_v2_to_v3(con) -> int:
     con.executemany("INSERT INTO heads (session_id, seq, hash) VALUES (?, ?, ?)",
                     [(sid, *heads.get(sid, (0, genesis(sid)))) for (sid,) in
                      con.execute("SELECT id FROM sessions").fetchall()])
-    for table in ("events", "queries", "risks"):
-        after = con.execute(f"SELECT count(*) FROM {table}_v3").fetchone()[0]
-        if after != counts[table]:  # pragma: no cover - SQLite copies all rows or raises
-            raise RuntimeError(f"migration copied {after} of {counts[table]} rows of {table}; nothing was changed.")
     # version 3 checks every record and cached array: those written before checksums get one
     for sid, name, dataset, config, created in con.execute(
             "SELECT id, name, dataset, config, created FROM sessions").fetchall():
@@ -287,12 +302,17 @@ def migrate_v2_to_v3(con) -> int:
             cfg[_CHECKSUM] = record_checksum(sid, name, dataset, created, cfg)
             con.execute("UPDATE sessions SET config = ? WHERE id = ?",
                         (json.dumps(cfg, allow_nan=False, sort_keys=True), sid))
-    for sid, name in con.execute("SELECT session_id, name FROM arrays").fetchall():
+    for sid, name in con.execute("SELECT session_id, name FROM arrays").fetchall():  # one blob at a time
         blob = con.execute("SELECT npy FROM arrays WHERE session_id = ? AND name = ?", (sid, name)).fetchone()[0]
         if isinstance(blob, bytes) and split_npy_checksum(blob)[1] is None:
-            con.execute("UPDATE arrays SET npy = ? WHERE session_id = ? AND name = ?",
-                        (with_npy_checksum(blob), sid, name))
-    for table in ("events", "queries", "risks"):
+            blob = with_npy_checksum(blob)
+        con.execute("INSERT INTO arrays_v3 (session_id, name, npy, digest) VALUES (?, ?, ?, ?)",
+                    (sid, name, blob, array_digest(sid, name, blob) if isinstance(blob, bytes) else b""))
+    for table in tables:
+        after = con.execute(f"SELECT count(*) FROM {table}_v3").fetchone()[0]
+        if after != counts[table]:  # pragma: no cover - SQLite copies all rows or raises
+            raise RuntimeError(f"migration copied {after} of {counts[table]} rows of {table}; nothing was changed.")
+    for table in tables:
         con.execute(f"DROP TABLE {table}")
         con.execute(f"ALTER TABLE {table}_v3 RENAME TO {table}")
     con.execute("PRAGMA user_version = 3")

@@ -19,7 +19,7 @@ import numpy as np
 from .chain import event_hash, genesis, record_checksum, split_npy_checksum, with_npy_checksum
 from .faults import ChainBrokenError, ConcurrentUpdateError, StoreCorruptError, StoreError, StoreReadOnlyError, StoreVersionError, UnknownSessionError, _ISO_STAMP, _check_size, _read_only_message, _rollback, store_fault, utc_now
 from .log import UNDOABLE_KINDS, Event, SessionInfo, SessionRecord, make_events, new_session_id
-from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V3, _SQLITE_MAGIC, _TABLES, _TABLES_V3, migrate_v1_to_v2, migrate_v2_to_v3, query_digest, risk_digest, source_of_v2_event
+from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V3, _SQLITE_MAGIC, _TABLES, _TABLES_V3, migrate_v1_to_v2, migrate_v2_to_v3, array_digest, query_digest, risk_digest, source_of_v2_event
 
 #: Stores open in this process, per file (device, inode): see :meth:`Store._hold_inode`.
 _OPEN_INODES: dict[tuple[int, int], int] = {}
@@ -520,8 +520,8 @@ class Store:
                 (sid, name, str(dataset), text, created),
             )
             con.executemany(
-                "INSERT INTO arrays (session_id, name, npy) VALUES (?, ?, ?)",
-                [(sid, k, b) for k, b in blobs.items()],
+                "INSERT INTO arrays (session_id, name, npy, digest) VALUES (?, ?, ?, ?)",
+                [(sid, k, b, array_digest(sid, k, b)) for k, b in blobs.items()],
             )
             self._insert_events(con, sid, events, genesis(sid))
             self._insert_risks(con, sid, risks or {})
@@ -904,8 +904,8 @@ class Store:
         with self._write() as con:
             self._require(con, session_id)
             con.execute(
-                "INSERT OR REPLACE INTO arrays (session_id, name, npy) VALUES (?, ?, ?)",
-                (session_id, name, blob),
+                "INSERT OR REPLACE INTO arrays (session_id, name, npy, digest) VALUES (?, ?, ?, ?)",
+                (session_id, name, blob, array_digest(session_id, name, blob)),
             )
 
     def get_array(self, session_id: str, name: str) -> np.ndarray | None:
@@ -918,12 +918,11 @@ class Store:
         """
         with self._read() as con:
             self._require(con, session_id)
-            row = con.execute(
-                "SELECT npy FROM arrays WHERE session_id = ? AND name = ?", (session_id, name)
-            ).fetchone()
+            row = self._array_row(con, session_id, name)
         if row is None:
             return None
         try:
+            self._check_array_digest(session_id, name, row)
             return _npy_array(row[0], required=self._version >= 3)
         except (ValueError, OSError, EOFError) as exc:
             raise StoreCorruptError(
@@ -942,18 +941,41 @@ class Store:
         """
         with self._read() as con:
             self._require(con, session_id)
+            if con.execute("SELECT 1 FROM arrays WHERE session_id NOT IN (SELECT id FROM sessions) "
+                           "LIMIT 1").fetchone() is not None:  # a damaged key: whose array is it?
+                raise StoreCorruptError(
+                    f"{self.path} is damaged: a cached array belongs to no session (its session id "
+                    "was changed). Restore the store from a backup (`labeler backup` makes one)."
+                )
             names = [r[0] for r in con.execute("SELECT name FROM arrays WHERE session_id = ?",
                                                (session_id,)).fetchall()]
             for name in names:
                 if not isinstance(name, str):
                     raise StoreCorruptError(f"A cached array of session {session_id!r} in {self.path} "
                                             "is damaged (its name). Restore the store from a backup.")
-                blob = con.execute("SELECT npy FROM arrays WHERE session_id = ? AND name = ?",
-                                   (session_id, name)).fetchone()
+                row = self._array_row(con, session_id, name)
                 try:
-                    _npy_checked(None if blob is None else blob[0], required=self._version >= 3)
+                    if row is None:
+                        raise ValueError("it is listed but cannot be read")
+                    self._check_array_digest(session_id, name, row)
+                    _npy_checked(row[0], required=self._version >= 3)
                 except ValueError as exc:
                     raise StoreCorruptError(
                         f"Cached array {name!r} of session {session_id!r} in {self.path} is damaged "
                         f"({exc}). Restore the store from a backup, or delete this session."
                     ) from None
+
+    def _array_row(self, con, session_id, name):
+        if self._version < 3:
+            row = con.execute("SELECT npy FROM arrays WHERE session_id = ? AND name = ?",
+                              (session_id, name)).fetchone()
+            return None if row is None else (row[0], None)
+        return con.execute("SELECT npy, digest FROM arrays WHERE session_id = ? AND name = ?",
+                           (session_id, name)).fetchone()
+
+    def _check_array_digest(self, session_id, name, row):
+        """ValueError when a version-3 array row does not match its digest (its session, name
+        and bytes)."""
+        if self._version >= 3 and (not isinstance(row[0], bytes)
+                                   or row[1] != array_digest(session_id, name, row[0])):
+            raise ValueError("its row does not match its digest")
