@@ -714,9 +714,10 @@ class Store:
                     "WHERE session_id = ? AND seq > ? ORDER BY seq", (session_id, after)).fetchall()
                 return [self._event(session_id, (*row[:5], *source_of_v2_event(row[2], row[5], row[6]), row[7]))
                         for row in rows]
+            # the stored session_id too: a damaged key can still be found by the search
             rows = con.execute(
-                "SELECT seq, action, kind, idx, label, source, value, timestamp, hash FROM events "
-                "WHERE session_id = ? AND seq > ? ORDER BY seq", (session_id, after)).fetchall()
+                "SELECT session_id, seq, action, kind, idx, label, source, value, timestamp, hash "
+                "FROM events WHERE session_id = ? AND seq > ? ORDER BY seq", (session_id, after)).fetchall()
             head = con.execute("SELECT seq, hash FROM heads WHERE session_id = ?", (session_id,)).fetchone()
             if after == 0:
                 prev = genesis(session_id)
@@ -743,12 +744,12 @@ class Store:
             raise broken(after, f"event {after} is missing")
         for k, row in enumerate(rows):
             seq = after + 1 + k
-            *fields, stored = row
+            owner, *fields, stored = row
             try:
-                digest = event_hash(prev, session_id, *fields)
+                digest = event_hash(prev, owner, *fields)
             except (TypeError, ValueError):  # a field of a type JSON cannot hold (a blob)
                 digest = None
-            if fields[0] != seq or digest is None or digest != stored:
+            if owner != session_id or fields[0] != seq or digest is None or digest != stored:
                 raise broken(seq, "it does not match its hash" if fields[0] == seq
                              else f"event {seq} is missing or out of place")
             try:
@@ -970,8 +971,11 @@ class Store:
             row = con.execute("SELECT npy FROM arrays WHERE session_id = ? AND name = ?",
                               (session_id, name)).fetchone()
             return None if row is None else (row[0], None)
-        return con.execute("SELECT npy, digest FROM arrays WHERE session_id = ? AND name = ?",
-                           (session_id, name)).fetchone()
+        row = con.execute("SELECT npy, digest, session_id, name FROM arrays WHERE session_id = ? "
+                          "AND name = ?", (session_id, name)).fetchone()
+        if row is not None and (row[2], row[3]) != (session_id, name):  # a damaged key found anyway
+            return (row[0], None)
+        return None if row is None else row[:2]
 
     def _check_array_digest(self, session_id, name, row):
         """ValueError when a version-3 array row does not match its digest (its session, name
