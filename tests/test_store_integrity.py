@@ -17,10 +17,11 @@ Which bytes can be harmless, and why (the test classifies every offset by the pa
 read from SQLite's ``dbstat`` and the b-tree page headers): SQLite reads neither the
 unallocated space between a page's cell pointers and its cells, nor freed blocks or free
 pages, nor several header fields (the change counter, the "version valid for" number, the
-SQLite version that wrote the file, reserved bytes); a b-tree *interior* page holds copies of
+SQLite version that wrote the file, reserved bytes); a b-tree *internal* (interior) page holds copies of
 keys used only to navigate, and the file header's and page headers' hints (e.g. the count of
 fragmented bytes) are recomputed. A flip there leaves every stored value as it was. Every
-flip in a cell of the ``events`` table's leaf pages must be detected.
+flip in a cell of the ``events`` table's leaf pages (or their overflow pages) must be
+detected.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from labeler.store import (
 def build_small_store(path: Path) -> str:
     """A store of one session with every kind of row: initial labels, labels of each source,
     a skip, a selection, a relabel, two settings in one action, an undo, a cached array, a
-    recorded query and risks; then rewritten with 512-byte pages (a small file: 28 pages)."""
+    recorded query and risks; then rewritten with 1024-byte pages (a small file)."""
     with Store(path) as st:
         sid = st.create_session(
             name="flip", dataset="moons", config={"classes": ["a", "b"], "lam": 0.5},
@@ -74,7 +75,7 @@ def build_small_store(path: Path) -> str:
         st.put_risks(sid, {3: 0.25, 4: 0.125})
     con = sqlite3.connect(path, isolation_level=None)
     con.execute("PRAGMA journal_mode = DELETE")
-    con.execute("PRAGMA page_size = 512")
+    con.execute("PRAGMA page_size = 1024")  # an event fits in its page: no overflow
     con.execute("VACUUM")
     con.execute("PRAGMA journal_mode = WAL")
     con.close()
@@ -199,15 +200,16 @@ def _flip_every(offsets, small_store, tmp_path):
             changed.append((offset, where[offset], outcome))
     assert not changed, changed[:10]  # never a silently changed session
     missed = {w: n for (w, outcome), n in table.items()
-              if w.startswith("events leaf") and w.endswith("cells") and outcome != "detected"}
+              if w in ("events leaf cells", "events overflow") and outcome != "detected"}
     assert not missed, missed  # every flip in an event is detected
     return table
 
 
 def test_every_byte_of_the_events_and_a_sample_of_the_rest_flipped(small_store, flip_folder):
-    """Quick: every byte of the events table's pages, every 32nd byte elsewhere."""
+    """Quick: every byte of the events' cells (the stored events), every 32nd byte elsewhere."""
     path, sid, reference, where = small_store
-    offsets = [k for k in range(len(where)) if where[k].startswith("events") or k % 32 == 0]
+    offsets = [k for k in range(len(where)) if where[k].startswith(("events leaf cells", "events overflow"))
+               or k % 32 == 0]
     table = _flip_every(offsets, small_store, flip_folder)
     assert sum(n for (w, o), n in table.items() if o == "detected") > len(offsets) // 5
 
@@ -218,7 +220,7 @@ def test_every_byte_flipped(small_store, flip_folder):
     table = _flip_every(range(len(where)), small_store, flip_folder)
     harmless = {w for (w, o) in table if o == "harmless"}
     # harmless flips lie where SQLite keeps no stored value (see the module docstring)
-    assert all(w == "header" or w == "free page" or "unallocated" in w or "interior" in w
+    assert all(w == "header" or w == "free page" or "unallocated" in w or "internal" in w
                or "page header" in w or "cells" in w or "pointers" in w for w in harmless), harmless
 
 
