@@ -718,7 +718,10 @@ class Store:
             rows = con.execute(
                 "SELECT session_id, seq, action, kind, idx, label, source, value, timestamp, hash "
                 "FROM events WHERE session_id = ? AND seq > ? ORDER BY seq", (session_id, after)).fetchall()
-            head = con.execute("SELECT seq, hash FROM heads WHERE session_id = ?", (session_id,)).fetchone()
+            head = con.execute("SELECT seq, hash, session_id FROM heads WHERE session_id = ?",
+                               (session_id,)).fetchone()
+            if head is not None and head[2] != session_id:  # a damaged key found by the search
+                head = None
             if after == 0:
                 prev = genesis(session_id)
             else:
