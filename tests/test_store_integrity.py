@@ -287,3 +287,31 @@ def test_a_missing_last_event_is_found_by_the_head(tmp_path):
     con.close()
     with pytest.raises(ChainBrokenError, match="log ends at event 5 but its head says 6"):
         LabelingSession.open(path, sid)
+
+
+def test_the_app_shows_a_damaged_session_read_only_up_to_the_damage(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from labeler.ui.registry import REGISTRY
+
+    path, sid = _session_store(tmp_path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE events SET label = CASE label WHEN '0' THEN '1' ELSE '0' END WHERE seq = 4")
+    con.commit()
+    con.close()
+    app = str(Path(__file__).resolve().parents[1] / "labeler" / "app.py")
+    monkeypatch.setenv("LABELER_STORE", str(path))
+    monkeypatch.setenv("LABELER_DATA", "moons")
+    monkeypatch.setenv("LABELER_DATA_OPTIONS", '{"n": 60}')
+    monkeypatch.setenv("LABELER_SESSION", sid)
+    REGISTRY.clear()
+    try:
+        at = AppTest.from_file(app, default_timeout=120)
+        at.run()
+        assert not at.exception, at.exception
+        assert at.session_state["session_id"] == sid
+        assert any("damaged from event 4" in w.value for w in at.warning), [w.value for w in at.warning]
+        session, _ = REGISTRY.get(path, sid)
+        assert session.read_only and session.n_labeled == 3
+    finally:
+        REGISTRY.clear()

@@ -738,9 +738,9 @@ class Store:
         def broken(seq, why):
             return ChainBrokenError(
                 f"Session {session_id!r} in {self.path} is damaged from event {seq} on ({why}); "
-                f"the {len(good) + after} events before it are intact. Open the session read-only "
-                "up to the damage to look at it and export its labels, or restore the store from "
-                "a backup (`labeler backup` makes one).",
+                f"the {len(good) + after} events before it are intact and can still be viewed and "
+                "exported read-only (LabelingSession.open(..., up_to_damage=True)). Restore the "
+                "store from a backup (`labeler backup` makes one) to get the rest back.",
                 session_id=session_id, first_bad=seq, good_events=good, reason=why)
 
         if prev is None:
