@@ -487,7 +487,7 @@ class Store:
 
         A session is written whole or not at all: its row, its cached ``arrays``
         ``{name: ndarray}``, its first ``events`` (e.g. the initial labels, made with
-        :func:`make_events` ``(rows, after=0)``) and their ``risks`` ``{seq: risk}`` are
+        :func:`make_events` ``([Accept(...), ...], after=0)``) and their ``risks`` ``{seq: risk}`` are
         committed together, so a process killed or failing during creation leaves no session
         behind, never one without its initial labels.
 
