@@ -146,7 +146,7 @@ def test_an_empty_or_bad_selection_is_refused_with_the_fix(store):
 # ---- stored form, export -----------------------------------------------------------------------
 
 
-def test_bulk_labels_are_stored_as_accept_events_a_version_2_reader_folds(store, tmp_path):
+def test_bulk_labels_are_stored_as_accept_events_with_their_source_in_its_column(store, tmp_path):
     s = LabelingSession.create(store, config(initial_labels=4))
     label_some(s, 2)
     free = [i for i in range(N) if i not in s.labels]
@@ -154,9 +154,10 @@ def test_bulk_labels_are_stored_as_accept_events_a_version_2_reader_folds(store,
     s.label_many({free[3]: "1", free[4]: "0"}, "similar", expected_version=s.n_events)
     s.label_many([(free[5], "1"), (free[6], "1")], "batch", expected_version=s.n_events)
     rows = stored_rows(store, s.id)
-    bulk = [r for r in rows if r[5] and '"via"' in r[5]]
-    assert [(r[1], r[4]) for r in bulk] == [("accept", "chosen")] * 5 + [("accept", "queried")] * 2
-    # the schema-2 fold (no knowledge of "via") reads the same net labels
+    bulk = [r for r in rows if r[4] in ("selection", "similar", "batch")]  # schema 3: a column
+    assert [(r[1], r[4], r[5]) for r in bulk] == [("accept", "selection", None)] * 3 + [
+        ("accept", "similar", None)] * 2 + [("accept", "batch", None)] * 2
+    # the store's fold reads the same net labels
     with Store(store) as st:
         events = st.events(s.id)
     state = LogState(["0", "1"], N)

@@ -13,6 +13,7 @@ import pytest
 from core.kernels import Kernel
 from labeler.session import DEFAULT_LAM, LabelingSession, SessionConfig
 from labeler.store import Store, StoreVersionError, UnknownSessionError
+from labeler.store.schema import query_digest
 
 N = 120
 MOONS = {"dataset": "moons", "dataset_options": {"n": N}}
@@ -699,7 +700,8 @@ def test_tabs_agree_on_the_recorded_query(store):
     a = LabelingSession.create(store, config(strategy="random"))
     b = LabelingSession.open(store, a.id)
     with sqlite3.connect(store) as con:
-        con.execute("INSERT INTO queries VALUES (?, 0, 17)", (a.id,))  # as if another tab chose 17
+        con.execute("INSERT INTO queries VALUES (?, 0, 17, ?)",  # as if another tab chose 17
+                    (a.id, query_digest(a.id, 0, 17)))
     assert a.next_query() == b.next_query() == 17
     a.label(17, truth(a, 17), expected_query=17)
     b.refresh()
@@ -1096,12 +1098,12 @@ def test_initial_labels_count_stratified_source_and_model(store):
     # later labels keep their own source
     s.label(q, truth(s, q), expected_query=q)
     assert list(s.history["source"]) == ["initial"] * 10 + ["queried"]
-    # stored as schema-v1 "accepted" events marked initial
+    # stored as "accept" events of one action whose source column says "initial" (schema v3)
     with sqlite3.connect(store) as con:
         rows = con.execute(
             "SELECT DISTINCT action, source, value FROM events WHERE kind = 'accept'"
         ).fetchall()
-    assert [(r[0], r[1], json.loads(r[2])) for r in rows] == [(1, "accepted", {"initial": True})]
+    assert rows == [(1, "initial", None)]
 
 
 def test_initial_labels_every_class_when_possible(store):

@@ -1,8 +1,10 @@
-"""Schema version 2: the migration of version-1 stores, and the fold of the new event kinds
-(relabel, unlabel, unskip, rename_class, delete_class) with their undo."""
+"""Schema versions 2 and 3: the migration of version-1 and version-2 stores (to version 3, in one
+transaction, under kill), and the fold of the event kinds of version 2 (relabel, unlabel,
+unskip, rename_class, delete_class) with their undo."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -17,6 +19,13 @@ import pytest
 
 from labeler.session import LabelingSession
 from labeler.store import (
+    Accept,
+    Label,
+    Relabel,
+    Skip,
+    Undo,
+    Unlabel,
+    Unskip,
     EVENT_KINDS,
     EVENT_KINDS_V1,
     SCHEMA_VERSION,
@@ -27,7 +36,7 @@ from labeler.store import (
     StoreVersionError,
     group_actions,
 )
-from labeler.store.schema import _SCHEMA_V1
+from labeler.store.schema import _SCHEMA_V1, _SCHEMA_V2, source_of_v2_event
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -41,6 +50,16 @@ def all_events(path) -> list[list]:
             "ORDER BY session_id, seq")]
     finally:
         con.close()
+
+
+def as_v3(events: list[list]) -> list[list]:
+    """Events of a version-1 or -2 store as version 3 keeps them: the marked sources moved
+    into the source column."""
+    out = []
+    for sid, seq, action, kind, idx, label, source, value, stamp in events:
+        source, value = source_of_v2_event(kind, source, value)
+        out.append([sid, seq, action, kind, idx, label, source, value, stamp])
+    return out
 
 
 def user_version(path) -> int:
@@ -74,17 +93,22 @@ def test_the_fixture_is_a_version_1_store():
 def test_a_version_1_store_made_by_version_1_is_upgraded_keeping_every_event(tmp_path):
     path, expected = v1_fixture(tmp_path)
     with Store(path) as st:
-        assert st.schema_version == SCHEMA_VERSION == 2
+        assert st.schema_version == SCHEMA_VERSION == 3
         assert {i.id: i.n_labeled for i in st.list_sessions()} == {
             expected["session"]: len(expected["labels"]), expected["empty_session"]: 0}
-    assert all_events(path) == expected["events"]
+        for sid in (expected["session"], expected["empty_session"]):
+            st.events(sid)  # the chain computed by the upgrade verifies
+            st.session(sid)  # the record got its checksum
+            st.check_arrays(sid)
+    assert all_events(path) == as_v3(expected["events"])
+    assert {r[6] for r in all_events(path) if r[3] == "accept"} == {"initial", "accepted"}
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert con.execute("PRAGMA foreign_key_check").fetchall() == []
     ddl = con.execute("SELECT sql FROM sqlite_master WHERE name = 'events'").fetchone()[0]
     assert all(f"'{k}'" in ddl for k in EVENT_KINDS)
     assert {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} == {
-        "sessions", "events", "arrays", "queries", "risks"}
+        "sessions", "events", "arrays", "queries", "risks", "heads"}
     con.close()
 
 
@@ -132,7 +156,7 @@ def test_a_store_of_a_newer_version_is_refused_untouched(tmp_path):
     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     con.close()
     before = path.read_bytes()
-    with pytest.raises(StoreVersionError, match=r"schema version 3.*newer version.*up to 2.*Upgrade"):
+    with pytest.raises(StoreVersionError, match=r"schema version 4.*newer version.*up to 3.*Upgrade"):
         Store(path)
     assert path.read_bytes() == before
 
@@ -191,30 +215,132 @@ def _open_in_child(path: Path, kill_at: int) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+def make_v2_store(path: Path, n_sessions=2, n_events=300) -> list[list]:
+    """A version-2 store written with the version-2 DDL: labels, skips, initial labels and
+    labels given many at once marked in ``value`` as version 2 wrote them, a recorded query,
+    risks and a cached array without checksum (as the first version-2 releases wrote it)."""
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA journal_mode = WAL")
+    con.execute("BEGIN")
+    for stmt in _SCHEMA_V2.split(";"):
+        if stmt.strip():
+            con.execute(stmt)
+    con.execute("PRAGMA user_version = 2")
+    rng = np.random.default_rng(1)
+    stamp = "2025-01-01T00:00:00+00:00"
+    for k in range(n_sessions):
+        sid = f"{k:016x}"
+        con.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?)", (sid, f"s{k}", "moons", "{}", stamp))
+        marks = [("accepted", '{"initial": true}')] * 3 + [("chosen", '{"via": "selection"}')] * 2 \
+            + [("queried", '{"via": "batch"}')] * 2 + [("chosen", '{"via": "similar"}')]
+        for seq, (source, value) in enumerate(marks, start=1):
+            action = 1 if seq <= 3 else (4 if seq <= 5 else (6 if seq <= 7 else 8))
+            con.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (sid, seq, action, "accept", 1000 + seq, "a", source, value, stamp))
+        for seq in range(len(marks) + 1, n_events + 1):
+            kind = ("label", "skip")[int(rng.integers(2))]
+            con.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (sid, seq, seq, kind, seq, "a" if kind == "label" else None,
+                         "queried" if kind == "label" else None, None, stamp))
+        con.execute("INSERT INTO queries VALUES (?, ?, ?)", (sid, n_events, 7))
+        con.executemany("INSERT INTO risks VALUES (?, ?, ?)", [(sid, q, 0.5 / q) for q in range(1, 20)])
+        buf = io.BytesIO()
+        np.save(buf, np.arange(6.0).reshape(3, 2), allow_pickle=False)
+        con.execute("INSERT INTO arrays VALUES (?, ?, ?)", (sid, "layout-pca", buf.getvalue()))
+    con.execute("COMMIT")
+    con.close()
+    return all_events(path)
+
+
+def test_a_version_2_store_is_upgraded_with_sources_in_their_column_and_its_chain(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    events = make_v2_store(path)
+    with Store(path) as st:
+        assert st.schema_version == 3
+        for info in st.list_sessions():
+            got = st.events(info.id)  # verifies the chain the upgrade computed
+            assert [e.source for e in got[:8]] == ["initial"] * 3 + ["selection"] * 2 + ["batch"] * 2 + ["similar"]
+            assert all(e.value is None for e in got[:8])
+            assert st.get_query(info.id, 300) == 7
+            assert st.risks(info.id) == {q: 0.5 / q for q in range(1, 20)}
+            assert st.session(info.id).config == {}  # the checksum added is not part of it
+            np.testing.assert_array_equal(st.get_array(info.id, "layout-pca"), np.arange(6.0).reshape(3, 2))
+    assert all_events(path) == as_v3(events)
+
+
+# The child opens the store (which migrates it) and kills itself with SIGKILL just before
+# SQL statement number KILL_AT (0: never; it then prints the statements it ran).
+CHILD = r"""
+import json, os, signal, sqlite3, sys
+path, kill_at = sys.argv[1], int(sys.argv[2])
+statements = []
+_connect = sqlite3.connect
+def connect(*args, **kwargs):
+    con = _connect(*args, **kwargs)
+    def trace(sql):
+        statements.append(sql.strip()[:40])
+        if len(statements) == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+    con.set_trace_callback(trace)
+    return con
+sqlite3.connect = connect
+from labeler.store import Store
+with Store(path) as st:
+    st.list_sessions()  # statements after the migration's commit
+print(json.dumps(statements), flush=True)
+"""
+
+
+def _open_in_child(path: Path, kill_at: int) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-c", CHILD, str(path), str(kill_at)], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def migration_kill_points(statements: list[str]) -> list[int]:
+    """1-based numbers of the statements of the migration's transaction (from its ``BEGIN
+    IMMEDIATE`` to one past its ``COMMIT``), a run of one repeated statement (the rows of an
+    ``executemany``) reduced to its first, second and last."""
+    begin = statements.index("BEGIN IMMEDIATE")
+    commit = statements.index("COMMIT", begin)
+    points = []
+    for k in range(begin, min(commit + 2, len(statements))):
+        same_before = k > begin and statements[k - 1] == statements[k]
+        same_after = k + 1 < len(statements) and statements[k + 1] == statements[k]
+        twice_before = k > begin + 1 and statements[k - 2] == statements[k]
+        if not (same_before and same_after and twice_before):
+            points.append(k + 1)
+    return points
+
+
 @pytest.mark.slow
-def test_migration_killed_at_any_statement_leaves_version_1_or_2_with_every_event(tmp_path):
+@pytest.mark.parametrize("version", [1, 2])
+def test_migration_killed_at_any_statement_leaves_the_old_version_or_3_with_every_event(tmp_path, version):
+    make = {1: make_v1_store, 2: make_v2_store}[version]
     dry = tmp_path / "dry.sqlite"
-    events = make_v1_store(dry)
+    events = as_v3(make(dry))
     done = _open_in_child(dry, 0)
     assert done.returncode == 0, done.stderr
     statements = json.loads(done.stdout.strip().splitlines()[-1])
-    assert user_version(dry) == 2 and all_events(dry) == events
-    migration = [k + 1 for k, sql in enumerate(statements)
-                 if sql.startswith(("CREATE TABLE events_v2", "INSERT INTO events_v2", "DROP TABLE",
-                                    "ALTER TABLE", "PRAGMA user_version = 2", "COMMIT"))]
-    assert len(migration) >= 6, statements
+    assert user_version(dry) == 3 and all_events(dry) == events
+    points = migration_kill_points(statements)
+    assert any(s.startswith("INSERT INTO events_v3") for s in statements) and len(points) >= 15, statements
     outcomes = set()
-    for kill_at in sorted(set(migration + [m + 1 for m in migration]) & set(range(1, len(statements) + 1))):
+    for kill_at in points:
         path = tmp_path / f"kill{kill_at}.sqlite"
-        make_v1_store(path)
+        make(path)
         killed = _open_in_child(path, kill_at)
         assert killed.returncode == -signal.SIGKILL, (kill_at, killed.stderr)
-        version = user_version(path)  # may recover the write-ahead log of the killed process
+        found = user_version(path)  # may recover the write-ahead log of the killed process
         with Store(path) as st:  # opens, finishing the upgrade when it was not committed
-            assert st.schema_version == 2
+            assert st.schema_version == 3
+            for info in st.list_sessions():
+                st.events(info.id)  # a whole chain
         assert all_events(path) == events, kill_at
-        outcomes.add(version)
-    assert outcomes == {1, 2}  # killed before and after the commit
+        outcomes.add(found)
+        for p in tmp_path.glob(f"kill{kill_at}.sqlite*"):
+            p.unlink()
+    assert outcomes == {version, 3}  # killed before and after the commit
 
 
 # ---- the fold of the new events -----------------------------------------------------------------
@@ -338,18 +464,18 @@ def test_list_sessions_counts_unlabels_and_their_undo(tmp_path):
     st = Store(tmp_path / "s.sqlite")
     sid = st.create_session(name="n", dataset="d", config={})
     rows = [
-        [{"kind": "label", "index": 0, "label": "a", "source": "queried"}],
-        [{"kind": "accept", "index": i, "label": "a", "source": "accepted"} for i in (1, 2, 3)],
-        [{"kind": "unlabel", "index": i, "label": "a"} for i in (1, 2)],
-        [{"kind": "relabel", "index": 0, "label": "b", "source": "chosen", "value": {"from": "a"}}],
-        [{"kind": "skip", "index": 9}],
-        [{"kind": "unskip", "index": 9}],
+        [Label(0, "a", "queried")],
+        [Accept(i, "a") for i in (1, 2, 3)],
+        [Unlabel(i, "a") for i in (1, 2)],
+        [Relabel(0, "b", was="a")],
+        [Skip(9)],
+        [Unskip(9)],
     ]
     n = 0
     for r in rows:
         n = st.append(sid, r, after=n)[-1].seq
     assert st.list_sessions()[0].n_labeled == 2
     for k, undone in enumerate((9, 8, 7, 5)):  # unskip, skip, relabel, the unlabels
-        st.append(sid, [{"kind": "undo", "value": {"undoes": undone}}], after=n + k)
+        st.append(sid, [Undo(undone)], after=n + k)
     assert st.list_sessions()[0].n_labeled == 4
     st.close()

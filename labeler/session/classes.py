@@ -31,6 +31,7 @@ from __future__ import annotations
 import numbers
 
 from .config import check_class_name
+from ..store import DeleteClass, Relabel, RenameClass, Unlabel
 
 __all__ = ["SessionClasses"]
 
@@ -87,8 +88,7 @@ class SessionClasses:
         """
         def build():
             self._existing_class(old)
-            return [{"kind": "rename_class", "label": check_class_name(new, self._log.classes),
-                     "value": {"from": old}}]
+            return [RenameClass(old, check_class_name(new, self._log.classes))]
 
         change = self._commit(build)
         return change.renamed[1]
@@ -118,9 +118,8 @@ class SessionClasses:
                     "another class first if you want to replace it (or rename it)."
                 )
             weighting = self._config.weighting
-            value = {"weight": float(weighting[name])} if isinstance(weighting, dict) \
-                and name in weighting else None
-            return [{"kind": "delete_class", "label": name, "value": value}]
+            weight = float(weighting[name]) if isinstance(weighting, dict) and name in weighting else None
+            return [DeleteClass(name, weight)]
 
         self._commit(build)
 
@@ -158,8 +157,7 @@ class SessionClasses:
             points = self._points_of(old)
             if not points:
                 return None
-            return [{"kind": "relabel", "index": i, "label": new, "source": "chosen",
-                     "value": {"from": old}} for i in points]
+            return [Relabel(i, new, was=old) for i in points]
 
         change = self._commit(build)
         return 0 if change is None else len(change.relabeled)
@@ -187,7 +185,7 @@ class SessionClasses:
             points = self._points_of(name)
             if not points:
                 return None
-            return [{"kind": "unlabel", "index": i, "label": name} for i in points]
+            return [Unlabel(i, name) for i in points]
 
         change = self._commit(build)
         return 0 if change is None else len(change.removed)

@@ -19,10 +19,8 @@ The session starts without labels, so leave-one-out cannot be used yet (:func:`p
   With ``pca_components=k`` the kernel sees the (standardised) features projected on their k
   leading principal components, computed once and stored (bit-identical on reopening).
 * ``initial_labels=m``: m points labelled with the data set's true labels (stratified, seeded),
-  one "accept" action (one undo step) before the first query. The events table only allows the
-  sources "queried", "chosen" and "accepted" (a CHECK constraint of the schema), so they
-  are stored as "accepted" events marked ``{"initial": true}`` and shown and exported with the
-  source "initial".
+  one "accept" action (one undo step) before the first query, stored with the source
+  "initial" (a column of the events table since schema version 3) and shown and exported so.
 * ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else
   :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, ALGORITHMS §4).
 * ``auto_tune``: which of width and lam the session re-tunes by exact LOO while labels arrive

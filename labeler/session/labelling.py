@@ -18,21 +18,19 @@ import numpy as np
 
 from core.validation import check_index
 
-from ..store import LABEL_SOURCES
+from ..store import Accept, Label, Relabel, Skip, Undo, Unlabel, Unskip
+from ..store.events import LABEL_EVENT_SOURCES
 
 __all__ = ["SessionLabelling", "BULK_SOURCES"]
 
-#: How points labelled many at once came to be labelled -> the source stored in the event.
-#: The events table allows only the sources "queried", "chosen" and "accepted" (a CHECK
-#: constraint of schema version 2), so a bulk label is an "accept" action (a batch of labels,
-#: one undo step) with the stored source below and ``value = {"via": <key>}``; the session
-#: shows and exports the key as the source (as it does for the "initial" labels), and a
-#: labeller that does not know the key reads the stored source, which is still true.
-BULK_SOURCES = {
-    "selection": "chosen",  # a lasso or box selection on the map, labelled with one class
-    "similar": "chosen",    # "more like this": nearest neighbours of a point
-    "batch": "queried",     # a batch of queries chosen together (labeler.session.batch)
-}
+#: How points labelled many at once came to be labelled: the source of their ``accept``
+#: events (one action, one undo step), stored in the events' ``source`` column (schema
+#: version 3) and shown and exported as it is.
+BULK_SOURCES = (
+    "selection",  # a lasso or box selection on the map, labelled with one class
+    "similar",    # "more like this": nearest neighbours of a point
+    "batch",      # a batch of queries chosen together (labeler.session.batch)
+)
 
 
 class SessionLabelling:
@@ -93,8 +91,8 @@ class SessionLabelling:
         """
         index = self._check_point(index)
         label = self._check_label(label)
-        if source not in LABEL_SOURCES:
-            raise ValueError(f"Unknown source {source!r}; choose one of {', '.join(LABEL_SOURCES)}.")
+        if source not in LABEL_EVENT_SOURCES:
+            raise ValueError(f"Unknown source {source!r}; choose one of {', '.join(LABEL_EVENT_SOURCES)}.")
         if expected_query is not None:
             expected_query = self._check_point(expected_query)
 
@@ -103,7 +101,7 @@ class SessionLabelling:
                 return None
             if expected_query is not None and expected_query != self.next_query():
                 return None
-            return [{"kind": "label", "index": index, "label": label, "source": source}]
+            return [Label(index, label, source)]
 
         return self._commit(build) is not None
 
@@ -131,7 +129,7 @@ class SessionLabelling:
                 return None
             if expected_query is not None and expected_query != self.next_query():
                 return None
-            return [{"kind": "skip", "index": index}]
+            return [Skip(index)]
 
         return self._commit(build) is not None
 
@@ -149,7 +147,7 @@ class SessionLabelling:
         def build():
             if index not in self._log.skipped:
                 return None
-            return [{"kind": "unskip", "index": index}]
+            return [Unskip(index)]
 
         return self._commit(build) is not None
 
@@ -200,8 +198,7 @@ class SessionLabelling:
                 return None
             if expected_label is not None and rec.label != expected_label:
                 return None
-            return [{"kind": "relabel", "index": index, "label": label, "source": "chosen",
-                     "value": {"from": rec.label}}]
+            return [Relabel(index, label, was=rec.label)]
 
         return self._commit(build) is not None
 
@@ -229,7 +226,7 @@ class SessionLabelling:
             rec = self._log.labels.get(index)
             if rec is None or (expected_label is not None and rec.label != expected_label):
                 return None
-            return [{"kind": "unlabel", "index": index, "label": rec.label}]
+            return [Unlabel(index, rec.label)]
 
         return self._commit(build) is not None
 
@@ -290,7 +287,7 @@ class SessionLabelling:
                 return None
             if expected_action is not None and int(expected_action) != top[0]:
                 return None
-            return [{"kind": "undo", "value": {"undoes": top[0]}}]
+            return [Undo(top[0])]
 
         change = self._commit(build)
         if change is None:
@@ -367,10 +364,7 @@ class SessionLabelling:
                 chosen = {i: str(predicted[i]) for i in todo}
             else:
                 chosen = shown
-            return [
-                {"kind": "accept", "index": i, "label": chosen[i], "source": "accepted"}
-                for i in todo
-            ]
+            return [Accept(i, chosen[i], "accepted") for i in todo]
 
         change = self._commit(build)
         return 0 if change is None else len(change.added)
@@ -441,7 +435,6 @@ class SessionLabelling:
             IndexError: an index out of range. Nothing is written.
         """
         wanted = self._check_bulk(labels, via, expected_version)
-        stored_source = BULK_SOURCES[via]
 
         def build():
             if expected_version is not None and int(expected_version) != self._log.n_events:
@@ -449,8 +442,7 @@ class SessionLabelling:
             todo = [i for i in wanted if i not in self._log.labels]
             if not todo:
                 return None
-            return [{"kind": "accept", "index": i, "label": wanted[i], "source": stored_source,
-                     "value": {"via": via}} for i in todo]
+            return [Accept(i, wanted[i], via) for i in todo]
 
         change = self._commit(build)
         return 0 if change is None else len(change.added)

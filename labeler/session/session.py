@@ -51,10 +51,12 @@ from . import data, model
 from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
 from .classes import SessionClasses
-from .labelling import BULK_SOURCES, SessionLabelling
+from .labelling import SessionLabelling
 from .settings import SessionSettings
 from .views import SessionViews
 from ..store import (
+    Accept,
+    ChainBrokenError,
     ConcurrentUpdateError,
     StoreCorruptError,
     StoreWriteError,
@@ -95,7 +97,8 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
     """
 
     # ---- construction ----------------------------------------------------------------------
-    def __init__(self, store: Store, record, *, _dataset=None, _X=None, _new=False, _progress=None):
+    def __init__(self, store: Store, record, *, _dataset=None, _X=None, _new=False, _progress=None,
+                 _events=None):
         self._lock = threading.RLock()
         self._store = store
         self.store_path = store.path
@@ -134,8 +137,6 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                 self._cache_array(_PCA_ARRAY, X)
             self.X = np.ascontiguousarray(X)
         self.n_samples = self.X.shape[0]
-        self._initial_actions: set[int] = set()  # actions that wrote the initial labels
-        self._bulk_actions: dict[int, str] = {}  # action -> "via" of labels given many at once
         self._initial_classes = list(cfg.classes)
         self._config = cfg
         self._log = LogState(cfg.classes, self.n_samples)
@@ -151,7 +152,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         if _new:  # not in the store yet: see create()
             self.learner = self._build_learner(_progress)
         else:
-            self._restore(_progress)
+            self._restore(_progress, _events)
             for name, array in self._factor_new.items():
                 self._cache_array(name, array)
             self._factor_new = {}
@@ -188,15 +189,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
             session = cls(store, record, _dataset=prep.dataset, _X=X, _new=True, _progress=progress)
             events, risks = [], {}
             if initial is not None:  # one action, one undo step, before the first query
-                # stored with the schema's "accepted" source (the events table's CHECK
-                # constraint allows no other) and marked {"initial": true}: shown as "initial"
-                rows = [
-                    {"kind": "accept", "index": i, "label": lab, "source": "accepted",
-                     "value": {"initial": True}}
-                    for i, lab in zip(*initial)
-                ]
-                events = make_events(rows, after=0)
-                session._note_origin(events)
+                events = make_events([Accept(i, lab, "initial") for i, lab in zip(*initial)], after=0)
                 session._apply(session._log.apply(events))
                 risk = float(session.learner.estimated_risk())
                 risks = {ev.seq: risk for ev in events}
@@ -211,25 +204,50 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
             if events:  # initial labels: the first re-tune and stopping checkpoint
                 session._after_labels_change(0)
             return session
-        except BaseException:
+        except BaseException:  # the store is closed and the error (Ctrl-C too) goes on at once
             store.close()
             raise
 
     @classmethod
-    def open(cls, store_path, session_id: str, progress=None) -> LabelingSession:
+    def open(cls, store_path, session_id: str, progress=None, *, up_to_damage: bool = False) -> LabelingSession:
         """Reopen a session: same labels, same model state, same next query.
+
+        Opening checks the session's record, its cached arrays and the integrity chain of its
+        event log (:mod:`labeler.store.chain`).
+
+        Parameters
+        ----------
+        up_to_damage : bool, default False
+            When the event log is damaged (:class:`~labeler.store.ChainBrokenError`), open the
+            session as it was before the first damaged event, read-only (its labels can be
+            viewed and exported, nothing can be changed); :attr:`damage` names the damage.
 
         Raises
         ------
         UnknownSessionError
             No such session in the store.
+        ChainBrokenError
+            An event does not match its hash (``up_to_damage=False``): the error names the
+            first damaged event and carries the intact events before it.
         StoreVersionError, StoreCorruptError
             The store file is from a newer version or damaged (it is left unchanged).
         """
         store = Store(store_path)
         try:
-            return cls(store, store.session(session_id), _progress=progress)
-        except BaseException:
+            record = store.session(session_id)
+            store.check_arrays(session_id)
+            try:
+                events = store.events(session_id)
+            except ChainBrokenError as exc:
+                if not up_to_damage:
+                    raise
+                store.close()
+                store = Store(store_path, read_only=True)
+                session = cls(store, record, _progress=progress, _events=exc.good_events)
+                session.damage = exc
+                return session
+            return cls(store, record, _progress=progress, _events=events)
+        except BaseException:  # the store is closed and the error (Ctrl-C too) goes on at once
             store.close()
             raise
 
@@ -301,19 +319,22 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
             learner.add_many([r.index for r in recs], [r.label for r in recs])
         return learner
 
-    def _restore(self, progress=None):
+    #: The damage of the event log when the session was opened up to it (read-only), or None.
+    damage: ChainBrokenError | None = None
+
+    def _restore(self, progress=None, events=None):
         """Rebuild the session from its stored log: fold every event into the net state
         (labels, skips, classes, settings), then build the learner once with the final
         settings and add the net labels (:meth:`_build_learner`). Mathematically this is the
         live state (every live update is exact); numerically it agrees to rounding. The next
         query is the one recorded in the store for this state, so it is the same point as
         before the reload."""
-        for group in group_actions(self._store.events(self.id)):
-            self._note_origin(group)
+        if events is None:
+            events = self._store.events(self.id)
+        for group in group_actions(events):
             change = self._log.apply(group)
             self._class_change_to_config(change)
-            if change.setting is not None:
-                name, value = change.setting
+            for name, value in change.settings:
                 try:  # only checked values are ever stored: anything else is damage
                     value = check_setting(name, value, self._config.kernel, self._log.classes)
                 except (TypeError, ValueError) as exc:
@@ -335,16 +356,17 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         keeps its state when it rejects it, and the error reaches the caller with nothing
         stored). Returns how to take it back if the write then fails, or None for rows that
         are applied after the write (labels, skips, undo)."""
-        kind = rows[0]["kind"]
-        if kind == "setting":
-            old = self._spec
-            new = old.with_setting(rows[0]["value"]["name"], rows[0]["value"]["value"])
+        kind = rows[0].kind
+        if kind == "setting":  # one or several settings changed together: one model.apply
+            old = new = self._spec
+            for row in rows:
+                new = new.with_setting(row.name, row.value)
             model.apply(old, new, self.learner)
             return lambda: model.apply(new, old, self.learner)
         if kind == "add_class":
             try:
-                model.add_class(self._spec, self.learner, rows[0]["label"])
-            except Exception:
+                model.add_class(self._spec, self.learner, rows[0].name)
+            except Exception:  # a slow rebuild: not on Ctrl-C
                 self._rebuild()  # it may hold the class without its weight
                 raise
             return self._rebuild
@@ -371,13 +393,16 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         self._class_change_to_config(change)
         if change.deleted_class is not None or change.restored_class is not None:
             self._rebuild()  # rare: a direct solve with the new list of classes
-        if change.setting is not None:
+        if change.settings:
             # the learner first (it keeps its old state if this raises), then the config:
             # the two never disagree
-            name, value = change.setting
             if not given:
-                model.apply(self._spec, self._spec.with_setting(name, value), learner)
-            setattr(self._config, name, value)
+                new = self._spec
+                for name, value in change.settings:
+                    new = new.with_setting(name, value)
+                model.apply(self._spec, new, learner)
+            for name, value in change.settings:
+                setattr(self._config, name, value)
 
     def _relabel_in_learner(self, records):
         """Give the learner the new labels of relabelled points: one exact relabel, or for a
@@ -391,7 +416,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         try:
             learner.remove_many(idx)
             learner.add_many(idx, [r.label for r in records])
-        except Exception:
+        except Exception:  # a slow rebuild: not on Ctrl-C (the next open rebuilds)
             self._rebuild()  # the labels are stored: the learner must hold them all or be rebuilt
             raise
 
@@ -410,24 +435,11 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
             weighting = {**weighting, change.restored_class: float(change.class_weight)}
         self._config.weighting = weighting
 
-    def _note_origin(self, events):
-        """Remember the action that wrote the initial labels (accept events marked
-        ``{"initial": true}``) and the actions that labelled many points at once (accept events
-        marked ``{"via": ...}``, :data:`~labeler.session.labelling.BULK_SOURCES`)."""
-        first = events[0] if events else None
-        if first is not None and first.kind == "accept" and isinstance(first.value, dict) \
-                and first.value.get("initial") is True:
-            self._initial_actions.add(int(first.action))
-        if first is not None and first.kind == "accept" and isinstance(first.value, dict) \
-                and first.value.get("via") in BULK_SOURCES:
-            self._bulk_actions[int(first.action)] = first.value["via"]
-
     def refresh(self) -> bool:
         """Apply events written by another tab or process; True if there were any."""
         with self._lock:
             new = self._store.events(self.id, after=self._log.n_events)
             for group in group_actions(new):
-                self._note_origin(group)
                 self._apply(self._log.apply(group))
             return bool(new)
 
@@ -455,14 +467,16 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                             "this session."
                         ) from None
                     continue
-                except BaseException:
-                    if take_back is not None:
+                except BaseException as exc:
+                    # the store rolled back: the learner is put back too, then the error goes
+                    # on; after Ctrl-C a take-back that is a rebuild (a new class) is not
+                    # started (O(n^2 |L|)): reopen the session
+                    if take_back is not None and (isinstance(exc, Exception) or take_back != self._rebuild):
                         take_back()
                     raise
-                self._note_origin(events)
                 change = self._log.apply(events)
                 self._apply(change, given=take_back is not None)
-                if change.setting is None and change.new_class is None:
+                if not change.settings and change.new_class is None:
                     self._after_labels_change(before)  # auto re-tune, stopping checkpoint
                 given_now = change.added + [after for _, after in change.relabeled]
                 if given_now and not change.kind.startswith("undo"):

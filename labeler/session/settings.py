@@ -37,7 +37,7 @@ from core.rls.tuning import loo_readiness, retune_due
 from . import model
 from .config import check_auto_tune, check_graph_strategy, check_setting
 from .stopping import StoppingMonitor
-from ..store import StoreWriteError
+from ..store import AddClass, Setting, StoreWriteError
 
 __all__ = ["SessionSettings", "STOPPING_ARRAY"]
 
@@ -58,16 +58,23 @@ class SessionSettings:
             Not a string, empty, already a class, or the learner rejects it (nothing stored).
         """
         def build():
-            return [{"kind": "add_class", "label": self.check_new_class_name(name)}]
+            return [AddClass(self.check_new_class_name(name))]
 
         self._commit(build)
 
     def _set(self, name: str, value, **extra):
         """Store the setting ``name = value`` if the learner takes it (checked before)."""
+        self._set_many({name: value}, {name: extra})
+
+    def _set_many(self, values: dict, notes: dict | None = None):
+        """Store the settings ``values`` ({name: value}, checked before) that differ from the
+        current ones, all in ONE action and one transaction, if the learner takes them;
+        ``notes`` ({name: dict}) are kept with their events."""
+        notes = notes or {}
+
         def build():
-            if getattr(self._config, name) == value:
-                return None
-            return [{"kind": "setting", "value": {"name": name, "value": value, **extra}}]
+            changed = {k: v for k, v in values.items() if getattr(self._config, k) != v}
+            return [Setting(k, v, notes.get(k, {})) for k, v in changed.items()] or None
 
         self._commit(build)
 
@@ -131,15 +138,17 @@ class SessionSettings:
 
         return self._cached("loo_fit", compute)
 
-    def _set_auto(self, name: str, on: bool):
+    def _auto_flags(self, name: str, on: bool) -> dict:
+        """``{"auto_tune": flags}`` with ``name`` turned ``on``, or {} when it already is."""
         flags = self.auto_tune
-        if flags[name] != on:
-            flags[name] = on
-            self._set("auto_tune", flags)
+        if flags[name] == on:
+            return {}
+        return {"auto_tune": {**flags, name: on}}
 
-    def _retune(self, width: bool, lam: bool):
+    def _retune(self, width: bool, lam: bool, flags: dict | None = None):
         """Run the tuner for the flagged values and write the values it moves (width first:
-        its rebuild uses the lam in use). Raises ValueError with too few labels."""
+        its rebuild uses the lam in use), with ``flags`` (a new ``auto_tune``) if given, in one
+        transaction. Raises ValueError with too few labels."""
         width = width and self._config.kernel == "rbf"
         if not (width or lam):
             return None
@@ -147,10 +156,12 @@ class SessionSettings:
                               widths=self._width_grid() if width else None)
         extra = {"auto": True, "loo_error": float(fit.error), "n_labels": len(self._log.labels),
                  "reason": fit.reason}
+        moved = {}
         if fit.width_changed:
-            self._set("width", float(fit.width), **extra)
+            moved["width"] = float(fit.width)
         if fit.lam_changed:
-            self._set("lam", float(fit.lam), **extra)
+            moved["lam"] = float(fit.lam)
+        self._set_many({**moved, **(flags or {})}, {k: extra for k in moved})  # one transaction
         self.tuning_note = fit.reason
         return fit
 
@@ -222,12 +233,10 @@ class SessionSettings:
         self.learner.require(LAM, "λ (lam)")
         if isinstance(value, str) and value == "auto":
             self._tuning()  # too few labels: raises before anything is stored
-            self._set_auto("lam", True)
-            self._retune(width=False, lam=True)
+            self._retune(width=False, lam=True, flags=self._auto_flags("lam", True))
         else:
             value = check_setting("lam", value, self._config.kernel, self._log.classes)
-            self._set("lam", value)
-            self._set_auto("lam", False)
+            self._set_many({"lam": value, **self._auto_flags("lam", False)})  # one transaction
 
     def set_width(self, value):
         """Set the RBF width: a number in ``[MIN_WIDTH, MAX_WIDTH]`` of :mod:`.config` (fixed
@@ -245,9 +254,7 @@ class SessionSettings:
         if isinstance(value, str) and value == "auto":
             check_setting("width", 1.0, kernel, self._log.classes)  # an rbf session?
             self._tuning()  # too few labels: raises before anything is stored
-            self._set_auto("width", True)
-            self._retune(width=True, lam=False)
+            self._retune(width=True, lam=False, flags=self._auto_flags("width", True))
         else:
             value = check_setting("width", value, kernel, self._log.classes)
-            self._set("width", value)
-            self._set_auto("width", False)
+            self._set_many({"width": value, **self._auto_flags("width", False)})  # one transaction

@@ -6,7 +6,6 @@ methods only read the session's state, never write the store's events. They use
 * ``learner`` (:class:`core.learner.ActiveRLS`), ``dataset``, ``X``, ``n_samples``;
 * ``_log`` (:class:`labeler.store.LogState`: net labels in labelling order, skips, classes,
   the undo stack), ``_config`` and ``_stored_config`` (current and stored settings);
-* ``_initial_actions`` (ids of the action that wrote the initial labels);
 * ``_cached(key, compute)`` (one value per state version), ``_tuning()`` (the LOO fit of the
   state), ``auto_tune``, ``tuning_note``, ``stopping_monitor``, ``_user_label_count()`` and
   ``_predicted_codes()`` (:mod:`.settings`), ``_store`` and ``id`` (recorded risks).
@@ -14,7 +13,6 @@ methods only read the session's state, never write the store's events. They use
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -91,17 +89,13 @@ class SessionViews:
 
     # ---- sources ---------------------------------------------------------------------------
     def _shown_source(self, rec) -> str:
-        """A label's source as shown and exported: "initial" for the initial labels, the
-        ``via`` of labels given many at once ("selection", "similar", "batch")."""
-        if rec.action in self._initial_actions:
-            return INITIAL_SOURCE
-        return self._bulk_actions.get(rec.action, rec.source)
+        """A label's source as shown and exported: its events' ``source`` column
+        (:data:`labeler.store.LABEL_SOURCES`: "initial" for the data set's labels at creation,
+        "selection", "similar" or "batch" for labels given many at once, ...)."""
+        return rec.source
 
     def _shown_records(self) -> list:
-        return [
-            r if (shown := self._shown_source(r)) == r.source else replace(r, source=shown)
-            for r in self._log.labels.values()
-        ]
+        return list(self._log.labels.values())
 
     def _labelled_arrays(self):
         idx = np.fromiter(self._log.labels, dtype=np.intp, count=len(self._log.labels))

@@ -15,18 +15,28 @@ File format
 * SQLite in WAL mode (readers never block the writer, two browser tabs or two processes may
   open the same file), ``busy_timeout`` so concurrent writers wait instead of failing,
   ``foreign_keys`` on (deleting a session deletes its events), ``synchronous=FULL``.
-* ``PRAGMA user_version`` holds the schema version (:data:`SCHEMA_VERSION`, 2). A file written
-  by a newer version raises :class:`StoreVersionError` (version-1 programs refuse version-2
-  files this way: "written by a newer version of the labeller ... Upgrade the labeller"). A
-  version-1 file is upgraded when it is opened for writing, in one transaction that keeps
-  every event (:func:`labeler.store.schema.migrate_v1_to_v2`); a read-only version-1 file is
-  read as it is. A file that is not a database, is empty,
+* ``PRAGMA user_version`` holds the schema version (:data:`SCHEMA_VERSION`, 3). A file written
+  by a newer version raises :class:`StoreVersionError` (older programs refuse newer files this
+  way: "written by a newer version of the labeller ... Upgrade the labeller"). A version-1 or
+  version-2 file is upgraded when it is opened for writing, in one transaction that keeps
+  every event (:func:`labeler.store.schema.migrate_v1_to_v2`,
+  :func:`~labeler.store.schema.migrate_v2_to_v3`); a read-only older file is read as it is
+  (its marked sources read as version 3 stores them, without a chain to check). A file that is not a database, is empty,
   truncated or damaged, or is some other application's database raises
   :class:`StoreCorruptError`. In both cases the file is not modified: every check runs before
   the first write. Damage found later (text that is not UTF-8, JSON that does not parse, a
   field of the wrong type, a session record or cached array that no longer matches its
   SHA-256 checksum) raises :class:`StoreCorruptError` too, with what to do; never a raw
   ``sqlite3``, ``UnicodeDecodeError`` or ``JSONDecodeError``.
+* Integrity chain (:mod:`labeler.store.chain`, schema version 3): SQLite keeps no checksums of
+  its data, so every event stores the SHA-256 of its content and of the previous event's hash,
+  and ``heads`` keeps each session's last seq and hash. Reading the events checks the chain;
+  :class:`ChainBrokenError` names the first damaged or missing event and carries the intact
+  events before it (``LabelingSession.open(..., up_to_damage=True)`` opens them read-only).
+  The chain detects damage, not a deliberate rewrite: it uses no key.
+* Events are built with the typed constructors of :mod:`labeler.store.events` (``Label``,
+  ``Accept``, ``Setting``, ...), never as dicts. A label's source is a column with a CHECK
+  (:data:`LABEL_SOURCES`).
 * Faults of the disk are named (:func:`store_fault`): :class:`StoreFullError` (disk full),
   :class:`StoreReadOnlyError` (read-only file or folder: the store opens read-only, reads work,
   writes are refused before anything is touched), :class:`StoreBusyError`. A refused write
@@ -38,27 +48,47 @@ File format
   few actions. :meth:`Store.backup` writes one self-contained file.
 * A session is created in one transaction with its cached arrays and first events (the
   initial labels): it is in the store whole or not at all.
-* One transaction per user action (``BEGIN IMMEDIATE`` ... ``COMMIT``). :meth:`Store.append`
+* One transaction per user action (``BEGIN IMMEDIATE`` ... ``COMMIT``); settings changed
+  together (a value and its "auto" flag) are one action. :meth:`Store.append`
   only commits when the session's last event is the one the caller has seen, so two tabs
   cannot interleave half-applied actions: the late writer gets :class:`ConcurrentUpdateError`,
   catches up with the new events and decides again.
 
-Tables (schema version 2)::
+Tables (schema version 3)::
 
-    sessions(id TEXT PK, name, dataset, config JSON, created ISO-8601 UTC)
-    events(session_id FK, seq, action, kind, idx, label, source, value JSON, timestamp)
+    sessions(id TEXT PK, name, dataset, config JSON with its checksum, created ISO-8601 UTC)
+    events(session_id FK, seq, action, kind, idx, label, source, value JSON, timestamp, hash)
         PK (session_id, seq); ``action`` is the seq of the first event written by the same
-        user action (an accepted batch, a relabelled or unlabelled batch shares it); an undo
-        has value {"undoes": action}, a relabel and a rename {"from": old class}.
-    arrays(session_id FK, name, npy BLOB)     cached arrays in .npy format (allow_pickle=False)
-    queries(session_id PK FK, version, idx)   the next query shown at state ``version`` (the
-        number of events): every tab, and a reopened session, shows the same point
-    risks(session_id FK, seq, risk)           estimated risk of the model right after the
+        user action (an accepted batch, a relabelled or unlabelled batch, settings changed
+        together share it); an undo has value {"undoes": action}, a relabel and a rename
+        {"from": old class}; ``source`` one of LABEL_SOURCES; ``hash`` the chain's
+    heads(session_id PK FK, seq, hash)        the session's last event and its hash
+    arrays(session_id FK, name, npy BLOB, digest)   cached arrays in .npy format
+        (allow_pickle=False) with a SHA-256 trailer; ``digest`` covers session, name, bytes
+    queries(session_id PK FK, version, idx, digest)   the next query shown at state
+        ``version`` (the number of events): every tab, and a reopened session, shows the same
+        point
+    risks(session_id FK, seq, risk, digest)   estimated risk of the model right after the
         label event ``seq`` (written after the learner update; history only)
 """
 
 
+from .events import (
+    Accept,
+    AddClass,
+    DeleteClass,
+    Label,
+    NewEvent,
+    Relabel,
+    RenameClass,
+    Setting,
+    Skip,
+    Undo,
+    Unlabel,
+    Unskip,
+)
 from .faults import (
+    ChainBrokenError,
     ConcurrentUpdateError,
     StoreBusyError,
     StoreCorruptError,
@@ -111,6 +141,19 @@ __all__ = [
     "StoreError",
     "StoreVersionError",
     "StoreCorruptError",
+    "ChainBrokenError",
+    "NewEvent",
+    "Label",
+    "Accept",
+    "Skip",
+    "Unskip",
+    "Relabel",
+    "Unlabel",
+    "Undo",
+    "AddClass",
+    "RenameClass",
+    "DeleteClass",
+    "Setting",
     "StoreWriteError",
     "StoreFullError",
     "StoreReadOnlyError",

@@ -12,8 +12,6 @@ from pathlib import Path
 from .schema import DEFAULT_STORE_ENV, _BUSY_TIMEOUT_S
 
 
-
-
 class StoreError(Exception):
     """Base class of the store's errors."""
 
@@ -24,6 +22,29 @@ class StoreVersionError(StoreError):
 
 class StoreCorruptError(StoreError):
     """The file is not a labeller store, is damaged, or holds an inconsistent event log."""
+
+
+class ChainBrokenError(StoreCorruptError):
+    """A session's event log fails its integrity chain (:mod:`labeler.store.chain`).
+
+    Attributes
+    ----------
+    session_id : str
+    first_bad : int
+        Seq of the first event that is damaged or missing.
+    good_events : list of Event
+        The events before it (those read in this call), intact: the session up to the damage
+        can be opened read-only (``LabelingSession.open(..., up_to_damage=True)``) and exported.
+    reason : str
+        What is wrong with event ``first_bad``, in words.
+    """
+
+    def __init__(self, message: str, *, session_id: str, first_bad: int, good_events: list, reason: str):
+        super().__init__(message)
+        self.session_id = session_id
+        self.first_bad = int(first_bad)
+        self.good_events = list(good_events)
+        self.reason = reason
 
 
 class StoreWriteError(StoreError):

@@ -5,6 +5,7 @@ import secrets
 from dataclasses import dataclass, field, replace
 
 from .faults import StoreCorruptError, utc_now
+from .events import NewEvent
 from .schema import EVENT_KINDS, LABEL_SOURCES
 
 
@@ -49,7 +50,8 @@ class Event:
         away (``unlabel``), the new class (``add_class``), the new name (``rename_class``),
         the class removed (``delete_class``).
     source : str or None
-        One of :data:`LABEL_SOURCES` for ``label``, ``accept`` and ``relabel``.
+        One of :data:`LABEL_SOURCES` for ``label``, ``accept`` and ``relabel`` (a column of
+        its own since schema version 3).
     value : object
         JSON payload: ``{"undoes": action}`` for ``undo``, ``{"name", "value", ...}`` for
         ``setting``, ``{"from": old class}`` for ``relabel`` and ``rename_class``, and for
@@ -87,8 +89,9 @@ def group_actions(events) -> list[list[Event]]:
 #: Kinds of the actions :meth:`LogState.apply` puts on the undo stack.
 UNDOABLE_KINDS = ("label", "accept", "skip", "relabel", "unlabel", "unskip", "rename_class",
                   "delete_class")
-#: Kinds whose action may hold several events (one per point).
-BATCH_KINDS = ("accept", "relabel", "unlabel")
+#: Kinds whose action may hold several events (one per point; for ``setting``, one per
+#: setting changed together, e.g. a value and its "auto" flag).
+BATCH_KINDS = ("accept", "relabel", "unlabel", "setting")
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,12 @@ class Change:
     deleted_class: str | None = None
     restored_class: str | None = None
     class_weight: float | None = None
-    setting: tuple | None = None
+    settings: list[tuple] = field(default_factory=list)
+
+    @property
+    def setting(self) -> tuple | None:
+        """The first ``(name, value)`` of :attr:`settings`, or None."""
+        return self.settings[0] if self.settings else None
 
 
 def _is_class_name(name) -> bool:
@@ -364,12 +372,17 @@ class LogState:
         return [(name, position, weight)]
 
     def _fold_setting(self, events, change):
-        first = events[0]
-        value = first.value
-        if not isinstance(value, dict) or "name" not in value or "value" not in value:
-            self._bad(first, "a setting event needs a value {'name': ..., 'value': ...}")
-        self.settings[value["name"]] = value["value"]
-        change.setting = (value["name"], value["value"])
+        names = set()
+        for ev in events:
+            value = ev.value
+            if not isinstance(value, dict) or "name" not in value or "value" not in value:
+                self._bad(ev, "a setting event needs a value {'name': ..., 'value': ...}")
+            if value["name"] in names:
+                self._bad(ev, f"setting {value['name']!r} appears twice in one action")
+            names.add(value["name"])
+        for ev in events:
+            self.settings[ev.value["name"]] = ev.value["value"]
+            change.settings.append((ev.value["name"], ev.value["value"]))
         return None
 
     # ---- undo --------------------------------------------------------------------------------
@@ -448,37 +461,29 @@ def new_session_id() -> str:
     return secrets.token_hex(8)
 
 
-def make_events(rows: list[dict], *, after: int, timestamp: str | None = None) -> list[Event]:
-    """The :class:`Event` objects of one user action: ``rows`` (dicts with ``kind`` and
-    optionally ``index``, ``label``, ``source``, ``value``) as events ``after + 1, ...``, all
-    with ``action = after + 1`` and one timestamp (default now).
+def make_events(drafts, *, after: int, timestamp: str | None = None) -> list[Event]:
+    """The :class:`Event` objects of one user action: ``drafts`` (event constructors of
+    :mod:`labeler.store.events`, e.g. ``[Label(4, "cat", "queried")]``) as events
+    ``after + 1, ...``, all with ``action = after + 1`` and one timestamp (default now).
 
     Raises
     ------
     ValueError
-        No rows, an unknown key or an unknown kind.
+        No drafts, or something that is not an event constructor.
     """
-    if not rows:
+    drafts = list(drafts)
+    if not drafts:
         raise ValueError("An action needs at least one event.")
     stamp = utc_now() if timestamp is None else timestamp
     out = []
-    for k, row in enumerate(rows):
-        unknown = set(row) - {"kind", "index", "label", "source", "value"}
-        if unknown:
+    for k, draft in enumerate(drafts):
+        if not isinstance(draft, NewEvent) or draft.kind not in EVENT_KINDS:
             raise ValueError(
-                f"Bad event {row!r}: unknown key(s) {sorted(unknown)}; an event has only "
-                "kind, index, label, source and value."
+                f"Bad event {draft!r}: build events with the constructors of labeler.store.events "
+                "(Label, Accept, Skip, Unskip, Relabel, Unlabel, Undo, AddClass, RenameClass, "
+                "DeleteClass, Setting)."
             )
-        if row.get("kind") not in EVENT_KINDS:
-            raise ValueError(f"Bad event {row!r}: kind must be one of {EVENT_KINDS}.")
-        out.append(Event(
-            seq=after + 1 + k,
-            action=after + 1,
-            kind=row["kind"],
-            index=None if row.get("index") is None else int(row["index"]),
-            label=row.get("label"),
-            source=row.get("source"),
-            value=row.get("value"),
-            timestamp=stamp,
-        ))
+        index, label, source, value = draft.columns()
+        out.append(Event(seq=after + 1 + k, action=after + 1, kind=draft.kind, index=index,
+                         label=label, source=source, value=value, timestamp=stamp))
     return out

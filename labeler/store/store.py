@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .faults import ConcurrentUpdateError, StoreCorruptError, StoreError, StoreReadOnlyError, StoreVersionError, UnknownSessionError, _ISO_STAMP, _check_size, _read_only_message, _rollback, store_fault, utc_now
+from .chain import event_hash, genesis, record_checksum, split_npy_checksum, with_npy_checksum
+from .faults import ChainBrokenError, ConcurrentUpdateError, StoreCorruptError, StoreError, StoreReadOnlyError, StoreVersionError, UnknownSessionError, _ISO_STAMP, _check_size, _read_only_message, _rollback, store_fault, utc_now
 from .log import UNDOABLE_KINDS, Event, SessionInfo, SessionRecord, make_events, new_session_id
-from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V2, _SQLITE_MAGIC, _TABLES, migrate_v1_to_v2
+from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V3, _SQLITE_MAGIC, _TABLES, _TABLES_V3, migrate_v1_to_v2, migrate_v2_to_v3, array_digest, query_digest, risk_digest, source_of_v2_event
 
 #: Stores open in this process, per file (device, inode): see :meth:`Store._hold_inode`.
 _OPEN_INODES: dict[tuple[int, int], int] = {}
@@ -34,9 +35,6 @@ def _release_inode(key: tuple[int, int]):
             _OPEN_INODES.pop(key, None)
 
 
-_NPY_SUM = b"LBLSHA256"  # trailer of a stored .npy blob: marker + SHA-256 of the .npy bytes
-
-
 def _npy_bytes(name: str, array) -> bytes:
     """``.npy`` bytes of a numeric array (no pickle) followed by their SHA-256 (np.load
     ignores trailing bytes, so older versions still read them)."""
@@ -45,28 +43,29 @@ def _npy_bytes(name: str, array) -> bytes:
         raise TypeError(f"Only numeric arrays can be stored; {name!r} has dtype object.")
     buf = io.BytesIO()
     np.save(buf, arr, allow_pickle=False)
-    data = buf.getvalue()
-    return data + _NPY_SUM + hashlib.sha256(data).digest()
+    return with_npy_checksum(buf.getvalue())
 
 
-def _npy_array(blob: bytes) -> np.ndarray:
+def _npy_checked(blob, required: bool) -> bytes:
+    """The ``.npy`` bytes of a stored blob; ValueError when they do not match their checksum
+    (or have none where ``required``: every blob of a version-3 store has one)."""
+    if not isinstance(blob, bytes):
+        raise ValueError("the stored value is not bytes")
+    data, digest = split_npy_checksum(blob)
+    if digest is None and required:
+        raise ValueError("the bytes have lost their checksum")
+    if digest is not None and hashlib.sha256(data).digest() != digest:
+        raise ValueError("the bytes do not match their checksum")
+    return data
+
+
+def _npy_array(blob: bytes, required: bool = True) -> np.ndarray:
     """Inverse of :func:`_npy_bytes`; ValueError when the checksum does not match."""
-    blob = bytes(blob)
-    k = len(_NPY_SUM) + 32
-    if len(blob) >= k and blob[-k:-32] == _NPY_SUM:
-        data, digest = blob[:-k], blob[-32:]
-        if hashlib.sha256(data).digest() != digest:
-            raise ValueError("the bytes do not match their checksum")
-        blob = data
-    return np.load(io.BytesIO(blob), allow_pickle=False)
+    return np.load(io.BytesIO(_npy_checked(blob, required)), allow_pickle=False)
 
 
 _CHECKSUM = "checksum"  # key of the record's checksum inside the stored configuration
-
-
-def _record_checksum(sid: str, name: str, dataset: str, created: str, config: dict) -> str:
-    """SHA-256 of a session's record (id, name, data set, creation time, configuration)."""
-    return hashlib.sha256(_json_dumps([sid, name, dataset, created, config]).encode()).hexdigest()
+_record_checksum = record_checksum
 
 
 # --------------------------------------------------------------------------------------------
@@ -90,6 +89,9 @@ class Store:
     ----------
     path : str or path-like
         SQLite file; created (with its parent directories) if it does not exist.
+    read_only : bool, default False
+        Open an existing file read-only even where it could be written (e.g. to look at a
+        session whose event chain is damaged, :class:`ChainBrokenError`).
 
     Raises
     ------
@@ -125,11 +127,13 @@ class Store:
     #: Checkpoint the write-ahead log into the main file every this many appended actions.
     checkpoint_every = 10
 
-    def __init__(self, path):
+    def __init__(self, path, *, read_only: bool = False):
         self.path = Path(path).expanduser()
         self._lock = threading.RLock()
         self._con: sqlite3.Connection | None = None
+        self._force_read_only = bool(read_only)
         self.read_only = False
+        self._version = SCHEMA_VERSION
         self._appends = 0
         self._dirty = False  # wrote since the last checkpoint
         self._release = lambda: None  # set by _hold_inode
@@ -143,6 +147,8 @@ class Store:
                 f"Store path {path} is a directory; give a file name, e.g. {path / 'labeler.sqlite'}."
             )
         exists = path.exists()
+        if self._force_read_only and not exists:
+            raise UnknownSessionError(f"No store {path}: nothing to open read-only.")
         if exists:
             if path.stat().st_size == 0:
                 wal = path.with_name(path.name + "-wal")
@@ -171,7 +177,10 @@ class Store:
             exists = True
             self._hold_inode(check_header=False)
         # a store in WAL mode is written through two more files in its folder (-wal, -shm)
-        self.read_only = exists and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+        self.read_only = self._force_read_only or (
+            exists and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)))
+        # BaseException: the inode count and the connection are released and the error
+        # (KeyboardInterrupt too) re-raised at once; nothing slow runs here
         try:
             con = self._connect()
         except BaseException:
@@ -180,6 +189,7 @@ class Store:
         try:
             self._check(con)
             self._prepare(con)
+            self._version = con.execute("PRAGMA user_version").fetchone()[0]
         except BaseException:
             con.close()
             self._release()
@@ -296,10 +306,11 @@ class Store:
                 f"{path} is an SQLite database of another application (tables: "
                 f"{', '.join(sorted(tables))}); it was left unchanged. Use another store file."
             )
-        if version >= 1 and not set(_TABLES) <= tables:
+        needed = set(_TABLES_V3 if version >= 3 else _TABLES)
+        if version >= 1 and not needed <= tables:
             raise StoreCorruptError(
                 f"{path} claims schema version {version} but lacks the tables "
-                f"{sorted(set(_TABLES) - tables)}, so it is damaged; it was left unchanged. "
+                f"{sorted(needed - tables)}, so it is damaged; it was left unchanged. "
                 "Restore it from a backup or use another store file."
             )
         if version == 0 and self.read_only:
@@ -325,14 +336,17 @@ class Store:
             try:
                 version = con.execute("PRAGMA user_version").fetchone()[0]
                 if version == 0:  # new file (another process may have created it meanwhile)
-                    for stmt in _SCHEMA_V2.split(";"):
+                    for stmt in _SCHEMA_V3.split(";"):
                         if stmt.strip():
                             con.execute(stmt)
                     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                elif version == 1:  # a store of the previous version: upgraded, every event kept
-                    migrate_v1_to_v2(con)
+                else:  # a store of an older version: upgraded in this transaction, every event kept
+                    if version == 1:
+                        migrate_v1_to_v2(con)
+                    if version <= 2:
+                        migrate_v2_to_v3(con)
                 con.execute("COMMIT")
-            except BaseException:
+            except BaseException:  # a rollback, then the error (Ctrl-C too) goes on at once
                 _rollback(con)
                 raise
         except sqlite3.Error as exc:
@@ -420,7 +434,7 @@ class Store:
                 try:
                     yield con
                     con.execute("COMMIT")
-                except BaseException:
+                except BaseException:  # a rollback, then the error (Ctrl-C too) goes on at once
                     _rollback(con)
                     raise
             except (sqlite3.OperationalError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -430,12 +444,34 @@ class Store:
                     raise
                 raise store_fault(exc, self.path) from exc
 
+    @contextmanager
+    def _snapshot(self):
+        """Reads that see one state of the file (one read transaction: another process's
+        commit between two SELECTs is not half seen)."""
+        with self._read() as con:
+            con.execute("BEGIN")
+            try:
+                yield con
+            finally:
+                _rollback(con)
+
     def _require(self, con, session_id):
         if not isinstance(session_id, str):
             raise UnknownSessionError(f"Session id must be a string; got {session_id!r}.")
         row = con.execute(
             "SELECT id, name, dataset, config, created FROM sessions WHERE id = ?", (session_id,)
         ).fetchone()
+        if row is not None and row[0] != session_id:  # a damaged index pointed at another row
+            raise StoreCorruptError(
+                f"{self.path} is damaged: looking up session {session_id!r} finds another row. "
+                "Restore the store from a backup (`labeler backup` makes one)."
+            )
+        if row is None and con.execute("SELECT 1 FROM events WHERE session_id = ? LIMIT 1",
+                                       (session_id,)).fetchone() is not None:
+            raise StoreCorruptError(
+                f"The record of session {session_id!r} in {self.path} is missing or damaged, but "
+                "its events are there. Restore the store from a backup (`labeler backup` makes one)."
+            )
         if row is None:
             raise UnknownSessionError(
                 f"No session {session_id!r} in {self.path}. List the sessions with "
@@ -451,7 +487,7 @@ class Store:
 
         A session is written whole or not at all: its row, its cached ``arrays``
         ``{name: ndarray}``, its first ``events`` (e.g. the initial labels, made with
-        :func:`make_events` ``(rows, after=0)``) and their ``risks`` ``{seq: risk}`` are
+        :func:`make_events` ``([Accept(...), ...], after=0)``) and their ``risks`` ``{seq: risk}`` are
         committed together, so a process killed or failing during creation leaves no session
         behind, never one without its initial labels.
 
@@ -484,28 +520,38 @@ class Store:
                 (sid, name, str(dataset), text, created),
             )
             con.executemany(
-                "INSERT INTO arrays (session_id, name, npy) VALUES (?, ?, ?)",
-                [(sid, k, b) for k, b in blobs.items()],
+                "INSERT INTO arrays (session_id, name, npy, digest) VALUES (?, ?, ?, ?)",
+                [(sid, k, b, array_digest(sid, k, b)) for k, b in blobs.items()],
             )
-            self._insert_events(con, sid, events)
-            con.executemany(
-                "INSERT INTO risks (session_id, seq, risk) VALUES (?, ?, ?)",
-                [(sid, int(k), float(v)) for k, v in (risks or {}).items() if math.isfinite(v)],
-            )
+            self._insert_events(con, sid, events, genesis(sid))
+            self._insert_risks(con, sid, risks or {})
         self.checkpoint()  # a clean point: the new session is in the main file
         return sid
 
     @staticmethod
-    def _insert_events(con, session_id: str, events: list[Event]):
+    def _insert_events(con, session_id: str, events: list[Event], prev: bytes):
+        """Insert events after the one whose hash is ``prev``, each with its chain hash, and
+        move the session's head (same transaction)."""
+        rows = []
+        for ev in events:
+            value = None if ev.value is None else _json_dumps(ev.value)
+            prev = event_hash(prev, session_id, ev.seq, ev.action, ev.kind, ev.index, ev.label,
+                              ev.source, value, ev.timestamp)
+            rows.append((session_id, ev.seq, ev.action, ev.kind, ev.index, ev.label, ev.source,
+                         value, ev.timestamp, prev))
         con.executemany(
             "INSERT INTO events (session_id, seq, action, kind, idx, label, source, value, "
-            "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (session_id, ev.seq, ev.action, ev.kind, ev.index, ev.label, ev.source,
-                 None if ev.value is None else _json_dumps(ev.value), ev.timestamp)
-                for ev in events
-            ],
-        )
+            "timestamp, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        seq = events[-1].seq if events else 0
+        con.execute("INSERT OR REPLACE INTO heads (session_id, seq, hash) VALUES (?, ?, ?)",
+                    (session_id, seq, prev))
+
+    @staticmethod
+    def _insert_risks(con, session_id: str, risks: dict):
+        con.executemany(
+            "INSERT OR REPLACE INTO risks (session_id, seq, risk, digest) VALUES (?, ?, ?, ?)",
+            [(session_id, int(k), float(v), risk_digest(session_id, k, v))
+             for k, v in risks.items() if math.isfinite(v)])
 
     def session(self, session_id: str) -> SessionRecord:
         """The session's record; :class:`UnknownSessionError` if there is none.
@@ -529,6 +575,12 @@ class Store:
             raise StoreCorruptError(f"The record of session {session_id!r} in {self.path} is damaged "
                                     "(its configuration is not an object).")
         stored = config.pop(_CHECKSUM, None)
+        if stored is None and self._version >= 3:  # version 3 gave every record a checksum
+            raise StoreCorruptError(
+                f"The record of session {session_id!r} in {self.path} is damaged (its checksum is "
+                "missing). Restore the store from a backup, or delete this session; the other "
+                "sessions are not affected."
+            )
         if stored is not None and stored != _record_checksum(sid, name, dataset, created, config):
             raise StoreCorruptError(
                 f"The record of session {session_id!r} in {self.path} is damaged (it does not match "
@@ -642,15 +694,80 @@ class Store:
 
     # ---- events ----------------------------------------------------------------------------
     def events(self, session_id: str, after: int = 0) -> list[Event]:
-        """The session's events with ``seq > after``, in order."""
-        with self._read() as con:
+        """The session's events with ``seq > after``, in order, their integrity chain checked
+        (:mod:`labeler.store.chain`) from event ``after`` to the session's head.
+
+        Raises
+        ------
+        ChainBrokenError
+            An event does not match its hash, or events are missing before the head: the
+            error names the first bad event and carries the good events before it.
+        StoreCorruptError
+            The session's head is missing or damaged.
+        """
+        after = int(after)
+        with self._snapshot() as con:
             self._require(con, session_id)
+            if self._version < 3:  # a read-only file of an older version: no chain yet
+                rows = con.execute(
+                    "SELECT seq, action, kind, idx, label, source, value, timestamp FROM events "
+                    "WHERE session_id = ? AND seq > ? ORDER BY seq", (session_id, after)).fetchall()
+                return [self._event(session_id, (*row[:5], *source_of_v2_event(row[2], row[5], row[6]), row[7]))
+                        for row in rows]
+            # the stored session_id too: a damaged key can still be found by the search
             rows = con.execute(
-                "SELECT seq, action, kind, idx, label, source, value, timestamp FROM events "
-                "WHERE session_id = ? AND seq > ? ORDER BY seq",
-                (session_id, int(after)),
-            ).fetchall()
-            return [self._event(session_id, row) for row in rows]
+                "SELECT session_id, seq, action, kind, idx, label, source, value, timestamp, hash "
+                "FROM events WHERE session_id = ? AND seq > ? ORDER BY seq", (session_id, after)).fetchall()
+            head = con.execute("SELECT seq, hash, session_id FROM heads WHERE session_id = ?",
+                               (session_id,)).fetchone()
+            if head is not None and head[2] != session_id:  # a damaged key found by the search
+                head = None
+            if after == 0:
+                prev = genesis(session_id)
+            else:
+                row = con.execute("SELECT hash FROM events WHERE session_id = ? AND seq = ?",
+                                  (session_id, after)).fetchone()
+                prev = None if row is None else row[0]
+        return self._verified(session_id, after, prev, rows, head)
+
+    def _verified(self, session_id, after, prev, rows, head) -> list[Event]:
+        """Walk the chain over ``rows`` (events ``after + 1, ...``) from ``prev``; check the
+        head; return the events or raise :class:`ChainBrokenError`."""
+        good: list[Event] = []
+
+        def broken(seq, why):
+            return ChainBrokenError(
+                f"Session {session_id!r} in {self.path} is damaged from event {seq} on ({why}); "
+                f"the {len(good) + after} events before it are intact and can still be viewed and "
+                "exported read-only (LabelingSession.open(..., up_to_damage=True)). Restore the "
+                "store from a backup (`labeler backup` makes one) to get the rest back.",
+                session_id=session_id, first_bad=seq, good_events=good, reason=why)
+
+        if prev is None:
+            raise broken(after, f"event {after} is missing")
+        for k, row in enumerate(rows):
+            seq = after + 1 + k
+            owner, *fields, stored = row
+            try:
+                digest = event_hash(prev, owner, *fields)
+            except (TypeError, ValueError):  # a field of a type JSON cannot hold (a blob)
+                digest = None
+            if owner != session_id or fields[0] != seq or digest is None or digest != stored:
+                raise broken(seq, "it does not match its hash" if fields[0] == seq
+                             else f"event {seq} is missing or out of place")
+            try:
+                good.append(self._event(session_id, tuple(fields)))
+            except StoreCorruptError:  # pragma: no cover - a hashed event was checked when written
+                raise broken(seq, "a field has the wrong type") from None
+            prev = stored
+        last = after + len(rows)
+        if head is None or type(head[0]) is not int:
+            raise broken(last + 1, "the session's head record is missing or damaged")
+        if head[0] > last:
+            raise broken(last + 1, f"the log ends at event {last} but its head says {head[0]}")
+        if head[0] < last or head[1] != prev:
+            raise broken(last + 1, "the session's head record does not match its last event")
+        return good
 
     def _event(self, session_id: str, row) -> Event:
         """An event row, its types and timestamp checked (a damaged row is named as such)."""
@@ -686,15 +803,15 @@ class Store:
             "SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?", (session_id,)
         ).fetchone()[0]
 
-    def append(self, session_id: str, rows: list[dict], *, after: int) -> list[Event]:
+    def append(self, session_id: str, rows, *, after: int) -> list[Event]:
         """Append the events of one user action in one transaction and return them.
 
         Parameters
         ----------
         session_id : str
-        rows : list of dict
-            Each with ``kind`` and optionally ``index``, ``label``, ``source``, ``value``.
-            All get the same timestamp and ``action`` (the seq of the first).
+        rows : list of event constructors
+            :mod:`labeler.store.events` (``Label``, ``Accept``, ``Setting``, ...). All get the
+            same timestamp and ``action`` (the seq of the first).
         after : int
             The last seq the caller has seen. If the session has more events (written by
             another tab or process), nothing is written and :class:`ConcurrentUpdateError`
@@ -712,7 +829,14 @@ class Store:
                     "it was changed in another tab or process. Reload it."
                 )
             out = make_events(rows, after=after, timestamp=stamp)
-            self._insert_events(con, session_id, out)
+            head = con.execute("SELECT seq, hash FROM heads WHERE session_id = ?", (session_id,)).fetchone()
+            if head is None or head[0] != last:
+                raise StoreCorruptError(
+                    f"The event log of session {session_id!r} in {self.path} is damaged (its head "
+                    f"record {head!r} does not match its {last} events); nothing was written. "
+                    "Restore the store from a backup."
+                )
+            self._insert_events(con, session_id, out, head[1])
         self._appends += 1
         if self._appends % self.checkpoint_every == 0:
             self.checkpoint()
@@ -722,10 +846,17 @@ class Store:
     def get_query(self, session_id: str, version: int) -> int | None:
         """The next query recorded for state ``version`` (number of events), or None."""
         with self._read() as con:
+            if self._version < 3:
+                row = con.execute("SELECT idx FROM queries WHERE session_id = ? AND version = ?",
+                                  (session_id, int(version))).fetchone()
+                return None if row is None or type(row[0]) is not int else row[0]
             row = con.execute(
-                "SELECT idx FROM queries WHERE session_id = ? AND version = ?", (session_id, int(version))
-            ).fetchone()
-        return None if row is None or type(row[0]) is not int else row[0]
+                "SELECT idx, digest FROM queries WHERE session_id = ? AND version = ?",
+                (session_id, int(version))).fetchone()
+        # a damaged record is not used: the query is computed again (the same rule)
+        if row is None or type(row[0]) is not int or row[1] != query_digest(session_id, version, row[0]):
+            return None
+        return row[0]
 
     def put_query(self, session_id: str, version: int, index: int) -> int:
         """Record the next query of state ``version`` unless one is recorded already, and
@@ -739,13 +870,14 @@ class Store:
             if self._last_seq(con, session_id) != int(version):
                 return int(index)
             row = con.execute(
-                "SELECT version, idx FROM queries WHERE session_id = ?", (session_id,)
+                "SELECT version, idx, digest FROM queries WHERE session_id = ?", (session_id,)
             ).fetchone()
-            if row is not None and row[0] == int(version):
+            if row is not None and row[0] == int(version) and type(row[1]) is int \
+                    and row[2] == query_digest(session_id, version, row[1]):
                 return int(row[1])
             con.execute(
-                "INSERT OR REPLACE INTO queries (session_id, version, idx) VALUES (?, ?, ?)",
-                (session_id, int(version), int(index)),
+                "INSERT OR REPLACE INTO queries (session_id, version, idx, digest) VALUES (?, ?, ?, ?)",
+                (session_id, int(version), int(index), query_digest(session_id, version, index)),
             )
         return int(index)
 
@@ -754,17 +886,20 @@ class Store:
         left out: SQLite has no NaN)."""
         with self._write() as con:
             self._require(con, session_id)
-            con.executemany(
-                "INSERT OR REPLACE INTO risks (session_id, seq, risk) VALUES (?, ?, ?)",
-                [(session_id, int(k), float(v)) for k, v in risks.items() if math.isfinite(v)],
-            )
+            self._insert_risks(con, session_id, risks)
 
     def risks(self, session_id: str) -> dict[int, float]:
         """All recorded estimated risks of the session, ``{seq: risk}``."""
         with self._read() as con:
-            rows = con.execute("SELECT seq, risk FROM risks WHERE session_id = ?", (session_id,)).fetchall()
-        # history only: a damaged value is left out rather than failing the page
-        return {k: float(v) for k, v in rows if type(k) is int and isinstance(v, (int, float))}
+            if self._version < 3:
+                rows = [(*r, None) for r in con.execute(
+                    "SELECT seq, risk FROM risks WHERE session_id = ?", (session_id,)).fetchall()]
+            else:
+                rows = con.execute("SELECT seq, risk, digest FROM risks WHERE session_id = ?",
+                                   (session_id,)).fetchall()
+        # history only: a damaged value (not matching its digest) is left out, never shown
+        return {k: float(v) for k, v, d in rows if type(k) is int and isinstance(v, (int, float))
+                and (self._version < 3 or d == risk_digest(session_id, k, v))}
 
     # ---- cached arrays ---------------------------------------------------------------------
     def put_array(self, session_id: str, name: str, array):
@@ -773,8 +908,8 @@ class Store:
         with self._write() as con:
             self._require(con, session_id)
             con.execute(
-                "INSERT OR REPLACE INTO arrays (session_id, name, npy) VALUES (?, ?, ?)",
-                (session_id, name, blob),
+                "INSERT OR REPLACE INTO arrays (session_id, name, npy, digest) VALUES (?, ?, ?, ?)",
+                (session_id, name, blob, array_digest(session_id, name, blob)),
             )
 
     def get_array(self, session_id: str, name: str) -> np.ndarray | None:
@@ -787,15 +922,67 @@ class Store:
         """
         with self._read() as con:
             self._require(con, session_id)
-            row = con.execute(
-                "SELECT npy FROM arrays WHERE session_id = ? AND name = ?", (session_id, name)
-            ).fetchone()
+            row = self._array_row(con, session_id, name)
         if row is None:
             return None
         try:
-            return _npy_array(row[0])
+            self._check_array_digest(session_id, name, row)
+            return _npy_array(row[0], required=self._version >= 3)
         except (ValueError, OSError, EOFError) as exc:
             raise StoreCorruptError(
                 f"Cached array {name!r} of session {session_id!r} in {self.path} is damaged "
                 f"({exc}). Restore the store from a backup, or delete this session."
             ) from exc
+
+    def check_arrays(self, session_id: str):
+        """Check every cached array of the session against its checksum (opening a session
+        does this).
+
+        Raises
+        ------
+        StoreCorruptError
+            An array's bytes are damaged; names it.
+        """
+        with self._read() as con:
+            self._require(con, session_id)
+            if con.execute("SELECT 1 FROM arrays WHERE session_id NOT IN (SELECT id FROM sessions) "
+                           "LIMIT 1").fetchone() is not None:  # a damaged key: whose array is it?
+                raise StoreCorruptError(
+                    f"{self.path} is damaged: a cached array belongs to no session (its session id "
+                    "was changed). Restore the store from a backup (`labeler backup` makes one)."
+                )
+            names = [r[0] for r in con.execute("SELECT name FROM arrays WHERE session_id = ?",
+                                               (session_id,)).fetchall()]
+            for name in names:
+                if not isinstance(name, str):
+                    raise StoreCorruptError(f"A cached array of session {session_id!r} in {self.path} "
+                                            "is damaged (its name). Restore the store from a backup.")
+                row = self._array_row(con, session_id, name)
+                try:
+                    if row is None:
+                        raise ValueError("it is listed but cannot be read")
+                    self._check_array_digest(session_id, name, row)
+                    _npy_checked(row[0], required=self._version >= 3)
+                except ValueError as exc:
+                    raise StoreCorruptError(
+                        f"Cached array {name!r} of session {session_id!r} in {self.path} is damaged "
+                        f"({exc}). Restore the store from a backup, or delete this session."
+                    ) from None
+
+    def _array_row(self, con, session_id, name):
+        if self._version < 3:
+            row = con.execute("SELECT npy FROM arrays WHERE session_id = ? AND name = ?",
+                              (session_id, name)).fetchone()
+            return None if row is None else (row[0], None)
+        row = con.execute("SELECT npy, digest, session_id, name FROM arrays WHERE session_id = ? "
+                          "AND name = ?", (session_id, name)).fetchone()
+        if row is not None and (row[2], row[3]) != (session_id, name):  # a damaged key found anyway
+            return (row[0], None)
+        return None if row is None else row[:2]
+
+    def _check_array_digest(self, session_id, name, row):
+        """ValueError when a version-3 array row does not match its digest (its session, name
+        and bytes)."""
+        if self._version >= 3 and (not isinstance(row[0], bytes)
+                                   or row[1] != array_digest(session_id, name, row[0])):
+            raise ValueError("its row does not match its digest")

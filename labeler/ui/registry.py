@@ -97,7 +97,8 @@ class SessionRegistry:
                     return self._open[key]
             try:
                 session = self._with_room(
-                    lambda: _session_module().LabelingSession.open(Path(store), session_id))
+                    # a damaged event log opens read-only up to the damage (session.damage says where)
+                    lambda: _session_module().LabelingSession.open(Path(store), session_id, up_to_damage=True))
             finally:
                 with self._lock:
                     if self._gates.get(key) is gate:

@@ -81,10 +81,12 @@ def _show(session_id) -> None:
 def open_session(session_id) -> bool:
     """Show the saved session ``session_id``; on failure queue the error and change nothing."""
     try:
-        REGISTRY.get(app_config().store, session_id)
+        session, _ = REGISTRY.get(app_config().store, session_id)
     except USER_ERRORS as exc:
         flash("error", f"Could not open session {session_id}: {exc}")
         return False
+    if session.damage is not None:  # shown read-only, as it was before its first damaged event
+        flash("warning", f"{session.damage} It is shown read-only up to that event.")
     _show(session_id)
     return True
 
