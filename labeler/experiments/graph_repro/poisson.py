@@ -107,8 +107,7 @@ def _discussion(curve, rates) -> list[str]:
              f"- The trend: at {first} label(s) per class Poisson learning reaches {p[first]:.1f}% where Laplace "
              f"learning gets {lap[first]:.1f}% (the paper: 90.2% against 16.1% at one label per class); the gap "
              f"is {gap_first:.1f} points at {first} and {gap_last:.1f} at {last} label(s) per class"
-             + (", closing as labels are added, as in the paper." if gap_last < gap_first else
-                ", not closing here as it does in the paper."),
+             + (", closing as labels are added." if gap_last < gap_first else ", not closing as labels are added."),
              "- The levels differ: the paper's graph is built on autoencoder features of 70,000 images, ours on "
              "the raw pixels of the 10,000 test images (no trained model ships with the package). A pixel "
              "graph links more images of different digits, which costs Poisson learning accuracy at every "
