@@ -12,7 +12,7 @@ similarity between tf.idf vectors"; this module gives the kernel that geometry. 
    ``t . t' = (cos_words + cos_chars) / 2``: a word's inflections and compounds (``quantile`` /
    ``quantiles``, ``logsumexp``) share character n-grams where they share no word. Then the
    truncated SVD to :data:`DEFAULT_NGRAM_COMPONENTS` (20) components, unit rows. With
-   ``exact=True`` (pools of at most :data:`EXACT_MAX_TEXTS` texts that fit the memory,
+   ``exact=True`` (pools of at most :data:`EXACT_MAX_TEXTS` (3,000) texts that fit the memory,
    :func:`exact_fits`) the features are exact instead: with more terms than texts the
    eigen-factor ``Z = V sqrt(Lambda)`` of the Gram matrix ``G = T T^T`` (the cosines, from the
    sparse product; eigenvalues above ``n eps lambda_max`` kept), so ``Z Z^T = G`` to rounding
@@ -64,17 +64,20 @@ TEXT_RECIPES = ("ngrams", "words-svd")
 DEFAULT_TEXT_RECIPE = "ngrams"
 #: What a stored session without a recipe was made with.
 LEGACY_TEXT_RECIPE = "words-svd"
-#: Largest pool whose text features are exact (the Gram matrix's eigen-factor). Measured on this
-#: 2-core machine (load about 4): the eigen-decomposition of the n x n Gram matrix takes 0.3 s at
-#: 1,300 texts, 3 s at 3,000 and about 12 s at 5,000 (``benchmarks/text_topics.py --timing``);
-#: beyond, its O(n^3) grows past a wait worth making at loading time, and the learner itself then
-#: needs 8 n^2 bytes (200 MB at 5,000), so the truncated SVD takes over.
-EXACT_MAX_TEXTS = 5_000
-#: SVD components of the "ngrams" recipe (``benchmarks/text_topics.py``: on its 5-topic pool
-#: 20 components gave 84.0 % after 40 labels, 30 gave 82.4 %, 50 gave 77.9 %, the exact cosines
-#: 73.9 %, seeds 0-1: a few dimensions per topic generalise from the few labels through the
-#: words' co-occurrence over the whole pool, where the exact cosine of two texts without a
-#: shared term is 0).
+#: Largest pool whose exact text features are computed (the Gram matrix's eigen-factor, on one
+#: BLAS thread for bit-identical results). Measured with ``python benchmarks/text_topics.py
+#: --timing`` on this 2-core machine at load 15-19: the eigen-decomposition of the n x n Gram
+#: matrix took 1.2 s at 1,000 texts, 8.8 s at 2,000, 29 s at 3,000 and 129 s at 5,000; beyond
+#: 3,000 the wait at every load (a stored session recomputes its TF-IDF's source on open) is
+#: more than the option is worth, and the truncated SVD answers.
+EXACT_MAX_TEXTS = 3_000
+#: SVD components of the "ngrams" recipe. ``python benchmarks/text_topics.py`` (5-topic pool of
+#: 1,318 docstrings, accuracy on the unlabelled rest after 40 labels, seeds 0-4): 20 components
+#: 84.8 ± 2.2 %, 100 components 76.9 ± 3.5 %, the exact cosines 73.9 %, the recipe before issue
+#: 20 75.9 ± 3.0 %; 30 and 50 components gave 82.4 % and 77.9 % (seeds 0-1). A few dimensions
+#: per topic generalise from the few labels through the words' co-occurrence over the whole
+#: pool, where the exact cosine of two texts without a shared term is 0. (20 was chosen on this
+#: one pool: the benchmark of issue 20 item 1 should confirm it on its held-out text tasks.)
 DEFAULT_NGRAM_COMPONENTS = 20
 #: Word and character n-grams of the "ngrams" recipe (word bigrams lowered the accuracy on that
 #: pool: 55 % against 62 % with random labels and exact cosines).
