@@ -18,9 +18,10 @@ it: the app's default model and settings (``labeler.experiments.simulate.app_set
 
 Usage::
 
-    python benchmarks/text_topics.py [--seeds 5] [--budget 40] [--csv POOL.csv] [--timing]
+    python benchmarks/text_topics.py [--seeds 5] [--budget 40] [--csv POOL.csv] [--timing] [--layout]
 
-``--csv`` also writes the pool (then ``labeler simulate POOL.csv --budget 40 --seed 0 --text-col
+``--layout`` prints how well the PCA and the UMAP map of the default features show the topics
+(10-NN accuracy in the plane). ``--csv`` also writes the pool (then ``labeler simulate POOL.csv --budget 40 --seed 0 --text-col
 text --label-col label --id-col id`` gives the default row's first seed). ``--timing`` prints
 the seconds of the exact features' eigen-decomposition at several pool sizes (the measurement
 behind ``labeler.data.text.EXACT_MAX_TEXTS``).
@@ -146,15 +147,38 @@ def timing(sizes=(500, 1000, 2000, 3000, 5000)) -> None:
         print(f"| {n:,} | {time.perf_counter() - t:.1f} |")
 
 
+def layout_separation(pool, seed: int = 0) -> None:
+    """How well each 2-D layout of the default features shows the topics: leave-one-out accuracy
+    of the 10 nearest neighbours in the plane (a blob scores near the largest topic's share)."""
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from labeler.data.layout import compute_layout
+    from labeler.data.text import text_features
+
+    X = text_features(pool["text"].tolist(), seed=seed).X
+    print("| layout | 10-NN accuracy in the plane (%) | seconds |\n|---|---|---|")
+    for method in ("pca", "umap"):
+        t = time.perf_counter()
+        Z = compute_layout(X, method, seed=seed)
+        secs = time.perf_counter() - t
+        acc = cross_val_score(KNeighborsClassifier(10), Z, pool["label"], cv=len(pool) // 50).mean()
+        print(f"| {method} | {100 * acc:.1f} | {secs:.0f} |", flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=40)
     parser.add_argument("--csv", type=Path, default=None, help="also write the pool here")
     parser.add_argument("--timing", action="store_true")
+    parser.add_argument("--layout", action="store_true", help="how well PCA and UMAP maps show the topics")
     args = parser.parse_args(argv)
     if args.timing:
         timing()
+        return 0
+    if args.layout:
+        layout_separation(docstring_pool())
         return 0
     import pandas as pd
     import scipy

@@ -59,10 +59,11 @@ def auto_layout_method(n_samples: int, n_features: int, text: bool = False) -> t
     UMAP for features of more than :data:`UMAP_AUTO_MIN_FEATURES` dimensions and pools of
     :data:`UMAP_AUTO_MIN_SAMPLES` to :data:`UMAP_AUTO_MAX_SAMPLES` points when umap-learn is
     installed; PCA otherwise (instant). Text features (``text=True``) get UMAP from
-    :data:`UMAP_TEXT_MIN_SAMPLES` points: the PCA of text features is one blob (each topic
-    spreads over many directions; the two leading ones separate little), while UMAP's
-    neighbours on the unit-length features are those of the cosine and draw the topics apart
-    (``benchmarks/text_topics.py --layout``), worth its one-off start-up.
+    :data:`UMAP_TEXT_MIN_SAMPLES` points: each topic spreads over many directions, so the two
+    leading principal components separate little, while UMAP's neighbours on the unit-length
+    features are those of the cosine and draw the topics apart, worth its one-off start-up
+    (``python benchmarks/text_topics.py --layout``, 1,318 docstrings of 5 topics: 10-NN accuracy
+    in the plane 86.6 % on the UMAP map against 69.7 % on the PCA map; UMAP 60 s at load 15).
 
     Returns
     -------
@@ -74,7 +75,7 @@ def auto_layout_method(n_samples: int, n_features: int, text: bool = False) -> t
     if text and d > UMAP_AUTO_MIN_FEATURES and UMAP_TEXT_MIN_SAMPLES <= n <= UMAP_AUTO_MAX_SAMPLES:
         if "umap" not in available_layout_methods():
             return "pca", "PCA (UMAP would show the topics of these texts: `pip install umap-learn`)"
-        return "umap", (f"UMAP (text features of {n:,} texts: it draws topics apart where PCA shows one blob; "
+        return "umap", (f"UMAP (text features of {n:,} texts: it draws topics apart where PCA overlaps them; "
                         f"about {max(1.0, umap_seconds_estimate(n) / 60.0):.0f} min once, kept in the store)")
     if d <= UMAP_AUTO_MIN_FEATURES:
         return "pca", f"PCA ({d} features: the PCA map shows them)"
