@@ -460,11 +460,11 @@ def test_app_on_a_text_table_prints_roles_and_passes_them_with_the_environment_o
     code, _, err = run(["app", str(SENTENCES), "--port", "9002"], capsys)
     assert code == 0, err
     assert "labeler: columns of sentences.csv" in err
-    assert "labeler: sentences: 120 points, 100 features, no labels; starting the app" in err
+    assert "labeler: sentences: 120 points, 20 features, no labels; starting the app" in err
     options = app_calls[-1]["data_options"]
     assert options["n"] == 120 and options["label_col"] is None  # given in the environment
     assert options["text_col"] == "text" and options["features_from"] == "text"
-    assert options["text_components"] == 100
+    assert options["text_components"] == 20
     monkeypatch.setenv("LABELER_DATA_OPTIONS", "[1]")
     code, _, err = run(["app", str(SENTENCES)], capsys)
     assert code == 2 and "LABELER_DATA_OPTIONS must be a JSON object" in err

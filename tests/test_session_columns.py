@@ -40,13 +40,13 @@ def test_a_text_session_stores_its_roles_and_reopens_with_bit_identical_features
     assert s.config.standardize is False  # unit-length TF-IDF rows: cosine geometry kept
     assert "text features" in s.auto_settings["standardize"]
     assert s.classes == ["cooking", "football", "weather"]
-    assert s.X.shape == (300, 100)
+    assert s.X.shape == (300, 20)
     cfg = stored_config(store, s.id)
     options = cfg["dataset_options"]
     assert {k: options[k] for k in ROLES} == {
         "id_col": "id", "label_col": "label", "text_col": "text", "image_col": None,
         "layout_cols": None, "feature_cols": [], "features_from": "text"}
-    assert options["seed"] == 1 and options["text_components"] == 100
+    assert options["seed"] == 1 and options["text_components"] == 20
     assert cfg["fingerprint"].startswith("text:")
     with Store(store) as st:
         kept = st.get_array(s.id, "features-text")

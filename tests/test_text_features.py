@@ -1,5 +1,6 @@
-"""Text features (labeler.data.text): TF-IDF against a by-hand oracle, the SVD, unit rows
-(cosine geometry), determinism (also across BLAS thread counts), and text tables end to end."""
+"""Text features (labeler.data.text): the "words-svd" recipe's TF-IDF against a by-hand oracle,
+the SVD, unit rows (cosine geometry), determinism (also across BLAS thread counts), and text
+tables end to end (the default "ngrams" recipe: tests/test_text_recipes.py)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def tfidf_by_hand(docs, min_df=1):
 
 def test_small_vocabulary_gives_the_tfidf_itself_as_the_oracle_says():
     docs = corpus(30) + ["cat cat cat dog", "a b"]  # one-letter tokens are no words
-    feats = text_features(docs, n_components=100)
+    feats = text_features(docs, n_components=100, recipe="words-svd")
     expected, vocab = tfidf_by_hand(docs, min_df=2)
     assert feats.n_components is None and feats.names == [f"tfidf_{w}" for w in vocab]
     assert_allclose(feats.X, expected, rtol=1e-12, atol=1e-15)
@@ -61,7 +62,7 @@ def test_the_svd_keeps_the_cosines_when_it_keeps_the_rank():
     rng = np.random.default_rng(1)
     vocab = [f"w{j:03d}" for j in range(400)]
     docs = [" ".join(rng.choice(vocab, size=12)) for _ in range(60)]
-    feats = text_features(docs, n_components=100, min_df=1)
+    feats = text_features(docs, n_components=100, min_df=1, recipe="words-svd")
     assert feats.n_components == 60 and feats.X.shape == (60, 60)  # k = min(100, n_texts)
     tfidf, _ = tfidf_by_hand(docs)
     assert_allclose(feats.X @ feats.X.T, tfidf @ tfidf.T, atol=1e-10)  # cosine geometry
@@ -71,7 +72,7 @@ def test_a_truncated_svd_gives_unit_rows_and_kernels_of_the_cosine():
     rng = np.random.default_rng(2)
     vocab = [f"w{j:03d}" for j in range(300)]
     docs = [" ".join(rng.choice(vocab, size=10)) for _ in range(150)]
-    feats = text_features(docs, n_components=20, seed=3)
+    feats = text_features(docs, n_components=20, seed=3, recipe="words-svd")
     assert feats.X.shape == (150, 20) and feats.names[0] == "svd_0"
     assert_allclose(np.linalg.norm(feats.X, axis=1), 1.0, rtol=1e-12)
     cos = feats.X @ feats.X.T
@@ -83,9 +84,9 @@ def test_features_are_bit_identical_on_every_call_and_change_with_the_seed():
     rng = np.random.default_rng(4)
     vocab = [f"w{j:03d}" for j in range(500)]
     docs = [" ".join(rng.choice(vocab, size=15)) for _ in range(300)]
-    a, b = text_features(docs, seed=5), text_features(docs, seed=5)
+    a, b = text_features(docs, seed=5, recipe="words-svd"), text_features(docs, seed=5, recipe="words-svd")
     assert a.X.tobytes() == b.X.tobytes()
-    c = text_features(docs, seed=6)
+    c = text_features(docs, seed=6, recipe="words-svd")
     assert c.X.tobytes() != a.X.tobytes()  # another random start: another basis of the subspace
     assert_allclose(c.X @ c.X.T, a.X @ a.X.T, atol=0.15)  # ... nearly the same geometry
 
@@ -113,7 +114,7 @@ def test_features_are_bit_identical_across_processes_and_blas_thread_counts():
 
 
 def test_min_df_falls_back_to_every_word_and_no_words_is_an_error():
-    feats = text_features(["red apple", "green pear"])  # no word in two texts
+    feats = text_features(["red apple", "green pear"], recipe="words-svd")  # no word in two texts
     assert feats.min_df == 1 and feats.n_terms == 4
     with pytest.raises(DatasetError, match="'notes' has no words.*another text column"):
         text_features(["", "?", None, float("nan")], name="notes")
@@ -124,11 +125,11 @@ def test_min_df_falls_back_to_every_word_and_no_words_is_an_error():
 def test_sample_sentences_load_as_text_features_with_ids_labels_and_texts():
     ds = load_dataset(SENTENCES)
     frame = pd.read_csv(SENTENCES)
-    assert ds.X.shape == (300, 100) and ds.classes == ["cooking", "football", "weather"]
+    assert ds.X.shape == (300, 20) and ds.classes == ["cooking", "football", "weather"]
     assert_array_equal(ds.ids, frame["id"].to_numpy())  # the numeric id: not a feature
     assert list(ds.texts) == list(frame["text"])
-    assert ds.params["standardize"] is False and ds.params["text_features"]["components"] == 100
-    assert ds.load_options["features_from"] == "text" and ds.load_options["text_components"] == 100
+    assert ds.params["standardize"] is False and ds.params["text_features"]["components"] == 20
+    assert ds.load_options["features_from"] == "text" and ds.load_options["text_components"] == 20
     assert_allclose(np.linalg.norm(ds.X, axis=1), 1.0, rtol=1e-12)
 
 

@@ -21,7 +21,7 @@ from scipy.sparse.linalg import eigsh
 
 from ..validation import check_features
 
-__all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS"]
+__all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "self_tuned_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS"]
 
 TRANSFORMS = ("diffusion", "gaussian_field")
 EXACT_KNN_MAX = 50_000  # up to this many points the neighbours are exact (scikit-learn)
@@ -132,6 +132,37 @@ def neighbour_graph(ind, dist, *, weights: str = "connectivity", sigma: float | 
         vals = np.ones(ind.size)
     A = sp.csr_matrix((vals, (np.repeat(np.arange(n), ind.shape[1]), ind.ravel())), shape=(n, n))
     W = A.maximum(A.T).tocsr()
+    W.setdiag(0.0)
+    W.eliminate_zeros()
+    return W
+
+
+def self_tuned_graph(ind, dist) -> sp.csr_matrix:
+    """The kNN weights of Calder et al. (Poisson learning, 2020; GraphLearning's ``knn`` default):
+    ``w_ij = exp(-4 ||x_i - x_j||^2 / d_k(x_i)^2)`` with ``d_k(x_i)`` the distance to the k-th
+    neighbour of ``x_i``, symmetrised as ``(A + A^T) / 2``.
+
+    Parameters
+    ----------
+    ind, dist : ndarray of shape (n, k)
+        The k nearest other points of each point and their distances (:func:`knn_neighbours`).
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+    """
+    ind = np.asarray(ind, dtype=np.int64)
+    dist = np.asarray(dist, dtype=np.float64)
+    n = ind.shape[0]
+    if ind.ndim != 2 or dist.shape != ind.shape or (ind.size and (ind.min() < 0 or ind.max() >= n)):
+        raise ValueError(f"ind and dist must be (n, k) arrays of the same shape with indices in [0, {n}).")
+    scale = dist[:, -1] ** 2
+    if not (scale > 0).all():
+        raise ValueError("a point has its k nearest neighbours at distance 0 (duplicated points); remove the "
+                         "duplicates or use a larger k.")
+    vals = np.exp(-4.0 * dist**2 / scale[:, None])
+    A = sp.csr_matrix((vals.ravel(), (np.repeat(np.arange(n), ind.shape[1]), ind.ravel())), shape=(n, n))
+    W = ((A + A.T) / 2.0).tocsr()
     W.setdiag(0.0)
     W.eliminate_zeros()
     return W

@@ -142,10 +142,15 @@ class FileOptions:
         Explicit feature columns of a table (default: guessed, see :mod:`labeler.data.roles`).
     features_from : {"columns", "text", "image"} or GUESS
         Where a table's features come from (default: guessed).
-    text_components : int
-        Largest number of SVD components of text features (:mod:`labeler.data.text`).
+    text_components : int or None
+        SVD components of text features (:mod:`labeler.data.text`); None: the recipe's default.
     text_min_df : int
         Least number of texts a word must appear in to be a text feature.
+    text_recipe : {"ngrams", "words-svd"}
+        How text features are made (:mod:`labeler.data.text`); stored sessions without one
+        reopen with "words-svd", the recipe they were made with.
+    text_exact : bool
+        "ngrams": exact cosine features instead of the truncated SVD.
     legacy_roles : bool
         Give a table the fixed roles of sessions made before roles were guessed (reopening
         such a session exactly; :func:`labeler.data.roles.legacy_roles`).
@@ -165,12 +170,14 @@ class FileOptions:
     max_image_side: int = DEFAULT_MAX_IMAGE_SIDE
     color: str = "auto"
     features_from: object = GUESS
-    text_components: int = DEFAULT_TEXT_COMPONENTS
+    text_components: int | None = None
     text_min_df: int = DEFAULT_MIN_DF
     legacy_roles: bool = False
+    text_recipe: str = "ngrams"
+    text_exact: bool = False
 
     NAMES = ("feature_cols", "max_bytes", "image_size", "max_image_side", "color",
-             "features_from", "text_components", "text_min_df", "legacy_roles")
+             "features_from", "text_components", "text_min_df", "legacy_roles", "text_recipe", "text_exact")
 
     @classmethod
     def pop_from(cls, options: dict) -> FileOptions:

@@ -18,7 +18,7 @@ import pandas as pd
 from labeler.data.dataset import GUESS, Dataset, DatasetError, finish, subset
 from labeler.data.images import images_from_column, pixel_features
 from labeler.data.roles import guess_roles, legacy_roles
-from labeler.data.text import text_features
+from labeler.data.text import default_components, text_features
 from labeler.data.table_files import check_fits, estimate_parquet, read_csv_bounded
 
 __all__ = ["read_table", "from_frame"]
@@ -133,13 +133,16 @@ def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=
         X = _numeric_block(frame, feature_names, name)
     elif roles.features_from == "text":
         feats = text_features(texts, n_components=opts.text_components, min_df=opts.text_min_df,
-                              seed=seed, name=roles.text_col)
+                              seed=seed, name=roles.text_col, recipe=opts.text_recipe, exact=opts.text_exact)
         X, feature_names = feats.X, feats.names
         params.update(standardize=False, text_features={
             "column": roles.text_col, "terms": feats.n_terms, "components": feats.n_components,
             "min_df": feats.min_df, "empty": feats.n_empty, "summary": feats.summary(),
             "source_sha256": feats.source_sha256})
-        options.update(text_components=opts.text_components, text_min_df=opts.text_min_df)
+        options.update(text_components=default_components(opts.text_recipe) if opts.text_components is None
+                       else opts.text_components, text_min_df=opts.text_min_df, text_recipe=opts.text_recipe)
+        if opts.text_exact:
+            options.update(text_exact=True)
     elif roles.features_from == "image":
         X, feature_names = pixel_features(images)
     else:

@@ -39,11 +39,14 @@ def load(name: str, options: dict, *, stored: bool = False):
     ``stored=True``: the options of a stored session. Sessions store the column roles of a
     table (``text_col`` among them) since roles are guessed; a stored table without them was
     made before, with fixed roles, and is loaded with those (``legacy_roles``) so that it
-    reopens with the same features.
+    reopens with the same features; likewise stored text options without a ``text_recipe``
+    are of the recipe before issue 20 (``"words-svd"``, :mod:`labeler.data.text`).
     """
     options = dict(options)
     if stored and Path(str(name)).suffix.lower() in TABLE_SUFFIXES and "text_col" not in options:
         options["legacy_roles"] = True
+    if stored and Path(str(name)).suffix.lower() in TABLE_SUFFIXES and "text_recipe" not in options:
+        options["text_recipe"] = "words-svd"  # text features of a session made before issue 20
     return load_dataset(name, **options)
 
 
@@ -165,7 +168,7 @@ def auto_layout(dataset, shape) -> tuple[str, str | None]:
 
     The data set's own layout ("given") when it has one; else
     :func:`labeler.data.layout.auto_layout_method` of the raw features' ``shape``: UMAP for
-    more than 3 features on 5,000 to 200,000 points, PCA otherwise. A session stores the
+    more than 3 features on 5,000 to 200,000 points (text features: from 50 texts), PCA otherwise. A session stores the
     resolved method, so sessions made before keep theirs. The reason is None for "given"
     (nothing to explain).
     """
@@ -173,7 +176,7 @@ def auto_layout(dataset, shape) -> tuple[str, str | None]:
         return "given", None
     from labeler.data.layout import auto_layout_method
 
-    return auto_layout_method(int(shape[0]), int(shape[1]))
+    return auto_layout_method(int(shape[0]), int(shape[1]), text=is_text_features(dataset))
 
 
 # --------------------------------------------------------------------------------------------

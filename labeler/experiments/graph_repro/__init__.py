@@ -11,6 +11,7 @@ differ and why):
 ``zhu``      Zhu et al.'s harmonic active learning against random, and ARLS (:mod:`.zhu`)
 ``seed003``  LOOHL / MinEnt hyper-parameter learning (``seed003.py``, built separately; skipped
              with a note while the module is absent)
+``poisson``  Poisson against Laplace learning at 1-5 labels per class (:mod:`.poisson`)
 ===========  =================================================================================
 
 :func:`run_graph_reproduction` runs the chosen sections and writes ``reproduction_graph.md``
@@ -38,6 +39,7 @@ SECTIONS = {
     "seed000": ("seed000", "Seed 000: LGC ranking against alpha; Nystrom against the exact kernel"),
     "zhu": ("zhu", "Zhu et al. (2003): harmonic active learning against random; ARLS"),
     "seed003": ("seed003", "Seed 003: LOOHL and MinEnt hyper-parameter learning"),
+    "poisson": ("poisson", "Calder et al. (2020): Poisson against Laplace learning at 1-5 labels per class"),
 }
 SECTION_DIR = "reproduction_graph"
 

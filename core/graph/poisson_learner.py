@@ -1,0 +1,369 @@
+"""Poisson learning with the learner interface (model name ``"poisson"``).
+
+:class:`PoissonLearner` is a :class:`core.learner.base.Learner` in the pattern of
+:class:`core.graph.active.GraphLearner`: a fixed graph ``W``, the labels in the shared
+:class:`~core.learner.base.LabelBook`, the read API of :class:`~core.learner.base.LearnerBase`,
+and a refit of :class:`core.graph.poisson.PoissonLearning` on every change of the labels, so
+every state is a function of the labels alone (undo, reopen and a fresh fit agree to the
+solver's accuracy).
+
+Outputs as the session reads them
+---------------------------------
+Poisson learning's ``U`` (n, c) is mean zero, not a probability. ``class_values`` ``P`` is the
+affine map GraphLearning's ``predict`` applies before its argmax, made row-stochastic:
+``V = U diag(s)`` (``s``: the class-size weighting when ``class_mass``, else 1),
+``P_it = (V_it - m) / sum_t' (V_it' - m)`` with ``m`` the smallest ``V`` of the classes holding
+labels; a class without labels gets ``P = 0``. Since the rows of ``U`` sum to zero,
+``P = 1/c + U / (c |m|)`` without weighting: a linear image of ``U`` that keeps its argmax,
+and for two classes ``P_1 - P_0 = U_1 / |m|``. Nodes of a component without labels get the
+labelled set's class proportions. ``decision_values`` are ``P_1 - P_0`` (binary) or ``2 P - 1``
+as for the other graph models, so margin, confidence and the "auto" switch apply unchanged.
+
+Settings (:meth:`PoissonLearner.set_params`): ``class_mass`` (the paper's class-size weighting
+``s_t = b_t / ybar_t`` with uniform ``b``: the counterpart of the harmonic model's class mass
+normalisation) and ``model`` (``"poisson"`` only). Capabilities: exact LOO
+(:meth:`~core.graph.poisson.PoissonLearning.loo_decision_values`, one solve per label) and the
+graph similarity. No expected-risk rule (Poisson's ``U`` is not a probability): the "arls"
+strategy is refused; queries by margin, random, or the variance criterion
+:attr:`PoissonLearner.variance_criterion` (VOpt on the normalised Laplacian's spectral
+truncation, :mod:`core.graph.variance`), scored through ``learner.score(criterion)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..criteria.base import ScoringState
+from ..kernels.graph import laplacian_eigenpairs
+from ..learner.base import EXPECTED_RISK, LOO, SIMILARITY, LabelBook, LearnerBase
+from ._checks import check_graph
+from .poisson import PoissonLearning
+from .variance import GAMMA2, TAU, VARIANCE_CRITERIA, variance_reduction
+from .zhu import harmonic_risk
+
+__all__ = ["PoissonLearner", "VarianceCriterion", "SpectralField", "VARIANCE_RANK"]
+
+#: Laplacian eigenpairs of the variance criterion (GraphLearning's examples use 50).
+VARIANCE_RANK = 50
+_PARAMS = ("model", "class_mass")
+
+
+class SpectralField(NamedTuple):
+    """What :class:`VarianceCriterion` reads of a graph learner."""
+
+    eigenvalues: np.ndarray  # (r,)
+    eigenvectors: np.ndarray  # (n, r)
+    labeled: np.ndarray  # (l,) int64
+
+
+class VarianceCriterion:
+    """VOpt or Sigma-opt as a criterion (lower is queried first: minus the variance drop)."""
+
+    needs_posterior = True
+
+    def __init__(self, criterion: str = "vopt", gamma2: float = GAMMA2, tau: float = TAU):
+        if criterion not in VARIANCE_CRITERIA:
+            raise ValueError(f"criterion must be one of {VARIANCE_CRITERIA}; got {criterion!r}.")
+        self.name = criterion
+        self.gamma2 = gamma2
+        self.tau = tau
+
+    def score(self, state: ScoringState, posterior: SpectralField, candidates) -> np.ndarray:
+        if not isinstance(posterior, SpectralField):
+            raise ValueError(f"the {self.name!r} criterion reads a graph learner's spectral field; score it with "
+                             "PoissonLearner.score(criterion).")
+        return -variance_reduction(posterior.eigenvalues, posterior.eigenvectors, posterior.labeled, candidates,
+                                   criterion=self.name, gamma2=self.gamma2, tau=self.tau)
+
+
+class _NoExpectedRisk:
+    """The "arls" criterion of a learner without one: scoring it is refused by the learner
+    (:meth:`core.learner.base.LearnerBase.score` requires the capability for "arls")."""
+
+    name = "arls"
+    needs_posterior = False
+
+    def score(self, state, posterior, candidates):  # pragma: no cover - the learner refuses first
+        raise ValueError("the poisson model has no expected-risk rule; choose margin or random.")
+
+
+_NO_EXPECTED_RISK = _NoExpectedRisk()
+
+
+def _check_params(model, class_mass) -> tuple:
+    if model != "poisson":
+        raise ValueError(f"model must be 'poisson' for a PoissonLearner; got {model!r} (harmonic and lgc are "
+                         "GraphLearner models).")
+    if not isinstance(class_mass, (bool, np.bool_)):
+        raise ValueError(f"class_mass must be True or False; got {class_mass!r}.")
+    return model, bool(class_mass)
+
+
+class PoissonLearner(LearnerBase):
+    """Poisson learning on a fixed graph, refitted on every change of the labels.
+
+    Parameters
+    ----------
+    W : sparse matrix of shape (n, n)
+        Symmetric non-negative weights (:func:`core.kernels.knn_graph`).
+    classes : sequence of hashable
+        At least two distinct class labels.
+    class_mass : bool, default False
+        The paper's class-size weighting with uniform class sizes.
+    random_state : int, default 0
+        Seeds :attr:`rng` and the Lanczos start of the variance criterion's eigenpairs.
+    variance_rank : int
+        Eigenpairs of the variance criterion (:data:`VARIANCE_RANK`, at most n - 1).
+
+    Attributes
+    ----------
+    model : "poisson"
+    class_mass : bool (read only; :meth:`set_params`)
+    capabilities : frozenset {LOO, SIMILARITY}
+    """
+
+    def __init__(self, W, classes, *, class_mass: bool = False, random_state: int = 0,
+                 variance_rank: int = VARIANCE_RANK):
+        _, self._class_mass = _check_params("poisson", class_mass)
+        self._W = check_graph(W)
+        self._book = LabelBook(self._W.shape[0], classes)
+        self.random_state = random_state
+        self.rng = np.random.default_rng(random_state)
+        self.variance_rank = int(variance_rank)
+        self._spectrum = None
+        self._fit = None
+        self._loo = None
+        self._refit()
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def model(self) -> str:
+        return "poisson"
+
+    @property
+    def class_mass(self) -> bool:
+        return self._class_mass
+
+    def get_params(self) -> dict:
+        return {"model": "poisson", "class_mass": self._class_mass}
+
+    def set_params(self, **params) -> PoissonLearner:
+        """Change ``class_mass`` and refit, all or nothing (``model`` must stay ``"poisson"``)."""
+        rls = [name for name in params if name in ("lam", "kernel", "weighting", "width")]
+        if rls:
+            raise ValueError(f"{rls[0]} does not apply to {self._refusal('lam')}")
+        unknown = sorted(set(params) - set(_PARAMS))
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown}; set_params takes {', '.join(_PARAMS)}.")
+        _, class_mass = _check_params(params.get("model", "poisson"), params.get("class_mass", self._class_mass))
+        if class_mass == self._class_mass:
+            return self
+        saved = (self._class_mass, self._fit, self._P, self._loo)
+        try:
+            self._class_mass = class_mass
+            self._loo = None
+            self._risk_cache = None
+            self._refit()
+        except Exception:
+            self._class_mass, self._fit, self._P, self._loo = saved
+            raise
+        return self
+
+    # ------------------------------------------------------------------ capabilities
+    capabilities = frozenset({LOO, SIMILARITY})
+
+    def _refusal(self, capability: str) -> str:
+        if capability == EXPECTED_RISK:
+            return ("the poisson model: Poisson learning's outputs are not probabilities, so it has no expected-risk "
+                    "rule; choose the strategy margin or random, score its variance_criterion (VOpt), or choose the "
+                    "harmonic model for Zhu et al.'s expected risk.")
+        return ("the poisson model: it predicts from the graph alone (no kernel, lam, class weights or posterior "
+                "variance); use kernel RLS for it (create a session with model 'rls').")
+
+    @property
+    def risk_criterion(self) -> _NoExpectedRisk:
+        """A stand-in named "arls" that :meth:`score` refuses (ValueError naming the fix):
+        Poisson learning has no expected-risk rule."""
+        return _NO_EXPECTED_RISK
+
+    @property
+    def variance_criterion(self) -> VarianceCriterion:
+        """VOpt on the spectral truncation of the normalised Laplacian (:mod:`core.graph.variance`)."""
+        return VarianceCriterion("vopt")
+
+    # ------------------------------------------------------------------ read access
+    @property
+    def graph(self) -> sp.csr_matrix:
+        return self._W
+
+    @property
+    def class_weights(self) -> dict:
+        return {c: 1.0 for c in self._book.classes}
+
+    @property
+    def raw_values(self) -> np.ndarray:
+        """Poisson learning's ``U`` (n, c) (zeros before any label), a copy."""
+        n, c = self.n_samples, self.n_classes
+        return np.zeros((n, c)) if self._fit is None else self._fit.decision_values_.copy()
+
+    @property
+    def class_values(self) -> np.ndarray:
+        return self._P.copy()
+
+    @property
+    def decision_values(self) -> np.ndarray:
+        return self._outputs(self._P)
+
+    @staticmethod
+    def _outputs(P: np.ndarray) -> np.ndarray:
+        if P.shape[1] == 2:
+            return (P[:, 1] - P[:, 0])[:, None]
+        return 2.0 * P - 1.0
+
+    def proba(self) -> np.ndarray:
+        return self.class_values
+
+    def estimated_risk(self) -> float:
+        """``sum_i (1 - max_t P_it)`` over the unlabelled nodes (as the other graph models)."""
+        unl = self.unlabeled_indices
+        return harmonic_risk(self._P[unl]) if unl.size else 0.0
+
+    def scoring_state(self) -> ScoringState:
+        out = self.decision_values.T
+        out.flags.writeable = False
+        c = self.n_classes
+        return ScoringState(out, np.full(c, np.nan), np.ones(c), self.class_counts())
+
+    def _scoring_posterior(self) -> SpectralField:
+        if self._spectrum is None:
+            rank = min(self.variance_rank, self.n_samples - 1)
+            self._spectrum = laplacian_eigenpairs(self._W, rank, normalized=True, seed=self.random_state)
+        lam, V = self._spectrum
+        return SpectralField(lam, V, self._book.labeled_indices())
+
+    def mean_similarity(self, rows, cols) -> np.ndarray:
+        """Mean graph weight of each of ``rows`` to the nodes ``cols``, shape (len(rows),)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        if cols.size == 0:
+            return np.zeros(rows.size)
+        mask = np.zeros(self.n_samples)
+        mask[cols] = 1.0
+        return np.asarray(self._W[rows] @ mask).ravel() / cols.size
+
+    # ------------------------------------------------------------------ label changes
+    def _changed(self) -> None:
+        self._loo = None
+        self._risk_cache = None
+        self._refit()
+
+    def _guarded(self, change) -> PoissonLearner:
+        """Apply ``change`` to a copy of the label book and refit; on failure, nothing changed."""
+        saved = (self._book.copy(), self._fit, self._P, self._loo)
+        try:
+            change()
+            self._changed()
+        except Exception:
+            self._book, self._fit, self._P, self._loo = saved
+            raise
+        return self
+
+    def add(self, i, label) -> PoissonLearner:
+        i = self._book.check_unlabeled(i)
+        self._book.class_of(label)
+        return self._guarded(lambda: self._book.add(i, label))
+
+    def add_many(self, indices, labels) -> PoissonLearner:
+        idx, labels = self._book.check_new_labels(indices, labels)
+        if not idx:
+            return self
+        return self._guarded(lambda: [self._book.add(i, lab) for i, lab in zip(idx, labels)])
+
+    def remove(self, i) -> PoissonLearner:
+        return self.remove_many([self._book.check_labeled(i)])
+
+    def remove_many(self, indices) -> PoissonLearner:
+        idx = self._book.check_many(indices, labeled=True)
+        if not idx:
+            return self
+        return self._guarded(lambda: [self._book.remove(i) for i in idx])
+
+    def relabel(self, i, label) -> PoissonLearner:
+        i = self._book.check_labeled(i)
+        self._book.class_of(label)
+        return self._guarded(lambda: self._book.relabel(i, label))
+
+    def add_class(self, name) -> PoissonLearner:
+        self._book.check_new_class(name)
+        return self._guarded(lambda: self._book.add_class(name))
+
+    def rename_class(self, old, new) -> PoissonLearner:
+        """Names only: the outputs stay as they are."""
+        self._book.class_of(old)
+        self._book.check_new_class(new)
+        self._book.rename_class(old, new)
+        if self._fit is not None:
+            self._fit.classes_ = list(self._book.classes)
+        return self
+
+    def rebuild(self) -> PoissonLearner:
+        self._changed()
+        return self
+
+    # ------------------------------------------------------------------ fitting
+    def _refit(self) -> None:
+        n, c = self.n_samples, self.n_classes
+        L, y = self._book.labeled_indices(), self._book.labeled_codes()
+        if L.size == 0:
+            self._fit = None
+            self._P = np.full((n, c), 1.0 / c)
+            return
+        fit = PoissonLearning(solver="cg", tol=1e-10, class_sizes="uniform" if self._class_mass else None)
+        fit.fit(self._W, L, y, classes=list(range(c)))
+        self._fit = fit
+        self._P = self._shown(fit, fit.decision_values_, fit.label_mean_, fit.reached_)
+
+    def _shown(self, fit: PoissonLearning, U: np.ndarray, ybar: np.ndarray, reached: np.ndarray) -> np.ndarray:
+        """``P`` (rows summing to 1) of the values ``U`` (module docstring)."""
+        c = U.shape[1]
+        V = fit.weighted_values(U, ybar)  # -inf on classes without labels
+        has = ybar > 0
+        finite = V[:, has]
+        m = float(finite.min()) if finite.size else 0.0
+        P = np.zeros_like(U)
+        P[:, has] = finite - m
+        s = P.sum(axis=1, keepdims=True)
+        q = ybar if ybar.sum() > 0 else np.full(c, 1.0 / c)
+        P = np.where(s > 0, P / np.where(s > 0, s, 1.0), q[None, :])
+        P[~reached] = q
+        return P
+
+    # ------------------------------------------------------------------ leave-one-out
+    def loo_decision_values(self) -> np.ndarray:
+        """Each labelled node's outputs without its own label, shape (n_labeled, T), rows in the
+        order of :attr:`labels`: exact ``U`` (:meth:`PoissonLearning.loo_decision_values`), shown
+        as ``P`` with the remaining labels' class means and the full fit's scale ``m`` (the
+        argmax is exact; one row's change of ``m`` is left out)."""
+        if self._loo is None:
+            n_lab, c = self.n_labeled, self.n_classes
+            if self._fit is None:
+                self._loo = np.zeros((0, self.n_outputs))
+            else:
+                U = self._fit.loo_decision_values()
+                y = self._book.labeled_codes()
+                rows = np.zeros((n_lab, c))
+                V_all = self._fit.weighted_values()
+                m = float(V_all[:, self._fit.label_mean_ > 0].min())
+                for k in range(n_lab):
+                    counts = np.bincount(np.delete(y, k), minlength=c).astype(np.float64)
+                    ybar = counts / max(counts.sum(), 1.0)
+                    V = self._fit.weighted_values(U[k:k + 1], ybar)[0]
+                    has = ybar > 0
+                    row = np.zeros(c)
+                    row[has] = np.clip(V[has] - m, 0.0, None)
+                    rows[k] = row / row.sum() if row.sum() > 0 else (ybar if counts.sum() else np.full(c, 1.0 / c))
+                self._loo = self._outputs(rows)
+        return self._loo.copy()

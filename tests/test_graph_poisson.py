@@ -1,0 +1,205 @@
+"""Poisson learning: the paper's iteration and CG against a direct sparse solve, exact LOO against
+refits, agreement with GraphLearning, and the variance criteria against dense covariances."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+from scipy.sparse.linalg import spsolve
+from sklearn.datasets import make_blobs
+
+from core.graph.poisson import DisconnectedGraphWarning, PoissonLearning, PoissonSolverWarning
+from core.graph.variance import variance_reduction
+from core.kernels import knn_graph, laplacian_eigenpairs
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(300, centers=[[0, 0], [3, 0], [0, 3], [3, 3]], cluster_std=1.0, random_state=0)
+    rng = np.random.default_rng(0)
+    L = np.concatenate([rng.choice(np.flatnonzero(y == c), 2, replace=False) for c in range(4)])
+    return X, y, L
+
+
+def oracle_poisson(W, L, yL, T):
+    """The paper's system written out: L u = sum_j (y_j - ybar) delta_j with sum_i d_i u_i = 0,
+    solved densely as the bordered system [[L, d], [d^T, 0]] (connected graph)."""
+    W = sp.csr_matrix(W).toarray()
+    n = W.shape[0]
+    d = W.sum(1)
+    Y = np.zeros((len(L), T))
+    Y[np.arange(len(L)), yL] = 1
+    B = np.zeros((n, T))
+    B[L] = Y - Y.mean(0)
+    A = np.block([[np.diag(d) - W, d[:, None]], [d[None, :], np.zeros((1, 1))]])
+    sol = np.linalg.solve(A, np.vstack([B, np.zeros((1, T))]))
+    return sol[:n]
+
+
+@pytest.mark.parametrize("weights", ["connectivity", "heat"])
+@pytest.mark.parametrize("solver", ["iteration", "cg", "direct"])
+def test_every_solver_matches_the_direct_solve_of_the_same_system(blobs, weights, solver):
+    X, y, L = blobs
+    W = knn_graph(X, 10, weights=weights)
+    model = PoissonLearning(solver=solver, tol=1e-12).fit(W, L, y[L])
+    U = oracle_poisson(W, L, y[L], 4)
+    assert_allclose(model.decision_values_, U, atol=1e-8)
+    d = np.asarray(W.sum(1)).ravel()
+    assert_allclose(d @ model.decision_values_, 0.0, atol=1e-9)  # the paper's normalisation
+    assert (model.residual_ < 1e-10).all()
+    assert (model.predict_indices() == y).mean() > 0.8
+
+
+def test_the_iteration_is_the_papers_algorithm(blobs):
+    """U_T of Algorithm 1 (U <- U + D^-1 (B - L U), written out) converges to the same U."""
+    X, y, L = blobs
+    W = knn_graph(X, 10).toarray()
+    d = W.sum(1)
+    B = np.zeros((len(y), 4))
+    Y = np.eye(4)[y[L]]
+    B[L] = Y - Y.mean(0)
+    U = np.zeros_like(B)
+    for _ in range(6000):
+        U = U + (B - (d[:, None] * U - W @ U)) / d[:, None]
+    assert_allclose(U, PoissonLearning(solver="direct").fit(W, L, y[L]).decision_values_, atol=1e-8)
+
+
+def test_loo_equals_refits_without_each_label(blobs):
+    X, y, L = blobs
+    W = knn_graph(X, 10)
+    for solver in ("direct", "cg"):
+        model = PoissonLearning(solver=solver, tol=1e-12, class_sizes="uniform").fit(W, L, y[L])
+        loo = model.loo_decision_values()
+        pred = model.loo_predict_indices()
+        for k in range(L.size):
+            keep = np.arange(L.size) != k
+            refit = PoissonLearning(solver="direct", class_sizes="uniform").fit(W, L[keep], y[L][keep],
+                                                                              classes=[0, 1, 2, 3])
+            assert_allclose(loo[k], refit.decision_values_[L[k]], atol=1e-8)
+            assert pred[k] == refit.predict_indices()[L[k]]
+
+
+def test_loo_on_a_graph_with_two_labelled_components():
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(0, 1, (60, 2)), rng.normal(40, 1, (60, 2))])
+    W = knn_graph(X, 6)
+    L = np.array([0, 1, 2, 60, 61, 62, 63])
+    y = np.array([0, 1, 1, 2, 2, 2, 0])
+    with pytest.warns(DisconnectedGraphWarning):
+        model = PoissonLearning(solver="direct").fit(W, L, y)
+    loo = model.loo_decision_values()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DisconnectedGraphWarning)
+        for k in range(L.size):
+            keep = np.arange(L.size) != k
+            refit = PoissonLearning(solver="direct").fit(W, L[keep], y[keep], classes=[0, 1, 2])
+            assert_allclose(loo[k], refit.decision_values_[L[k]], atol=1e-8)
+
+
+def test_a_component_without_labels_is_unreached_and_one_class_components_predict_their_class():
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), rng.normal(40, 1, (40, 2)), rng.normal(80, 1, (40, 2))])
+    W = knn_graph(X, 5)
+    with pytest.warns(DisconnectedGraphWarning):
+        model = PoissonLearning(solver="cg").fit(W, [0, 1, 40], ["a", "b", "c"])
+    assert not model.reached_[80:].any() and model.reached_[:80].all()
+    assert_allclose(model.decision_values_[80:], 0.0)
+    assert (model.predict()[40:80] == "c").all()
+
+
+def test_class_sizes_weighting_is_the_papers_rescaling(blobs):
+    X, y, L = blobs
+    W = knn_graph(X, 10)
+    L = np.concatenate([L, np.flatnonzero(y == 0)[10:16]])  # class 0 over-represented
+    plain = PoissonLearning(solver="direct").fit(W, L, y[L])
+    b = np.array([0.1, 0.2, 0.3, 0.4])
+    weighted = PoissonLearning(solver="direct", class_sizes=b).fit(W, L, y[L])
+    s = b / plain.label_mean_
+    assert_allclose(weighted.weighted_values(), plain.decision_values_ * s)
+    assert (weighted.predict_indices() == (plain.decision_values_ * s).argmax(1)).all()
+
+
+def test_a_class_without_labels_is_never_predicted(blobs):
+    X, y, L = blobs
+    model = PoissonLearning(solver="direct").fit(knn_graph(X, 10), L, y[L], classes=[0, 1, 2, 3, 9])
+    assert_allclose(model.decision_values_[:, 4], 0.0)
+    assert 9 not in set(model.predict().tolist())
+
+
+def test_cg_stopping_early_falls_back_to_the_direct_solve_with_a_warning(blobs):
+    X, y, L = blobs
+    W = knn_graph(X, 10)
+    with pytest.warns(PoissonSolverWarning):
+        model = PoissonLearning(solver="cg", tol=1e-12, max_iter=2).fit(W, L, y[L])
+    assert_allclose(model.decision_values_, oracle_poisson(W, L, y[L], 4), atol=1e-8)
+
+
+def test_the_iteration_refuses_a_bipartite_graph():
+    W = sp.csr_matrix(np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], float))  # a 4-cycle
+    with pytest.raises(RuntimeError, match="solver='cg'"):
+        PoissonLearning(solver="iteration", max_iter=500).fit(W, [0, 1], [0, 1])
+    U = PoissonLearning(solver="direct").fit(W, [0, 1], [0, 1]).decision_values_
+    assert_allclose(U, oracle_poisson(W, np.array([0, 1]), np.array([0, 1]), 2), atol=1e-12)
+
+
+@pytest.mark.parametrize("bad,match", [({"solver": "lu"}, "solver"), ({"tol": 0}, "tol"),
+                                       ({"max_iter": 0}, "max_iter"), ({"class_sizes": [1, 2]}, "class_sizes"),
+                                       ({"class_sizes": "balanced"}, "uniform")])
+def test_bad_parameters_are_named(blobs, bad, match):
+    X, y, L = blobs
+    with pytest.raises(ValueError, match=match):
+        PoissonLearning(**bad).fit(knn_graph(X, 5), L, y[L])
+
+
+def test_agrees_with_graphlearning_poisson(blobs):
+    gl = pytest.importorskip("graphlearning")
+    X, y, L = blobs
+    W = knn_graph(X, 10)
+    ours = PoissonLearning(solver="cg", tol=1e-12).fit(W, L, y[L])
+    theirs = gl.ssl.poisson(W, tol=1e-12)
+    u = theirs.fit(L, y[L])
+    assert_allclose(ours.decision_values_, u, atol=1e-8)
+    assert (ours.predict_indices() == theirs.predict()).all()
+
+
+# ---------------------------------------------------------------------- variance criteria
+def dense_posterior(lam, V, labeled, gamma2, tau):
+    C0 = V @ np.diag(1.0 / (lam + tau)) @ V.T
+    if len(labeled) == 0:
+        return C0
+    K = C0[np.ix_(labeled, labeled)] + gamma2 * np.eye(len(labeled))
+    return C0 - C0[:, labeled] @ np.linalg.solve(K, C0[labeled])
+
+
+@pytest.mark.parametrize("criterion", ["vopt", "sigma_opt"])
+@pytest.mark.parametrize("n_labeled", [0, 5])
+def test_variance_reduction_equals_the_drop_of_a_dense_posterior(blobs, criterion, n_labeled):
+    X, y, L = blobs
+    X, L = X[:120], np.arange(n_labeled) * 7
+    lam, V = laplacian_eigenpairs(knn_graph(X, 8), 30)
+    gamma2, tau = 0.01, 1e-2
+    cand = np.setdiff1d(np.arange(120), L)[:25]
+    got = variance_reduction(lam, V, L, cand, criterion=criterion, gamma2=gamma2, tau=tau)
+    C = dense_posterior(lam, V, L, gamma2, tau)
+    want = []
+    for k in cand:
+        C2 = dense_posterior(lam, V, np.append(L, k), gamma2, tau)
+        want.append(np.trace(C) - np.trace(C2) if criterion == "vopt" else C.sum() - C2.sum())
+    assert_allclose(got, want, rtol=1e-7)
+
+
+def test_vopt_ranks_as_graphlearning_var_opt(blobs):
+    gl = pytest.importorskip("graphlearning")
+    X, y, L = blobs
+    lam, V = laplacian_eigenpairs(knn_graph(X, 10), 40)
+    acq = gl.active_learning.var_opt(C=np.diag(1.0 / (lam + 1e-11)), V=V.copy(), gamma2=0.01)
+    acq.update(L, y[L])
+    cand = np.setdiff1d(np.arange(len(y)), L)
+    theirs = acq.compute(None, cand)
+    ours = variance_reduction(lam, V, L, cand)
+    assert_allclose(ours, theirs, rtol=1e-4)  # their rank-one downdates of a 1e11 prior round at ~1e-5
+    assert ours.argmax() == theirs.argmax()
