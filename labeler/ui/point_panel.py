@@ -55,8 +55,6 @@ def render_point_panel(session, view: ScreenView) -> None:
     )
 
     _point_content(session, index)
-    if source == "queried" and hasattr(session, "explain_query"):
-        render_query_explanation(session, index)
 
     predicted, confidence = row["predicted"], float(row["confidence"])
     p_code = int(view.predicted_codes[index])
@@ -68,6 +66,12 @@ def render_point_panel(session, view: ScreenView) -> None:
         unsafe_allow_html=True,
     )
     render_label_controls(session, view, index, source, panel_rev)
+    # after the buttons: while the page is drawn, the browser shows each element as it comes
+    # and keeps the previous point's buttons where the new ones are not drawn yet, so anything
+    # slow between the new point and its buttons turns a press on the point shown into a press
+    # on the old panel's button (refused as stale)
+    if source == "queried" and hasattr(session, "explain_query"):
+        render_query_explanation(session, index)
 
 
 def _point_id(session, index: int) -> str:
