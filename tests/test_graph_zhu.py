@@ -55,6 +55,39 @@ def test_multiclass_expected_risk_equals_brute_force():
     assert_allclose(model.expected_risks(cand), ref, rtol=1e-9, atol=1e-10)
 
 
+def every_hypothesis_expected_risk(model, cand):
+    """The numpy form: F+ for every candidate and class, its risk, weighted (O(u T^2) each)."""
+    pos = np.searchsorted(model.unlabeled_, cand)
+    FU = model.decision_values_[model.unlabeled_]
+    G = model.inverse_
+    out = []
+    for p in pos:
+        w = np.clip(FU[p], 0, 1)
+        w = w / w.sum() if w.sum() > 0 else w
+        total = 0.0
+        for t in range(FU.shape[1]):
+            Fp = FU + np.outer(G[:, p] / G[p, p], np.eye(FU.shape[1])[t] - FU[p])
+            total += w[t] * np.sum(1.0 - Fp.max(axis=1))
+        out.append(total)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("centers", [2, 4, 10])
+def test_fused_kernel_equals_every_hypothesis_formed(centers):
+    """The one-pass top-two kernel against forming F+ for every class (ties in F included:
+    points of one-hot rows and label-free rows have equal entries)."""
+    X, y = make_blobs(150, centers=centers, cluster_std=3.0, random_state=centers)
+    W = knn_graph(X, 5)
+    L = np.array([np.flatnonzero(y == c)[0] for c in range(centers)])
+    model = ZhuActiveLearning(eps=0.01).fit(W, L, y[L])
+    cand = model.unlabeled_
+    assert_allclose(model.expected_risks(cand), every_hypothesis_expected_risk(model, cand),
+                    rtol=1e-11, atol=1e-11)
+    model.add(cand[3], y[cand[3]])
+    assert_allclose(model.expected_risks(), every_hypothesis_expected_risk(model, model.unlabeled_),
+                    rtol=1e-11, atol=1e-11)
+
+
 def test_binary_risk_is_the_sum_of_min_f_one_minus_f(moons):
     W, y, L = moons
     model = ZhuActiveLearning().fit(W, L, y[L])

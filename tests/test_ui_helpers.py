@@ -340,58 +340,78 @@ def test_build_view_reads_expected_risk_only_for_its_colour_mode(tmp_path, monke
     np.testing.assert_array_equal(legacy.predictions["expected_risk"].to_numpy(), real())
 
 
-def test_a_button_from_an_older_point_panel_is_dropped(monkeypatch):
-    """Two panels' buttons can hear one shortcut while the browser swaps them: only the
-    newest panel's press reaches the session (one key press, at most one label)."""
+def _panels(state, *shows):
+    """Session state after the panels ``shows`` (index, source, expected, classes) were drawn."""
+    state["panel_rev"] = len(shows)
+    state["panel_sent_at"] = -1e9  # long ago
+    state["panel_shows"] = shows[-1]
+    state["panel_shows_before"] = shows[-2] if len(shows) > 1 else None
+
+
+def test_a_press_heard_by_the_previous_panel_labels_the_point_shown(monkeypatch):
+    """Until a rerun ends the browser keeps the previous panel's buttons beside the new ones,
+    and a key can reach the old button while the new point is on the page: that press labels
+    the point shown (same classes, so the same keys); one from an older panel is refused."""
     from labeler.ui import actions
 
-    calls = []
-    fake_state = {"panel_rev": 7}
+    calls, fake_state = [], {}
     monkeypatch.setattr(actions.st, "session_state", fake_state)
-    monkeypatch.setattr(actions, "_run", lambda action, *a: calls.append(action) or False)
-    actions.label(3, "a", "queried", 3, 6)  # drawn by the previous panel
-    actions.skip(3, 3, 6)
-    assert calls == []
-    actions.label(5, "a", "chosen", None, 7)  # the panel on the page now
-    actions.skip(5, 5, 7)
-    actions.label(5, "a", "chosen", None)  # no panel number: the session's checks alone
-    assert len(calls) == 3
+    monkeypatch.setattr(actions, "_applied_or_why", lambda do, i, q: calls.append((i, q)) or (True, None))
+    monkeypatch.setattr(actions.state, "clear_selection", lambda: None)
+    ab = ("a", "b")
+    _panels(fake_state, (1, "queried", 1, ab), (3, "queried", 3, ab), (5, "queried", 5, ab))
+    actions.label(3, "a", "queried", 3, 2)  # the previous panel's button, point 5 on the page
+    assert calls == [(5, 5)]
+    assert fake_state["last_action"] == ("label", 5, "a")
+    actions.label(1, "b", "queried", 1, 1)  # two panels back: refused, and said
+    assert calls == [(5, 5)]
+    assert [k for k, _ in fake_state["flash"]] == ["warning"]
+    fake_state["flash"] = []
+    actions.skip(5, 5, 3)  # the panel on the page now
+    assert calls[-1] == (5, 5)
+    actions.label(5, "b", "chosen", None)  # no panel number: the session's checks alone
+    assert calls[-1] == (5, None)
+    # a class added between the two panels may have moved the keys: refused
+    _panels(fake_state, (3, "queried", 3, ab), (5, "queried", 5, ab + ("c",)))
+    n = len(calls)
+    actions.label(3, "a", "queried", 3, 1)
+    assert len(calls) == n and [k for k, _ in fake_state["flash"]] == ["warning"]
+    # a chosen point on the page: the press labels it as chosen, the skip skips it for good
+    _panels(fake_state, (3, "queried", 3, ab), (8, "chosen", None, ab))
+    actions.label(3, "b", "queried", 3, 1)
+    assert calls[-1] == (8, None)
+    # a press read at once after the newer panel was sent was made before it could be seen
+    fake_state["panel_sent_at"] = actions.time.monotonic()
+    fake_state["flash"] = []
+    n = len(calls)
+    actions.label(3, "b", "queried", 3, 1)
+    assert len(calls) == n and [k for k, _ in fake_state["flash"]] == ["warning"]
 
 
-def test_the_twin_of_an_applied_key_press_from_the_old_panel_says_nothing(monkeypatch):
+def test_the_twin_of_an_applied_key_press_says_nothing(monkeypatch):
     """One key press heard by the old and the new panel's buttons: one label, no warning,
-    whichever rerun comes first; a press of another key or a late one still warns."""
+    whichever is read first; the same key pressed again on the next point labels it."""
     from labeler.ui import actions
 
     clock = [100.0]
-    fake_state = {"panel_rev": 7}
+    calls, fake_state = [], {}
     monkeypatch.setattr(actions.st, "session_state", fake_state)
     monkeypatch.setattr(actions.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(actions, "_run", lambda action, *a: (True, None))
+    monkeypatch.setattr(actions, "_applied_or_why", lambda do, i, q: calls.append(i) or (True, None))
     monkeypatch.setattr(actions.state, "clear_selection", lambda: None)
-
-    def warnings_queued():
-        return [t for k, t in fake_state.get("flash", []) if k == "warning"]
-
-    actions.label(5, "a", "queried", 5, 7)  # applied
-    clock[0] += 0.4
-    actions.label(3, "a", "queried", 3, 6)  # the old panel heard the same key: dropped, silent
-    assert warnings_queued() == []
-    fake_state["panel_rev"] = 8
-    clock[0] += 5.0
-    actions.label(4, "a", "queried", 4, 7)  # the old panel's twin reached the server first
-    assert len(warnings_queued()) == 1
-    clock[0] += 0.3
-    actions.label(6, "a", "queried", 6, 8)  # ... then the press itself: the warning is taken back
-    assert warnings_queued() == []
-    fake_state["panel_rev"] = 9
-    clock[0] += 0.2
-    actions.label(6, "b", "queried", 6, 8)  # another key on the old panel: a real early press
-    assert len(warnings_queued()) == 1
-    fake_state["flash"] = []
+    ab = ("a", "b")
+    _panels(fake_state, (3, "queried", 3, ab), (5, "queried", 5, ab))
+    actions.label(5, "a", "queried", 5, 2)  # applied
+    clock[0] += 0.01
+    actions.label(3, "a", "queried", 3, 1)  # its twin from the old panel: the same point, silent
+    assert calls == [5] and not fake_state.get("flash")
+    _panels(fake_state, (3, "queried", 3, ab), (5, "queried", 5, ab), (9, "queried", 9, ab))
+    clock[0] += 0.8
+    actions.label(5, "a", "queried", 5, 2)  # the same key on the next point, heard by 5's button
+    assert calls == [5, 9]
     clock[0] += actions.TWIN_SECONDS + 1
-    actions.label(6, "a", "queried", 6, 8)  # the same key, but long after: a real repeated press
-    assert len(warnings_queued()) == 1
+    actions.label(9, "a", "queried", 9, 3)  # a real repeated press, long after: to the session
+    assert calls == [5, 9, 9]
 
 
 # ---- text from the data made safe for the page ------------------------------------------------

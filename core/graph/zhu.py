@@ -13,8 +13,8 @@ targets, the one-vs-all harmonic function of :class:`core.graph.HarmonicFunction
 ``R(F) = sum_i (1 - max_t F_it)`` and weights ``F_kt``: with two classes, ``F = [1 - f, f]``,
 this is exactly the binary rule.
 
-Exact and dense: ``G`` is u x u (u unlabelled nodes), O(u^2) memory, O(u^2 T) per scored
-candidate. For large pools the same rule is ARLS on a spectral Gaussian-field factor
+Exact and dense: ``G`` is u x u (u unlabelled nodes), O(u^2) memory, O(u T) per scored
+candidate (one fused pass, :mod:`core.graph._zhu_numba`). For large pools the same rule is ARLS on a spectral Gaussian-field factor
 (A§9): the ARLS mean with ``lam -> 0`` on ``K = (Delta + eps I)^-1`` is this ``f`` (up to
 the +-1 coding) and its posterior covariance on U is ``G``; ``tests/test_graph_zhu.py`` shows it.
 """
@@ -26,10 +26,10 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.sparse.csgraph import connected_components
 
 from ._checks import check_graph, check_labels
+from ._zhu_numba import zhu_expected_risks
 
 __all__ = ["ZhuActiveLearning", "harmonic_risk"]
 
-_BLOCK_BYTES = 64 * 2**20
 
 
 def harmonic_risk(F) -> float:
@@ -134,25 +134,13 @@ class ZhuActiveLearning:
         self._check_fitted()
         cand = self.unlabeled_ if candidates is None else np.asarray(candidates, dtype=np.int64)
         pos = self._positions(cand) if cand.size else cand
-        FU = self.decision_values_[self.unlabeled_]  # (u, T)
-        G = self.inverse_
-        u, T = FU.shape
-        out = np.empty(pos.size)
-        step = max(1, _BLOCK_BYTES // (8 * max(u * T, 1)))
-        eye = np.eye(T)
-        for a in range(0, pos.size, step):
-            pb = pos[a:a + step]
-            S = G[:, pb] / G[pb, pb]  # (u, b)
-            Fk = FU[pb]  # (b, T)
-            p = np.clip(Fk, 0.0, 1.0)
-            p = p / np.where(p.sum(axis=1, keepdims=True) > 0, p.sum(axis=1, keepdims=True), 1.0)
-            E = np.zeros(pb.size)
-            for t in range(T):
-                D = eye[t][None, :] - Fk  # (b, T)
-                Fp = FU[:, None, :] + S[:, :, None] * D[None, :, :]  # (u, b, T)
-                E += p[:, t] * np.sum(1.0 - Fp.max(axis=2), axis=0)
-            out[a:a + step] = E
-        return out
+        FU = np.ascontiguousarray(self.decision_values_[self.unlabeled_])  # (u, T)
+        Fk = FU[pos]  # (k, T)
+        p = np.clip(Fk, 0.0, 1.0)
+        total = p.sum(axis=1, keepdims=True)
+        p = p / np.where(total > 0, total, 1.0)
+        return zhu_expected_risks(FU, np.ascontiguousarray(self.inverse_),
+                                  np.ascontiguousarray(pos, dtype=np.int64), p)
 
     def query(self) -> int:
         """The unlabelled node with the smallest expected risk (ties: lowest index)."""

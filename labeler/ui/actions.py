@@ -41,10 +41,8 @@ def _run(action, *args):
 def _stale_panel(panel_rev: int | None) -> bool:
     """True when a button was drawn by an earlier point panel than the one on the page now.
 
-    Each drawing of the point panel has a number (``panel_rev``) and its buttons carry it.
-    While the browser swaps one panel for the next, the old panel's buttons can still be on
-    the page and hear the same shortcut key; their press then names an old panel and is
-    dropped, so one key press labels at most the point on the newest panel.
+    Each drawing of the point panel has a number (``panel_rev``, given right after its title
+    went to the browser: :func:`labeler.ui.point_panel._number_panel`) and its buttons carry it.
     """
     return panel_rev is not None and panel_rev != st.session_state.get("panel_rev")
 
@@ -52,35 +50,52 @@ def _stale_panel(panel_rev: int | None) -> bool:
 _OLD_PAGE = ("A key press on point #{index} was not applied: it came from the page of an "
              "earlier point (a repeated or early press). Press again on the point shown now.")
 
-#: One key press heard by the buttons of two panels (the old one still on the page while the
-#: browser swaps them) reaches the server as two presses this close together.
+#: A press read sooner than this after a newer panel was sent was not made in answer to it
+#: (below a person's reaction time): then it is refused as an early press, and said.
+REACTION_SECONDS = 0.15
+
+#: One key press heard by the buttons of two panels reaches the server as two presses this
+#: close together (they are read in the same or the next rerun, before anything is drawn).
 TWIN_SECONDS = 2.0
 
 
-def _old_panel_press(kind: str, name, index: int) -> None:
-    """A press from an old panel: dropped. Said, unless it is the twin of a press of the same
-    key just applied, i.e. one key press heard by the old panel's button too: then nothing
-    went wrong and a warning (with "press again") would only mislead (seen at 10^6 points,
-    where the swap takes long enough for both buttons to hear the key)."""
-    now = time.monotonic()
+def _press_target(index: int, source: str, expected_query, panel_rev):
+    """The point a label or skip press is for: ``(index, source, expected_query)``, or None
+    when it names a panel older than the previous one (then it is refused, and said).
+
+    Until a rerun ends, the browser keeps the previous panel's buttons (greyed) beside the
+    new panel's, and a shortcut key can reach the old button although the new point is on
+    the page (seen on every second press of a harmonic session, and on RLS sessions of a busy
+    machine). The new panel's number is given only after its title was sent, and a press that
+    reaches the server before that interrupts the run first, so a press from the previous
+    panel that is read while a newer panel is numbered was made with the newer point on the
+    page: it is read as a press on that point. Only when the classes (and so the keys) are
+    the same on both panels, and the newer panel was sent at least :data:`REACTION_SECONDS`
+    before (a press read sooner was made before it could be seen: a double press, or a page
+    far away that had not shown it yet); a press from an older panel is refused.
+    """
+    if not _stale_panel(panel_rev):
+        return int(index), source, expected_query
+    now, before = st.session_state.get("panel_shows"), st.session_state.get("panel_shows_before")
+    sent = st.session_state.get("panel_sent_at")
+    if (panel_rev == st.session_state.get("panel_rev", 0) - 1 and now is not None
+            and now[0] is not None and before is not None and before[0] == int(index)
+            and before[3] == now[3] and sent is not None
+            and time.monotonic() - sent >= REACTION_SECONDS):
+        return int(now[0]), now[1], now[2]
+    return None
+
+
+def _twin(kind: str, name, target: int) -> bool:
+    """True when this press is the twin of the press just applied (the same key, read for the
+    same point within :data:`TWIN_SECONDS`): one key press heard by two panels' buttons."""
     last = st.session_state.get("last_press")
-    if last is not None and last[0] == (kind, name) and now - last[1] <= TWIN_SECONDS:
-        return
-    text = _OLD_PAGE.format(index=int(index))
-    state.flash("warning", text)
-    st.session_state["old_panel_press"] = ((kind, name), now, text)
+    return (last is not None and last[0] == (kind, name, target)
+            and time.monotonic() - last[1] <= TWIN_SECONDS)
 
 
-def _applied_press(kind: str, name) -> None:
-    """Note an applied press; a warning queued just before for its twin from the old panel
-    (the twin's rerun came first) is taken back."""
-    now = time.monotonic()
-    st.session_state["last_press"] = ((kind, name), now)
-    pending = st.session_state.pop("old_panel_press", None)
-    if pending is not None and pending[0] == (kind, name) and now - pending[1] <= TWIN_SECONDS:
-        queued = st.session_state.get("flash", [])
-        if ("warning", pending[2]) in queued:
-            queued.remove(("warning", pending[2]))
+def _applied_press(kind: str, name, target: int) -> None:
+    st.session_state["last_press"] = ((kind, name, target), time.monotonic())
 
 
 def _applied_or_why(do, index: int, expected_query: int | None):
@@ -97,16 +112,22 @@ def _applied_or_why(do, index: int, expected_query: int | None):
 
 def label(index: int, name, source: str, expected_query: int | None,
           panel_rev: int | None = None) -> None:
-    """Label point ``index`` as ``name`` (source 'queried' or 'chosen'); a refused (stale)
-    press is reported, never silently dropped."""
-    if _stale_panel(panel_rev):
-        _old_panel_press("label", name, index)
+    """Label point ``index`` as ``name`` (source 'queried' or 'chosen'); a press heard by the
+    previous panel's button is read as a press on the point shown (:func:`_press_target`); a
+    refused (stale) press is reported, never silently dropped (but for the twin of an applied
+    press)."""
+    target = _press_target(index, source, expected_query, panel_rev)
+    if target is None:
+        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        return
+    index, source, expected_query = target
+    if _twin("label", name, index):
         return
     done, why = _applied_or_why(
         lambda s: s.label(int(index), name, source=source, expected_query=expected_query),
         index, expected_query)
     if done:
-        _applied_press("label", name)
+        _applied_press("label", name, index)
         state.clear_selection()
         st.session_state["last_action"] = ("label", int(index), name)
     elif done is False:
@@ -115,15 +136,20 @@ def label(index: int, name, source: str, expected_query: int | None,
 
 def skip(index: int, expected_query: int | None, panel_rev: int | None = None) -> None:
     """Skip point ``index``: the query (``expected_query``; ignored when it is no longer the
-    query) or a clicked point (``expected_query`` None: "not sure, skip for good"). A refused
-    press is reported."""
-    if _stale_panel(panel_rev):
-        _old_panel_press("skip", None, index)
+    query) or a clicked point (``expected_query`` None: "not sure, skip for good"). Presses are
+    read as in :func:`label`; a refused press is reported."""
+    target = _press_target(index, "queried" if expected_query is not None else "chosen",
+                           expected_query, panel_rev)
+    if target is None:
+        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        return
+    index, _, expected_query = target
+    if _twin("skip", None, index):
         return
     done, why = _applied_or_why(lambda s: s.skip(int(index), expected_query=expected_query),
                                 index, expected_query)
     if done:
-        _applied_press("skip", None)
+        _applied_press("skip", None, index)
         st.session_state["last_action"] = ("skip", int(index), None)
         if expected_query is None:
             state.clear_selection()

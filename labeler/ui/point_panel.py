@@ -11,6 +11,8 @@ Markdown (:func:`~labeler.ui.text.md_text`).
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from labeler.ui.charts import render_query_explanation
@@ -33,16 +35,19 @@ def render_point_panel(session, view: ScreenView) -> None:
     """Draw the point panel for ``session`` (call under the session's lock)."""
     index, source = _shown_point(view)
     query_attr = "" if view.query is None else str(view.query)
-    # number this drawing of the panel: its buttons carry it (see actions._stale_panel)
-    panel_rev = int(st.session_state.get("panel_rev", 0)) + 1
-    st.session_state["panel_rev"] = panel_rev
     if index is None:
         st.markdown(f'#### <span class="point-tag" data-point="" data-query="{query_attr}">'
                     "All done</span>", unsafe_allow_html=True)
+        _number_panel(None, source, None, view.classes)
         st.success("Every point is labelled or skipped. Export the labels below, or undo.")
         undo_button(session)
         return
 
+    # Everything the panel shows is computed first and then drawn without a pause, and the
+    # slow parts (the explanation) come after the buttons: until this run ends the browser
+    # keeps the previous point's buttons (greyed) beside the new ones, and they hear the same
+    # keys (see actions.label for how such a press is read).
+    draw_content = _point_content(session, index)
     row = view.predictions.iloc[index]
     ident = html_text(_point_id(session, index))
     if source == "queried":
@@ -53,10 +58,9 @@ def render_point_panel(session, view: ScreenView) -> None:
         f'#### <span class="point-tag" data-point="{index}" data-query="{query_attr}">{title}</span>',
         unsafe_allow_html=True,
     )
-
-    _point_content(session, index)
-    if source == "queried" and hasattr(session, "explain_query"):
-        render_query_explanation(session, index)
+    expected = view.query if source == "queried" else None
+    panel_rev = _number_panel(index, source, expected, view.classes)
+    draw_content()
 
     predicted, confidence = row["predicted"], float(row["confidence"])
     p_code = int(view.predicted_codes[index])
@@ -68,6 +72,24 @@ def render_point_panel(session, view: ScreenView) -> None:
         unsafe_allow_html=True,
     )
     render_label_controls(session, view, index, source, panel_rev)
+    if source == "queried" and hasattr(session, "explain_query"):
+        render_query_explanation(session, index)
+
+
+def _number_panel(index, source: str, expected, classes) -> int:
+    """Number this drawing of the panel, right after its title went to the browser (its
+    buttons carry the number: :func:`labeler.ui.actions._press_target`) and note what it shows.
+
+    A press that reaches the server before the title was sent interrupts this run before this
+    call (Streamlit handles a waiting rerun at the next element it sends), so a panel number
+    newer than a press's means the browser had the newer point when the press was read.
+    """
+    panel_rev = int(st.session_state.get("panel_rev", 0)) + 1
+    st.session_state["panel_rev"] = panel_rev
+    st.session_state["panel_shows_before"] = st.session_state.get("panel_shows")
+    st.session_state["panel_shows"] = (index, source, expected, tuple(classes))
+    st.session_state["panel_sent_at"] = time.monotonic()
+    return panel_rev
 
 
 def _point_id(session, index: int) -> str:
@@ -88,11 +110,12 @@ def _text_column(session) -> tuple[str, ...]:
     return (options["text_col"],) if options.get("text_col") else ()
 
 
-def _point_text(session, index: int) -> None:
-    """The point's text (a table's text column), escaped: data never becomes markup."""
+def _point_text(session, index: int) -> str | None:
+    """The point's text (a table's text column) as panel HTML, escaped: data never becomes
+    markup; None when the data has no text."""
     texts = getattr(session.dataset, "texts", None)
     if texts is None:
-        return
+        return None
     text = str(texts[index])
     if not text.strip():
         body = "<i>(empty text)</i>"
@@ -103,20 +126,32 @@ def _point_text(session, index: int) -> None:
         body = html_text(text)
     # a span (display: block), not a div: a div would open an HTML block, in which Markdown
     # keeps html_text's backslash escapes literally
-    st.markdown(f'<span class="point-text" data-point="{index}">{body}</span>', unsafe_allow_html=True)
+    return f'<span class="point-text" data-point="{index}">{body}</span>'
 
 
-def _point_content(session, index: int) -> None:
-    _point_text(session, index)
+def _point_content(session, index: int):
+    """What the panel shows of point ``index``, computed before anything is drawn: a function
+    that draws it (see :func:`render_point_panel` for why)."""
+    text = _point_text(session, index)
     try:
-        image = point_image(session.dataset, index)
+        image, error = point_image(session.dataset, index), None
     except ValueError as exc:
-        st.error(md_text(exc))
-        image = None
+        image, error = None, md_text(exc)
+    table = None
     if image is not None:
-        st.image(upscale(image, 300), width=300 if max(image.shape[:2]) <= 300 else "stretch")
+        image = upscale(image, 300)
     else:
         table = feature_table(session.dataset, index, skip=_text_column(session))
-        st.dataframe(table, hide_index=True, width="stretch",
-                     height=min(38 + 35 * min(len(table), 8), 320))  # rows shown, not features
 
+    def draw() -> None:
+        if text is not None:
+            st.markdown(text, unsafe_allow_html=True)
+        if error is not None:
+            st.error(error)
+        if image is not None:
+            st.image(image, width=300 if max(image.shape[:2]) <= 300 else "stretch")
+        else:
+            st.dataframe(table, hide_index=True, width="stretch",
+                         height=min(38 + 35 * min(len(table), 8), 320))  # rows shown, not features
+
+    return draw
