@@ -28,8 +28,9 @@ from labeler.ui.access import require_token
 from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
-from labeler.ui.figures import class_color, scatter_figure
+from labeler.ui.figures import scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.map_colors import class_color
 from labeler.ui.map_density import uses_density
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label

@@ -31,7 +31,7 @@ import streamlit as st
 from labeler.session.batch import BATCH_RULES, MAX_BATCH, batch_queries
 from labeler.session.neighbours import similar_points
 from labeler.ui import actions, state
-from labeler.ui.figures import class_color
+from labeler.ui.map_colors import class_color
 from labeler.ui.label_controls import undo_button
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view, point_image, upscale

@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from labeler.ui.charts import render_query_explanation
-from labeler.ui.figures import class_color
+from labeler.ui.map_colors import class_color
 from labeler.ui.label_controls import render_label_controls, undo_button
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import ScreenView, feature_table, point_image, upscale
