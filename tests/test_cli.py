@@ -487,6 +487,31 @@ def test_role_options_for_data_without_columns_are_refused(app_calls, capsys):
     assert code == 2 and "need a data file" in err and app_calls == []
 
 
+@pytest.mark.parametrize("extra,needle", [
+    ([], "the median distance between the points is 0"),  # SettingsError at its source (width_grid)
+    (["--posterior", "spectral", "--validation", "VAL"], "A spectral (graph) posterior has no kernel outside"),
+    (["--validation", "OTHER"], "are not classes of the pool"),
+    (["--executor", "local-dask:0"], "--executor local-dask:0"),
+])
+def test_settings_that_cannot_work_exit_2_with_the_fix(tmp_path, capsys, extra, needle):
+    """Each was a bare ValueError caught by the command line; now the project's own error type."""
+    data = tmp_path / "pool.csv"
+    if not extra:  # constant points: no automatic RBF width
+        pd.DataFrame({"f1": [1.0] * 8, "f2": [2.0] * 8, "label": ["a", "b"] * 4}).to_csv(data, index=False)
+    else:
+        write_blobs(data, n=40)
+    write_blobs(tmp_path / "val.csv", n=20, seed=1)
+    write_blobs(tmp_path / "other.csv", n=20, seed=2, label="label")
+    other = pd.read_csv(tmp_path / "other.csv")
+    other["label"] = np.where(other["label"] == "pos", "up", "down")
+    other.to_csv(tmp_path / "other.csv", index=False)
+    extra = [str(tmp_path / "val.csv") if a == "VAL" else str(tmp_path / "other.csv") if a == "OTHER" else a
+             for a in extra]
+    code, _, err = run(["simulate", str(data), "--budget", "2", "--quiet", *extra], capsys)
+    assert code == 2, err
+    assert needle in err and "labeler: error:" in err
+
+
 def test_simulate_refuses_a_validation_file_for_text_features(tmp_path, capsys):
     code, _, err = run(["simulate", str(SENTENCES), "--validation", str(SENTENCES), "--budget", "2"], capsys)
     assert code == 2 and "TF-IDF of its text column" in err and "Leave --validation out" in err
