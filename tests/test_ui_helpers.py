@@ -227,6 +227,32 @@ def test_point_image_from_array_paths_and_none(tmp_path):
     assert point_image(types.SimpleNamespace(images=None, image_paths=None), 0) is None
 
 
+@pytest.mark.parametrize("pixels,message", [
+    (np.array([[-1.2, 0.3], [0.8, 2.1]]), "pixel values must be integers 0-255"),  # standardised pixels
+    (np.array([[12.5, 40.0], [0.0, 255.0]]), "pixel values must be integers 0-255"),  # fractional
+    (np.array([[0, 300], [10, 20]]), "pixel values must be integers 0-255"),  # over 255
+    (np.array([[0.2, np.nan], [0.1, 0.4]]), "NaN or infinity"),
+])
+def test_point_image_refuses_pixels_the_loaders_refuse_instead_of_clipping(pixels, message):
+    # np.clip(image * scale, 0, 255) showed these as a saturated or black image without a word
+    from labeler.data import DatasetError
+
+    ds = types.SimpleNamespace(images=pixels[None], image_paths=None)
+    with pytest.raises(DatasetError, match=message) as info:
+        point_image(ds, 0)
+    assert "the image of point 0" in str(info.value)
+
+
+def test_point_image_converts_pixels_as_the_loaders_do():
+    from labeler.data.images import to_uint8
+
+    unit = np.array([[0.5, 0.2], [1.0, 0.0]])
+    assert point_image(types.SimpleNamespace(images=unit[None], image_paths=None), 0).tolist() == \
+        to_uint8(unit, "x").tolist() == [[128, 51], [255, 0]]  # rounded (clipping truncated 127.5 to 127)
+    whole = np.array([[3.0, 200.0]])
+    assert point_image(types.SimpleNamespace(images=whole[None], image_paths=None), 0).tolist() == [[3, 200]]
+
+
 def test_feature_table_prefers_original_frame():
     X = np.array([[1.23456789, 2.0], [3.0, 4.0]])
     ds = types.SimpleNamespace(X=X, feature_names=["u", "v"], frame=None)

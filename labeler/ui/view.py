@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from labeler.data.images import to_uint8
+
 __all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table",
            "map_hover_texts"]
 
@@ -144,19 +146,22 @@ def point_image(dataset, index: int) -> np.ndarray | None:
     """Image of point ``index`` as a uint8 array, or None when the data set has no images.
 
     Uses ``dataset.images`` when present, else reads ``dataset.image_paths[index]`` with PIL.
+    Pixels that are not uint8 go through the loaders' checked conversion
+    (:func:`labeler.data.images.to_uint8`: integers 0-255 kept, floats in [0, 1] scaled by 255
+    and rounded), so an image the loaders would refuse is refused here too, never clipped.
 
     Raises
     ------
     ValueError
-        If the image file of the point cannot be read (missing or not an image).
+        If the image file of the point cannot be read (missing or not an image), or
+        (:class:`~labeler.data.DatasetError`) its pixels are not 0-255 integers or floats in
+        [0, 1] (negative, too large, fractional, NaN).
     """
     images = getattr(dataset, "images", None)
     if images is not None:
         image = np.asarray(images[index])
         if image.dtype != np.uint8:
-            hi = float(image.max()) if image.size else 1.0
-            scale = 255.0 if hi <= 1.0 else 1.0
-            image = np.clip(image * scale, 0, 255).astype(np.uint8)
+            image = to_uint8(image, f"the image of point {index}")
         return image
     paths = getattr(dataset, "image_paths", None)
     if paths is not None:
