@@ -69,13 +69,13 @@ if session is None:
     st.stop()
 
 with lock:
-    if getattr(session, "closed", False):  # closed to free memory meanwhile: open it again
+    if session.closed:  # closed to free memory meanwhile: open it again
         st.rerun()
     try:
         session.refresh()  # events another process (or server) wrote to the store
     except state.USER_ERRORS as exc:
         st.error(f"Could not read the store: {md_text(exc)}")
-    if getattr(session, "read_only", False):
+    if session.read_only:
         st.warning(md_text(f"The store {session.store_path} is read-only: this session can be "
                            "viewed, not changed. Copy the store to a writable folder to label."))
     modes = state.color_modes(session)  # no "expected risk" where the model has no such rule
@@ -86,9 +86,8 @@ with lock:
     area = st.session_state.get("area")
 
     # ---- header: data set, counts ----------------------------------------------------------
-    config = getattr(session, "config", None)
-    data_name = getattr(session.dataset, "name", None) or getattr(config, "dataset", "data")
-    strategy = strategy_label(getattr(config, "strategy", ""))
+    data_name = session.dataset.name or session.config.dataset or "data"
+    strategy = strategy_label(session.config.strategy)
     counts = session.class_counts()
     badges = "".join(
         f'<span class="dot" style="background:{class_color(j)}"></span>{html_text(c)}: '

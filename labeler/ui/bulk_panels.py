@@ -98,7 +98,7 @@ def _cell(session, view, i: int, key: str) -> None:
     if image is not None:
         st.image(upscale(image, 112), width=112)
     else:
-        texts = getattr(ds, "texts", None)
+        texts = ds.texts
         if texts is not None:
             text = str(texts[i])
             cut = text[:_TEXT_CHARS] + ("…" if len(text) > _TEXT_CHARS else "")
@@ -179,7 +179,7 @@ def render_bulk_tab(kind: str) -> None:
     if session is None:
         return
     with lock:
-        if getattr(session, "closed", False):
+        if session.closed:
             return
         view = build_view(session, color_mode="label")  # cached per state: cheap
         (render_batch_tab if kind == "batch" else render_similar_tab)(session, view)

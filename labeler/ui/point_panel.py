@@ -55,7 +55,7 @@ def render_point_panel(session, view: ScreenView) -> None:
     )
 
     _point_content(session, index)
-    if source == "queried" and hasattr(session, "explain_query"):
+    if source == "queried":
         render_query_explanation(session, index)
 
     predicted, confidence = row["predicted"], float(row["confidence"])
@@ -71,7 +71,7 @@ def render_point_panel(session, view: ScreenView) -> None:
 
 
 def _point_id(session, index: int) -> str:
-    ids = getattr(session.dataset, "ids", None)
+    ids = session.dataset.ids
     if ids is None:
         return f"#{index}"
     ident = ids[index]
@@ -84,13 +84,13 @@ PANEL_TEXT_CHARS = 3000
 
 def _text_column(session) -> tuple[str, ...]:
     """The text column's name (shown above the table, not in it), if any."""
-    options = getattr(session.dataset, "load_options", None) or {}
+    options = session.dataset.load_options or {}
     return (options["text_col"],) if options.get("text_col") else ()
 
 
 def _point_text(session, index: int) -> None:
     """The point's text (a table's text column), escaped: data never becomes markup."""
-    texts = getattr(session.dataset, "texts", None)
+    texts = session.dataset.texts
     if texts is None:
         return
     text = str(texts[index])
