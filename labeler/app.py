@@ -86,8 +86,9 @@ with lock:
     area = st.session_state.get("area")
 
     # ---- header: data set, counts ----------------------------------------------------------
-    data_name = session.dataset.name or session.config.dataset or "data"
-    strategy = strategy_label(session.config.strategy)
+    config = session.config  # a copy: read once
+    data_name = session.dataset.name or config.dataset or "data"
+    strategy = strategy_label(config.strategy)
     counts = session.class_counts()
     badges = "".join(
         f'<span class="dot" style="background:{class_color(j)}"></span>{html_text(c)}: '

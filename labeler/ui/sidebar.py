@@ -203,9 +203,9 @@ def _delete() -> None:
 
 
 def _new_same_data(session) -> None:
-    cfg = state.app_config()
-    state.new_session(session.config.dataset or cfg.data, session.config.dataset_options,
-                      **same_model_settings(session.config, cfg.model))
+    cfg, config = state.app_config(), session.config  # session.config is a copy: read once
+    state.new_session(config.dataset or cfg.data, config.dataset_options,
+                      **same_model_settings(config, cfg.model))
 
 
 def _saved_sessions(session, lock=None) -> None:
