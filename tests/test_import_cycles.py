@@ -58,8 +58,8 @@ def _known(name: str, modules) -> str | None:
     return None
 
 
-def imports_of(module: str, path: Path, modules) -> dict[str, int]:
-    """The project modules ``module`` imports, each with the line of its first import.
+def imports_of(module: str, path: Path, modules) -> dict[str, list[int]]:
+    """The project modules ``module`` imports, each with the lines of its import statements.
 
     Parameters
     ----------
@@ -73,15 +73,15 @@ def imports_of(module: str, path: Path, modules) -> dict[str, int]:
     Returns
     -------
     dict
-        Imported module -> line number (first import statement naming it).
+        Imported module -> sorted line numbers of the statements importing it.
     """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found: dict[str, int] = {}
+    found: dict[str, list[int]] = {}
 
     def add(name: str | None, line: int) -> None:
         target = _known(name, modules) if name else None
-        if target is not None:
-            found.setdefault(target, line)
+        if target is not None and line not in found.setdefault(target, []):
+            found[target].append(line)
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -101,16 +101,16 @@ def imports_of(module: str, path: Path, modules) -> dict[str, int]:
               and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
                    or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__")))):
             add(node.args[0].value, node.lineno)
-    return found
+    return {target: sorted(lines) for target, lines in found.items()}
 
 
-def import_graph(root: Path, packages=PACKAGES) -> dict[str, dict[str, int]]:
-    """Module -> {imported project module: line} for every module of ``packages``."""
+def import_graph(root: Path, packages=PACKAGES) -> dict[str, dict[str, list[int]]]:
+    """Module -> {imported project module: lines} for every module of ``packages``."""
     files = module_files(root, packages)
     return {name: imports_of(name, path, files) for name, path in files.items()}
 
 
-def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+def cycles(graph: dict[str, dict[str, list[int]]]) -> list[list[str]]:
     """The strongly connected components that are cycles (Tarjan, iterative), each sorted.
 
     A component of one module is a cycle only when the module imports itself.
@@ -161,15 +161,17 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     return sorted(components)
 
 
-def describe(component: list[str], graph: dict[str, dict[str, int]], files: dict[str, Path], root: Path) -> str:
-    """One cycle as the import lines among its modules."""
+def describe(component: list[str], graph: dict[str, dict[str, list[int]]], files: dict[str, Path],
+             root: Path) -> str:
+    """One cycle as every import statement among its modules."""
     members = set(component)
-    lines = [f"cycle of {len(component)} modules: {', '.join(component)}"]
+    text = [f"cycle of {len(component)} modules: {', '.join(component)}"]
     for module in component:
-        for target, line in sorted(graph[module].items()):
+        for target, lines in sorted(graph[module].items()):
             if target in members:
-                lines.append(f"  {files[module].relative_to(root).as_posix()}:{line}: {module} imports {target}")
-    return "\n".join(lines)
+                text += [f"  {files[module].relative_to(root).as_posix()}:{line}: {module} imports {target}"
+                         for line in lines]
+    return "\n".join(text)
 
 
 # --------------------------------------------------------------------------- the project
@@ -196,17 +198,18 @@ def test_a_cycle_hidden_in_a_function_is_found(tmp_path):
         "pkg/__init__.py": "",
         "pkg/a.py": "from pkg import b\n",
         "pkg/b.py": "def later():\n    from .c import thing\n    return thing\n",
-        "pkg/c.py": "import os\n\ndef thing():\n    import pkg.a\n    return pkg.a\n",
+        "pkg/c.py": "import os\n\ndef thing():\n    import pkg.a\n    return pkg.a\n\ndef other():\n    from . import a\n",
         "pkg/d.py": "from pkg import a\n",  # imports into the cycle, is not part of it
     })
     graph = import_graph(tmp_path, ("pkg",))
-    assert graph["pkg.a"] == {"pkg.b": 1}  # `from pkg import b`: the submodule
-    assert graph["pkg.b"] == {"pkg.c": 2}  # relative, inside a function
-    assert graph["pkg.c"] == {"pkg.a": 4}
+    assert graph["pkg.a"] == {"pkg.b": [1]}  # `from pkg import b`: the submodule
+    assert graph["pkg.b"] == {"pkg.c": [2]}  # relative, inside a function
+    assert graph["pkg.c"] == {"pkg.a": [4, 8]}
     found = cycles(graph)
     assert found == [["pkg.a", "pkg.b", "pkg.c"]]
     text = describe(found[0], graph, module_files(tmp_path, ("pkg",)), tmp_path)
-    assert "pkg/b.py:2: pkg.b imports pkg.c" in text and "pkg.d" not in text
+    assert "pkg/b.py:2: pkg.b imports pkg.c" in text and "pkg/c.py:8: pkg.c imports pkg.a" in text
+    assert "pkg.d" not in text
 
 
 def test_every_strongly_connected_component_is_one_cycle(tmp_path):
@@ -220,10 +223,10 @@ def test_every_strongly_connected_component_is_one_cycle(tmp_path):
         "pkg/free.py": "from pkg.p import name\nimport numpy\n",
     })
     graph = import_graph(tmp_path, ("pkg",))
-    assert graph["pkg"] == {"pkg.sub": 1}  # `from .sub import x`: x is a name, sub the module
-    assert graph["pkg.sub"] == {"pkg.y": 1}
-    assert graph["pkg.free"] == {"pkg.p": 1}  # numpy is not a project module
-    assert graph["pkg.y"] == {"pkg.sub": 2}
+    assert graph["pkg"] == {"pkg.sub": [1]}  # `from .sub import x`: x is a name, sub the module
+    assert graph["pkg.sub"] == {"pkg.y": [1]}
+    assert graph["pkg.free"] == {"pkg.p": [1]}  # numpy is not a project module
+    assert graph["pkg.y"] == {"pkg.sub": [2]}
     # pkg imports pkg.sub but nothing imports pkg back: it is outside every cycle
     assert cycles(graph) == [["pkg.p", "pkg.q"], ["pkg.self"], ["pkg.sub", "pkg.y"]]
 
