@@ -492,6 +492,9 @@ def test_role_options_for_data_without_columns_are_refused(app_calls, capsys):
     (["--posterior", "spectral", "--validation", "VAL"], "A spectral (graph) posterior has no kernel outside"),
     (["--validation", "OTHER"], "are not classes of the pool"),
     (["--executor", "local-dask:0"], "--executor local-dask:0"),
+    (["--posterior", "nystrom", "--rank", "500"], "rank must be between 1 and 40"),  # session/config.py
+    (["--posterior", "spectral", "--knn", "100"], "knn must be below the pool size 40"),
+    (["--model", "harmonic", "--graph-k", "100"], "pass --graph-k between 1 and 39"),  # was core's knn_graph
 ])
 def test_settings_that_cannot_work_exit_2_with_the_fix(tmp_path, capsys, extra, needle):
     """Each was a bare ValueError caught by the command line; now the project's own error type."""

@@ -148,6 +148,9 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     X = check_features(dataset.X if X is None else X)
     y = np.asarray(dataset.y)
     n = X.shape[0]
+    if isinstance(n_neighbors, numbers.Integral) and not 1 <= n_neighbors < n:
+        raise SettingsError(f"a {n_neighbors}-NN graph needs more than {n_neighbors} points and the pool has {n}; "
+                            f"pass --graph-k between 1 and {n - 1}.")
     if initial + budget > n - 1:
         raise SettingsError(f"initial + budget = {initial + budget} leaves no unlabelled point of the {n}; "
                          f"pass a budget <= {n - 1 - initial}.")
