@@ -28,8 +28,9 @@ from labeler.ui.access import require_token
 from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
-from labeler.ui.figures import class_color, scatter_figure
+from labeler.ui.figures import scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.map_colors import class_color
 from labeler.ui.map_density import uses_density
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
@@ -68,13 +69,13 @@ if session is None:
     st.stop()
 
 with lock:
-    if getattr(session, "closed", False):  # closed to free memory meanwhile: open it again
+    if session.closed:  # closed to free memory meanwhile: open it again
         st.rerun()
     try:
         session.refresh()  # events another process (or server) wrote to the store
     except state.USER_ERRORS as exc:
         st.error(f"Could not read the store: {md_text(exc)}")
-    if getattr(session, "read_only", False):
+    if session.read_only:
         st.warning(md_text(f"The store {session.store_path} is read-only: this session can be "
                            "viewed, not changed. Copy the store to a writable folder to label."))
     modes = state.color_modes(session)  # no "expected risk" where the model has no such rule
@@ -85,9 +86,9 @@ with lock:
     area = st.session_state.get("area")
 
     # ---- header: data set, counts ----------------------------------------------------------
-    config = getattr(session, "config", None)
-    data_name = getattr(session.dataset, "name", None) or getattr(config, "dataset", "data")
-    strategy = strategy_label(getattr(config, "strategy", ""))
+    config = session.config  # a copy: read once
+    data_name = session.dataset.name or config.dataset or "data"
+    strategy = strategy_label(config.strategy)
     counts = session.class_counts()
     badges = "".join(
         f'<span class="dot" style="background:{class_color(j)}"></span>{html_text(c)}: '

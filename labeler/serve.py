@@ -32,6 +32,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from labeler.errors import SettingsError
+
 __all__ = ["APP_SCRIPT", "streamlit_argv", "run_app", "is_local", "exposure_warning", "make_token"]
 
 #: The Streamlit script of the app.
@@ -56,12 +58,14 @@ def streamlit_argv(port: int = 8501, host: str = "127.0.0.1",
     Raises
     ------
     ValueError
-        If ``port`` is not an integer in 1..65535 or ``host`` is empty.
+        If ``port`` is not an integer in 1..65535.
+    labeler.errors.SettingsError
+        If ``host`` is empty.
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise ValueError(f"port must be an integer in 1..65535; got {port!r}.")
     if not isinstance(host, str) or not host.strip():
-        raise ValueError(f"host must be a non-empty address such as '127.0.0.1'; got {host!r}.")
+        raise SettingsError(f"host must be a non-empty address such as '127.0.0.1'; got {host!r}.")
     return [
         "run", str(APP_SCRIPT),
         "--server.address", host,
@@ -153,7 +157,10 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
     Raises
     ------
     ValueError
-        Bad port or host, or ``data`` names a path that does not exist.
+        A port that is not an integer in 1..65535.
+    labeler.errors.SettingsError
+        An empty host, a token shorter than 8 characters, or ``data`` names a path that does not
+        exist.
     """
     argv = streamlit_argv(port=port, host=host, extra_args=extra_args)
     if data is not None:
@@ -162,7 +169,7 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
         if looks_like_path:
             path = Path(text).expanduser()
             if not path.exists():
-                raise ValueError(f"data path {text!r} does not exist; give an existing CSV, "
+                raise SettingsError(f"data path {text!r} does not exist; give an existing CSV, "
                                  "Parquet, NPZ file or image folder, or a built-in name.")
             text = str(path.resolve())
         os.environ["LABELER_DATA"] = text
@@ -179,7 +186,7 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
         token = make_token()
     if token is not None:
         if not str(token).strip() or len(str(token)) < 8:
-            raise ValueError("--token must be 'auto' or a secret of at least 8 characters.")
+            raise SettingsError("--token must be 'auto' or a secret of at least 8 characters.")
         os.environ["LABELER_TOKEN"] = str(token)
     warning = exposure_warning(host, port, token)
     if warning:

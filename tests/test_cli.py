@@ -15,6 +15,7 @@ import pytest
 import labeler.experiments.simulate
 import labeler.serve
 from labeler import cli
+from labeler.cli import common as cli_common, entry as cli_entry, simulate as cli_simulate
 from labeler.atomic import atomic_write, atomic_write_text
 from labeler.experiments.simulate import CURVE_COLUMNS
 
@@ -78,8 +79,10 @@ def test_app_bad_port_exits_2(app_calls, capsys, port):
 
 
 def test_app_error_from_run_app_is_a_clean_exit_2(monkeypatch, capsys):
+    from labeler.errors import SettingsError
+
     def fail(**kw):
-        raise ValueError("port 8501 is in use; pass --port")
+        raise SettingsError("port 8501 is in use; pass --port")
 
     monkeypatch.setattr(labeler.serve, "run_app", fail)
     code, _, err = run(["app", "moons"], capsys)
@@ -88,6 +91,41 @@ def test_app_error_from_run_app_is_a_clean_exit_2(monkeypatch, capsys):
     assert "Traceback" not in err
     code, _, err = run(["app", "nope.csv"], capsys)  # stops before the server
     assert code == 2 and "'nope.csv': no such file or folder" in err
+
+
+def test_an_internal_value_error_is_a_traceback_not_a_usage_error(monkeypatch, capsys):
+    def bug(**kw):
+        raise ValueError("operands could not be broadcast together")
+
+    monkeypatch.setattr(labeler.serve, "run_app", bug)
+    with pytest.raises(ValueError, match="broadcast"):
+        cli.main(["app", "moons"])
+    assert "labeler: error" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["app", "--token", "short"], "--token must be 'auto' or a secret of at least 8 characters"),
+    (["app", "--host", " "], "host must be a non-empty address"),
+])
+def test_app_options_the_server_refuses_exit_2_with_the_fix(monkeypatch, capsys, argv, needle):
+    # the server's own checks (labeler.serve), reached with Streamlit never started
+    import streamlit.web.cli as stcli
+
+    monkeypatch.setattr(stcli.main, "main", lambda **kw: pytest.fail("the server started"))
+    for name in ("LABELER_TOKEN", "LABELER_DATA_DIR"):  # run_app sets them; restored after the test
+        monkeypatch.delenv(name, raising=False)
+    code, _, err = run(argv, capsys)
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_a_short_token_in_the_environment_exits_2(monkeypatch, capsys):
+    import streamlit.web.cli as stcli
+
+    monkeypatch.setattr(stcli.main, "main", lambda **kw: pytest.fail("the server started"))
+    monkeypatch.setenv("LABELER_TOKEN", "abc")
+    monkeypatch.delenv("LABELER_DATA_DIR", raising=False)
+    code, _, err = run(["app"], capsys)
+    assert code == 2 and "--token must be 'auto'" in err
 
 
 def test_dash_dash_arguments_only_for_app(capsys):
@@ -219,12 +257,12 @@ def test_simulate_linear_kernel(tmp_path, capsys):
 def test_progress_lines_are_throttled(tmp_path, capsys, monkeypatch):
     data = tmp_path / "pool.csv"
     write_blobs(data, n=60)
-    monkeypatch.setattr(cli, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(cli_common, "PROGRESS_INTERVAL", 0.0)
     code, _, err = run(["simulate", str(data), "--budget", "5", "--out", str(tmp_path / "c.csv")], capsys)
     assert code == 0
     steps = [line for line in err.splitlines() if "queries/s" in line]
     assert [s.split()[3] for s in steps] == ["1/5", "2/5", "3/5", "4/5"]  # the last step is the summary
-    monkeypatch.setattr(cli, "PROGRESS_INTERVAL", 3600.0)
+    monkeypatch.setattr(cli_common, "PROGRESS_INTERVAL", 3600.0)
     code, _, err = run(["simulate", str(data), "--budget", "5", "--out", str(tmp_path / "c.csv")], capsys)
     assert "queries/s" not in err
 
@@ -304,7 +342,7 @@ def test_error_exit_through_the_real_entry_point(tmp_path):
 @pytest.mark.parametrize("bug", [IndexError("index 7 is out of bounds"), TypeError("unsupported operand"),
                                  KeyError("n_labeled")])
 def test_programming_errors_propagate_with_their_traceback(tmp_path, capsys, monkeypatch, bug):
-    # Only user errors (CLIError, ValueError / DatasetError, OSError) become "labeler: error:".
+    # Only user errors (the project's own error types, OSError) become "labeler: error:".
     data = tmp_path / "pool.csv"
     write_blobs(data, n=40)
 
@@ -324,10 +362,10 @@ def test_version_falls_back_only_when_the_package_is_not_installed(monkeypatch):
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(importlib.metadata, "version", missing)
-    assert cli._version() == "0.1.0"
+    assert cli_entry._version() == "0.1.0"
     monkeypatch.setattr(importlib.metadata, "version", lambda name: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        cli._version()
+        cli_entry._version()
 
 
 def test_auto_lam_waits_for_labels_without_warnings(tmp_path, capsys):
@@ -351,7 +389,7 @@ def test_failed_run_leaves_an_existing_output_untouched(tmp_path, capsys, monkey
         if step == 3:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli._Progress, "__call__", explode)
+    monkeypatch.setattr(cli_common.Progress, "__call__", explode)
     code, _, err = run(["simulate", str(data), "--budget", "10", "--out", str(out)], capsys)
     assert code == 130 and "interrupted" in err
     assert out.read_text() == "old content\n"
@@ -414,14 +452,14 @@ def test_role_options_change_the_guess(tmp_path, capsys, monkeypatch):
                   "kind": np.arange(40) % 2, "note": [f"word{i % 5} other{i % 3} more" for i in range(40)]}
                  ).to_csv(path, index=False)
     loaded = []
-    real = cli.open_data
+    real = cli_simulate.open_data
 
     def spy(*args, **kwargs):
         ds, options = real(*args, **kwargs)
         loaded.append(options)
         return ds, options
 
-    monkeypatch.setattr(cli, "open_data", spy)
+    monkeypatch.setattr(cli_simulate, "open_data", spy)
     argv = ["simulate", str(path), "--budget", "2", "--out", str(tmp_path / "c.csv"), "--label-col", "kind"]
     code, _, err = run(argv, capsys)
     assert code == 0, err
@@ -447,6 +485,34 @@ def test_role_options_for_data_without_columns_are_refused(app_calls, capsys):
     assert code == 2 and "column roles apply" in err and app_calls == []
     code, _, err = run(["app", "--label-col", "y"], capsys)
     assert code == 2 and "need a data file" in err and app_calls == []
+
+
+@pytest.mark.parametrize("extra,needle", [
+    ([], "the median distance between the points is 0"),  # SettingsError at its source (width_grid)
+    (["--posterior", "spectral", "--validation", "VAL"], "A spectral (graph) posterior has no kernel outside"),
+    (["--validation", "OTHER"], "are not classes of the pool"),
+    (["--executor", "local-dask:0"], "--executor local-dask:0"),
+    (["--posterior", "nystrom", "--rank", "500"], "rank must be between 1 and 40"),  # session/config.py
+    (["--posterior", "spectral", "--knn", "100"], "knn must be below the pool size 40"),
+    (["--model", "harmonic", "--graph-k", "100"], "pass --graph-k between 1 and 39"),  # was core's knn_graph
+])
+def test_settings_that_cannot_work_exit_2_with_the_fix(tmp_path, capsys, extra, needle):
+    """Each was a bare ValueError caught by the command line; now the project's own error type."""
+    data = tmp_path / "pool.csv"
+    if not extra:  # constant points: no automatic RBF width
+        pd.DataFrame({"f1": [1.0] * 8, "f2": [2.0] * 8, "label": ["a", "b"] * 4}).to_csv(data, index=False)
+    else:
+        write_blobs(data, n=40)
+    write_blobs(tmp_path / "val.csv", n=20, seed=1)
+    write_blobs(tmp_path / "other.csv", n=20, seed=2, label="label")
+    other = pd.read_csv(tmp_path / "other.csv")
+    other["label"] = np.where(other["label"] == "pos", "up", "down")
+    other.to_csv(tmp_path / "other.csv", index=False)
+    extra = [str(tmp_path / "val.csv") if a == "VAL" else str(tmp_path / "other.csv") if a == "OTHER" else a
+             for a in extra]
+    code, _, err = run(["simulate", str(data), "--budget", "2", "--quiet", *extra], capsys)
+    assert code == 2, err
+    assert needle in err and "labeler: error:" in err
 
 
 def test_simulate_refuses_a_validation_file_for_text_features(tmp_path, capsys):
@@ -500,7 +566,7 @@ def test_the_app_session_takes_the_file_labeler_app_checked_instead_of_reading_i
 
     import labeler.data.load as load_mod
     import labeler.serve
-    from labeler.cli import _main
+    from labeler.cli.entry import _main
     from labeler.session import LabelingSession, SessionConfig
 
     rng = np.random.default_rng(0)

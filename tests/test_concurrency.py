@@ -14,6 +14,7 @@ import pytest
 import labeler.ui.registry as R
 from labeler.session import LabelingSession, MemoryBudgetError, SessionConfig
 from labeler.ui.registry import REGISTRY, SessionRegistry
+from ui_stubs import StubSession
 
 APP = str(Path(__file__).resolve().parents[1] / "labeler" / "app.py")
 
@@ -122,7 +123,7 @@ def test_a_session_closed_by_the_registry_is_reopened_by_the_next_press(app_env)
 
 
 # ---- the registry --------------------------------------------------------------------------
-class _Slow:
+class _Slow(StubSession):
     """A stand-in session whose opening takes ``delay`` seconds."""
 
     delay = 0.4
@@ -130,7 +131,7 @@ class _Slow:
     lock = threading.Lock()
 
     def __init__(self, sid, n=1000):
-        self.id, self.n_samples, self.closed = sid, n, False
+        super().__init__(sid, n)
 
     @classmethod
     def open(cls, store, sid):
@@ -143,8 +144,6 @@ class _Slow:
     def create(cls, store, config):
         return cls(f"new-{config}")
 
-    def close(self):
-        self.closed = True
 
 
 @pytest.fixture

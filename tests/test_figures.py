@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from labeler.ui import figures as F
+from labeler.ui import map_colors as C
 
 
 def _rng(seed=0):
@@ -43,8 +44,8 @@ def _band_color(scale, value, cmin, cmax):
 # --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("k", [1, 2, 3, 7, 16])
 def test_discrete_colorscale_maps_each_code_to_its_colour(k):
-    colors = [F.class_color(j) for j in range(k)]
-    scale = F.discrete_colorscale(colors)
+    colors = [C.class_color(j) for j in range(k)]
+    scale = C.discrete_colorscale(colors)
     cmin, cmax = -0.5, k - 0.5
     for j in range(k):
         assert _band_color(scale, j, cmin, cmax) == colors[j]
@@ -54,10 +55,10 @@ def test_discrete_colorscale_maps_each_code_to_its_colour(k):
 
 def test_discrete_colorscale_refuses_empty():
     with pytest.raises(ValueError, match="at least one colour"):
-        F.discrete_colorscale([])
+        C.discrete_colorscale([])
 
 
-@pytest.mark.parametrize("mode", list(F.COLOR_MODES))
+@pytest.mark.parametrize("mode", list(C.COLOR_MODES))
 def test_scatter_traces_and_numeric_colours(mode):
     p = _pool()
     fig = F.scatter_figure(color_mode=mode, query=5, selected=7, **p)
@@ -88,7 +89,7 @@ def test_scatter_label_mode_colours_match_classes():
     scale = [tuple(s) for s in pool.marker.colorscale]
     for i in range(len(p["label_codes"])):
         code = p["label_codes"][i]
-        want = F.UNLABELED_COLOR if code < 0 else F.class_color(code)
+        want = C.UNLABELED_COLOR if code < 0 else C.class_color(code)
         got = _band_color(scale, pool.marker.color[i], pool.marker.cmin, pool.marker.cmax)
         assert got.lower() == want.lower()
 
@@ -100,7 +101,7 @@ def test_scatter_predicted_mode_colours_match_classes():
     scale = [tuple(s) for s in pool.marker.colorscale]
     for i in range(0, len(p["label_codes"]), 7):
         got = _band_color(scale, pool.marker.color[i], pool.marker.cmin, pool.marker.cmax)
-        assert got.lower() == F.class_color(p["predicted_codes"][i]).lower()
+        assert got.lower() == C.class_color(p["predicted_codes"][i]).lower()
 
 
 def test_scatter_expected_risk_replaces_inf():

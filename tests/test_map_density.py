@@ -10,7 +10,8 @@ import pytest
 from PIL import Image
 
 from labeler.ui import map_density as md
-from labeler.ui.figures import CLASS_COLORS, point_index_from_selection, scatter_figure
+from labeler.ui.figures import point_index_from_selection, scatter_figure
+from labeler.ui.map_colors import CLASS_COLORS, DENSITY_GREY
 from labeler.ui.viewport import parse_viewport
 
 
@@ -63,7 +64,7 @@ def test_class_mix_colours_on_a_tiny_known_pool():
     c0, c1 = np.array(_rgb(palette[0])), np.array(_rgb(palette[1]))
     np.testing.assert_array_equal(image.rgba[1, 0, :3], c0)
     np.testing.assert_array_equal(image.rgba[0, 1, :3], np.round((c0 + c1) / 2))
-    np.testing.assert_array_equal(image.rgba[1, 1, :3], md.DENSITY_GREY)
+    np.testing.assert_array_equal(image.rgba[1, 1, :3], DENSITY_GREY)
     assert image.rgba[0, 0, 3] == 0  # empty bin: transparent
     assert image.rgba[1, 0, 3] == 255 and image.rgba[0, 1, 3] == 255  # densest bins: opaque
     assert 0 < image.rgba[1, 1, 3] < 255

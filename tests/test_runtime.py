@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler import cli, runtime
+from labeler import runtime
+from labeler.cli import app as cli_app, entry as cli_entry
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -73,12 +74,11 @@ def test_limit_malloc_arenas_leaves_the_users_setting(monkeypatch):
 @pytest.mark.parametrize("argv", [["app", "moons", "--port", "1"], []])
 def test_labeler_app_limits_the_arenas_before_starting(monkeypatch, argv):
     calls = []
-    monkeypatch.setattr(cli, "limit_malloc_arenas", lambda: calls.append("limit"))
-    monkeypatch.setattr(cli, "_run_app", lambda args, extra: calls.append("app") or 0)
+    monkeypatch.setattr(cli_app, "limit_malloc_arenas", lambda: calls.append("limit"))
     import labeler.serve
 
     monkeypatch.setattr(labeler.serve, "run_app", lambda **kw: calls.append("app"))
-    assert cli._main(argv) == 0
+    assert cli_entry._main(argv) == 0
     assert calls == ["limit", "app"]
 
 

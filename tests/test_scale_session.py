@@ -263,10 +263,11 @@ def test_explain_density_oracles(monkeypatch):
 
 def test_labeler_app_hands_the_posterior_to_the_first_session(monkeypatch):
     from labeler import cli
+    from labeler.cli.posterior import model_options
     from labeler.ui.config import AppConfig
 
     args = cli.build_parser().parse_args(["app", "--posterior", "nystrom", "--rank", "50"])
-    assert cli._model_options(args) == {"posterior": "nystrom", "rank": 50}
+    assert model_options(args) == {"posterior": "nystrom", "rank": 50}
     cfg = AppConfig.from_env({"LABELER_MODEL": '{"posterior": "nystrom", "rank": 50, "other": 1}'})
     assert cfg.model == {"posterior": "nystrom", "rank": 50}
     assert AppConfig.from_env({}).model == {}

@@ -7,6 +7,7 @@ import pandas as pd
 
 from labeler.ui.figures import HOVER_TEXT_CHARS, hover_texts, scatter_figure
 from labeler.ui.view import feature_table
+from ui_stubs import StubDataset
 
 
 def test_hover_texts_are_escaped_shortened_and_broken_into_lines():
@@ -41,10 +42,8 @@ def test_the_map_shows_each_points_text_in_its_tooltip():
 
 
 def test_the_point_table_can_leave_the_text_column_out():
-    class Data:
-        frame = pd.DataFrame({"id": [7, 8], "text": ["long text", "more"], "label": ["a", "b"]})
-
-    table = feature_table(Data(), 1, skip=("text",))
+    data = StubDataset(frame=pd.DataFrame({"id": [7, 8], "text": ["long text", "more"], "label": ["a", "b"]}))
+    table = feature_table(data, 1, skip=("text",))
     assert table["feature"].tolist() == ["id", "label"] and table["value"].tolist() == ["8", "b"]
 
 
@@ -52,13 +51,10 @@ def test_the_maps_tooltip_texts_are_computed_once_per_data_set(monkeypatch):
     import labeler.ui.figures as figures
     from labeler.ui.view import map_hover_texts
 
-    class Data:
-        texts = np.array(["a <b>", "c"], dtype=object)
-
     calls = []
     real = figures.hover_texts
     monkeypatch.setattr(figures, "hover_texts", lambda t: calls.append(1) or real(t))
-    data = Data()
+    data = StubDataset(texts=np.array(["a <b>", "c"], dtype=object))
     first = map_hover_texts(data)
     assert list(first) == ["a &lt;b&gt;", "c"] and map_hover_texts(data) is first and calls == [1]
-    assert map_hover_texts(type("NoText", (), {"texts": None})()) is None
+    assert map_hover_texts(StubDataset(texts=None)) is None

@@ -19,6 +19,7 @@ from labeler.ui.inputs import DATA_SUFFIXES, check_data_path, parse_positive_or_
 from labeler.ui.keyboard import BACK_KEY, RESERVED, SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.registry import SessionRegistry
 from labeler.ui.view import build_view, class_codes, feature_table, point_image, upscale
+from ui_stubs import StubDataset, StubSession
 
 
 # ---- keyboard --------------------------------------------------------------------------------
@@ -216,20 +217,64 @@ def test_upscale_is_nearest_neighbour():
 def test_point_image_from_array_paths_and_none(tmp_path):
     from PIL import Image
 
-    ds = types.SimpleNamespace(images=np.linspace(0, 1, 2 * 4 * 4).reshape(2, 4, 4), image_paths=None)
+    ds = StubDataset(images=np.linspace(0, 1, 2 * 4 * 4).reshape(2, 4, 4), image_paths=None)
     img = point_image(ds, 1)
     assert img.dtype == np.uint8 and img.shape == (4, 4) and img.max() == 255
     Image.fromarray(np.full((5, 6, 3), 7, np.uint8)).save(tmp_path / "a.png")
-    ds = types.SimpleNamespace(images=None, image_paths=[str(tmp_path / "a.png"), str(tmp_path / "gone.png")])
+    ds = StubDataset(images=None, image_paths=[str(tmp_path / "a.png"), str(tmp_path / "gone.png")])
     assert point_image(ds, 0).shape == (5, 6, 3)
     with pytest.raises(ValueError, match="cannot be read"):
         point_image(ds, 1)
-    assert point_image(types.SimpleNamespace(images=None, image_paths=None), 0) is None
+    assert point_image(StubDataset(images=None, image_paths=None), 0) is None
+
+
+@pytest.mark.parametrize("pixels,message", [
+    (np.array([[-1.2, 0.3], [0.8, 2.1]]), "pixel values must be integers 0-255"),  # standardised pixels
+    (np.array([[12.5, 40.0], [0.0, 255.0]]), "pixel values must be integers 0-255"),  # fractional
+    (np.array([[0, 300], [10, 20]]), "pixel values must be integers 0-255"),  # over 255
+    (np.array([[0.2, np.nan], [0.1, 0.4]]), "NaN or infinity"),
+])
+def test_point_image_refuses_pixels_the_loaders_refuse_instead_of_clipping(pixels, message):
+    # np.clip(image * scale, 0, 255) showed these as a saturated or black image without a word
+    from labeler.data import DatasetError
+
+    ds = StubDataset(images=pixels[None], image_paths=None)
+    with pytest.raises(DatasetError, match=message) as info:
+        point_image(ds, 0)
+    assert "the image of point 0" in str(info.value)
+
+
+def test_point_image_converts_pixels_as_the_loaders_do():
+    from labeler.data.images import to_uint8
+
+    unit = np.array([[0.5, 0.2], [1.0, 0.0]])
+    assert point_image(StubDataset(images=unit[None], image_paths=None), 0).tolist() == \
+        to_uint8(unit, "x").tolist() == [[128, 51], [255, 0]]  # rounded (clipping truncated 127.5 to 127)
+    whole = np.array([[3.0, 200.0]])
+    assert point_image(StubDataset(images=whole[None], image_paths=None), 0).tolist() == [[3, 200]]
+
+
+def test_the_ui_stubs_stand_for_real_attributes(tmp_path):
+    """Every attribute of the typed UI stubs exists on the object it stands in for."""
+    import dataclasses
+
+    from labeler.data import Dataset
+    from labeler.session import LabelingSession, SessionConfig
+
+    assert {f.name for f in dataclasses.fields(StubDataset)} <= {f.name for f in dataclasses.fields(Dataset)}
+    real = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 40}))
+    try:
+        stub = StubSession("s", 3)
+        for name in [*vars(stub), "close"]:
+            assert hasattr(real, name), name
+        assert real.n_samples == 40 and real.closed is False
+    finally:
+        real.close()
 
 
 def test_feature_table_prefers_original_frame():
     X = np.array([[1.23456789, 2.0], [3.0, 4.0]])
-    ds = types.SimpleNamespace(X=X, feature_names=["u", "v"], frame=None)
+    ds = StubDataset(X=X, feature_names=["u", "v"], frame=None)
     t = feature_table(ds, 0)
     assert list(t["feature"]) == ["u", "v"] and list(t["value"]) == ["1.235", "2"]
     ds.frame = pd.DataFrame({"name": ["x", "y"], "u": [1.5, 3.0]})
@@ -264,11 +309,8 @@ def test_run_app_refuses_missing_path(tmp_path):
 
 
 # ---- registry --------------------------------------------------------------------------------
-class _FakeSessionClass:
+class _FakeSessionClass(StubSession):
     opened: list = []
-
-    def __init__(self, sid):
-        self.id = sid
 
     @classmethod
     def open(cls, store, sid):

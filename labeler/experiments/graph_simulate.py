@@ -43,6 +43,7 @@ from core.rls.tuning import DEFAULT_LAM
 from core.validation import check_count, check_features, check_positive
 from labeler.experiments.oracle import curve_frame, oracle_loop
 from labeler.session.model import MODEL_OPTIONS
+from labeler.errors import SettingsError
 
 __all__ = ["GRAPH_MODELS", "GRAPH_STRATEGIES", "ZHU_MAX_POINTS", "simulate_graph", "graph_factor", "graph_factory"]
 
@@ -65,7 +66,7 @@ def graph_factor(W, transform: str, rank: int, labeled=None, labels=None, *, eps
     lam, V = laplacian_eigenpairs(W, rank, seed=seed)
     if transform in ALIGNMENT_TRANSFORMS:
         if labeled is None or len(set(np.asarray(labels).tolist())) < 2:
-            raise ValueError(f"the {transform} transform is fitted to labels (kernel-target alignment); "
+            raise SettingsError(f"the {transform} transform is fitted to labels (kernel-target alignment); "
                              "give initial labels of at least two classes (--initial N).")
         mu, _ = aligned_spectrum(lam, V, labeled, labels, transform)
     else:
@@ -144,16 +145,16 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     if model not in GRAPH_STRATEGIES:
         raise ValueError(f"model must be one of {GRAPH_MODELS}; got {model!r}.")
     if strategy not in GRAPH_STRATEGIES[model]:
-        raise ValueError(f"strategy {strategy!r} is not available with model {model!r}; choose one of "
+        raise SettingsError(f"strategy {strategy!r} is not available with model {model!r}; choose one of "
                          f"{', '.join(GRAPH_STRATEGIES[model])}.")
     if model == "rls" and transform is None:
-        raise ValueError("model 'rls' on a graph needs a spectral transform: pass transform= one of "
+        raise SettingsError("model 'rls' on a graph needs a spectral transform: pass transform= one of "
                          f"{', '.join(SPECTRAL_TRANSFORMS)} (without one, use the kernel simulation).")
     if model != "rls" and transform is not None:
-        raise ValueError(f"a spectral transform applies to model 'rls' only; model {model!r} uses the graph "
+        raise SettingsError(f"a spectral transform applies to model 'rls' only; model {model!r} uses the graph "
                          "itself. Drop the transform or use model='rls'.")
     if dataset.y is None:
-        raise ValueError(f"{dataset.name} has no true labels, so there is no oracle to simulate.")
+        raise SettingsError(f"{dataset.name} has no true labels, so there is no oracle to simulate.")
     budget = check_count("budget", budget, 1)
     initial = check_count("initial", initial, 0)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
@@ -161,21 +162,28 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     X = check_features(dataset.X if X is None else X)
     y = np.asarray(dataset.y)
     n = X.shape[0]
+    if isinstance(n_neighbors, numbers.Integral) and not 1 <= n_neighbors < n:
+        raise SettingsError(f"a {n_neighbors}-NN graph needs more than {n_neighbors} points and the pool has {n}; "
+                            f"pass --graph-k between 1 and {n - 1}.")
     if initial + budget > n - 1:
-        raise ValueError(f"initial + budget = {initial + budget} leaves no unlabelled point of the {n}; "
+        raise SettingsError(f"initial + budget = {initial + budget} leaves no unlabelled point of the {n}; "
                          f"pass a budget <= {n - 1 - initial}.")
+    if model == "harmonic" and strategy in ("arls", "auto") and n > ZHU_MAX_POINTS:
+        raise SettingsError(f"Zhu et al.'s exact expected risk keeps a dense {n} x {n} inverse; it is limited to "
+                         f"{ZHU_MAX_POINTS:,} points. Use model='rls', transform='gaussian_field' (the same "
+                         "rule on a low-rank factor, ALGORITHMS §9) or strategy='margin'.")
     if model == "rls":
         lam = check_positive("lam", lam)
         rank = check_count("rank", rank, 1)
         if rank >= n:
-            raise ValueError(f"rank = {rank} eigenpairs needs more than {n} points; pass a rank of at most "
+            raise SettingsError(f"rank = {rank} eigenpairs needs more than {n} points; pass a rank of at most "
                              f"{n - 1} (--graph-rank).")
     classes = list(dataset.classes)
     rng = np.random.default_rng(seed)
     init_idx = rng.choice(n, size=initial, replace=False) if initial else np.zeros(0, dtype=np.int64)
 
     if model == "rls" and transform in ALIGNMENT_TRANSFORMS and len(set(y[init_idx].tolist())) < 2:
-        raise ValueError(f"the {transform} transform is fitted to labels (kernel-target alignment); give "
+        raise SettingsError(f"the {transform} transform is fitted to labels (kernel-target alignment); give "
                          "initial labels of at least two classes (--initial N, N >= 2; a larger N if the draw "
                          "holds one class).")
     t0 = time.perf_counter()

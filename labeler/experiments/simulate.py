@@ -64,6 +64,7 @@ from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, retune_d
 from core.strategies import STRATEGIES
 from core.validation import check_count, check_features, check_positive
 from labeler.data.preprocessing import standardize
+from labeler.errors import SettingsError
 from labeler.session import model as _model
 from labeler.session.config import DEFAULTS, SessionConfig, check_auto_tune, resolve_model, resolve_posterior
 from labeler.experiments.oracle import CURVE_COLUMNS, balanced_accuracy, curve_frame, oracle_loop
@@ -395,7 +396,7 @@ def simulate(
         outside the classes, or a budget larger than the points left.
     """
     if dataset.y is None:
-        raise ValueError(
+        raise SettingsError(
             f"{dataset.name} has no true labels, so there is no oracle to simulate. Give a file "
             "with a label column."
         )
@@ -411,7 +412,7 @@ def simulate(
     if y.shape != (n,):
         raise ValueError(f"dataset.y has shape {y.shape}; expected ({n},), one label per point.")
     if initial + budget > n:
-        raise ValueError(
+        raise SettingsError(
             f"initial + budget = {initial} + {budget} exceeds the {n} points of the pool; "
             f"pass a budget <= {n - initial}."
         )
@@ -422,7 +423,7 @@ def simulate(
         X_val = check_features(X_val, name="X_val")
         y_val = np.asarray(y_val)
         if X_val.shape[1] != X.shape[1]:
-            raise ValueError(
+            raise SettingsError(
                 f"X_val has {X_val.shape[1]} feature(s) but the pool has {X.shape[1]}; use the "
                 "same feature columns."
             )
@@ -430,7 +431,7 @@ def simulate(
             raise ValueError(f"y_val has shape {y_val.shape}; expected ({X_val.shape[0]},).")
         unknown = sorted(set(np.unique(y_val).tolist()) - set(classes), key=str)
         if unknown:
-            raise ValueError(
+            raise SettingsError(
                 f"validation labels {unknown[:5]!r} are not classes of the pool ({classes!r}); "
                 "use a validation set with the same classes."
             )
@@ -440,7 +441,7 @@ def simulate(
     rng = np.random.default_rng(seed)
     init_idx = rng.choice(n, size=initial, replace=False) if initial else np.zeros(0, dtype=np.int64)
     if posterior == "spectral" and X_val is not None:
-        raise ValueError("A spectral (graph) posterior has no kernel outside its pool, so it cannot "
+        raise SettingsError("A spectral (graph) posterior has no kernel outside its pool, so it cannot "
                          "predict a validation set; leave the validation set out (accuracy on the "
                          "unlabelled pool) or use posterior 'nystrom'.")
     lam_used = resolve_lam(lam, X, y, init_idx, kernel, weighting, classes=classes)

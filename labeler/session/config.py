@@ -60,6 +60,7 @@ from core.strategies import STRATEGIES
 from core.validation import check_positive
 
 from labeler.data.classnames import check_class_name
+from labeler.errors import SettingsError
 
 from . import data
 from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
@@ -220,29 +221,33 @@ class SessionConfig:
 
 
 # --------------------------------------------------------------------------------------------
-# Checks of single settings: each returns the normalised value or raises ValueError
+# Checks of single settings: each returns the normalised value or raises SettingsError (a ValueError)
 # --------------------------------------------------------------------------------------------
 
 
 def _check_choice(name: str, value, choices) -> str:
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"Unknown {name} {value!r}; choose one of {', '.join(choices)}.")
+        raise SettingsError(f"Unknown {name} {value!r}; choose one of {', '.join(choices)}.")
     return value
 
 
 def check_weighting(weighting, classes):
     """``"none"``, ``"balanced"`` or a dict giving every class of ``classes`` a weight > 0 (keys
-    as stored: str): :func:`core.learner.weighting.check_weighting` with ``every_class``."""
+    as stored: str): :func:`core.learner.weighting.check_weighting` with ``every_class``; a bad
+    value is the user's (:class:`SettingsError`)."""
     if isinstance(weighting, dict):
         weighting = {str(k): v for k, v in weighting.items()}
-    return _check_weighting(weighting, classes, every_class=True)
+    try:
+        return _check_weighting(weighting, classes, every_class=True)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def check_width(value) -> float:
     """An RBF width: a finite number in ``[MIN_WIDTH, MAX_WIDTH]``."""
     value = check_positive("width", value)
     if not MIN_WIDTH <= value <= MAX_WIDTH:
-        raise ValueError(
+        raise SettingsError(
             f"width must be between {MIN_WIDTH:g} and {MAX_WIDTH:g}; got {value:g}, for which the "
             "kernel exp(-d^2 / (2 width^2)) cannot be computed in floating point. Use a width "
             "of the order of the distances between the points, or 'auto'."
@@ -255,7 +260,7 @@ def check_setting(name: str, value, kernel: str, classes):
 
     Raises
     ------
-    ValueError
+    labeler.errors.SettingsError
         Unknown setting, or a value outside its range.
     """
     if name == "strategy":
@@ -266,18 +271,18 @@ def check_setting(name: str, value, kernel: str, classes):
         return check_positive("lam", value)
     if name == "width":
         if kernel != "rbf":
-            raise ValueError(f"The width only applies to the rbf kernel; this session uses {kernel!r}.")
+            raise SettingsError(f"The width only applies to the rbf kernel; this session uses {kernel!r}.")
         return check_width(value)
     if name == "auto_tune":
         return check_auto_tune(value)
-    raise ValueError(f"Unknown setting {name!r}; settings are strategy, weighting, lam, width and auto_tune.")
+    raise SettingsError(f"Unknown setting {name!r}; settings are strategy, weighting, lam, width and auto_tune.")
 
 
 def check_auto_tune(value) -> dict:
     """``{"width": bool, "lam": bool}`` (missing keys are False)."""
     if not isinstance(value, dict) or set(value) - {"width", "lam"} \
             or not all(isinstance(v, (bool, np.bool_)) for v in value.values()):
-        raise ValueError(
+        raise SettingsError(
             f"auto_tune must be a dict {{'width': True/False, 'lam': True/False}}; got {value!r}."
         )
     return {"width": bool(value.get("width", False)), "lam": bool(value.get("lam", False))}
@@ -285,7 +290,7 @@ def check_auto_tune(value) -> dict:
 
 def _check_count(name: str, value, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+        raise SettingsError(f"{name} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
 
 
@@ -295,7 +300,7 @@ def _check_pca_components(k, shape) -> int | None:
         return None
     n, d = shape
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= min(n, d):
-        raise ValueError(
+        raise SettingsError(
             f"pca_components must be None (raw features) or an integer between 1 and "
             f"min(n_samples, n_features) = min({n}, {d}) = {min(n, d)}; got {k!r}. Choose a "
             "value in that range, or None (0 in the app) to use the features as they are."
@@ -330,13 +335,13 @@ def _check_new(config: SessionConfig | None) -> SessionConfig:
     _check_choice("strategy", cfg.strategy, STRATEGIES)
     _check_choice("layout", cfg.layout, LAYOUTS)
     if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, numbers.Integral) or cfg.seed < 0:
-        raise ValueError(f"seed must be a non-negative integer; got {cfg.seed!r}.")
+        raise SettingsError(f"seed must be a non-negative integer; got {cfg.seed!r}.")
     cfg.seed = int(cfg.seed)
     if not isinstance(cfg.dataset_options, dict):
-        raise ValueError(f"dataset_options must be a dict; got {cfg.dataset_options!r}.")
+        raise SettingsError(f"dataset_options must be a dict; got {cfg.dataset_options!r}.")
     cfg.dataset_options = {"seed": cfg.seed, **cfg.dataset_options}  # stored: exact reload
     if not (isinstance(cfg.standardize, (bool, np.bool_)) or cfg.standardize == "auto"):
-        raise ValueError(f"standardize must be True, False or 'auto'; got {cfg.standardize!r}.")
+        raise SettingsError(f"standardize must be True, False or 'auto'; got {cfg.standardize!r}.")
     if cfg.pca_components is not None:
         _check_count("pca_components", cfg.pca_components, 1)
     cfg.initial_labels = _check_count("initial_labels", cfg.initial_labels, 0)
@@ -352,9 +357,10 @@ def prepare(config: SessionConfig | None) -> Prepared:
 
     Raises
     ------
-    ValueError
+    labeler.errors.SettingsError
         A setting is invalid (unknown kernel, strategy, weighting, layout, class names,
-        width, lam, counts) or does not fit the data set.
+        counts) or does not fit the data set. (A lam or width out of range raises core's
+        ``ValueError``; the data set's own errors are :class:`~labeler.data.DatasetError`.)
     MemoryBudgetError
         (a ValueError) The session would not fit in the available memory
         (:func:`~labeler.session.model.check_memory`).
@@ -366,7 +372,7 @@ def prepare(config: SessionConfig | None) -> Prepared:
     if cfg.layout == "auto":  # the data set's own, else UMAP where it pays, else PCA
         cfg.layout, layout_note = data.auto_layout(dataset, X_raw.shape)
     if cfg.layout == "given" and getattr(dataset, "layout", None) is None:
-        raise ValueError(f"Data set {cfg.dataset!r} has no given layout; use layout='pca' or 'tsne'.")
+        raise SettingsError(f"Data set {cfg.dataset!r} has no given layout; use layout='pca' or 'tsne'.")
 
     if cfg.classes is None:
         ds_classes = [str(c) for c in (getattr(dataset, "classes", None) or [])]
@@ -376,14 +382,14 @@ def prepare(config: SessionConfig | None) -> Prepared:
         for c in list(cfg.classes):
             names.append(check_class_name(c, names))
         if len(names) < 2:
-            raise ValueError(f"Give at least two class names; got {names}.")
+            raise SettingsError(f"Give at least two class names; got {names}.")
         cfg.classes = names
     cfg.weighting = check_weighting(cfg.weighting, cfg.classes)
 
     initial = None
     if cfg.initial_labels > 0:
         if getattr(dataset, "y", None) is None:
-            raise ValueError(
+            raise SettingsError(
                 f"initial_labels={cfg.initial_labels} needs the data set's true labels, but "
                 f"{cfg.dataset!r} has none (give a label column, or an image folder with one "
                 "subfolder per class), or set initial_labels=0."
@@ -408,7 +414,7 @@ def prepare(config: SessionConfig | None) -> Prepared:
     if cfg.name is None:
         cfg.name = f"{getattr(dataset, 'name', None) or Path(cfg.dataset).name}"
     if not isinstance(cfg.name, str) or not cfg.name.strip():
-        raise ValueError(f"Session name must be a non-empty string; got {cfg.name!r}.")
+        raise SettingsError(f"Session name must be a non-empty string; got {cfg.name!r}.")
 
     stored = cfg.to_dict()
     stored.update(auto=auto, n_samples=int(X.shape[0]), fingerprint=data.fingerprint_of(dataset, X_raw))
@@ -427,7 +433,7 @@ def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, avail
 
     Raises
     ------
-    ValueError
+    labeler.errors.SettingsError
         An unknown posterior or landmark method, a rank or k out of range.
     MemoryBudgetError
         (a ValueError) It does not fit; for a dense posterior the message names
@@ -450,10 +456,10 @@ def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, avail
         if cfg.rank is None:
             cfg.rank = default_rank(cfg.posterior, n)
         if not 1 <= cfg.rank <= limit:
-            raise ValueError(f"rank must be between 1 and {limit} for a {cfg.posterior} posterior on {n:,} "
+            raise SettingsError(f"rank must be between 1 and {limit} for a {cfg.posterior} posterior on {n:,} "
                              f"points; got {cfg.rank}. Choose a smaller --rank.")
         if cfg.posterior == "spectral" and not cfg.knn < n:
-            raise ValueError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
+            raise SettingsError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
     check_memory(n, n_features, n_classes, cfg.initial_labels, available=available,
                  posterior=cfg.posterior, rank=cfg.rank, knn=cfg.knn)
     spec = RlsSpec(strategy=cfg.strategy, posterior=cfg.posterior, rank=cfg.rank)

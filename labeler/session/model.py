@@ -37,6 +37,7 @@ from core.learner.base import LAM, Learner
 from core.rls.tuning import AutoTuning, LooTuning, auto_tune as _auto_tune, loo_readiness, tune_lam_width
 from core.rls import default_widths
 from core.validation import check_features, check_magnitude
+from labeler.errors import SettingsError
 from labeler.memory import available_memory, format_bytes as _gib
 
 from .graphs import MODEL_OPTIONS, MODELS, ZHU_SESSION_MAX, build_graph, graph_bytes, model_description, strategies_for
@@ -365,13 +366,14 @@ def width_grid(X: np.ndarray) -> np.ndarray:
     ------
     ValueError
         A column's values overflow float64 when squared (named by
-        :func:`core.validation.check_magnitude`), or the median distance is 0.
+        :func:`core.validation.check_magnitude`); :class:`labeler.errors.SettingsError` when the
+        median distance is 0.
     """
     check_magnitude(check_features(X, min_samples=2))
     try:
         return default_widths(X)
     except ValueError:
-        raise ValueError(
+        raise SettingsError(
             "Cannot choose the RBF width automatically: the median distance between the points "
             "is 0 (duplicated or constant points). Pass width=<number> in SessionConfig."
         ) from None

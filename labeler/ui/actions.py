@@ -29,7 +29,7 @@ def _run(action, *args):
             return None
         try:
             with lock:
-                if getattr(session, "closed", False):
+                if session.closed:
                     continue
                 return action(session, *args)
         except state.USER_ERRORS as exc:

@@ -31,7 +31,7 @@ import streamlit as st
 from labeler.session.batch import BATCH_RULES, MAX_BATCH, batch_queries
 from labeler.session.neighbours import similar_points
 from labeler.ui import actions, state
-from labeler.ui.figures import class_color
+from labeler.ui.map_colors import class_color
 from labeler.ui.label_controls import undo_button
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view, point_image, upscale
@@ -98,7 +98,7 @@ def _cell(session, view, i: int, key: str) -> None:
     if image is not None:
         st.image(upscale(image, 112), width=112)
     else:
-        texts = getattr(ds, "texts", None)
+        texts = ds.texts
         if texts is not None:
             text = str(texts[i])
             cut = text[:_TEXT_CHARS] + ("…" if len(text) > _TEXT_CHARS else "")
@@ -179,7 +179,7 @@ def render_bulk_tab(kind: str) -> None:
     if session is None:
         return
     with lock:
-        if getattr(session, "closed", False):
+        if session.closed:
             return
         view = build_view(session, color_mode="label")  # cached per state: cheap
         (render_batch_tab if kind == "batch" else render_similar_tab)(session, view)

@@ -45,10 +45,8 @@ def bin_arrays(result) -> tuple[np.ndarray, ...]:
     lo, hi = edges[:-1], edges[1:]
     accuracy = np.asarray(result.accuracy, dtype=float)
     counts = np.asarray(result.counts, dtype=np.int64)
-    lower = getattr(result, "lower", None)
-    upper = getattr(result, "upper", None)
-    lower = np.zeros_like(accuracy) if lower is None else np.asarray(lower, dtype=float)
-    upper = np.ones_like(accuracy) if upper is None else np.asarray(upper, dtype=float)
+    lower = np.asarray(result.lower, dtype=float)
+    upper = np.asarray(result.upper, dtype=float)
     return lo, hi, accuracy, counts, lower, upper
 
 
@@ -245,7 +243,7 @@ def _bin_inspector(session, view: ScreenView) -> None:
         table = pd.DataFrame({"point": shown, "predicted": predicted[shown],
                               "confidence": np.round(conf[shown], 3)})
         X = np.asarray(session.dataset.X)
-        names = list(getattr(session.dataset, "feature_names", None) or [])[: min(6, X.shape[1])]
+        names = list(session.dataset.feature_names or [])[: min(6, X.shape[1])]
         for j, name in enumerate(names):
             table[str(name)] = np.round(X[shown, j], 4)
         st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * len(table), 320))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from labeler.ui import actions
-from labeler.ui.figures import class_color
+from labeler.ui.map_colors import class_color
 from labeler.ui.text import html_text, md_text
 
 __all__ = ["render_class_manager"]

@@ -50,8 +50,7 @@ def session_file_name(session) -> str:
 
 
 def _base_name(session) -> str:
-    name = getattr(getattr(session, "config", None), "name", None) or Path(
-        str(getattr(getattr(session, "config", None), "dataset", None) or "labels")).stem
+    name = session.config.name or Path(str(session.config.dataset or "labels")).stem
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{name}-{session.id}").strip("-") or "labels"
 
 
@@ -63,8 +62,7 @@ def render_export(session, lock, n_labeled: int) -> None:
                                "empty label.")
     if n_labeled == 0 and not with_pred:
         st.caption("Nothing labelled yet: the files would be empty.")
-    has_images = (getattr(session.dataset, "images", None) is not None
-                  or getattr(session.dataset, "image_paths", None) is not None)
+    has_images = session.dataset.images is not None or session.dataset.image_paths is not None
     formats = ["csv", "jsonl", "parquet"] + (["zip"] if has_images else [])
     names = {"csv": "CSV", "jsonl": "JSONL", "parquet": "Parquet", "zip": "Images (zip per class)"}
     base = _base_name(session)

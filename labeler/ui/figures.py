@@ -2,29 +2,25 @@
 
 Nothing here touches Streamlit or the session: every function takes numpy arrays (or a
 pandas DataFrame) and returns a ``plotly.graph_objects.Figure``, so the tests build and
-inspect the figures directly.
-
-Speed rule: every per-point attribute is a NUMERIC numpy array (float32 coordinates, class
-codes or scores as colours). Plotly serialises those as base64 typed arrays in one go; a list
-of colour strings would be validated one element at a time, which costs seconds at 20k points.
+inspect the figures directly. The pool map is :func:`scatter_figure`: every point drawn
+(:mod:`labeler.ui.map_points`), or above :func:`~labeler.ui.map_density.density_above` points
+a density image plus the points that matter (:mod:`labeler.ui.map_density`); both colour the
+map with :mod:`labeler.ui.map_colors`. The rest are the learner panel's small charts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 import plotly.graph_objects as go
 
+from labeler.ui.map_colors import CLASS_COLORS, QUERY_COLOR
 from labeler.ui.map_density import density_figure, uses_density
+from labeler.ui.map_points import POOL_TRACE, points_figure
 from labeler.ui.text import plot_text
 
 __all__ = [
-    "CLASS_COLORS",
-    "UNLABELED_COLOR",
-    "COLOR_MODES",
-    "class_color",
-    "discrete_colorscale",
     "scatter_figure",
     "hover_texts",
     "point_index_from_selection",
@@ -33,79 +29,6 @@ __all__ = [
     "confidence_histogram_figure",
     "accuracy_per_bin_figure",
 ]
-
-# Okabe-Ito-like qualitative palette (colour-blind safe first eight), then Plotly's D3 tail.
-CLASS_COLORS: tuple[str, ...] = (
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
-    "#8c564b", "#7f7f7f", "#bcbd22", "#17becf", "#9467bd", "#ff9896", "#c5b0d5", "#98df8a",
-)
-UNLABELED_COLOR = "#c8ccd4"
-QUERY_COLOR = "#e4002b"
-SELECTED_COLOR = "#111111"
-SKIPPED_COLOR = "#5b6170"
-
-#: Colour modes of the pool map: key -> label shown in the app.
-COLOR_MODES: dict[str, str] = {
-    "label": "current label",
-    "predicted": "predicted class",
-    "confidence": "confidence",
-    "expected_risk": "expected risk",
-}
-
-#: Class legend entries are drawn up to this many classes (the page header lists them all).
-LEGEND_MAX_CLASSES = 6
-
-# Trace order of :func:`scatter_figure` (curve numbers in selection events).
-POOL_TRACE, LABELED_TRACE, QUERY_TRACE, SELECTED_TRACE = 0, 1, 2, 3
-
-
-def class_color(code: int) -> str:
-    """Colour of class number ``code`` (cycles through :data:`CLASS_COLORS`)."""
-    return CLASS_COLORS[int(code) % len(CLASS_COLORS)]
-
-
-def discrete_colorscale(colors: Sequence[str]) -> list[list]:
-    """Step colour scale mapping integer codes ``0..k-1`` to ``colors``.
-
-    Use with ``cmin=-0.5`` and ``cmax=k-0.5``: code ``j`` falls in the band
-    ``[j/k, (j+1)/k]`` of the scale, which has the single colour ``colors[j]``.
-
-    Parameters
-    ----------
-    colors : sequence of str of length k >= 1
-
-    Returns
-    -------
-    list of [float, str]
-        Plotly colour scale with two stops per band (hard edges).
-    """
-    k = len(colors)
-    if k == 0:
-        raise ValueError("discrete_colorscale needs at least one colour.")
-    if k == 1:
-        return [[0.0, colors[0]], [1.0, colors[0]]]
-    scale = []
-    for j, color in enumerate(colors):
-        scale.append([j / k, color])
-        scale.append([(j + 1) / k, color])
-    return scale
-
-
-def _marker_size(n: int) -> float:
-    """Marker size of the pool trace: big for small pools, small for dense ones."""
-    if n <= 500:
-        return 8.0
-    if n <= 3000:
-        return 6.0
-    if n <= 12000:
-        return 4.5
-    return 3.5
-
-
-def _codes_or_unlabeled(codes: np.ndarray) -> np.ndarray:
-    """Shift codes by one so that -1 (unlabelled / unknown) becomes band 0."""
-    return np.asarray(codes, dtype=np.float32) + 1.0
-
 
 #: Longest text (characters) shown in a map tooltip, and its line length.
 HOVER_TEXT_CHARS, HOVER_LINE_CHARS = 90, 45
@@ -150,7 +73,7 @@ def hover_texts(texts, max_chars: int = HOVER_TEXT_CHARS, line: int = HOVER_LINE
 
 def scatter_figure(
     layout: np.ndarray,
-    classes: Sequence[str],
+    classes,
     *,
     color_mode: str = "label",
     label_codes: np.ndarray,
@@ -169,9 +92,10 @@ def scatter_figure(
 ) -> go.Figure:
     """Map of the whole pool, coloured by label, prediction, confidence or expected risk.
 
-    Above :func:`labeler.ui.map_density.density_above` points (``density=None``) the map is
-    :func:`labeler.ui.map_density.density_figure` instead: a density image of the pool plus
-    the labelled, query, selected, skipped and viewport points, in the same trace order.
+    Up to :func:`labeler.ui.map_density.density_above` points (``density=None``) every point
+    is drawn (:func:`labeler.ui.map_points.points_figure`); above, the map is
+    :func:`labeler.ui.map_density.density_figure`: a density image of the pool plus the
+    labelled, query, selected, skipped and viewport points, in the same trace order.
 
     Parameters
     ----------
@@ -180,7 +104,7 @@ def scatter_figure(
     classes : sequence of str of length n_classes
         Class names; class code ``j`` is ``classes[j]``.
     color_mode : {"label", "predicted", "confidence", "expected_risk"}
-        What colours the pool trace (see :data:`COLOR_MODES`).
+        What colours the pool trace (see :data:`labeler.ui.map_colors.COLOR_MODES`).
     label_codes : ndarray of shape (n_samples,) of int
         Code of each point's current label, -1 where unlabelled.
     predicted_codes : ndarray of shape (n_samples,) of int, optional
@@ -218,172 +142,27 @@ def scatter_figure(
     plotly.graph_objects.Figure
         Traces in this order (curve numbers of selection events): 0 pool (all points; the
         point number is the pool index), 1 labelled points, 2 next query, 3 selected point,
-        then one legend-only entry per class (at most LEGEND_MAX_CLASSES), then, when there
-        are unlabelled skipped points, their trace (named "skipped (not sure)"). Traces 1-3 and
-        the skipped trace carry the pool index in ``customdata``. ``layout.uirevision`` and ``layout.meta`` are ``view_key``.
+        then one legend-only entry per class (at most
+        :data:`~labeler.ui.map_points.LEGEND_MAX_CLASSES`), then, when there are unlabelled
+        skipped points, their trace (named "skipped (not sure)"). Traces 1-3 and the skipped
+        trace carry the pool index in ``customdata``. ``layout.uirevision`` and ``layout.meta``
+        are ``view_key``. The density map's traces carry the pool index in ``customdata``
+        on every trace.
     """
     xy = np.asarray(layout, dtype=np.float32)
     if xy.ndim != 2 or xy.shape[1] != 2:
         raise ValueError(f"layout must have shape (n_samples, 2); got {xy.shape}.")
-    n = xy.shape[0]
-    if density or (density is None and uses_density(n)):  # large pool: labeler/ui/map_density.py
+    if density or (density is None and uses_density(xy.shape[0])):  # large pool: map_density.py
         return density_figure(
             layout, classes, color_mode=color_mode, label_codes=label_codes,
             predicted_codes=predicted_codes, confidence=confidence, expected_risk=expected_risk,
             query=query, selected=selected, skipped=skipped, view_key=view_key, height=height,
             hover_text=hover_text, hover_predictions=hover_predictions, viewport=viewport)
-    if color_mode not in COLOR_MODES:
-        raise ValueError(f"color_mode {color_mode!r} is unknown; use one of {list(COLOR_MODES)}.")
-    label_codes = np.asarray(label_codes)
-    if label_codes.shape != (n,):
-        raise ValueError(f"label_codes must have shape ({n},); got {label_codes.shape}.")
-    k = max(len(classes), 1)
-    class_palette = [class_color(j) for j in range(k)]
-    size = _marker_size(n)
-    if hover_text is not None:
-        hover_text = np.asarray(hover_text, dtype=object)
-        if hover_text.shape != (n,):
-            raise ValueError(f"hover_text must have shape ({n},); got {hover_text.shape}.")
-    text_line = "" if hover_text is None else "<br>%{text}"
-    pool_text = hover_text
-    labeled = np.flatnonzero(label_codes >= 0)
-    labeled_text = None if hover_text is None else hover_text[labeled]
-    labeled_hover = "point %{customdata} (labelled)" + text_line + "<extra></extra>"
-    if hover_predictions and predicted_codes is not None and confidence is not None:
-        names = [plot_text(c) for c in classes] + ["?"]
-        pcodes = np.asarray(predicted_codes).tolist()
-        conf = np.asarray(confidence, dtype=np.float64).tolist()
-        pred = [f"{names[p]} ({c:.2f})" for p, c in zip(pcodes, conf)]
-        extra = [""] * n if hover_text is None else ["<br>" + str(t) for t in hover_text.tolist()]
-        pool_text = [a + b for a, b in zip(pred, extra)]
-        text_line = "<br>predicted (confidence): %{text}"
-        labeled_text = [f"{names[label_codes[i]]}<br>predicted (confidence): {pool_text[i]}"
-                        for i in labeled.tolist()]
-        labeled_hover = "point %{customdata} · label %{text}<extra></extra>"
-
-    # --- trace 0: the pool, numeric colours only ------------------------------------------
-    marker: dict = dict(size=size, opacity=0.85, line=dict(width=0))
-    hover = "point %{pointNumber}" + text_line + "<extra></extra>"
-    if color_mode in ("label", "predicted"):
-        if color_mode == "label":
-            codes = label_codes
-        else:
-            if predicted_codes is None:
-                raise ValueError("color_mode='predicted' needs predicted_codes.")
-            codes = np.asarray(predicted_codes)
-        marker.update(
-            color=_codes_or_unlabeled(codes),
-            colorscale=discrete_colorscale([UNLABELED_COLOR, *class_palette]),
-            cmin=-0.5,
-            cmax=k + 0.5,
-            showscale=False,
-        )
-    else:
-        values = confidence if color_mode == "confidence" else expected_risk
-        if values is None:
-            raise ValueError(f"color_mode={color_mode!r} needs the {color_mode} array.")
-        values = np.asarray(values, dtype=np.float64)
-        finite = np.isfinite(values)
-        lo = float(values[finite].min()) if finite.any() else 0.0
-        hi = float(values[finite].max()) if finite.any() else 1.0
-        if color_mode == "confidence":
-            lo, hi = 0.0, 1.0
-        if hi <= lo:
-            hi = lo + 1.0
-        shown = np.where(finite, values, lo).astype(np.float32)
-        marker.update(
-            color=shown,
-            colorscale="Viridis" if color_mode == "confidence" else "Magma",
-            reversescale=color_mode == "expected_risk",
-            cmin=lo,
-            cmax=hi,
-            showscale=True,
-            colorbar=dict(title=dict(text=COLOR_MODES[color_mode], side="right"), thickness=12,
-                          len=0.75, x=1.0, xpad=4),
-        )
-        hover = ("point %{pointNumber}<br>" + COLOR_MODES[color_mode] + " %{marker.color:.3g}"
-                 + text_line + "<extra></extra>")
-    traces = [
-        go.Scattergl(
-            x=xy[:, 0], y=xy[:, 1], mode="markers", marker=marker, name="pool",
-            hovertemplate=hover, showlegend=False, text=pool_text,
-            unselected=dict(marker=dict(opacity=0.85)), selected=dict(marker=dict(opacity=1.0)),
-        )
-    ]
-
-    # --- trace 1: labelled points, class colour with a dark outline ------------------------
-    traces.append(
-        go.Scattergl(
-            x=xy[labeled, 0], y=xy[labeled, 1], mode="markers", name="labelled",
-            customdata=labeled.astype(np.int32),
-            marker=dict(
-                size=size + 4,
-                color=label_codes[labeled].astype(np.float32),
-                colorscale=discrete_colorscale(class_palette),
-                cmin=-0.5, cmax=k - 0.5,
-                line=dict(width=1.2, color="#1f2430"),
-            ),
-            hovertemplate=labeled_hover,
-            text=labeled_text,
-            showlegend=False,
-            unselected=dict(marker=dict(opacity=1.0)),
-        )
-    )
-
-    # --- traces 2, 3: next query and selected point ----------------------------------------
-    def single(index, name, symbol, color, big):
-        idx = np.array([] if index is None else [int(index)], dtype=np.int32)
-        return go.Scattergl(
-            x=xy[idx, 0], y=xy[idx, 1], mode="markers", name=name, customdata=idx,
-            marker=dict(size=big, symbol=symbol, color=color, line=dict(width=3, color=color)),
-            hovertemplate=f"{name}: point %{{customdata}}<extra></extra>",
-            showlegend=index is not None,
-            unselected=dict(marker=dict(opacity=1.0)),
-        )
-
-    traces.append(single(query, "next query", "circle-open", QUERY_COLOR, 22))
-    shown_selected = None if selected is None or selected == query else selected
-    traces.append(single(shown_selected, "selected", "diamond-open", SELECTED_COLOR, 20))
-
-    # --- legend: one entry per class (no data, no effect on curve numbers 0-3) -------------
-    if (color_mode in ("label", "predicted") or labeled.size) and len(classes) <= LEGEND_MAX_CLASSES:
-        for j, name in enumerate(classes):
-            traces.append(
-                go.Scattergl(x=[None], y=[None], mode="markers", name=plot_text(name),
-                             marker=dict(size=10, color=class_color(j)), hoverinfo="skip")
-            )
-
-    # --- last: skipped points that are not labelled, an x over their pool marker -------------
-    shown_skipped = np.array(sorted(int(i) for i in (skipped if skipped is not None else ())
-                                    if 0 <= int(i) < n and label_codes[int(i)] < 0), dtype=np.int32)
-    if shown_skipped.size:
-        traces.append(
-            go.Scattergl(
-                x=xy[shown_skipped, 0], y=xy[shown_skipped, 1], mode="markers",
-                name="skipped (not sure)", customdata=shown_skipped,
-                marker=dict(size=size + 5, symbol="x-thin-open", color=SKIPPED_COLOR,
-                            line=dict(width=2, color=SKIPPED_COLOR)),
-                hovertemplate="point %{customdata} (skipped: not sure)<extra></extra>",
-                unselected=dict(marker=dict(opacity=1.0)),
-            )
-        )
-
-    fig = go.Figure(traces)
-    fig.update_layout(
-        height=height,
-        margin=dict(l=8, r=8, t=8, b=8),
-        uirevision=str(view_key),  # constant per session: zoom kept within one mounted plot
-        meta=str(view_key),  # read by the zoom keeper script (labeler/ui/zoom.py)
-        plot_bgcolor="#ffffff",
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0,
-                    bgcolor="rgba(255,255,255,0.7)"),
-        clickmode="event+select",
-        dragmode="zoom",
-        hovermode="closest",
-    )
-    fig.update_xaxes(showgrid=False, zeroline=False, showticklabels=False)
-    fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False)
-    return fig
+    return points_figure(
+        layout, classes, color_mode=color_mode, label_codes=label_codes,
+        predicted_codes=predicted_codes, confidence=confidence, expected_risk=expected_risk,
+        query=query, selected=selected, skipped=skipped, view_key=view_key, height=height,
+        hover_text=hover_text, hover_predictions=hover_predictions)
 
 
 def point_index_from_selection(selection: Mapping | None) -> int | None:

@@ -18,8 +18,8 @@ at 10^6, which the browser must parse and upload to WebGL each time (measured:
 The payload is bounded whatever n: one image (tens of kB) plus at most
 :data:`VIEWPORT_MAX_POINTS` viewport points plus the points the user labelled or skipped.
 
-The real points are drawn by :func:`labeler.ui.figures.scatter_figure` itself on the subset
-(same colours, legend, traces 0-3 in the same order), with ``customdata`` holding the POOL index
+The real points are drawn by :func:`labeler.ui.map_points.points_figure` on the subset (same
+colours (:mod:`labeler.ui.map_colors`), legend, traces 0-3 in the same order as the small map), with ``customdata`` holding the POOL index
 on every trace, so a click is read by :func:`~labeler.ui.figures.point_index_from_selection`
 exactly as on the small map. Plain functions of arrays: no Streamlit here (the viewport comes
 from the page through :mod:`labeler.ui.viewport`).
@@ -33,6 +33,9 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+
+from labeler.ui.map_colors import COLOR_MODES, DENSITY_GREY, VALUE_COLORSCALES, class_palette, hex_rgb, value_range
+from labeler.ui.map_points import points_figure
 
 __all__ = [
     "DENSITY_ABOVE",
@@ -57,8 +60,6 @@ DENSITY_ABOVE = 50_000
 VIEWPORT_MAX_POINTS = 10_000
 #: Bins of the density image along each axis.
 GRID = 256
-#: Colour of the bins in "label" mode (the pool is unlabelled there: its density only).
-DENSITY_GREY = (120, 128, 140)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -157,11 +158,6 @@ def bin_index(xy: np.ndarray, bounds, grid: int = GRID) -> np.ndarray:
     return np.where(inside, row * grid + col, -1)
 
 
-def _hex_rgb(color: str) -> tuple[int, int, int]:
-    color = color.lstrip("#")
-    return int(color[0:2], 16), int(color[2:4], 16), int(color[4:6], 16)
-
-
 def _colorscale_lut(name: str, reverse: bool = False, size: int = 256) -> np.ndarray:
     """``size`` x 3 uint8 table of a named plotly colour scale (low to high)."""
     from plotly.colors import get_colorscale, sample_colorscale, unlabel_rgb
@@ -232,7 +228,7 @@ def density_image(
         codes = np.asarray(codes).astype(np.int64)
         if codes.shape != (n,):
             raise ValueError(f"codes must have shape ({n},); got {codes.shape}.")
-        colors = np.array([DENSITY_GREY, *(_hex_rgb(c) for c in palette)], dtype=np.float64)
+        colors = np.array([DENSITY_GREY, *(hex_rgb(c) for c in palette)], dtype=np.float64)
         k1 = colors.shape[0]
         shifted = np.clip(codes[keep] + 1, 0, k1 - 1)  # -1 -> 0 (grey); unknown codes -> last
         mix = np.bincount(b * k1 + shifted, minlength=nbins * k1).reshape(nbins, k1)
@@ -303,17 +299,6 @@ def png_data_uri(rgba: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _value_range(values: np.ndarray | None, mode: str) -> tuple[float, float]:
-    if mode == "confidence" or values is None:
-        return 0.0, 1.0
-    values = np.asarray(values, dtype=np.float64)
-    finite = values[np.isfinite(values)]
-    if not finite.size:
-        return 0.0, 1.0
-    lo, hi = float(finite.min()), float(finite.max())
-    return (lo, hi) if hi > lo else (lo, lo + 1.0)
-
-
 def density_figure(
     layout: np.ndarray,
     classes,
@@ -334,7 +319,7 @@ def density_figure(
 ):
     """The map of a large pool: density image plus real points (see the module docstring).
 
-    Parameters are those of :func:`labeler.ui.figures.scatter_figure`, plus
+    Parameters are those of :func:`labeler.ui.map_points.points_figure`, plus
 
     viewport : (x0, x1, y0, y1) or None
         The axis ranges the user zoomed to (:mod:`labeler.ui.viewport`); its points are drawn
@@ -343,13 +328,11 @@ def density_figure(
     Returns
     -------
     plotly.graph_objects.Figure
-        :func:`~labeler.ui.figures.scatter_figure` of the shown subset (traces 0 "pool" (the
+        :func:`~labeler.ui.map_points.points_figure` of the shown subset (traces 0 "pool" (the
         viewport's points), 1 labelled, 2 next query, 3 selected, legend, skipped), every trace's
         ``customdata`` the POOL index, one ``layout.images`` entry (the density image, under
         the traces) and the axes set to the whole pool's extent.
     """
-    from labeler.ui.figures import CLASS_COLORS, COLOR_MODES, scatter_figure
-
     xy = np.asarray(layout, dtype=np.float64)
     if xy.ndim != 2 or xy.shape[1] != 2:
         raise ValueError(f"layout must have shape (n_samples, 2); got {xy.shape}.")
@@ -360,7 +343,7 @@ def density_figure(
     if label_codes.shape != (n,):
         raise ValueError(f"label_codes must have shape ({n},); got {label_codes.shape}.")
     k = max(len(classes), 1)
-    palette = [CLASS_COLORS[j % len(CLASS_COLORS)] for j in range(k)]
+    palette = class_palette(k)
     bounds = bounds_of(xy)
 
     # --- the image -----------------------------------------------------------------------
@@ -374,13 +357,13 @@ def density_figure(
         if values is None:
             raise ValueError(f"color_mode={color_mode!r} needs the {color_mode} array.")
         values = np.asarray(values, dtype=np.float64)
-        risk = color_mode == "expected_risk"
-        image = density_image(xy, values=values, value_range=_value_range(values, color_mode),
-                              colorscale="Magma" if risk else "Viridis", reverse=risk, bounds=bounds)
+        colorscale, reverse = VALUE_COLORSCALES[color_mode]
+        image = density_image(xy, values=values, value_range=value_range(values, color_mode),
+                              colorscale=colorscale, reverse=reverse, bounds=bounds)
     else:  # "label": the pool is grey, the labelled points are real points
         image = density_image(xy, bounds=bounds)
 
-    # --- the real points: a small scatter_figure over the subset ---------------------------
+    # --- the real points: the point map of the subset --------------------------------------
     extra = [i for i in (query, selected) if i is not None and 0 <= int(i) < n]
     skipped_idx = [int(i) for i in (skipped if skipped is not None else ()) if 0 <= int(i) < n]
     in_view = viewport_points(xy, viewport)
@@ -392,7 +375,7 @@ def density_figure(
     def sub(a):
         return None if a is None else np.asarray(a)[subset]
 
-    fig = scatter_figure(
+    fig = points_figure(
         xy[subset], classes, color_mode=color_mode, label_codes=label_codes[subset],
         predicted_codes=sub(predicted_codes), confidence=sub(confidence),
         expected_risk=sub(expected_risk),
@@ -400,7 +383,7 @@ def density_figure(
         selected=None if selected is None else local.get(int(selected)),
         skipped=[local[i] for i in skipped_idx], view_key=view_key, height=height,
         hover_text=None if hover_text is None else np.asarray(hover_text, dtype=object)[subset],
-        hover_predictions=hover_predictions, density=False,
+        hover_predictions=hover_predictions,
     )
     # trace 0 holds only the viewport's points (the others have their own traces)
     pool = fig.data[0]
@@ -418,7 +401,7 @@ def density_figure(
     if marker_color is not None and np.ndim(marker_color) == 1:
         pool.marker.color = np.asarray(marker_color)[keep]
     if values is not None:  # the whole pool's colour range, as in the image
-        lo, hi = _value_range(values, color_mode)
+        lo, hi = value_range(values, color_mode)
         pool.marker.cmin, pool.marker.cmax = lo, hi
         if not keep.size:  # an empty trace draws no colour bar: a data-less one does (last)
             import plotly.graph_objects as go

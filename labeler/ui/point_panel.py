@@ -16,7 +16,7 @@ import time
 import streamlit as st
 
 from labeler.ui.charts import render_query_explanation
-from labeler.ui.figures import class_color
+from labeler.ui.map_colors import class_color
 from labeler.ui.label_controls import render_label_controls, undo_button
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import ScreenView, feature_table, point_image, upscale
@@ -72,7 +72,7 @@ def render_point_panel(session, view: ScreenView) -> None:
         unsafe_allow_html=True,
     )
     render_label_controls(session, view, index, source, panel_rev)
-    if source == "queried" and hasattr(session, "explain_query"):
+    if source == "queried":
         render_query_explanation(session, index)
 
 
@@ -93,7 +93,7 @@ def _number_panel(index, source: str, expected, classes) -> int:
 
 
 def _point_id(session, index: int) -> str:
-    ids = getattr(session.dataset, "ids", None)
+    ids = session.dataset.ids
     if ids is None:
         return f"#{index}"
     ident = ids[index]
@@ -106,14 +106,14 @@ PANEL_TEXT_CHARS = 3000
 
 def _text_column(session) -> tuple[str, ...]:
     """The text column's name (shown above the table, not in it), if any."""
-    options = getattr(session.dataset, "load_options", None) or {}
+    options = session.dataset.load_options or {}
     return (options["text_col"],) if options.get("text_col") else ()
 
 
 def _point_text(session, index: int) -> str | None:
     """The point's text (a table's text column) as panel HTML, escaped: data never becomes
     markup; None when the data has no text."""
-    texts = getattr(session.dataset, "texts", None)
+    texts = session.dataset.texts
     if texts is None:
         return None
     text = str(texts[index])

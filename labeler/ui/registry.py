@@ -163,8 +163,7 @@ class SessionRegistry:
         """Memory the sessions about to be closed give back (their n x n matrices)."""
         total = 0
         for session, _ in entries:
-            n = getattr(session, "n_samples", 0) or 0
-            total += 8 * int(n) * int(n)
+            total += 8 * int(session.n_samples) ** 2
         return total
 
     @staticmethod
@@ -172,12 +171,9 @@ class SessionRegistry:
         """Close sessions outside the registry's lock, each under its own lock (a tab using
         it finishes first)."""
         for session, lock in entries:
-            close = getattr(session, "close", None)
-            if close is None:
-                continue
             with lock:
                 try:
-                    close()
+                    session.close()
                 except Exception:  # noqa: BLE001 - closing is best effort; the store is safe
                     pass
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from labeler.ui.figures import POOL_TRACE
+from labeler.ui.map_points import POOL_TRACE
 
 __all__ = ["AreaSelection", "area_selection"]
 

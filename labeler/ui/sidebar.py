@@ -203,11 +203,9 @@ def _delete() -> None:
 
 
 def _new_same_data(session) -> None:
-    ds = getattr(session.config, "dataset", None) if hasattr(session, "config") else None
-    opts = getattr(session.config, "dataset_options", {}) if hasattr(session, "config") else {}
-    cfg = state.app_config()
-    state.new_session(ds or cfg.data, opts,
-                      **same_model_settings(getattr(session, "config", None), getattr(cfg, "model", None)))
+    cfg, config = state.app_config(), session.config  # session.config is a copy: read once
+    state.new_session(config.dataset or cfg.data, config.dataset_options,
+                      **same_model_settings(config, cfg.model))
 
 
 def _saved_sessions(session, lock=None) -> None:
@@ -250,7 +248,7 @@ def _saved_sessions(session, lock=None) -> None:
 def _session_download(session, lock) -> None:
     from labeler.ui.export_panel import session_file_bytes, session_file_name
 
-    if lock is None or not hasattr(session, "backup"):
+    if lock is None:
         return
     st.download_button(
         "Download this session (one file)", key="download_session",
@@ -268,23 +266,20 @@ def _short(dataset) -> str:
 
 # ------------------------------------------------------------------------------------------
 def _settings(session) -> None:
-    config = getattr(session, "config", None)
-
-    def current(name, default):
-        return getattr(config, name, default) if config is not None else default
+    config = session.config
 
     def shown(value):
         return f"{value:.4g}" if isinstance(value, float) else str(value)
 
     with st.expander("Learner", icon=":material/tune:", expanded=True):
-        summary = session.model_summary() if hasattr(session, "model_summary") else None
+        summary = session.model_summary()
         if summary is not None:
             with st.container(key="model_panel"):
                 st.markdown(f"**Model: {md_text(model_label(summary['model']))}.** {md_text(summary['description'])}")
                 st.caption(f"Why: {md_text(summary['why'])}.")
         model = summary["model"] if summary is not None else "rls"
-        offered = strategies_for(model, getattr(session, "n_samples", 0))
-        strategy = current("strategy", "arls")
+        offered = strategies_for(model, session.n_samples)
+        strategy = config.strategy
         st.radio("Query strategy", offered, format_func=strategy_label,
                  index=offered.index(strategy) if strategy in offered else 0,
                  key=f"strategy_{session.id}", on_change=actions.set_setting,
@@ -293,7 +288,7 @@ def _settings(session) -> None:
             st.caption("Kernel width, λ and class weights do not apply to a graph model (it has none); "
                        "LOO tuning neither. Create an RLS session to use them.")
             return
-        weighting = current("weighting", "balanced")
+        weighting = config.weighting
         # a dict of class weights is none of the named weightings: no option is selected
         named = isinstance(weighting, str) and weighting in WEIGHTINGS
         st.radio("Class weighting", WEIGHTINGS, format_func=weighting_label,
@@ -302,16 +297,16 @@ def _settings(session) -> None:
                  args=("set_weighting", f"weighting_{session.id}"), horizontal=True)
         if not named:
             st.caption(f"Class weights: {md_text(weighting_label(weighting))}")
-        status = session.tuning_status() if hasattr(session, "tuning_status") else {}
+        status = session.tuning_status()
         auto = status.get("auto") or {}
         cols = st.columns(2)
-        cols[0].text_input("Kernel width", value="auto" if auto.get("width") else shown(current("width", "auto")),
+        cols[0].text_input("Kernel width", value="auto" if auto.get("width") else shown(config.width),
                            key=f"width_{session.id}", on_change=actions.set_setting,
                            args=("set_width", f"width_{session.id}",
                                  lambda v: parse_positive_or_auto(v, "Kernel width")),
                            help="RBF width s in exp(-|x-x'|²/(2s²)); 'auto' = re-tuned by LOO "
                                 "as labels arrive, a number = fixed.")
-        cols[1].text_input("λ (lam)", value="auto" if auto.get("lam") else shown(current("lam", "auto")),
+        cols[1].text_input("λ (lam)", value="auto" if auto.get("lam") else shown(config.lam),
                            key=f"lam_{session.id}", on_change=actions.set_setting,
                            args=("set_lam", f"lam_{session.id}",
                                  lambda v: parse_positive_or_auto(v, "λ")),
@@ -322,6 +317,6 @@ def _settings(session) -> None:
                 st.markdown(tuning_caption(status))
             if status.get("note"):
                 st.caption(f"Last re-tune: {md_text(status['note'])}")
-        start = getattr(session, "auto_settings", None) or {}
+        start = session.auto_settings
         if start:
             st.caption("Started from: " + "; ".join(f"{k}: {v}" for k, v in start.items()))

@@ -64,7 +64,7 @@ def build_layout(session, *, quiet_s: float = 0.3, poll_s: float = 0.5, progress
     worker.start()
     worker.join(quiet_s)
     if worker.is_alive():
-        method = str(getattr(session.config, "layout", ""))
+        method = str(session.config.layout)
         n = int(session.n_samples)
         estimate = max(1.0, layout_seconds_estimate(method, n))
         bar = None

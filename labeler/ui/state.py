@@ -9,7 +9,7 @@ Keys of ``st.session_state`` used by the app (tests read and inject them):
 ``scatter_seen``   signature of the last selection event already applied
 ``area``           a box or lasso selection: {"how", "indices", "version"} or None
 ``similar_to``     the point whose neighbours the "More like this" tab shows, or None
-``color_mode``     colour of the pool map (key of :data:`labeler.ui.figures.COLOR_MODES`)
+``color_mode``     colour of the pool map (key of :data:`labeler.ui.map_colors.COLOR_MODES`)
 ``flash``          messages of the last action, shown once: list of (kind, text)
 """
 
@@ -232,7 +232,7 @@ def color_modes(session) -> dict:
     """The map's colour modes for ``session`` (key -> label): every mode of ``COLOR_MODES``
     but "expected_risk" when the learner has no expected-risk rule (LGC; a harmonic session
     above the size of Zhu et al.'s exact rule), whose map would be blank."""
-    from labeler.ui.figures import COLOR_MODES
+    from labeler.ui.map_colors import COLOR_MODES
 
     from core.learner.base import EXPECTED_RISK
 
@@ -253,7 +253,7 @@ def seed_color_mode(modes: dict | None = None) -> None:
     ``modes`` (default ``COLOR_MODES``) are the modes this session offers
     (:func:`color_modes`); a mode it does not offer falls back to "label".
     """
-    from labeler.ui.figures import COLOR_MODES
+    from labeler.ui.map_colors import COLOR_MODES
 
     modes = COLOR_MODES if modes is None else modes
     if "color_mode" in st.session_state:

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from labeler.data.images import to_uint8
+
 __all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table",
            "map_hover_texts"]
 
@@ -103,7 +105,7 @@ def build_view(session, color_mode: str | None = None) -> ScreenView:
         n_labeled=int((label_codes >= 0).sum()),
         expected_risk=pred["expected_risk"].to_numpy(dtype=float) if with_risk else None,
         version=int(session.n_events),
-        skipped=frozenset(int(i) for i in getattr(session, "skipped", ())),
+        skipped=frozenset(int(i) for i in session.skipped),
     )
 
 
@@ -111,7 +113,7 @@ def map_hover_texts(dataset) -> np.ndarray | None:
     """The map's tooltip texts of ``dataset`` (:func:`~labeler.ui.figures.hover_texts` of its
     text column), computed once per data set object: about a second at 20,000 texts, too
     slow for every render."""
-    texts = getattr(dataset, "texts", None)
+    texts = dataset.texts
     if texts is None:
         return None
     cached = getattr(dataset, "_map_hover_texts", None)
@@ -144,21 +146,24 @@ def point_image(dataset, index: int) -> np.ndarray | None:
     """Image of point ``index`` as a uint8 array, or None when the data set has no images.
 
     Uses ``dataset.images`` when present, else reads ``dataset.image_paths[index]`` with PIL.
+    Pixels that are not uint8 go through the loaders' checked conversion
+    (:func:`labeler.data.images.to_uint8`: integers 0-255 kept, floats in [0, 1] scaled by 255
+    and rounded), so an image the loaders would refuse is refused here too, never clipped.
 
     Raises
     ------
     ValueError
-        If the image file of the point cannot be read (missing or not an image).
+        If the image file of the point cannot be read (missing or not an image), or
+        (:class:`~labeler.data.DatasetError`) its pixels are not 0-255 integers or floats in
+        [0, 1] (negative, too large, fractional, NaN).
     """
-    images = getattr(dataset, "images", None)
+    images = dataset.images
     if images is not None:
         image = np.asarray(images[index])
         if image.dtype != np.uint8:
-            hi = float(image.max()) if image.size else 1.0
-            scale = 255.0 if hi <= 1.0 else 1.0
-            image = np.clip(image * scale, 0, 255).astype(np.uint8)
+            image = to_uint8(image, f"the image of point {index}")
         return image
-    paths = getattr(dataset, "image_paths", None)
+    paths = dataset.image_paths
     if paths is not None:
         path = paths[index]
         try:
@@ -180,14 +185,13 @@ def feature_table(dataset, index: int, max_rows: int = 40, skip=()) -> pd.DataFr
     pandas.DataFrame
         Columns ``feature`` and ``value`` (strings, so mixed types display uniformly).
     """
-    frame = getattr(dataset, "frame", None)
+    frame = dataset.frame
     if frame is not None:
         row = frame.iloc[index]
         row = row[[c for c in row.index if str(c) not in set(skip)]]
         names, values = list(map(str, row.index)), list(row.to_numpy())
     else:
-        names = [str(n) for n in getattr(dataset, "feature_names", None) or
-                 [f"x{j}" for j in range(dataset.X.shape[1])]]
+        names = [str(n) for n in dataset.feature_names or [f"x{j}" for j in range(dataset.X.shape[1])]]
         values = list(np.asarray(dataset.X[index]))
     shown = [f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v) for v in values]
     return pd.DataFrame({"feature": names[:max_rows], "value": shown[:max_rows]})

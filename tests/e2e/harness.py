@@ -50,7 +50,7 @@ def labeler_command(port: int, data: str | None = None) -> list[str]:
     exe = shutil.which("labeler")
     if exe:
         base = [exe]
-    elif (REPO / "labeler" / "cli.py").exists():
+    elif (REPO / "labeler" / "cli" / "__init__.py").exists():
         base = [sys.executable, "-c", "import sys; from labeler.cli import main; sys.exit(main())"]
     else:  # the CLI has not landed yet: the function it calls
         return [sys.executable, "-c",

@@ -1,9 +1,12 @@
 """The posterior options of ``labeler app`` and ``labeler simulate`` (``--posterior --rank
---landmarks --knn``) and the progress lines of a factor's build (:mod:`labeler.cli`)."""
+--landmarks --knn --executor``), the executor they name, and the progress lines of a factor's
+build."""
 
 from __future__ import annotations
 
 import time
+
+from labeler.cli.common import CLIError
 
 __all__ = ["add_posterior_arguments", "model_options", "open_executor", "simulate_executor", "app_executor", "BuildProgress"]
 
@@ -32,14 +35,20 @@ def add_posterior_arguments(parser, positive_int) -> None:
 
 
 def open_executor(spec: str):
-    """The executor ``--executor`` names, connected; raises ValueError with the reason."""
+    """The executor ``--executor`` names, connected.
+
+    Raises
+    ------
+    labeler.cli.common.CLIError
+        An unknown name or a scheduler that cannot be reached (``--executor SPEC: reason``).
+    """
     from core.criteria.blocks import ExecutorUnavailable
     from labeler.distributed import make_executor
 
     try:
         return make_executor(spec)
-    except ExecutorUnavailable as exc:
-        raise ValueError(str(exc)) from None
+    except (ValueError, ExecutorUnavailable) as exc:  # make_executor's ValueError: the name itself
+        raise CLIError(f"--executor {spec}: {exc}") from None
 
 
 def simulate_executor(spec: str, posterior: str, stream=None):

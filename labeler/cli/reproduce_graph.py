@@ -1,23 +1,22 @@
 """``labeler reproduce-graph``: the graph seeds' experiments (issue 10 §3).
 
-:func:`add_reproduce_graph_parser` adds the sub-command to ``labeler``'s parser and
-:func:`run_reproduce_graph` runs :func:`labeler.experiments.graph_repro.run_graph_reproduction`.
-User errors raise ``ValueError`` (one line, exit status 2 from :func:`labeler.cli.main`).
+:func:`add_parser` adds the sub-command to ``labeler``'s parser and :func:`run` runs
+:func:`labeler.experiments.graph_repro.run_graph_reproduction`. User errors raise
+:class:`~labeler.cli.common.CLIError` (one line, exit status 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-__all__ = ["add_reproduce_graph_parser", "run_reproduce_graph"]
+from labeler.cli.common import Command, output_folder, positive_int
+
+__all__ = ["COMMAND"]
 
 
-def add_reproduce_graph_parser(sub) -> None:
+def add_parser(sub):
     """``reproduce-graph [--quick] [--only A,B] [--repeats K] [--out DIR]``."""
-    from labeler.cli import _positive_int
-
     repg = sub.add_parser(
         "reproduce-graph",
         help="re-run the graph seeds' experiments and write docs/reproduction_graph.md",
@@ -28,9 +27,10 @@ def add_reproduce_graph_parser(sub) -> None:
     repg.add_argument("--quick", action="store_true", help="small pools and few repeats (about two minutes)")
     repg.add_argument("--only", type=_section_list, default=None, metavar="A,B",
                       help="comma-separated sections (default all: seed004, seed001, seed000, zhu, seed003)")
-    repg.add_argument("--repeats", type=_positive_int, default=None, metavar="K",
+    repg.add_argument("--repeats", type=positive_int, default=None, metavar="K",
                       help="labelled sets / draws per setting (default per section, e.g. 30 for seed 004)")
     repg.add_argument("--out", default="docs", metavar="DIR", help="output folder (default docs/)")
+    return repg
 
 
 def _section_list(text: str) -> list[str]:
@@ -46,23 +46,11 @@ def _section_list(text: str) -> list[str]:
     return names
 
 
-def _output_folder(value: str) -> Path:
-    out = Path(value).expanduser()
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {value!r} is a file; give a folder (e.g. docs).")
-    if not out.exists():
-        parent = out.parent if str(out.parent) else Path(".")
-        if not parent.is_dir():
-            raise ValueError(f"--out {value!r}: folder {str(parent)!r} does not exist; create it first.")
-        out.mkdir()
-    return out
-
-
-def run_reproduce_graph(args) -> int:
+def run(args) -> int:
     """Run the chosen sections; progress on stderr; return 0."""
     from labeler.experiments.graph_repro import run_graph_reproduction
 
-    out = _output_folder(args.out)
+    out = output_folder(args.out)
     parts = ["reproduce-graph"] + (["--quick"] if args.quick else []) \
         + (["--only", ",".join(args.only)] if args.only else []) \
         + (["--repeats", str(args.repeats)] if args.repeats is not None else []) + ["--out", args.out]
@@ -70,3 +58,6 @@ def run_reproduce_graph(args) -> int:
                            log=lambda text: print(text, file=sys.stderr, flush=True),
                            command="labeler " + " ".join(parts))
     return 0
+
+
+COMMAND = Command("reproduce-graph", add_parser, run)

@@ -1,10 +1,11 @@
-"""``labeler simulate`` with the graph models of :mod:`core.graph` (issue 10).
+"""The graph models of :mod:`core.graph` on the command line.
 
 :func:`add_graph_arguments` adds ``--model``, ``--transform``, ``--graph-k``, ``--graph-rank`` and
 ``--alpha`` to the ``simulate`` parser; :func:`run_graph_simulate` runs
 :func:`labeler.experiments.graph_simulate.simulate_graph` when ``--model`` is not ``rls`` or a
 ``--transform`` is given, with the same output files, messages and exit codes as the kernel path
-(errors raise :class:`labeler.cli.CLIError`: one line, exit status 2).
+(errors raise :class:`labeler.cli.common.CLIError` or another user error: one line, exit status
+2). :func:`add_app_model_arguments` and :func:`app_model_to_env`: ``labeler app``'s model options.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from __future__ import annotations
 import sys
 import time
 
+from labeler.cli.common import CLIError, Progress, positive_float, positive_int
+
 __all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env", "run_graph_simulate"]
 
 
 def add_graph_arguments(sim) -> None:
     """The graph-model options of ``labeler simulate``."""
-    from labeler.cli import _positive_float, _positive_int
-
     sim.add_argument(
         "--model", choices=("rls", "harmonic", "lgc"), default="rls",
         help="rls: kernel RLS (default; on a spectral graph kernel with --transform); harmonic: harmonic "
@@ -29,24 +30,22 @@ def add_graph_arguments(sim) -> None:
         default=None, help="with --model rls: ARLS on this spectral kernel of the kNN graph (seed 004); the "
         "aligned transforms are fitted to the --initial labels",
     )
-    sim.add_argument("--graph-k", type=_positive_int, default=10, help="neighbours of the kNN graph (default 10)")
-    sim.add_argument("--graph-rank", type=_positive_int, default=100,
+    sim.add_argument("--graph-k", type=positive_int, default=10, help="neighbours of the kNN graph (default 10)")
+    sim.add_argument("--graph-rank", type=positive_int, default=100,
                      help="Laplacian eigenpairs of the spectral kernel (default 100)")
-    sim.add_argument("--alpha", type=_positive_float, default=0.99, help="LGC propagation weight in (0, 1) (default 0.99)")
+    sim.add_argument("--alpha", type=positive_float, default=0.99, help="LGC propagation weight in (0, 1) (default 0.99)")
 
 
 def add_app_model_arguments(app) -> None:
     """``labeler app --model --alpha --class-mass``: the model of the app's first new session
     (also chosen in the sidebar's new-session form); the graph's k is ``--knn``."""
-    from labeler.cli import _positive_float
-
     app.add_argument(
         "--model", choices=("rls", "harmonic", "lgc"), default="rls",
         help="the learner of new sessions: rls (kernel RLS, default), harmonic (harmonic function on the "
         "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin) or lgc (local and global "
         "consistency; margin). The graph models take no --posterior, --rank or --landmarks",
     )
-    app.add_argument("--alpha", type=_positive_float, default=None,
+    app.add_argument("--alpha", type=positive_float, default=None,
                      help="LGC propagation weight in (0, 1) (default 0.99; --model lgc only)")
     app.add_argument("--class-mass", action="store_true",
                      help="class mass normalisation of a graph model's outputs (seed 003 eq. 2.7)")
@@ -55,12 +54,11 @@ def add_app_model_arguments(app) -> None:
 def app_model_to_env(options: dict) -> None:
     """Check ``labeler app``'s model and posterior options together
     (:func:`labeler.session.config.check_model_settings`; a bad combination raises
-    :class:`labeler.cli.CLIError` before the server starts), then hand them to the app's first
-    new session as ``LABELER_MODEL`` (:mod:`labeler.ui.config`)."""
+    :class:`labeler.cli.common.CLIError` before the server starts), then hand them to the app's
+    first new session as ``LABELER_MODEL`` (:mod:`labeler.ui.config`)."""
     import json
     import os
 
-    from labeler.cli import CLIError
     from labeler.session.config import SessionConfig, check_model_settings
 
     try:
@@ -75,10 +73,10 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
     """``labeler simulate --model harmonic|lgc`` or ``--model rls --transform T`` (graph models)."""
     import numpy as np
 
-    from labeler.cli import CLIError, _Progress
     from labeler.atomic import atomic_write
     from labeler.experiments.graph_simulate import MODEL_OPTIONS, simulate_graph
     from labeler.experiments.report import write_report
+    from labeler.errors import SettingsError
     from labeler.experiments.simulate import DEFAULT_LAM
 
     if args.validation is not None:
@@ -97,12 +95,12 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
         print(f"labeler simulate: {dataset.name}: {len(dataset.y)} points, {len(dataset.classes)} classes; "
               f"{args.strategy}, {what} on a {args.graph_k}-NN graph; accuracy on the unlabelled rest of the pool",
               file=err, flush=True)
-    progress = _Progress(err, enabled=not args.quiet)
+    progress = Progress(err, enabled=not args.quiet)
     try:
         curve = simulate_graph(dataset, args.model, args.strategy, args.budget, args.seed, transform=args.transform,
                                n_neighbors=args.graph_k, rank=args.graph_rank, lam=lam, alpha=args.alpha,
                                initial=args.initial, X=X, progress=progress)
-    except ValueError as exc:
+    except SettingsError as exc:  # a setting that cannot work on this data set
         raise CLIError(f"{args.data}: {exc}") from None
     if out is None:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")

@@ -13,6 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from labeler.cli.common import CLIError
+
 __all__ = ["ROLE_FLAGS", "add_role_arguments", "role_arguments_given", "given_roles",
            "format_roles", "open_data"]
 
@@ -66,7 +68,7 @@ def given_roles(args) -> dict:
 
     Raises
     ------
-    ValueError
+    labeler.cli.common.CLIError
         ``--layout-cols`` that does not name two columns.
     """
     out = {}
@@ -84,7 +86,7 @@ def given_roles(args) -> dict:
         elif dest == "layout_cols":
             parts = _split(text)
             if len(parts) != 2:
-                raise ValueError(f"--layout-cols needs two columns X,Y; got {text!r}.")
+                raise CLIError(f"--layout-cols needs two columns X,Y; got {text!r}.")
             out[dest] = parts
         else:
             out[dest] = text
@@ -134,9 +136,10 @@ def open_data(source: str, args, *, seed: int, options: dict | None = None, stre
 
     Raises
     ------
-    ValueError
-        Role options for data without columns (a built-in, an NPZ file, an image folder), a
-        bad role, or data that cannot be loaded (:class:`~labeler.data.DatasetError`).
+    labeler.cli.common.CLIError
+        Role options for data without columns (a built-in, an NPZ file, an image folder).
+    labeler.data.DatasetError
+        A bad role, or data that cannot be loaded.
     FileNotFoundError
         No such file or folder.
     """
@@ -149,7 +152,7 @@ def open_data(source: str, args, *, seed: int, options: dict | None = None, stre
     flags = role_arguments_given(args)
     if not is_table(source):
         if flags:
-            raise ValueError(
+            raise CLIError(
                 f"{', '.join(flags)}: column roles apply to CSV and Parquet tables, and {source} is "
                 "not one; leave these options out."
             )

@@ -1,0 +1,117 @@
+"""``labeler app [PATH|NAME] ...`` (and ``labeler`` alone): the labelling app in the browser.
+
+The data file is loaded before the server starts (a file that cannot be loaded stops here with
+the reason, exit 2, not in the browser); a table's column roles are printed and handed on
+resolved. The model, posterior and executor options are checked first too.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from labeler.cli.columns import add_role_arguments, open_data, role_arguments_given
+from labeler.cli.common import CLIError, Command, builtin_names, port, positive_int
+from labeler.cli.graph import add_app_model_arguments, app_model_to_env
+from labeler.cli.posterior import add_posterior_arguments, app_executor, model_options
+from labeler.runtime import limit_malloc_arenas
+
+__all__ = ["COMMAND", "run_default"]
+
+
+def add_parser(sub):
+    app = sub.add_parser(
+        "app",
+        help="open the labelling app in the browser",
+        description="Start the labelling app (Streamlit). Arguments after '--' go to streamlit run.",
+    )
+    app.add_argument(
+        "data", nargs="?", default=None, metavar="PATH|NAME",
+        help=f"CSV / Parquet / NPZ file, image folder, or built-in name ({builtin_names()}); "
+        "default: two moons",
+    )
+    app.add_argument("--store", metavar="FILE", help="SQLite store (default $LABELER_STORE or ~/.labeler/labeler.sqlite)")
+    app.add_argument("--port", type=port, default=8501, help="TCP port (default 8501)")
+    app.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
+    app.add_argument("--session", metavar="ID", help="resume a saved session")
+    app.add_argument(
+        "--token", metavar="SECRET|auto",
+        help="access token every browser tab must give (?token=... in the link, or typed in); "
+        "'auto' makes a random one and prints the link. Use it with --host beyond 127.0.0.1 "
+        "(default $LABELER_TOKEN, else none)",
+    )
+    add_role_arguments(app)
+    add_posterior_arguments(app, positive_int)
+    add_app_model_arguments(app)  # --model, --alpha, --class-mass (labeler/cli/graph.py)
+    return app
+
+
+def run_default(extra: list[str]) -> int:
+    """``labeler`` without a sub-command: the app on the two-moons demo."""
+    limit_malloc_arenas()  # before the data loads and Streamlit's threads: labeler.runtime
+    from labeler.serve import run_app  # lazy: Streamlit is slow to import
+
+    run_app(extra_args=tuple(extra))
+    return 0
+
+
+def run(args) -> int:
+    limit_malloc_arenas()  # before the data loads and Streamlit's threads: labeler.runtime
+    from labeler.serve import run_app  # lazy: Streamlit is slow to import
+
+    kwargs = dict(data=args.data, store=args.store, port=args.port, host=args.host,
+                  session=args.session, extra_args=tuple(args.extra), token=args.token)
+    options = _app_data_options(args)
+    if options:
+        kwargs["data_options"] = options
+    app_model_to_env(model_options(args))  # checked first: a graph model with --posterior nystrom stops here
+    app_executor(args.executor)  # reached once before the server starts: a wrong address stops here
+    run_app(**kwargs)
+    return 0
+
+
+def _app_data_options(args) -> dict:
+    """Load the app's data file before the server starts; return its resolved options.
+
+    A file that cannot be loaded stops here with the reason (exit 2), not in the browser. A
+    table's column roles are printed and passed on resolved, so the app's first session
+    gets exactly them. Built-in names are not loaded here (they always load).
+    """
+    import json
+    import os
+
+    from labeler.data import BUILTIN_DATASETS
+
+    flags = role_arguments_given(args)
+    if args.data is None:
+        if flags:
+            raise CLIError(f"{', '.join(flags)} need a data file: labeler app PATH {flags[0]} ...")
+        return {}
+    text = os.environ.get("LABELER_DATA_OPTIONS", "").strip()
+    try:
+        options = json.loads(text) if text else {}
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"LABELER_DATA_OPTIONS is not valid JSON ({exc}); give an object such as "
+                       "'{\"n\": 2000}', or unset it.") from None
+    if not isinstance(options, dict):
+        raise CLIError("LABELER_DATA_OPTIONS must be a JSON object such as '{\"n\": 2000}'.")
+    path = Path(args.data).expanduser()
+    if args.data in BUILTIN_DATASETS and not path.exists() and not flags:
+        return {}
+    if not path.exists() and args.data not in BUILTIN_DATASETS:
+        raise CLIError(
+            f"{args.data!r}: no such file or folder. Give an existing CSV, Parquet or NPZ file or "
+            f"image folder, or a built-in data set: {builtin_names()}."
+        )
+    dataset, options = open_data(str(path) if path.exists() else args.data, args, seed=0,
+                                 options=options)
+    classes = f"{len(dataset.classes)} classes" if dataset.y is not None else "no labels"
+    print(f"labeler: {dataset.name}: {len(dataset.X):,} points, {dataset.X.shape[1]:,} features, "
+          f"{classes}; starting the app", file=sys.stderr, flush=True)
+    from labeler.data.load import hand_over
+
+    hand_over(dataset)  # the app's first session takes it: the file is not read twice
+    return options
+
+
+COMMAND = Command("app", add_parser, run, takes_extra=True, warnings_as_lines=False)
