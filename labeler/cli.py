@@ -35,6 +35,7 @@ import warnings
 from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
+from labeler.cli_suspects import add_suspects_parser, run_suspects
 from labeler.cli_graph import add_app_model_arguments, add_graph_arguments, app_model_to_env, run_graph_simulate
 from labeler.cli_reproduce_graph import add_reproduce_graph_parser, run_reproduce_graph
 from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
@@ -127,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a sub-command: the app on the two-moons demo.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,reproduce,reproduce-graph,backup}")
+    sub = parser.add_subparsers(dest="command", metavar="{app,simulate,suspects,reproduce,reproduce-graph,backup}")
 
     app = sub.add_parser(
         "app",
@@ -194,12 +195,15 @@ def build_parser() -> argparse.ArgumentParser:
         "else the unlabelled rest of the pool",
     )
     sim.add_argument("--out", metavar="CSV", help="write the curve here (default: standard output)")
+    sim.add_argument("--predictions", metavar="CSV", help="after the last label, write id, label, predicted and "
+                     "calibrated confidence of every evaluated point (the validation set, else the unlabelled pool)")
     sim.add_argument("--report", metavar="HTML", help="also write a self-contained HTML page with the learning curves")
     sim.add_argument("--initial", type=_non_negative_int, default=0, help="random labels before the first query (default 0)")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_graph_arguments(sim)  # --model, --transform, --graph-k, --graph-rank, --alpha (labeler/cli_graph.py)
     add_posterior_arguments(sim, _positive_int)
     add_role_arguments(sim)
+    add_suspects_parser(sub)  # labeler/cli_suspects.py
 
     rep = sub.add_parser(
         "reproduce",
@@ -380,6 +384,8 @@ def _run_simulate(args) -> int:
     report = _check_output_path(args.report, "--report")
     if out is not None and report is not None and out.resolve() == report.resolve():
         raise CLIError("--out and --report name the same file; give the HTML report its own name.")
+    predictions = _check_output_path(args.predictions, "--predictions")
+    final = None if predictions is None else {}
 
     dataset = _load(args.data, args, args.seed, "DATA")
     if dataset.y is None:
@@ -459,6 +465,7 @@ def _run_simulate(args) -> int:
             weighting=weighting, X_val=X_val, y_val=y_val, initial=args.initial, progress=progress, X=X,
             auto_tune=auto_tune, posterior=chosen["posterior"], rank=chosen["rank"],
             landmarks=chosen["landmarks"], knn=chosen["knn"], build_progress=build_progress, executor=executor,
+            final=final,
         )
     finally:
         if executor is not None and hasattr(executor, "close"):
@@ -467,6 +474,10 @@ def _run_simulate(args) -> int:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")
     else:
         atomic_write(out, lambda tmp: curve.to_csv(tmp, index=False, lineterminator="\n"))
+    if predictions is not None:
+        from labeler.experiments.predictions import write_final_predictions
+
+        write_final_predictions(predictions, final, dataset, y_val, getattr(val, "ids", None) if args.validation else None)
     if report is not None:
         intro = (
             f"labeler simulate {args.data}: strategy {args.strategy}, {args.budget} queries after "
@@ -581,7 +592,8 @@ def _main(argv: list[str]) -> int:
             return _run_backup(args)
         with warnings.catch_warnings():  # (not around the app: Streamlit shows its own)
             warnings.showwarning = _print_warning  # restored when the block ends
-            run = {"simulate": _run_simulate, "reproduce-graph": run_reproduce_graph}.get(args.command, _run_reproduce)
+            run = {"simulate": _run_simulate, "reproduce-graph": run_reproduce_graph,
+                   "suspects": run_suspects}.get(args.command, _run_reproduce)
             return run(args)
     except KeyboardInterrupt:
         print("labeler: interrupted; no output file was written or completed.", file=sys.stderr)

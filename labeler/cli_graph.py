@@ -98,16 +98,21 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
               f"{args.strategy}, {what} on a {args.graph_k}-NN graph; accuracy on the unlabelled rest of the pool",
               file=err, flush=True)
     progress = _Progress(err, enabled=not args.quiet)
+    final = None if getattr(args, "predictions", None) is None else {}
     try:
         curve = simulate_graph(dataset, args.model, args.strategy, args.budget, args.seed, transform=args.transform,
                                n_neighbors=args.graph_k, rank=args.graph_rank, lam=lam, alpha=args.alpha,
-                               initial=args.initial, X=X, progress=progress)
+                               initial=args.initial, X=X, progress=progress, final=final)
     except ValueError as exc:
         raise CLIError(f"{args.data}: {exc}") from None
     if out is None:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")
     else:
         atomic_write(out, lambda tmp: curve.to_csv(tmp, index=False, lineterminator="\n"))
+    if final is not None:
+        from labeler.experiments.predictions import write_final_predictions
+
+        write_final_predictions(args.predictions, final, dataset)
     if report is not None:
         intro = (f"labeler simulate {args.data}: strategy {args.strategy}, {what} on a {args.graph_k}-NN graph, "
                  f"{args.budget} queries after {args.initial} random labels, seed {args.seed}; accuracy on the "

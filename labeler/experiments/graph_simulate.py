@@ -88,7 +88,7 @@ def _normalised(F: np.ndarray) -> np.ndarray:
 def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", budget: int = 100, seed: int = 0,
                    *, transform: str | None = None, n_neighbors: int = 10, rank: int = 100, lam=DEFAULT_LAM,
                    alpha: float = 0.99, initial: int = 0, X=None,
-                   progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                   progress: Callable[[int, int], None] | None = None, final: dict | None = None) -> pd.DataFrame:
     """Simulate active labelling with a graph model (see the module docstring).
 
     Parameters
@@ -113,6 +113,10 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     X : ndarray of shape (n, d), optional
         Features for the graph instead of ``dataset.X``.
     progress : callable(step, budget), optional
+    final : dict, optional
+        Filled after the last label with the final ``learner`` (a
+        :class:`core.graph.active.GraphLearner` for harmonic / LGC) and ``decision_values``
+        None, for :mod:`labeler.experiments.predictions`.
 
     Returns
     -------
@@ -258,6 +262,15 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
         rows["stop"].append(monitor.signal(int(labeled.sum()), codes, loo_ok).verdict)
         if progress is not None:
             progress(step, budget)
+    if final is not None:  # the final model for labeler.experiments.predictions
+        if learner is None:
+            from core.graph.active import GraphLearner
+
+            learner = GraphLearner(W, classes, model, alpha=alpha)
+            names = learner.classes  # the graph learner names classes by strings
+            learner.add_many(order, [names[classes.index(y[i].item() if hasattr(y[i], "item") else y[i])]
+                                     for i in order])
+        final.update(learner=learner, decision_values=None)
     frame = pd.DataFrame({name: rows[name] for name in CURVE_COLUMNS})
     frame["label"] = np.asarray(rows["label"], dtype=y.dtype)
     frame.attrs.update(model=model, transform=transform, strategy=strategy, seed=int(seed),

@@ -381,6 +381,7 @@ def simulate(
     knn: int = 10,
     build_progress: Callable[[str, float], None] | None = None,
     executor=None,
+    final: dict | None = None,
 ) -> pd.DataFrame:
     """Simulate active labelling with an oracle that knows the true labels.
 
@@ -426,6 +427,9 @@ def simulate(
         scores do not depend on it).
     build_progress : callable(message, fraction), optional
         Progress of the factor's build.
+    final : dict, optional
+        Filled after the last label with ``learner`` and ``decision_values`` (of the
+        validation set when given, else None) for :mod:`labeler.experiments.predictions`.
 
     Returns
     -------
@@ -574,6 +578,9 @@ def simulate(
             RuntimeWarning,
             stacklevel=2,
         )
+    if final is not None:
+        final.update(learner=learner, decision_values=None if val_predictor is None
+                     else val_predictor.decision_values(learner))
     frame = pd.DataFrame({name: rows[name] for name in CURVE_COLUMNS})
     frame["label"] = np.asarray(rows["label"], dtype=y.dtype)
     frame.attrs.update(
