@@ -79,3 +79,26 @@ def test_suspects_rank_a_flipped_label_first_and_match_refits(labelled):
     row = table[table["index"] == j].iloc[0]
     assert row["rank"] <= 2 and row["label"] == other and row["suggested"] == y[j]
     assert row["score"] > 0.5
+
+
+def test_error_rate_trace_marks_a_width_change_and_draws(labelled):
+    from labeler.ui.error_chart import error_rate_caption, error_rate_figure
+
+    s = labelled
+    y = np.asarray(s.dataset.y).astype(str)
+    first = s.error_rate_trace()
+    assert first["n_labeled"].tolist() == [14] and not first["model_changed"].any()
+    s.set_width(0.9 * s.config.width)
+    q = s.next_query()
+    s.label(q, y[q], expected_query=q)
+    trace = s.error_rate_trace()
+    assert trace["n_labeled"].tolist() == [14, 15]
+    assert trace["model_changed"].tolist() == [False, True]
+    assert (trace["lower"] <= trace["rate"]).all() and (trace["rate"] <= trace["upper"]).all()
+    fig = error_rate_figure(trace)
+    names = [t.name for t in fig.data]
+    assert "pool (estimated)" in names and "labels (LOO)" in names
+    assert np.allclose(fig.data[1].y, 100 * trace["rate"].to_numpy())
+    assert len(fig.layout.shapes) == 1 and fig.layout.shapes[0].x0 == 15
+    text = error_rate_caption(s.pool_error_rate())
+    assert "%" in text and "LOO error of your 15 labels" in text

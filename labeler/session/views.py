@@ -220,11 +220,39 @@ class SessionViews:
             pool[list(self._log.labels)] = False
             est = estimated_error_rate(self.calibration(), F[pool], level)
             correct, _ = self._loo_correct()
-            return {"rate": est.rate, "lower": est.lower, "upper": est.upper, "n": est.n,
-                    "loo_error": float(1.0 - correct.mean()) if correct.size else float("nan"),
-                    "n_loo": int(correct.size)}
+            out = {"rate": est.rate, "lower": est.lower, "upper": est.upper, "n": est.n,
+                   "loo_error": float(1.0 - correct.mean()) if correct.size else float("nan"),
+                   "n_loo": int(correct.size)}
+            self._record_error_rate(out)
+            return out
 
         return dict(self._cached(f"pool_error_{level}", compute))
+
+    def _model_words(self) -> str:
+        """The model in use in a few words (kernel width and lam, or the graph model)."""
+        cfg = self._config
+        model = getattr(cfg, "model", None) or "rls"
+        if model != "rls":
+            return str(model)
+        width = "" if cfg.width is None else f"width {float(cfg.width):.3g}, "
+        return f"{width}λ {float(cfg.lam):.3g}"
+
+    def _record_error_rate(self, out: dict) -> None:
+        """Keep the estimate for :meth:`error_rate_trace` (one entry per label count, the latest)."""
+        trace = self.__dict__.setdefault("_error_trace", {})
+        trace[self.n_labeled] = {"n_labeled": self.n_labeled, **out, "model": self._model_words()}
+
+    def error_rate_trace(self) -> pd.DataFrame:
+        """The pool error estimates of this session's states seen since it was opened, by label
+        count: n_labeled, rate, lower, upper, loo_error, model (words), model_changed (the
+        model differs from the previous row's: a width, lam or model change)."""
+        self.pool_error_rate()
+        trace = self.__dict__.get("_error_trace", {})
+        rows = [trace[k] for k in sorted(trace)]
+        table = pd.DataFrame(rows, columns=["n_labeled", "rate", "lower", "upper", "n", "loo_error", "n_loo",
+                                            "model"])
+        table["model_changed"] = table["model"].ne(table["model"].shift()) & (table.index > 0)
+        return table
 
     def suspects(self) -> pd.DataFrame:
         """Labelled points ranked by how likely their label is wrong (most suspect first).
