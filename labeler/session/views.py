@@ -347,6 +347,7 @@ class SessionViews:
     def _soft(self):
         def compute():
             _, conf = self.calibration().confidence(self.learner.decision_values)
+            self.pool_error_rate()  # one point of the progress tab's trace per state (cheap)
             return np.asarray(self.learner.predict()), conf
 
         return self._cached("soft", compute)
