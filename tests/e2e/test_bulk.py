@@ -21,6 +21,18 @@ from harness import (class_keys, download_export_csv, labeled_count, open_app, p
 pytestmark = pytest.mark.e2e
 
 
+def choose_unsure(page, tries: int = 30):
+    """Pick the first class in every grid picker that starts on "not sure" (a guess below the
+    confidence threshold is never preset)."""
+    for _ in range(tries):
+        box = page.locator('[data-testid="stSelectbox"]:has-text("not sure")')
+        if box.count() == 0:
+            return
+        box.first.click()
+        page.get_by_role("option").first.click()
+        page.wait_for_timeout(600)
+
+
 def shot(page, tmp_path, name):
     path = tmp_path / name
     page.screenshot(path=str(path), full_page=True)
@@ -130,6 +142,7 @@ def test_lasso_box_more_like_this_batch_reload_and_export(app_server, page, tmp_
     assert len(similar) == 10
     page.locator(".grid-tag").first.scroll_into_view_if_needed()
     shot(page, tmp_path, "bulk-similar.png")
+    choose_unsure(page)
     page.get_by_role("button", name=f"Label these {len(similar)}").click()
     wait_labeled(page, n_now + len(similar))
     n_now += len(similar)
@@ -140,6 +153,7 @@ def test_lasso_box_more_like_this_batch_reload_and_export(app_server, page, tmp_
     assert len(batch) == 5 and not set(batch) & set(similar)
     page.locator('.grid-tag[data-via="batch"]').first.scroll_into_view_if_needed()
     shot(page, tmp_path, "bulk-batch.png")
+    choose_unsure(page)
     page.get_by_role("button", name="Label these 5").click()
     wait_labeled(page, n_now + 5)
     n_now += 5
