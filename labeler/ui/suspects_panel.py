@@ -92,8 +92,8 @@ def render_suspects_tab(session) -> None:
             with mid:
                 st.markdown(
                     f'<span class="suspect-tag" data-point="{i}" data-label="{html_text(label)}" '
-                    f'data-suggested="{html_text(suggested)}"></span>'
-                    f"#{i} · labelled <b>{html_text(label)}</b> ({html_text(row['source'])})<br>"
+                    f'data-suggested="{html_text(suggested)}">#{i}</span>'
+                    f" · labelled <b>{html_text(label)}</b> ({html_text(row['source'])})<br>"
                     f"model: <b>{html_text(suggested)}</b> · "
                     f"{100 * float(row['score']):.0f} % likely wrong", unsafe_allow_html=True)
             with right, st.container(horizontal=True, gap="small"):
