@@ -46,7 +46,7 @@ def test_suspects_tab_fixes_a_wrong_label(app_server, page):
     assert j in top
     row = page.locator(f'.suspect-tag[data-point="{j}"]')
     assert row.get_attribute("data-suggested") == truth[j] and row.get_attribute("data-label") == wrong
-    page.locator(f'[class*="st-key-suspect_change_{j}_"] button').click()
+    page.locator(f'[class*="st-key-suspect_change_{j}_"] button').first.click()
     for _ in range(120):  # the press reaches the store within a rerun
         with LabelingSession.open(app_server.store, session_id) as s:
             if s.labels[j] == truth[j]:
