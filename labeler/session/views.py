@@ -32,6 +32,9 @@ from .explain import explain
 __all__ = ["SessionViews", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY"]
 
 INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set at creation
+#: A graph model's calibration is refitted after every label up to this many labels, then
+#: when the label count has moved by a quarter (its LOO values cost one solve per label).
+GRAPH_CALIBRATION_EVERY_LABEL = 20
 #: A bin whose accuracy interval reaches below this asks before its predictions are accepted.
 BULK_ACCEPT_MIN_ACCURACY = 0.95
 
@@ -188,7 +191,16 @@ class SessionViews:
             codes = np.array([classes.index(v) for v in y], dtype=np.int64)
             return fit_temperature(F, codes, weights=keep.astype(np.float64))
 
-        return self._cached("calibration", compute)
+        if hasattr(self.learner, "posterior"):  # ARLS: the LOO values are O(labels), refit every state
+            return self._cached("calibration", compute)
+        # a graph model's LOO values cost one solve per label: refit while there are few labels,
+        # then when the label count moved by a quarter since the last fit
+        n = self.n_labeled
+        last = self.__dict__.get("_graph_calibration")
+        if last is None or n <= GRAPH_CALIBRATION_EVERY_LABEL or not 0.8 * last[0] <= n < 1.25 * last[0]:
+            last = (n, compute())
+            self.__dict__["_graph_calibration"] = last
+        return last[1]
 
     def _loo_correct(self) -> np.ndarray:
         """Whether each labelled point's exact LOO prediction is right (accepted predictions
@@ -347,7 +359,8 @@ class SessionViews:
     def _soft(self):
         def compute():
             _, conf = self.calibration().confidence(self.learner.decision_values)
-            self.pool_error_rate()  # one point of the progress tab's trace per state (cheap)
+            if hasattr(self.learner, "posterior"):  # ARLS: cheap; a graph model's LOO is not
+                self.pool_error_rate()  # one point of the progress tab's trace per state
             return np.asarray(self.learner.predict()), conf
 
         return self._cached("soft", compute)
