@@ -35,7 +35,7 @@ import warnings
 from pathlib import Path
 
 from labeler.cli_columns import add_role_arguments, open_data, role_arguments_given
-from labeler.cli_suspects import add_suspects_parser, run_suspects
+from labeler.cli_suspects import add_trust_arguments, prediction_request, run_suspects, write_requested_predictions
 from labeler.cli_graph import add_app_model_arguments, add_graph_arguments, app_model_to_env, run_graph_simulate
 from labeler.cli_reproduce_graph import add_reproduce_graph_parser, run_reproduce_graph
 from labeler.cli_posterior import BuildProgress as _BuildProgress, add_posterior_arguments, model_options as _model_options
@@ -195,15 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
         "else the unlabelled rest of the pool",
     )
     sim.add_argument("--out", metavar="CSV", help="write the curve here (default: standard output)")
-    sim.add_argument("--predictions", metavar="CSV", help="after the last label, write id, label, predicted and "
-                     "calibrated confidence of every evaluated point (the validation set, else the unlabelled pool)")
     sim.add_argument("--report", metavar="HTML", help="also write a self-contained HTML page with the learning curves")
     sim.add_argument("--initial", type=_non_negative_int, default=0, help="random labels before the first query (default 0)")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_graph_arguments(sim)  # --model, --transform, --graph-k, --graph-rank, --alpha (labeler/cli_graph.py)
     add_posterior_arguments(sim, _positive_int)
     add_role_arguments(sim)
-    add_suspects_parser(sub)  # labeler/cli_suspects.py
+    add_trust_arguments(sub, sim)  # simulate --predictions, labeler suspects (labeler/cli_suspects.py)
 
     rep = sub.add_parser(
         "reproduce",
@@ -380,12 +378,10 @@ def _run_simulate(args) -> int:
     from labeler.atomic import atomic_write
     from labeler.experiments.report import write_report
 
-    out = _check_output_path(args.out, "--out")
-    report = _check_output_path(args.report, "--report")
+    out, report = _check_output_path(args.out, "--out"), _check_output_path(args.report, "--report")
     if out is not None and report is not None and out.resolve() == report.resolve():
         raise CLIError("--out and --report name the same file; give the HTML report its own name.")
-    predictions = _check_output_path(args.predictions, "--predictions")
-    final = None if predictions is None else {}
+    final = prediction_request(args)  # None, or {} that simulate fills for --predictions
 
     dataset = _load(args.data, args, args.seed, "DATA")
     if dataset.y is None:
@@ -423,8 +419,7 @@ def _run_simulate(args) -> int:
     except ValueError as exc:
         raise CLIError(f"{args.data}: {exc} Or pass --width W.") from None
     X, X_val, kernel, lam, weighting = (chosen[k] for k in ("X", "X_val", "kernel", "lam", "weighting"))
-    auto_tune = chosen["auto_tune"]
-    notes = chosen["notes"]
+    auto_tune, notes = chosen["auto_tune"], chosen["notes"]
     width_note = f" ({notes['width']})" if "width" in notes else ""
     tuned = [k for k, v in auto_tune.items() if v]
     tune_note = f"; {' and '.join(tuned)} re-tuned by leave-one-out as labels arrive" if tuned else ""
@@ -442,9 +437,7 @@ def _run_simulate(args) -> int:
         print(
             f"labeler simulate: {dataset.name}: {len(dataset.y)} points, {len(dataset.classes)} classes; "
             f"{args.strategy}, kernel {kdesc}, lambda {lam:g}, weighting {weighting}{tune_note}; "
-            f"accuracy on {evaluation}",
-            file=err, flush=True,
-        )
+            f"accuracy on {evaluation}", file=err, flush=True)
         post = chosen["posterior"]
         pdesc = "dense (exact)" if post == "dense" else f"{post}, rank {chosen['rank']}"
         print(f"labeler simulate: posterior {pdesc}"
@@ -453,8 +446,7 @@ def _run_simulate(args) -> int:
               file=err, flush=True)
         if "scoring" in notes and args.strategy == "arls":
             print(f"labeler simulate: {notes['scoring']}", file=err, flush=True)
-    progress = _Progress(err, enabled=not args.quiet)
-    build_progress = _BuildProgress(err, enabled=not args.quiet)
+    progress, build_progress = _Progress(err, enabled=not args.quiet), _BuildProgress(err, enabled=not args.quiet)
     try:
         executor = _simulate_executor(args.executor, chosen["posterior"], None if args.quiet else err)
     except ValueError as exc:
@@ -465,8 +457,7 @@ def _run_simulate(args) -> int:
             weighting=weighting, X_val=X_val, y_val=y_val, initial=args.initial, progress=progress, X=X,
             auto_tune=auto_tune, posterior=chosen["posterior"], rank=chosen["rank"],
             landmarks=chosen["landmarks"], knn=chosen["knn"], build_progress=build_progress, executor=executor,
-            final=final,
-        )
+            final=final)
     finally:
         if executor is not None and hasattr(executor, "close"):
             executor.close()
@@ -474,10 +465,7 @@ def _run_simulate(args) -> int:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")
     else:
         atomic_write(out, lambda tmp: curve.to_csv(tmp, index=False, lineterminator="\n"))
-    if predictions is not None:
-        from labeler.experiments.predictions import write_final_predictions
-
-        write_final_predictions(predictions, final, dataset, y_val, getattr(val, "ids", None) if args.validation else None)
+    write_requested_predictions(args, final, dataset, y_val, val if args.validation is not None else None)
     if report is not None:
         intro = (
             f"labeler simulate {args.data}: strategy {args.strategy}, {args.budget} queries after "
@@ -592,8 +580,8 @@ def _main(argv: list[str]) -> int:
             return _run_backup(args)
         with warnings.catch_warnings():  # (not around the app: Streamlit shows its own)
             warnings.showwarning = _print_warning  # restored when the block ends
-            run = {"simulate": _run_simulate, "reproduce-graph": run_reproduce_graph,
-                   "suspects": run_suspects}.get(args.command, _run_reproduce)
+            run = {"simulate": _run_simulate, "reproduce-graph": run_reproduce_graph, "suspects": run_suspects}.get(
+                args.command, _run_reproduce)
             return run(args)
     except KeyboardInterrupt:
         print("labeler: interrupted; no output file was written or completed.", file=sys.stderr)

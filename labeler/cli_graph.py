@@ -76,6 +76,7 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
     import numpy as np
 
     from labeler.cli import CLIError, _Progress
+    from labeler.cli_suspects import prediction_request, write_requested_predictions
     from labeler.atomic import atomic_write
     from labeler.experiments.graph_simulate import simulate_graph
     from labeler.experiments.report import write_report
@@ -98,7 +99,7 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
               f"{args.strategy}, {what} on a {args.graph_k}-NN graph; accuracy on the unlabelled rest of the pool",
               file=err, flush=True)
     progress = _Progress(err, enabled=not args.quiet)
-    final = None if getattr(args, "predictions", None) is None else {}
+    final = prediction_request(args)  # labeler/cli_suspects.py: --predictions
     try:
         curve = simulate_graph(dataset, args.model, args.strategy, args.budget, args.seed, transform=args.transform,
                                n_neighbors=args.graph_k, rank=args.graph_rank, lam=lam, alpha=args.alpha,
@@ -109,10 +110,7 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")
     else:
         atomic_write(out, lambda tmp: curve.to_csv(tmp, index=False, lineterminator="\n"))
-    if final is not None:
-        from labeler.experiments.predictions import write_final_predictions
-
-        write_final_predictions(args.predictions, final, dataset)
+    write_requested_predictions(args, final, dataset)
     if report is not None:
         intro = (f"labeler simulate {args.data}: strategy {args.strategy}, {what} on a {args.graph_k}-NN graph, "
                  f"{args.budget} queries after {args.initial} random labels, seed {args.seed}; accuracy on the "

@@ -11,7 +11,35 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["add_suspects_parser", "run_suspects"]
+__all__ = ["add_trust_arguments", "add_suspects_parser", "run_suspects", "prediction_request",
+           "write_requested_predictions"]
+
+
+def add_trust_arguments(sub, sim) -> None:
+    """``labeler simulate --predictions CSV`` (on the ``simulate`` parser ``sim``) and the
+    ``suspects`` sub-command."""
+    sim.add_argument("--predictions", metavar="CSV", help="after the last label, write id, label, predicted and "
+                     "calibrated confidence of every evaluated point (the validation set, else the unlabelled pool)")
+    add_suspects_parser(sub)
+
+
+def prediction_request(args) -> dict | None:
+    """``{}`` for ``simulate(..., final=...)`` to fill when ``--predictions`` is given (its path
+    checked first, as ``--out``'s), else None."""
+    from labeler.cli import _check_output_path
+
+    path = _check_output_path(getattr(args, "predictions", None), "--predictions")
+    return None if path is None else {"path": path}
+
+
+def write_requested_predictions(args, final: dict | None, dataset, y_val=None, validation=None) -> None:
+    """Write ``--predictions`` from ``final`` (filled by the simulation); nothing without it.
+    ``validation`` is the ``--validation`` data set (its ids name the rows), if any."""
+    if final is None:
+        return
+    from labeler.experiments.predictions import write_final_predictions
+
+    write_final_predictions(final["path"], final, dataset, y_val, getattr(validation, "ids", None))
 
 
 def add_suspects_parser(sub) -> None:

@@ -428,8 +428,7 @@ def simulate(
     build_progress : callable(message, fraction), optional
         Progress of the factor's build.
     final : dict, optional
-        Filled after the last label with ``learner`` and ``decision_values`` (of the
-        validation set when given, else None) for :mod:`labeler.experiments.predictions`.
+        Filled at the end with ``learner`` and ``decision_values`` (of X_val, else None).
 
     Returns
     -------
