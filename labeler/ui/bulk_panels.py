@@ -19,8 +19,8 @@ changed (another tab, an earlier press) writes nothing and says why
 (:func:`labeler.ui.actions.label_grid`, ``LabelingSession.why_not_labelled``).
 
 The elements ``<span class="area-tag" data-count=.. data-unlabelled=..>``,
-``<span class="grid-tag" data-via=.. data-points="i,j,..">`` carry what is shown for the
-browser tests.
+``<span class="grid-tag" data-via=.. data-points="i,j,.." data-unsure="k,..">`` carry what is
+shown for the browser tests (``data-unsure``: the pickers that start on "not sure").
 """
 
 from __future__ import annotations
@@ -165,8 +165,11 @@ def _cell(session, view, i: int, key: str) -> None:
 
 def _grid(session, view, indices, via: str, button: str) -> None:
     indices = [int(i) for i in indices]
+    conf = view.predictions["confidence"].to_numpy(float)
+    unsure = [i for i in indices if not (conf[i] >= GUESS_MIN_CONFIDENCE and view.predicted_codes[i] >= 0)]
     st.markdown(f'<span class="grid-tag" data-via="{via}" data-version="{view.version}" '
-                f'data-points="{",".join(map(str, indices))}"></span>', unsafe_allow_html=True)
+                f'data-points="{",".join(map(str, indices))}" data-unsure="{",".join(map(str, unsure))}">'
+                '</span>', unsafe_allow_html=True)
     keys = [f"grid_{via}_{view.version}_{i}" for i in indices]
     for start in range(0, len(indices), GRID_COLUMNS):
         cols = st.columns(GRID_COLUMNS, gap="small")
@@ -174,7 +177,6 @@ def _grid(session, view, indices, via: str, button: str) -> None:
                                keys[start:start + GRID_COLUMNS]):
             with col, st.container(border=True):
                 _cell(session, view, i, key)
-    conf = view.predictions["confidence"].to_numpy(float)
     picked = [st.session_state.get(k, view.classes[int(view.predicted_codes[i])]
                                    if conf[i] >= GUESS_MIN_CONFIDENCE and view.predicted_codes[i] >= 0 else None)
               for i, k in zip(indices, keys)]

@@ -21,16 +21,16 @@ from harness import (class_keys, download_export_csv, labeled_count, open_app, p
 pytestmark = pytest.mark.e2e
 
 
-def choose_unsure(page, tries: int = 30):
+def choose_unsure(page):
     """Pick the first class in every grid picker that starts on "not sure" (a guess below the
-    confidence threshold is never preset)."""
-    for _ in range(tries):
-        box = page.locator('[data-testid="stSelectbox"]:has-text("not sure")')
-        if box.count() == 0:
-            return
-        box.first.click()
+    confidence threshold is never preset): the grid tag lists them in ``data-unsure``."""
+    tag = page.locator(".grid-tag").first
+    via, version = tag.get_attribute("data-via"), tag.get_attribute("data-version")
+    unsure = [int(i) for i in (tag.get_attribute("data-unsure") or "").split(",") if i]
+    for i in unsure:
+        page.locator(f".st-key-grid_{via}_{version}_{i}").first.click()
         page.get_by_role("option").first.click()
-        page.wait_for_timeout(600)
+        page.wait_for_timeout(800)  # the grid is a fragment: it reruns with the pick
 
 
 def shot(page, tmp_path, name):
