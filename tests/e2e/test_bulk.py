@@ -30,7 +30,7 @@ def choose_unsure(page, via: str):
     for i in unsure:
         box = page.locator(f".st-key-grid_{via}_{version}_{i}").last
         box.scroll_into_view_if_needed()
-        box.locator('[data-baseweb="select"]').first.click()
+        box.click()
         page.get_by_role("option").first.click()
         page.wait_for_timeout(800)  # the grid is a fragment: it reruns with the pick
 
