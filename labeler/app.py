@@ -34,6 +34,7 @@ from labeler.ui.map_colors import class_color
 from labeler.ui.map_density import uses_density
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
+from labeler.ui.suspects_panel import render_suspects_tab
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view, map_hover_texts
 from labeler.ui.viewport import map_viewport
@@ -136,8 +137,8 @@ with lock:
                       "select single points." if uses_density(view.n_samples) else ""))
 
     # ---- lower tabs (only the open one runs) ---------------------------------------------
-    progress, batch, similar, confidence, export, history, keys = st.tabs(
-        ["Progress", "Batch", "More like this", "Confidence", "Export", "History", "Shortcuts"],
+    progress, batch, similar, confidence, suspects, export, history, keys = st.tabs(
+        ["Progress", "Batch", "More like this", "Confidence", "Suspects", "Export", "History", "Shortcuts"],
         key="lower_tab", on_change="rerun", bind="query-params")
     if batch.open:
         with batch:
@@ -151,6 +152,9 @@ with lock:
     if confidence.open:
         with confidence:
             render_confidence(session, view)
+    if suspects.open:
+        with suspects:
+            render_suspects_tab(session)  # labeler/ui/suspects_panel.py
     if export.open:
         with export:
             render_export(session, lock, view.n_labeled)

@@ -126,6 +126,51 @@ def test_a_stale_or_empty_area_writes_nothing_and_says_why():
     assert any("changed since this selection was drawn" in m.value for m in at.warning)
 
 
+def choose_unsure(at, s):
+    """Pick the true class in every grid picker that starts on "not sure"."""
+    truth = np.asarray(s.dataset.y).astype(str)
+    for sb in list(at.selectbox):
+        if str(sb.key).startswith("grid_") and sb.value is None:
+            sb.set_value(truth[int(str(sb.key).rsplit("_", 1)[1])])
+    at.run()
+
+
+def test_an_unsure_guess_starts_on_not_sure_and_must_be_chosen():
+    from labeler.ui.bulk_panels import GUESS_MIN_CONFIDENCE
+
+    at = start()
+    s = session_of(at)
+    at.session_state["lower_tab"] = "Batch"
+    at.query_params["lower_tab"] = "Batch"
+    at.run()
+    batch = [int(i) for i in tag(at, "grid-tag", ["via", "points"])["points"].split(",")]
+    conf = s.predictions()["confidence"].to_numpy(float)
+    unsure = [i for i in batch if conf[i] < GUESS_MIN_CONFIDENCE]
+    assert unsure, "a batch of queries holds points the model is unsure of"
+    picks = {int(str(sb.key).rsplit("_", 1)[1]): sb.value for sb in at.selectbox if str(sb.key).startswith("grid_batch")}
+    assert all(picks[i] is None for i in unsure)
+    assert all(picks[i] is not None for i in batch if i not in unsure)
+    before = s.n_events
+    at.button(key="grid_label_batch").click().run()
+    assert s.n_events == before
+    assert any("Pick a class for every point" in m.value for m in at.warning)
+    choose_unsure(at, s)
+    label = at.button(key="grid_label_batch").label
+    assert label.startswith(f"Label these {len(batch)}")
+    at.button(key="grid_label_batch").click().run()
+    assert set(batch) <= set(s.labels)
+
+
+def test_selection_spread_and_grid_summary_by_hand():
+    from labeler.ui.bulk_panels import grid_summary, selection_spread
+
+    spread = selection_spread(np.array([0, 0, 1, 1, 1, -1]), np.array([0.95, 0.5, 0.99, 0.92, 0.3, 0.9]), 3)
+    assert spread == {"predicted": [2, 3, 0], "confident": [1, 2, 0], "against": [2, 1, 3]}
+    summary = grid_summary(["a", "b", None, "a"], ["a", "a", "b", "a"], np.array([0.9, 0.6, 0.5, 0.8]))
+    assert summary["guesses"] == 2 and summary["unsure"] == 1
+    assert summary["expected_wrong"] == pytest.approx(0.1 + 0.2)
+
+
 def test_more_like_this_and_batch_grids_label_in_one_go():
     at = start()
     s = session_of(at)
@@ -136,6 +181,7 @@ def test_more_like_this_and_batch_grids_label_in_one_go():
     assert grid["via"] == "similar"
     similar = [int(i) for i in grid["points"].split(",")]
     assert len(similar) == 10 and int(q) not in similar
+    choose_unsure(at, s)
     at.button(key="grid_label_similar").click().run()
     assert not at.exception
     assert set(similar) <= set(s.labels)
@@ -148,6 +194,7 @@ def test_more_like_this_and_batch_grids_label_in_one_go():
     batch = [int(i) for i in grid["points"].split(",")]
     assert grid["via"] == "batch" and len(batch) == 5 and batch[0] == s.next_query()
     # change one class in the grid before labelling
+    choose_unsure(at, s)
     pick = next(sb for sb in at.selectbox if sb.key == f"grid_batch_{s.n_events}_{batch[1]}")
     other = next(c for c in s.classes if c != pick.value)
     pick.set_value(other).run()

@@ -7,7 +7,7 @@ import argparse
 import sys
 import warnings
 
-from labeler.cli import app, backup, reproduce, reproduce_graph, simulate
+from labeler.cli import app, backup, reproduce, reproduce_graph, simulate, suspects
 from labeler.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, print_warning, user_errors
 from labeler.runtime import configure_threads
 
@@ -18,6 +18,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 COMMANDS = (
     app.COMMAND,
     simulate.COMMAND,
+    suspects.COMMAND,
     reproduce.COMMAND,
     reproduce_graph.COMMAND,
     backup.COMMAND,

@@ -73,6 +73,7 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
     """``labeler simulate --model harmonic|lgc`` or ``--model rls --transform T`` (graph models)."""
     import numpy as np
 
+    from labeler.cli.suspects import prediction_request, write_requested_predictions
     from labeler.atomic import atomic_write
     from labeler.experiments.graph_simulate import MODEL_OPTIONS, simulate_graph
     from labeler.experiments.report import write_report
@@ -96,16 +97,18 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
               f"{args.strategy}, {what} on a {args.graph_k}-NN graph; accuracy on the unlabelled rest of the pool",
               file=err, flush=True)
     progress = Progress(err, enabled=not args.quiet)
+    final = prediction_request(args)  # --predictions (labeler/cli/suspects.py)
     try:
         curve = simulate_graph(dataset, args.model, args.strategy, args.budget, args.seed, transform=args.transform,
                                n_neighbors=args.graph_k, rank=args.graph_rank, lam=lam, alpha=args.alpha,
-                               initial=args.initial, X=X, progress=progress)
+                               initial=args.initial, X=X, progress=progress, final=final)
     except SettingsError as exc:  # a setting that cannot work on this data set
         raise CLIError(f"{args.data}: {exc}") from None
     if out is None:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")
     else:
         atomic_write(out, lambda tmp: curve.to_csv(tmp, index=False, lineterminator="\n"))
+    write_requested_predictions(args, final, dataset)
     if report is not None:
         intro = (f"labeler simulate {args.data}: strategy {args.strategy}, {what} on a {args.graph_k}-NN graph, "
                  f"{args.budget} queries after {args.initial} random labels, seed {args.seed}; accuracy on the "

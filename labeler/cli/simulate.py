@@ -7,11 +7,12 @@ from __future__ import annotations
 import sys
 import time
 
-from labeler.cli.columns import add_role_arguments, open_data
+from labeler.cli.columns import add_role_arguments, load_data, open_data
 from labeler.cli.common import (CLIError, Command, Progress, builtin_names, check_output_path, lam_value,
                                 non_negative_int, positive_float, positive_int)
 from labeler.cli.graph import add_graph_arguments, run_graph_simulate
 from labeler.cli.posterior import BuildProgress, add_posterior_arguments, simulate_executor
+from labeler.cli.suspects import add_prediction_argument, prediction_request, write_requested_predictions
 
 __all__ = ["COMMAND"]
 
@@ -68,20 +69,8 @@ def add_parser(sub):
     add_graph_arguments(sim)  # --model, --transform, --graph-k, --graph-rank, --alpha (labeler/cli/graph.py)
     add_posterior_arguments(sim, positive_int)
     add_role_arguments(sim)
+    add_prediction_argument(sim)  # --predictions (labeler/cli/suspects.py)
     return sim
-
-
-def _load(source: str, args, seed: int, what: str):
-    """The simulation's data set (a table's column roles printed first, unless ``--quiet``)."""
-    from labeler.data import BUILTIN_DATASETS
-
-    try:
-        return open_data(source, args, seed=seed, quiet=args.quiet)[0]
-    except FileNotFoundError as exc:
-        hint = "" if source in BUILTIN_DATASETS else (
-            f" Check the path, or use a built-in data set: {', '.join(BUILTIN_DATASETS)}."
-        )
-        raise CLIError(f"{what}: {exc}{hint}") from None
 
 
 def _load_validation(args, dataset):
@@ -117,7 +106,7 @@ def run(args) -> int:
     if out is not None and report is not None and out.resolve() == report.resolve():
         raise CLIError("--out and --report name the same file; give the HTML report its own name.")
 
-    dataset = _load(args.data, args, args.seed, "DATA")
+    dataset = load_data(args.data, args, args.seed, "DATA")
     if dataset.y is None:
         raise CLIError(
             f"{args.data} has no labels, so there is no oracle to answer the queries. Add a label "
@@ -186,13 +175,14 @@ def run(args) -> int:
     progress = Progress(err, enabled=not args.quiet)
     build_progress = BuildProgress(err, enabled=not args.quiet)
     executor = simulate_executor(args.executor, chosen["posterior"], None if args.quiet else err)
+    final = prediction_request(args)  # None, or {} that simulate fills for --predictions
     try:
         curve = simulate(
             dataset, strategy=args.strategy, budget=args.budget, seed=args.seed, kernel=kernel, lam=lam,
             weighting=weighting, X_val=X_val, y_val=y_val, initial=args.initial, progress=progress, X=X,
             auto_tune=auto_tune, posterior=chosen["posterior"], rank=chosen["rank"],
             landmarks=chosen["landmarks"], knn=chosen["knn"], build_progress=build_progress, executor=executor,
-        )
+            final=final)
     finally:
         if executor is not None and hasattr(executor, "close"):
             executor.close()
@@ -200,6 +190,7 @@ def run(args) -> int:
         curve.to_csv(sys.stdout, index=False, lineterminator="\n")
     else:
         atomic_write(out, lambda tmp: curve.to_csv(tmp, index=False, lineterminator="\n"))
+    write_requested_predictions(args, final, dataset, y_val, val if args.validation is not None else None)
     if report is not None:
         intro = (
             f"labeler simulate {args.data}: strategy {args.strategy}, {args.budget} queries after "

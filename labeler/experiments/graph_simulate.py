@@ -103,7 +103,7 @@ def graph_factory(W, model: str, classes, *, seed: int = 0, transform: str | Non
 def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", budget: int = 100, seed: int = 0,
                    *, transform: str | None = None, n_neighbors: int = 10, rank: int = 100, lam=DEFAULT_LAM,
                    alpha: float = 0.99, initial: int = 0, X=None,
-                   progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                   progress: Callable[[int, int], None] | None = None, final: dict | None = None) -> pd.DataFrame:
     """Simulate active labelling with a graph model (see the module docstring).
 
     Parameters
@@ -128,6 +128,10 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     X : ndarray of shape (n, d), optional
         Features for the graph instead of ``dataset.X``.
     progress : callable(step, budget), optional
+    final : dict, optional
+        Filled after the last label with the final ``learner`` (a
+        :class:`core.graph.active.GraphLearner` for harmonic / LGC) and ``decision_values``
+        None, for :mod:`labeler.experiments.predictions`.
 
     Returns
     -------
@@ -200,6 +204,8 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
                                          else float("nan")),
                        loo_ready=lambda lr: LAM in lr.capabilities and len(set(lr.labels.values())) >= 2,
                        progress=progress)
+    if final is not None:  # the final model for labeler.experiments.predictions
+        final.update(learner=learner, decision_values=None)
     frame = curve_frame(rows, y)
     frame.attrs.update(model=model, transform=transform, strategy=strategy, seed=int(seed),
                        lam=float(lam) if model == "rls" else float("nan"), kernel="graph", width=None,

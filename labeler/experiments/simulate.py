@@ -336,6 +336,7 @@ def simulate(
     knn: int = 10,
     build_progress: Callable[[str, float], None] | None = None,
     executor=None,
+    final: dict | None = None,
 ) -> pd.DataFrame:
     """Simulate active labelling with an oracle that knows the true labels.
 
@@ -381,6 +382,8 @@ def simulate(
         scores do not depend on it).
     build_progress : callable(message, fraction), optional
         Progress of the factor's build.
+    final : dict, optional
+        Filled at the end with ``learner`` and ``decision_values`` (of X_val, else None).
 
     Returns
     -------
@@ -514,6 +517,9 @@ def simulate(
             RuntimeWarning,
             stacklevel=2,
         )
+    if final is not None:
+        final.update(learner=learner, decision_values=None if now["predictor"] is None
+                     else now["predictor"].decision_values(learner))
     frame = curve_frame(rows, y)
     frame.attrs.update(
         strategy=strategy,

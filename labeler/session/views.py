@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from core.calibration import estimated_error_rate, fit_temperature, label_suspicion
 from core.confidence import confidence_bins as _confidence_bins
-from core.confidence import soft_confidence
 from core.criteria.risk import predicted_class_indices
 from core.learner.base import EXPECTED_RISK
 from core.rls.tuning import loo_readiness
@@ -31,6 +31,9 @@ from .explain import explain
 __all__ = ["SessionViews", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY"]
 
 INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set at creation
+#: A graph model's calibration is refitted after every label up to this many labels, then
+#: when the label count has moved by a quarter (its LOO values cost one solve per label).
+GRAPH_CALIBRATION_EVERY_LABEL = 20
 #: A bin whose accuracy interval reaches below this asks before its predictions are accepted.
 BULK_ACCEPT_MIN_ACCURACY = 0.95
 
@@ -154,22 +157,143 @@ class SessionViews:
         return {"width": None if width is None else float(width), "lam": None if lam is None else float(lam),
                 "auto": dict(self.auto_tune), "note": self.tuning_note, "start": self.auto_settings}
 
-    def _loo_correct(self) -> np.ndarray:
-        """Whether each labelled point's exact LOO prediction is right (accepted predictions
-        left out: they only repeat the model's guess), shape (n_kept,); with its confidence."""
+    def _loo_rows(self):
+        """The labelled points' exact LOO decision values in the log's labelling order.
+
+        Returns ``(idx, y, F, keep)``: point indices (l,), labels (l,) object, LOO decision
+        values (l, T) and whether each label is the user's (accepted predictions are not: they
+        only repeat the model's guess), all in :attr:`labels` order.
+        """
         idx, y = self._labelled_arrays()
         keep = np.array([self._shown_source(r) != "accepted" for r in self._log.labels.values()],
                         dtype=bool)
-        if not keep.any():
-            return np.zeros(0, dtype=bool), np.zeros(0)
+        T = self.learner.n_outputs if hasattr(self.learner, "n_outputs") else \
+            np.asarray(self.learner.decision_values).shape[1]
+        if idx.size == 0:
+            return idx, y, np.zeros((0, T)), keep
         F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
         # rows follow the learner's order, which a relabel or an undo may make differ from the log's
         row = {i: k for k, i in enumerate(self.learner.labels)}
-        F = F[[row[i] for i in idx.tolist()]][keep]
-        _, conf = soft_confidence(F)
+        return idx, y, F[[row[i] for i in idx.tolist()]], keep
+
+    def calibration(self):
+        """The temperature fitted on the LOO decision values of the user's labels
+        (:func:`core.calibration.fit_temperature`; accepted predictions left out), refitted
+        once per state. Every confidence the session shows or exports uses it."""
+        def compute():
+            idx, y, F, keep = self._loo_rows()
+            classes = list(self.learner.classes)
+            codes = np.array([classes.index(v) for v in y], dtype=np.int64)
+            return fit_temperature(F, codes, weights=keep.astype(np.float64))
+
+        if hasattr(self.learner, "posterior"):  # ARLS: the LOO values are O(labels), refit every state
+            return self._cached("calibration", compute)
+        # a graph model's LOO values cost one solve per label: refit while there are few labels,
+        # then when the label count moved by a quarter since the last fit
+        n = self.n_labeled
+        last = self.__dict__.get("_graph_calibration")
+        if last is None or n <= GRAPH_CALIBRATION_EVERY_LABEL or not 0.8 * last[0] <= n < 1.25 * last[0]:
+            last = (n, compute())
+            self.__dict__["_graph_calibration"] = last
+        return last[1]
+
+    def _loo_correct(self) -> np.ndarray:
+        """Whether each labelled point's exact LOO prediction is right (accepted predictions
+        left out: they only repeat the model's guess), shape (n_kept,); with its calibrated
+        confidence."""
+        idx, y, F, keep = self._loo_rows()
+        if not keep.any():
+            return np.zeros(0, dtype=bool), np.zeros(0)
+        F = F[keep]
+        _, conf = self.calibration().confidence(F)
         classes = np.array(self._log.classes, dtype=object)
         pred = classes[predicted_class_indices(F)]  # the learner's own decision rule
         return pred == y[keep], conf
+
+    def pool_error_rate(self, level: float = 0.95):
+        """Estimated share of wrong predictions among the unlabelled points, from the
+        calibrated probabilities (:func:`core.calibration.estimated_error_rate`), with its
+        interval; and the LOO error of the user's labels.
+
+        Returns
+        -------
+        dict
+            ``rate``, ``lower``, ``upper`` (fractions; NaN without unlabelled points), ``n``
+            (unlabelled points), ``loo_error`` (NaN without labels), ``n_loo``.
+        """
+        def compute():
+            F = np.asarray(self.learner.decision_values, dtype=np.float64)
+            pool = np.ones(self.n_samples, dtype=bool)
+            pool[list(self._log.labels)] = False
+            est = estimated_error_rate(self.calibration(), F[pool], level)
+            correct, _ = self._loo_correct()
+            out = {"rate": est.rate, "lower": est.lower, "upper": est.upper, "n": est.n,
+                   "loo_error": float(1.0 - correct.mean()) if correct.size else float("nan"),
+                   "n_loo": int(correct.size)}
+            self._record_error_rate(out)
+            return out
+
+        return dict(self._cached(f"pool_error_{level}", compute))
+
+    def _model_words(self) -> str:
+        """The model in use in a few words (kernel width and lam, or the graph model)."""
+        cfg = self._config
+        model = getattr(cfg, "model", None) or "rls"
+        if model != "rls":
+            return str(model)
+        width = "" if cfg.width is None else f"width {float(cfg.width):.3g}, "
+        return f"{width}λ {float(cfg.lam):.3g}"
+
+    def _record_error_rate(self, out: dict) -> None:
+        """Keep the estimate for :meth:`error_rate_trace` (one entry per label count, the latest)."""
+        trace = self.__dict__.setdefault("_error_trace", {})
+        trace[self.n_labeled] = {"n_labeled": self.n_labeled, **out, "model": self._model_words()}
+
+    def error_rate_trace(self) -> pd.DataFrame:
+        """The pool error estimates of this session's states seen since it was opened, by label
+        count: n_labeled, rate, lower, upper, loo_error, model (words), model_changed (the
+        model differs from the previous row's: a width, lam or model change)."""
+        self.pool_error_rate()
+        trace = self.__dict__.get("_error_trace", {})
+        rows = [trace[k] for k in sorted(trace)]
+        table = pd.DataFrame(rows, columns=["n_labeled", "rate", "lower", "upper", "n", "loo_error", "n_loo",
+                                            "model"])
+        table["model_changed"] = table["model"].ne(table["model"].shift()) & (table.index > 0)
+        return table
+
+    def suspects(self) -> pd.DataFrame:
+        """Labelled points ranked by how likely their label is wrong (most suspect first).
+
+        The score is ``1 - p(label)`` under the calibrated exact LOO probabilities
+        (:func:`core.calibration.label_suspicion`): the model fitted without the point.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns index, id, label, suggested, score, source, rank (1 = most suspect).
+        """
+        def compute():
+            idx, y, F, _ = self._loo_rows()
+            classes = list(self.learner.classes)
+            codes = np.array([classes.index(v) for v in y], dtype=np.int64)
+            if idx.size:
+                score, suggested = label_suspicion(self.calibration(), F, codes)
+            else:
+                score, suggested = np.zeros(0), np.zeros(0, dtype=np.int64)
+            names = np.array(self._log.classes, dtype=object)
+            recs = list(self._log.labels.values())
+            table = pd.DataFrame({
+                "index": idx, "id": np.asarray(self.dataset.ids)[idx] if idx.size else np.zeros(0, dtype=object),
+                "label": pd.Series(y, dtype=object),
+                "suggested": pd.Series(names[suggested] if idx.size else [], dtype=object),
+                "score": score,
+                "source": pd.Series([self._shown_source(r) for r in recs], dtype=object),
+            })
+            table = table.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
+            table["rank"] = np.arange(1, len(table) + 1)
+            return table
+
+        return self._cached("suspects", compute).copy()
 
     def stopping_signal(self):
         """Whether further labels are likely to help (:class:`.stopping.StoppingSignal`):
@@ -229,7 +353,9 @@ class SessionViews:
 
     def _soft(self):
         def compute():
-            _, conf = soft_confidence(self.learner.decision_values)
+            _, conf = self.calibration().confidence(self.learner.decision_values)
+            if hasattr(self.learner, "posterior"):  # ARLS: cheap; a graph model's LOO is not
+                self.pool_error_rate()  # one point of the progress tab's trace per state
             return np.asarray(self.learner.predict()), conf
 
         return self._cached("soft", compute)
@@ -247,7 +373,7 @@ class SessionViews:
         return self._cached("expected_risk", compute).copy()
 
     def predictions(self, with_risk: bool = False) -> pd.DataFrame:
-        """Per point: id, predicted, confidence (soft, ALGORITHMS §2), label (or None), source
+        """Per point: id, predicted, confidence (calibrated: :meth:`calibration`), label (or None), source
         (or None); with ``with_risk`` also expected_risk (:meth:`expected_risk`, +inf for
         labelled points: an O(n^2) pass, so only when asked). Indexed by point index."""
         def compute():
@@ -273,7 +399,7 @@ class SessionViews:
         return table
 
     def confidence_bins(self, n_bins: int = 10):
-        """Accuracy per soft-confidence bin of the labelled points' LOO predictions, with the
+        """Accuracy per calibrated-confidence bin of the labelled points' LOO predictions, with the
         count and a Wilson 95 % interval per bin.
 
         Uses the learner's exact LOO outputs (ALGORITHMS §3: ``y_j - m_j`` after removing j),
@@ -286,7 +412,7 @@ class SessionViews:
         return _confidence_bins(conf, correct, n_bins)
 
     def points_in_bin(self, lo: float, hi: float) -> np.ndarray:
-        """Unlabelled points with soft confidence in ``[lo, hi)`` (``[lo, 1]`` when hi >= 1,
+        """Unlabelled points with calibrated confidence in ``[lo, hi)`` (``[lo, 1]`` when hi >= 1,
         matching the last bin of :meth:`confidence_bins`). Sorted indices."""
         lo, hi = float(lo), float(hi)
         if not lo < hi:

@@ -19,8 +19,8 @@ changed (another tab, an earlier press) writes nothing and says why
 (:func:`labeler.ui.actions.label_grid`, ``LabelingSession.why_not_labelled``).
 
 The elements ``<span class="area-tag" data-count=.. data-unlabelled=..>``,
-``<span class="grid-tag" data-via=.. data-points="i,j,..">`` carry what is shown for the
-browser tests.
+``<span class="grid-tag" data-via=.. data-points="i,j,.." data-unsure="k,..">`` carry what is
+shown for the browser tests (``data-unsure``: the pickers that start on "not sure").
 """
 
 from __future__ import annotations
@@ -37,15 +37,55 @@ from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view, point_image, upscale
 
 __all__ = ["render_area_panel", "render_similar_tab", "render_batch_tab", "render_bulk_tab",
-           "GRID_COLUMNS"]
+           "GRID_COLUMNS", "GUESS_MIN_CONFIDENCE", "CONFIDENT", "selection_spread", "grid_summary"]
 
 GRID_COLUMNS = 5
+#: A grid's picker is preset to the model's guess only at this calibrated confidence or above;
+#: below it starts on "not sure" and the user must choose.
+GUESS_MIN_CONFIDENCE = 0.9
+#: A prediction at this calibrated confidence or above counts as confident in a selection.
+CONFIDENT = 0.9
 _RULE_LABELS = {"greedy": "Greedy expected risk", "diverse": "Diverse (farthest first)"}
 _TEXT_CHARS = 140
 
 
 def _dot(code: int) -> str:
     return f'<span class="dot" style="background:{class_color(code)}"></span>' if code >= 0 else ""
+
+
+def selection_spread(predicted_codes, confidence, n_classes: int) -> dict:
+    """What a selection of unlabelled points holds: per class, how many the model predicts,
+    how many of those confidently (>= :data:`CONFIDENT`), and how many labels as that class
+    would go against a confident prediction of another class.
+
+    Parameters
+    ----------
+    predicted_codes : ndarray of shape (k,), int (-1: no prediction)
+    confidence : ndarray of shape (k,), calibrated
+    n_classes : int
+
+    Returns
+    -------
+    dict
+        ``predicted``, ``confident``, ``against``: lists of n_classes ints.
+    """
+    pred = np.asarray(predicted_codes, dtype=np.int64)
+    sure = np.asarray(confidence, dtype=float) >= CONFIDENT
+    ok = pred >= 0
+    predicted = np.bincount(pred[ok], minlength=n_classes)
+    confident = np.bincount(pred[ok & sure], minlength=n_classes)
+    total_confident = int(confident.sum())
+    return {"predicted": [int(v) for v in predicted], "confident": [int(v) for v in confident],
+            "against": [total_confident - int(confident[j]) for j in range(n_classes)]}
+
+
+def grid_summary(picked, predicted, confidence) -> dict:
+    """What "Label these N" would store: ``guesses`` (picks equal to the model's prediction),
+    ``expected_wrong`` (sum of 1 - confidence over them), ``unsure`` (no pick yet)."""
+    conf = np.asarray(confidence, dtype=float)
+    guess = np.array([p is not None and p == q for p, q in zip(picked, predicted)], dtype=bool)
+    return {"guesses": int(guess.sum()), "expected_wrong": float((1.0 - conf[guess]).sum()),
+            "unsure": int(sum(p is None for p in picked))}
 
 
 def render_area_panel(session, view, area: dict) -> None:
@@ -72,16 +112,23 @@ def render_area_panel(session, view, area: dict) -> None:
             st.info("Every selected point is labelled already: click a point to change its label.")
         else:
             pred = view.predicted_codes[free]
-            common = np.bincount(pred[pred >= 0], minlength=len(view.classes))
-            st.caption("The model predicts for them: " + ", ".join(
-                f"{md_text(c)}: {int(common[j])}" for j, c in enumerate(view.classes) if common[j]))
+            conf = view.predictions["confidence"].to_numpy(float)[free]
+            spread = selection_spread(pred, conf, len(view.classes))
+            st.caption("The model predicts for them: " + "; ".join(
+                f"{md_text(c)}: {spread['predicted'][j]} ({spread['confident'][j]} confident, "
+                f"{spread['predicted'][j] - spread['confident'][j]} not)"
+                for j, c in enumerate(view.classes) if spread["predicted"][j])
+                + f" (confident: calibrated confidence ≥ {CONFIDENT:.0%}).")
             with st.container(horizontal=True, gap="small", key="area_buttons"):
                 for j, name in enumerate(view.classes):
-                    st.button(f"Label {free.size} as {md_text(name)}", key=f"area_{j}",
+                    against = spread["against"][j]
+                    note = f" ({against} against a confident prediction)" if against else ""
+                    st.button(f"Label {free.size} as {md_text(name)}{note}", key=f"area_{j}",
                               type="primary", on_click=actions.label_area,
                               args=(free.tolist(), name, view.version),
                               help=f"Label the {free.size} unlabelled selected points as "
-                                   f"{md_text(name)}: one action, one Undo")
+                                   f"{md_text(name)}: one action, one Undo. {against} of them the model "
+                                   f"predicts as another class with confidence ≥ {CONFIDENT:.0%}.")
     with st.container(horizontal=True, gap="small", key="area_step_buttons"):
         st.button("Clear selection", key="area_clear", icon=":material/deselect:",
                   on_click=actions.clear_area, help="Back to the next query")
@@ -111,14 +158,18 @@ def _cell(session, view, i: int, key: str) -> None:
     name = view.classes[p] if p >= 0 else "?"
     st.markdown(f'<small class="counts">#{i} · {_dot(p)}{html_text(name)} ({conf:.2f})</small>',
                 unsafe_allow_html=True)
-    st.selectbox("Class", view.classes, index=max(p, 0), key=key, label_visibility="collapsed",
-                 format_func=md_text)
+    preset = p >= 0 and conf >= GUESS_MIN_CONFIDENCE  # an unsure guess is not preset
+    st.selectbox("Class", view.classes, index=p if preset else None, key=key,
+                 label_visibility="collapsed", format_func=md_text, placeholder="not sure: choose")
 
 
 def _grid(session, view, indices, via: str, button: str) -> None:
     indices = [int(i) for i in indices]
+    conf = view.predictions["confidence"].to_numpy(float)
+    unsure = [i for i in indices if not (conf[i] >= GUESS_MIN_CONFIDENCE and view.predicted_codes[i] >= 0)]
     st.markdown(f'<span class="grid-tag" data-via="{via}" data-version="{view.version}" '
-                f'data-points="{",".join(map(str, indices))}"></span>', unsafe_allow_html=True)
+                f'data-points="{",".join(map(str, indices))}" data-unsure="{",".join(map(str, unsure))}">'
+                '</span>', unsafe_allow_html=True)
     keys = [f"grid_{via}_{view.version}_{i}" for i in indices]
     for start in range(0, len(indices), GRID_COLUMNS):
         cols = st.columns(GRID_COLUMNS, gap="small")
@@ -126,9 +177,22 @@ def _grid(session, view, indices, via: str, button: str) -> None:
                                keys[start:start + GRID_COLUMNS]):
             with col, st.container(border=True):
                 _cell(session, view, i, key)
-    st.button(button, key=f"grid_label_{via}", type="primary", icon=":material/done_all:",
+    picked = [st.session_state.get(k, view.classes[int(view.predicted_codes[i])]
+                                   if conf[i] >= GUESS_MIN_CONFIDENCE and view.predicted_codes[i] >= 0 else None)
+              for i, k in zip(indices, keys)]
+    summary = grid_summary(picked, [view.classes[int(view.predicted_codes[i])] if view.predicted_codes[i] >= 0
+                                    else None for i in indices], conf[indices])
+    words = button
+    if summary["guesses"]:
+        words += f" ({summary['guesses']} model guesses, ~{summary['expected_wrong']:.1f} expected wrong)"
+    if summary["unsure"]:
+        st.caption(f"{summary['unsure']} point(s) the model is unsure of (confidence below "
+                   f"{GUESS_MIN_CONFIDENCE:.0%}) start on *not sure*: choose their class first.")
+    st.button(words, key=f"grid_label_{via}", type="primary", icon=":material/done_all:",
               on_click=actions.label_grid, args=(indices, keys, via, view.version),
-              help="Store every point with the class picked under it: one action, one Undo")
+              help="Store every point with the class picked under it: one action, one Undo. A "
+                   "'model guess' is a pick equal to the model's prediction; its expected number "
+                   "wrong is the sum of (1 - calibrated confidence).")
 
 
 def render_similar_tab(session, view) -> None:

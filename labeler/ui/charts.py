@@ -14,6 +14,7 @@ import streamlit as st
 
 from labeler.ui import actions
 from labeler.ui import figures as F
+from labeler.ui.error_chart import error_rate_caption, error_rate_figure
 from labeler.ui.text import md_text
 from labeler.ui.view import ScreenView, point_image, upscale
 
@@ -102,17 +103,19 @@ def render_progress(session) -> None:
     left, right = st.columns(2)
     with left:
         render_stopping(session)
-        st.markdown("**Estimated risk** (eq. 3.49) after each label")
-        st.caption("The model's own estimate of how many pool points it misclassifies (weighted "
-                   "by 1/w of each class). It can stay flat while the true error falls: judge "
-                   "progress by the stopping signal above.")
-        history = session.history
-        if len(history) and "estimated_risk" in history:
-            fig = F.risk_curve_figure(history["n_labeled"].to_numpy(float),
-                                      pd.to_numeric(history["estimated_risk"], errors="coerce").to_numpy(float))
-            st.plotly_chart(fig, key="risk_chart", config=_PLOT_CONFIG)
+        st.markdown("**Estimated error of the unlabelled pool** after each label")
+        try:
+            rate = session.pool_error_rate()
+            trace = session.error_rate_trace()
+        except ValueError as exc:
+            st.caption(f"Not available yet: {md_text(exc)}")
         else:
-            st.caption("Label a few points to see the risk curve.")
+            st.markdown(error_rate_caption(rate))
+            if len(trace):
+                st.plotly_chart(error_rate_figure(trace), key="error_rate_chart", config=_PLOT_CONFIG)
+            st.caption("From the calibrated confidence of every unlabelled point (its probability of "
+                       "being wrong, summed); the band adds the calibration's uncertainty. Dotted "
+                       "lines: the width, λ or model changed. Shown since this session was opened.")
     with right:
         st.markdown("**Leave-one-out error** of your labels around the values in use")
         try:

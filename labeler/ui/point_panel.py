@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import streamlit as st
 
 from labeler.ui.charts import render_query_explanation
@@ -21,7 +22,7 @@ from labeler.ui.label_controls import render_label_controls, undo_button
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import ScreenView, feature_table, point_image, upscale
 
-__all__ = ["render_point_panel"]
+__all__ = ["render_point_panel", "shown_id", "hidden_columns"]
 
 
 def _shown_point(view: ScreenView) -> tuple[int | None, str]:
@@ -96,18 +97,41 @@ def _point_id(session, index: int) -> str:
     ids = session.dataset.ids
     if ids is None:
         return f"#{index}"
-    ident = ids[index]
-    return f"#{index}" if str(ident) == str(index) else f"#{index} ({ident})"
+    ident = shown_id(session.dataset, index)
+    return f"#{index}" if ident == str(index) else f"#{index} ({ident})"
+
+
+def shown_id(dataset, index: int) -> str:
+    """The point's id as the labeller sees it: without the answer the data came with.
+
+    An image folder's id is ``class/file.png``; a path component equal to the point's own
+    label (the class folder) is left out, so ``cat/001.png`` shows as ``001.png``. The full id
+    stays in the data set and the export.
+    """
+    ident = str(dataset.ids[index])
+    y = getattr(dataset, "y", None)
+    if y is None or "/" not in ident:
+        return ident
+    answer = str(y[index])
+    parts = [p for p in ident.split("/") if p != answer]
+    return "/".join(parts) if parts else ident
+
+
+def hidden_columns(dataset) -> tuple[str, ...]:
+    """Columns of the point's table never shown beside it: the text column (shown on its own)
+    and the label column the data came with (the answer; it stays the initial labels and is
+    exported)."""
+    options = getattr(dataset, "load_options", None) or {}
+    hidden = [str(options[k]) for k in ("text_col", "label_col") if options.get(k)]
+    frame, y = getattr(dataset, "frame", None), getattr(dataset, "y", None)
+    if frame is not None and y is not None and "label" in frame.columns and "label" not in hidden \
+            and len(frame) == len(y) and (frame["label"].astype(str).to_numpy() == np.asarray(y).astype(str)).all():
+        hidden.append("label")  # a built-in's own label column
+    return tuple(hidden)
 
 
 #: Longest text shown in the panel (characters); longer texts end with a note.
 PANEL_TEXT_CHARS = 3000
-
-
-def _text_column(session) -> tuple[str, ...]:
-    """The text column's name (shown above the table, not in it), if any."""
-    options = session.dataset.load_options or {}
-    return (options["text_col"],) if options.get("text_col") else ()
 
 
 def _point_text(session, index: int) -> str | None:
@@ -141,7 +165,7 @@ def _point_content(session, index: int):
     if image is not None:
         image = upscale(image, 300)
     else:
-        table = feature_table(session.dataset, index, skip=_text_column(session))
+        table = feature_table(session.dataset, index, skip=hidden_columns(session.dataset))
 
     def draw() -> None:
         if text is not None:

@@ -1,0 +1,169 @@
+"""Calibration of the shown confidence, and the pool error rate against the truth (issue 21).
+
+For each task a learner starts as a new session would (:func:`labeler.experiments.simulate.
+app_settings`: features, kernel, width and lam; fixed here, not re-tuned) and labels the points
+the app's default strategy ("auto") asks for, with their true labels. At each label count of
+``--labels`` it measures, on the task's held-out validation set:
+
+* ECE (expected calibration error, 10 equal-width bins) of the soft confidence of A§2 and of
+  the calibrated one (:mod:`core.calibration`: temperature fitted on the labels' exact LOO
+  decision values), and the validation accuracy;
+* the estimated error rate of the unlabelled pool (mean of ``1 - calibrated confidence``, with
+  its 95 % interval) against the true error rate of the pool's predictions: over all label
+  counts and seeds, their correlation, mean absolute gap and how often the interval holds it.
+
+Usage::
+
+    python benchmarks/calibration.py                        # all tasks, 2 seeds
+    python benchmarks/calibration.py --tasks moons digits --seeds 1 --labels 20 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import warnings
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from core.calibration import estimated_error_rate, expected_calibration_error, fit_temperature  # noqa: E402
+from core.confidence import soft_confidence  # noqa: E402
+from core.criteria.risk import predicted_class_indices  # noqa: E402
+from core.learner import ActiveRLS  # noqa: E402
+from core.strategies import query  # noqa: E402
+from labeler.data import load_dataset  # noqa: E402
+from labeler.experiments.simulate import OutOfPoolPredictor, app_settings  # noqa: E402
+
+TASKS = {  # name: (load_dataset source, options)
+    "moons": ("moons", {}),
+    "digits": ("digits", {}),
+    "magic": ("magic", {}),
+    "mnist-2000": ("mnist", {"n": 2000}),
+    "breast-cancer": (None, {}),
+}
+
+
+def _split(X, y, seed, n_val):
+    """A random pool / validation split of a data set that has no validation set."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(y))
+    return order[n_val:], order[:n_val]
+
+
+def load_task(name: str, seed: int, tmp: str):
+    """(dataset of the pool, X_val raw, y_val) for ``name``."""
+    source, options = TASKS[name]
+    if source is None:  # scikit-learn's bundled breast cancer table, read as a user's CSV
+        from sklearn.datasets import load_breast_cancer
+
+        data = load_breast_cancer(as_frame=True)
+        frame = data.frame.rename(columns={"target": "label"})
+        frame["label"] = np.where(frame["label"] == 1, "benign", "malignant")
+        pool, val = _split(frame.to_numpy(), frame["label"].to_numpy(), seed, 200)
+        path = os.path.join(tmp, f"breast_{seed}.csv")
+        frame.iloc[pool].to_csv(path, index=False)
+        ds = load_dataset(path, seed=seed)
+        Xv = frame.iloc[val][list(ds.feature_names)].to_numpy(dtype=float)
+        return ds, Xv, frame.iloc[val]["label"].to_numpy()
+    ds = load_dataset(source, seed=seed, **options)
+    if ds.X_val is not None:
+        return ds, ds.X_val, np.asarray(ds.y_val)
+    pool, val = _split(ds.X, ds.y, seed, len(ds.y) // 3)
+    return ds.subset(pool) if hasattr(ds, "subset") else _Sub(ds, pool), np.asarray(ds.X)[val], np.asarray(ds.y)[val]
+
+
+class _Sub:
+    """The pool rows of a data set without a validation set (only what app_settings reads)."""
+
+    def __init__(self, ds, rows):
+        self.name, self.classes = ds.name, ds.classes
+        self.X, self.y = np.asarray(ds.X)[rows], np.asarray(ds.y)[rows]
+        self.X_val = self.y_val = None
+        self.params = getattr(ds, "params", {})
+        self.feature_names = getattr(ds, "feature_names", None)
+
+    def __getattr__(self, key):
+        raise AttributeError(key)
+
+
+def run_task(name: str, seed: int, checkpoints, tmp: str) -> tuple[list, list]:
+    ds, X_val_raw, y_val = load_task(name, seed, tmp)
+    chosen = app_settings(ds, seed, X_val=X_val_raw)
+    X, X_val, kernel, lam = chosen["X"], chosen["X_val"], chosen["kernel"], chosen["lam"]
+    classes = list(ds.classes)
+    y = np.asarray(ds.y)
+    learner = ActiveRLS.from_features(X, classes=classes, kernel=kernel, lam=lam,
+                                      weighting=chosen["weighting"], random_state=seed)
+    predictor = OutOfPoolPredictor(X, X_val, kernel)
+    rng = np.random.default_rng(seed)
+    code = {c: k for k, c in enumerate(classes)}
+    y_val_codes = np.array([code[v] for v in y_val.tolist()])
+    rows, tracking = [], []
+    for step in range(1, max(checkpoints) + 1):
+        i = query(learner, "auto", rng)
+        learner.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
+        if step not in checkpoints:
+            continue
+        labels = learner.labels
+        fit = fit_temperature(learner.loo_decision_values(), np.array([code[v] for v in labels.values()]))
+        F_val = predictor.decision_values(learner)
+        correct = predicted_class_indices(F_val) == y_val_codes
+        _, soft = soft_confidence(F_val)
+        _, cal = fit.confidence(F_val)
+        pool = learner.unlabeled_indices
+        F_pool = learner.decision_values[pool]
+        est = estimated_error_rate(fit, F_pool)
+        true_err = float(np.mean(learner.predict()[pool] != y[pool]))
+        rows.append({"task": name, "seed": seed, "labels": step, "accuracy": correct.mean(),
+                     "ece_soft": expected_calibration_error(soft, correct),
+                     "ece_calibrated": expected_calibration_error(cal, correct), "slope": fit.slope})
+        tracking.append({"task": name, "seed": seed, "labels": step, "estimated": est.rate,
+                         "lower": est.lower, "upper": est.upper, "true": true_err})
+    return rows, tracking
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--labels", type=int, nargs="+", default=[20, 50, 100, 200])
+    args = parser.parse_args(argv)
+    rows, tracking = [], []
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in args.tasks:
+            for seed in range(args.seeds):
+                r, t = run_task(name, seed, set(args.labels), tmp)
+                rows += r
+                tracking += t
+                print(f"# {name} seed {seed} done", file=sys.stderr, flush=True)
+    table = pd.DataFrame(rows).groupby(["task", "labels"], sort=False)[
+        ["accuracy", "ece_soft", "ece_calibrated", "slope"]].mean()
+    pd.set_option("display.width", 200)
+    print(f"ECE on the validation set (10 equal-width bins), mean of {args.seeds} seed(s), strategy auto")
+    print(table.round(3).to_string())
+    track = pd.DataFrame(tracking)
+    print("\nEstimated error rate of the unlabelled pool against its true error rate "
+          "(all label counts and seeds)")
+    out = []
+    for name, g in track.groupby("task", sort=False):
+        corr = float(np.corrcoef(g["estimated"], g["true"])[0, 1]) if len(g) > 2 else float("nan")
+        out.append({"task": name, "points": len(g), "correlation": corr,
+                    "mean_abs_gap_pct": 100 * float(np.mean(np.abs(g["estimated"] - g["true"]))),
+                    "interval_holds": float(np.mean((g["lower"] <= g["true"]) & (g["true"] <= g["upper"]))),
+                    "mean_true_pct": 100 * float(g["true"].mean()),
+                    "mean_estimated_pct": 100 * float(g["estimated"].mean())})
+    print(pd.DataFrame(out).round(3).to_string(index=False))
+    allc = float(np.corrcoef(track["estimated"], track["true"])[0, 1])
+    print(f"\nall tasks: correlation {allc:.3f}, mean absolute gap "
+          f"{100 * float(np.mean(np.abs(track['estimated'] - track['true']))):.2f} points")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

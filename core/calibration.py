@@ -1,0 +1,361 @@
+"""Calibrated class probabilities from leave-one-out decision values (temperature scaling).
+
+The soft confidence of A§2, ``clip((f + 1) / 2, 0, 1)``, ranks points well but is not a
+probability: on an easy pool most points read 0.5-0.8 although nearly all are right. This
+module maps decision values to probabilities with one fitted number, a temperature.
+
+Model (the same for every learner that gives decision values in the RLS coding):
+
+* binary, ``F`` of shape (n,) or (n, 1) with ``+1`` = ``classes[1]``: the columns ``(-f, f)``;
+  multiclass one-vs-all, ``F`` of shape (n, T): its T columns; call them ``G`` (n, K);
+* ``p(k | x) = softmax_k(a * G[x])`` with slope ``a = exp(s) > 0`` (``1 / a`` is the
+  temperature). Binary this is ``p(classes[1]) = sigmoid(2 a f)``, Platt scaling without an
+  offset. One parameter, and the predicted class (argmax) is the learner's own, so the
+  calibrated confidence only relabels the soft one's scale.
+
+Fit: the slope maximises the posterior of ``s`` given the labelled points' exact
+leave-one-out decision values ``F_loo`` (each point predicted by the model fitted without it:
+honest, and free for ARLS and the graph models) and their labels::
+
+    J(s) = - sum_j w_j log softmax(a G_loo[j])[y_j]  +  (s - s0)^2 / (2 sigma^2)
+
+a Gaussian prior on the log-slope (default ``s0 = log 2``, ``sigma = 1``) that keeps the fit
+finite when every LOO prediction is right (the likelihood alone would send ``a`` to
+infinity) and decides while there are few labels. ``J`` is minimised by Newton's method on
+the one parameter with the exact first and second derivatives (a bracketing fallback), so a
+refit after each label costs O(n_labeled K).
+
+The error rate of the pool, ``mean(1 - confidence)``, decreases in ``a`` (every top-class
+probability ``1 / sum_k exp(a (G_k - G_top))`` grows with ``a``), so its interval is the rate
+at the two ends of the Laplace interval of ``s``, widened by the binomial spread
+``sqrt(sum q (1 - q)) / n`` of the number of errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import log_softmax, ndtri
+
+__all__ = [
+    "CalibrationPrior",
+    "TemperatureCalibration",
+    "fit_temperature",
+    "calibration_objective",
+    "expected_calibration_error",
+    "estimated_error_rate",
+    "ErrorRate",
+    "label_suspicion",
+]
+
+
+@dataclass(frozen=True)
+class CalibrationPrior:
+    """Gaussian prior on the log-slope ``s = log a``.
+
+    Attributes
+    ----------
+    log_slope : float
+        Prior mean ``s0`` (default ``log 2``: binary ``f = 0.5`` reads 0.88, ``f = 1`` 0.98).
+    scale : float
+        Prior standard deviation ``sigma > 0`` of ``s`` (default 1: a factor e either way).
+    """
+
+    log_slope: float = float(np.log(2.0))
+    scale: float = 1.0
+
+    def __post_init__(self):
+        if not np.isfinite(self.log_slope):
+            raise ValueError(f"log_slope must be finite; got {self.log_slope!r}.")
+        if not (np.isfinite(self.scale) and self.scale > 0):
+            raise ValueError(f"scale must be finite and > 0; got {self.scale!r}.")
+
+
+def _columns(F, name: str = "F") -> np.ndarray:
+    """Decision values as the softmax inputs ``G`` (n, K): binary ``(-f, f)``, else ``F``."""
+    arr = np.asarray(F)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold numeric decision values; got dtype {arr.dtype}.")
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise ValueError(f"{name} must have shape (n,), (n, 1) or (n, T); got {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite decision values; pass a fitted model's outputs.")
+    if arr.shape[1] == 1:
+        return np.column_stack([-arr[:, 0], arr[:, 0]])
+    return arr
+
+
+def _predicted(G: np.ndarray) -> np.ndarray:
+    """The learner's predicted class from ``G``: binary ``f > 0`` (ties to class 0), else argmax."""
+    return np.argmax(G, axis=1) if G.shape[1] > 2 else (G[:, 1] > G[:, 0]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class TemperatureCalibration:
+    """A fitted slope ``a`` for ``p = softmax(a G)`` (see the module docstring).
+
+    Attributes
+    ----------
+    slope : float
+        ``a > 0``.
+    log_slope_sd : float
+        Laplace standard deviation of ``s = log a`` (``1 / sqrt(J''(s))``).
+    n_fitted : int
+        Number of labelled points behind the fit (0: the prior alone).
+    """
+
+    slope: float
+    log_slope_sd: float
+    n_fitted: int
+
+    def probabilities(self, F, slope: float | None = None) -> np.ndarray:
+        """Calibrated class probabilities, ndarray of shape (n, n_classes), rows sum to one.
+
+        Parameters
+        ----------
+        F : array-like of shape (n,), (n, 1) or (n, T)
+            Decision values in the RLS coding.
+        slope : float, optional
+            Use this slope instead of the fitted one.
+        """
+        G = _columns(F)
+        a = self.slope if slope is None else float(slope)
+        return np.exp(log_softmax(a * G, axis=1))
+
+    def confidence(self, F) -> tuple[np.ndarray, np.ndarray]:
+        """Calibrated probabilities (n, n_classes) and the probability of the predicted class (n,).
+
+        The predicted class is the learner's (binary ``f > 0``, else argmax), as in
+        :func:`core.confidence.soft_confidence`.
+        """
+        G = _columns(F)
+        P = np.exp(log_softmax(self.slope * G, axis=1))
+        return P, P[np.arange(P.shape[0]), _predicted(G)]
+
+
+def _check_labels(G: np.ndarray, y, weights) -> tuple[np.ndarray, np.ndarray]:
+    y = np.asarray(y)
+    if y.shape != (G.shape[0],) or (y.size and y.dtype.kind not in "iu"):
+        raise ValueError(
+            f"y must hold one class index per row of F, shape ({G.shape[0]},) integers; got "
+            f"shape {y.shape} dtype {y.dtype}."
+        )
+    if y.size and (y.min() < 0 or y.max() >= G.shape[1]):
+        raise ValueError(f"class indices in y must lie in [0, {G.shape[1]}); got {y.min()}..{y.max()}.")
+    w = np.ones(G.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != (G.shape[0],) or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(f"weights must be {G.shape[0]} finite numbers >= 0; got shape {w.shape}.")
+    return y.astype(np.int64), w
+
+
+def _derivatives(s: float, G: np.ndarray, y: np.ndarray, w: np.ndarray,
+                 prior: CalibrationPrior) -> tuple[float, float, float]:
+    """``J(s)``, ``J'(s)`` and ``J''(s)`` (exact; module docstring)."""
+    a = float(np.exp(s))
+    rows = np.arange(G.shape[0])
+    Z = a * G
+    logp = log_softmax(Z, axis=1)
+    P = np.exp(logp)
+    g_y = G[rows, y]
+    mean_g = (P * G).sum(axis=1)
+    var_g = (P * G * G).sum(axis=1) - mean_g ** 2
+    # d/da of -log p_y = -(g_y - E g); d2/da2 = Var g. Chain rule with a = e^s.
+    d1a = -(g_y - mean_g)
+    d2a = np.maximum(var_g, 0.0)
+    value = float(-(w * logp[rows, y]).sum()) + (s - prior.log_slope) ** 2 / (2 * prior.scale ** 2)
+    grad = float(a * (w * d1a).sum()) + (s - prior.log_slope) / prior.scale ** 2
+    hess = float(a * (w * d1a).sum() + a * a * (w * d2a).sum()) + 1.0 / prior.scale ** 2
+    return value, grad, hess
+
+
+def calibration_objective(log_slope, F, y, weights=None, prior: CalibrationPrior = CalibrationPrior()) -> float:
+    """``J(s)`` of the module docstring at ``s = log_slope`` (the fit's objective; for tests).
+
+    Parameters
+    ----------
+    log_slope : float
+    F : array-like of shape (n,), (n, 1) or (n, T)
+        Leave-one-out decision values.
+    y : array-like of int, shape (n,)
+        Class index of each row's label.
+    weights : array-like of shape (n,), optional
+        Weight of each row (default 1).
+    prior : CalibrationPrior
+    """
+    G = _columns(F)
+    y, w = _check_labels(G, y, weights)
+    return _derivatives(float(log_slope), G, y, w, prior)[0]
+
+
+def fit_temperature(F_loo, y, weights=None, prior: CalibrationPrior = CalibrationPrior(),
+                    tol: float = 1e-10, max_iter: int = 100) -> TemperatureCalibration:
+    """Fit the slope of ``softmax(a G)`` to leave-one-out decision values (MAP, module docstring).
+
+    Parameters
+    ----------
+    F_loo : array-like of shape (n,), (n, 1) or (n, T)
+        Exact leave-one-out decision values of the labelled points (e.g. the learner's
+        ``loo_decision_values()``). ``n = 0`` returns the prior's slope.
+    y : array-like of int, shape (n,)
+        Class index of each labelled point (position in the learner's ``classes``).
+    weights : array-like of shape (n,), optional
+        Weight per point (e.g. 0 for labels that only repeat the model's guess).
+    prior : CalibrationPrior
+    tol : float
+        Stop when the Newton step on ``s`` is below this.
+    max_iter : int
+
+    Returns
+    -------
+    TemperatureCalibration
+    """
+    G = _columns(F_loo, "F_loo") if np.asarray(F_loo).size else np.zeros((0, 2))
+    y, w = _check_labels(G, y, weights)
+    s = prior.log_slope
+    lo, hi = s - 40.0 * prior.scale, s + 40.0 * prior.scale  # J is far from its minimum out here
+    value, grad, hess = _derivatives(s, G, y, w, prior)
+    for _ in range(max_iter):
+        if grad > 0:
+            hi = min(hi, s)
+        else:
+            lo = max(lo, s)
+        step = -grad / hess if hess > 0 else -np.sign(grad)
+        candidate = s + step
+        if not lo < candidate < hi:  # Newton left the bracket: bisect instead
+            candidate = 0.5 * (lo + hi)
+        new_value, new_grad, new_hess = _derivatives(candidate, G, y, w, prior)
+        if new_value > value + 1e-12 * max(1.0, abs(value)) and abs(candidate - s) > tol:
+            # no descent: shrink towards s inside the bracket
+            if candidate > s:
+                hi = candidate
+            else:
+                lo = candidate
+            candidate = 0.5 * (lo + hi)
+            new_value, new_grad, new_hess = _derivatives(candidate, G, y, w, prior)
+        moved = abs(candidate - s)
+        s, value, grad, hess = candidate, new_value, new_grad, new_hess
+        if moved < tol or abs(grad) < 1e-12:
+            break
+    sd = 1.0 / np.sqrt(hess) if hess > 0 else prior.scale
+    return TemperatureCalibration(slope=float(np.exp(s)), log_slope_sd=float(sd), n_fitted=int((w > 0).sum()))
+
+
+def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:
+    """Expected calibration error over ``n_bins`` bins of equal width on [0, 1].
+
+    ``ECE = sum_b (n_b / n) |accuracy_b - mean confidence_b|`` (Guo et al. 2017), bins as in
+    :func:`core.confidence.confidence_bins` (the last holds 1.0).
+
+    Parameters
+    ----------
+    confidence : array-like of shape (n,), in [0, 1]
+        Probability of the predicted class.
+    correct : array-like of bool, shape (n,)
+        Whether each prediction was right.
+    n_bins : int
+
+    Returns
+    -------
+    float
+        NaN for ``n = 0``.
+    """
+    conf = np.asarray(confidence, dtype=np.float64)
+    corr = np.asarray(correct, dtype=np.float64)
+    if conf.ndim != 1 or conf.shape != corr.shape:
+        raise ValueError(f"confidence and correct must be 1-D of one length; got {conf.shape}, {corr.shape}.")
+    if conf.size == 0:
+        return float("nan")
+    if np.any(~np.isfinite(conf)) or np.any((conf < 0) | (conf > 1)):
+        raise ValueError("confidence must lie in [0, 1].")
+    edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
+    index = np.clip(np.searchsorted(edges, conf, side="right") - 1, 0, int(n_bins) - 1)
+    counts = np.bincount(index, minlength=n_bins)
+    gap = np.bincount(index, weights=corr - conf, minlength=n_bins)
+    return float(np.abs(gap).sum() / conf.size) if counts.sum() else float("nan")
+
+
+@dataclass(frozen=True)
+class ErrorRate:
+    """Estimated error rate of a set of predictions with its interval.
+
+    Attributes
+    ----------
+    rate : float
+        ``mean(1 - confidence)`` at the fitted slope.
+    lower, upper : float
+        Interval at ``level`` (slope uncertainty and binomial spread, module docstring).
+    n : int
+        Number of points.
+    level : float
+    """
+
+    rate: float
+    lower: float
+    upper: float
+    n: int
+    level: float
+
+
+def estimated_error_rate(calibration: TemperatureCalibration, F, level: float = 0.95) -> ErrorRate:
+    """Estimated share of wrong predictions among the points of ``F`` (e.g. the unlabelled pool).
+
+    Parameters
+    ----------
+    calibration : TemperatureCalibration
+    F : array-like of shape (n,), (n, 1) or (n, T)
+        Decision values of the points.
+    level : float in (0, 1)
+
+    Returns
+    -------
+    ErrorRate
+        NaN rate for ``n = 0``.
+    """
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must lie in (0, 1); got {level!r}.")
+    if np.asarray(F).size == 0:
+        return ErrorRate(float("nan"), float("nan"), float("nan"), 0, float(level))
+    G = _columns(F)
+    rows = np.arange(G.shape[0])
+    top = _predicted(G)
+    z = float(ndtri(0.5 + float(level) / 2.0))
+
+    def rate(a: float) -> tuple[float, np.ndarray]:
+        q = 1.0 - np.exp(log_softmax(a * G, axis=1)[rows, top])
+        return float(q.mean()), q
+
+    s = float(np.log(calibration.slope))
+    mid, q = rate(calibration.slope)
+    high, _ = rate(float(np.exp(s - z * calibration.log_slope_sd)))
+    low, _ = rate(float(np.exp(s + z * calibration.log_slope_sd)))
+    spread = z * float(np.sqrt((q * (1.0 - q)).sum())) / G.shape[0]
+    return ErrorRate(rate=mid, lower=max(0.0, low - spread), upper=min(1.0, high + spread),
+                     n=int(G.shape[0]), level=float(level))
+
+
+def label_suspicion(calibration: TemperatureCalibration, F_loo, y) -> tuple[np.ndarray, np.ndarray]:
+    """How likely each label is wrong: ``1 - p(y_j)`` under the calibrated LOO probabilities.
+
+    Parameters
+    ----------
+    calibration : TemperatureCalibration
+    F_loo : array-like of shape (n,), (n, 1) or (n, T)
+        Leave-one-out decision values of the labelled points.
+    y : array-like of int, shape (n,)
+        Class index of each label.
+
+    Returns
+    -------
+    score : ndarray of shape (n,)
+        In [0, 1]; larger = more suspect.
+    suggested : ndarray of shape (n,), int64
+        The class the point's LOO prediction favours (its argmax; binary ``f > 0``).
+    """
+    G = _columns(F_loo, "F_loo")
+    y, _ = _check_labels(G, y, None)
+    P = np.exp(log_softmax(calibration.slope * G, axis=1))
+    return 1.0 - P[np.arange(G.shape[0]), y], _predicted(G)

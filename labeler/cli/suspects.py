@@ -1,0 +1,88 @@
+"""``labeler suspects FILE --out CSV``: rank the labels of a table by how likely each is wrong.
+
+The table is read with the column roles of ``labeler app`` (:mod:`labeler.cli.columns`:
+guessed roles printed, ``--label-col`` ... to change them); every labelled row is a label;
+the output has one row per labelled row, most suspect first, with columns ``id``, ``label``,
+``suggested``, ``score`` (the calibrated leave-one-out probability that the label is wrong)
+and ``rank`` (:mod:`labeler.experiments.suspects`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from labeler.cli.columns import add_role_arguments, load_data
+from labeler.cli.common import CLIError, Command, check_output_path
+
+__all__ = ["COMMAND", "add_prediction_argument", "prediction_request", "write_requested_predictions"]
+
+
+def add_prediction_argument(sim) -> None:
+    """``labeler simulate --predictions CSV`` (on the ``simulate`` parser ``sim``)."""
+    sim.add_argument("--predictions", metavar="CSV", help="after the last label, write id, label, predicted and "
+                     "calibrated confidence of every evaluated point (the validation set, else the unlabelled pool)")
+
+
+def prediction_request(args) -> dict | None:
+    """``{}`` for ``simulate(..., final=...)`` to fill when ``--predictions`` is given (its path
+    checked first, as ``--out``'s), else None."""
+    path = check_output_path(getattr(args, "predictions", None), "--predictions")
+    return None if path is None else {"path": path}
+
+
+def write_requested_predictions(args, final: dict | None, dataset, y_val=None, validation=None) -> None:
+    """Write ``--predictions`` from ``final`` (filled by the simulation); nothing without it.
+    ``validation`` is the ``--validation`` data set (its ids name the rows), if any."""
+    if final is None:
+        return
+    from labeler.experiments.predictions import write_final_predictions
+
+    write_final_predictions(final["path"], final, dataset, y_val, getattr(validation, "ids", None))
+
+
+def add_parser(sub):
+    """The ``suspects`` sub-command."""
+    p = sub.add_parser(
+        "suspects", help="rank the labels of a table by how likely each is wrong",
+        description="Fit the app's model on every labelled row of FILE and rank the rows by the "
+        "calibrated probability that their label is wrong, from the exact leave-one-out prediction "
+        "of each row (the model fitted without it). Writes id, label, suggested, score, rank.")
+    p.add_argument("data", metavar="FILE", help="CSV or Parquet table with a label column")
+    p.add_argument("--out", metavar="CSV", required=True, help="where to write the ranking")
+    p.add_argument("--model", choices=("rls", "harmonic", "lgc"), default="rls",
+                   help="rls: kernel RLS with the app's defaults (width and lam tuned by leave-one-out "
+                   "on the labels; default); harmonic or lgc: a graph model on the kNN graph")
+    p.add_argument("--seed", type=int, default=0, help="seed of the model's random choices (default 0)")
+    p.add_argument("--quiet", action="store_true", help="no messages on stderr")
+    add_role_arguments(p)
+    return p
+
+
+def run(args) -> int:
+    """Run ``labeler suspects`` (errors raise :class:`labeler.cli.common.CLIError`: one line, exit 2)."""
+    from labeler.data.load import is_table
+    from labeler.experiments.predictions import write_predictions
+    from labeler.experiments.suspects import check_labels_for_suspects, fit_all_labels, suspect_table
+
+    out = check_output_path(args.out, "--out")
+    if not is_table(args.data):
+        raise CLIError(f"{args.data}: labeler suspects reads a CSV or Parquet table with a label column; "
+                       "give one (an image folder or a built-in data set is not a table).")
+    dataset = load_data(args.data, args, args.seed, "FILE")
+    try:
+        check_labels_for_suspects(dataset, getattr(args, "label_col", None))
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    learner, classes = fit_all_labels(dataset, args.model, args.seed)
+    table = suspect_table(learner, classes, dataset.ids)
+    write_predictions(out, table)
+    if not args.quiet:
+        top = table.iloc[0]
+        print(f"labeler suspects: {len(table)} labels of {dataset.name} ranked; most suspect: id "
+              f"{top['id']} labelled {top['label']!r}, the model suggests {top['suggested']!r} "
+              f"(probability {top['score']:.2f} that the label is wrong); wrote {out}",
+              file=sys.stderr, flush=True)
+    return 0
+
+
+COMMAND = Command("suspects", add_parser, run)

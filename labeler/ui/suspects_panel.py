@@ -1,0 +1,107 @@
+"""The "Suspects" tab: labelled points ranked by how likely their label is wrong.
+
+The ranking is :meth:`labeler.session.views.SessionViews.suspects`: ``1 - p(label)`` under the
+calibrated exact leave-one-out probabilities (the model fitted without the point), for every
+label -- typed, from the file (initial), bulk, batch or accepted. Each shown point has its
+image, text or first features, its label, the model's suggestion and two buttons:
+
+* "Change to <suggested>" relabels it (one action; the app's Undo reverts it);
+* "Keep" takes it off the list for this page (the label stays; "Undo keep" brings it back).
+
+The element ``<span class="suspect-tag" data-point=.. data-label=.. data-suggested=..>`` per
+shown point carries what is shown for the browser tests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from labeler.ui import actions
+from labeler.ui.text import html_text, md_text
+from labeler.ui.view import point_image, upscale
+
+__all__ = ["render_suspects_tab", "SUSPECTS_SHOWN", "kept_key"]
+
+#: How many of the most suspect labels the tab shows at once.
+SUSPECTS_SHOWN = 8
+_TEXT_CHARS = 200
+
+
+def kept_key(session) -> str:
+    """The page-state key of the (index, label) pairs the user kept in this session."""
+    return f"suspects_kept_{session.id}"
+
+
+def _keep(key: str, index: int, label) -> None:
+    st.session_state.setdefault(key, []).append((int(index), str(label)))
+
+
+def _undo_keep(key: str) -> None:
+    kept = st.session_state.get(key) or []
+    if kept:
+        kept.pop()
+
+
+def _content(session, i: int) -> None:
+    ds = session.dataset
+    try:
+        image = point_image(ds, i)
+    except ValueError:
+        image = None
+    if image is not None:
+        st.image(upscale(image, 96), width=96)
+        return
+    texts = getattr(ds, "texts", None)
+    if texts is not None:
+        text = str(texts[i])
+        cut = text[:_TEXT_CHARS] + ("…" if len(text) > _TEXT_CHARS else "")
+        st.markdown(f'<span class="grid-text">{html_text(cut)}</span>', unsafe_allow_html=True)
+        return
+    names = list(getattr(ds, "feature_names", None) or [])
+    x = np.asarray(ds.X[i]).ravel()[:4]
+    st.caption(" · ".join(f"{names[j] if j < len(names) else f'x{j}'} {v:.3g}" for j, v in enumerate(x)))
+
+
+def render_suspects_tab(session) -> None:
+    """Draw the tab for ``session`` (call under the session's lock)."""
+    table = session.suspects()
+    if not len(table):
+        st.info("No labels yet: the labels most likely to be wrong show here once there are some.")
+        return
+    key = kept_key(session)
+    kept = set(map(tuple, st.session_state.get(key) or []))
+    keep_rows = [(int(i), str(lab)) not in kept for i, lab in zip(table["index"], table["label"])]
+    rest = table[keep_rows]
+    likely = int((table["score"] > 0.5).sum())
+    st.markdown(f"**Labels most likely to be wrong**, from the model fitted without each point "
+                f"(calibrated leave-one-out). {likely} of {len(table)} labels are more likely wrong "
+                "than right.")
+    if kept:
+        with st.container(horizontal=True, gap="small"):
+            st.caption(f"{len(kept)} kept (hidden here).")
+            st.button("Undo keep", key="suspects_undo_keep", on_click=_undo_keep, args=(key,),
+                      icon=":material/undo:")
+    version = session.n_events
+    for _, row in rest.head(SUSPECTS_SHOWN).iterrows():
+        i, label, suggested = int(row["index"]), str(row["label"]), str(row["suggested"])
+        with st.container(border=True, key=f"suspect_{i}_{version}"):
+            left, mid, right = st.columns([1, 2, 2], gap="small")
+            with left:
+                _content(session, i)
+            with mid:
+                st.markdown(
+                    f'<span class="suspect-tag" data-point="{i}" data-label="{html_text(label)}" '
+                    f'data-suggested="{html_text(suggested)}">#{i}</span>'
+                    f" · labelled <b>{html_text(label)}</b> ({html_text(row['source'])})<br>"
+                    f"model: <b>{html_text(suggested)}</b> · "
+                    f"{100 * float(row['score']):.0f} % likely wrong", unsafe_allow_html=True)
+            with right, st.container(horizontal=True, gap="small"):
+                if suggested != label:
+                    st.button(f"Change to {md_text(suggested)}", key=f"suspect_change_{i}_{version}",
+                              type="primary", on_click=actions.relabel, args=(i, suggested, label),
+                              help="Relabel this point (one action: Undo reverts it)")
+                st.button("Keep", key=f"suspect_keep_{i}_{version}", on_click=_keep, args=(key, i, label),
+                          help="The label is right: take it off this list")
+    if len(rest) > SUSPECTS_SHOWN:
+        st.caption(f"{len(rest) - SUSPECTS_SHOWN} more labels, less suspect.")
