@@ -65,14 +65,13 @@ def fit_all_labels(dataset, model: str = "rls", seed: int = 0, tune: bool = True
     X = chosen["X"]
     if model == "rls":
         cfg = SessionConfig(dataset=str(dataset.name), seed=int(seed))
-        spec = _model.ModelSpec(kernel=cfg.kernel, width=float(chosen["kernel"].width)
+        spec = _model.RlsSpec(kernel=cfg.kernel, width=float(chosen["kernel"].width)
                                 if chosen["kernel"].kind == "rbf" else None, lam=float(chosen["lam"]),
                                 seed=int(seed), posterior=chosen["posterior"], rank=chosen["rank"],
                                 landmarks=chosen["landmarks"], knn=chosen["knn"])
         spec = spec.with_setting("weighting", chosen["weighting"])
     else:
-        spec = _model.ModelSpec(seed=int(seed), model=model, posterior="graph", lam=float("nan"),
-                                weighting="none", knn=chosen["knn"])
+        spec = _model.GraphSpec(seed=int(seed), model=model, knn=chosen["knn"])
     names = [str(c) for c in classes]
     learner = _model.build_learner(spec, X, names, n_block=len(y))
     learner.add_many(list(range(len(y))), [str(v) for v in y.tolist()])
