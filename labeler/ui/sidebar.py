@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.learner import WEIGHTINGS
+from core.validation import LAM_RANGE, WIDTH_RANGE
 from labeler.ui import actions, state
 from labeler.ui.columns import is_table_path, picked_options, render_columns_box
 from labeler.ui.class_panel import render_class_manager
@@ -308,13 +309,13 @@ def _settings(session) -> None:
         cols[0].text_input("Kernel width", value="auto" if auto.get("width") else shown(current("width", "auto")),
                            key=f"width_{session.id}", on_change=actions.set_setting,
                            args=("set_width", f"width_{session.id}",
-                                 lambda v: parse_positive_or_auto(v, "Kernel width")),
+                                 lambda v: parse_positive_or_auto(v, "Kernel width", WIDTH_RANGE)),
                            help="RBF width s in exp(-|x-x'|²/(2s²)); 'auto' = re-tuned by LOO "
                                 "as labels arrive, a number = fixed.")
         cols[1].text_input("λ (lam)", value="auto" if auto.get("lam") else shown(current("lam", "auto")),
                            key=f"lam_{session.id}", on_change=actions.set_setting,
                            args=("set_lam", f"lam_{session.id}",
-                                 lambda v: parse_positive_or_auto(v, "λ")),
+                                 lambda v: parse_positive_or_auto(v, "λ", LAM_RANGE)),
                            help="Regularisation; 'auto' = re-tuned by LOO classification error "
                                 "as labels arrive, a number = fixed.")
         if status:
