@@ -142,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("--store", metavar="FILE", help="SQLite store (default $LABELER_STORE or ~/.labeler/labeler.sqlite)")
     app.add_argument("--port", type=_port, default=8501, help="TCP port (default 8501)")
     app.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
+    app.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                     help="another host name the server answers to (e.g. behind a proxy); repeatable")
     app.add_argument("--session", metavar="ID", help="resume a saved session")
     app.add_argument(
         "--token", metavar="SECRET|auto",
@@ -244,7 +246,8 @@ def _run_app(args, extra: list[str]) -> int:
     from labeler.serve import run_app  # lazy: Streamlit is slow to import
 
     kwargs = dict(data=args.data, store=args.store, port=args.port, host=args.host,
-                  session=args.session, extra_args=tuple(extra), token=args.token)
+                  session=args.session, extra_args=tuple(extra), token=args.token,
+                  allow_hosts=tuple(args.allow_host))
     options = _app_data_options(args)
     if options:
         kwargs["data_options"] = options
