@@ -50,7 +50,7 @@ def add_role_arguments(parser: argparse.ArgumentParser) -> None:
             group.add_argument(flag, dest=dest, metavar=metavar, help=text)
     group.add_argument("--missing", choices=("error", "drop", "mean"), default=None,
                        help="rows with missing values in the features: refuse the table (error, the "
-                            "default), drop those rows, or fill with the column mean (integer columns: "
+                            "default), drop those rows, or fill with the column mean (few integer values: "
                             "the most frequent value); stored with the session")
 
 

@@ -77,13 +77,20 @@ def _not_numeric_message(frame: pd.DataFrame, bad: list, what: str) -> str:
     )
 
 
+#: Integer-valued columns with at most this many distinct values are filled with the most frequent one.
+FEW_VALUES = 12
+
+
 def _fill_value(column: np.ndarray, series: pd.Series) -> float:
-    """The column mean; for integer and boolean columns the most frequent value (ties: the smallest)."""
+    """The column mean; for boolean columns and integer values with at most :data:`FEW_VALUES`
+    distinct values, the most frequent value (ties: the smallest)."""
     values = column[np.isfinite(column)]
     if not values.size:
         raise DatasetError(f"column {series.name!r} has no value at all, so it cannot be filled; leave it out.")
-    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_integer_dtype(series):
-        uniq, counts = np.unique(values, return_counts=True)
+    uniq, counts = np.unique(values, return_counts=True)
+    # integer-valued with few values (a CSV reads an integer column with gaps as floats): a count or a code
+    integral = pd.api.types.is_bool_dtype(series) or (np.all(uniq == np.round(uniq)) and uniq.size <= FEW_VALUES)
+    if integral:
         return float(uniq[np.argmax(counts)])
     return float(values.mean())
 
