@@ -233,7 +233,7 @@ def render_columns_box(path: Path, max_bytes: int) -> None:
             with st.container(key="missing_box"):
                 st.markdown(f"**{n_missing:,} of {guess.n_rows:,} rows** have missing values in the "
                             "chosen columns.")
-                st.radio("Missing values", list(MISSING_LABELS), key=MISSING_KEY,
+                st.radio("Missing values", list(MISSING_LABELS), key=MISSING_KEY, index=None,
                          format_func=MISSING_LABELS.get, horizontal=True,
                          help="Stored with the session, so it reopens with the same rows and values.")
         problem = check_state(st.session_state, guess)
@@ -267,8 +267,15 @@ def picked_options(path: Path, max_bytes: int) -> dict:
         if problem:
             raise ValueError(problem)
     options = options_from_state(state)
-    if missing_rows(state, guess):
-        options["missing"] = state.get(MISSING_KEY) or "drop"
+    n_missing = missing_rows(state, guess)
+    if n_missing:
+        choice = state.get(MISSING_KEY)
+        if choice not in MISSING_LABELS:
+            raise ValueError(
+                f"{n_missing:,} row(s) of {path.name} have missing values (NaN) in the chosen columns: "
+                f"choose in the Columns box whether to {MISSING_LABELS['drop']} or "
+                f"{MISSING_LABELS['mean']}, then open.")
+        options["missing"] = choice
     return options
 
 
