@@ -30,10 +30,18 @@ column is taken out of the other guesses:
    ``body``, ...), else the string column of free text (3 words or 30 characters on average,
    at least half of its values distinct) with the longest values;
 5. layout: numeric columns named ``x`` and ``y`` (any case), both free;
-6. features: every numeric (or boolean) column not taken above. Without any: the text
+6. features: every numeric (or boolean) column not taken above, except integer columns with
+   few values that are dates or codes (``year``, ``*_code``, values in 1800..2200:
+   :func:`labeler.data.columns.looks_like_code`), left out with a note. Without any: the text
    (``features_from="text"``), else the image's pixels, else the layout columns (a plain
    ``x, y, label`` table is its own map);
 7. every other column is ignored (listed, so the user sees it).
+
+Columns no role can take -- nested records (structs), maps, ragged lists, numbers with a few
+stray strings -- are left out with a note naming what they hold (the rows of the strays), and
+refused with that reason when a caller gives them a role. A column named like a label is never
+guessed as the id; a ``label`` column with a different value on every row stays the label, with
+a note. A table with a header and no rows is refused as such.
 
 A numeric id column is never a feature, also when the caller gives ``feature_cols``
 (:func:`check_roles` refuses it with the fix).
