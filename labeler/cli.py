@@ -142,8 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("--store", metavar="FILE", help="SQLite store (default $LABELER_STORE or ~/.labeler/labeler.sqlite)")
     app.add_argument("--port", type=_port, default=8501, help="TCP port (default 8501)")
     app.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
-    app.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                     help="another host name the server answers to (e.g. behind a proxy); repeatable")
+    app.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="another host name it answers to")
     app.add_argument("--session", metavar="ID", help="resume a saved session")
     app.add_argument(
         "--token", metavar="SECRET|auto",
@@ -245,11 +244,9 @@ def _version() -> str:
 def _run_app(args, extra: list[str]) -> int:
     from labeler.serve import run_app  # lazy: Streamlit is slow to import
 
-    kwargs = dict(data=args.data, store=args.store, port=args.port, host=args.host,
-                  session=args.session, extra_args=tuple(extra), token=args.token,
-                  allow_hosts=tuple(args.allow_host))
-    options = _app_data_options(args)
-    if options:
+    kwargs = dict(data=args.data, store=args.store, port=args.port, host=args.host, allow_hosts=tuple(args.allow_host),
+                  session=args.session, extra_args=tuple(extra), token=args.token)
+    if options := _app_data_options(args):
         kwargs["data_options"] = options
     app_model_to_env(_model_options(args))  # checked first: a graph model with --posterior nystrom stops here
     try:  # reach it once before the server starts: a wrong address stops here
