@@ -11,12 +11,38 @@ import numbers
 import numpy as np
 
 __all__ = ["check_features", "check_magnitude", "overflow_message", "check_positive", "check_index", "check_count",
-           "MAX_FEATURE_MAGNITUDE"]
+           "MAX_FEATURE_MAGNITUDE", "LAM_RANGE", "WIDTH_RANGE", "check_lam", "check_width"]
 
 #: Largest feature magnitude accepted where squares are formed (distances, variances): the
 #: square of a larger value exceeds 1e300, and a sum of a few such squares overflows float64
 #: (largest value about 1.8e308).
 MAX_FEATURE_MAGNITUDE = 1e150
+
+#: Regularisation values float64 supports: ``lambda / w`` (class weights up to ~1e6) and
+#: ``1 / lambda`` stay finite and the outputs ``~ y / lambda`` stay normal numbers (not
+#: subnormal, which would lose their digits).
+LAM_RANGE = (1e-300, 1e300)
+#: RBF widths float64 supports: ``1 / (2 width^2)`` is a finite, normal, positive number.
+WIDTH_RANGE = (1e-150, 1e150)
+
+
+def _check_in_range(name: str, value, bounds: tuple[float, float], what: str) -> float:
+    v = check_positive(name, value)
+    low, high = bounds
+    if not low <= v <= high:
+        raise ValueError(f"{name} must be between {low:g} and {high:g} ({what}); got {value!r}. "
+                         f"Pass a value in that range.")
+    return v
+
+
+def check_lam(value, name: str = "lam") -> float:
+    """``value`` as a float after checking it lies in :data:`LAM_RANGE` (ValueError with the range)."""
+    return _check_in_range(name, value, LAM_RANGE, "what float64 supports for the regularisation")
+
+
+def check_width(value, name: str = "width") -> float:
+    """``value`` as a float after checking it lies in :data:`WIDTH_RANGE` (ValueError with the range)."""
+    return _check_in_range(name, value, WIDTH_RANGE, "what float64 supports for an RBF width")
 
 
 def check_features(X, *, name: str = "X", min_samples: int = 1) -> np.ndarray:

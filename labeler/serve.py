@@ -15,11 +15,12 @@ Exposure beyond this machine
 ----------------------------
 By default the server listens on 127.0.0.1 only. With another address (``--host 0.0.0.0``)
 anyone who can reach the port can list, open, label, delete and export every session of the
-store, so :func:`run_app` prints a loud warning and offers ``--token`` (a shared secret: the
-page shows nothing but a token field until the tab gives it, as ``?token=...`` in the link or
-typed in; :mod:`labeler.ui.access`). What the token does not protect: the traffic is plain
-HTTP (use an SSH tunnel or a TLS reverse proxy across a network you do not trust), and
-Streamlit's own endpoints (health check, static files) answer without it.
+store, so :func:`run_app` prints a loud warning and offers ``--token`` (a shared secret that
+every route requires, media and exports included: :mod:`labeler.http_guard`; the page asks
+for it, or takes it as ``?token=...`` in the link). Whatever the address, requests whose
+``Host`` or ``Origin`` names another server are refused with 403 (DNS rebinding); more names
+with ``--allow-host``. What is not protected: the traffic is plain HTTP (use an SSH tunnel or
+a TLS reverse proxy across a network you do not trust).
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def exposure_warning(host: str, port: int, token: str | None) -> str | None:
 def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | None = None,
             port: int = 8501, host: str = "127.0.0.1", session: str | None = None,
             extra_args: Sequence[str] = (), token: str | None = None,
-            data_options: dict | None = None) -> None:
+            data_options: dict | None = None, allow_hosts: Sequence[str] = ()) -> None:
     """Run the labelling app's Streamlit server in this process until it stops (Ctrl-C).
 
     Parameters
@@ -153,6 +154,9 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
     data_options : dict, optional
         ``load_dataset`` options of ``data`` (JSON-serialisable), e.g. a table's column roles
         as ``labeler app PATH`` resolved and printed them; default ``$LABELER_DATA_OPTIONS``.
+    allow_hosts : sequence of str
+        More host names the server answers to (``--allow-host``), besides ``localhost``,
+        ``127.0.0.1``, ``[::1]`` and ``host`` (:mod:`labeler.http_guard`).
 
     Raises
     ------
@@ -195,5 +199,9 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
         print(f"labeler: open the app with http://localhost:{port}/?token={token}", file=sys.stderr, flush=True)
 
     from streamlit.web import cli as stcli  # imported late: slow, and only needed here
+
+    from labeler.http_guard import install
+
+    install(host, allow_hosts, token)  # Host/Origin check, and the token on every route
 
     stcli.main.main(args=argv, prog_name="streamlit", standalone_mode=True)

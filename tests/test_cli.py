@@ -63,13 +63,13 @@ def test_app_passes_its_options(app_calls, capsys, tmp_path, monkeypatch):
              "layout_cols": None, "feature_cols": ["f1", "f2"], "features_from": "columns"}
     assert app_calls == [{"data": "data.csv", "store": "s.sqlite", "port": 9001, "host": "0.0.0.0",
                           "session": "abc", "extra_args": ("--server.headless", "true"),
-                          "token": "auto", "data_options": roles}]
+                          "token": "auto", "allow_hosts": (), "data_options": roles}]
 
 
 def test_app_defaults(app_calls, capsys):
     assert cli.main(["app"]) == 0
     assert app_calls == [{"data": None, "store": None, "port": 8501, "host": "127.0.0.1", "session": None,
-                          "extra_args": (), "token": None}]
+                          "extra_args": (), "token": None, "allow_hosts": ()}]
 
 
 @pytest.mark.parametrize("port", ["0", "70000", "http"])

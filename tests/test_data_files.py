@@ -276,7 +276,7 @@ def test_error_no_numeric_feature_column(tmp_path):
 def test_error_nan_in_features_names_column_and_row(tmp_path, table):
     table.loc[7, "c"] = np.nan
     table.drop(columns=["name"]).to_csv(tmp_path / "d.csv", index=False)
-    with pytest.raises(DatasetError, match=r"column 'c' .* row 7.*Drop those rows or impute"):
+    with pytest.raises(DatasetError, match=r"column 'c', row 7.*drop those rows, or fill them"):
         load_dataset(tmp_path / "d.csv")
 
 

@@ -54,7 +54,7 @@ def test_chunked_csv_unifies_a_column_that_turns_to_text(tmp_path):
     got = read_csv_bounded(path, chunk_bytes=2_000)
     assert not pd.api.types.is_numeric_dtype(got["a"])
     assert got["a"].astype(str).tolist() == pd.read_csv(path)["a"].astype(str).tolist()
-    with pytest.raises(DatasetError, match="'a'.* not numeric"):
+    with pytest.raises(DatasetError, match=r"'a'.* not numbers: row 4990 \('oops'\)"):
         load_dataset(path, id_col=None, feature_cols=["a", "b"])  # the guess: a is a row counter
 
 
@@ -332,3 +332,108 @@ def test_huge_images_are_decoded_reduced_and_stay_close_to_a_full_decode(tmp_pat
     assert ("draft" if suffix == "jpg" else "reduce") in calls
     assert reduced.shape == full.shape == (1, 48, 64, 3)
     assert np.abs(reduced.astype(int) - full.astype(int)).mean() < 3.0
+
+
+# --------------------------------------------------------------------------- line structure, rlimits
+@pytest.mark.parametrize("seed", range(4))
+def test_scan_lines_equals_a_plain_split_across_block_boundaries(tmp_path, monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    parts = []
+    for _ in range(rng.integers(1, 30)):
+        parts.append(b",".join(b"x" * int(k) for k in rng.integers(0, 9, size=rng.integers(1, 12))))
+    text = b"\n".join(parts) + (b"\n" if seed % 2 else b"")
+    path = tmp_path / "t.csv"
+    path.write_bytes(text)
+    monkeypatch.setattr(table_files, "_BLOCK_BYTES", int(rng.integers(1, 7)))
+    scan = table_files.scan_lines(path)
+    lines = text.split(b"\n")
+    assert scan.lines == text.count(b"\n")
+    assert scan.header_fields == lines[0].count(b",") + 1
+    longest = max(len(line) + (1 if k < len(lines) - 1 else 0) for k, line in enumerate(lines))
+    assert scan.longest == longest
+
+
+def _peak_of(code: str, limit_as: int | None = None) -> dict:
+    """Run ``code`` in a fresh interpreter; its JSON line (with the peak RSS added)."""
+    code = textwrap.dedent(code)
+    if limit_as is not None:  # after the imports (shared libraries need address space to load)
+        code = code.replace("# LIMIT", textwrap.dedent(f"""
+            import resource
+            def _vm():
+                for line in open('/proc/self/status'):
+                    if line.startswith('VmSize:'):
+                        return int(line.split()[1]) * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (_vm() + {limit_as}, resource.RLIM_INFINITY))
+        """))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=240, cwd=str(ROOT), env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_csv_without_line_breaks_is_refused_before_parsing_with_a_bounded_peak(tmp_path):
+    """One line of 400,000 fields (1.6 MB): pandas took minutes and ~10x its size; refused at once."""
+    path = tmp_path / "one_line.csv"
+    path.write_bytes(b",".join([b"1.5"] * 400_000))
+    result = _peak_of(f"""
+        import json, resource
+        import pandas  # noqa: F401  (the baseline includes it)
+        from labeler.data import DatasetError, load_dataset
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        try:
+            load_dataset({str(path)!r})
+            message = None
+        except DatasetError as exc:
+            message = str(exc)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(json.dumps({{"message": message, "extra_kib": peak - base}}))
+    """)
+    assert result["message"] and "400,000 fields in its first line" in result["message"]
+    assert "no line break" in result["message"]
+    assert result["extra_kib"] < 64 * 1024  # the scan's blocks, not ten times the file
+
+
+def test_available_memory_honours_rlimit_as():
+    result = _peak_of("""
+        import json
+        from labeler.memory import available_memory, rlimit_room
+        # LIMIT
+        print(json.dumps({"avail": available_memory(), "room": rlimit_room()}))
+    """, limit_as=300 << 20)
+    assert result["room"] is not None and result["room"] <= 300 << 20
+    assert result["avail"] <= 300 << 20
+
+
+def test_a_csv_that_fits_the_machine_but_not_the_rlimit_is_refused_with_a_message(tmp_path):
+    path = tmp_path / "numbers.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame(rng.integers(0, 9, size=(400_000, 8))).to_csv(path, index=False)  # ~6.4 MB, ~60 MB to load
+    result = _peak_of(f"""
+        import json
+        import pandas, pyarrow  # noqa: F401  (loaded before the limit, as in a running app)
+        from labeler.data import DatasetError, load_dataset
+        # LIMIT
+        try:
+            load_dataset({str(path)!r})
+            message = None
+        except DatasetError as exc:
+            message = str(exc)
+        except MemoryError:
+            message = "MemoryError"
+        print(json.dumps({{"message": message}}))
+    """, limit_as=30 << 20)
+    assert result["message"] not in (None, "MemoryError")
+    assert "is available now" in result["message"] or "available" in result["message"]
+
+
+def test_cgroup_room_reads_the_process_own_cgroup_and_its_parents(tmp_path):
+    proc = tmp_path / "cgroup"
+    proc.write_text("4:memory:/jobs/one\n0::/\n")
+    inner = tmp_path / "cg" / "memory" / "jobs" / "one"
+    inner.mkdir(parents=True)
+    (inner / "memory.limit_in_bytes").write_text(f"{2 << 30}\n")
+    (inner / "memory.usage_in_bytes").write_text(f"{1 << 30}\n")
+    parent = tmp_path / "cg" / "memory" / "jobs"
+    (parent / "memory.limit_in_bytes").write_text(f"{(1 << 30) + (200 << 20)}\n")
+    (parent / "memory.usage_in_bytes").write_text(f"{1 << 30}\n")
+    assert memory.cgroup_room(tmp_path / "cg", proc) == 200 << 20

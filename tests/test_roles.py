@@ -209,9 +209,13 @@ def test_read_roles_reads_a_file_and_describes_its_columns(tmp_path):
 
 def test_summary_kinds_under_the_string_dtype_and_object_columns():
     df = frame(i=np.arange(3), f=[0.5, 1.0, np.nan], b=[True, False, True], s=["a b", "c", None],
-               o=pd.Series([[1, 2], [3], [4]], dtype=object), d=pd.to_datetime(["2024-01-01"] * 3))
+               o=pd.Series([[1, 2], [3], [4]], dtype=object), d=pd.to_datetime(["2024-01-01"] * 3),
+               p=pd.Series([np.zeros(16)] * 3, dtype=object), m=pd.Series([[("k", 1)]] * 3, dtype=object),
+               r=pd.Series([{"a": 1}] * 3, dtype=object))
     kinds = {c.name: c.kind for c in summarize_columns(df)}
-    assert kinds == {"i": "integer", "f": "float", "b": "bool", "s": "string", "o": "nested", "d": "other"}
+    # ragged lists are lists, not pixels; pixels are numeric arrays of one length (>= 16)
+    assert kinds == {"i": "integer", "f": "float", "b": "bool", "s": "string", "o": "list", "d": "other",
+                     "p": "nested", "m": "map", "r": "struct"}
 
 
 def test_legacy_roles_are_the_fixed_roles_of_older_sessions():

@@ -110,6 +110,9 @@ def test_explicit_settings_are_kept(store):
         (dict(weighting="inverse"), ValueError, "Unknown weighting"),
         (dict(width=-1.0), ValueError, "width"),
         (dict(lam=0), ValueError, "lam"),
+        (dict(lam=1e301), ValueError, r"between 1e-300 and 1e\+300"),
+        (dict(lam=1e-310), ValueError, r"between 1e-300 and 1e\+300"),
+        (dict(width=1e300), ValueError, r"between 1e-150 and 1e\+150"),
         (dict(seed=-1), ValueError, "seed"),
         (dict(classes=["a", "a"]), ValueError, "already exists"),
         (dict(classes=["a", " "]), ValueError, "cannot be empty"),
@@ -328,6 +331,8 @@ def unchanged(s, store, before):
         (lambda s: s.set_weighting({"0": 1.0}), ValueError, "lacks class"),
         (lambda s: s.set_lam(-0.1), ValueError, "lam"),
         (lambda s: s.set_lam("automatic"), ValueError, "lam"),
+        (lambda s: s.set_lam(1e301), ValueError, r"between 1e-300 and 1e\+300"),
+        (lambda s: s.set_width(1e300), ValueError, r"between 1e-150 and 1e\+150"),
         (lambda s: s.set_width(0.0), ValueError, "width"),
         (lambda s: s.set_width(float("nan")), ValueError, "width"),
     ],
@@ -383,6 +388,22 @@ def test_newer_store_version_is_refused(store):
 
 
 # ---- settings and model views ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("huge", [1e20, 1e300])
+def test_a_huge_lambda_and_back_leaves_the_live_model_exact(store, huge):
+    """lambda 0.1 -> huge -> 0.1 with 20 labels: the live predictions used to differ from a direct
+    solve on 47 of 200 points, silently; the guard now rebuilds (and says so)."""
+    from core.learner import NumericalRebuildWarning
+
+    s = LabelingSession.create(store, config(weighting="none", lam=0.1, strategy="random"))
+    pts = label_queried(s, 20)
+    with pytest.warns(NumericalRebuildWarning):
+        s.set_lam(huge)
+        s.set_lam(0.1)
+    want = direct_m(s, pts, lam=0.1)
+    np.testing.assert_allclose(m_of(s), want, rtol=0, atol=1e-8 * np.abs(want).max())
+    assert (np.sign(m_of(s)) == np.sign(want)).all()
 
 
 def test_set_lam_and_width_rebuild_and_persist(store):

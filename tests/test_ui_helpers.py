@@ -494,3 +494,13 @@ def test_html_and_plot_text_escape_tags():
     # Streamlit reads Markdown between the tags too: an image there would render
     assert html_text("![t](http://e/t.png)") == "\\!\\[t\\](http://e/t.png)"
     assert html_text("a\n# b") == "a # b"
+
+
+@pytest.mark.parametrize("text", ["1e300", "1e301", "1e-301"])
+def test_the_lambda_box_refuses_values_float64_does_not_support_with_the_range(text):
+    from core.validation import LAM_RANGE
+    if float(text) <= LAM_RANGE[1] and float(text) >= LAM_RANGE[0]:
+        assert parse_positive_or_auto(text, "λ", LAM_RANGE) == float(text)
+        return
+    with pytest.raises(ValueError, match=r"between 1e-300 and 1e\+300"):
+        parse_positive_or_auto(text, "λ", LAM_RANGE)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..validation import check_features, check_magnitude, check_positive
+from ..validation import WIDTH_RANGE, check_features, check_magnitude, check_positive
 
 __all__ = ["Kernel", "KERNELS", "median_distance"]
 
@@ -44,6 +44,12 @@ class Kernel:
             raise ValueError(f"Unknown kernel {self.kind!r}; choose one of {', '.join(KERNELS)}.")
         if self.kind == "rbf":
             width = check_positive("width", self.width)
+            if not WIDTH_RANGE[0] <= width <= WIDTH_RANGE[1]:
+                raise ValueError(
+                    f"RBF width {self.width!r} gives no usable kernel: the width must be between "
+                    f"{WIDTH_RANGE[0]:g} and {WIDTH_RANGE[1]:g} (1 / (2 width^2) a normal float64 number). "
+                    "Use a width on the scale of the distances between points (e.g. the median distance)."
+                )
             with np.errstate(over="ignore", divide="ignore", under="ignore"):
                 gamma = np.float64(1.0) / (np.float64(2.0) * np.float64(width) ** 2)
             if not (np.isfinite(gamma) and gamma > 0.0):

@@ -31,7 +31,7 @@ from numpy.linalg import LinAlgError
 from ..criteria import ExpectedRisk
 from ..kernels import Kernel
 from ..posteriors import DensePosterior, FactorPosterior
-from ..validation import check_features, check_index, check_positive
+from ..validation import check_features, check_index, check_lam
 from .base import KERNEL, LabelBook, check_classes
 from .state import LearnerState
 from .updates import (GuardTripped, RebuildIsCheaper, add_reweight_step, add_step, relabel_step, remove_step,
@@ -100,7 +100,7 @@ class ActiveRLS(LearnerState):
                     f"posterior must implement core.posteriors.base.Posterior (no {name}()); "
                     "use ActiveRLS.from_features / from_kernel / from_factor."
                 )
-        self._lam = check_positive("lam", lam)
+        self._lam = check_lam(lam)
         self._book = LabelBook(posterior.n_samples, classes)
         self._weighting = check_weighting(weighting, self._book.classes)
         self.random_state = random_state
@@ -112,7 +112,10 @@ class ActiveRLS(LearnerState):
         self._w = self._weights(self._book.counts)
         self._mT = np.zeros((self.n_outputs, n))
         self._scale = max(float(np.max(np.abs(posterior.prior_diag()))), np.finfo(float).tiny)
-        self._error = 0.0
+        self._error = 0.0  # estimated relative error since the last direct solve (C's + m's)
+        self._c_error = 0.0  # the part of C (relative to the kernel scale)
+        self._m_error = 0.0  # the absolute error of m
+        self._m_terms = 0.0  # the size of the terms summed into m, after the last step
         self.n_rebuilds = 0
         self._risk_cache = None
 
@@ -132,7 +135,7 @@ class ActiveRLS(LearnerState):
         X = check_features(X, min_samples=2)
         kernel = _check_kernel(Kernel("rbf", width=1.0) if kernel is None else kernel)
         classes = check_classes(classes)
-        check_positive("lam", lam)
+        check_lam(lam)
         check_weighting(weighting, classes)
         return cls(DensePosterior.from_kernel(kernel, X), classes, lam, weighting, random_state)
 
@@ -160,7 +163,7 @@ class ActiveRLS(LearnerState):
                 f"K is not symmetric (max |K - K^T| = {asym:.3g}); pass a kernel matrix, e.g. 0.5 * (K + K.T)."
             )
         classes = check_classes(classes)
-        check_positive("lam", lam)
+        check_lam(lam)
         check_weighting(weighting, classes)
         return cls(DensePosterior.from_matrix(K), classes, lam, weighting, random_state)
 
@@ -175,7 +178,7 @@ class ActiveRLS(LearnerState):
         """
         Phi = check_features(Phi, name="Phi", min_samples=2)
         classes = check_classes(classes)
-        check_positive("lam", lam)
+        check_lam(lam)
         check_weighting(weighting, classes)
         return cls(FactorPosterior(Phi), classes, lam, weighting, random_state)
 
@@ -202,7 +205,7 @@ class ActiveRLS(LearnerState):
         if unknown:
             raise ValueError(f"unknown parameter(s) {unknown}; set_params takes lam, kernel, weighting.")
         if "lam" in params:
-            check_positive("lam", params["lam"])
+            check_lam(params["lam"])
         if "weighting" in params:
             check_weighting(params["weighting"], self._book.classes)
         if "kernel" in params:
@@ -242,12 +245,34 @@ class ActiveRLS(LearnerState):
         return old
 
     # ------------------------------------------------------------------ exact updates
+    def _output_terms(self) -> float:
+        """``scale * max_t sum_j |Y_jt - m_jt| / lambda_j``: the size of the terms summed into ``m``."""
+        L = np.array(list(self._book.labels), dtype=np.int64)
+        if not L.size:
+            return 0.0
+        resid = self._codes()[self._book.codes[L]].T - self._mT[:, L]
+        return self._scale * float(np.max(np.sum(np.abs(resid) / self._lam_pt[L], axis=1)))
+
     def _charge(self, amplification: float) -> None:
-        """Account one exact step whose rounding error is ``eps * amplification`` (relative)."""
+        """Account one exact step whose rounding error is ``eps * amplification`` (relative).
+
+        The amplified part counts relative to the kernel scale (``C``) and the outputs' terms
+        now; besides, each step leaves in ``m`` an absolute rounding of ``eps`` times the size
+        of the terms summed into ``m`` before and after it (:meth:`_output_terms`), and these
+        count relative to the terms' size now: when a huge lambda shrinks the terms, the
+        rounding left by earlier steps (and the last direct solve) weighs that much more.
+        """
         step = _EPS * float(amplification)
         if not np.isfinite(step) or step > _STEP_ERROR_MAX:
             raise GuardTripped
-        self._error += step
+        terms = self._output_terms()
+        self._m_error += _EPS * (self._m_terms + terms)
+        self._m_terms = terms
+        self._c_error += step
+        m_relative = self._m_error / terms if terms > 0 else (0.0 if self._m_error == 0 else np.inf)
+        if not np.isfinite(m_relative):
+            raise GuardTripped
+        self._error = self._c_error + m_relative
 
     def _add_update(self, i: int, y: int, lam_i: float) -> None:
         self._charge(add_step(self._post, self._mT, i, self._codes()[y], lam_i, self._scale))
@@ -306,7 +331,8 @@ class ActiveRLS(LearnerState):
             reason = None  # planned: the cheaper exact path, nothing to warn about
         except (GuardTripped, LinAlgError):
             reason = ("an update was ill-conditioned (a denominator near the rounding level "
-                      "of C, e.g. with a very small lam or duplicated points)")
+                      "of C or a cancellation, e.g. with a very small lam, duplicated points or "
+                      "lam changed by many orders of magnitude)")
         if reason is not None:
             warnings.warn(
                 f"ActiveRLS recomputed its state by a direct solve: {reason}. The result is exact; "
@@ -359,6 +385,7 @@ class ActiveRLS(LearnerState):
         def update():
             resid = self._codes()[self._book.codes[S]] - self._mT[:, S].T
             self._mT += self._post.condition(S, self._lam_pt[S], resid)
+            self._charge(1.0)  # a direct solve on the block: accounts the rounding of m
             old[S] = self._lam_pt[S]
             self._reweight_update(old)
 
@@ -389,7 +416,8 @@ class ActiveRLS(LearnerState):
         old = self._refresh_lambdas()
 
         def update():
-            if S.size > 1 and (S.size >= self.n_labeled or self._post.rebuild_is_cheaper(S.size)):
+            if self.n_labeled == 0 or (S.size > 1 and (S.size >= self.n_labeled
+                                                     or self._post.rebuild_is_cheaper(S.size))):
                 raise RebuildIsCheaper  # rebuilding from the remaining labels costs less
             self._remove_block(S, ys, old[S])
             self._reweight_update(old)
@@ -426,7 +454,7 @@ class ActiveRLS(LearnerState):
 
         def update():
             codes = self._codes()
-            relabel_step(self._post, self._mT, i, codes[y_old], codes[y_new], old[i])  # old lambda_i in C
+            self._charge(relabel_step(self._post, self._mT, i, codes[y_old], codes[y_new], old[i]))  # old lambda_i
             self._reweight_update(old)
 
         self._apply(update, saved)
@@ -458,7 +486,7 @@ class ActiveRLS(LearnerState):
             If ``K_LL + Lambda_L`` is not positive definite with the new ``lam`` (state
             unchanged).
         """
-        lam = check_positive("lam", lam)
+        lam = check_lam(lam)
         saved = self._save()
         self._lam = lam
         old = self._refresh_lambdas()
@@ -571,4 +599,7 @@ class ActiveRLS(LearnerState):
         if L.size:
             Y = self._codes()[self._book.codes[L]]
             self._mT += self._post.condition(L, self._lam_pt[L], Y)
+        self._m_terms = self._output_terms()
+        self._c_error = 0.0
+        self._m_error = _EPS * self._m_terms  # the direct solve's own rounding of m
         return self

@@ -20,11 +20,23 @@ set ``S`` (ALGORITHMS §3, §8; seed 002 §3.3.3, eq. 3.51-3.55, App. A.4):
 Guards. A step divides by ``den``, ``D`` or solves with ``I + diag(delta) G``. The entries of
 ``C`` carry an absolute rounding error of order ``eps * max K_ii`` (the kernel ``scale``), so a
 denominator near that scale, or an ill-conditioned small system, amplifies it. Each step
-returns its error amplification (``(lambda + scale) / denominator`` times LAPACK's condition
-estimate of the small system) and raises :class:`GuardTripped` instead of stepping when a
-denominator is below ``DENOM_RTOL * (lambda + scale)``; the learner adds ``eps *
-amplification`` to a running error estimate and rebuilds by a direct solve when a step or the
-total is too large (:mod:`core.learner.arls`).
+returns its error amplification, the product of
+
+* ``(lambda + scale) / denominator`` (the denominators ``den`` and ``D_jj``);
+* for a solve with ``A = I + diag(delta) G``: LAPACK's condition estimate of ``A`` times the
+  cancellation in forming it, ``max_i sum_j (|I| + |delta_i| |G_ij|) / sum_j |A_ij|``. A weight
+  that goes back from huge to small (``delta ~ -lambda``) cancels ``I + diag(delta) G`` to
+  rounding noise, whose condition estimate alone would not see it.
+
+and raises :class:`GuardTripped` instead of stepping when a denominator is below
+``DENOM_RTOL * (lambda + scale)``; the learner adds ``eps * amplification`` to a running error
+estimate and rebuilds by a direct solve when a step or the total is too large
+(:mod:`core.learner.arls`). The outputs are accounted there too: each step leaves an absolute
+rounding of order ``eps`` times the terms it moves in ``m``, which the learner compares with the
+size of the terms that sum to ``m``, ``scale * sum_j |y_j - m_j| / lambda_j`` (``m = K_XL c``
+with the dual coefficients ``c = Lambda^-1 (Y_L - m_L)``, eq. 3.54). A huge lambda shrinks
+those terms by its ratio, so the errors left by earlier steps (and by the last direct solve)
+count that much more: lambda 0.1 -> 1e20 -> 0.1 is caught whichever step it is.
 
 Each function takes the posterior and the outputs ``mT`` (T, n), updates both in place, and
 returns the amplification; the caller has validated its arguments. A step whose amplification
@@ -70,6 +82,16 @@ def solve_with_condition(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, floa
     if info != 0:
         raise GuardTripped
     return X, 1.0 / rcond
+
+
+def cancellation(terms: np.ndarray, total: np.ndarray) -> float:
+    """``max_i sum_j terms_ij / sum_j |total_ij|``: how much a sum of terms (entry bounds
+    ``terms`` >= 0) cancelled in forming ``total``; inf when a row cancelled to exactly 0."""
+    size = np.abs(total).sum(axis=1)
+    bound = terms.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(bound == 0, 1.0, bound / size)
+    return float(np.max(ratio)) if ratio.size else 1.0
 
 
 def check_denominators(D, lam, scale: float) -> float:
@@ -124,13 +146,19 @@ def _reweight_matrices(C_SS: np.ndarray, m_S: np.ndarray, codes_S: np.ndarray, l
     delta = lam_new - lam_old
     Dm = np.diag(lam_old) - C_SS
     amp = check_denominators(np.diagonal(Dm), lam_old, scale)
-    G = Dm / np.outer(lam_old, lam_old)
-    A = np.eye(lam_old.size) + delta[:, None] * G
-    Mw, cond = solve_with_condition(A, np.diag(delta))
-    Mw = 0.5 * (Mw + Mw.T)
-    c_S = (codes_S - m_S.T) / lam_old[:, None]  # (s, T) dual coefficients, eq. 3.54
     inv = 1.0 / lam_old
-    return inv[:, None] * Mw * inv[None, :], -(inv[:, None] * (Mw @ c_S)), amp * cond
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = inv[:, None] * Dm * inv[None, :]  # not Dm / outer(lam, lam): that overflows for lam > 1e154
+        eye = np.eye(lam_old.size)
+        A = eye + delta[:, None] * G
+        Mw, cond = solve_with_condition(A, np.diag(delta))
+        cond *= cancellation(eye + np.abs(delta)[:, None] * np.abs(G), A)
+        Mw = 0.5 * (Mw + Mw.T)
+        c_S = (codes_S - m_S.T) / lam_old[:, None]  # (s, T) dual coefficients, eq. 3.54
+        M, W = inv[:, None] * Mw * inv[None, :], -(inv[:, None] * (Mw @ c_S))
+    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(W)) and np.isfinite(cond)):
+        raise GuardTripped
+    return M, W, amp * cond
 
 
 def reweight_step(post, mT: np.ndarray, S: np.ndarray, codes_S: np.ndarray, lam_old: np.ndarray,
@@ -179,6 +207,11 @@ def add_reweight_step(post, mT: np.ndarray, i: int, code: np.ndarray, lam_i: flo
     return amp_add, amp_rw
 
 
-def relabel_step(post, mT: np.ndarray, j: int, code_old: np.ndarray, code_new: np.ndarray, lam_j: float) -> None:
-    """``m += C[:, j] (y_j' - y_j)^T / lambda_j``: ``m = C[:, L] Lambda^-1 Y_L`` is linear in the targets."""
+def relabel_step(post, mT: np.ndarray, j: int, code_old: np.ndarray, code_new: np.ndarray, lam_j: float) -> float:
+    """``m += C[:, j] (y_j' - y_j)^T / lambda_j``: ``m = C[:, L] Lambda^-1 Y_L`` is linear in the targets.
+
+    Returns the amplification 1 (``C`` does not change; the learner still accounts the
+    rounding of ``m``, see the module docstring).
+    """
     mT += post.combine([j], ((code_new - code_old) / lam_j)[None, :])
+    return 1.0

@@ -33,6 +33,9 @@ def add_parser(sub):
     app.add_argument("--store", metavar="FILE", help="SQLite store (default $LABELER_STORE or ~/.labeler/labeler.sqlite)")
     app.add_argument("--port", type=port, default=8501, help="TCP port (default 8501)")
     app.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
+    app.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                     help="another host name the server answers to (repeatable; localhost, 127.0.0.1, [::1] and "
+                     "--host always are; requests naming any other host are refused)")
     app.add_argument("--session", metavar="ID", help="resume a saved session")
     app.add_argument(
         "--token", metavar="SECRET|auto",
@@ -60,7 +63,8 @@ def run(args) -> int:
     from labeler.serve import run_app  # lazy: Streamlit is slow to import
 
     kwargs = dict(data=args.data, store=args.store, port=args.port, host=args.host,
-                  session=args.session, extra_args=tuple(args.extra), token=args.token)
+                  allow_hosts=tuple(args.allow_host), session=args.session, extra_args=tuple(args.extra),
+                  token=args.token)
     options = _app_data_options(args)
     if options:
         kwargs["data_options"] = options

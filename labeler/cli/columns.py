@@ -50,6 +50,10 @@ def add_role_arguments(parser: argparse.ArgumentParser) -> None:
         else:
             metavar = "A,B,..." if dest == "feature_cols" else ("X,Y" if dest == "layout_cols" else "NAME")
             group.add_argument(flag, dest=dest, metavar=metavar, help=text)
+    group.add_argument("--missing", choices=("error", "drop", "mean"), default=None,
+                       help="rows with missing values in the features: refuse the table (error, the "
+                            "default), drop those rows, or fill with the column mean (few integer values: "
+                            "the most frequent value); stored with the session")
 
 
 def role_arguments_given(args) -> list[str]:
@@ -103,6 +107,11 @@ def format_roles(guess, name: str) -> str:
         lines.append(f"  {role:<{width}}  {cols}" + (f"  ({why})" if why else ""))
     for note in roles.notes:
         lines.append(f"  note: {note}")
+    used = [*(roles.feature_cols if roles.features_from == "columns" else ()), *(roles.layout_cols or ())]
+    n_missing = guess.missing_rows(used)
+    if n_missing:
+        lines.append(f"  note: {n_missing:,} row(s) have missing values in the features; --missing drop "
+                     "drops them, --missing mean fills them")
     lines.append("  (change them with --id-col, --label-col, --text-col, --image-col, --feature-cols, "
                  "--features-from, --layout-cols; '' for none)")
     return "\n".join(lines)
@@ -161,6 +170,8 @@ def open_data(source: str, args, *, seed: int, options: dict | None = None, stre
     given = {k: v for k, v in options.items() if k in ROLE_OPTIONS}
     given.update(given_roles(args))
     rest = {k: v for k, v in options.items() if k not in ROLE_OPTIONS}
+    if getattr(args, "missing", None) is not None:
+        rest["missing"] = args.missing
     limit = {"max_bytes": rest["max_bytes"]} if "max_bytes" in rest else {}
     guess = read_roles(source, **limit, **given)
     if not quiet:

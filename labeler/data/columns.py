@@ -13,7 +13,8 @@ import pandas as pd
 
 from labeler.data.dataset import IMAGE_SUFFIXES
 
-__all__ = ["ColumnInfo", "summarize_columns", "norm_name", "named_like_id", "label_rank",
+__all__ = ["ColumnInfo", "summarize_columns", "norm_name", "named_like_id", "label_rank", "UNUSABLE_KINDS",
+           "looks_like_code",
            "TEXT_NAMES", "IMAGE_NAMES", "UNNAMED_INDEX"]
 
 #: Names (after :func:`norm_name`) of id, label (strongest first), text and image columns.
@@ -43,6 +44,32 @@ def named_like_id(name: str) -> bool:
     return n in ID_NAMES or n.endswith(("_id", "_key", "_uuid", "_guid"))
 
 
+#: Names (after :func:`norm_name`) of integer columns that are codes or dates, not measurements.
+CODE_NAMES = {"year", "years", "yr", "month", "day", "week", "weekday", "quarter", "date", "code",
+              "zip", "zipcode", "zip_code", "postcode", "postal_code", "fips", "season", "batch",
+              "run", "site", "station", "plate", "well", "subject", "patient", "round", "wave"}
+
+
+def looks_like_code(info, values: pd.Series | None = None) -> str | None:
+    """Why an integer column with few values is a code or a date and not a measurement, or None.
+
+    Few distinct integers (at most 12) named like a year, date part or code (``year``,
+    ``*_year``, ``month``, ``code``, ``*_code``, ``zip``, ``site``, ...), or whose values all
+    lie in 1800..2200 (years).
+    """
+    if info.kind != "integer" or not 2 <= info.n_unique <= 12:
+        return None
+    n = norm_name(info.name)
+    if n in CODE_NAMES or n.endswith(("_year", "_code", "_month", "_day", "_site", "_batch")):
+        return f"named {info.name!r}: a date or a code, not a measurement ({info.n_unique} distinct values)"
+    if values is not None:
+        v = values.dropna()
+        if len(v) and v.min() >= 1800 and v.max() <= 2200:
+            return (f"its {info.n_unique} distinct values ({int(v.min())}..{int(v.max())}) look like years, "
+                    "not a measurement")
+    return None
+
+
 def label_rank(name: str) -> int | None:
     """Rank of a label-like name (0 = ``label`` itself, higher = weaker), None otherwise."""
     n = norm_name(name)
@@ -63,8 +90,11 @@ class ColumnInfo:
     Attributes
     ----------
     name : str
-    kind : {"integer", "float", "bool", "string", "nested", "other"}
-        ``nested``: lists or arrays (Parquet), e.g. images; ``other``: dates and the like.
+    kind : {"integer", "float", "bool", "string", "nested", "list", "struct", "map", "mixed", "other"}
+        ``nested``: numeric arrays of one length (Parquet), e.g. images; ``list``: other lists
+        (lengths or elements that vary); ``struct``: records (dicts); ``map``: key/value pairs;
+        ``mixed``: numbers with a few stray strings (``stray`` says where); ``other``: dates and
+        the like. Only the first five kinds can have a role.
     n_unique : int
         Distinct non-missing values.
     n_missing : int
@@ -74,6 +104,10 @@ class ColumnInfo:
         Share of the string values that name an image file.
     row_counter : bool
         The values are ``0..n-1`` or ``1..n`` in order.
+    stray : tuple of (row, value)
+        A ``mixed`` column's first non-numeric values, with their rows (0-based data rows).
+    n_stray : int
+        How many values of a ``mixed`` column are not numbers.
     """
 
     name: str
@@ -84,10 +118,40 @@ class ColumnInfo:
     mean_chars: float = 0.0
     image_share: float = 0.0
     row_counter: bool = False
+    stray: tuple = ()
+    n_stray: int = 0
 
     @property
     def numeric(self) -> bool:
         return self.kind in ("integer", "float", "bool")
+
+    @property
+    def unusable(self) -> bool:
+        """Columns no role can take: nested records, maps, ragged lists, numbers with stray strings."""
+        return self.kind in UNUSABLE_KINDS
+
+    def why_unusable(self) -> str:
+        """In words, what the column holds and how to make it usable (for notes and errors)."""
+        if self.kind == "struct":
+            return "holds nested records (structs); flatten it into one column per field to use it"
+        if self.kind == "map":
+            return "holds maps (key/value pairs); turn the keys you need into columns to use it"
+        if self.kind == "list":
+            return "holds lists of varying length or content; only numeric arrays of one length (pixels) can be used"
+        if self.kind == "mixed":
+            shown = ", ".join(f"row {r} ({v!r})" for r, v in self.stray)
+            more = f" and {self.n_stray - len(self.stray)} more" if self.n_stray > len(self.stray) else ""
+            return (f"is numeric except {self.n_stray} value(s) that are not numbers: {shown}{more}; "
+                    "correct them, or empty them to make them missing values")
+        return "cannot be used"
+
+
+#: Column kinds no role can take (:attr:`ColumnInfo.unusable`).
+UNUSABLE_KINDS = ("struct", "map", "list", "mixed")
+#: Fewer numbers than this per row (a 4 x 4 image) make an array column a ``list``, not pixels.
+MIN_PIXELS = 16
+#: A string column is ``mixed`` (numbers with strays) when at least this share of its values are numbers.
+MIXED_NUMERIC_SHARE = 0.9
 
 
 def _kind(series: pd.Series) -> str:
@@ -107,9 +171,48 @@ def _kind(series: pd.Series) -> str:
         values = series.dropna()
         if len(values) and all(isinstance(v, str) for v in values.iloc[:1000]):
             return "string" if all(isinstance(v, str) for v in values) else "other"
+        if len(values) and all(isinstance(v, dict) for v in values.iloc[:1000]):
+            return "struct"
         if len(values) and all(isinstance(v, (list, tuple, np.ndarray)) for v in values.iloc[:1000]):
-            return "nested"
+            return _array_kind(values)
     return "other"
+
+
+def _array_kind(values: pd.Series) -> str:
+    """``map`` (lists of (key, value) pairs, pyarrow's maps), ``nested`` (numeric arrays of one
+    length) or ``list`` (anything else: ragged, strings, nested deeper)."""
+    first = values.iloc[:1000]
+    if all(len(v) and all(isinstance(e, tuple) and len(e) == 2 for e in v) for v in first if len(v)):
+        if any(len(v) for v in first):
+            return "map"
+    lengths = {len(v) for v in values}
+    if len(lengths) != 1 or 0 in lengths:
+        return "list"
+    try:
+        sample = np.asarray(first.iloc[0])
+    except (ValueError, TypeError):
+        return "list"
+    if sample.dtype.kind not in "biuf" and not (sample.dtype == object and sample.size
+                                                and isinstance(sample.flat[0], np.ndarray)):
+        return "list"
+    if sample.dtype.kind in "biuf" and sample.size < MIN_PIXELS:
+        return "list"  # a few numbers per row: a list, not an image
+    return "nested"
+
+
+def _strays(series: pd.Series) -> tuple[tuple, int] | None:
+    """A string column that is numeric but for a few values: (first strays with rows, count)."""
+    text = series.dropna().astype(str).str.strip()
+    if not len(text):
+        return None
+    numbers = pd.to_numeric(text, errors="coerce")
+    bad = numbers.isna() & text.ne("")
+    share = 1.0 - bad.mean()
+    if not bad.any() or share < MIXED_NUMERIC_SHARE:
+        return None
+    where = np.flatnonzero(bad.to_numpy())
+    rows = [int(series.index.get_loc(text.index[i])) if series.index.is_unique else int(i) for i in where[:5]]
+    return tuple(zip(rows, [str(v) for v in text.iloc[where[:5]]])), int(bad.sum())
 
 
 def summarize_columns(frame: pd.DataFrame) -> list[ColumnInfo]:
@@ -120,8 +223,13 @@ def summarize_columns(frame: pd.DataFrame) -> list[ColumnInfo]:
         series = frame.iloc[:, j]
         kind = _kind(series)
         missing = int(series.isna().sum())
-        if kind == "nested":
-            unique = n - missing  # arrays are not hashable; their count is never used as such
+        stray, n_stray = (), 0
+        if kind == "string":
+            found = _strays(series)
+            if found is not None:
+                kind, (stray, n_stray) = "mixed", found
+        if kind in ("nested", "list", "struct", "map"):
+            unique = n - missing  # arrays and dicts are not hashable; their count is never used as such
         else:
             unique = int(series.nunique(dropna=True))
         words = chars = share = 0.0
@@ -135,5 +243,5 @@ def summarize_columns(frame: pd.DataFrame) -> list[ColumnInfo]:
         elif kind == "integer" and missing == 0 and n:
             values = series.to_numpy()
             counter = bool(values[0] in (0, 1) and (np.diff(values) == 1).all())
-        out.append(ColumnInfo(str(name), kind, unique, missing, words, chars, share, counter))
+        out.append(ColumnInfo(str(name), kind, unique, missing, words, chars, share, counter, stray, n_stray))
     return out

@@ -132,6 +132,10 @@ def reject_unknown(options: dict, what: str, valid) -> None:
         )
 
 
+#: What to do with missing values in a table's features (:class:`FileOptions`).
+MISSING_CHOICES = ("error", "drop", "mean")
+
+
 @dataclass
 class FileOptions:
     """Options of a file loader, popped from the keyword arguments of :func:`load_dataset`.
@@ -162,6 +166,10 @@ class FileOptions:
         Longest side of the picked common size when ``image_size`` is None.
     color : {"auto", "gray", "rgb"}
         ``"auto"``: grayscale when every image has R == G == B, else RGB.
+    missing : {"error", "drop", "mean"}
+        Missing values in a table's feature (or layout) columns: refused with the rows named,
+        rows dropped, or filled with the column mean (integer and boolean columns: the most
+        frequent value).
     """
 
     feature_cols: object = GUESS
@@ -175,9 +183,11 @@ class FileOptions:
     legacy_roles: bool = False
     text_recipe: str = "ngrams"
     text_exact: bool = False
+    missing: str = "error"
 
     NAMES = ("feature_cols", "max_bytes", "image_size", "max_image_side", "color",
-             "features_from", "text_components", "text_min_df", "legacy_roles", "text_recipe", "text_exact")
+             "features_from", "text_components", "text_min_df", "legacy_roles", "text_recipe", "text_exact",
+             "missing")
 
     @classmethod
     def pop_from(cls, options: dict) -> FileOptions:
@@ -187,6 +197,8 @@ class FileOptions:
             opts.feature_cols = GUESS
         if opts.features_from is None:
             opts.features_from = GUESS
+        if opts.missing not in MISSING_CHOICES:
+            raise DatasetError(f"missing must be one of {', '.join(MISSING_CHOICES)}; got {opts.missing!r}.")
         if opts.color not in ("auto", "gray", "rgb"):
             raise DatasetError(f"color must be 'auto', 'gray' or 'rgb'; got {opts.color!r}.")
         if isinstance(opts.max_bytes, bool) or not isinstance(opts.max_bytes, (int, np.integer)) or opts.max_bytes < 1:

@@ -18,6 +18,8 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
+
 from labeler.data.bundled import load_digits, load_magic, load_magic_imbalanced, load_mnist
 from labeler.data.dataset import (
     DEFAULT_MAX_BYTES,
@@ -263,7 +265,15 @@ def read_roles(path, *, max_bytes: int = DEFAULT_MAX_BYTES, **given) -> TableGue
     frame = read_table(path, path.suffix.lower())
     frame.columns = [str(c) for c in frame.columns]
     roles = guess_roles(frame, **given)
-    return TableGuess(roles=roles, columns=summarize_columns(frame), n_rows=len(frame))
+    missing_at = {}
+    for name in frame.columns:
+        try:
+            where = np.flatnonzero(frame[name].isna().to_numpy())
+        except TypeError:  # nested values
+            continue
+        if where.size:
+            missing_at[name] = where.astype(np.int64)
+    return TableGuess(roles=roles, columns=summarize_columns(frame), n_rows=len(frame), missing_at=missing_at)
 
 
 def _builtin_loader(name, loader):

@@ -30,10 +30,18 @@ column is taken out of the other guesses:
    ``body``, ...), else the string column of free text (3 words or 30 characters on average,
    at least half of its values distinct) with the longest values;
 5. layout: numeric columns named ``x`` and ``y`` (any case), both free;
-6. features: every numeric (or boolean) column not taken above. Without any: the text
+6. features: every numeric (or boolean) column not taken above, except integer columns with
+   few values that are dates or codes (``year``, ``*_code``, values in 1800..2200:
+   :func:`labeler.data.columns.looks_like_code`), left out with a note. Without any: the text
    (``features_from="text"``), else the image's pixels, else the layout columns (a plain
    ``x, y, label`` table is its own map);
 7. every other column is ignored (listed, so the user sees it).
+
+Columns no role can take -- nested records (structs), maps, ragged lists, numbers with a few
+stray strings -- are left out with a note naming what they hold (the rows of the strays), and
+refused with that reason when a caller gives them a role. A column named like a label is never
+guessed as the id; a ``label`` column with a different value on every row stays the label, with
+a note. A table with a header and no rows is refused as such.
 
 A numeric id column is never a feature, also when the caller gives ``feature_cols``
 (:func:`check_roles` refuses it with the fix).
@@ -45,12 +53,15 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+import numpy as np
+
 from labeler.data.columns import (
     IMAGE_NAMES,
     TEXT_NAMES,
     UNNAMED_INDEX,
     ColumnInfo,
     label_rank,
+    looks_like_code,
     named_like_id,
     norm_name,
     summarize_columns,
@@ -169,6 +180,14 @@ class TableGuess:
     roles: ColumnRoles
     columns: list
     n_rows: int
+    missing_at: dict = field(default_factory=dict, compare=False)
+
+    def missing_rows(self, columns) -> int:
+        """How many rows have a missing value in at least one of ``columns``."""
+        where = [self.missing_at[c] for c in columns if c in self.missing_at]
+        if not where:
+            return 0
+        return int(np.unique(np.concatenate(where)).size)
 
     def names(self, kinds=None) -> list[str]:
         """Column names, only those of the given kinds (e.g. ``("integer", "float", "bool")``)."""
@@ -201,6 +220,15 @@ def _check_column(value, columns, role: str):
             f"{_names(columns, 40)}. Give one of them (command line: {flag} NAME), or leave it "
             "out to have it guessed."
         )
+    return name
+
+
+def _check_usable(name, unusable: dict, role: str):
+    """Refuse a struct, map or ragged list column (or numbers with stray strings) in a role."""
+    if name is not None and name in unusable:
+        what = _ROLE_TITLES.get(role, role).lower()
+        article = "an" if what[0] in "aeiou" else "a"
+        raise DatasetError(f"Column {name!r} cannot be {article} {what} column: it {unusable[name].why_unusable()}.")
     return name
 
 
@@ -239,12 +267,18 @@ def guess_roles(
         A given column that does not exist, a column given two roles, ``features_from``
         naming a source the table lacks, the id (or label, text, image) among the features.
     """
+    if len(frame) == 0:
+        raise DatasetError(
+            f"The table has a header ({len(frame.columns)} column(s): {_names(map(str, frame.columns))}) "
+            "but no rows: there is nothing to label. Give a file with data rows."
+        )
     infos = summarize_columns(frame)
     g = _Guess(infos, len(frame))
+    unusable = {c.name: c for c in infos if c.unusable}
     for role, value in (("id_col", id_col), ("label_col", label_col), ("text_col", text_col),
                         ("image_col", image_col)):
         if _given(value):
-            g.take(role, _check_column(value, g.columns, role), "given")
+            g.take(role, _check_usable(_check_column(value, g.columns, role), unusable, role), "given")
     if _given(layout_cols):
         if layout_cols is not None:
             pair = [layout_cols] if isinstance(layout_cols, str) else list(layout_cols)
@@ -256,8 +290,13 @@ def guess_roles(
     features_given = _given(feature_cols)
     if features_given:
         feature_cols = [feature_cols] if isinstance(feature_cols, str) else feature_cols
-        feature_cols = tuple(_check_column(c, g.columns, "feature_cols") for c in feature_cols)
+        feature_cols = tuple(_check_usable(_check_column(c, g.columns, "feature_cols"), unusable, "feature_cols")
+                             for c in feature_cols)
         g.reasons["feature_cols"] = "given"
+    for name, info in unusable.items():  # no guess takes them; the note says why
+        if name not in g.taken and name not in (feature_cols if features_given else ()):
+            g.taken.add(name)
+            g.notes.append(f"Column {name!r} {info.why_unusable()}: it is left out.")
 
     # in this order: each guess takes its column out of the next ones
     never = {c.name for c in g.free() if named_like_id(c.name) or UNNAMED_INDEX.match(c.name)}
@@ -282,7 +321,15 @@ def guess_roles(
     # the features: the numeric columns left, else the text, the pixels, the map
     text, image = g.single["text_col"], g.single["image_col"]
     if not features_given:
-        feature_cols = tuple(c.name for c in g.free() if c.numeric and c.name not in never)
+        codes, position = {}, {str(c): j for j, c in enumerate(frame.columns)}
+        for c in g.free():
+            why = (looks_like_code(c, frame.iloc[:, position[c.name]])
+                   if c.numeric and c.name not in never else None)
+            if why:
+                codes[c.name] = why
+                g.notes.append(f"Column {c.name!r} is left out of the features: {why}. Add it to "
+                               "the feature columns if it is a measurement (command line: --feature-cols).")
+        feature_cols = tuple(c.name for c in g.free() if c.numeric and c.name not in never and c.name not in codes)
         if feature_cols:
             g.reasons["feature_cols"] = "the numeric columns without another role"
     if _given(features_from):
@@ -352,7 +399,8 @@ def _guess_image(g: _Guess, never) -> tuple[str | None, str]:
 
 
 def _guess_id(g: _Guess, never) -> tuple[str | None, str]:
-    unique = [c for c in g.free() if g.unique(c)]
+    # a column named like a label is the label's, however many values it has
+    unique = [c for c in g.free() if g.unique(c) and (named_like_id(c.name) or label_rank(c.name) is None)]
     for c in unique:
         if named_like_id(c.name):
             kind = "integers" if c.kind == "integer" else "strings"
@@ -375,6 +423,11 @@ def _guess_label(g: _Guess, never) -> tuple[str | None, str]:
                     and label_rank(c.name) is not None), key=lambda c: label_rank(c.name))
     for c in named:
         if label_rank(c.name) == 0 or g.few_values(c):
+            if c.n_unique >= g.n_rows and g.n_rows > 2:
+                g.notes.append(f"Column {c.name!r} is taken as the label but has a different value on "
+                               f"each of the {g.n_rows} rows: every point would be its own class. If it "
+                               "is not the label, choose another label column or none (command line: "
+                               "--label-col NAME or --label-col '').")
             return c.name, f"named {c.name!r}, {c.n_unique} distinct values"
     cands = [c for c in g.free() if c.kind in ("string", "bool") and g.few_values(c)
              and c.name not in never and norm_name(c.name) not in TEXT_NAMES]

@@ -11,6 +11,10 @@ times its size. Here a file is
    table, its numbers as 8-byte features, one chunk being parsed -- is compared with
    :func:`labeler.memory.available_memory`, and a file that does not fit is refused with its
    size and how many rows would fit (:class:`~labeler.data.dataset.DatasetError`);
+   Before that, one scan of the file's bytes gives its line breaks, its longest line and the
+   fields of its header: a file too wide (:data:`MAX_COLUMNS`) or whose longest line alone
+   would not parse within the memory available is refused before pandas reads a byte, so
+   the peak is bounded whatever the line structure (a file without line breaks is one line);
 2. read in chunks of about :data:`CHUNK_BYTES` of text, each numeric column written into one
    array allocated once (text columns are joined at the end; pandas' own rules unify the
    chunks' types, as in a whole-file read), so the peak is the final table plus one chunk.
@@ -29,8 +33,8 @@ import pandas as pd
 from labeler import memory
 from labeler.data.dataset import DatasetError
 
-__all__ = ["CHUNK_BYTES", "LOAD_FRACTION", "TableEstimate", "estimate_csv", "estimate_parquet", "check_fits",
-           "read_csv_bounded"]
+__all__ = ["CHUNK_BYTES", "LOAD_FRACTION", "MAX_COLUMNS", "TableEstimate", "LineScan", "estimate_csv",
+           "estimate_parquet", "check_fits", "check_line_structure", "scan_lines", "read_csv_bounded"]
 
 #: Text parsed at once when a CSV file is read in chunks (measured on 100 MB of short
 #: numbers: 4 MiB chunks read 10 % slower than one whole-file read, 16 MiB ones as fast but
@@ -43,6 +47,15 @@ CHUNK_OVERHEAD = 8
 LOAD_FRACTION = 0.9
 _SAMPLE_ROWS = 1000
 _BLOCK_BYTES = 8 << 20
+#: Memory pandas takes per byte of one line it parses (a line is parsed whole, however long;
+#: measured about 6-10 for short numbers).
+LINE_OVERHEAD = 10
+#: Memory pandas takes per column of a table besides its values (measured: about 1.4 KiB per
+#: column of a one-row table of 50,000 columns).
+COLUMN_OVERHEAD = 2048
+#: Widest table read: a header of more fields than this is refused before parsing (pandas
+#: needs minutes and gigabytes for a million columns; a file without line breaks is one line).
+MAX_COLUMNS = 100_000
 
 
 @dataclass(frozen=True)
@@ -83,22 +96,27 @@ def _numeric_count(frame: pd.DataFrame) -> int:
 
 
 def estimate_csv(path: Path, sample: pd.DataFrame, chunk_bytes: int | None = None,
-                 lines: int | None = None) -> TableEstimate:
+                 lines: int | None = None, scan: LineScan | None = None) -> TableEstimate:
     """Estimate what reading the CSV file ``path`` needs from ``sample``, its first rows.
 
     The rows are the file's line breaks (``lines``, counted when not given) less the header:
-    exact for a plain CSV file, an over-estimate when quoted fields hold line breaks.
+    exact for a plain CSV file, an over-estimate when quoted fields hold line breaks. The
+    fixed part is a chunk being parsed, or the longest line if that takes more
+    (:data:`LINE_OVERHEAD`), plus :data:`COLUMN_OVERHEAD` per column.
     """
     size = path.stat().st_size
     chunk_bytes = CHUNK_BYTES if chunk_bytes is None else int(chunk_bytes)
-    lines = _count_lines(path) if lines is None else lines
+    scan = scan_lines(path) if scan is None else scan
+    lines = scan.lines if lines is None else lines
     bytes_per_line = size / max(lines, 1)
     rows = max(len(sample), lines - 1 + (size > 0 and not _ends_with_newline(path)))
     n_sample = max(len(sample), 1)
     table_row = float(sample.memory_usage(index=False, deep=True).sum()) / n_sample
     numeric = _numeric_count(sample)
     return TableEstimate(rows=rows, columns=sample.shape[1], numeric_columns=numeric,
-                         row_bytes=table_row + 8.0 * numeric, fixed_bytes=CHUNK_OVERHEAD * min(chunk_bytes, size),
+                         row_bytes=table_row + 8.0 * numeric,
+                         fixed_bytes=max(CHUNK_OVERHEAD * min(chunk_bytes, size), LINE_OVERHEAD * scan.longest)
+                         + COLUMN_OVERHEAD * sample.shape[1],
                          text_row_bytes=bytes_per_line)
 
 
@@ -185,9 +203,11 @@ def read_csv_bounded(path: Path, *, chunk_bytes: int | None = None, available: i
         through.
     """
     chunk_bytes = CHUNK_BYTES if chunk_bytes is None else int(chunk_bytes)
+    scan = scan_lines(path)
+    check_line_structure(path, scan, available)  # before pandas parses a line
+    lines = scan.lines
     sample = pd.read_csv(path, nrows=_SAMPLE_ROWS)
-    lines = _count_lines(path)
-    estimate = estimate_csv(path, sample, chunk_bytes, lines=lines)
+    estimate = estimate_csv(path, sample, chunk_bytes, lines=lines, scan=scan)
     check_fits(path, estimate, available)
     if path.stat().st_size <= chunk_bytes:
         return pd.read_csv(path)  # one chunk
@@ -257,8 +277,70 @@ def _common_dtype(a: np.dtype, b: np.dtype):
 
 def _count_lines(path: Path) -> int:
     """Line breaks in the file (read in blocks; memory does not grow with the file)."""
-    count = 0
+    return scan_lines(path).lines
+
+
+@dataclass(frozen=True)
+class LineScan:
+    """The line structure of a text file: line breaks, the longest line (bytes), the fields of
+    the first line (its commas + 1; quoted commas counted too: an over-estimate)."""
+
+    lines: int
+    longest: int
+    header_fields: int
+
+
+def scan_lines(path: Path) -> LineScan:
+    """Scan ``path`` in blocks of :data:`_BLOCK_BYTES` (memory does not grow with the file)."""
+    lines = longest = 0
+    header_commas, in_header = 0, True
+    current = 0  # length of the line being read
     with open(path, "rb") as fh:
         while block := fh.read(_BLOCK_BYTES):
-            count += block.count(b"\n")
-    return count
+            buf = np.frombuffer(block, dtype=np.uint8)
+            breaks = np.flatnonzero(buf == 10)
+            if in_header:
+                end = int(breaks[0]) if breaks.size else len(block)
+                header_commas += block.count(b",", 0, end)
+                in_header = not breaks.size
+            if breaks.size:
+                lengths = np.diff(breaks, prepend=-1)
+                lengths[0] += current
+                longest = max(longest, int(lengths.max()))
+                current = len(block) - int(breaks[-1]) - 1
+            else:
+                current += len(block)
+            lines += int(breaks.size)
+    return LineScan(lines=lines, longest=max(longest, current), header_fields=header_commas + 1)
+
+
+def check_line_structure(path: Path, scan: LineScan, available: int | None = None) -> None:
+    """Refuse, before pandas parses anything, a CSV file too wide or with a line too long.
+
+    pandas parses a line whole, and a table's columns cost memory of their own, so a file
+    without line breaks (one line of a million fields) used to take ten times its size and
+    minutes. The bound: at most :data:`MAX_COLUMNS` fields in the header, and the longest
+    line's parse (:data:`LINE_OVERHEAD` per byte) plus the columns' overhead
+    (:data:`COLUMN_OVERHEAD` each) within :data:`LOAD_FRACTION` of the available memory.
+
+    Raises
+    ------
+    DatasetError
+        Naming the columns or the line length, and the fix.
+    """
+    fmt = memory.format_bytes
+    if scan.header_fields > MAX_COLUMNS:
+        raise DatasetError(
+            f"{path.name} has about {scan.header_fields:,} fields in its first line "
+            f"({'and no line break' if scan.lines == 0 else f'{scan.lines:,} line breaks'}): at most "
+            f"{MAX_COLUMNS:,} columns can be read. Is it a CSV file with one row per point and one "
+            "column per feature? Put each point on its own line (transpose the table if needed)."
+        )
+    need = LINE_OVERHEAD * scan.longest + COLUMN_OVERHEAD * scan.header_fields
+    avail = memory.available_memory() if available is None else available
+    if avail is not None and need > LOAD_FRACTION * avail:
+        raise DatasetError(
+            f"{path.name} has a line of {fmt(scan.longest)} ({scan.header_fields:,} columns): parsing it "
+            f"needs about {fmt(need)} of memory, but only {fmt(avail)} is available. Put each point on "
+            "its own line, drop columns you do not need, or free memory."
+        )

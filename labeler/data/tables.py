@@ -5,7 +5,9 @@ Columns play roles (:mod:`labeler.data.roles`): identifiers (``id_col``), true l
 (``layout_cols``) and features (``feature_cols``, or the text's TF-IDF, or the pixels:
 ``features_from``). A role not given is guessed from the names and values of the columns;
 the roles used are kept in ``Dataset.load_options`` so that a session reloads exactly them.
-Missing values are refused with the column and row named; see :func:`labeler.data.load_dataset`.
+Missing values in the features are refused with the column and row named, or (option
+``missing``) their rows dropped or the values filled with the column mean (integer and boolean
+columns: the most frequent value); see :func:`labeler.data.load_dataset`.
 """
 
 from __future__ import annotations
@@ -56,29 +58,84 @@ def read_table(path: Path, suffix: str) -> pd.DataFrame:
         ) from None
 
 
-def _numeric_block(frame: pd.DataFrame, columns: list, what: str) -> np.ndarray:
-    """Columns as float64, refusing non-numeric columns and NaN / infinite values by name and row."""
+def _not_numeric_message(frame: pd.DataFrame, bad: list, what: str) -> str:
+    """Why ``bad`` columns cannot be features; a column of numbers with stray strings names its rows."""
+    from labeler.data.columns import summarize_columns
+
+    details = []
+    for c in bad:
+        info = summarize_columns(frame[[c]])[0]
+        if info.kind == "mixed":
+            details.append(f"column {c!r} {info.why_unusable()}")
+    if details:
+        return f"{what}: " + "; ".join(details) + "."
+    return (
+        f"{what}: column(s) {', '.join(map(repr, bad))} are not numeric, so they cannot be "
+        "features. Leave them out of the feature columns (the app's Columns box, or "
+        "--feature-cols a,b,c), give them another role (--id-col, --label-col, --text-col), "
+        "or encode them as numbers."
+    )
+
+
+#: Integer-valued columns with at most this many distinct values are filled with the most frequent one.
+FEW_VALUES = 12
+
+
+def _fill_value(column: np.ndarray, series: pd.Series) -> float:
+    """The column mean; for boolean columns and integer values with at most :data:`FEW_VALUES`
+    distinct values, the most frequent value (ties: the smallest)."""
+    values = column[np.isfinite(column)]
+    if not values.size:
+        raise DatasetError(f"column {series.name!r} has no value at all, so it cannot be filled; leave it out.")
+    uniq, counts = np.unique(values, return_counts=True)
+    # integer-valued with few values (a CSV reads an integer column with gaps as floats): a count or a code
+    integral = pd.api.types.is_bool_dtype(series) or (np.all(uniq == np.round(uniq)) and uniq.size <= FEW_VALUES)
+    if integral:
+        return float(uniq[np.argmax(counts)])
+    return float(values.mean())
+
+
+def _numeric_block(frame: pd.DataFrame, columns: list, what: str, missing: str = "error") -> np.ndarray:
+    """Columns as float64, refusing non-numeric columns and NaN / infinite values by name and row.
+
+    ``missing="mean"`` fills missing values (NaN) with :func:`_fill_value`; infinite values are
+    refused whatever ``missing`` says.
+    """
     bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))]
     if bad:
-        raise DatasetError(
-            f"{what}: column(s) {', '.join(map(repr, bad))} are not numeric, so they cannot be "
-            "features. Leave them out of the feature columns (the app's Columns box, or "
-            "--feature-cols a,b,c), give them another role (--id-col, --label-col, --text-col), "
-            "or encode them as numbers."
-        )
+        raise DatasetError(_not_numeric_message(frame, bad, what))
     block = np.empty((len(frame), len(columns)), dtype=np.float64)
     for j, c in enumerate(columns):  # column by column: no copy of the whole selection first
         block[:, j] = frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
+        if missing == "mean":
+            gaps = np.isnan(block[:, j])
+            if gaps.any():
+                block[gaps, j] = _fill_value(block[:, j], frame[c])
     finite = np.isfinite(block)
     if not finite.all():
         rows, cols = np.nonzero(~finite)
         col = columns[int(cols[0])]
+        n_rows = int((~finite).any(axis=1).sum())
+        if np.isinf(block[rows[0], cols[0]]):
+            raise DatasetError(
+                f"{what}: column {col!r} has an infinite value at row {int(rows[0])}; correct it, "
+                "or leave the column out."
+            )
         raise DatasetError(
-            f"{what}: column {col!r} has a missing (NaN) or infinite value at row {int(rows[0])} "
-            f"({int((~finite).sum())} such value(s) in all). Drop those rows or impute the values "
-            "(e.g. with the column mean) before loading."
+            f"{what}: {n_rows} row(s) have a missing value in the features (first: column {col!r}, "
+            f"row {int(rows[0])}). Choose what to do with them: drop those rows, or fill them with "
+            "the column mean / most frequent value (the Columns box's 'Missing values', or "
+            "--missing drop|mean)."
         )
     return block
+
+
+def _rows_without_missing(frame: pd.DataFrame, columns: list) -> np.ndarray:
+    """Boolean mask of the rows with a value in every one of ``columns``."""
+    keep = np.ones(len(frame), dtype=bool)
+    for c in columns:
+        keep &= ~frame[c].isna().to_numpy()
+    return keep
 
 
 def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=GUESS,
@@ -90,6 +147,8 @@ def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=
     ``n`` rows is taken, then the features are built from it.
     """
     frame.columns = [str(c) for c in frame.columns]
+    if len(frame) == 0:
+        raise DatasetError(f"{name} has a header but no rows: there is nothing to label. Give a file with data rows.")
     if len(frame) < 2:
         raise DatasetError(f"{name} has {len(frame)} row(s); at least two points are needed to label anything.")
     given = dict(id_col=id_col, label_col=label_col, image_col=image_col, layout_cols=layout_cols,
@@ -102,6 +161,16 @@ def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=
     rows = subset(len(frame), n, rng, name)
     if n is not None:
         frame = frame.iloc[rows].reset_index(drop=True)
+    if opts.missing == "drop":
+        used = [*((roles.feature_cols if roles.features_from == "columns" else ())), *(roles.layout_cols or ()),
+                *([roles.label_col] if roles.label_col is not None else [])]
+        keep = _rows_without_missing(frame, list(dict.fromkeys(used)))
+        if keep.sum() < 2:
+            raise DatasetError(f"{name}: only {int(keep.sum())} row(s) have every chosen column filled; "
+                               "fill the missing values instead of dropping them (--missing mean).")
+        if not keep.all():
+            frame = frame.loc[keep].reset_index(drop=True)
+            rows = np.asarray(rows)[keep]
 
     y = None
     if roles.label_col is not None:
@@ -120,7 +189,7 @@ def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=
         images, image_paths = images_from_column(frame[roles.image_col], folder, name, opts)
     layout = None
     if roles.layout_cols is not None:
-        layout = _numeric_block(frame, list(roles.layout_cols), f"{name} layout")
+        layout = _numeric_block(frame, list(roles.layout_cols), f"{name} layout", opts.missing)
     texts = None
     if roles.text_col is not None:
         texts = frame[roles.text_col].astype(object).where(frame[roles.text_col].notna(), "")
@@ -128,9 +197,11 @@ def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=
 
     params = {}
     options = roles.options()
+    if opts.missing != "error":
+        options["missing"] = opts.missing  # stored with the session: it reopens identically
     if roles.features_from == "columns":
         feature_names = list(roles.feature_cols)
-        X = _numeric_block(frame, feature_names, name)
+        X = _numeric_block(frame, feature_names, name, opts.missing)
     elif roles.features_from == "text":
         feats = text_features(texts, n_components=opts.text_components, min_df=opts.text_min_df,
                               seed=seed, name=roles.text_col, recipe=opts.text_recipe, exact=opts.text_exact)

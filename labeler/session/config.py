@@ -57,7 +57,7 @@ from core.learner.weighting import check_weighting as _check_weighting
 from core.kernels import KERNELS, median_distance
 from core.rls.tuning import DEFAULT_LAM
 from core.strategies import STRATEGIES
-from core.validation import check_positive
+from core.validation import LAM_RANGE, WIDTH_RANGE, check_lam, check_positive
 
 from labeler.data.classnames import check_class_name
 from labeler.errors import SettingsError
@@ -100,7 +100,9 @@ LAYOUTS = ("auto", "pca", "tsne", "umap", "given")
 #: Above this many points a Nystrom session does not re-tune its width by default.
 WIDTH_RETUNE_MAX = 200_000
 #: RBF widths outside this range make ``1 / (2 s^2)`` overflow or vanish in float64.
-MIN_WIDTH, MAX_WIDTH = 1e-150, 1e150
+MIN_WIDTH, MAX_WIDTH = WIDTH_RANGE
+#: lam outside this range leaves no usable model in float64 (core.validation.LAM_RANGE).
+MIN_LAM, MAX_LAM = LAM_RANGE
 
 
 @dataclass
@@ -268,7 +270,7 @@ def check_setting(name: str, value, kernel: str, classes):
     if name == "weighting":
         return check_weighting(value, classes)
     if name == "lam":
-        return check_positive("lam", value)
+        return check_lam(value)
     if name == "width":
         if kernel != "rbf":
             raise SettingsError(f"The width only applies to the rbf kernel; this session uses {kernel!r}.")
@@ -527,11 +529,11 @@ def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.nd
         cfg.width = check_width(cfg.width)
     if cfg.lam == "auto":
         if use_params and _is_number(params.get("lam")):
-            cfg.lam = check_positive("lam", float(params["lam"]))
+            cfg.lam = check_lam(float(params["lam"]))
             auto["lam"] = "data set recommendation"
         else:
             cfg.lam = DEFAULT_LAM
             auto["lam"] = f"default {DEFAULT_LAM}"
     else:
-        cfg.lam = check_positive("lam", cfg.lam)
+        cfg.lam = check_lam(cfg.lam)
     return X, auto

@@ -7,9 +7,12 @@ tab is closed; the link keeps the token, so a reload passes again). Until then t
 stops before it opens any session or draws any widget, so no callback (label, delete, export)
 can run either: Streamlit only runs callbacks of widgets it drew for that tab.
 
+The server's gate (:mod:`labeler.http_guard`) asks for the same token on every route (media,
+exports, static files, the WebSocket) and sets a cookie once a browser gave it; this page
+accepts that cookie too.
+
 What it is not: encryption (plain HTTP carries the token and the data: use an SSH tunnel or a
-TLS reverse proxy across a network you do not trust), nor a guard of Streamlit's own endpoints
-(health check, static files), nor per-user accounts.
+TLS reverse proxy across a network you do not trust), nor per-user accounts.
 """
 
 from __future__ import annotations
@@ -31,10 +34,21 @@ def granted(token: str | None) -> bool:
     """Whether this tab may see the app: no token configured, or it gave the right one."""
     if not token or st.session_state.get(_OK) is True:
         return True
-    if _matches(st.query_params.get("token"), token):
+    if _matches(st.query_params.get("token"), token) or _cookie_matches(token):
         st.session_state[_OK] = True
         return True
     return False
+
+
+def _cookie_matches(token: str) -> bool:
+    """The server's gate (:mod:`labeler.http_guard`) set its cookie for this browser: the token was given."""
+    from labeler.http_guard import COOKIE, cookie_value
+
+    try:
+        given = st.context.cookies.get(COOKIE)
+    except Exception:  # noqa: BLE001 - no browser context (e.g. a script run outside a server)
+        return False
+    return isinstance(given, str) and hmac.compare_digest(given.encode(), cookie_value(token).encode())
 
 
 def require_token(token: str | None) -> None:

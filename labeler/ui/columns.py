@@ -8,7 +8,11 @@ and image columns (select boxes), where the features come from (numeric columns,
 TF-IDF or the image's pixels) and which numeric columns (multiselect), and the 2-D map's x and
 y. "Open path" loads the table with the roles shown (:func:`picked_options`); a choice that
 cannot work (the id among the features, one column in two roles) is named in the box before
-anything is opened.
+anything is opened. Rows with missing values in the chosen columns are counted in the box,
+which offers to drop them or fill them (column mean, or most frequent value for integer
+columns); the choice is stored with the session. Columns no role can take (structs, maps,
+ragged lists, numbers with stray strings) and integer codes left out of the features are
+named in the box's notes, with the reason.
 
 Plain helpers (:func:`initial_state`, :func:`options_from_state`) turn a guess into widget
 values and widget values into ``load_dataset`` options; the tests drive them directly.
@@ -25,8 +29,8 @@ import streamlit as st
 from labeler.data.roles import FEATURE_SOURCES, ColumnRoles, TableGuess, check_roles
 from labeler.ui.text import md_text
 
-__all__ = ["NONE", "KEYS", "initial_state", "options_from_state", "check_state",
-           "render_columns_box", "picked_options"]
+__all__ = ["NONE", "KEYS", "initial_state", "options_from_state", "check_state", "missing_rows",
+           "visible_notes", "render_columns_box", "picked_options"]
 
 #: The "no such column" choice of the select boxes.
 NONE = "(none)"
@@ -36,6 +40,10 @@ KEYS = {
     "image_col": "pick_role_image", "features_from": "pick_role_source",
     "feature_cols": "pick_role_features", "layout_x": "pick_role_x", "layout_y": "pick_role_y",
 }
+#: Widget key of the missing-values choice (drawn only when rows have missing values).
+MISSING_KEY = "pick_missing"
+#: The choices for rows with missing values in the chosen columns (``load_dataset(missing=...)``).
+MISSING_LABELS = {"drop": "drop those rows", "mean": "fill with the column mean / most frequent value"}
 _SIGNATURE = "pick_roles_for"  # the file version the widgets were set for
 _SOURCE_NAMES = {"columns": "numeric columns", "text": "text (TF-IDF)", "image": "image pixels"}
 _NUMERIC = ("integer", "float", "bool")
@@ -98,6 +106,41 @@ def options_from_state(state: Mapping) -> dict:
         "feature_cols": [str(c) for c in state.get(KEYS["feature_cols"]) or []] if source == "columns" else [],
         "features_from": source,
     }
+
+
+def missing_rows(state: Mapping, guess: TableGuess) -> int:
+    """Rows with a missing value in the chosen feature, map or label columns (0 if the roles
+    cannot be read)."""
+    try:
+        opts = options_from_state(state)
+    except ValueError:
+        return 0
+    used = [*opts["feature_cols"], *(opts["layout_cols"] or ()),
+            *([opts["label_col"]] if opts["label_col"] else [])]
+    return guess.missing_rows(used)
+
+
+def visible_notes(notes, state: Mapping) -> list[str]:
+    """The guess's notes that still hold for the roles chosen in the box.
+
+    The "none was chosen" note of an ambiguous label goes once a label is chosen; a note on
+    a column left out of the features goes once the user adds it; the note on a label with
+    one value per row goes when another label is chosen.
+    """
+    label = state.get(KEYS["label_col"])
+    features = set(map(str, state.get(KEYS["feature_cols"]) or []))
+    out = []
+    for note in notes:
+        if note.startswith("Several columns could be the label") and label not in (None, NONE):
+            continue
+        head = note.split("'")
+        column = head[1] if note.startswith("Column '") and len(head) > 2 else None
+        if column is not None and "left out of the features" in note and column in features:
+            continue
+        if column is not None and "is taken as the label" in note and label != column:
+            continue
+        out.append(note)
+    return out
 
 
 def check_state(state: Mapping, guess: TableGuess) -> str | None:
@@ -185,6 +228,14 @@ def render_columns_box(path: Path, max_bytes: int) -> None:
         cols[0].selectbox("Map x", choices["layout_x"], key=KEYS["layout_x"], format_func=_short,
                           help="A given 2-D map (both x and y), else one is computed.")
         cols[1].selectbox("Map y", choices["layout_y"], key=KEYS["layout_y"], format_func=_short)
+        n_missing = missing_rows(st.session_state, guess)
+        if n_missing:
+            with st.container(key="missing_box"):
+                st.markdown(f"**{n_missing:,} of {guess.n_rows:,} rows** have missing values in the "
+                            "chosen columns.")
+                st.radio("Missing values", list(MISSING_LABELS), key=MISSING_KEY, index=None,
+                         format_func=MISSING_LABELS.get, horizontal=True,
+                         help="Stored with the session, so it reopens with the same rows and values.")
         problem = check_state(st.session_state, guess)
         if problem:
             st.warning(md_text(problem))
@@ -192,8 +243,8 @@ def render_columns_box(path: Path, max_bytes: int) -> None:
         why = [f"{role}: {md_text(reason)}" for role, _, reason in roles.lines() if reason]
         if why:
             st.caption("Guessed · " + " · ".join(why))
-        for note in roles.notes:
-            st.caption(md_text(note))
+        for note in visible_notes(roles.notes, st.session_state):
+            st.caption(":warning: " + md_text(note))
         if roles.ignored:
             st.caption("Not used: " + md_text(", ".join(roles.ignored[:20])))
 
@@ -208,13 +259,24 @@ def picked_options(path: Path, max_bytes: int) -> dict:
         The roles chosen cannot work, or the table cannot be read.
     """
     state = st.session_state
+    guess = _guess(path, max_bytes)
     if not _widgets_show(_signature(path)):
-        state = initial_state(_guess(path, max_bytes))
+        state = initial_state(guess)
     else:
-        problem = check_state(state, _guess(path, max_bytes))
+        problem = check_state(state, guess)
         if problem:
             raise ValueError(problem)
-    return options_from_state(state)
+    options = options_from_state(state)
+    n_missing = missing_rows(state, guess)
+    if n_missing:
+        choice = state.get(MISSING_KEY)
+        if choice not in MISSING_LABELS:
+            raise ValueError(
+                f"{n_missing:,} row(s) of {path.name} have missing values (NaN) in the chosen columns: "
+                f"choose in the Columns box whether to {MISSING_LABELS['drop']} or "
+                f"{MISSING_LABELS['mean']}, then open.")
+        options["missing"] = choice
+    return options
 
 
 def is_table_path(path: Path) -> bool:

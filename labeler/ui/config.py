@@ -54,6 +54,7 @@ class AppConfig:
     max_file_mb: float = DEFAULT_MAX_FILE_MB
     token: str | None = field(default=None, repr=False)
     model: dict = field(default_factory=dict)  # LABELER_MODEL: posterior, rank, landmarks, knn, model, alpha, class_mass
+    data_given: bool = False  # LABELER_DATA set (else the demo, and a fresh tab opens the session used last)
 
     @classmethod
     def from_env(cls, environ=None) -> "AppConfig":
@@ -94,6 +95,7 @@ class AppConfig:
             max_file_mb=max_file_mb,
             token=env.get("LABELER_TOKEN") or None,
             model=_model_options(env.get("LABELER_MODEL", "")),
+            data_given=bool(env.get("LABELER_DATA")),
         )
 
 

@@ -73,8 +73,8 @@ def check_data_path(text: str, data_dir: str | os.PathLike, max_mb: float) -> Pa
     return path
 
 
-def parse_positive_or_auto(text: str, name: str) -> float | str:
-    """``"auto"`` or a finite positive float from a text field.
+def parse_positive_or_auto(text: str, name: str, bounds: tuple[float, float] | None = None) -> float | str:
+    """``"auto"`` or a finite positive float (within ``bounds`` if given) from a text field.
 
     Raises
     ------
@@ -90,5 +90,8 @@ def parse_positive_or_auto(text: str, name: str) -> float | str:
         raise ValueError(f"{name} must be 'auto' or a positive number; got {text!r}.") from None
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be 'auto' or a finite number > 0; got {text!r}.")
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise ValueError(f"{name} must be 'auto' or a number between {bounds[0]:g} and {bounds[1]:g} "
+                         f"(what float64 supports); got {text!r}.")
     return value
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.learner import WEIGHTINGS
+from core.validation import LAM_RANGE, WIDTH_RANGE
 from labeler.ui import actions, state
 from labeler.ui.columns import is_table_path, picked_options, render_columns_box
 from labeler.ui.class_panel import render_class_manager
@@ -14,6 +15,7 @@ from labeler.ui.inputs import check_data_path, parse_positive_or_auto
 from labeler.ui.model_choice import (DEFAULT_ALPHA, MODEL_LABELS, MODEL_OPTIONS, model_label, picked_model_settings,
                                     same_model_settings, strategies_for)
 from labeler.ui.registry import REGISTRY
+from labeler.ui.session_list import describe, describe_stable, session_summaries
 from labeler.ui.text import md_text
 
 __all__ = ["render_sidebar", "strategy_label", "weighting_label"]
@@ -209,28 +211,33 @@ def _new_same_data(session) -> None:
 
 
 def _saved_sessions(session, lock=None) -> None:
-    from labeler.session import LabelingSession
-
     cfg = state.app_config()
     with st.expander("Sessions", icon=":material/history:", expanded=False):
         try:
-            infos = LabelingSession.list_sessions(cfg.store)
+            infos = session_summaries(cfg.store)
         except state.USER_ERRORS as exc:
             st.error(md_text(f"Could not read the store {cfg.store}: {exc}"))
             infos = []
         st.caption(f"Store: {md_text(cfg.store)}")
         if infos:
-            by_id = {info.id: info for info in infos}
+            for info in infos[:8]:  # most recently used first: file · model · labels · last use
+                here = " · **open now**" if session is not None and info.id == session.id else ""
+                st.caption(md_text(describe(info)) + here)
+            if len(infos) > 8:
+                st.caption(f"… and {len(infos) - 8} older")
+            by_id = {info.id: info for info in sorted(infos, key=lambda i: (i.created, i.id))}
+            lines = [describe_stable(info) for info in by_id.values()]
+            twice = {line for line in lines if lines.count(line) > 1}
 
-            def describe(sid):  # stable text: the label count changes, so it goes below
-                info = by_id[sid]
-                return f"{info.name or sid} · {_short(info.dataset)} · {str(info.created)[:16]} · {sid[:6]}"
+            def describe_id(sid):  # stable text (labels arrive while it is shown): the count goes below
+                return describe_stable(by_id[sid], duplicates=describe_stable(by_id[sid]) in twice)
 
             picked = st.selectbox("Saved sessions", list(by_id), key="pick_session",
-                                  format_func=describe)
+                                  format_func=describe_id)
             if picked in by_id:
+                info = by_id[picked]
                 here = " · open now" if session is not None and picked == session.id else ""
-                st.caption(f"{by_id[picked].n_labeled} labels{here}")
+                st.caption(f"{info.n_labeled} labels · last used {info.last_used[:16].replace('T', ' ')}{here}")
             # a wrapping row of buttons as wide as their labels (two columns cut them off)
             row = st.container(horizontal=True, gap="small")
             row.button("Resume", key="resume", on_click=_resume, icon=":material/play_arrow:")
@@ -303,13 +310,13 @@ def _settings(session) -> None:
         cols[0].text_input("Kernel width", value="auto" if auto.get("width") else shown(config.width),
                            key=f"width_{session.id}", on_change=actions.set_setting,
                            args=("set_width", f"width_{session.id}",
-                                 lambda v: parse_positive_or_auto(v, "Kernel width")),
+                                 lambda v: parse_positive_or_auto(v, "Kernel width", WIDTH_RANGE)),
                            help="RBF width s in exp(-|x-x'|²/(2s²)); 'auto' = re-tuned by LOO "
                                 "as labels arrive, a number = fixed.")
         cols[1].text_input("λ (lam)", value="auto" if auto.get("lam") else shown(config.lam),
                            key=f"lam_{session.id}", on_change=actions.set_setting,
                            args=("set_lam", f"lam_{session.id}",
-                                 lambda v: parse_positive_or_auto(v, "λ")),
+                                 lambda v: parse_positive_or_auto(v, "λ", LAM_RANGE)),
                            help="Regularisation; 'auto' = re-tuned by LOO classification error "
                                 "as labels arrive, a number = fixed.")
         if status:

@@ -122,8 +122,9 @@ def new_session(dataset: str, dataset_options: dict | None = None, **settings) -
 def ensure_session() -> None:
     """At the first run of a tab, choose the session to show.
 
-    Order: the ``?session=`` query parameter (a reloaded page), ``LABELER_SESSION``, the most
-    recent saved session on the start-up data set, else a new session on it.
+    Order: the ``?session=`` query parameter (a reloaded page), ``LABELER_SESSION``; without a
+    data set given at start, the session used last (:mod:`labeler.ui.session_list`); with one,
+    the most recent saved session on it; else a new session on the start-up data set.
     """
     if st.session_state.get("session_id") is not None or st.session_state.get("start_done"):
         return
@@ -139,6 +140,15 @@ def ensure_session() -> None:
     except USER_ERRORS as exc:
         flash("error", f"Could not read the store {cfg.store}: {exc}")
         saved = []
+    if saved and not cfg.data_given:  # no data set asked for: the session used last, not the demo
+        from labeler.ui.session_list import last_used, session_summaries
+
+        try:
+            last = last_used(session_summaries(cfg.store))
+        except USER_ERRORS:
+            last = None
+        if last is not None and open_session(last.id):
+            return
     same = [s for s in saved if _same_data(s.dataset, cfg.data)
             and _options_match(cfg.store, s.id, cfg.data_options)]
     if same:
