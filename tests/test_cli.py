@@ -439,7 +439,7 @@ def test_simulate_prints_the_guessed_roles_and_uses_text_features(capsys):
     assert re.search(r"\n  id +id  \(named like an id, 300 unique integers\)", err)
     assert re.search(r"\n  text +text  \(named 'text'", err)
     assert "TF-IDF of the text column 'text'" in err and "--feature-cols" in err
-    assert "labeler: text features: TF-IDF of" in err and "100 SVD components" in err
+    assert "labeler: text features: TF-IDF of" in err and "20 SVD components" in err
     assert len(out.strip().splitlines()) == 4
     code, _, err = run(["simulate", str(SENTENCES), "--budget", "3", "--quiet"], capsys)
     assert code == 0 and "columns of" not in err

@@ -134,7 +134,7 @@ class _Slow(StubSession):
         super().__init__(sid, n)
 
     @classmethod
-    def open(cls, store, sid):
+    def open(cls, store, sid, up_to_damage=False):
         with cls.lock:
             cls.opened.append(sid)
         time.sleep(cls.delay)
@@ -202,7 +202,7 @@ def test_a_session_that_does_not_fit_closes_older_ones_and_retries(fake_sessions
     old = [reg.get(tmp_path, f"s{k}")[0] for k in range(3)]
     budget = {"left": 2}  # fits once two sessions are closed
 
-    def open_big(store, sid):
+    def open_big(store, sid, up_to_damage=False):
         if sum(not s.closed for s in old) > 3 - budget["left"]:
             raise MemoryBudgetError("does not fit")
         return _Slow(sid)

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 import pytest
 
 import labeler.data.tables as tables
+from labeler.store.chain import record_checksum
 from labeler.session import LabelingSession, SessionConfig
 from labeler.store import Store
 
@@ -123,9 +125,12 @@ def test_a_session_made_before_roles_were_stored_reopens_with_its_fixed_roles(tm
     sid, X = s.id, s.X.copy()
     s.close()
     cfg = stored_config(store, sid)
-    cfg["dataset_options"] = {"seed": cfg["dataset_options"]["seed"]}  # as stored back then,
-    cfg.pop("checksum")  # ... before records had checksums
+    cfg["dataset_options"] = {"seed": cfg["dataset_options"]["seed"]}  # as stored back then
+    cfg.pop("checksum")  # (an upgraded store gives such a record a checksum: as the upgrade does)
     with sqlite3.connect(store) as con:
+        name, dataset, created = con.execute("SELECT name, dataset, created FROM sessions WHERE id = ?",
+                                             (sid,)).fetchone()
+        cfg["checksum"] = record_checksum(sid, name, dataset, created, cfg)
         con.execute("UPDATE sessions SET config = ? WHERE id = ?", (json.dumps(cfg), sid))
     again = LabelingSession.open(store, sid)
     assert again.dataset.feature_names == ["a", "b", "target"]

@@ -313,7 +313,7 @@ class _FakeSessionClass(StubSession):
     opened: list = []
 
     @classmethod
-    def open(cls, store, sid):
+    def open(cls, store, sid, up_to_damage=False):
         cls.opened.append(sid)
         if sid == "missing":
             raise KeyError(sid)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from labeler.cli.common import CLIError
 
-__all__ = ["ROLE_FLAGS", "add_role_arguments", "load_data", "role_arguments_given", "given_roles",
+__all__ = ["ROLE_FLAGS", "add_role_arguments", "role_arguments_given", "given_roles",
            "format_roles", "open_data"]
 
 #: option -> (load_dataset keyword, help)
@@ -181,16 +181,3 @@ def open_data(source: str, args, *, seed: int, options: dict | None = None, stre
         print(f"labeler: text features: {dataset.params['text_features']['summary']}", file=stream,
               flush=True)
     return dataset, {**rest, **dataset.load_options}
-
-
-def load_data(source: str, args, seed: int, what: str):
-    """The simulation's data set (a table's column roles printed first, unless ``--quiet``)."""
-    from labeler.data import BUILTIN_DATASETS
-
-    try:
-        return open_data(source, args, seed=seed, quiet=args.quiet)[0]
-    except FileNotFoundError as exc:
-        hint = "" if source in BUILTIN_DATASETS else (
-            f" Check the path, or use a built-in data set: {', '.join(BUILTIN_DATASETS)}."
-        )
-        raise CLIError(f"{what}: {exc}{hint}") from None

@@ -73,7 +73,7 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
     """``labeler simulate --model harmonic|lgc`` or ``--model rls --transform T`` (graph models)."""
     import numpy as np
 
-    from labeler.cli.suspects import prediction_request, write_requested_predictions
+    from labeler.cli.predictions import prediction_request, write_requested_predictions
     from labeler.atomic import atomic_write
     from labeler.experiments.graph_simulate import MODEL_OPTIONS, simulate_graph
     from labeler.experiments.report import write_report

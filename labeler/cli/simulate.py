@@ -7,12 +7,12 @@ from __future__ import annotations
 import sys
 import time
 
-from labeler.cli.columns import add_role_arguments, load_data, open_data
+from labeler.cli.columns import add_role_arguments, open_data
 from labeler.cli.common import (CLIError, Command, Progress, builtin_names, check_output_path, lam_value,
                                 non_negative_int, positive_float, positive_int)
 from labeler.cli.graph import add_graph_arguments, run_graph_simulate
 from labeler.cli.posterior import BuildProgress, add_posterior_arguments, simulate_executor
-from labeler.cli.suspects import add_prediction_argument, prediction_request, write_requested_predictions
+from labeler.cli.predictions import add_prediction_argument, prediction_request, write_requested_predictions
 
 __all__ = ["COMMAND"]
 
@@ -71,6 +71,19 @@ def add_parser(sub):
     add_role_arguments(sim)
     add_prediction_argument(sim)  # --predictions (labeler/cli/suspects.py)
     return sim
+
+
+def load_data(source: str, args, seed: int, what: str):
+    """The simulation's data set (a table's column roles printed first, unless ``--quiet``)."""
+    from labeler.data import BUILTIN_DATASETS
+
+    try:
+        return open_data(source, args, seed=seed, quiet=args.quiet)[0]
+    except FileNotFoundError as exc:
+        hint = "" if source in BUILTIN_DATASETS else (
+            f" Check the path, or use a built-in data set: {', '.join(BUILTIN_DATASETS)}."
+        )
+        raise CLIError(f"{what}: {exc}{hint}") from None
 
 
 def _load_validation(args, dataset):

@@ -11,33 +11,10 @@ from __future__ import annotations
 
 import sys
 
-from labeler.cli.columns import add_role_arguments, load_data
+from labeler.cli.columns import add_role_arguments
 from labeler.cli.common import CLIError, Command, check_output_path
 
-__all__ = ["COMMAND", "add_prediction_argument", "prediction_request", "write_requested_predictions"]
-
-
-def add_prediction_argument(sim) -> None:
-    """``labeler simulate --predictions CSV`` (on the ``simulate`` parser ``sim``)."""
-    sim.add_argument("--predictions", metavar="CSV", help="after the last label, write id, label, predicted and "
-                     "calibrated confidence of every evaluated point (the validation set, else the unlabelled pool)")
-
-
-def prediction_request(args) -> dict | None:
-    """``{}`` for ``simulate(..., final=...)`` to fill when ``--predictions`` is given (its path
-    checked first, as ``--out``'s), else None."""
-    path = check_output_path(getattr(args, "predictions", None), "--predictions")
-    return None if path is None else {"path": path}
-
-
-def write_requested_predictions(args, final: dict | None, dataset, y_val=None, validation=None) -> None:
-    """Write ``--predictions`` from ``final`` (filled by the simulation); nothing without it.
-    ``validation`` is the ``--validation`` data set (its ids name the rows), if any."""
-    if final is None:
-        return
-    from labeler.experiments.predictions import write_final_predictions
-
-    write_final_predictions(final["path"], final, dataset, y_val, getattr(validation, "ids", None))
+__all__ = ["COMMAND"]
 
 
 def add_parser(sub):
@@ -60,6 +37,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     """Run ``labeler suspects`` (errors raise :class:`labeler.cli.common.CLIError`: one line, exit 2)."""
+    from labeler.cli.simulate import load_data
     from labeler.data.load import is_table
     from labeler.experiments.predictions import write_predictions
     from labeler.experiments.suspects import check_labels_for_suspects, fit_all_labels, suspect_table

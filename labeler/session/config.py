@@ -523,7 +523,14 @@ def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.nd
             cfg.width = check_width(float(params["width"]))
             auto["width"] = "data set recommendation"
         else:
-            cfg.width = median_distance(X)
+            try:
+                cfg.width = median_distance(X)
+            except ValueError:  # identical points: the user's data, not a bug
+                raise SettingsError(
+                    "Cannot choose the RBF width automatically: the median distance between the "
+                    "points is 0 (duplicated or constant points). Pass width=<number> in "
+                    "SessionConfig (--width W)."
+                ) from None
             auto["width"] = "median pairwise distance"
     else:
         cfg.width = check_width(cfg.width)
