@@ -211,7 +211,7 @@ def test_a_session_that_does_not_fit_closes_older_ones_and_retries(fake_sessions
     big = reg.get(tmp_path, "big")[0]
     assert [s.closed for s in old] == [True, True, False] and not big.closed
     budget["left"] = 99
-    monkeypatch.setattr(_Slow, "open", staticmethod(lambda store, sid: (_ for _ in ()).throw(MemoryBudgetError("never"))))
+    monkeypatch.setattr(_Slow, "open", staticmethod(lambda store, sid, up_to_damage=False: (_ for _ in ()).throw(MemoryBudgetError("never"))))
     with pytest.raises(MemoryBudgetError):
         reg.get(tmp_path, "huge")  # closed everything else, still no room: the error
     assert len(reg) == 0
