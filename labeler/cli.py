@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"built-in name ({_builtin_names()}) or a .csv / .parquet / .npz file with labels",
     )
     sim.add_argument("--strategy", choices=STRATEGIES, default="auto",
-                     help="query strategy (default auto: expected risk while cold, margin once every class has 3 labels)")
+                     help="query strategy (default auto: expected risk for the first 10 labels, margin after)")
     sim.add_argument("--budget", type=_positive_int, default=100, help="number of queries (default 100)")
     sim.add_argument(
         "--seed", type=_non_negative_int, default=0,

@@ -390,7 +390,8 @@ def simulate(
         The pool (``dataset.X``, true labels ``dataset.y``, ``dataset.classes``).
     strategy : {"auto", "arls", "margin", "random"}
         Query strategy (:func:`core.strategies.query`); "auto", the app's default, is expected
-        risk until every class has a few labels, then margin.
+        risk for the first :data:`core.criteria.auto.MAX_RISK_LABELS` (10) labels stored, initial
+        ones included, then margin (:mod:`core.criteria.auto`).
     budget : int >= 1
         Number of queries (at most the number of points left after the initial labels).
     seed : int
