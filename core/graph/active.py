@@ -20,10 +20,10 @@ Models (ALGORITHMS §5)
 
 Solver: Jacobi-preconditioned CG warm-started from the previous solution, to a relative residual
 of :data:`CG_TOL` (the tests compare against :class:`~core.graph.HarmonicFunction`'s sparse LU
-to 1e-8); a sparse LU if CG stops early. Measured on a 10-NN graph in 10 dimensions (load 5.5
-on 2 cores): the harmonic refit after one label 0.02 s at 10^4 points, where a sparse LU of
-``Delta_UU`` takes 3 s at 3,000 points (fill-in). LGC's matrix ``D - alpha W`` does not change:
-it is factorised once up to :data:`ITERATIVE_ABOVE` nodes (0.01 s per refit at 3,000), CG above.
+to 1e-8); a sparse LU if CG stops early. A warm-started refit after one label takes a few CG
+iterations, where a sparse LU of ``Delta_UU`` suffers fill-in (timings: docs/benchmarks.md §8,
+``python benchmarks/graph_session.py``). LGC's matrix ``D - alpha W`` does not change:
+it is factorised once up to :data:`ITERATIVE_ABOVE` nodes (one solve per refit), CG above.
 
 Outputs as the session reads them
 ---------------------------------
