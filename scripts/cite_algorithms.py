@@ -28,8 +28,8 @@ RULES = (
     # a path to the note outside the repository, with or without backticks
     (re.compile(r"(?:\.\./)+shared/ALGORITHMS\.md"), TARGET),
     (re.compile(r"(?<![\w/])ALGORITHMS\.md"), TARGET),
-    # "ALGORITHMS §3", "ALGORITHMS\n    §3", "ALGORITHMS notation"
-    (re.compile(r"(?<![\w/.])ALGORITHMS\b(?!\.md)"), TARGET),
+    # "ALGORITHMS §3", "ALGORITHMS\n    §3", "ALGORITHMS notation" (not a name such as ALGORITHMS = ...)
+    (re.compile(r"(?<![\w/.])ALGORITHMS(?=\s*(?:#\s*)?§|\s+notation)"), TARGET),
     # "A§3", "A§n"
     (re.compile(r"(?<![\w/])A§(?=[0-9n])"), TARGET + " §"),
 )
