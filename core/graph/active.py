@@ -10,7 +10,7 @@ use (``add``, ``add_many``, ``remove``, ``remove_many``, ``relabel``, ``add_clas
 ``score``, ``scoring_state``, ``loo_decision_values``, ``labels``, ``classes``,
 ``unlabeled_indices``); the RLS settings (lam, kernel, class weights) raise ``ValueError``.
 
-Models (ALGORITHMS §5)
+Models (docs/algorithms.md §5)
 ----------------------
 * ``"harmonic"``: ``Delta_UU F_U = W_UL Y_L`` (seed 001; :class:`core.graph.HarmonicFunction`),
   one-hot rows on labelled nodes, 0 on nodes of components without a label.
@@ -33,7 +33,7 @@ normalisation first when asked, seed 003 eq. 2.7, with the labelled set's class 
 :meth:`HarmonicFunction.predict_indices` gives them); with no labels every row is uniform.
 ``decision_values`` in the RLS coding, so the app's confidence and margin apply unchanged:
 ``P_1 - P_0`` (binary, one column) or ``2 P - 1`` (one-vs-all). The soft confidence
-(ALGORITHMS §2, ``clip((f + 1) / 2)``) is then ``P`` itself.
+(docs/algorithms.md §2, ``clip((f + 1) / 2)``) is then ``P`` itself.
 
 Queries
 -------

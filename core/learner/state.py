@@ -94,7 +94,7 @@ class LearnerState:
         return self._post.to_array()
 
     def posterior_variance(self) -> np.ndarray:
-        """GP predictive variance ``C_zz + lam`` (ALGORITHMS §2), ndarray of shape (n,)."""
+        """GP predictive variance ``C_zz + lam`` (docs/algorithms.md §2), ndarray of shape (n,)."""
         return self._post.diag() + self._lam
 
     def predict(self) -> np.ndarray:
@@ -102,7 +102,7 @@ class LearnerState:
         return self._label_array()[predicted_class_indices(self._mT.T)]
 
     def proba(self) -> np.ndarray:
-        """Soft class probabilities (A§2, normalised), ndarray of shape (n, n_classes)."""
+        """Soft class probabilities (docs/algorithms.md §2, normalised), ndarray of shape (n, n_classes)."""
         return class_probabilities(self._mT.T)
 
     def _label_array(self) -> np.ndarray:
@@ -222,7 +222,7 @@ class LearnerState:
         """Leave-one-out outputs of the labelled points, ndarray of shape (n_labeled, T).
 
         From the removal update: ``f_{-j}(x_j) = m_j - C_jj (y_j - m_j) / (lambda_j - C_jj)``
-        (the LOO residual is ``(y_j - m_j) lambda_j / (lambda_j - C_jj)``, A§1). Rows follow
+        (the LOO residual is ``(y_j - m_j) lambda_j / (lambda_j - C_jj)``, docs/algorithms.md §1). Rows follow
         :attr:`labels` order.
         """
         L = np.array(list(self._labels), dtype=np.int64)

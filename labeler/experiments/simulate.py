@@ -34,7 +34,7 @@ The evaluation points are a validation set when one is given, otherwise the pool
 are still unlabelled after the query (accuracy is NaN once every point is labelled).
 
 Out-of-pool predictions use the dual coefficients of the learner (seed 002 eq. 3.54,
-ALGORITHMS §3)::
+docs/algorithms.md §3)::
 
     c_j = (y_j - m_j) / lambda_j        f(x) = k(x, X_L) c
 
@@ -133,7 +133,7 @@ def prepare_features(dataset, X_val=None, standardize_features: bool | None = No
     X_val : array-like of shape (n_val, n_features), optional
         Validation features, transformed with the pool's statistics.
     standardize_features : bool or None
-        None follows ``dataset.params.get("standardize", False)`` (ALGORITHMS §4: the MAGIC
+        None follows ``dataset.params.get("standardize", False)`` (docs/algorithms.md §4: the MAGIC
         widths refer to standardised features).
 
     Returns

@@ -24,7 +24,7 @@ The session starts without labels, so leave-one-out cannot be used yet (:func:`p
   are stored as "accepted" events marked ``{"initial": true}`` and shown and exported with the
   source "initial".
 * ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else
-  :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, ALGORITHMS §4).
+  :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, docs/algorithms.md §4).
 * ``auto_tune``: which of width and lam the session re-tunes by exact LOO while labels arrive
   (:func:`core.rls.tuning.auto_tune` on the schedule of :func:`core.rls.tuning.retune_due`),
   the values above being only where it starts. Default (None): the ones given as "auto".

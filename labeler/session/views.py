@@ -249,7 +249,7 @@ class SessionViews:
         return self._cached("expected_risk", compute).copy()
 
     def predictions(self, with_risk: bool = False) -> pd.DataFrame:
-        """Per point: id, predicted, confidence (soft, ALGORITHMS §2), label (or None), source
+        """Per point: id, predicted, confidence (soft, docs/algorithms.md §2), label (or None), source
         (or None); with ``with_risk`` also expected_risk (:meth:`expected_risk`, +inf for
         labelled points: an O(n^2) pass, so only when asked). Indexed by point index."""
         def compute():
@@ -278,7 +278,7 @@ class SessionViews:
         """Accuracy per soft-confidence bin of the labelled points' LOO predictions, with the
         count and a Wilson 95 % interval per bin.
 
-        Uses the learner's exact LOO outputs (ALGORITHMS §3: ``y_j - m_j`` after removing j),
+        Uses the learner's exact LOO outputs (docs/algorithms.md §3: ``y_j - m_j`` after removing j),
         so the accuracy is an honest estimate. Accepted predictions are left out: their label
         is the model's own guess, so they would only confirm it. Returns
         :class:`core.confidence.ConfidenceBins` (``counts``, ``correct``, ``lower``,
