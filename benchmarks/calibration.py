@@ -5,7 +5,7 @@ app_settings`: features, kernel, width and lam; fixed here, not re-tuned) and la
 the app's default strategy ("auto") asks for, with their true labels. At each label count of
 ``--labels`` it measures, on the task's held-out validation set:
 
-* ECE (expected calibration error, 10 equal-width bins) of the soft confidence of A§2 and of
+* ECE (expected calibration error, 10 equal-width bins) of the soft confidence of docs/algorithms.md §2 and of
   the calibrated one (:mod:`core.calibration`: temperature fitted on the labels' exact LOO
   decision values), and the validation accuracy;
 * the estimated error rate of the unlabelled pool (mean of ``1 - calibrated confidence``, with

@@ -1,8 +1,8 @@
 """Fidelity of approximate expected-risk scoring against the exact score; prints tables.
 
 Exact Active RLS scores every unlabelled candidate by its expected risk over the whole pool
-(seed 002 eq. 3.50, ALGORITHMS §3): O(n^2) per query with a dense posterior, O(n^2 r) with a
-factor (ALGORITHMS §8). :class:`core.criteria.subsampled.SubsampledExpectedRisk` scores a subset
+(seed 002 eq. 3.50, docs/algorithms.md §3): O(n^2) per query with a dense posterior, O(n^2 r) with a
+factor (docs/algorithms.md §8). :class:`core.criteria.subsampled.SubsampledExpectedRisk` scores a subset
 of candidates (smallest margin plus uniform draws) on a common subsample of the pool. This
 script measures what that costs in learning, on each data set:
 

@@ -8,7 +8,7 @@ dependency. MNIST digit pairs from the bundled test set (pixels / 255).
 
 1. **Laplace learning.** GraphLearning's ``ssl.laplace`` (Jacobi-preconditioned CG to its
    tolerance 1e-5) and our :class:`core.graph.HarmonicFunction` (CG, Jacobi, relative residual
-   1e-6; ALGORITHMS §5) on the same random labelled sets: accuracy of each on the unlabelled
+   1e-6; docs/algorithms.md §5) on the same random labelled sets: accuracy of each on the unlabelled
    nodes, agreement of their predictions, the largest difference of the class values, time per fit.
 2. **Time per query** at a fixed state (``--labels`` random labels): *pick* = score every
    unlabelled node and take the best, *update* = absorb the answer. GraphLearning's ``var_opt``,
@@ -17,7 +17,7 @@ dependency. MNIST digit pairs from the bundled test set (pixels / 255).
    pick needs) and ``unc_sampling``; ours: Zhu et al.'s exact expected risk
    (:class:`core.graph.ZhuActiveLearning`, a dense u x u inverse with a rank-one downdate,
    seed 003 §2.8.1) and its approximation at scale, ARLS expected risk on the Gaussian-field
-   spectral factor (ALGORITHMS §9, ``ActiveRLS.from_factor``, rank ``--rank``), plus margin on the
+   spectral factor (docs/algorithms.md §9, ``ActiveRLS.from_factor``, rank ``--rank``), plus margin on the
    harmonic function. ``setup`` is the one-off cost (eigenpairs, factor or dense inverse).
 3. **Labels to accuracy**: active labelling of MNIST pairs from one random label per class;
    after every label the SAME model, our harmonic function (= Laplace learning, table 1), is
@@ -57,7 +57,7 @@ from core.strategies import query_one  # noqa: E402
 
 K_NEIGHBOURS = 10
 GL_EIGENPAIRS = 50  # GraphLearning's documented spectral truncation for var_opt / sigma_opt / model_change
-GF_EPS = 1e-2  # Gaussian field 1 / (lambda + eps) (ALGORITHMS §9)
+GF_EPS = 1e-2  # Gaussian field 1 / (lambda + eps) (docs/algorithms.md §9)
 ARLS_LAM = 1e-3
 CHECKPOINTS = (4, 10, 20, 50, 100)
 TARGETS = (0.90, 0.95, 0.98)

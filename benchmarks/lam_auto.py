@@ -6,7 +6,7 @@ gamma=1/(2 width^2)), {"alpha": the same grid}, cv=LeaveOneOut(),
 scoring="neg_mean_squared_error")`` on the +1/-1 codes.
 
 Why they are comparable: KernelRidge minimises ||y - K c||^2 + alpha c^T K c, which is our
-objective sum_i a_i (y_i - f(x_i))^2 + lam ||f||^2 with a_i = 1 and no offset (ALGORITHMS §1),
+objective sum_i a_i (y_i - f(x_i))^2 + lam ||f||^2 with a_i = 1 and no offset (docs/algorithms.md §1),
 so alpha = lam; the mean over LOO folds of the negative squared error is minus our unweighted
 LOO squared error. Both sides run with BLAS limited to one thread (the same conditions).
 

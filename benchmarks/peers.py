@@ -8,7 +8,7 @@ the labels chosen so far and scored on the pool points still unlabelled. So the 
 compare which points a strategy picks, not the peers' own classifiers. Strategies:
 
 * ours (``core.strategies.query``): ``auto`` (the default, when the core has it), ``arls``
-  (expected risk, ALGORITHMS §3), ``margin``, ``random``;
+  (expected risk, docs/algorithms.md §3), ``margin``, ``random``;
 * scikit-activeml (``skactiveml``, with its ``ParzenWindowClassifier`` on the same RBF
   kernel): ``sk-margin`` (``UncertaintySampling(method="margin_sampling")``), ``sk-eer``
   (``MonteCarloEER``, misclassification loss; on pools of at most 200 points and for the first

@@ -4,11 +4,11 @@ For each pool size n (default 10^5; ``--n 100000,1000000`` for the 10^6 row), on
 Gaussian mixture of ``--dim`` dimensions and ``--classes`` classes (a stand-in for embeddings:
 what PCA of images or a sentence encoder gives):
 
-* Nystrom factor (ALGORITHMS §5, seed 000 §4.2): ``--rank`` landmarks, uniform and k-means;
+* Nystrom factor (docs/algorithms.md §5, seed 000 §4.2): ``--rank`` landmarks, uniform and k-means;
 * kNN graph (pynndescent beyond ``core.kernels.graph.EXACT_KNN_MAX`` points, exact below) and
   the spectral factor of its normalised Laplacian (``--graph-rank`` smallest eigenpairs,
-  Gaussian field transform; seed 004, ALGORITHMS §9);
-* one ARLS step on the Nystrom factor (ALGORITHMS §8): the subsampled expected-risk score of
+  Gaussian field transform; seed 004, docs/algorithms.md §9);
+* one ARLS step on the Nystrom factor (docs/algorithms.md §8): the subsampled expected-risk score of
   :class:`core.criteria.subsampled.SubsampledExpectedRisk`, the pick and the exact update;
   median over ``--steps`` steps, with "balanced" class weights (the reweight of a factor
   posterior costs O(|L| r^2 + r^3)). Targets (issue 8): <= 0.3 s at 10^5, <= 2 s at 10^6, peak

@@ -51,7 +51,7 @@ from core.criteria._expected_risk_numba import _CANCEL, _LANES, _clip01  # noqa:
 
 @njit(parallel=True, fastmath=False, cache=False)
 def grouped_kernel(C, MT, candidates, group_lam, group_start, group_members, iw, out):
-    """Expected risk of every one-vs-all candidate (ALGORITHMS §3, last paragraph).
+    """Expected risk of every one-vs-all candidate (docs/algorithms.md §3, last paragraph).
 
     A hypothetical label ``y`` for candidate ``i`` moves output column ``t`` to
     ``F_t = m_t - s (m_it + 1) + 2 s [t = y]`` with ``s = C[z, i] / (C_ii + lam_y)``. For all

@@ -1,6 +1,6 @@
 """Calibrated class probabilities from leave-one-out decision values (temperature scaling).
 
-The soft confidence of A§2, ``clip((f + 1) / 2, 0, 1)``, ranks points well but is not a
+The soft confidence of docs/algorithms.md §2, ``clip((f + 1) / 2, 0, 1)``, ranks points well but is not a
 probability: on an easy pool most points read 0.5-0.8 although nearly all are right. This
 module maps decision values to probabilities with one fitted number, a temperature.
 

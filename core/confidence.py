@@ -1,4 +1,4 @@
-"""Confidence of RLS predictions: soft, gap and Bayesian scores (ALGORITHMS §2; seed 002 §3.2).
+"""Confidence of RLS predictions: soft, gap and Bayesian scores (docs/algorithms.md §2; seed 002 §3.2).
 
 All functions take the one-vs-all decision values ``F`` of a classifier:
 
@@ -9,7 +9,7 @@ All functions take the one-vs-all decision values ``F`` of a classifier:
 Scores (seed 002 §3.2, results §4.2):
 
 * soft ("asymptotic"): ``p_t = clip((f_t + 1) / 2, 0, 1)`` (seed eq. 3.36 misprints the sign as
-  ``(f - 1) / 2``; ALGORITHMS §7), normalised over the classes;
+  ``(f - 1) / 2``; docs/algorithms.md §7), normalised over the classes;
 * gap: ``p_top - p_second`` of the unnormalised one-vs-all values (seed eq. 3.37);
 * Bayesian (GP view, seed eq. 3.39-3.43): binary ``p(+1) = Phi(f / s)``; multiclass
   ``P(class i wins) = int N(u; f_i, s_i) prod_{j != i} Phi((u - f_j) / s_j) du``.
@@ -70,7 +70,7 @@ def soft_confidence(F) -> tuple[np.ndarray, np.ndarray]:
     """Soft ("asymptotic") class probabilities and the confidence of the predicted class.
 
     ``p_t(x) = clip((f_t(x) + 1) / 2, 0, 1)`` per one-vs-all output (seed 002 eq. 3.35-3.36
-    with the sign corrected, ALGORITHMS §2), normalised to sum to one over the classes; when
+    with the sign corrected, docs/algorithms.md §2), normalised to sum to one over the classes; when
     every ``p_t`` of a point is zero (all outputs <= -1) the point gets the uniform
     distribution. Binary: ``p(+1) = clip((f + 1) / 2, 0, 1)``, ``p(-1) = 1 - p(+1)``.
 
@@ -92,7 +92,7 @@ def soft_confidence(F) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gap_confidence(F) -> np.ndarray:
-    """Gap confidence ``p_top - p_second`` (seed 002 eq. 3.37, ALGORITHMS §2).
+    """Gap confidence ``p_top - p_second`` (seed 002 eq. 3.37, docs/algorithms.md §2).
 
     Uses the unnormalised one-vs-all probabilities ``clip((f_t + 1) / 2, 0, 1)`` as the seed
     does. Binary: ``p(+1) - p(-1)`` in absolute value, i.e. ``min(|f|, 1)``.
@@ -132,7 +132,7 @@ def _standard_deviations(variance, shape: tuple[int, int]) -> np.ndarray:
         row, col = (int(i[0]) for i in np.nonzero(bad))
         raise ValueError(
             f"variance must be finite and > 0 (the GP variance k(x,x) + lambda - ... of "
-            f"ALGORITHMS §2 always is); {int(bad.sum())} value(s) are not, first at row {row}, "
+            f"docs/algorithms.md §2 always is); {int(bad.sum())} value(s) are not, first at row {row}, "
             f"column {col}: {v[row, col]!r}."
         )
     return np.sqrt(v)
@@ -166,7 +166,7 @@ def bayesian_confidence(F, variance, *, n_nodes: int = 100) -> tuple[np.ndarray,
     """Bayesian (Gaussian-process) class probabilities and confidence (seed 002 §3.2.2).
 
     RLS is the posterior mean of a GP whose predictive variance at ``x`` is
-    ``s^2 = k(x,x) + lambda - k(x,X_L)(K_LL + lambda I)^-1 k(X_L,x)`` (eq. 3.40, ALGORITHMS §2).
+    ``s^2 = k(x,x) + lambda - k(x,X_L)(K_LL + lambda I)^-1 k(X_L,x)`` (eq. 3.40, docs/algorithms.md §2).
     Binary: ``p(+1) = Phi(f / s)`` (eq. 3.41). Multiclass with independent outputs
     ``Y_t ~ N(f_t, s_t^2)`` (eq. 3.42): ``P(class i wins) = int N(u; f_i, s_i)
     prod_{j != i} Phi((u - f_j) / s_j) du`` (eq. 3.43), computed by a fixed ``n_nodes``-point

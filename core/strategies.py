@@ -8,7 +8,7 @@ uniformly at random with the given generator.
 * ``"auto"`` (the app's default): ``"arls"`` while fewer than
   :data:`core.criteria.auto.MAX_RISK_LABELS` labels are stored, ``"margin"`` after
   (:mod:`core.criteria.auto`; :func:`auto_decision` says which and why).
-* ``"arls"``: expected risk ``E_i`` of labelling ``i`` (seed 002 eq. 3.50, ALGORITHMS §3).
+* ``"arls"``: expected risk ``E_i`` of labelling ``i`` (seed 002 eq. 3.50, docs/algorithms.md §3).
 * ``"margin"``: ``|f(x_i)|`` (binary) or the gap between the two largest one-vs-all outputs.
 * ``"random"``: every unlabelled point scores 0, so the pick is uniform.
 """

@@ -1,4 +1,4 @@
-"""ActiveRLS state against a direct solve after every operation (ALGORITHMS §3)."""
+"""ActiveRLS state against a direct solve after every operation (docs/algorithms.md §3)."""
 
 from __future__ import annotations
 
@@ -200,7 +200,7 @@ def test_predict_and_proba_follow_outputs(posterior):
     P = learner.proba()
     assert_allclose(P[:, 1], np.clip((f + 1) / 2, 0, 1))
     assert_allclose(P.sum(axis=1), 1.0)
-    # GP variance k(x,x) + lam - k_xL (K_LL + Lambda)^-1 k_Lx by a direct solve (ALGORITHMS §2)
+    # GP variance k(x,x) + lam - k_xL (K_LL + Lambda)^-1 k_Lx by a direct solve (docs/algorithms.md §2)
     L = np.array(list(learner.labels))
     w = expected_class_weights(learner.labels, learner.classes, learner.weighting)
     lam_L = 0.1 / w[[learner.classes.index(learner.labels[j]) for j in L]]

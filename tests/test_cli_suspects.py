@@ -70,7 +70,7 @@ def test_suspect_scores_come_from_refits_without_the_point(tmp_path):
     X = app_settings(ds, 0)["X"]
     for k in (0, 2, 11, 39):
         j = order[k]
-        # the LOO of A§1 keeps the class weights of the full fit: the refit uses them too
+        # the LOO of docs/algorithms.md §1 keeps the class weights of the full fit: the refit uses them too
         refit = ActiveRLS.from_features(X, classes=learner.classes, kernel=kernel, lam=lam,
                                         weighting=learner.class_weights)
         keep = [i for i in order if i != j]

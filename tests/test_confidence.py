@@ -1,4 +1,4 @@
-"""Tests for core.confidence: soft, gap, Bayesian confidence and confidence bins (ALGORITHMS §2)."""
+"""Tests for core.confidence: soft, gap, Bayesian confidence and confidence bins (docs/algorithms.md §2)."""
 
 import warnings
 

@@ -64,7 +64,7 @@ def test_spectral_factor_matches_a_dense_eigendecomposition(moons, transform):
 
 
 def test_arls_on_the_gaussian_field_factor_separates_the_moons(moons):
-    """A§9: RLS on the Gaussian-field spectral kernel follows the graph (two labels suffice)."""
+    """docs/algorithms.md §9: RLS on the Gaussian-field spectral kernel follows the graph (two labels suffice)."""
     X, y = moons
     Phi, _ = spectral_factor(knn_graph(X, 8), 20, eps=1e-3)
     learner = ActiveRLS.from_factor(Phi, classes=[0, 1], lam=1e-3)

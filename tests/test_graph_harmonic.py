@@ -23,7 +23,7 @@ def blobs():
 
 
 def direct_harmonic(W, L, yL, T, eps=0.0):
-    """spsolve of (D_UU - W_UU + eps I) F_U = W_UL Y_L, written out from ALGORITHMS §5."""
+    """spsolve of (D_UU - W_UU + eps I) F_U = W_UL Y_L, written out from docs/algorithms.md §5."""
     W = sp.csr_matrix(W)
     n = W.shape[0]
     U = np.setdiff1d(np.arange(n), L)
@@ -72,7 +72,7 @@ def test_regulariser_matches_direct_solve_with_eps(blobs):
 
 
 def test_component_without_labels_gets_the_eps_to_zero_limit():
-    """A§5: a label-free component is singular; its regularised solution is 0 for every eps > 0."""
+    """docs/algorithms.md §5: a label-free component is singular; its regularised solution is 0 for every eps > 0."""
     X, _ = make_moons(120, noise=0.04, random_state=1)
     X2 = X + np.array([50.0, 0.0])  # a second, far-away copy: its own components
     Xall = np.vstack([X, X2])

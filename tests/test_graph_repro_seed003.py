@@ -21,6 +21,13 @@ def test_section_shape(quick):
     assert rows[0].startswith("| method | seed 003 says | ours Thrd | ours CMN |")
     assert [r.split(" | ")[0][2:] for r in rows[1:]] == list(seed003.METHODS)
     assert "60 min" in text and "Where we differ" in text
+    assert "Where the run contradicts the seed:" in text and "§5.4.1 point 2" in text
+    most = max(max(quick.evals[name]) for name in (seed003.METHODS[1], seed003.METHODS[2], seed003.METHODS[4]))
+    if most > quick.max_evals:  # the cap is checked between iterations: the page must state the departure
+        assert f"runs here took up to {most}" in text and "a departure" in text
+        assert f"at most {quick.max_evals} objective" not in text
+    else:
+        assert f"at most {quick.max_evals} objective evaluations" in text
     for name in seed003.METHODS:
         acc = np.asarray(quick.acc[name])
         assert acc.shape == (quick.repeats, 2) and np.all((acc[:, 0] >= 0) & (acc[:, 0] <= 1))

@@ -1,4 +1,4 @@
-"""Zhu et al.'s harmonic active learning against brute-force refits; its relation to ARLS (A§9)."""
+"""Zhu et al.'s harmonic active learning against brute-force refits; its relation to ARLS (docs/algorithms.md §9)."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def laplacian_dense(W):
 
 
 def test_arls_on_the_gaussian_field_kernel_is_the_regularised_harmonic_function(moons):
-    """A§9, exact: with K = (Delta + eps I)^-1 and lam -> 0, ARLS's mean on U is the harmonic
+    """docs/algorithms.md §9, exact: with K = (Delta + eps I)^-1 and lam -> 0, ARLS's mean on U is the harmonic
     function with the eps regulariser (targets +-1) and its posterior covariance on U is G."""
     W, y, L = moons
     eps = 0.05
@@ -139,7 +139,7 @@ def test_arls_on_the_gaussian_field_kernel_is_the_regularised_harmonic_function(
 
 
 def test_arls_expected_risk_tends_to_zhus_as_eps_goes_to_zero(moons):
-    """A§9, the limit: at eps -> 0 the +-1 and 0/1 codings agree (constants are harmonic), and
+    """docs/algorithms.md §9, the limit: at eps -> 0 the +-1 and 0/1 codings agree (constants are harmonic), and
     ARLS's unweighted soft risk sum min(p, 1 - p) with p = (f + 1) / 2 is Zhu's risk."""
     W, y, L = moons
     zhu = ZhuActiveLearning().fit(W, L, y[L])
@@ -174,7 +174,7 @@ def test_bad_input_is_named(moons):
 
 
 def test_arls_on_the_truncated_spectral_factor_follows_the_harmonic_function():
-    """A§9 at scale: the r smallest eigenpairs of Delta (Gaussian-field transform) give a factor
+    """docs/algorithms.md §9 at scale: the r smallest eigenpairs of Delta (Gaussian-field transform) give a factor
     whose ARLS predictions match the exact harmonic function's (r = 20 of 200 points)."""
     from core.kernels import spectral_factor
 

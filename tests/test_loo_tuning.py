@@ -27,7 +27,7 @@ def blobs(n, n_classes, seed):
 
 def brute_force(X, y, classes, weights, kernel, lams):
     """Weighted LOO classification and squared errors by n refits per lambda (direct solves):
-    f_-i(x_i) = K_i,rest (K_rest,rest + lam diag(1/w_rest))^-1 Y_rest (ALGORITHMS §1 last line)."""
+    f_-i(x_i) = K_i,rest (K_rest,rest + lam diag(1/w_rest))^-1 Y_rest (docs/algorithms.md §1 last line)."""
     T = 1 if len(classes) == 2 else len(classes)
     cls = np.array([classes.index(v) for v in y])
     Y = target_codes(T, len(classes))[cls]

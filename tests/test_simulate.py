@@ -56,7 +56,7 @@ def make_dataset(n=90, n_val=60, n_classes=2, seed=0, labels=None, imbalance=Fal
 
 
 def direct_outputs(X, X_eval, labels: dict, classes: list, lam: float, weights: np.ndarray, kernel):
-    """f(X_eval) = k(X_eval, X_L) (K_LL + Lambda)^-1 Y_L by a direct solve (ALGORITHMS §3)."""
+    """f(X_eval) = k(X_eval, X_L) (K_LL + Lambda)^-1 Y_L by a direct solve (docs/algorithms.md §3)."""
     T = 1 if len(classes) == 2 else len(classes)
     L = np.array(list(labels), dtype=int)
     if L.size == 0:

@@ -1,7 +1,7 @@
 """One-vs-all expected risk with an O(G)-per-point path for "calm" points (private).
 
 Same numbers as :func:`core.criteria.risk.expected_risk_reference` (seed 002 eq. 3.47-3.50,
-ALGORITHMS §3) and the conventions of :mod:`core.criteria._expected_risk_numba`; any class
+docs/algorithms.md §3) and the conventions of :mod:`core.criteria._expected_risk_numba`; any class
 weights. The O(n T) kernels score every hypothesis ``y`` of candidate ``i`` at every pool
 point ``z`` in O(1) after an O(T) pass over the T output lines of ``z``: O(T) work per
 (candidate, point) whatever happens at ``z``. This kernel first asks, per (candidate, point),

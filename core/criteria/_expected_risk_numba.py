@@ -3,7 +3,7 @@
 * :func:`expected_risk_binary` / :func:`expected_risk_multiclass_equal` (one-vs-all, equal
   weights; distinct weights are in :mod:`core.criteria._expected_risk_weighted`): one pass over the rows of
   the posterior covariance ``C`` (row ``i`` is column ``i``: ``C`` is symmetric) scores every
-  candidate ``i`` for every hypothetical label ``y`` (ALGORITHMS §3, seed 002 eq. 3.47-3.50,
+  candidate ``i`` for every hypothetical label ``y`` (docs/algorithms.md §3, seed 002 eq. 3.47-3.50,
   3.53). Candidates run in parallel; within a row the pool points ``z`` are summed in
   ``_LANES`` independent partial sums so that LLVM vectorises the loop without
   ``fastmath`` (the order of summation is fixed, so results are deterministic).

@@ -1,7 +1,7 @@
 """Fused expected-risk kernels over covariance rows ``R[rows[k]]`` (private).
 
 Same numbers as :func:`core.criteria.risk.expected_risk_reference` (seed 002 eq. 3.47-3.50,
-ALGORITHMS §3) and the same conventions as :mod:`core.criteria._expected_risk_numba` (``sign(0) = -1``, argmax
+docs/algorithms.md §3) and the same conventions as :mod:`core.criteria._expected_risk_numba` (``sign(0) = -1``, argmax
 ties to the lowest index, uniform probabilities when every clipped value is 0, exact
 recomputation when an O(1) update of a normaliser cancels). The covariance rows of the
 candidates are passed as an array ``R`` and a row index per candidate, so that a dense

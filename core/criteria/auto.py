@@ -1,6 +1,6 @@
 """The default strategy: expected risk while the model is cold, margin once it is warm.
 
-Expected risk (ALGORITHMS §3) is the better criterion while labels are few: it lowers the
+Expected risk (docs/algorithms.md §3) is the better criterion while labels are few: it lowers the
 estimated risk of the whole pool, so it asks for the centres of unexplored clusters and finds
 classes margin cannot see. Once every class is represented it falls behind margin, because the
 risk it minimises is the model's own estimate, which is zero wherever the clipped one-vs-all

@@ -1,6 +1,6 @@
 """Expected risk on a low-rank posterior, scored block by block through an executor.
 
-On a factor posterior ``C = Phi P Phi^T`` (ALGORITHMS §8) the rows of ``C`` that a block of
+On a factor posterior ``C = Phi P Phi^T`` (docs/algorithms.md §8) the rows of ``C`` that a block of
 candidates needs are ``(Phi_b P) Phi_Z^T`` for the pool points ``Z`` the risk sum runs over,
 so a block is scored from ``Phi``, ``P``, the outputs and the class weights alone: the work
 splits into independent tasks of a few thousand candidate rows each. An *executor* runs them:

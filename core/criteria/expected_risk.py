@@ -2,7 +2,7 @@
 
 ``E_i = sum_y p_L(y | x_i) / w_y * R(F_{L + (x_i, y)})`` with the exact rank-one "add point"
 update applied hypothetically and the bias-corrected risk ``R`` of eq. 3.47 / 3.49
-(ALGORITHMS §3; conventions in :mod:`core.criteria.risk`). One fused pass over the rows of
+(docs/algorithms.md §3; conventions in :mod:`core.criteria.risk`). One fused pass over the rows of
 ``C`` scores every candidate for every hypothetical label: O(n) per candidate binary, O(n T)
 one-vs-all whatever the class weights, and O(G) instead of O(T) at the pool points that no
 hypothesis can move across a clip bound or past the top output (``G`` distinct class

@@ -1,4 +1,4 @@
-"""Zhu et al.'s expected risk of the harmonic function as a criterion (seed 003 §2.8.1, A§5).
+"""Zhu et al.'s expected risk of the harmonic function as a criterion (seed 003 §2.8.1, docs/algorithms.md §5).
 
 :class:`HarmonicExpectedRisk` scores a graph model's candidates by the exact expected risk of
 :class:`core.graph.ZhuActiveLearning`: a dense ``u x u`` inverse ``G = (Delta_UU + eps I)^-1``

@@ -4,7 +4,7 @@ Everything here is the plain, obviously correct form of the formulas; the fused 
 in :mod:`core._risk_numba` compute the same numbers in one pass over the covariance and are
 tested against :func:`expected_risk_reference`.
 
-Conventions (ALGORITHMS §2-§3, seed 002 eq. 3.46-3.50 with the misprints corrected):
+Conventions (docs/algorithms.md §2-§3, seed 002 eq. 3.46-3.50 with the misprints corrected):
 
 * Decision values ``F`` have shape (n,) or (n, 1) for a binary problem (``+1`` means
   ``classes[1]``) and (n, T) for one-vs-all with T >= 2 classes.
@@ -25,7 +25,7 @@ Conventions (ALGORITHMS §2-§3, seed 002 eq. 3.46-3.50 with the misprints corre
       E_i = sum_y p_L(y | x_i) / w_y * R(F_{L + (x_i, y)})
 
   where ``F_{L+(x_i, y)} = m - C[:, i] (m_i - code(y))^T / (C_ii + lam / w_y)`` is the exact
-  rank-one "add point" update of ALGORITHMS §3 applied hypothetically (``code(y)`` is ``+-1``
+  rank-one "add point" update of docs/algorithms.md §3 applied hypothetically (``code(y)`` is ``+-1``
   binary, or ``+1`` at ``y`` and ``-1`` elsewhere one-vs-all).
 """
 
@@ -80,7 +80,7 @@ def one_vs_all_probabilities(F) -> np.ndarray:
 
 
 def class_probabilities(F) -> np.ndarray:
-    """Soft class probabilities from RLS outputs (ALGORITHMS §2, eq. 3.46 corrected).
+    """Soft class probabilities from RLS outputs (docs/algorithms.md §2, eq. 3.46 corrected).
 
     Parameters
     ----------
@@ -192,7 +192,7 @@ def expected_risk_reference(C, M, candidates, hypothetical_lam, class_weights=No
     """Expected risk ``E_i`` of each candidate, plain numpy (eq. 3.48 / 3.50; the oracle).
 
     For every candidate ``i`` and hypothetical class ``y`` the outputs after labelling are
-    formed explicitly with the rank-one update of ALGORITHMS §3 and scored with
+    formed explicitly with the rank-one update of docs/algorithms.md §3 and scored with
     :func:`estimated_risk`. Costs O(n T) memory per (candidate, class); for tests and small n.
 
     Parameters

@@ -1,7 +1,7 @@
 """Expected risk at scale: a subset of candidates, the risk sum on a subsample of the pool.
 
 Exact expected risk reads one covariance row of length n per candidate: O(n^2) per query
-dense, O(n^2 r) with a factor (ALGORITHMS §8), hopeless at 10^5-10^6 points. This criterion
+dense, O(n^2 r) with a factor (docs/algorithms.md §8), hopeless at 10^5-10^6 points. This criterion
 estimates it:
 
 * candidates: the ``n_uncertain`` points with the smallest margin (the cheap score, O(n T))

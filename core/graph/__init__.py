@@ -1,4 +1,4 @@
-"""Graph-based semi-supervised models (ALGORITHMS §5, §9; seeds 000, 001, 003, 004).
+"""Graph-based semi-supervised models (docs/algorithms.md §5, §9; seeds 000, 001, 003, 004).
 
 * :mod:`core.graph.harmonic`: harmonic function / Laplace learning, preconditioned CG,
   class mass normalisation (:class:`HarmonicFunction`).

@@ -12,7 +12,7 @@ only and change by :meth:`GraphLearner.set_params`, which refits, all or nothing
 capabilities (lam, kernel, class weights, posterior variance) are not in its ``capabilities``
 and asking for them raises ``ValueError`` naming the fix.
 
-Models (ALGORITHMS §5)
+Models (docs/algorithms.md §5)
 ----------------------
 * ``"harmonic"``: ``Delta_UU F_U = W_UL Y_L`` (seed 001; :class:`core.graph.HarmonicFunction`),
   one-hot rows on labelled nodes, 0 on nodes of components without a label.
@@ -24,10 +24,10 @@ Solver: Jacobi-preconditioned CG warm-started from the previous solution, to a r
 of :data:`CG_TOL` (the tests compare against :class:`~core.graph.HarmonicFunction`'s sparse LU
 to 1e-8): :func:`core.graph.harmonic.solve_spd`, the one graph solve, which warns
 (:class:`~core.graph.harmonic.HarmonicSolverWarning`) and solves by a sparse LU if CG stops early.
-Measured on a 10-NN graph in 10 dimensions (load 5.5
-on 2 cores): the harmonic refit after one label 0.02 s at 10^4 points, where a sparse LU of
-``Delta_UU`` takes 3 s at 3,000 points (fill-in). LGC's matrix ``D - alpha W`` does not change:
-it is factorised once up to :data:`ITERATIVE_ABOVE` nodes (0.01 s per refit at 3,000), CG above.
+A warm-started refit after one label takes a few CG iterations, where a sparse LU of
+``Delta_UU`` suffers fill-in (timings: docs/benchmarks.md §8, ``python benchmarks/graph_session.py``).
+LGC's matrix ``D - alpha W`` does not change: it is factorised once up to :data:`ITERATIVE_ABOVE`
+nodes (one solve per refit), CG above.
 
 Outputs as the session reads them
 ---------------------------------
@@ -37,7 +37,7 @@ normalisation first when asked, seed 003 eq. 2.7, with the labelled set's class 
 :meth:`HarmonicFunction.predict_indices` gives them); with no labels every row is uniform.
 ``decision_values`` in the RLS coding, so the app's confidence and margin apply unchanged:
 ``P_1 - P_0`` (binary, one column) or ``2 P - 1`` (one-vs-all). The soft confidence
-(ALGORITHMS §2, ``clip((f + 1) / 2)``) is then ``P`` itself.
+(docs/algorithms.md §2, ``clip((f + 1) / 2)``) is then ``P`` itself.
 
 Queries
 -------
@@ -210,7 +210,7 @@ class GraphLearner(LearnerBase):
             return (f"the harmonic model on this pool: Zhu et al.'s exact expected risk keeps a dense u x u inverse "
                     f"and is limited to {self.zhu_max_points:,} points; this pool has {self.n_samples:,}. Choose margin or random, "
                     "or kernel RLS on a spectral graph kernel (transform 'gaussian_field': the same rule on a "
-                    "low-rank factor, ALGORITHMS §9).")
+                    "low-rank factor, docs/algorithms.md §9).")
         return (f"the {self._model} model: it predicts from the graph alone (no kernel, lam, class weights or "
                 "posterior variance); use kernel RLS for it (ActiveRLS: create a session with model 'rls').")
 

@@ -1,13 +1,13 @@
 """Harmonic function (Laplace learning) on a sparse graph, solved by preconditioned CG.
 
-ALGORITHMS §5; Zhu, Ghahramani and Lafferty (2003); seed 001 §2.1 and §4 (iterative solvers and
+docs/algorithms.md §5; Zhu, Ghahramani and Lafferty (2003); seed 001 §2.1 and §4 (iterative solvers and
 Jacobi preconditioning), seed 003 §2.2 and eq. 2.7 (class mass normalisation). With the graph
 Laplacian ``Delta = D - W`` and one-hot targets ``Y_L`` (one column per class, one-vs-all)::
 
     (Delta_UU + eps I) F_U = W_UL Y_L
 
 ``eps = 0`` is the harmonic function (each ``F_U`` row sums to 1); ``eps > 0`` is the seed's
-``1/sigma^2`` regulariser, the Gaussian field ``(Delta + eps I)^-1`` of seed 004 (A§9). The
+``1/sigma^2`` regulariser, the Gaussian field ``(Delta + eps I)^-1`` of seed 004 (docs/algorithms.md §9). The
 system is symmetric positive definite whenever every connected component holds a label or
 ``eps > 0``. A component without any label is singular at ``eps = 0``; its solution for any
 ``eps > 0`` is exactly 0 (its right-hand side is 0), so those nodes get 0 in every column and

@@ -1,12 +1,12 @@
 """Per-feature graph widths learned by leave-one-out (LOOHL, seed 003) or entropy (MinEnt).
 
-The graph (ALGORITHMS §5; seed 003 eq. 3.6; seed 001 eq. 2.4) is dense, one width per feature::
+The graph (docs/algorithms.md §5; seed 003 eq. 3.6; seed 001 eq. 2.4) is dense, one width per feature::
 
     w_ij = exp(-sum_d (x_id - x_jd)^2 / sigma_d^2),   P = D^-1 W,   P~ = eps U + (1 - eps) P
 
 with ``U_ij = 1/n`` (seed 003 eq. 3.4, seed 001 §2.1): the smoothing keeps every node connected
 so ``I - P~_UU`` stays invertible however small the widths (the role the ``1/sigma^2`` diagonal
-term plays for :class:`core.graph.HarmonicFunction`, ALGORITHMS §5), and it removes MinEnt's
+term plays for :class:`core.graph.HarmonicFunction`, docs/algorithms.md §5), and it removes MinEnt's
 trivial minimum at ``sigma_d -> 0``. The harmonic function is ``f_U = (I - P~_UU)^-1 P~_UL f_L``
 (seed 003 eq. 2.4; 0/1 labels, class 1 = ``classes[1]``). ``P`` is unchanged when a row of
 ``W`` is scaled, so each row is computed as ``exp(-(D_ij - min_k D_ik))``: no underflow to an

@@ -1,6 +1,6 @@
 """Learning with local and global consistency (LGC) and LGC ranking.
 
-Seed 000 §3.2, Algorithm 4 (Zhou et al. 2004); ALGORITHMS §5. With ``S = D^-1 W``
+Seed 000 §3.2, Algorithm 4 (Zhou et al. 2004); docs/algorithms.md §5. With ``S = D^-1 W``
 (row-stochastic, the seed's form: ``F_ij`` is a probability) or ``S = D^-1/2 W D^-1/2``
 (Zhou et al.'s symmetric form)::
 

@@ -1,6 +1,6 @@
 """Spectral graph kernels by kernel-target alignment (seed 004), as factors for ARLS.
 
-Seed 004 (Zhu, Kandola, Ghahramani, Lafferty 2004); ALGORITHMS §5, §9. With the m smallest
+Seed 004 (Zhu, Kandola, Ghahramani, Lafferty 2004); docs/algorithms.md §5, §9. With the m smallest
 Laplacian eigenpairs ``(lambda_i, phi_i)`` a spectral kernel is ``K = sum_i mu_i phi_i phi_i^T``
 and ``Phi = [phi_i sqrt(mu_i)]`` is its factor (:meth:`core.learner.ActiveRLS.from_factor`).
 Transforms:

@@ -1,6 +1,6 @@
 """Zhu, Lafferty and Ghahramani (2003): active learning by expected risk on the harmonic function.
 
-Seed 003 §2.8.1 (eq. 2.21); ALGORITHMS §5, §9. The harmonic function ``f_U`` is the mean of a
+Seed 003 §2.8.1 (eq. 2.21); docs/algorithms.md §5, §9. The harmonic function ``f_U`` is the mean of a
 Gaussian field with covariance ``G = (Delta_UU + eps I)^-1``; labelling node ``k`` with ``y``
 conditions it on ``f_k = y``::
 
@@ -15,7 +15,7 @@ this is exactly the binary rule.
 
 Exact and dense: ``G`` is u x u (u unlabelled nodes), O(u^2) memory, O(u T) per scored
 candidate (one fused pass, :mod:`core.graph._zhu_numba`). For large pools the same rule is ARLS on a spectral Gaussian-field factor
-(A§9): the ARLS mean with ``lam -> 0`` on ``K = (Delta + eps I)^-1`` is this ``f`` (up to
+(docs/algorithms.md §9): the ARLS mean with ``lam -> 0`` on ``K = (Delta + eps I)^-1`` is this ``f`` (up to
 the +-1 coding) and its posterior covariance on U is ``G``; ``tests/test_graph_zhu.py`` shows it.
 """
 

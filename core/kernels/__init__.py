@@ -1,7 +1,7 @@
 """Kernels and low-rank kernel factors.
 
 * :mod:`core.kernels.kernel`: kernel functions evaluated in row blocks (:class:`Kernel`).
-* :mod:`core.kernels.factors`: factors ``Phi`` with ``K ~ Phi Phi^T`` (ALGORITHMS §8) for the
+* :mod:`core.kernels.factors`: factors ``Phi`` with ``K ~ Phi Phi^T`` (docs/algorithms.md §8) for the
   low-rank posterior: exact (eigen) and Nystrom.
 * :mod:`core.kernels.ard`: per-feature (ARD) RBF widths: scaled distances, width gradients.
 * :mod:`core.kernels.graph`: kNN graphs, Laplacians and spectral graph kernels as factors (§5, §9).

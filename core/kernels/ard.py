@@ -2,9 +2,9 @@
 
 Two width conventions meet here, both per feature ``d``:
 
-* RBF kernel of RLS (ALGORITHMS notation, seed 002 eq. 2.6): ``k(x, x') = exp(-sum_d
+* RBF kernel of RLS (docs/algorithms.md notation, seed 002 eq. 2.6): ``k(x, x') = exp(-sum_d
   (x_d - x'_d)^2 / (2 s_d^2))``;
-* graph weights of the harmonic function (ALGORITHMS §5, seed 003 eq. 3.6, seed 001 eq. 2.4):
+* graph weights of the harmonic function (docs/algorithms.md §5, seed 003 eq. 3.6, seed 001 eq. 2.4):
   ``w_ij = exp(-sum_d (x_id - x_jd)^2 / sigma_d^2)``, so ``sigma_d = sqrt(2) s_d``.
 
 Both need ``D_ij = sum_d (x_id - x_jd)^2 / widths_d^2`` and, for gradients with respect to

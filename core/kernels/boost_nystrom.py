@@ -5,7 +5,7 @@ group of ``m`` landmarks (seed 000 eq. 4.13)::
 
     K~ = sum_j mu_j E_j W_j^+ E_j^T,     mu_j >= 0, sum_j mu_j = 1
 
-As a factor (ALGORITHMS §8) it is the side-by-side stack ``Phi = [sqrt(mu_1) Phi_1, ...,
+As a factor (docs/algorithms.md §8) it is the side-by-side stack ``Phi = [sqrt(mu_1) Phi_1, ...,
 sqrt(mu_p) Phi_p]`` of the groups' Nystrom factors ``Phi_j = E_j W_j^{+1/2}``
 (:func:`core.kernels.factors.nystrom_map`), of rank at most ``p m``, so that ``Phi Phi^T = K~``.
 

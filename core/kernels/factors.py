@@ -1,4 +1,4 @@
-"""Low-rank kernel factors ``Phi`` with ``K ~ Phi Phi^T`` (ALGORITHMS §8).
+"""Low-rank kernel factors ``Phi`` with ``K ~ Phi Phi^T`` (docs/algorithms.md §8).
 
 A factor turns kernel RLS on n points into ridge regression in r dimensions: the posterior
 keeps an r x r matrix instead of an n x n one (:class:`core.posteriors.FactorPosterior`).
@@ -241,7 +241,7 @@ def nystrom_factor(X, kernel, n_landmarks: int, *, method: str = "uniform", rtol
     """Nystrom factor ``Phi = E U_k diag(s_k)^-1/2`` with ``K ~ E W_k^+ E^T = Phi Phi^T``.
 
     ``E = k(X, Z)`` (n x m) for landmarks ``Z``, ``W = k(Z, Z) = U diag(s) U^T`` (seed 000
-    §4.2.1, eq. 4.2; ALGORITHMS §5). Eigenvalues of ``W`` at or below ``rtol * s_max`` are
+    §4.2.1, eq. 4.2; docs/algorithms.md §5). Eigenvalues of ``W`` at or below ``rtol * s_max`` are
     dropped (with a warning: the landmarks are nearly dependent), which is ``W_k^+`` with ``k``
     the numerical rank. ``Phi`` is built in blocks of rows: memory O(n r + m^2), never n x n.
     With every point a landmark (``n_landmarks = n``, ``method="uniform"``) the factor

@@ -1,6 +1,6 @@
 """kNN graphs, their Laplacians and spectral graph kernels as low-rank factors.
 
-ALGORITHMS §5, §9; seeds 001 (kNN weight matrices), 004 (spectral transforms). The graph is
+docs/algorithms.md §5, §9; seeds 001 (kNN weight matrices), 004 (spectral transforms). The graph is
 the symmetrised kNN graph: ``w_ij > 0`` if ``i`` is among the k nearest neighbours of ``j`` or
 ``j`` among those of ``i``, with weight 1 or ``exp(-||x_i - x_j||^2 / sigma^2)``. A spectral
 graph kernel keeps the r smallest eigenpairs ``(lambda_i, phi_i)`` of the (normalised)
@@ -10,7 +10,7 @@ Laplacian and a transform ``r(lambda)``::
 
 so the learner runs on it through :class:`core.posteriors.FactorPosterior`. Transforms:
 ``"diffusion"`` ``r = exp(-s^2 lambda / 2)`` and ``"gaussian_field"`` ``r = 1 / (lambda + eps)``
-(seed 004; with the Gaussian field, ARLS is Zhu et al.'s harmonic active learning, A§9).
+(seed 004; with the Gaussian field, ARLS is Zhu et al.'s harmonic active learning, docs/algorithms.md §9).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def knn_neighbours(X, n_neighbors: int = 10, *, seed=0) -> tuple[np.ndarray, np.
 
 def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma: float | None = None,
               seed=0) -> sp.csr_matrix:
-    """Symmetrised kNN weight matrix ``W`` (seed 001 §2; ALGORITHMS §5).
+    """Symmetrised kNN weight matrix ``W`` (seed 001 §2; docs/algorithms.md §5).
 
     Parameters
     ----------

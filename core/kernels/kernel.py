@@ -1,7 +1,7 @@
 """Kernel functions, computed in row blocks to bound memory.
 
 A Gaussian (RBF) kernel of width ``s`` is ``k(x, x') = exp(-||x - x'||^2 / (2 s^2))``
-(seed 002 eq. 2.6; ALGORITHMS.md notation). Polynomial: ``(x.x' + coef0) ** degree``.
+(seed 002 eq. 2.6; docs/algorithms.md notation). Polynomial: ``(x.x' + coef0) ** degree``.
 """
 
 from __future__ import annotations

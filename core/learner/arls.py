@@ -4,7 +4,7 @@ The learner keeps the outputs ``m = f_L(X)`` (n x T) and delegates the posterior
 ``C = K - K_XL (K_LL + Lambda_L)^-1 K_LX``, ``Lambda_L = diag(lam / w_j)``, to a posterior
 store (:mod:`core.posteriors`: dense n x n, or ``Phi P Phi^T`` for a factored kernel). Every
 operation is an exact correction ``m += C[:, S] W``, ``C += C[:, S] M C[S, :]`` with a small
-index set ``S``: the formulas and their guards are in :mod:`core.learner.updates` (ALGORITHMS
+index set ``S``: the formulas and their guards are in :mod:`core.learner.updates` (docs/algorithms.md
 §3, §8). New class (binary -> one-vs-all or T -> T+1): the new column is
 ``-sum_j C[:, j] / lambda_j``; the binary column ``f`` becomes the two columns ``(-f, f)``.
 
@@ -58,7 +58,7 @@ def _check_kernel(kernel) -> Kernel:
 
 
 class ActiveRLS(LearnerState):
-    """Exact incremental kernel RLS for active labelling (ALGORITHMS §3, §8; seed 002 §3.3).
+    """Exact incremental kernel RLS for active labelling (docs/algorithms.md §3, §8; seed 002 §3.3).
 
     Build it with :meth:`from_features` (a kernel on features, dense posterior),
     :meth:`from_kernel` (a precomputed kernel matrix) or :meth:`from_factor` (``K = Phi Phi^T``,
@@ -169,7 +169,7 @@ class ActiveRLS(LearnerState):
 
     @classmethod
     def from_factor(cls, Phi, classes=(0, 1), lam=0.1, weighting="none", random_state=None):
-        """Low-rank posterior for ``K = Phi Phi^T`` (ALGORITHMS §8): O(n r) memory.
+        """Low-rank posterior for ``K = Phi Phi^T`` (docs/algorithms.md §8): O(n r) memory.
 
         Parameters
         ----------

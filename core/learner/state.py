@@ -89,11 +89,11 @@ class LearnerState(LearnerBase):
         return self._post.to_array()
 
     def posterior_variance(self) -> np.ndarray:
-        """GP predictive variance ``C_zz + lam`` (ALGORITHMS §2), ndarray of shape (n,)."""
+        """GP predictive variance ``C_zz + lam`` (docs/algorithms.md §2), ndarray of shape (n,)."""
         return self._post.diag() + self._lam
 
     def proba(self) -> np.ndarray:
-        """Soft class probabilities (A§2, normalised), ndarray of shape (n, n_classes)."""
+        """Soft class probabilities (docs/algorithms.md §2, normalised), ndarray of shape (n, n_classes)."""
         return class_probabilities(self._mT.T)
 
     def estimated_risk(self) -> float:
@@ -177,7 +177,7 @@ class LearnerState(LearnerBase):
         """Leave-one-out outputs of the labelled points, ndarray of shape (n_labeled, T).
 
         From the removal update: ``f_{-j}(x_j) = m_j - C_jj (y_j - m_j) / (lambda_j - C_jj)``
-        (the LOO residual is ``(y_j - m_j) lambda_j / (lambda_j - C_jj)``, A§1). Rows follow
+        (the LOO residual is ``(y_j - m_j) lambda_j / (lambda_j - C_jj)``, docs/algorithms.md §1). Rows follow
         :attr:`labels` order.
         """
         L = self._book.labeled_indices()

@@ -1,7 +1,7 @@
 """The exact update steps of ARLS, phrased on the posterior protocol, with their guards.
 
 Every step is a correction ``m += C[:, S] W``, ``C += C[:, S] M C[S, :]`` with a small index
-set ``S`` (ALGORITHMS §3, §8; seed 002 §3.3.3, eq. 3.51-3.55, App. A.4):
+set ``S`` (docs/algorithms.md §3, §8; seed 002 §3.3.3, eq. 3.51-3.55, App. A.4):
 
 * add ``i`` with ``lambda_i``:  ``den = C_ii + lambda_i``,
   ``m -= C[:, i] (m_i - y_i)^T / den``, ``C -= C[:, i] C[i, :] / den``.

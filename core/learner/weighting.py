@@ -1,6 +1,6 @@
 """Class weights of the ARLS learner: one meaning of "none", "balanced" and a dict.
 
-A labelled point of class ``y`` gets the regularisation ``lambda_j = lam / w_y`` (ALGORITHMS
+A labelled point of class ``y`` gets the regularisation ``lambda_j = lam / w_y`` (docs/algorithms.md
 §1, last line: weighted RLS without offset is ``K_XL (K_LL + lam diag(1/w))^-1 y_L``). One
 weight per point is shared by all one-vs-all columns, so that the columns share one posterior
 covariance.

@@ -7,7 +7,7 @@ from numba import njit, prange
 
 @njit(parallel=True, fastmath=False, cache=True)
 def rank_one_update(C, c, alpha):
-    """``C += alpha * c c^T`` in place (ALGORITHMS §3 add / remove), parallel over rows.
+    """``C += alpha * c c^T`` in place (docs/algorithms.md §3 add / remove), parallel over rows.
 
     Written as ``alpha * (c_r * c_z)`` so that a symmetric ``C`` stays exactly symmetric.
 

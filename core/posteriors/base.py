@@ -1,12 +1,12 @@
 """The posterior protocol: what the ARLS learner needs from its covariance store.
 
 The learner keeps the outputs ``m`` (n x T) itself and delegates the posterior covariance
-``C = K - K_XL (K_LL + Lambda_L)^-1 K_LX`` (ALGORITHMS §3) to a posterior object. Every ARLS
+``C = K - K_XL (K_LL + Lambda_L)^-1 K_LX`` (docs/algorithms.md §3) to a posterior object. Every ARLS
 step has the form ``C <- C + C[:, S] M C[S, :]`` for a small index set ``S`` and a small
 symmetric matrix ``M`` (add: ``M = -1/den``; remove: ``+1/D``; reweight and block remove: an
 s x s matrix), and every mean update is ``m <- m + C[:, S] W`` for a small ``W``. The protocol
 is therefore phrased in indices and small matrices, never in n-vectors handed back and forth,
-so that a factored store (``C = Phi P Phi^T``, ALGORITHMS §8) does each step in O(r^2 |S|)
+so that a factored store (``C = Phi P Phi^T``, docs/algorithms.md §8) does each step in O(r^2 |S|)
 without touching n, and a dense store does it in place with one BLAS call.
 
 Implementations: :class:`core.posteriors.DensePosterior` (one n x n array) and

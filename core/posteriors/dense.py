@@ -31,7 +31,7 @@ def _as_index(idx) -> np.ndarray:
 
 
 class DensePosterior:
-    """Dense posterior covariance ``C`` of an ARLS learner (ALGORITHMS §3).
+    """Dense posterior covariance ``C`` of an ARLS learner (docs/algorithms.md §3).
 
     Use :meth:`from_kernel` or :meth:`from_matrix`; do not call the constructor directly.
 
@@ -188,7 +188,7 @@ class DensePosterior:
         """Condition on noisy observations at ``idx``: the direct solve behind ``rebuild``.
 
         ``C <- C - C[:, S] (C_SS + N)^-1 C[S, :]`` and returns the mean shift
-        ``C[:, S] (C_SS + N)^-1 residual`` (ALGORITHMS §3; from the prior ``C = K`` this gives
+        ``C[:, S] (C_SS + N)^-1 residual`` (docs/algorithms.md §3; from the prior ``C = K`` this gives
         ``V = K_XL (K_LL + Lambda_L)^-1 K_LX`` and ``m = K_XL (K_LL + Lambda_L)^-1 Y_L``).
         Uses a Cholesky factor ``C_SS + N = L L^T`` and ``B = C[:, S] L^-T``, so that the
         update is ``C -= B B^T`` (one BLAS call, in place).

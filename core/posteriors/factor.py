@@ -1,4 +1,4 @@
-"""Low-rank posterior ``C = Phi P Phi^T`` for a factored kernel ``K = Phi Phi^T`` (ALGORITHMS §8).
+"""Low-rank posterior ``C = Phi P Phi^T`` for a factored kernel ``K = Phi Phi^T`` (docs/algorithms.md §8).
 
 Implements :class:`core.posteriors.base.Posterior` with an n x r factor ``Phi`` (Nystrom,
 spectral graph kernel, any feature map) and an r x r matrix ``P``, the posterior covariance

@@ -1,6 +1,6 @@
 """Weighted RLS: the scikit-learn estimator, its exact leave-one-out path, class weights.
 
-* :mod:`core.rls.loo`: closed-form LOO residuals for a whole lambda grid (ALGORITHMS §1).
+* :mod:`core.rls.loo`: closed-form LOO residuals for a whole lambda grid (docs/algorithms.md §1).
 * :mod:`core.rls.estimator`: :class:`WeightedRLSClassifier`.
 * :mod:`core.rls.weights`: class weights -> per-point loss weights.
 * :mod:`core.rls.ard`: per-feature RBF widths (and lambda) learned by exact LOO with gradients.

@@ -1,7 +1,7 @@
 """Per-feature RBF widths (and lambda) of weighted RLS learned by exact leave-one-out.
 
 The cheap version of seed 003's LOOHL (issue 10 §1): the exact LOO residuals of weighted RLS
-with an unpenalised offset (ALGORITHMS §1, seed 002 eq. A.60, as :func:`core.rls.loo_path`)
+with an unpenalised offset (docs/algorithms.md §1, seed 002 eq. A.60, as :func:`core.rls.loo_path`)
 on the labelled points, with an ARD kernel ``k(x, x') = exp(-sum_d (x_d - x'_d)^2 /
 (2 s_d^2))``, and their analytic gradient with respect to ``log s_d`` and ``log lam``, minimised
 by L-BFGS-B (:func:`learn_rls_widths`).
@@ -80,7 +80,7 @@ def rls_loo_objective(X, labels, widths, lam: float, sample_weight=None, fit_off
     sample_weight : array-like of shape (l,), optional
         Loss weights ``a_i > 0`` (default 1).
     fit_offset : bool
-        With the unpenalised offset (ALGORITHMS §1) or without.
+        With the unpenalised offset (docs/algorithms.md §1) or without.
     gradient : bool
         Also return the gradient.
 

@@ -1,6 +1,6 @@
 """Weighted RLS classifier (scikit-learn estimator) with exact leave-one-out model selection.
 
-The maths and the LOO path are in :mod:`core.rls.loo` (ALGORITHMS §1; seed 002 §2.4-2.6,
+The maths and the LOO path are in :mod:`core.rls.loo` (docs/algorithms.md §1; seed 002 §2.4-2.6,
 §3.1.1, App. A.2-A.3).
 """
 
@@ -62,7 +62,7 @@ def _check_X(X, name: str = "X") -> np.ndarray:
 
 
 class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
-    """Weighted RLS classifier with exact LOO model selection (ALGORITHMS §1, seed 002 §3.1.1).
+    """Weighted RLS classifier with exact LOO model selection (docs/algorithms.md §1, seed 002 §3.1.1).
 
     Parameters
     ----------
@@ -127,7 +127,7 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
     on all training points). Cost: one factorisation of the n x n matrix ``M`` per width, or T
     of them for multiclass ``class_weight="equilibrating"`` (its weights differ per column); each
     lambda of the grid then costs O(n^2 T).
-    ``predict_proba`` is the soft confidence of ALGORITHMS §2: ``clip((f + 1) / 2, 0, 1)``,
+    ``predict_proba`` is the soft confidence of docs/algorithms.md §2: ``clip((f + 1) / 2, 0, 1)``,
     normalised over the classes (a row whose outputs are all <= -1 gets uniform probabilities).
     """
 
@@ -365,7 +365,7 @@ class WeightedRLSClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[predicted_class_indices(F)]
 
     def predict_proba(self, X) -> np.ndarray:
-        """Soft probabilities ``clip((f + 1) / 2, 0, 1)``, normalised (ALGORITHMS §2).
+        """Soft probabilities ``clip((f + 1) / 2, 0, 1)``, normalised (docs/algorithms.md §2).
 
         :func:`core.criteria.risk.class_probabilities` of :meth:`decision_function`.
 

@@ -1,6 +1,6 @@
 """Exact leave-one-out (LOO) of weighted regularized least squares for a whole lambda grid.
 
-The maths (ALGORITHMS §1; seed 002 §2.4-2.6, §3.1.1, App. A.2-A.3). Weighted RLS with an
+The maths (docs/algorithms.md §1; seed 002 §2.4-2.6, §3.1.1, App. A.2-A.3). Weighted RLS with an
 unpenalised offset minimises over ``f = sum_i c_i k(x_i, .)`` and ``b``::
 
     J(f, b) = sum_i a_i (y_i - f(x_i) - b)^2 + lam ||f||^2                  (eq. 3.28, A.40)
@@ -216,7 +216,7 @@ def loo_path(K, Y, sample_weight=None, lams=None, fit_offset: bool = True, *, n_
 
     One eigendecomposition of ``M = W K W`` per distinct weight column (one in total when the
     weights are the same in every column) serves every lambda; each lambda then costs O(n^2 T)
-    (ALGORITHMS §1, seed 002 §2.5, eq. A.33, A.60).
+    (docs/algorithms.md §1, seed 002 §2.5, eq. A.33, A.60).
 
     Parameters
     ----------

@@ -4,7 +4,7 @@ One tuner for every caller: the labelling session (``set_lam("auto")``, ``set_wi
 the LOO curve it draws) and the simulation (:func:`labeler.experiments.simulate.resolve_lam`), so the same
 labels give the same choice everywhere.
 
-The model (ALGORITHMS §1 last line, §3): weighted RLS without offset on the labelled points,
+The model (docs/algorithms.md §1 last line, §3): weighted RLS without offset on the labelled points,
 with the learner's per-point weights ``w_j = w_{y_j}`` (its class weights, whatever its
 weighting: "none", "balanced" or a dict; the caller reads them from the learner, so there is
 one meaning of "balanced": the learner's) and the learner's target codes (one column +1 /
@@ -94,7 +94,7 @@ __all__ = [
 ]
 
 #: lam returned when there are too few labels for leave-one-out. The thesis' experiments use
-#: 0.1-0.5 on unit-scale RBF kernels (ALGORITHMS §4).
+#: 0.1-0.5 on unit-scale RBF kernels (docs/algorithms.md §4).
 DEFAULT_LAM = 0.1
 
 #: Fewest labels LOO tuning runs on (two classes with two labels each).

@@ -1,6 +1,6 @@
 """Class weights for weighted RLS: balanced and one-vs-all equilibrating weights.
 
-Weighted RLS minimises ``sum_i a_i (y_i - f(x_i) - b)^2 + lam ||f||^2`` (ALGORITHMS §1,
+Weighted RLS minimises ``sum_i a_i (y_i - f(x_i) - b)^2 + lam ||f||^2`` (docs/algorithms.md §1,
 seed 002 eq. 3.28). This module turns a class weighting into the per-point weights ``a_i``.
 
 Scale. Weights are normalised like scikit-learn's ``class_weight="balanced"``: with unit

@@ -34,7 +34,7 @@ def add_parser(sub):
         help=f"built-in name ({builtin_names()}) or a .csv / .parquet / .npz file with labels",
     )
     sim.add_argument("--strategy", choices=STRATEGIES, default="auto",
-                     help="query strategy (default auto: expected risk while cold, margin once every class has 3 labels)")
+                     help="query strategy (default auto: expected risk for the first 10 labels, margin after)")
     sim.add_argument("--budget", type=positive_int, default=100, help="number of queries (default 100)")
     sim.add_argument(
         "--seed", type=non_negative_int, default=0,

@@ -29,7 +29,7 @@ UMAP_AUTO_MIN_SAMPLES = 5_000
 UMAP_TEXT_MIN_SAMPLES = 50
 #: ... and at most this many: seeded UMAP runs on one core (umap-learn turns parallelism off
 #: when ``random_state`` is set). Measured here (64 features, ``low_memory=True``): 10^5 points
-#: in 72 s, 3 x 10^5 points in about 10.5 CPU minutes (34 min wall on the loaded machine), i.e.
+#: in 72 s, 3 x 10^5 points in about 10.5 CPU minutes, i.e.
 #: about 2 ms per point at that size; 10^6 points would take over half an hour, too long to
 #: wait for a first map. Beyond this limit "auto" is PCA, with a notice; layout="umap" still
 #: asks for it (once: the layout is kept in the store).

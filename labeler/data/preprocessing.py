@@ -1,6 +1,6 @@
 """Feature preprocessing before a kernel: standardisation and PCA of image pixels.
 
-Widths quoted by the thesis for MAGIC (ALGORITHMS §4) apply to standardised features: fit
+Widths quoted by the thesis for MAGIC (docs/algorithms.md §4) apply to standardised features: fit
 :func:`standardize` on the pool and apply the same ``(mean, scale)`` to the validation set.
 """
 

@@ -1,7 +1,7 @@
 """Synthetic built-in data sets: the constructions of the ARLS thesis, seeded.
 
 Each loader builds a pool and a validation set of the same construction with one
-:class:`numpy.random.Generator` seeded by ``seed`` (ALGORITHMS §4, seed 002 ch. 4), and returns
+:class:`numpy.random.Generator` seeded by ``seed`` (docs/algorithms.md §4, seed 002 ch. 4), and returns
 a :class:`~labeler.data.dataset.Dataset` whose ``layout`` is the data itself (2-D) and whose
 ``params`` recommend the thesis' width and lambda. The rare class of an imbalanced set is 1.
 Reach them through :func:`labeler.data.load_dataset` (``"moons"``, ``"moons-imbalanced"``,
@@ -72,7 +72,7 @@ def _uniform_disc(rng: np.random.Generator, m: int, r_in: float, r_out: float) -
 def load_spheres(*, seed, n, n_val=1200) -> Dataset:
     """60 unit discs on a 10 x 6 grid with spacing 6, 20 points each, half the discs positive.
 
-    ALGORITHMS §4 / seed 002 §4.3.1 Fig. 4-6: 1200 points; the validation set draws new points
+    docs/algorithms.md §4 / seed 002 §4.3.1 Fig. 4-6: 1200 points; the validation set draws new points
     from the same discs with the same labels. ``n`` and ``n_val`` must be multiples of 60.
     """
     n = 1200 if n is None else n
@@ -99,7 +99,7 @@ def load_spheres(*, seed, n, n_val=1200) -> Dataset:
 
 
 def load_circles(*, seed, n, n_val=1000) -> Dataset:
-    """Imbalanced circles (ALGORITHMS §4, seed 002 §4.3.2 Fig. 4-9).
+    """Imbalanced circles (docs/algorithms.md §4, seed 002 §4.3.2 Fig. 4-9).
 
     Positives (class 1) uniform in the disc r < 1, negatives (0) uniform in the ring
     1.8 < r < 3.5, 100 negatives per positive (default 20 + 2000); balanced validation.

@@ -81,7 +81,7 @@ def md_table(header: list[str], rows: list[list]) -> str:
 
 
 def pool_ratio_weights(y: np.ndarray) -> dict:
-    """Equilibrating weights from the pool's class counts: ``w_y = n / (2 n_y)`` (A§1)."""
+    """Equilibrating weights from the pool's class counts: ``w_y = n / (2 n_y)`` (docs/algorithms.md §1)."""
     classes, counts = np.unique(y, return_counts=True)
     n = len(y)
     return {c.item(): n / (len(classes) * k) for c, k in zip(classes, counts)}

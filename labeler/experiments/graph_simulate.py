@@ -8,7 +8,7 @@ Issue 10 §2. The same loop and curve columns as :func:`labeler.experiments.simu
 ``--model rls``        ARLS on a spectral graph kernel: the factor of the ``rank`` smallest
   ``--transform T``    eigenpairs of the normalised Laplacian with the transform T (seed 004:
                        diffusion, gaussian_field, max_alignment, order, improved_order;
-                       ALGORITHMS §9). Every strategy works (the learner is :class:`ActiveRLS`).
+                       docs/algorithms.md §9). Every strategy works (the learner is :class:`ActiveRLS`).
                        The aligned transforms are fitted once, on the initial labels.
 ``--model harmonic``   harmonic function (CG, Jacobi; seed 001), refitted after every label.
                        ``arls`` is Zhu et al.'s exact expected risk (seed 003 §2.8.1; dense,
@@ -175,7 +175,7 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     if model == "harmonic" and strategy in ("arls", "auto") and n > ZHU_MAX_POINTS:
         raise SettingsError(f"Zhu et al.'s exact expected risk keeps a dense {n} x {n} inverse; it is limited to "
                          f"{ZHU_MAX_POINTS:,} points. Use model='rls', transform='gaussian_field' (the same "
-                         "rule on a low-rank factor, ALGORITHMS §9) or strategy='margin'.")
+                         "rule on a low-rank factor, docs/algorithms.md §9) or strategy='margin'.")
     if model == "rls":
         lam = check_positive("lam", lam)
         rank = check_count("rank", rank, 1)

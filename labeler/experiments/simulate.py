@@ -34,7 +34,7 @@ The evaluation points are a validation set when one is given, otherwise the pool
 are still unlabelled after the query (accuracy is NaN once every point is labelled).
 
 Out-of-pool predictions use the dual coefficients of the learner (seed 002 eq. 3.54,
-ALGORITHMS §3)::
+docs/algorithms.md §3)::
 
     c_j = (y_j - m_j) / lambda_j        f(x) = k(x, X_L) c
 
@@ -96,7 +96,7 @@ def prepare_features(dataset, X_val=None, standardize_features: bool | None = No
     X_val : array-like of shape (n_val, n_features), optional
         Validation features, transformed with the pool's statistics.
     standardize_features : bool or None
-        None follows ``dataset.params.get("standardize", False)`` (ALGORITHMS §4: the MAGIC
+        None follows ``dataset.params.get("standardize", False)`` (docs/algorithms.md §4: the MAGIC
         widths refer to standardised features).
 
     Returns
@@ -346,7 +346,8 @@ def simulate(
         The pool (``dataset.X``, true labels ``dataset.y``, ``dataset.classes``).
     strategy : {"auto", "arls", "margin", "random"}
         Query strategy (:func:`core.strategies.query_one`); "auto", the app's default, is expected
-        risk until every class has a few labels, then margin.
+        risk for the first :data:`core.criteria.auto.MAX_RISK_LABELS` (10) labels stored, initial
+        ones included, then margin (:mod:`core.criteria.auto`).
     budget : int >= 1
         Number of queries (at most the number of points left after the initial labels).
     seed : int

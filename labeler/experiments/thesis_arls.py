@@ -254,7 +254,7 @@ def exp_circles(settings: Settings) -> Finding:
         "Data: `circles`: 20 positives uniform in the unit disc, 2000 negatives uniform in the ring "
         "1.8 < r < 3.5 (100:1), balanced validation set of 1000 (so accuracy = balanced accuracy). "
         "Weighted runs use fixed equilibrating weights from the pool's class counts, w_y = n / (2 n_y) "
-        f"(ALGORITHMS §4); ARLS' risk is then bias-corrected (eq. 3.49-3.50). {len(seeds)} seeds, "
+        f"(docs/algorithms.md §4); ARLS' risk is then bias-corrected (eq. 3.49-3.50). {len(seeds)} seeds, "
         f"budget {budget}. The last row uses the app's 'balanced' weights, recomputed from the "
         "labelled counts after every label (an O(n^2 |L|) block reweight per label, hence fewer "
         "seeds and a smaller budget).",
@@ -306,7 +306,7 @@ def exp_circles(settings: Settings) -> Finding:
             f"{fmt_pct(t_end)}) as negatives saturate its training set: the thesis' effect after "
             "270 queries, weaker."
         )
-    parts.append("The circles' construction is ours (ALGORITHMS §4); the thesis gives only the 100:1 ratio.")
+    parts.append("The circles' construction is ours (docs/algorithms.md §4); the thesis gives only the 100:1 ratio.")
     note = " ".join(parts)
     return Finding("circles", "Imbalanced circles (§4.3.2, Figs. 4-9, 4-10)",
                    "weighted bias-corrected ARLS near perfect after ~50 queries and stays at 0; unweighted "
@@ -319,7 +319,7 @@ def disc_probability(ds, run, kernel: Kernel, lam: float, marks) -> list[float]:
 
     Replays the run (its initial labels, then its ``index`` / ``label`` columns in order) on an
     unweighted :class:`~core.learner.ActiveRLS` with the run's kernel and lambda and averages
-    ``p = clip((f + 1) / 2, 0, 1)`` (A§2) over the points of class 1 (the circles' disc).
+    ``p = clip((f + 1) / 2, 0, 1)`` (docs/algorithms.md §2) over the points of class 1 (the circles' disc).
 
     Returns
     -------

@@ -4,7 +4,7 @@ Two rules (``BATCH_RULES``), both starting with the session's next query:
 
 ``"greedy"``
     Greedy expected risk with hypothetical labels (the "believer" batch of the ARLS thesis'
-    batch-mode discussion, ALGORITHMS §3 for the exact add / remove): after each pick the
+    batch-mode discussion, docs/algorithms.md §3 for the exact add / remove): after each pick the
     learner is given the pick with its PREDICTED class (``ActiveRLS.add``, an exact rank-one
     update), the strategy scores the pool again and the next pick is its best point; at the
     end every hypothetical label is taken back with the exact ``ActiveRLS.remove``, in
@@ -81,7 +81,7 @@ def greedy_batch(learner, first: int, k: int, strategy: str, rng, exclude) -> li
             picks.append(int(strategies.query_one(learner, strategy, rng, exclude=exclude)))
     finally:
         for i in reversed(added):
-            learner.remove(i)  # exact inverse of add (ALGORITHMS §3)
+            learner.remove(i)  # exact inverse of add (docs/algorithms.md §3)
     return picks
 
 

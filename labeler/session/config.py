@@ -22,7 +22,7 @@ The session starts without labels, so leave-one-out cannot be used yet (:func:`p
   one "accept" action (one undo step) before the first query, stored with the source
   "initial" (a column of the events table since schema version 3) and shown and exported so.
 * ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else
-  :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, ALGORITHMS §4).
+  :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, docs/algorithms.md §4).
 * ``auto_tune``: which of width and lam the session re-tunes by exact LOO while labels arrive
   (:func:`core.rls.tuning.auto_tune` on the schedule of :func:`core.rls.tuning.retune_due`),
   the values above being only where it starts. Default (None): the ones given as "auto".

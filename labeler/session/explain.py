@@ -1,7 +1,7 @@
 """Why the strategy asks for a point: its expected risk against the alternatives, its margin
 and how central it is among the unlabelled points.
 
-ARLS (seed 002 §3.3, ALGORITHMS §3) asks for the point whose label is expected to leave the
+ARLS (seed 002 §3.3, docs/algorithms.md §3) asks for the point whose label is expected to leave the
 least risk: ``E_i`` (eq. 3.50) against the current estimated risk ``R`` (eq. 3.49), so
 ``R - E_i`` is the risk the label is expected to remove. Two things make ``E_i`` small, and
 the explanation names whichever holds:

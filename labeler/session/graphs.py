@@ -26,9 +26,9 @@ __all__ = ["MODELS", "MODEL_OPTIONS", "strategies_for", "ZHU_SESSION_MAX", "chec
 #: of the pool (:class:`core.graph.active.GraphLearner`); their stored posterior is "graph".
 MODELS = ("rls",) + GRAPH_MODELS
 #: Largest pool on which a session runs Zhu et al.'s exact expected risk (``labeler simulate``
-#: allows 5,000: core.graph.active.ZHU_MAX_POINTS). Measured on moons, one BLAS thread, 2 cores at
-#: load 5.5: the first query (Cholesky inverse of Delta_UU + scores) 3.3 s / 7.3 s / 28 s at
-#: 2,000 / 3,000 / 5,000 points, then 1.9 s / 2.6 s / 12.7 s per label (downdate + scores).
+#: allows 5,000: core.graph.active.ZHU_MAX_POINTS). The first query inverts Delta_UU densely,
+#: O(u^3), and every later label costs O(u^2) (downdate + scores): the session's cost per label
+#: is in docs/benchmarks.md §8 (``python benchmarks/graph_session.py``).
 ZHU_SESSION_MAX = 2000
 _FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.model's estimates)
 

@@ -1,4 +1,4 @@
-"""Low-rank posteriors of a session (issue 8; ALGORITHMS §8-§9): their defaults, the factor's
+"""Low-rank posteriors of a session (issue 8; docs/algorithms.md §8-§9): their defaults, the factor's
 build from scratch or from its stored parts, what LOO tunes on a factor, and the words that
 say a pick is approximate. Used by :mod:`labeler.session.model` (which re-exports it); takes
 any object with the fields of :class:`~labeler.session.model.ModelSpec`.

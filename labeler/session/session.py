@@ -377,7 +377,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         ``given``: its setting or new class is in the learner already."""
         learner = self.learner
         if len(change.removed) == 1:
-            learner.remove(change.removed[0].index)  # exact undo (ALGORITHMS §3)
+            learner.remove(change.removed[0].index)  # exact undo (docs/algorithms.md §3)
         elif change.removed:  # an undone batch: one block downdate (or rebuild), not k passes
             learner.remove_many([r.index for r in change.removed])
         if len(change.added) == 1:

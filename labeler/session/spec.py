@@ -118,7 +118,7 @@ class RlsSpec(ModelSpec):
         Class weighting; a dict of the configuration is kept as sorted pairs (hashable).
     posterior : {"dense", "nystrom", "spectral"}
         The exact n x n posterior, or a low-rank one on a factor ``K ~ Phi Phi^T``
-        (ALGORITHMS §8): Nystrom landmarks of the kernel, or the spectral graph kernel of
+        (docs/algorithms.md §8): Nystrom landmarks of the kernel, or the spectral graph kernel of
         a kNN graph (§9, Gaussian field transform; the RBF width plays no part in it).
     rank : int or None
         Landmarks (nystrom) or Laplacian eigenpairs (spectral); None: the default rank.

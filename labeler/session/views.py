@@ -402,7 +402,7 @@ class SessionViews:
         """Accuracy per calibrated-confidence bin of the labelled points' LOO predictions, with the
         count and a Wilson 95 % interval per bin.
 
-        Uses the learner's exact LOO outputs (ALGORITHMS §3: ``y_j - m_j`` after removing j),
+        Uses the learner's exact LOO outputs (docs/algorithms.md §3: ``y_j - m_j`` after removing j),
         so the accuracy is an honest estimate. Accepted predictions are left out: their label
         is the model's own guess, so they would only confirm it. Returns
         :class:`core.confidence.ConfidenceBins` (``counts``, ``correct``, ``lower``,

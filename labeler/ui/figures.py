@@ -214,7 +214,7 @@ def risk_curve_figure(n_labeled: np.ndarray, risk: np.ndarray, *, height: int = 
     n_labeled : ndarray of shape (n_events,)
         Number of labelled points after each event.
     risk : ndarray of shape (n_events,)
-        Estimated risk R(f_L) after that event (ALGORITHMS §3); NaN entries are skipped.
+        Estimated risk R(f_L) after that event (docs/algorithms.md §3); NaN entries are skipped.
     """
     n_labeled = np.asarray(n_labeled, dtype=np.float64)
     risk = np.asarray(risk, dtype=np.float64)
@@ -231,7 +231,7 @@ def risk_curve_figure(n_labeled: np.ndarray, risk: np.ndarray, *, height: int = 
 def loo_curve_figure(grid: np.ndarray, errors: np.ndarray, in_use: float | None, *,
                      chosen: float | None = None, name: str = "λ", auto: bool = False,
                      height: int = 240) -> go.Figure:
-    """Leave-one-out classification error over the grid the tuner searches (ALGORITHMS §1).
+    """Leave-one-out classification error over the grid the tuner searches (docs/algorithms.md §1).
 
     The x axis is logarithmic over the grid itself (a little margin each side), the y axis
     the error rate on [0, max error] (never below 0, at most 1), and the value in use is a
@@ -292,7 +292,7 @@ def loo_curve_figure(grid: np.ndarray, errors: np.ndarray, in_use: float | None,
 
 def confidence_histogram_figure(confidence: np.ndarray, *, n_bins: int = 20,
                                 height: int = 260) -> go.Figure:
-    """Histogram of the confidence of the unlabelled pool on [0, 1] (ALGORITHMS §2).
+    """Histogram of the confidence of the unlabelled pool on [0, 1] (docs/algorithms.md §2).
 
     Counts are computed here with ``numpy.histogram`` (equal bins on [0, 1]) and drawn as
     bars, so the figure carries ``n_bins`` numbers whatever the pool size.

@@ -8,7 +8,7 @@ digit pairs, with :func:`labeler.experiments.graph_simulate.simulate_graph` on a
 * ``harmonic`` + ``arls``: Zhu et al.'s exact rule (:class:`core.graph.ZhuActiveLearning`);
 * ``harmonic`` + ``random``;
 * ``rls`` on the Gaussian-field spectral factor + ``arls``: ARLS's expected-risk rule on a
-  low-rank factor, of which Zhu's rule is the limit (ALGORITHMS §9), and + ``random``.
+  low-rank factor, of which Zhu's rule is the limit (docs/algorithms.md §9), and + ``random``.
 
 Accuracy on the unlabelled rest of the pool after a given number of labels, mean ± sd over
 the repeats (each with its own two random starting labels and random stream).
@@ -105,7 +105,7 @@ def _discussion(results, pairs, checkpoints) -> list[str]:
         "compare digit for digit.",
         f"- ARLS on the Gaussian-field factor against Zhu's exact rule: mean absolute difference "
         f"{100 * np.mean(gap):.1f} points of accuracy over the same cells. They differ because the factor keeps "
-        "only the smoothest eigenpairs and ARLS regularises with lambda > 0 (ALGORITHMS §9: the two agree in "
+        "only the smoothest eigenpairs and ARLS regularises with lambda > 0 (docs/algorithms.md §9: the two agree in "
         "the limit of the full spectrum and lambda -> 0), because ARLS predicts by the RLS mean, not the "
         "harmonic function, and because it scores candidates by its own expected risk (the soft risk of the "
         "RLS posterior, seed 002), not by sum min(f, 1 - f).",
