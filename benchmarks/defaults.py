@@ -12,8 +12,10 @@ Methods
 -------
 ==========================  ==============================================================
 ``default``                 the app's defaults (strategy auto, width and lambda auto and
-                            re-tuned by LOO, standardise auto, weighting "balanced")
+                            re-tuned by LOO, standardise auto, the default weighting)
 ``default-margin``          the same learner and settings, strategy margin
+``before``, ``before-margin``  the same before issue 20 (every table standardised, "balanced",
+                            width moves anywhere on the grid)
 ``fixed-auto|arls|margin|random``  width = median distance of the raw features, lambda 0.1
                             fixed, no standardisation, weighting none; the strategy named
 ``harmonic``, ``lgc``       the graph models of ``labeler simulate --model`` (10-NN graph of
@@ -338,24 +340,41 @@ def _curve_rows(curve):
     return list(zip(curve["n_labeled"].astype(int), curve["accuracy"].astype(float), curve["index"].astype(int)))
 
 
-def run_app(ds, seed, budget, strategy="auto", weighting=None, standardize=None, width_rule=None):
-    """``labeler simulate FILE`` with the app's defaults (or one setting changed)."""
+def _legacy_standardize(ds):
+    """The rule of "auto" before issue 20: off for images and text features, on for every table."""
+    from labeler.session import data
+    return not (data.is_image_data(ds) or data.is_text_features(ds))
+
+
+def run_app(ds, seed, budget, strategy="auto", weighting=None, standardize="auto", max_width_step="default"):
+    """``labeler simulate FILE`` with the app's defaults (or the settings given).
+
+    ``standardize="legacy"`` is the rule before issue 20; ``max_width_step`` sets
+    :data:`core.rls.tuning.WIDTH_MAX_STEP` for this run ("default": as the code has it).
+    """
+    from core.rls import tuning
     from labeler.experiments.simulate import simulate
     from labeler.session.config import DEFAULTS
-    extra = {}
-    if standardize is not None:
-        extra["standardize"] = standardize
-    chosen = _app(ds, seed, weighting=weighting, **extra) if extra else _app(ds, seed, weighting=weighting)
-    kwargs = {}
-    if width_rule is not None:
-        kwargs["width_rule"] = width_rule
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        curve = simulate(ds, strategy=DEFAULTS["strategy"] if strategy == "auto" else strategy, budget=budget,
-                         seed=seed, kernel=chosen["kernel"], lam=chosen["lam"], weighting=chosen["weighting"],
-                         X=chosen["X"], auto_tune=chosen["auto_tune"], posterior=chosen["posterior"],
-                         rank=chosen["rank"], landmarks=chosen["landmarks"], knn=chosen["knn"], **kwargs)
+    if standardize == "legacy":
+        standardize = _legacy_standardize(ds)
+    chosen = _app(ds, seed, weighting=weighting, standardize=standardize)
+    saved = tuning.WIDTH_MAX_STEP
+    if max_width_step != "default":
+        tuning.WIDTH_MAX_STEP = max_width_step
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            curve = simulate(ds, strategy=DEFAULTS["strategy"] if strategy == "auto" else strategy, budget=budget,
+                             seed=seed, kernel=chosen["kernel"], lam=chosen["lam"], weighting=chosen["weighting"],
+                             X=chosen["X"], auto_tune=chosen["auto_tune"], posterior=chosen["posterior"],
+                             rank=chosen["rank"], landmarks=chosen["landmarks"], knn=chosen["knn"])
+    finally:
+        tuning.WIDTH_MAX_STEP = saved
     return _curve_rows(curve)
+
+
+#: The app's defaults before issue 20 (standardise every table, "balanced", unbounded width moves).
+BEFORE = {"weighting": "balanced", "standardize": "legacy", "max_width_step": None}
 
 
 def fixed_kernel(X, seed):
@@ -533,6 +552,8 @@ def _single(fn):
 RUNS = {
     "default": (_single(lambda d, s, b: run_app(d, s, b)), ["default"]),
     "default-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin")), ["default-margin"]),
+    "before": (_single(lambda d, s, b: run_app(d, s, b, **BEFORE)), ["before"]),
+    "before-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin", **BEFORE)), ["before-margin"]),
     "fixed-auto": (_single(lambda d, s, b: run_fixed(d, s, b, "auto")), ["fixed-auto"]),
     "fixed-arls": (_single(lambda d, s, b: run_fixed(d, s, b, "arls")), ["fixed-arls"]),
     "fixed-margin": (_single(lambda d, s, b: run_fixed(d, s, b, "margin")), ["fixed-margin"]),
@@ -551,7 +572,18 @@ RUNS = {
     "sk-probcover": (lambda d, s, b: run_sk(d, s, b, "probcover"), ["sk-probcover/laplace", "sk-probcover/rls"]),
 }
 #: Candidate rules for the defaults (issue 20 §4, §6): the default with one setting changed.
-CANDIDATES = {}
+CANDIDATES = {
+    "w-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="evident"))), ["w-evident"]),
+    "w-none": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="none"))), ["w-none"]),
+    "std-auto": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, standardize="auto"))), ["std-auto"]),
+    "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
+}
+#: Order of the runs: a stopped run leaves every task with the first tiers.
+TIERS = (("before", "fixed-auto", "gl-vopt", "before-margin"),
+         ("w-evident", "std-auto", "width-step2", "w-none"),
+         ("sk-typiclust", "sk-probcover", "fixed-margin", "harmonic"),
+         ("default", "default-margin", "lgc", "graph-rls", "fixed-random", "gl-unc-laplace", "gl-sigmaopt", "sk-margin", "gl-unc-poisson",
+          "fixed-arls"))
 PEER_RUNS = tuple(k for k in RUNS if k.startswith(("gl-", "sk-")))
 QUICK_RUNS = ("default", "fixed-margin")
 
@@ -581,7 +613,7 @@ def read_rows(task, out=RESULTS) -> list[dict]:
     if not path.exists():
         return []
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        return [r for r in csv.DictReader(f) if r["task"] != "task"]  # a header written twice
 
 
 def done_runs(task, out=RESULTS) -> set:
@@ -590,40 +622,58 @@ def done_runs(task, out=RESULTS) -> set:
 
 
 def append_rows(task, rows, out=RESULTS):
-    """Append one run's rows (written in one call, after the run)."""
+    """Append one run's rows in one locked write (two runners may share a task's file)."""
+    import fcntl
+    import io
     path = result_path(task, out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.exists()
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
     with open(path, "a", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        if new:
-            w.writerow(FIELDS)
-        w.writerows(rows)
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            if f.tell() == 0:
+                f.write(",".join(FIELDS) + "\n")
+            f.write(buf.getvalue())
+            f.flush()
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def run_grid(tasks, seeds, run_keys, budget=BUDGET, out=RESULTS, log=sys.stderr):
-    """Run every (seed, task, run) not stored yet; seeds outermost so partial results cover every task."""
-    from labeler.data.dataset import DatasetError  # noqa: F401 - import check only
+    """Run every (tier, seed, task, run) not stored yet.
+
+    The run keys are taken in :data:`TIERS` order (the default, the fixed settings and the
+    strongest peer first), and within a tier seeds are outermost, so a stopped run leaves every
+    task with the most important columns.
+    """
     table = dict(TASKS, **QUICK_TASKS)
-    for seed in seeds:
-        for task in tasks:
-            have = done_runs(task, out)
-            todo = [k for k in run_keys if any((seed, m) not in have for m in _methods_of(k))]
-            if not todo:
-                continue
-            ds = table[task][1](seed)
-            b = min(budget, len(ds.y) - 1)
-            for key in todo:
-                t0 = time.perf_counter()
-                try:
-                    result = _names(key, _function_of(key)(ds, seed, b))
-                except Exception as exc:  # noqa: BLE001 - one failing method must not stop the grid
-                    print(f"{task} seed {seed} {key}: FAILED {type(exc).__name__}: {exc}", file=log, flush=True)
+    cache = {}
+    tiers = [[k for k in tier if k in run_keys] for tier in TIERS]
+    tiers.append([k for k in run_keys if not any(k in t for t in TIERS)])
+    for tier in tiers:
+        for seed in seeds:
+            for task in tasks:
+                have = done_runs(task, out)
+                todo = [k for k in tier if any((seed, m) not in have for m in _methods_of(k))]
+                if not todo:
                     continue
-                rows = [(task, seed, m, int(lab), f"{acc:.6f}", int(idx))
-                        for m, r in result.items() for lab, acc, idx in r]
-                append_rows(task, rows, out)
-                print(f"{task} seed {seed} {key}: {time.perf_counter() - t0:.1f} s", file=log, flush=True)
+                if (task, seed) not in cache:
+                    cache.clear()
+                    cache[(task, seed)] = table[task][1](seed)
+                ds = cache[(task, seed)]
+                b = min(budget, len(ds.y) - 1)
+                for key in todo:
+                    t0 = time.perf_counter()
+                    try:
+                        result = _names(key, _function_of(key)(ds, seed, b))
+                    except Exception as exc:  # noqa: BLE001 - one failing method must not stop the grid
+                        print(f"{task} seed {seed} {key}: FAILED {type(exc).__name__}: {exc}", file=log, flush=True)
+                        continue
+                    rows = [(task, seed, m, int(lab), f"{acc:.6f}", int(idx))
+                            for m, r in result.items() for lab, acc, idx in r]
+                    append_rows(task, rows, out)
+                    print(f"{task} seed {seed} {key}: {time.perf_counter() - t0:.1f} s", file=log, flush=True)
 
 
 # --------------------------------------------------------------------------- report
@@ -749,7 +799,7 @@ def main(argv=None) -> int:
                  list(FIRST_HALF) if args.half == "first" else list(SECOND_HALF) if args.half == "second"
                  else list(FIRST_HALF) + list(SECOND_HALF))
         seeds, budget = list(range(args.seeds)), args.budget
-        keys = args.methods.split(",") if args.methods else list(RUNS)
+        keys = args.methods.split(",") if args.methods else list(RUNS) + list(CANDIDATES)
     unknown = [t for t in tasks if t not in TASKS and t not in QUICK_TASKS]
     bad = [k for k in keys if k not in RUNS and k not in CANDIDATES]
     if unknown or bad:

@@ -198,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--initial", type=_non_negative_int, default=0, help="random labels before the first query (default 0)")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_graph_arguments(sim)  # --model, --transform, --graph-k, --graph-rank, --alpha (labeler/cli_graph.py)
+    for p in (app, sim):  # labeler.data.preprocessing.shared_scale states the "auto" rule
+        p.add_argument("--standardize", choices=("auto", "on", "off"), default=None, help="scale every column to "
+                       "mean 0, sd 1; default auto: off for images, text, pixel-like tables and PCA components")
     add_posterior_arguments(sim, _positive_int)
     add_role_arguments(sim)
 
@@ -248,7 +251,7 @@ def _run_app(args, extra: list[str]) -> int:
     options = _app_data_options(args)
     if options:
         kwargs["data_options"] = options
-    app_model_to_env(_model_options(args))  # checked first: a graph model with --posterior nystrom stops here
+    app_model_to_env({**_model_options(args), **({"standardize": args.standardize} if args.standardize else {})})  # checked first: a graph model with --posterior nystrom stops here
     try:  # reach it once before the server starts: a wrong address stops here
         _app_executor(args.executor)
     except ValueError as exc:
@@ -411,7 +414,8 @@ def _run_simulate(args) -> int:
                               width="auto" if args.width is None else args.width,
                               lam="auto" if args.lam is None else args.lam,
                               weighting=args.weighting, X_val=X_val_raw, posterior=args.posterior,
-                              rank=args.rank, landmarks=args.landmarks, knn=args.knn)
+                              rank=args.rank, landmarks=args.landmarks, knn=args.knn,
+                              standardize=args.standardize or "auto")
     except MemoryBudgetError as exc:
         raise CLIError(f"{args.data}: {exc}") from None
     except ValueError as exc:

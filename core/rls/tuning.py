@@ -115,6 +115,10 @@ LAM_ALPHA = 0.05
 #: free to leave it after a few labels; None: any strictly lower LOO error moves it.
 WIDTH_ALPHA = 0.3
 
+#: Largest factor by which one re-tune of :func:`auto_tune` may move the width (a move beyond
+#: goes to the grid's farthest width within the factor); None: anywhere on the grid.
+WIDTH_MAX_STEP = None
+
 #: :func:`lam_grid` factors (times the kernel's mean diagonal): 0.001 ... 10, 9 values.
 LAM_FACTORS = np.geomspace(1e-3, 10.0, 9)
 
@@ -407,7 +411,7 @@ def _at(grid, value) -> int:
 
 def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_width: bool = True,
               tune_lam: bool = True, widths=None, lams=None, alpha: float = LAM_ALPHA,
-              width_alpha: float | None = WIDTH_ALPHA, seed: int = 0) -> AutoTuning:
+              width_alpha: float | None = WIDTH_ALPHA, seed: int = 0, max_width_step="default") -> AutoTuning:
     """The automatic re-tune of width and lam (the rule of the module docstring).
 
     Parameters
@@ -437,6 +441,10 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
         from one label to the next, each jump an O(n^2 |L|) rebuild of the learner).
     seed : int
         Seeds the subsample of at most :data:`MAX_TUNE_LABELS` points.
+    max_width_step : float > 1, None or "default"
+        The width moves to the best width of the grid within this factor of the width in use
+        (a bounded move: one re-tune cannot jump across the grid on the evidence of a few
+        labels); None: the whole grid; "default": :data:`WIDTH_MAX_STEP`.
 
     Returns
     -------
@@ -487,7 +495,11 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
         rows = [errors(s, [lam]) for s in w_grid]
         w_err = np.array([r[0][0] for r in rows])
         w_sq = np.array([r[1][0] for r in rows])
-        k = int(np.lexsort((-w_grid, w_sq, np.round(w_err, 12)))[0])
+        step = WIDTH_MAX_STEP if isinstance(max_width_step, str) else max_width_step
+        reach = (np.ones(w_grid.size, dtype=bool) if step is None
+                 else np.abs(np.log(w_grid / width)) <= np.log(float(step)) + 1e-9)
+        order = np.lexsort((-w_grid, w_sq, np.round(w_err, 12)))
+        k = int(order[reach[order]][0])
         here = _at(w_grid, width)
         before_error = float(w_err[here])
         here_wrong, best_wrong = rows[here][2][0], rows[k][2][0]
