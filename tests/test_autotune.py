@@ -242,3 +242,36 @@ def test_two_moons_99_percent_by_25_labels_with_the_app_defaults(tmp_path, seed)
     _label_truly(s, 25)
     accuracy = np.mean(np.asarray(s.learner.predict()).astype(str) == y)
     assert accuracy >= 0.99, (seed, accuracy, s.tuning_status())
+
+
+# ---- bounded width moves (issue 20 §6) ---------------------------------------------------------
+def test_a_bounded_width_move_is_the_best_width_within_the_factor():
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n_samples=40, noise=0.05, random_state=0)
+    labels = ["a" if v == 0 else "b" for v in y]
+    grid = np.geomspace(0.05, 8.0, 15)
+    kernel = Kernel("rbf", width=3.0)  # far too smooth: LOO asks for a much smaller width
+    free = auto_tune(X, labels, ["a", "b"], [1.0, 1.0], kernel=kernel, lam=0.1, tune_lam=False, widths=grid,
+                     max_width_step=None)
+    bounded = auto_tune(X, labels, ["a", "b"], [1.0, 1.0], kernel=kernel, lam=0.1, tune_lam=False, widths=grid,
+                        max_width_step=2.0)
+    assert free.width < 0.75  # the unbounded rule jumps more than a factor 4
+    assert bounded.width_changed and 1.5 - 1e-9 <= bounded.width < 3.0
+    # oracle: least error among the widths in reach (ties: least squared error, largest width)
+    reach = np.abs(np.log(bounded.widths / 3.0)) <= np.log(2.0) + 1e-9
+    best_err = bounded.width_errors[reach].min()
+    assert bounded.width_errors[np.isclose(bounded.widths, bounded.width)][0] == best_err
+
+
+def test_width_max_step_default_is_read_at_call_time(monkeypatch):
+    from core.rls import tuning
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n_samples=40, noise=0.05, random_state=0)
+    labels = ["a" if v == 0 else "b" for v in y]
+    grid = np.geomspace(0.05, 8.0, 15)
+    monkeypatch.setattr(tuning, "WIDTH_MAX_STEP", 2.0)
+    fit = auto_tune(X, labels, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=3.0), lam=0.1, tune_lam=False,
+                    widths=grid)
+    assert fit.width >= 1.5 - 1e-9

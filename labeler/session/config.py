@@ -499,6 +499,7 @@ def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.nd
         How each "auto" value was resolved, in words.
     """
     auto = {}
+    cfg.standardize = parse_standardize(cfg.standardize)  # "on" / "off" -> bool; "auto" stays
     if isinstance(cfg.standardize, str):  # "auto"
         image, text = data.is_image_data(dataset), data.is_text_features(dataset)
         shared = None if (image or text) else shared_scale(X_raw)
