@@ -792,23 +792,111 @@ def format_task(task, rows, checkpoints=CHECKPOINTS) -> str:
 def verdict(task, rows) -> str:
     """Where the default stands: against the best peer and against margin on its own learner."""
     by = {r["method"]: r for r in rows}
-    if "default" not in by:
+    name = "default" if "default" in by else "before"
+    if name not in by:
         return ""
-    d = by["default"]["aubc"][0]
+    d = by[name]["aubc"][0]
     peers = [r for r in rows if r["method"].startswith(("gl-", "sk-"))]
     parts = []
     if peers:
         best = max(peers, key=lambda r: np.nan_to_num(r["aubc"][0], nan=-1))
-        parts.append(f"default {100 * d:.1f} vs best peer {best['method']} {100 * best['aubc'][0]:.1f} "
+        parts.append(f"{name} {100 * d:.1f} vs best peer {best['method']} {100 * best['aubc'][0]:.1f} "
                      f"({100 * (d - best['aubc'][0]):+.1f})")
-    ours = [r for r in rows if not r["method"].startswith(("gl-", "sk-", "default"))]
+    ours = [r for r in rows if not r["method"].startswith(("gl-", "sk-", "default", "before"))]
     if ours:
         best = max(ours, key=lambda r: np.nan_to_num(r["aubc"][0], nan=-1))
         parts.append(f"best alternative {best['method']} {100 * best['aubc'][0]:.1f} ({100 * (d - best['aubc'][0]):+.1f})")
     return f"{task}: " + "; ".join(parts)
 
 
-def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET) -> str:
+def paired(task, candidate, base="before", out=RESULTS, budget=BUDGET):
+    """AUBC of ``candidate`` minus ``base`` over the seeds both have: (mean, [per seed])."""
+    c = curves(task, out)
+    if candidate not in c or base not in c:
+        return float("nan"), []
+    seeds = sorted(set(c[candidate]) & set(c[base]))
+    d = [aubc(*c[candidate][s], AUBC_FROM, budget) - aubc(*c[base][s], AUBC_FROM, budget) for s in seeds]
+    return (float(np.mean(d)) if d else float("nan")), d
+
+
+def labels_to_perfect(task, method, out=RESULTS) -> list:
+    """Per seed: the fewest labels from which accuracy stays at 100 % (None when never)."""
+    res = []
+    for labels, acc in curves(task, out).get(method, {}).values():
+        ok = acc >= 1.0 - 1e-12
+        bad = np.flatnonzero(~ok)
+        first = 1 if bad.size == 0 else (int(labels[bad[-1]]) + 1 if bad[-1] + 1 < labels.size else None)
+        res.append(first)
+    return res
+
+
+def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before") -> str:
+    """Each candidate rule against ``base``: paired AUBC difference per task (points), mean."""
+    cands = [m for k in CANDIDATES for m in CANDIDATES[k][1]] + ["default"]
+    head = "| task | " + " | ".join(cands) + " |"
+    lines = [f"Paired AUBC difference against `{base}` (points, mean over the seeds both have; "
+             "n = seeds):", "", head, "|---|" + "---|" * len(cands)]
+    sums = {m: [] for m in cands}
+    for task in tasks:
+        cells = []
+        for m in cands:
+            mean, d = paired(task, m, base, out, budget)
+            if d:
+                sums[m].append(mean)
+            cells.append("-" if not d else f"{100 * mean:+.1f} (n={len(d)})")
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    lines.append("| **mean over tasks** | " + " | ".join(
+        f"**{100 * np.mean(v):+.2f}** ({len(v)} tasks)" if v else "-" for v in sums.values()) + " |")
+    return "\n".join(lines)
+
+
+#: First-10-label pickers compared by :func:`cold_start` (issue 20 §5).
+COLD_START = ("before", "fixed-auto", "fixed-arls", "gl-vopt/laplace", "sk-typiclust/laplace",
+              "sk-probcover/laplace", "fixed-random")
+
+
+def cold_start(tasks, out=RESULTS, n_first=10) -> str:
+    """The first ``n_first`` picks of each method, scored by two common models.
+
+    Common models: fixed RLS (app features, median width, lambda 0.1, no class weights) and
+    GraphLearning's Laplace learning on the 10-NN graph; accuracy on the rest of the pool,
+    mean over seeds. The picks are read from the stored rows (column ``index``).
+    """
+    table = dict(TASKS, **QUICK_TASKS)
+    lines = [f"Accuracy (%) of the first {n_first} picks, scored by a common model "
+             "(RLS: fixed settings / Laplace: GraphLearning), mean over seeds:", "",
+             "| task | " + " | ".join(COLD_START) + " |", "|---|" + "---|" * len(COLD_START)]
+    for task in tasks:
+        rows = read_rows(task, out)
+        picks = {}
+        for r in rows:
+            if r["method"] in COLD_START and int(r["labels"]) <= n_first:
+                picks.setdefault((r["method"], int(r["seed"])), {})[int(r["labels"])] = int(r["index"])
+        if not picks:
+            continue
+        scores = {m: [] for m in COLD_START}
+        for seed in sorted({s for _, s in picks}):
+            ds = table[task][1](seed)
+            X = _app(ds, seed, standardize=_legacy_standardize(ds))["X"]
+            y = np.asarray(ds.y)
+            kernel = fixed_kernel(X, seed)
+            g = _GLModels(X)
+            for m in COLD_START:
+                got = picks.get((m, seed), {})
+                if len(got) < n_first:
+                    continue
+                L = [got[k] for k in range(1, n_first + 1)]
+                scores[m].append((_pool_accuracy(_rls_predict(X, y, L, kernel), y, L),
+                                  _pool_accuracy(g.predict("laplace", L, y[L]), y, L)))
+        cells = []
+        for m in COLD_START:
+            v = np.array(scores[m])
+            cells.append("-" if v.size == 0 else f"{100 * v[:, 0].mean():.1f} / {100 * v[:, 1].mean():.1f}")
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) -> str:
     parts = [f"AUBC = mean accuracy on the unlabelled pool over {AUBC_FROM} -> {budget} labels (trapezoids); "
              "accuracy at 10 / 25 / 50 / 100 labels; mean ± sd over seeds, in %.", ""]
     verdicts = []
@@ -820,7 +908,20 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET) -> str:
         v = verdict(task, rows)
         if v:
             verdicts.append("- " + v)
+    fails = sorted(r for r in failed_runs(out) if r[0] in tasks)
+    if fails:
+        verdicts.append("")
+        verdicts.append("Runs stopped (failed.csv): " + "; ".join(f"{t} seed {s} {k}" for t, s, k in fails))
     text = "\n".join(parts + ["### Where the default stands", ""] + verdicts) + "\n"
+    if extras:
+        text += "\n### Candidate rules\n\n" + candidates_table(tasks, out, budget) + "\n"
+        cluster = [t for t in tasks if TASKS.get(t, ("",))[0] == "clusters"]
+        for t in cluster:
+            text += f"\nLabels from which {t} stays at 100 % (per seed): " + "; ".join(
+                f"{m} {labels_to_perfect(t, m, out)}" for m in ("before", "default", "w-evident", "w-none",
+                                                                "width-step2", "fixed-auto")
+                if labels_to_perfect(t, m, out)) + "\n"
+        text += "\n### Cold start\n\n" + cold_start(tasks, out) + "\n"
     if doc is not None:
         Path(doc).parent.mkdir(parents=True, exist_ok=True)
         Path(doc).write_text(
@@ -860,7 +961,7 @@ def main(argv=None) -> int:
                  f"methods: {', '.join(list(RUNS) + list(CANDIDATES))}")
     if args.report:
         cmd = "python benchmarks/defaults.py " + " ".join(a for a in (argv if argv is not None else sys.argv[1:]))
-        print(report(tasks, args.out, args.doc, cmd.strip(), budget))
+        print(report(tasks, args.out, args.doc, cmd.strip(), budget, extras=not args.quick))
         return 0
     run_grid(tasks, seeds, keys, budget, args.out)
     return 0
