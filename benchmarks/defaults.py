@@ -587,10 +587,10 @@ CANDIDATES = {
     "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
-TIERS = (("before", "fixed-auto", "gl-vopt", "before-margin"),
+TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
          ("w-evident", "std-auto", "width-step2", "w-none"),
-         ("sk-typiclust", "sk-probcover", "fixed-margin", "harmonic"),
-         ("default", "default-margin", "lgc", "graph-rls", "fixed-random", "gl-unc-laplace", "gl-sigmaopt", "sk-margin", "gl-unc-poisson",
+         ("sk-typiclust", "sk-probcover", "default-margin", "harmonic"),
+         ("before-margin", "fixed-margin", "lgc", "graph-rls", "fixed-random", "gl-unc-laplace", "gl-sigmaopt", "sk-margin", "gl-unc-poisson",
           "fixed-arls"))
 PEER_RUNS = tuple(k for k in RUNS if k.startswith(("gl-", "sk-")))
 QUICK_RUNS = ("default", "fixed-margin")
