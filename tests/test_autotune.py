@@ -61,7 +61,7 @@ def test_auto_tune_errors_match_brute_force_and_the_strict_rule_moves_on_any_low
     X, y = _xor()
     widths = default_widths(X)
     fit = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=4.0), lam=0.1, widths=widths,
-                    width_alpha=None)
+                    width_alpha=None, max_width_step=None)
     np.testing.assert_allclose(fit.width_errors, [_brute_errors(X, y, w, [0.1])[0] for w in fit.widths],
                                atol=1e-12)
     np.testing.assert_allclose(fit.lam_errors, _brute_errors(X, y, fit.width, fit.lams), atol=1e-12)
@@ -70,18 +70,19 @@ def test_auto_tune_errors_match_brute_force_and_the_strict_rule_moves_on_any_low
     assert fit.error == pytest.approx(fit.width_errors.min())
     # at the chosen width nothing is strictly better: a second call keeps it (no flapping)
     again = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=fit.width), lam=fit.lam,
-                      widths=widths, width_alpha=None)
+                      widths=widths, width_alpha=None, max_width_step=None)
     assert not again.width_changed and again.width == fit.width
 
 
 @pytest.mark.parametrize("start", range(11))
 def test_the_width_moves_only_when_a_sign_test_says_it_is_clearly_better(start):
     """Oracle: the move is decided by a one-sided sign test (p < WIDTH_ALPHA) on the LOO
-    mistakes the best width fixes against those it makes, both found by refitting without
-    each point, from every width of the grid as the one in use."""
+    mistakes the best width within reach (a factor WIDTH_MAX_STEP of the width in use) fixes
+    against those it makes, both found by refitting without each point, from every width of
+    the grid as the one in use."""
     from scipy.stats import binomtest
 
-    from core.rls.tuning import WIDTH_ALPHA
+    from core.rls.tuning import WIDTH_ALPHA, WIDTH_MAX_STEP
 
     X, y = _xor(40, seed=3)
     widths = default_widths(X)
@@ -91,17 +92,20 @@ def test_the_width_moves_only_when_a_sign_test_says_it_is_clearly_better(start):
     loo = [_brute_wrong(X, y, w, squared=True) for w in widths]
     errors = np.array([wrong.mean() for wrong, _ in loo])
     sq = np.array([s for _, s in loo])
-    # the best width: least error, then least squared error, then the largest width
-    best = float(widths[int(np.lexsort((-np.asarray(widths), sq, np.round(errors, 12)))[0])])
+    # the best width in reach: least error, then least squared error, then the largest width
+    reach = np.abs(np.log(np.asarray(widths) / w0)) <= np.log(WIDTH_MAX_STEP) + 1e-9
+    order = np.lexsort((-np.asarray(widths), sq, np.round(errors, 12)))
+    best = float(widths[int(order[reach[order]][0])])
     here, there = loo[start][0], _brute_wrong(X, y, best)
     fixed, broken = int(np.sum(here & ~there)), int(np.sum(there & ~here))
     p = binomtest(fixed, fixed + broken, 0.5, alternative="greater").pvalue if fixed > broken else 1.0
-    should_move = errors.min() < here.mean() - 1e-12 and p < WIDTH_ALPHA
+    best_error = there.mean()
+    should_move = best_error < here.mean() - 1e-12 and p < WIDTH_ALPHA
     assert fit.width_changed == should_move, (w0, best, fixed, broken, p, fit.reason)
     assert fit.width == (best if should_move else w0)
     if should_move:
         assert "sign test" in fit.reason
-    elif errors.min() < here.mean() - 1e-12:
+    elif best_error < here.mean() - 1e-12:
         assert "not clearly" in fit.reason
 
 
@@ -109,11 +113,12 @@ def test_a_near_tie_keeps_the_width_a_clear_gain_moves_it():
     X, y = _xor()
     widths = default_widths(X)
     # at 4.0 the best width fixes 4 LOO mistakes and makes 2 (p = 0.34): kept
-    near = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=4.0), lam=0.1, widths=widths)
+    near = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=4.0), lam=0.1, widths=widths,
+                     max_width_step=None)
     assert not near.width_changed and near.width == 4.0 and "not clearly" in near.reason
     # far too smooth: the XOR is smoothed away, the best width fixes many more than it makes
     far = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=float(widths[-1]) * 4), lam=0.1,
-                    widths=widths)
+                    widths=widths, max_width_step=None)
     assert far.width_changed and far.error < far.before_error and "sign test" in far.reason
 
 
