@@ -945,6 +945,10 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) 
         rows = summarise(task, out, budget)
         if not rows:
             continue
+        if task == (FIRST_HALF[0] if task in FIRST_HALF else SECOND_HALF[0]) or task == tasks[0]:
+            half = "First half" if task in FIRST_HALF else "Second half" if task in SECOND_HALF else "Tasks"
+            if f"## {half}" not in parts:
+                parts += [f"## {half}", ""]
         parts += [format_task(task, rows), ""]
         v = verdict(task, rows)
         if v:
@@ -955,7 +959,8 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) 
         verdicts.append("Runs stopped (failed.csv): " + "; ".join(f"{t} seed {s} {k}" for t, s, k in fails))
     text = "\n".join(parts + ["### Where the default stands", ""] + verdicts) + "\n"
     if extras:
-        text += "\n### Candidate rules\n\n" + candidates_table(tasks, out, budget) + "\n"
+        text += ("\n### Candidate rules (first half)\n\n"
+                 + candidates_table([t for t in tasks if t in FIRST_HALF], out, budget) + "\n")
         cluster = [t for t in tasks if TASKS.get(t, ("",))[0] == "clusters"]
         for t in cluster:
             text += f"\nLabels from which {t} stays at 100 % (per seed): " + "; ".join(
