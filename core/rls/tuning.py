@@ -121,9 +121,9 @@ WIDTH_ALPHA = 0.3
 
 #: Largest factor by which one re-tune of :func:`auto_tune` may move the width: the move goes
 #: to the best width of the grid within the factor (None: anywhere on the grid). Chosen on the
-#: first half of ``benchmarks/defaults.py`` (issue 20): +0.8 AUBC points over its 9 tasks
-#: against unbounded moves, the most on spheres (+2.5) and digits / MNIST (+0.9 / +1.8), the
-#: least on two-moons (-0.5, still >= 99.8 % at 25 labels).
+#: first half of ``benchmarks/defaults.py`` (issue 20; docs/defaults.md, 3-5 seeds per task):
+#: +0.47 AUBC points on the mean over its 9 tasks against unbounded moves, the most on spheres
+#: (+1.6), the least on two-moons (-0.3, still >= 99.9 % at 25 labels).
 WIDTH_MAX_STEP = 2.0
 
 #: :func:`lam_grid` factors (times the kernel's mean diagonal): 0.001 ... 10, 9 values.
