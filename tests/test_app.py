@@ -856,3 +856,15 @@ def test_a_link_to_the_risk_colouring_opens_an_lgc_session_coloured_by_label(mon
     assert at.button_group(key="color_mode").value == "label"
     assert "expected risk" not in at.button_group(key="color_mode").options  # labels: "current label", ...
     assert not errors(at)
+
+
+def test_the_standardise_box_reaches_the_new_session():
+    at = start()
+    assert at.selectbox(key="pick_standardize").value == "auto"
+    at.selectbox(key="pick_builtin").set_value("moons").run()
+    at.selectbox(key="pick_standardize").set_value("on").run()
+    at.button(key="open_builtin").click().run()
+    assert not at.exception, at.exception
+    s = session_of(at)
+    assert s.config.standardize is True and "standardize" not in s.auto_settings
+    assert np.allclose(s.X.std(axis=0), 1.0)

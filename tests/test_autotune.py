@@ -61,7 +61,7 @@ def test_auto_tune_errors_match_brute_force_and_the_strict_rule_moves_on_any_low
     X, y = _xor()
     widths = default_widths(X)
     fit = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=4.0), lam=0.1, widths=widths,
-                    width_alpha=None)
+                    width_alpha=None, max_width_step=None)
     np.testing.assert_allclose(fit.width_errors, [_brute_errors(X, y, w, [0.1])[0] for w in fit.widths],
                                atol=1e-12)
     np.testing.assert_allclose(fit.lam_errors, _brute_errors(X, y, fit.width, fit.lams), atol=1e-12)
@@ -70,18 +70,19 @@ def test_auto_tune_errors_match_brute_force_and_the_strict_rule_moves_on_any_low
     assert fit.error == pytest.approx(fit.width_errors.min())
     # at the chosen width nothing is strictly better: a second call keeps it (no flapping)
     again = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=fit.width), lam=fit.lam,
-                      widths=widths, width_alpha=None)
+                      widths=widths, width_alpha=None, max_width_step=None)
     assert not again.width_changed and again.width == fit.width
 
 
 @pytest.mark.parametrize("start", range(11))
 def test_the_width_moves_only_when_a_sign_test_says_it_is_clearly_better(start):
     """Oracle: the move is decided by a one-sided sign test (p < WIDTH_ALPHA) on the LOO
-    mistakes the best width fixes against those it makes, both found by refitting without
-    each point, from every width of the grid as the one in use."""
+    mistakes the best width within reach (a factor WIDTH_MAX_STEP of the width in use) fixes
+    against those it makes, both found by refitting without each point, from every width of
+    the grid as the one in use."""
     from scipy.stats import binomtest
 
-    from core.rls.tuning import WIDTH_ALPHA
+    from core.rls.tuning import WIDTH_ALPHA, WIDTH_MAX_STEP
 
     X, y = _xor(40, seed=3)
     widths = default_widths(X)
@@ -91,17 +92,20 @@ def test_the_width_moves_only_when_a_sign_test_says_it_is_clearly_better(start):
     loo = [_brute_wrong(X, y, w, squared=True) for w in widths]
     errors = np.array([wrong.mean() for wrong, _ in loo])
     sq = np.array([s for _, s in loo])
-    # the best width: least error, then least squared error, then the largest width
-    best = float(widths[int(np.lexsort((-np.asarray(widths), sq, np.round(errors, 12)))[0])])
+    # the best width in reach: least error, then least squared error, then the largest width
+    reach = np.abs(np.log(np.asarray(widths) / w0)) <= np.log(WIDTH_MAX_STEP) + 1e-9
+    order = np.lexsort((-np.asarray(widths), sq, np.round(errors, 12)))
+    best = float(widths[int(order[reach[order]][0])])
     here, there = loo[start][0], _brute_wrong(X, y, best)
     fixed, broken = int(np.sum(here & ~there)), int(np.sum(there & ~here))
     p = binomtest(fixed, fixed + broken, 0.5, alternative="greater").pvalue if fixed > broken else 1.0
-    should_move = errors.min() < here.mean() - 1e-12 and p < WIDTH_ALPHA
+    best_error = there.mean()
+    should_move = best_error < here.mean() - 1e-12 and p < WIDTH_ALPHA
     assert fit.width_changed == should_move, (w0, best, fixed, broken, p, fit.reason)
     assert fit.width == (best if should_move else w0)
     if should_move:
         assert "sign test" in fit.reason
-    elif errors.min() < here.mean() - 1e-12:
+    elif best_error < here.mean() - 1e-12:
         assert "not clearly" in fit.reason
 
 
@@ -109,11 +113,12 @@ def test_a_near_tie_keeps_the_width_a_clear_gain_moves_it():
     X, y = _xor()
     widths = default_widths(X)
     # at 4.0 the best width fixes 4 LOO mistakes and makes 2 (p = 0.34): kept
-    near = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=4.0), lam=0.1, widths=widths)
+    near = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=4.0), lam=0.1, widths=widths,
+                     max_width_step=None)
     assert not near.width_changed and near.width == 4.0 and "not clearly" in near.reason
     # far too smooth: the XOR is smoothed away, the best width fixes many more than it makes
     far = auto_tune(X, y, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=float(widths[-1]) * 4), lam=0.1,
-                    widths=widths)
+                    widths=widths, max_width_step=None)
     assert far.width_changed and far.error < far.before_error and "sign test" in far.reason
 
 
@@ -242,3 +247,36 @@ def test_two_moons_99_percent_by_25_labels_with_the_app_defaults(tmp_path, seed)
     _label_truly(s, 25)
     accuracy = np.mean(np.asarray(s.learner.predict()).astype(str) == y)
     assert accuracy >= 0.99, (seed, accuracy, s.tuning_status())
+
+
+# ---- bounded width moves (issue 20 §6) ---------------------------------------------------------
+def test_a_bounded_width_move_is_the_best_width_within_the_factor():
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n_samples=40, noise=0.05, random_state=0)
+    labels = ["a" if v == 0 else "b" for v in y]
+    grid = np.geomspace(0.05, 8.0, 15)
+    kernel = Kernel("rbf", width=3.0)  # far too smooth: LOO asks for a much smaller width
+    free = auto_tune(X, labels, ["a", "b"], [1.0, 1.0], kernel=kernel, lam=0.1, tune_lam=False, widths=grid,
+                     max_width_step=None)
+    bounded = auto_tune(X, labels, ["a", "b"], [1.0, 1.0], kernel=kernel, lam=0.1, tune_lam=False, widths=grid,
+                        max_width_step=2.0)
+    assert free.width < 0.75  # the unbounded rule jumps more than a factor 4
+    assert bounded.width_changed and 1.5 - 1e-9 <= bounded.width < 3.0
+    # oracle: least error among the widths in reach (ties: least squared error, largest width)
+    reach = np.abs(np.log(bounded.widths / 3.0)) <= np.log(2.0) + 1e-9
+    best_err = bounded.width_errors[reach].min()
+    assert bounded.width_errors[np.isclose(bounded.widths, bounded.width)][0] == best_err
+
+
+def test_width_max_step_default_is_read_at_call_time(monkeypatch):
+    from core.rls import tuning
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n_samples=40, noise=0.05, random_state=0)
+    labels = ["a" if v == 0 else "b" for v in y]
+    grid = np.geomspace(0.05, 8.0, 15)
+    monkeypatch.setattr(tuning, "WIDTH_MAX_STEP", 2.0)
+    fit = auto_tune(X, labels, ["a", "b"], [1.0, 1.0], kernel=Kernel("rbf", width=3.0), lam=0.1, tune_lam=False,
+                    widths=grid)
+    assert fit.width >= 1.5 - 1e-9

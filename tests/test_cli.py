@@ -620,3 +620,36 @@ def test_a_handed_over_data_set_waits_for_the_next_load_only(tmp_path):
     assert load_mod.load_dataset(str(path)) is not ds
     load_mod.hand_over(ds)
     assert load_mod.load_dataset(str(path), seed=1) is not ds  # other arguments: read
+
+
+def test_simulate_standardize_on_off_auto(tmp_path, capsys, monkeypatch):
+    data = tmp_path / "pool.csv"
+    frame = write_blobs(data, n=60, seed=4)
+    frame["f2"] = frame["f2"] * 1000.0  # columns on different scales: auto standardises
+    frame.to_csv(data, index=False)
+    seen = []
+    real = labeler.experiments.simulate.app_settings
+
+    def spy(*a, **kw):
+        out = real(*a, **kw)
+        seen.append((kw.get("standardize"), out["standardize"]))
+        return out
+
+    monkeypatch.setattr(labeler.experiments.simulate, "app_settings", spy)
+    for flag, want in (([], True), (["--standardize", "off"], False), (["--standardize", "on"], True)):
+        code, _, err = run(["simulate", str(data), "--budget", "2", "--quiet"] + flag, capsys)
+        assert code == 0, err
+        assert seen[-1][1] is want, flag
+    code, _, err = run(["simulate", str(data), "--budget", "2", "--standardize", "maybe"], capsys)
+    assert code == 2 and "--standardize" in err
+
+
+def test_app_standardize_goes_to_the_first_session(app_calls, capsys, monkeypatch):
+    import json
+
+    monkeypatch.delenv("LABELER_MODEL", raising=False)
+    assert cli.main(["app", "moons", "--standardize", "off"]) == 0
+    assert json.loads(os.environ["LABELER_MODEL"])["standardize"] == "off"
+    from labeler.ui.config import _model_options
+    assert _model_options(os.environ["LABELER_MODEL"])["standardize"] == "off"
+    monkeypatch.delenv("LABELER_MODEL", raising=False)

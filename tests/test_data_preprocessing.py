@@ -70,3 +70,37 @@ def test_pca_reduce_matches_svd():
 def test_pca_reduce_bad_components(k):
     with pytest.raises(ValueError, match="n_components"):
         pca_reduce(np.random.default_rng(0).normal(size=(20, 8)), k)
+
+
+# ---- shared_scale: the rule of standardize="auto" for tables (issue 20 §6) ----------------------
+def test_shared_scale_finds_pixel_tables_and_components_only():
+    from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+    from sklearn.decomposition import PCA
+
+    from labeler.data.preprocessing import shared_scale
+
+    digits = load_digits().data
+    assert shared_scale(digits).startswith("pixel-like")
+    assert shared_scale(digits / 16.0).startswith("pixel-like")
+    pcs = PCA(n_components=20, random_state=0).fit_transform(digits)
+    assert shared_scale(pcs).startswith("components")
+    for loader in (load_iris, load_wine, load_breast_cancer):
+        assert shared_scale(loader().data) is None, loader.__name__
+    # components rotated are no longer components; shuffled order of variance neither
+    rot = pcs @ np.linalg.qr(np.random.default_rng(0).standard_normal((20, 20)))[0]
+    assert shared_scale(rot) is None
+    assert shared_scale(pcs[:, ::-1]) is None
+    # a measurement table with columns in different units, non-negative
+    rng = np.random.default_rng(1)
+    table = np.abs(rng.standard_normal((100, 10))) * np.geomspace(1, 1e4, 10)
+    assert shared_scale(table) is None
+
+
+def test_parse_standardize():
+    from labeler.data.preprocessing import parse_standardize
+
+    assert parse_standardize("auto") == "auto"
+    assert parse_standardize("on") is True and parse_standardize("OFF") is False
+    assert parse_standardize(True) is True
+    with pytest.raises(ValueError, match="auto, on, off"):
+        parse_standardize("yes")

@@ -81,7 +81,7 @@ def test_create_resolves_auto_settings_and_lists(store):
     assert cfg.lam == DEFAULT_LAM
     assert s.auto_settings == {
         "width": "median pairwise distance", "lam": f"default {DEFAULT_LAM}",
-        "standardize": "on (not image data)",
+        "standardize": "on (columns on different scales)",
     }
     assert s.classes == [str(c) for c in s.dataset.classes]
     assert np.allclose(s.X.mean(axis=0), 0) and np.allclose(s.X.std(axis=0), 1)
@@ -1366,3 +1366,24 @@ def test_session_and_simulate_re_tune_alike(store, dataset, new_class):
         s.label(int(i), truth(s, int(i)), source="chosen")
         assert (s.config.width, s.config.lam) == (width, lam)
     assert curve["width"].nunique() > 1  # the width did move
+
+
+def test_standardize_auto_is_off_for_pca_components_and_on_off_strings_are_accepted(tmp_path):
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+
+    d = load_digits()
+    Z = PCA(n_components=10, random_state=0).fit_transform(d.data[:300])
+    frame = pd.DataFrame(Z, columns=[f"pc{j}" for j in range(10)])
+    frame["label"] = d.target[:300]
+    path = tmp_path / "pcs.csv"
+    frame.to_csv(path, index=False)
+    st = str(tmp_path / "s.sqlite")
+    s = LabelingSession.create(st, SessionConfig(dataset=str(path)))
+    assert s.config.standardize is False
+    assert s.auto_settings["standardize"].startswith("off: components")
+    assert np.allclose(s.X, Z)
+    s2 = LabelingSession.create(st, SessionConfig(dataset=str(path), standardize="on"))
+    assert s2.config.standardize is True and np.allclose(s2.X.std(axis=0), 1)
+    with pytest.raises(ValueError, match="standardize must be one of auto, on, off"):
+        LabelingSession.create(st, SessionConfig(dataset=str(path), standardize="maybe"))

@@ -142,3 +142,50 @@ def test_class_weight_functions_bad_counts(counts, kwargs, match):
 def test_bad_sample_weight(sample_weight):
     with pytest.raises(ValueError, match="sample_weight"):
         sample_weights(np.array([0, 1]), [0, 1], "balanced", sample_weight=sample_weight)
+
+
+# ---- core.learner.weighting "evident": balanced once the counts show imbalance (issue 20 §4) ----
+def test_imbalance_evident_is_the_chi_square_test_of_the_labelled_classes():
+    from scipy.stats import chisquare
+
+    from core.learner.weighting import EVIDENT_ALPHA, imbalance_evident
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        counts = rng.integers(0, 30, size=rng.integers(2, 6))
+        seen = counts[counts > 0]
+        want = seen.size >= 2 and chisquare(seen).pvalue < EVIDENT_ALPHA
+        assert imbalance_evident(counts) == want, counts
+    assert not imbalance_evident([5, 0, 0])  # one class found: no test
+    assert not imbalance_evident([6, 4]) and imbalance_evident([10, 1])
+
+
+def test_evident_weights_are_one_until_imbalance_then_balanced():
+    from core.learner.weighting import check_weighting, class_weight_vector
+
+    classes = ["a", "b", "c"]
+    assert check_weighting("evident", classes) == "evident"
+    assert_allclose(class_weight_vector("evident", classes, [7, 6, 8]), np.ones(3))
+    assert_allclose(class_weight_vector("evident", classes, [30, 2, 4]),
+                    class_weight_vector("balanced", classes, [30, 2, 4]))
+
+
+def test_a_learner_with_evident_weights_matches_one_with_the_same_fixed_weights():
+    from core.kernels import Kernel
+    from core.learner import ActiveRLS
+    from core.learner.weighting import class_weight_vector
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 2))
+    labels = [(i, "a" if i % 9 else "b") for i in range(0, 40)]
+    kw = dict(classes=["a", "b"], kernel=Kernel("rbf", width=1.0), lam=0.3)
+    ev = ActiveRLS.from_features(X, weighting="evident", **kw)
+    for i, c in labels:
+        ev.add(i, c)
+    counts = [sum(c == k for _, c in labels) for k in ("a", "b")]
+    w = class_weight_vector("balanced", ["a", "b"], counts)
+    assert not np.allclose(w, 1.0)  # 35 : 5 is evident
+    fixed = ActiveRLS.from_features(X, weighting=dict(zip(["a", "b"], w)), **kw)
+    fixed.add_many([i for i, _ in labels], [c for _, c in labels])
+    assert_allclose([ev.class_weights[c] for c in ("a", "b")], w)
+    assert_allclose(ev.decision_values, fixed.decision_values, atol=1e-9)

@@ -12,6 +12,14 @@ covariance.
   ``class_weight="balanced"``). A class without labels yet gets ``n_L / T`` (the weight its
   first label would nearly get); with no labels at all every weight is 1. The same formula
   is what :class:`core.rls.WeightedRLSClassifier` uses for ``class_weight="balanced"``.
+* ``"evident"``: every ``w = 1`` until the label counts show the classes are imbalanced,
+  then the ``"balanced"`` weights (:func:`imbalance_evident`: a chi-square test of the counts
+  of the labelled classes against equal counts, p < :data:`EVIDENT_ALPHA`). On balanced data
+  "balanced" weights move with every chance difference of the counts, and each move re-weights
+  the labels the query criterion reads: on seed 002's spheres "balanced" alone takes exact ARLS
+  from 100 % at 48 labels to 84 % at 60. A test on the counts keeps the weights at 1 there and
+  turns them on as soon as a minority shows (10 : 1 after 11 labels); like "balanced" it is a
+  function of the counts only, so every learner and the LOO tuner share it.
 """
 
 from __future__ import annotations
@@ -19,10 +27,14 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from scipy.stats import chi2
 
-__all__ = ["WEIGHTINGS", "check_weighting", "class_weight_vector"]
+__all__ = ["EVIDENT_ALPHA", "WEIGHTINGS", "check_weighting", "class_weight_vector", "imbalance_evident"]
 
-WEIGHTINGS = ("none", "balanced")
+WEIGHTINGS = ("none", "balanced", "evident")
+
+#: Significance of the chi-square test of :func:`imbalance_evident`.
+EVIDENT_ALPHA = 0.01
 
 
 def check_weighting(weighting, classes, *, every_class: bool = False):
@@ -62,7 +74,7 @@ def check_weighting(weighting, classes, *, every_class: bool = False):
         if missing:
             raise ValueError(f"Weighting dict lacks class(es) {missing}; give a weight for every class.")
         return out
-    raise ValueError(f"weighting must be 'none', 'balanced' or a dict {{class: weight}}; got {weighting!r}.")
+    raise ValueError(f"weighting must be 'none', 'balanced', 'evident' or a dict {{class: weight}}; got {weighting!r}.")
 
 
 def class_weight_vector(weighting, classes, counts) -> np.ndarray:
@@ -70,7 +82,7 @@ def class_weight_vector(weighting, classes, counts) -> np.ndarray:
 
     Parameters
     ----------
-    weighting : "none", "balanced" or dict
+    weighting : "none", "balanced", "evident" or dict
         As returned by :func:`check_weighting`.
     classes : list of length T
     counts : array-like of shape (T,)
@@ -82,7 +94,35 @@ def class_weight_vector(weighting, classes, counts) -> np.ndarray:
     if weighting == "none":
         return np.ones(T)
     counts = np.asarray(counts, dtype=np.float64)
+    if weighting == "evident" and not imbalance_evident(counts):
+        return np.ones(T)
     n_l = counts.sum()
     if n_l == 0:
         return np.ones(T)
     return n_l / (T * np.maximum(counts, 1.0))
+
+
+def imbalance_evident(counts, alpha: float = EVIDENT_ALPHA) -> bool:
+    """Whether labelled counts reject equal class sizes (chi-square test, p < ``alpha``).
+
+    Only the classes with at least one label take part (a class not found yet says nothing
+    about its size), and at least two must: the statistic is ``sum_y (n_y - e)^2 / e`` with
+    ``e = n_L / k`` over the ``k`` labelled classes, ``k - 1`` degrees of freedom.
+
+    Parameters
+    ----------
+    counts : array-like of shape (T,)
+        Labelled points per class.
+    alpha : float in (0, 1)
+
+    Returns
+    -------
+    bool
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    c = c[c > 0]
+    if c.size < 2:
+        return False
+    expected = c.sum() / c.size
+    stat = float(np.sum((c - expected) ** 2) / expected)
+    return bool(chi2.sf(stat, c.size - 1) < alpha)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from labeler.cli.columns import add_role_arguments, open_data, role_arguments_given
-from labeler.cli.common import CLIError, Command, builtin_names, port, positive_int
+from labeler.cli.common import CLIError, Command, add_standardize_argument, builtin_names, port, positive_int
 from labeler.cli.graph import add_app_model_arguments, app_model_to_env
 from labeler.cli.posterior import add_posterior_arguments, app_executor, model_options
 from labeler.runtime import limit_malloc_arenas
@@ -46,6 +46,7 @@ def add_parser(sub):
     add_role_arguments(app)
     add_posterior_arguments(app, positive_int)
     add_app_model_arguments(app)  # --model, --alpha, --class-mass (labeler/cli/graph.py)
+    add_standardize_argument(app)
     return app
 
 
@@ -68,7 +69,8 @@ def run(args) -> int:
     options = _app_data_options(args)
     if options:
         kwargs["data_options"] = options
-    app_model_to_env(model_options(args))  # checked first: a graph model with --posterior nystrom stops here
+    app_model_to_env({**model_options(args), **({"standardize": args.standardize} if args.standardize else {})})
+    # (checked first: a graph model with --posterior nystrom stops here)
     app_executor(args.executor)  # reached once before the server starts: a wrong address stops here
     run_app(**kwargs)
     return 0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 __all__ = ["CLIError", "Command", "EXIT_USAGE", "EXIT_INTERRUPTED", "PROGRESS_INTERVAL", "user_errors",
            "int_at_least", "positive_int", "non_negative_int", "positive_float", "lam_value", "port",
-           "builtin_names", "check_output_path", "output_folder", "Progress"]
+           "builtin_names", "check_output_path", "output_folder", "Progress", "add_standardize_argument"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -196,3 +196,11 @@ class Progress:
 def print_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Show a warning as one ``labeler: warning: ...`` line on stderr (no source line)."""
     print(f"labeler: warning: {message}", file=sys.stderr if file is None else file, flush=True)
+
+
+def add_standardize_argument(parser: argparse.ArgumentParser) -> None:
+    """``--standardize auto|on|off`` (``labeler app`` and ``labeler simulate``); the "auto" rule
+    is :func:`labeler.data.preprocessing.shared_scale`'s."""
+    parser.add_argument("--standardize", choices=("auto", "on", "off"), default=None,
+                        help="scale every column to mean 0, sd 1; default auto: off for images, text, "
+                        "pixel-like tables and PCA components")

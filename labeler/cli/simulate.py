@@ -8,7 +8,7 @@ import sys
 import time
 
 from labeler.cli.columns import add_role_arguments, open_data
-from labeler.cli.common import (CLIError, Command, Progress, builtin_names, check_output_path, lam_value,
+from labeler.cli.common import (CLIError, Command, add_standardize_argument, Progress, builtin_names, check_output_path, lam_value,
                                 non_negative_int, positive_float, positive_int)
 from labeler.cli.graph import add_graph_arguments, run_graph_simulate
 from labeler.cli.posterior import BuildProgress, add_posterior_arguments, simulate_executor
@@ -67,6 +67,7 @@ def add_parser(sub):
     sim.add_argument("--initial", type=non_negative_int, default=0, help="random labels before the first query (default 0)")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_graph_arguments(sim)  # --model, --transform, --graph-k, --graph-rank, --alpha (labeler/cli/graph.py)
+    add_standardize_argument(sim)
     add_posterior_arguments(sim, positive_int)
     add_role_arguments(sim)
     add_prediction_argument(sim)  # --predictions (labeler/cli/suspects.py)
@@ -149,7 +150,8 @@ def run(args) -> int:
                               width="auto" if args.width is None else args.width,
                               lam="auto" if args.lam is None else args.lam,
                               weighting=args.weighting, X_val=X_val_raw, posterior=args.posterior,
-                              rank=args.rank, landmarks=args.landmarks, knn=args.knn)
+                              rank=args.rank, landmarks=args.landmarks, knn=args.knn,
+                              standardize=args.standardize or "auto")
     except MemoryBudgetError as exc:
         raise CLIError(f"{args.data}: {exc}") from None
     except SettingsError as exc:  # e.g. no automatic width for constant points

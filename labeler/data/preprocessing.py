@@ -12,7 +12,18 @@ import numpy as np
 
 from core.validation import check_features, check_magnitude, overflow_message
 
-__all__ = ["standardize", "pca_reduce"]
+__all__ = ["standardize", "pca_reduce", "shared_scale", "STANDARDIZE_CHOICES", "parse_standardize"]
+
+#: What ``--standardize`` and the new-session form accept: "auto" decides from the data.
+STANDARDIZE_CHOICES = ("auto", "on", "off")
+
+#: :func:`shared_scale`: fewest columns of a pixel-like table, and the share of the largest
+#: value that the median column's maximum must reach.
+PIXEL_MIN_COLUMNS, PIXEL_SHARED_MAX = 8, 0.5
+#: :func:`shared_scale`: components are centred (|mean| <= this times the column's sd),
+#: uncorrelated (|correlation| <= this) and in decreasing order of variance (each sd at most
+#: this factor above the one before).
+COMPONENT_MEAN, COMPONENT_CORRELATION, COMPONENT_ORDER = 0.05, 0.05, 1.05
 
 
 def standardize(X, *, stats=None) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
@@ -117,3 +128,64 @@ def pca_reduce(X, n_components: int, seed: int = 0) -> tuple[np.ndarray, tuple[n
     pca = PCA(n_components=int(n_components), svd_solver="auto", random_state=seed)
     Z = pca.fit_transform(X)
     return np.ascontiguousarray(Z, dtype=np.float64), (pca.mean_.copy(), pca.components_.copy())
+
+
+def parse_standardize(value):
+    """``"auto"``, True or False from "auto" / "on" / "off" (or a bool).
+
+    Raises
+    ------
+    ValueError
+        Anything else, naming the choices.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in STANDARDIZE_CHOICES:
+        return {"auto": "auto", "on": True, "off": False}[value.strip().lower()]
+    raise ValueError(f"standardize must be one of {', '.join(STANDARDIZE_CHOICES)}; got {value!r}.")
+
+
+def shared_scale(X) -> str | None:
+    """Why the columns of ``X`` share one geometry that standardising would distort, or None.
+
+    Standardising scales every column to unit variance. That is right for a table of
+    measurements in different units, and wrong for features whose scale *is* the geometry:
+
+    * **pixel-like**: at least :data:`PIXEL_MIN_COLUMNS` columns, no negative value, and the
+      median column's maximum at least :data:`PIXEL_SHARED_MAX` of the largest value (the
+      columns share one range, such as 0-255 or 0-16; scaling each would blow up the
+      near-constant border pixels);
+    * **components** (PCA / SVD outputs, and embeddings built that way): at least three
+      columns, centred (every ``|mean| <= COMPONENT_MEAN * sd``), uncorrelated (every
+      ``|correlation| <= COMPONENT_CORRELATION``) and in decreasing order of variance (each
+      ``sd`` at most ``COMPONENT_ORDER`` times the one before): standardising them is whitening,
+      every low-variance component blown up to the variance of the first.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    str or None
+        The reason in words, or None when the columns should be standardised.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    if d >= PIXEL_MIN_COLUMNS and n >= 2 and X.min() >= 0:
+        col_max = X.max(axis=0)
+        top = float(col_max.max())
+        if top > 0 and float(np.median(col_max)) >= PIXEL_SHARED_MAX * top:
+            return f"pixel-like: {d} non-negative columns sharing one range (0 to {top:g})"
+    if d >= 3 and n > d:
+        sd = X.std(axis=0)
+        if np.all(sd > 0):
+            mean_ok = bool(np.all(np.abs(X.mean(axis=0)) <= COMPONENT_MEAN * sd))
+            order_ok = bool(np.all(sd[1:] <= COMPONENT_ORDER * sd[:-1]))
+            if mean_ok and order_ok:
+                corr = np.corrcoef(X, rowvar=False)
+                off = np.abs(corr[~np.eye(d, dtype=bool)])
+                if float(off.max()) <= COMPONENT_CORRELATION:
+                    return (f"components: {d} centred, uncorrelated columns in decreasing order of variance "
+                            "(standardising them would be whitening)")
+    return None

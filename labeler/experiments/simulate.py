@@ -123,7 +123,7 @@ def prepare_features(dataset, X_val=None, standardize_features: bool | None = No
 
 def app_settings(dataset, seed: int = 0, *, kernel: str = DEFAULTS["kernel"], width="auto",
                  lam="auto", weighting=None, X_val=None, posterior: str = "auto", rank=None,
-                 landmarks: str = "uniform", knn: int = 10) -> dict:
+                 landmarks: str = "uniform", knn: int = 10, standardize="auto") -> dict:
     """The model a new labelling session would start on ``dataset`` with: the same defaults.
 
     Parameters
@@ -139,6 +139,9 @@ def app_settings(dataset, seed: int = 0, *, kernel: str = DEFAULTS["kernel"], wi
         Default :data:`labeler.session.config.DEFAULTS` ("balanced").
     X_val : array-like of shape (n_val, n_features), optional
         Validation features, scaled with the pool's statistics.
+    standardize : "auto", "on", "off" or bool
+        Standardise the columns; "auto" (the default, as a session's) decides from the data
+        (:func:`labeler.session.config.resolve_model`).
     posterior, rank, landmarks, knn
         The learner's posterior, as a session's (:func:`labeler.session.config.resolve_posterior`:
         "auto" is dense while it fits in half the available memory, else nystrom; checked
@@ -155,6 +158,7 @@ def app_settings(dataset, seed: int = 0, *, kernel: str = DEFAULTS["kernel"], wi
     cfg = SessionConfig(dataset=str(getattr(dataset, "name", "data")), kernel=kernel, width=width, lam=lam,
                         weighting=DEFAULTS["weighting"] if weighting is None else weighting,
                         seed=int(seed), posterior=posterior, rank=rank, landmarks=landmarks, knn=knn,
+                        standardize=standardize,
                         classes=[str(c) for c in (getattr(dataset, "classes", None) or [])] or None)
     X_raw = check_features(dataset.X)
     posterior_notes = resolve_posterior(cfg, X_raw.shape[0], X_raw.shape[1])

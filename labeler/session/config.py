@@ -13,9 +13,12 @@ The session starts without labels, so leave-one-out cannot be used yet (:func:`p
   chooses the width by exact LOO on the labelled points over that grid,
   ``median * 2**[-3, -2.5, ..., 2]``, at the current lam (:mod:`core.rls.tuning`).
 * ``standardize="auto"``: off for an image data set (the pixels share one scale; scaling each
-  pixel would inflate near-constant border pixels and warn about constant ones) and for text
+  pixel would inflate near-constant border pixels and warn about constant ones), for text
   features (unit-length TF-IDF vectors, :mod:`labeler.data.text`: their inner products are
-  cosines), on otherwise.
+  cosines) and for a table whose columns share one geometry
+  (:func:`labeler.data.preprocessing.shared_scale`: pixel-like value ranges, or PCA / SVD
+  components, where standardising is whitening); on otherwise. "on" / "off" are accepted
+  for True / False (``--standardize``).
   With ``pca_components=k`` the kernel sees the (standardised) features projected on their k
   leading principal components, computed once and stored (bit-identical on reopening).
 * ``initial_labels=m``: m points labelled with the data set's true labels (stratified, seeded),
@@ -61,6 +64,7 @@ from core.validation import LAM_RANGE, WIDTH_RANGE, check_lam, check_positive
 
 from labeler.data.classnames import check_class_name
 from labeler.errors import SettingsError
+from labeler.data.preprocessing import parse_standardize, shared_scale
 
 from . import data
 from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
@@ -343,7 +347,10 @@ def _check_new(config: SessionConfig | None) -> SessionConfig:
         raise SettingsError(f"dataset_options must be a dict; got {cfg.dataset_options!r}.")
     cfg.dataset_options = {"seed": cfg.seed, **cfg.dataset_options}  # stored: exact reload
     if not (isinstance(cfg.standardize, (bool, np.bool_)) or cfg.standardize == "auto"):
-        raise SettingsError(f"standardize must be True, False or 'auto'; got {cfg.standardize!r}.")
+        try:
+            cfg.standardize = parse_standardize(cfg.standardize)  # "on" / "off", else a clear error
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
     if cfg.pca_components is not None:
         _check_count("pca_components", cfg.pca_components, 1)
     cfg.initial_labels = _check_count("initial_labels", cfg.initial_labels, 0)
@@ -486,13 +493,16 @@ def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.nd
         How each "auto" value was resolved, in words.
     """
     auto = {}
+    cfg.standardize = parse_standardize(cfg.standardize)  # "on" / "off" -> bool; "auto" stays
     if isinstance(cfg.standardize, str):  # "auto"
         image, text = data.is_image_data(dataset), data.is_text_features(dataset)
-        cfg.standardize = not (image or text)
+        shared = None if (image or text) else shared_scale(X_raw)
+        cfg.standardize = not (image or text or shared)
         auto["standardize"] = (
             "off for image data (pixels share one scale)" if image
             else "off for text features (unit-length TF-IDF vectors: cosine geometry)" if text
-            else "on (not image data)"
+            else f"off: {shared}" if shared
+            else "on (columns on different scales)"
         )
     cfg.standardize = bool(cfg.standardize)
     cfg.pca_components = _check_pca_components(cfg.pca_components, X_raw.shape)

@@ -102,7 +102,7 @@ class AppConfig:
 def _model_options(text: str) -> dict:
     """``LABELER_MODEL`` (JSON set by ``labeler app --posterior ... --model ...``): the model and
     posterior settings of the app's first new session (and the sidebar's default model); only the
-    keys posterior, rank, landmarks, knn, model, alpha, class_mass are kept."""
+    keys posterior, rank, landmarks, knn, model, alpha, class_mass, standardize are kept."""
     try:
         value = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
@@ -111,4 +111,4 @@ def _model_options(text: str) -> dict:
     if not isinstance(value, dict):
         raise ValueError("LABELER_MODEL must be a JSON object such as '{\"posterior\": \"nystrom\"}'.")
     return {k: v for k, v in value.items()
-            if k in ("posterior", "rank", "landmarks", "knn", "model", "alpha", "class_mass")}
+            if k in ("posterior", "rank", "landmarks", "knn", "model", "alpha", "class_mass", "standardize")}

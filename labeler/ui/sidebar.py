@@ -11,6 +11,7 @@ from labeler.ui.columns import is_table_path, picked_options, render_columns_box
 from labeler.ui.class_panel import render_class_manager
 from labeler.ui.charts import tuning_caption
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
+from labeler.data.preprocessing import parse_standardize
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
 from labeler.ui.model_choice import (DEFAULT_ALPHA, MODEL_LABELS, MODEL_OPTIONS, model_label, picked_model_settings,
                                     same_model_settings, strategies_for)
@@ -65,6 +66,8 @@ def _picked_settings() -> dict:
         "layout": st.session_state.get("pick_layout") or "auto",
         "pca_components": pca if pca > 0 else None,
         "initial_labels": int(st.session_state.get("pick_initial") or 0),
+        "standardize": parse_standardize(st.session_state.get("pick_standardize")
+                                         or state.app_config().model.get("standardize") or "auto"),
         **picked_model_settings(dict(st.session_state), _default_model()),
     }
 
@@ -72,6 +75,20 @@ def _picked_settings() -> dict:
 def _default_model() -> str:
     """The model ``labeler app --model`` gave (the form's first choice)."""
     return str(state.app_config().model.get("model") or "rls")
+
+
+STANDARDIZE_LABELS = {"auto": "Auto (decide from the data)", "on": "On", "off": "Off"}
+
+
+def _standardize_box() -> None:
+    """The new session's column scaling: auto / on / off (``labeler app --standardize``)."""
+    default = str(state.app_config().model.get("standardize") or "auto")
+    choices = list(STANDARDIZE_LABELS)
+    st.selectbox("Standardise columns", choices, format_func=STANDARDIZE_LABELS.get, key="pick_standardize",
+                 index=choices.index(default) if default in choices else 0,
+                 help="Scale every feature column to mean 0, sd 1 before the kernel. Auto: off for "
+                      "images, text, pixel-like tables (columns sharing one value range) and PCA / "
+                      "SVD components (scaling them would whiten them); on for other tables.")
 
 
 def _model_form() -> None:
@@ -174,6 +191,7 @@ def _data_picker() -> None:
                                   "(the label column, or an image folder's subfolder names), "
                                   "one of each class first, drawn with the session's seed. One "
                                   "undo step; exported with source 'initial'. Needs labelled data.")
+        _standardize_box()
         _model_form()
         st.caption("The 2-D map, PCA, starting labels and model apply to the session the buttons above open.")
 

@@ -1,0 +1,1017 @@
+"""The app's defaults against alternatives and peers on public tasks nobody tuned for (issue 20 §1).
+
+Every method labels a pool from nothing to ``--budget`` (100) labels, and after every label its
+accuracy on the pool points still unlabelled is recorded. Tasks are built as a user would hand
+them over: a table of numbers (or a text column) with labels, *without* the recommended width
+/ lambda a built-in data set carries, so ``default`` is exactly what ``labeler simulate FILE``
+does with no model, width, lambda, weighting or strategy options
+(:func:`labeler.experiments.simulate.app_settings` then
+:func:`labeler.experiments.simulate.simulate`).
+
+Methods
+-------
+==========================  ==============================================================
+``default``                 the app's defaults (strategy auto, width and lambda auto and
+                            re-tuned by LOO, standardise auto, the default weighting)
+``default-margin``          the same learner and settings, strategy margin
+``before``, ``before-margin``  the same before issue 20 (every table standardised, "balanced",
+                            width moves anywhere on the grid)
+``fixed-auto|arls|margin|random``  width = median distance of the raw features, lambda 0.1
+                            fixed, no standardisation, weighting none; the strategy named
+``harmonic``, ``lgc``       the graph models of ``labeler simulate --model`` (10-NN graph of
+                            the app's features, strategy auto)
+``graph-rls``               ARLS on the diffusion spectral kernel of that graph
+                            (``--model rls --transform diffusion``, 100 eigenpairs, lambda 0.1)
+``gl-A/M``                  GraphLearning: acquisition A (``vopt``, ``sigmaopt``, ``unc``) on
+                            its 10-NN graph (50 eigenpairs, as its documentation), model M
+                            (``laplace`` or ``poisson`` learning) predicting; VOpt and
+                            Sigma-opt picks do not depend on the model, so one run gives both
+``sk-A/M``                  scikit-activeml's ``margin`` (on a logistic regression: its Parzen
+                            window classifier picks far worse), ``typiclust``, ``probcover``; their picks are
+                            scored by M = GraphLearning's Laplace learning and by ``rls``
+                            (the fixed-settings RLS above)
+``w-*``, ``std-*``, ...     candidate rules (:data:`CANDIDATES`), the default with one setting
+                            changed
+==========================  ==============================================================
+
+Peers start from one seeded random label (their acquisition functions need one); ours start
+from none. Peers see the app's features (standardised tables, raw pixels / text vectors).
+
+Halves
+------
+The tasks are split in two fixed halves balanced across kinds (:data:`FIRST_HALF`,
+:data:`SECOND_HALF`). Every rule is chosen on the first half; the second half is reported as
+it falls.
+
+Results
+-------
+One CSV per task under ``benchmarks/results/defaults/``, one row per (task, seed, method,
+labels) with the accuracy and the pool index labelled at that count. A run whose rows are
+there is skipped, so the command resumes where it stopped.
+
+``--report`` prints per task the AUBC (area under the accuracy curve from 10 to 100 labels,
+trapezoids, divided by the 90 labels: a mean accuracy) and the accuracy at 10 / 25 / 50 / 100
+labels, mean and standard deviation over seeds, and writes ``docs/defaults.md``.
+
+Usage::
+
+    python benchmarks/defaults.py --half first            # run (resumable)
+    python benchmarks/defaults.py --half first --report   # tables + docs/defaults.md
+    python benchmarks/defaults.py --quick                 # two tiny tasks, 1 seed (seconds)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import inspect
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from labeler.runtime import configure_threads  # noqa: E402
+
+configure_threads()  # before numpy and numba load
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "defaults"
+DOC = ROOT / "docs" / "defaults.md"
+BUDGET = 100
+AUBC_FROM = 10
+CHECKPOINTS = (10, 25, 50, 100)
+FIELDS = ("task", "seed", "method", "labels", "accuracy", "index")
+POOL = 1000  # points per pool for the larger sources (<= 2,000: mnist-10 uses 2,000)
+
+
+# --------------------------------------------------------------------------- tasks
+def _table(name, X, y, feature_prefix="x"):
+    """A Dataset as a user's numeric CSV gives it: no recommended settings."""
+    from labeler.data.dataset import finish
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return finish(name, X, np.asarray(y), [f"{feature_prefix}{j}" for j in range(X.shape[1])])
+
+
+def _subsample(X, y, n, seed):
+    if n is None or n >= len(y):
+        return X, y
+    rows = np.sort(np.random.default_rng([seed, 7]).choice(len(y), size=n, replace=False))
+    return X[rows], y[rows]
+
+
+def _flip(y, fraction, seed):
+    """Labels with ``fraction`` of them replaced by another class, seeded."""
+    rng = np.random.default_rng([seed, 5])
+    y = np.asarray(y).copy()
+    classes = np.unique(y)
+    flip = rng.choice(len(y), size=int(round(fraction * len(y))), replace=False)
+    for i in flip:
+        others = classes[classes != y[i]]
+        y[i] = others[rng.integers(others.size)]
+    return y
+
+
+def task_digits10(seed):
+    from sklearn.datasets import load_digits
+    b = load_digits()
+    return _table("digits-10", *_subsample(b.data, b.target, POOL, seed), "px")
+
+
+def task_digits_pair(seed):
+    from sklearn.datasets import load_digits
+    b = load_digits()
+    keep = np.isin(b.target, (3, 8))
+    return _table("digits-3v8", b.data[keep], b.target[keep], "px")
+
+
+def task_iris(seed):
+    from sklearn.datasets import load_iris
+    b = load_iris()
+    return _table("iris", b.data, b.target)
+
+
+def task_wine(seed):
+    from sklearn.datasets import load_wine
+    b = load_wine()
+    return _table("wine", b.data, b.target)
+
+
+def task_breast_cancer(seed):
+    from sklearn.datasets import load_breast_cancer
+    b = load_breast_cancer()
+    return _table("breast-cancer", b.data, b.target)
+
+
+def _mnist_pca(name, seed, digits, n):
+    from sklearn.decomposition import PCA
+    from labeler.data.bundled import load_mnist
+    ds = load_mnist(seed=seed, n=n, digits=digits)
+    X = np.asarray(ds.X, dtype=np.float64)
+    Z = PCA(n_components=50, random_state=seed).fit_transform(X)
+    return _table(name, Z, np.asarray(ds.y), "pc")
+
+
+def task_mnist_pair(seed):
+    return _mnist_pca("mnist-4v9", seed, (4, 9), POOL)
+
+
+def task_mnist10(seed):
+    return _mnist_pca("mnist-10", seed, None, 2000)
+
+
+def _strip(ds, name):
+    """A built-in as a file: its X and y only."""
+    return _table(name, ds.X, ds.y)
+
+
+def task_spheres(seed):
+    from labeler.data.synthetic import load_spheres
+    return _strip(load_spheres(seed=seed, n=1200, n_val=60), "spheres")
+
+
+def task_blobs(seed):
+    """24 tight Gaussian clusters in 5-D, each one class of 3: one query per cluster suffices."""
+    from sklearn.datasets import make_blobs
+    rng = np.random.default_rng([seed, 9])
+    centres = rng.uniform(-20, 20, size=(24, 5))
+    X, cluster = make_blobs(n_samples=960, centers=centres, cluster_std=1.0, random_state=seed)
+    label = rng.permutation(np.arange(24) % 3)
+    return _table("blobs-24", X, label[cluster])
+
+
+def task_moons(seed):
+    from labeler.data.synthetic import load_moons
+    return _strip(load_moons(seed=seed, n=1000, n_val=2), "moons")
+
+
+def task_circles(seed):
+    from sklearn.datasets import make_circles
+    X, y = make_circles(n_samples=1000, noise=0.08, factor=0.5, random_state=seed)
+    return _table("circles", X, y)
+
+
+def task_moons_imbalanced(seed):
+    from labeler.data.synthetic import load_moons_imbalanced
+    return _strip(load_moons_imbalanced(seed=seed, n=1100, n_val=2), "moons-imbalanced")
+
+
+def task_magic_imbalanced(seed):
+    from labeler.data.bundled import load_magic_imbalanced
+    ds = load_magic_imbalanced(seed=seed, n=1100, n_val=2)
+    return _table("magic-imbalanced", ds.X, ds.y)
+
+
+def task_noisy_blobs(seed):
+    """Four Gaussian blobs in 4-D, 800 points, 10 % of the labels flipped."""
+    from sklearn.datasets import make_blobs
+    X, y = make_blobs(n_samples=800, centers=4, n_features=4, cluster_std=2.0, random_state=seed)
+    return _table("noisy-blobs", X, _flip(y, 0.1, seed))
+
+
+def task_noisy_classification(seed):
+    """Four classes, two clusters each, 8 features, 1000 points, 10 % of the labels flipped."""
+    from sklearn.datasets import make_classification
+    X, y = make_classification(n_samples=1000, n_features=8, n_informative=6, n_redundant=0, n_classes=4,
+                               n_clusters_per_class=2, flip_y=0.0, class_sep=1.5, random_state=seed)
+    return _table("noisy-4", X, _flip(y, 0.1, seed))
+
+
+def _docstrings(groups: dict, min_chars: int = 80) -> tuple[list, list]:
+    """(text, topic) of every public callable's docstring in each group of modules, sorted."""
+    import importlib
+    rows = {}
+    for topic, modules in groups.items():
+        for modname in modules:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mod = importlib.import_module(modname)
+            for attr in sorted(dir(mod)):
+                if attr.startswith("_"):
+                    continue
+                try:
+                    obj = getattr(mod, attr)
+                except Exception:  # noqa: BLE001 - lazy attributes that fail to load
+                    continue
+                if not callable(obj):
+                    continue
+                doc = inspect.getdoc(obj) or ""
+                if len(doc) < min_chars:
+                    continue
+                key = (getattr(obj, "__module__", modname) or modname, getattr(obj, "__qualname__", attr))
+                rows.setdefault(key, (" ".join(doc[:1500].split()), topic))
+    texts = [rows[k][0] for k in sorted(rows)]
+    topics = [rows[k][1] for k in sorted(rows)]
+    return texts, topics
+
+
+def _text_task(name, groups, seed, n):
+    import pandas as pd
+    from labeler.data import load_dataset
+    texts, topics = _docstrings(groups)
+    # one docstring per text (the same function reached from two modules is kept once)
+    frame = pd.DataFrame({"id": np.arange(len(texts)), "text": texts, "label": topics})
+    frame = frame.drop_duplicates("text", keep=False).reset_index(drop=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        ds = load_dataset(path, seed=seed, n=min(n, len(frame)), label_col="label", text_col="text",
+                          id_col="id")
+    ds.name = name
+    return ds
+
+
+SCIENTIFIC_TOPICS = {
+    "linear algebra": ["numpy.linalg", "scipy.linalg"],
+    "statistics": ["scipy.stats"],
+    "signal": ["scipy.signal"],
+    "optimisation": ["scipy.optimize"],
+    "metrics": ["sklearn.metrics"],
+}
+STDLIB_TOPICS = {
+    "email": ["email.utils", "email.message", "email.parser", "email.header", "email.mime.text"],
+    "asyncio": ["asyncio"],
+    "web": ["http.client", "http.server", "http.cookies", "urllib.request", "urllib.parse"],
+    "files": ["os", "os.path", "shutil", "pathlib", "tempfile", "glob"],
+    "text": ["string", "textwrap", "re", "difflib", "unicodedata"],
+}
+
+
+def task_text_scientific(seed):
+    return _text_task("text-scientific", SCIENTIFIC_TOPICS, seed, POOL)
+
+
+def task_text_stdlib(seed):
+    return _text_task("text-stdlib", STDLIB_TOPICS, seed, POOL)
+
+
+def task_tiny_blobs(seed):
+    from sklearn.datasets import make_blobs
+    X, y = make_blobs(n_samples=60, centers=3, cluster_std=1.0, random_state=seed)
+    return _table("tiny-blobs", X, y)
+
+
+def task_tiny_moons(seed):
+    from sklearn.datasets import make_moons
+    X, y = make_moons(n_samples=60, noise=0.1, random_state=seed)
+    return _table("tiny-moons", X, y)
+
+
+#: name -> (kind, builder(seed) -> Dataset)
+TASKS = {
+    "digits-10": ("builtin", task_digits10),
+    "iris": ("builtin", task_iris),
+    "breast-cancer": ("builtin", task_breast_cancer),
+    "mnist-4v9": ("mnist", task_mnist_pair),
+    "spheres": ("clusters", task_spheres),
+    "moons": ("manifold", task_moons),
+    "moons-imbalanced": ("imbalanced", task_moons_imbalanced),
+    "noisy-blobs": ("noisy", task_noisy_blobs),
+    "text-scientific": ("text", task_text_scientific),
+    "digits-3v8": ("builtin", task_digits_pair),
+    "wine": ("builtin", task_wine),
+    "mnist-10": ("mnist", task_mnist10),
+    "blobs-24": ("clusters", task_blobs),
+    "circles": ("manifold", task_circles),
+    "magic-imbalanced": ("imbalanced", task_magic_imbalanced),
+    "noisy-4": ("noisy", task_noisy_classification),
+    "text-stdlib": ("text", task_text_stdlib),
+}
+#: Rules are chosen on these ...
+FIRST_HALF = ("digits-10", "iris", "breast-cancer", "mnist-4v9", "spheres", "moons", "moons-imbalanced",
+              "noisy-blobs", "text-scientific")
+#: ... and these are reported as they fall.
+SECOND_HALF = ("digits-3v8", "wine", "mnist-10", "blobs-24", "circles", "magic-imbalanced", "noisy-4",
+               "text-stdlib")
+QUICK_TASKS = {"tiny-blobs": ("quick", task_tiny_blobs), "tiny-moons": ("quick", task_tiny_moons)}
+
+
+# --------------------------------------------------------------------------- our methods
+def _app(ds, seed, **overrides):
+    from labeler.experiments.simulate import app_settings
+    return app_settings(ds, seed, **overrides)
+
+
+def _curve_rows(curve):
+    return list(zip(curve["n_labeled"].astype(int), curve["accuracy"].astype(float), curve["index"].astype(int)))
+
+
+def _legacy_standardize(ds):
+    """The rule of "auto" before issue 20: off for images and text features, on for every table."""
+    from labeler.session import data
+    return not (data.is_image_data(ds) or data.is_text_features(ds))
+
+
+def run_app(ds, seed, budget, strategy="auto", weighting=None, standardize="auto", max_width_step="default"):
+    """``labeler simulate FILE`` with the app's defaults (or the settings given).
+
+    ``standardize="legacy"`` is the rule before issue 20; ``max_width_step`` sets
+    :data:`core.rls.tuning.WIDTH_MAX_STEP` for this run ("default": as the code has it).
+    """
+    from core.rls import tuning
+    from labeler.experiments.simulate import simulate
+    from labeler.session.config import DEFAULTS
+    if standardize == "legacy":
+        standardize = _legacy_standardize(ds)
+    chosen = _app(ds, seed, weighting=weighting, standardize=standardize)
+    saved = tuning.WIDTH_MAX_STEP
+    if max_width_step != "default":
+        tuning.WIDTH_MAX_STEP = max_width_step
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            curve = simulate(ds, strategy=DEFAULTS["strategy"] if strategy == "auto" else strategy, budget=budget,
+                             seed=seed, kernel=chosen["kernel"], lam=chosen["lam"], weighting=chosen["weighting"],
+                             X=chosen["X"], auto_tune=chosen["auto_tune"], posterior=chosen["posterior"],
+                             rank=chosen["rank"], landmarks=chosen["landmarks"], knn=chosen["knn"])
+    finally:
+        tuning.WIDTH_MAX_STEP = saved
+    return _curve_rows(curve)
+
+
+#: The app's defaults before issue 20 (standardise every table, "balanced", unbounded width moves).
+BEFORE = {"weighting": "balanced", "standardize": "legacy", "max_width_step": None}
+
+
+def fixed_kernel(X, seed):
+    from core.kernels import Kernel, median_distance
+    return Kernel("rbf", width=median_distance(X, seed=seed))
+
+
+def run_fixed(ds, seed, budget, strategy):
+    """Median-distance width, lambda 0.1, raw features, no class weights."""
+    from labeler.experiments.simulate import simulate
+    X = np.asarray(ds.X, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        curve = simulate(ds, strategy=strategy, budget=budget, seed=seed, kernel=fixed_kernel(X, seed), lam=0.1,
+                         weighting="none", X=X)
+    return _curve_rows(curve)
+
+
+def run_graph(ds, seed, budget, model):
+    from labeler.experiments.graph_simulate import simulate_graph
+    X = _app(ds, seed)["X"]
+    kw = {"transform": "diffusion"} if model == "rls" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        curve = simulate_graph(ds, model, "auto", budget, seed, X=X, **kw)
+    return _curve_rows(curve)
+
+
+# --------------------------------------------------------------------------- peers
+def _codes(y):
+    classes = np.unique(y)
+    return np.searchsorted(classes, y), classes
+
+
+class _GLModels:
+    """GraphLearning's 10-NN graph of a pool, its eigenpairs and its two predicting models."""
+
+    def __init__(self, X):
+        import graphlearning as gl
+        self.gl = gl
+        self.W = gl.weightmatrix.knn(X, 10, knn_data=gl.weightmatrix.knnsearch(X, 10, method="brute"))
+        self._eig = None
+
+    def eig(self):
+        """50 eigenpairs of the normalised Laplacian (GraphLearning's ``eigen_decomp``).
+
+        On a graph of several components the leading singular value is repeated and the exact
+        solver (``svds``) does not finish (spheres: 60 components); there its own randomised
+        ``lowrank`` method (c = 100, q = 20) is used.
+        """
+        if self._eig is None:
+            from scipy.sparse.csgraph import connected_components
+            kw = {} if connected_components(self.W)[0] == 1 else {"method": "lowrank", "c": 100, "q": 20}
+            self._eig = self.gl.graph(self.W).eigen_decomp(normalization="normalized", k=50, **kw)
+        return self._eig
+
+    def predict(self, model, labeled, y_labeled):
+        """Predicted class (original labels) of every node, shape (n,)."""
+        seen = np.unique(y_labeled)
+        if seen.size == 1:
+            return np.full(self.W.shape[0], seen[0])
+        codes = np.searchsorted(seen, y_labeled)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if model == "laplace":
+                u = self.gl.ssl.laplace(self.W).fit(np.asarray(labeled), codes)
+            else:
+                u = self.gl.ssl.poisson(self.W).fit(np.asarray(labeled), codes)
+        return seen[np.argmax(u, axis=1)]
+
+    def scores(self, model, labeled, y_labeled):
+        seen = np.unique(y_labeled)
+        codes = np.searchsorted(seen, y_labeled)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if model == "laplace":
+                return self.gl.ssl.laplace(self.W).fit(np.asarray(labeled), codes)
+            return self.gl.ssl.poisson(self.W).fit(np.asarray(labeled), codes)
+
+
+def _first_label(n, seed):
+    return int(np.random.default_rng([seed, 3]).integers(n))
+
+
+def _pool_accuracy(pred, y, labeled):
+    mask = np.ones(len(y), dtype=bool)
+    mask[labeled] = False
+    return float(np.mean(pred[mask] == y[mask])) if mask.any() else float("nan")
+
+
+def _rls_predict(X, y, labeled, kernel, lam=0.1):
+    """Fixed-settings RLS (one-vs-all, no offset) fitted on the labels: predicted class per point."""
+    labeled = np.asarray(labeled)
+    classes = np.unique(y[labeled])
+    if classes.size == 1:
+        return np.full(len(y), classes[0])
+    K_LL = kernel(X[labeled], X[labeled])
+    Y = np.where(y[labeled][:, None] == classes[None, :], 1.0, -1.0)
+    alpha = np.linalg.solve(K_LL + lam * np.eye(labeled.size), Y)
+    return classes[np.argmax(kernel(X, X[labeled]) @ alpha, axis=1)]
+
+
+def run_gl(ds, seed, budget, acquisition, models):
+    """GraphLearning acquisition on its 10-NN graph; accuracy of each model in ``models``."""
+    X = _app(ds, seed)["X"]
+    y = np.asarray(ds.y)
+    n = len(y)
+    g = _GLModels(X)
+    al = g.gl.active_learning
+    if acquisition in ("vopt", "sigmaopt"):
+        evals, evecs = g.eig()
+        C0 = np.diag(1.0 / (evals + 1e-11))
+        acq = (al.var_opt if acquisition == "vopt" else al.sigma_opt)(C=C0, V=evecs)
+    else:
+        acq = al.unc_sampling()
+    labeled = [_first_label(n, seed)]
+    acq.update(np.asarray(labeled), y[labeled])
+    rows = {m: [] for m in models}
+    rng = np.random.default_rng([seed, 17])
+    while True:
+        for m in models:
+            rows[m].append((len(labeled), _pool_accuracy(g.predict(m, labeled, y[labeled]), y, labeled), labeled[-1]))
+        if len(labeled) >= budget:
+            break
+        unl = np.setdiff1d(np.arange(n), labeled)
+        if acquisition == "unc":
+            if np.unique(y[labeled]).size < 2:
+                i = int(unl[rng.integers(unl.size)])
+            else:
+                u = g.scores(models[0], labeled, y[labeled])
+                i = int(unl[int(np.argmax(acq.compute(u, unl)))])
+        else:
+            i = int(unl[int(np.argmax(acq.compute(np.zeros((n, 2)), unl)))])
+        labeled.append(i)
+        acq.update(np.asarray([i]), y[[i]])
+    return rows
+
+
+def run_sk(ds, seed, budget, kind):
+    """scikit-activeml picks, scored by Laplace learning (GraphLearning) and by fixed RLS."""
+    from skactiveml.pool import ProbCover, TypiClust, UncertaintySampling
+    X = _app(ds, seed)["X"]
+    y_true = np.asarray(ds.y)
+    codes, classes = _codes(y_true)
+    n = len(y_true)
+    kernel = fixed_kernel(X, seed)
+    g = _GLModels(X)
+    if kind == "margin":
+        from sklearn.linear_model import LogisticRegression
+        from skactiveml.classifier import SklearnClassifier
+        qs = UncertaintySampling(method="margin_sampling", missing_label=-1, random_state=seed)
+        clf = SklearnClassifier(LogisticRegression(max_iter=500), classes=np.arange(classes.size),
+                                missing_label=-1, random_state=seed)
+    elif kind == "typiclust":
+        qs = TypiClust(missing_label=-1, random_state=seed, cluster_algo_dict={"n_init": 1})
+    else:
+        qs = ProbCover(n_classes=classes.size, missing_label=-1, random_state=seed,
+                       cluster_algo_dict={"n_init": 1})
+    labeled = [_first_label(n, seed)]
+    rows = {"laplace": [], "rls": []}
+    while True:
+        rows["laplace"].append((len(labeled), _pool_accuracy(g.predict("laplace", labeled, y_true[labeled]),
+                                                             y_true, labeled), labeled[-1]))
+        rows["rls"].append((len(labeled), _pool_accuracy(_rls_predict(X, y_true, labeled, kernel), y_true, labeled),
+                            labeled[-1]))
+        if len(labeled) >= budget:
+            break
+        yy = np.full(n, -1, dtype=np.int64)
+        yy[labeled] = codes[labeled]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            i = int(qs.query(X, yy, clf)[0]) if kind == "margin" else int(qs.query(X, yy)[0])
+        labeled.append(i)
+    return rows
+
+
+# --------------------------------------------------------------------------- the method table
+def _single(fn):
+    return lambda ds, seed, budget: {None: fn(ds, seed, budget)}
+
+
+#: run key -> (function(ds, seed, budget) -> {suffix: rows}, recorded method names)
+RUNS = {
+    "default": (_single(lambda d, s, b: run_app(d, s, b)), ["default"]),
+    "default-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin")), ["default-margin"]),
+    "before": (_single(lambda d, s, b: run_app(d, s, b, **BEFORE)), ["before"]),
+    "before-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin", **BEFORE)), ["before-margin"]),
+    "fixed-auto": (_single(lambda d, s, b: run_fixed(d, s, b, "auto")), ["fixed-auto"]),
+    "fixed-arls": (_single(lambda d, s, b: run_fixed(d, s, b, "arls")), ["fixed-arls"]),
+    "fixed-margin": (_single(lambda d, s, b: run_fixed(d, s, b, "margin")), ["fixed-margin"]),
+    "fixed-random": (_single(lambda d, s, b: run_fixed(d, s, b, "random")), ["fixed-random"]),
+    "harmonic": (_single(lambda d, s, b: run_graph(d, s, b, "harmonic")), ["harmonic"]),
+    "lgc": (_single(lambda d, s, b: run_graph(d, s, b, "lgc")), ["lgc"]),
+    "graph-rls": (_single(lambda d, s, b: run_graph(d, s, b, "rls")), ["graph-rls"]),
+    "gl-vopt": (lambda d, s, b: run_gl(d, s, b, "vopt", ["laplace", "poisson"]),
+                ["gl-vopt/laplace", "gl-vopt/poisson"]),
+    "gl-sigmaopt": (lambda d, s, b: run_gl(d, s, b, "sigmaopt", ["laplace", "poisson"]),
+                    ["gl-sigmaopt/laplace", "gl-sigmaopt/poisson"]),
+    "gl-unc-laplace": (lambda d, s, b: run_gl(d, s, b, "unc", ["laplace"]), ["gl-unc/laplace"]),
+    "gl-unc-poisson": (lambda d, s, b: run_gl(d, s, b, "unc", ["poisson"]), ["gl-unc/poisson"]),
+    "sk-margin": (lambda d, s, b: run_sk(d, s, b, "margin"), ["sk-margin/laplace", "sk-margin/rls"]),
+    "sk-typiclust": (lambda d, s, b: run_sk(d, s, b, "typiclust"), ["sk-typiclust/laplace", "sk-typiclust/rls"]),
+    "sk-probcover": (lambda d, s, b: run_sk(d, s, b, "probcover"), ["sk-probcover/laplace", "sk-probcover/rls"]),
+}
+#: Candidate rules for the defaults (issue 20 §4, §6): the default with one setting changed.
+CANDIDATES = {
+    "w-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="evident"))), ["w-evident"]),
+    "w-none": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="none"))), ["w-none"]),
+    "std-auto": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, standardize="auto"))), ["std-auto"]),
+    "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
+}
+#: Order of the runs: a stopped run leaves every task with the first tiers.
+TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
+         ("w-evident", "std-auto", "width-step2", "w-none"),
+         ("sk-typiclust", "sk-probcover", "default-margin", "harmonic"),
+         ("before-margin", "fixed-margin", "lgc", "graph-rls", "fixed-random", "gl-unc-laplace", "gl-sigmaopt", "sk-margin", "gl-unc-poisson",
+          "fixed-arls"))
+PEER_RUNS = tuple(k for k in RUNS if k.startswith(("gl-", "sk-")))
+QUICK_RUNS = ("default", "fixed-margin")
+
+
+def _methods_of(run_key):
+    return RUNS[run_key][1] if run_key in RUNS else CANDIDATES[run_key][1]
+
+
+def _function_of(run_key):
+    return RUNS[run_key][0] if run_key in RUNS else CANDIDATES[run_key][0]
+
+
+def _names(run_key, result):
+    methods = _methods_of(run_key)
+    if list(result) == [None]:
+        return {methods[0]: result[None]}
+    return {m: result[m.split("/")[-1]] for m in methods}
+
+
+# --------------------------------------------------------------------------- storage
+def result_path(task, out=RESULTS):
+    return Path(out) / f"{task}.csv"
+
+
+def read_rows(task, out=RESULTS) -> list[dict]:
+    path = result_path(task, out)
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return [r for r in csv.DictReader(f) if r["task"] != "task"]  # a header written twice
+
+
+def done_runs(task, out=RESULTS) -> set:
+    """(seed, method) pairs already stored."""
+    return {(int(r["seed"]), r["method"]) for r in read_rows(task, out)}
+
+
+def append_rows(task, rows, out=RESULTS):
+    """Append one run's rows in one locked write (two runners may share a task's file)."""
+    import fcntl
+    import io
+    path = result_path(task, out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    with open(path, "a", newline="") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            if f.tell() == 0:
+                f.write(",".join(FIELDS) + "\n")
+            f.write(buf.getvalue())
+            f.flush()
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+#: A run taking longer is stopped and marked failed (``failed.csv``: not retried, named in the
+#: report): GraphLearning's eigensolver on a graph of many components (spheres) does not finish.
+RUN_SECONDS = 600
+
+
+class RunTimeout(Exception):
+    pass
+
+
+class _time_limit:
+    def __init__(self, seconds):
+        self.seconds = int(seconds)
+
+    def __enter__(self):
+        import signal
+
+        def stop(signum, frame):
+            raise RunTimeout(f"longer than {self.seconds} s")
+        self.old = signal.signal(signal.SIGALRM, stop)
+        signal.alarm(self.seconds)
+
+    def __exit__(self, *exc):
+        import signal
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, self.old)
+        return False
+
+
+def failed_runs(out=RESULTS) -> set:
+    path = Path(out) / "failed.csv"
+    if not path.exists():
+        return set()
+    with open(path, newline="") as f:
+        return {(r[0], int(r[1]), r[2]) for r in csv.reader(f)}
+
+
+def mark_failed(task, seed, key, why, out=RESULTS):
+    with open(Path(out) / "failed.csv", "a", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerow([task, seed, key, why])
+
+
+def run_grid(tasks, seeds, run_keys, budget=BUDGET, out=RESULTS, log=sys.stderr):
+    """Run every (tier, seed, task, run) not stored yet.
+
+    The run keys are taken in :data:`TIERS` order (the default, the fixed settings and the
+    strongest peer first), and within a tier seeds are outermost, so a stopped run leaves every
+    task with the most important columns.
+    """
+    table = dict(TASKS, **QUICK_TASKS)
+    cache = {}
+    tiers = [[k for k in tier if k in run_keys] for tier in TIERS]
+    tiers.append([k for k in run_keys if not any(k in t for t in TIERS)])
+    for tier in tiers:
+        for seed in seeds:
+            for task in tasks:
+                have = done_runs(task, out)
+                todo = [k for k in tier if any((seed, m) not in have for m in _methods_of(k))]
+                if not todo:
+                    continue
+                if (task, seed) not in cache:
+                    cache.clear()
+                    cache[(task, seed)] = table[task][1](seed)
+                ds = cache[(task, seed)]
+                b = min(budget, len(ds.y) - 1)
+                for key in todo:
+                    if (task, seed, key) in failed_runs(out):
+                        continue
+                    t0 = time.perf_counter()
+                    try:
+                        with _time_limit(RUN_SECONDS):
+                            result = _names(key, _function_of(key)(ds, seed, b))
+                    except Exception as exc:  # noqa: BLE001 - one failing method must not stop the grid
+                        print(f"{task} seed {seed} {key}: FAILED {type(exc).__name__}: {exc}", file=log, flush=True)
+                        mark_failed(task, seed, key, f"{type(exc).__name__}: {exc}", out)
+                        continue
+                    rows = [(task, seed, m, int(lab), f"{acc:.6f}", int(idx))
+                            for m, r in result.items() for lab, acc, idx in r]
+                    append_rows(task, rows, out)
+                    print(f"{task} seed {seed} {key}: {time.perf_counter() - t0:.1f} s", file=log, flush=True)
+
+
+# --------------------------------------------------------------------------- report
+def aubc(labels, accuracy, lo=AUBC_FROM, hi=BUDGET) -> float:
+    """Area under the accuracy curve from ``lo`` to ``hi`` labels (trapezoids) / (hi - lo)."""
+    labels = np.asarray(labels, dtype=float)
+    accuracy = np.asarray(accuracy, dtype=float)
+    keep = (labels >= lo) & (labels <= hi)
+    x, a = labels[keep], accuracy[keep]
+    order = np.argsort(x)
+    x, a = x[order], a[order]
+    if x.size < 2 or x[0] != lo or x[-1] != hi:
+        return float("nan")
+    return float(np.sum((a[1:] + a[:-1]) / 2 * np.diff(x)) / (hi - lo))
+
+
+def curves(task, out=RESULTS) -> dict:
+    """{method: {seed: (labels, accuracy)}} of one task."""
+    got: dict = {}
+    for r in read_rows(task, out):
+        got.setdefault(r["method"], {}).setdefault(int(r["seed"]), []).append((int(r["labels"]), float(r["accuracy"])))
+    return {m: {s: tuple(np.array(v) for v in zip(*sorted(rows))) for s, rows in by_seed.items()}
+            for m, by_seed in got.items()}
+
+
+def summarise(task, out=RESULTS, budget=BUDGET, checkpoints=CHECKPOINTS) -> list[dict]:
+    """Per method: AUBC and accuracy at the checkpoints, mean and sd over seeds."""
+    res = []
+    for method, by_seed in curves(task, out).items():
+        per_seed = {"aubc": []}
+        for c in checkpoints:
+            per_seed[c] = []
+        for labels, acc in by_seed.values():
+            per_seed["aubc"].append(aubc(labels, acc, AUBC_FROM, budget))
+            for c in checkpoints:
+                hit = acc[labels == c]
+                per_seed[c].append(float(hit[0]) if hit.size else float("nan"))
+        row = {"method": method, "seeds": len(by_seed)}
+        for key, vals in per_seed.items():
+            v = np.asarray(vals, dtype=float)
+            row[key] = (float(np.nanmean(v)) if np.isfinite(v).any() else float("nan"),
+                        float(np.nanstd(v)) if np.isfinite(v).sum() > 1 else 0.0)
+        res.append(row)
+    res.sort(key=lambda r: -np.nan_to_num(r["aubc"][0], nan=-1))
+    return res
+
+
+def _pm(v) -> str:
+    m, s = v
+    return "-" if not np.isfinite(m) else f"{100 * m:.1f} ± {100 * s:.1f}"
+
+
+def format_task(task, rows, checkpoints=CHECKPOINTS) -> str:
+    head = "| method | seeds | AUBC | " + " | ".join(f"@{c}" for c in checkpoints) + " |"
+    sep = "|---|---|---|" + "---|" * len(checkpoints)
+    lines = [f"### {task}", "", head, sep]
+    for r in rows:
+        lines.append(f"| {r['method']} | {r['seeds']} | {_pm(r['aubc'])} | "
+                     + " | ".join(_pm(r[c]) for c in checkpoints) + " |")
+    return "\n".join(lines)
+
+
+def verdict(task, rows) -> str:
+    """Where the default stands: against the best peer and against margin on its own learner."""
+    by = {r["method"]: r for r in rows}
+    name = "default" if "default" in by else "before"
+    if name not in by:
+        return ""
+    d = by[name]["aubc"][0]
+    peers = [r for r in rows if r["method"].startswith(("gl-", "sk-"))]
+    parts = []
+    if peers:
+        best = max(peers, key=lambda r: np.nan_to_num(r["aubc"][0], nan=-1))
+        parts.append(f"{name} {100 * d:.1f} vs best peer {best['method']} {100 * best['aubc'][0]:.1f} "
+                     f"({100 * (d - best['aubc'][0]):+.1f})")
+    ours = [r for r in rows if not r["method"].startswith(("gl-", "sk-", "default", "before"))]
+    if ours:
+        best = max(ours, key=lambda r: np.nan_to_num(r["aubc"][0], nan=-1))
+        parts.append(f"best alternative {best['method']} {100 * best['aubc'][0]:.1f} ({100 * (d - best['aubc'][0]):+.1f})")
+    return f"{task}: " + "; ".join(parts)
+
+
+def paired(task, candidate, base="before", out=RESULTS, budget=BUDGET):
+    """AUBC of ``candidate`` minus ``base`` over the seeds both have: (mean, [per seed])."""
+    c = curves(task, out)
+    if base == "before" and "std-auto" in c and _std_rule_silent(task):
+        # where the standardisation rule does not fire, std-auto IS the default before (same
+        # settings, same seeds: identical runs), so its seeds complete the baseline
+        c["before"] = {**c["std-auto"], **c.get("before", {})}
+    if candidate not in c or base not in c:
+        return float("nan"), []
+    seeds = sorted(set(c[candidate]) & set(c[base]))
+    d = [aubc(*c[candidate][s], AUBC_FROM, budget) - aubc(*c[base][s], AUBC_FROM, budget) for s in seeds]
+    return (float(np.mean(d)) if d else float("nan")), d
+
+
+def _std_rule_silent(task) -> bool:
+    """Whether standardize="auto" (issue 20) chooses as the rule before on this task (seed 0)."""
+    from labeler.data.preprocessing import shared_scale
+    kind, build = dict(TASKS, **QUICK_TASKS)[task]
+    return kind == "text" or shared_scale(build(0).X) is None
+
+
+def labels_to_perfect(task, method, out=RESULTS) -> list:
+    """Per seed: the fewest labels from which accuracy stays at 100 % (None when never)."""
+    res = []
+    for labels, acc in curves(task, out).get(method, {}).values():
+        ok = acc >= 1.0 - 1e-12
+        bad = np.flatnonzero(~ok)
+        first = 1 if bad.size == 0 else (int(labels[bad[-1]]) + 1 if bad[-1] + 1 < labels.size else None)
+        res.append(first)
+    return res
+
+
+def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before") -> str:
+    """Each candidate rule against ``base``: paired AUBC difference per task (points), mean."""
+    cands = [m for k in CANDIDATES for m in CANDIDATES[k][1]]
+    head = "| task | " + " | ".join(cands) + " |"
+    lines = [f"Paired AUBC difference against `{base}` (points, mean over the seeds both have; "
+             "n = seeds):", "", head, "|---|" + "---|" * len(cands)]
+    sums = {m: [] for m in cands}
+    for task in tasks:
+        cells = []
+        for m in cands:
+            mean, d = paired(task, m, base, out, budget)
+            if d:
+                sums[m].append(mean)
+            cells.append("-" if not d else f"{100 * mean:+.1f} (n={len(d)})")
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    lines.append("| **mean over tasks** | " + " | ".join(
+        f"**{100 * np.mean(v):+.2f}** ({len(v)} tasks)" if v else "-" for v in sums.values()) + " |")
+    return "\n".join(lines)
+
+
+#: First-10-label pickers compared by :func:`cold_start` (issue 20 §5).
+COLD_START = ("before", "fixed-auto", "fixed-arls", "gl-vopt/laplace", "sk-typiclust/laplace",
+              "sk-probcover/laplace", "fixed-random")
+
+
+def cold_start(tasks, out=RESULTS, n_first=10) -> str:
+    """The first ``n_first`` picks of each method, scored by two common models.
+
+    Common models: fixed RLS (app features, median width, lambda 0.1, no class weights) and
+    GraphLearning's Laplace learning on the 10-NN graph; accuracy on the rest of the pool,
+    mean over seeds. The picks are read from the stored rows (column ``index``).
+    """
+    table = dict(TASKS, **QUICK_TASKS)
+    lines = [f"Accuracy (%) of the first {n_first} picks, scored by a common model "
+             "(RLS: fixed settings / Laplace: GraphLearning), mean over seeds:", "",
+             "| task | " + " | ".join(COLD_START) + " |", "|---|" + "---|" * len(COLD_START)]
+    for task in tasks:
+        rows = read_rows(task, out)
+        picks = {}
+        for r in rows:
+            if r["method"] in COLD_START and int(r["labels"]) <= n_first:
+                picks.setdefault((r["method"], int(r["seed"])), {})[int(r["labels"])] = int(r["index"])
+        if not picks:
+            continue
+        scores = {m: [] for m in COLD_START}
+        for seed in sorted({s for _, s in picks}):
+            ds = table[task][1](seed)
+            X = _app(ds, seed, standardize=_legacy_standardize(ds))["X"]
+            y = np.asarray(ds.y)
+            kernel = fixed_kernel(X, seed)
+            g = _GLModels(X)
+            for m in COLD_START:
+                got = picks.get((m, seed), {})
+                if len(got) < n_first:
+                    continue
+                L = [got[k] for k in range(1, n_first + 1)]
+                scores[m].append((_pool_accuracy(_rls_predict(X, y, L, kernel), y, L),
+                                  _pool_accuracy(g.predict("laplace", L, y[L]), y, L)))
+        cells = []
+        for m in COLD_START:
+            v = np.array(scores[m])
+            cells.append("-" if v.size == 0 else f"{100 * v[:, 0].mean():.1f} / {100 * v[:, 1].mean():.1f}")
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+DECISIONS = """## Rules chosen on the first half
+
+Each candidate is the default before issue 20 (`before`: every table standardised, "balanced"
+class weights, width moves anywhere on its grid) with ONE setting changed, paired per seed
+(table "Candidate rules" of the first-half report). The criterion, fixed before reading the
+second half: adopted when ahead on the mean over the first half's tasks AND no task loses more
+than 1 AUBC point.
+
+- `std-auto` (standardize "auto" by `labeler.data.preprocessing.shared_scale`: pixel-like
+  tables and PCA components are not standardised): **adopted**. It changes only the tasks where
+  the rule fires (digits-10, mnist-4v9 in the first half) and gains most there.
+- `width-step2` (a width re-tune moves at most a factor 2, `core.rls.tuning.WIDTH_MAX_STEP`):
+  **adopted**: ahead on average and on most tasks, two-moons still >= 99 % at 25 labels.
+- `w-evident` ("balanced" only once a chi-square test on the label counts shows imbalance):
+  **not adopted** as the default (kept as the weighting "evident", in the app's and the
+  command line's choices): ahead on average (most on the noisy and text tasks) but it loses
+  on the spheres task, where with the automatic width the "balanced" weights happen to pull
+  the width down towards where spheres separate. In practice it equals `w-none` on these
+  tasks: the active learner's labels never look imbalanced enough for the test. On the
+  thesis' imbalanced ARLS experiments (`python benchmarks/evident_weights.py`) it is level or
+  better from 25 labels on, but at 10 labels on the 100:1 circles it is at 50 % where
+  "balanced" is at 100 %.
+- Cold start: the first 10 picks of each method scored by two common models (table
+  "Cold start"); nothing replaces the default's expected-risk picks unless it wins there.
+
+`default` below is the app's default after these choices (standardise auto, "balanced",
+bounded width moves).
+"""
+
+
+def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) -> str:
+    parts = [f"AUBC = mean accuracy on the unlabelled pool over {AUBC_FROM} -> {budget} labels (trapezoids); "
+             "accuracy at 10 / 25 / 50 / 100 labels; mean ± sd over seeds, in %.", ""]
+    verdicts = []
+    for task in tasks:
+        rows = summarise(task, out, budget)
+        if not rows:
+            continue
+        if task == (FIRST_HALF[0] if task in FIRST_HALF else SECOND_HALF[0]) or task == tasks[0]:
+            half = "First half" if task in FIRST_HALF else "Second half" if task in SECOND_HALF else "Tasks"
+            if f"## {half}" not in parts:
+                parts += [f"## {half}", ""]
+        parts += [format_task(task, rows), ""]
+        v = verdict(task, rows)
+        if v:
+            verdicts.append("- " + v)
+    fails = sorted(r for r in failed_runs(out) if r[0] in tasks)
+    if fails:
+        verdicts.append("")
+        verdicts.append("Runs stopped (failed.csv): " + "; ".join(f"{t} seed {s} {k}" for t, s, k in fails))
+    text = "\n".join(parts + ["### Where the default stands", ""] + verdicts) + "\n"
+    if extras:
+        text += ("\n### Candidate rules (first half)\n\n"
+                 + candidates_table([t for t in tasks if t in FIRST_HALF], out, budget) + "\n")
+        cluster = [t for t in tasks if TASKS.get(t, ("",))[0] == "clusters"]
+        for t in cluster:
+            text += f"\nLabels from which {t} stays at 100 % (per seed): " + "; ".join(
+                f"{m} {labels_to_perfect(t, m, out)}" for m in ("before", "default", "w-evident", "w-none",
+                                                                "width-step2", "fixed-auto")
+                if labels_to_perfect(t, m, out)) + "\n"
+        text += "\n### Cold start\n\n" + cold_start(tasks, out) + "\n"
+    if doc is not None:
+        Path(doc).parent.mkdir(parents=True, exist_ok=True)
+        Path(doc).write_text(
+            "# The defaults on tasks nobody tuned for\n\n"
+            "Produced by `benchmarks/defaults.py` (issue 20 §1); reproduce with\n\n"
+            f"```\n{command}\n```\n\n"
+            f"First half (rules are chosen here): {', '.join(FIRST_HALF)}.\n"
+            f"Second half (reported as it falls): {', '.join(SECOND_HALF)}.\n\n" + DECISIONS + "\n" + text)
+    return text
+
+
+# --------------------------------------------------------------------------- main
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--half", choices=("first", "second", "all"), default="first")
+    ap.add_argument("--tasks", help="comma-separated task names (overrides --half)")
+    ap.add_argument("--methods", help="comma-separated run keys (default: every method and peer)")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--budget", type=int, default=BUDGET)
+    ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--report", action="store_true", help="print the tables and write docs/defaults.md")
+    ap.add_argument("--doc", default=str(DOC))
+    ap.add_argument("--quick", action="store_true", help="two tiny tasks, 1 seed, 20 labels, two methods")
+    args = ap.parse_args(argv)
+    if args.quick:
+        tasks, seeds, keys, budget = list(QUICK_TASKS), [0], list(QUICK_RUNS), 20
+    else:
+        tasks = (args.tasks.split(",") if args.tasks else
+                 list(FIRST_HALF) if args.half == "first" else list(SECOND_HALF) if args.half == "second"
+                 else list(FIRST_HALF) + list(SECOND_HALF))
+        seeds, budget = list(range(args.seeds)), args.budget
+        keys = args.methods.split(",") if args.methods else list(RUNS) + list(CANDIDATES)
+    unknown = [t for t in tasks if t not in TASKS and t not in QUICK_TASKS]
+    bad = [k for k in keys if k not in RUNS and k not in CANDIDATES]
+    if unknown or bad:
+        ap.error(f"unknown task(s) {unknown} / method(s) {bad}; tasks: {', '.join(TASKS)}; "
+                 f"methods: {', '.join(list(RUNS) + list(CANDIDATES))}")
+    if args.report:
+        cmd = "python benchmarks/defaults.py " + " ".join(a for a in (argv if argv is not None else sys.argv[1:]))
+        print(report(tasks, args.out, args.doc, cmd.strip(), budget, extras=not args.quick))
+        return 0
+    run_grid(tasks, seeds, keys, budget, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""benchmarks/defaults.py: the quick run (two tiny tasks, 1 seed), its CSV, resuming, the report."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("defaults_benchmark", ROOT / "benchmarks" / "defaults.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def quick_run(bench, tmp_path_factory):
+    out = tmp_path_factory.mktemp("defaults")
+    assert bench.main(["--quick", "--out", str(out)]) == 0
+    return out
+
+
+def _rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_quick_run_writes_one_row_per_task_seed_method_and_label_count(bench, quick_run):
+    for task in bench.QUICK_TASKS:
+        rows = _rows(quick_run / f"{task}.csv")
+        assert list(rows[0]) == list(bench.FIELDS)
+        for method in bench.QUICK_RUNS:
+            mine = [r for r in rows if r["method"] == method]
+            assert [int(r["labels"]) for r in mine] == list(range(1, 21))
+            assert {r["seed"] for r in mine} == {"0"}
+            acc = np.array([float(r["accuracy"]) for r in mine])
+            assert np.all((acc >= 0) & (acc <= 1))
+            idx = [int(r["index"]) for r in mine]
+            assert len(set(idx)) == 20  # every label a new point
+
+
+def test_a_second_run_resumes_and_adds_nothing(bench, quick_run):
+    before = {t: (quick_run / f"{t}.csv").read_text() for t in bench.QUICK_TASKS}
+    assert bench.main(["--quick", "--out", str(quick_run)]) == 0
+    assert {t: (quick_run / f"{t}.csv").read_text() for t in bench.QUICK_TASKS} == before
+
+
+def test_report_aubc_is_the_hand_computed_trapezoid_mean(bench, quick_run, capsys):
+    doc = quick_run / "defaults.md"
+    assert bench.main(["--quick", "--report", "--out", str(quick_run), "--doc", str(doc)]) == 0
+    text = capsys.readouterr().out
+    rows = [r for r in _rows(quick_run / "tiny-moons.csv") if r["method"] == "default"]
+    acc = {int(r["labels"]): float(r["accuracy"]) for r in rows}
+    hand = sum((acc[k] + acc[k + 1]) / 2 for k in range(10, 20)) / 10  # labels 10 -> 20
+    summary = {r["method"]: r for r in bench.summarise("tiny-moons", quick_run, budget=20)}
+    assert summary["default"]["aubc"][0] == pytest.approx(hand, abs=1e-12)
+    assert summary["default"][10][0] == pytest.approx(acc[10])
+    assert f"| default | 1 | {100 * hand:.1f} ± 0.0 |" in text
+    for task in bench.QUICK_TASKS:
+        assert f"### {task}" in text
+    md = doc.read_text()
+    assert "python benchmarks/defaults.py --quick --report" in md and "First half" in md
+
+
+def test_aubc_edge_cases(bench):
+    labels = np.arange(1, 101)
+    assert bench.aubc(labels, np.full(100, 0.7)) == pytest.approx(0.7)
+    ramp = (labels - 10) / 90.0
+    assert bench.aubc(labels, ramp) == pytest.approx(0.5)
+    assert np.isnan(bench.aubc(np.arange(1, 50), np.ones(49)))  # the curve stops before 100
+
+
+def test_halves_are_fixed_disjoint_and_cover_every_kind(bench):
+    first, second = set(bench.FIRST_HALF), set(bench.SECOND_HALF)
+    assert not first & second and first | second == set(bench.TASKS)
+    assert len(bench.TASKS) >= 14
+    kinds = lambda half: {bench.TASKS[t][0] for t in half}  # noqa: E731
+    assert kinds(first) == kinds(second)
