@@ -75,3 +75,15 @@ def unwritable_folder(tmp_path, monkeypatch):
 def posterior(request):
     """Runs a test once per posterior store: the conformance suite (see tests/arls_oracle.py)."""
     return request.param
+
+
+@pytest.fixture(autouse=True)
+def _labeler_environment_restored():
+    """Every test leaves the ``LABELER_*`` variables as it found them: an entry point run
+    in-process (``labeler app --model ...`` hands its options to the page through
+    ``LABELER_MODEL``) must not choose the model of a later test's app."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("LABELER_")}
+    yield
+    for k in [k for k in os.environ if k.startswith("LABELER_") and k not in saved]:
+        del os.environ[k]
+    os.environ.update(saved)

@@ -77,7 +77,8 @@ def test_auto_tune_errors_match_brute_force_and_the_strict_rule_moves_on_any_low
 @pytest.mark.parametrize("start", range(11))
 def test_the_width_moves_only_when_a_sign_test_says_it_is_clearly_better(start):
     """Oracle: the move is decided by a one-sided sign test (p < WIDTH_ALPHA) on the LOO
-    mistakes the best width within reach (a factor WIDTH_MAX_STEP of the width in use) fixes
+    mistakes the best width within reach (a factor WIDTH_MAX_STEP of the width in use; the whole
+    grid when it is None) fixes
     against those it makes, both found by refitting without each point, from every width of
     the grid as the one in use."""
     from scipy.stats import binomtest
@@ -93,7 +94,8 @@ def test_the_width_moves_only_when_a_sign_test_says_it_is_clearly_better(start):
     errors = np.array([wrong.mean() for wrong, _ in loo])
     sq = np.array([s for _, s in loo])
     # the best width in reach: least error, then least squared error, then the largest width
-    reach = np.abs(np.log(np.asarray(widths) / w0)) <= np.log(WIDTH_MAX_STEP) + 1e-9
+    reach = (np.ones(len(widths), dtype=bool) if WIDTH_MAX_STEP is None
+             else np.abs(np.log(np.asarray(widths) / w0)) <= np.log(WIDTH_MAX_STEP) + 1e-9)
     order = np.lexsort((-np.asarray(widths), sq, np.round(errors, 12)))
     best = float(widths[int(order[reach[order]][0])])
     here, there = loo[start][0], _brute_wrong(X, y, best)

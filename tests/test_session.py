@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.calibration import fit_temperature
 from core.kernels import Kernel
 from labeler.session import DEFAULT_LAM, LabelingSession, SessionConfig
 from labeler.store import Store, StoreVersionError, UnknownSessionError
@@ -498,8 +499,9 @@ def test_confidence_bins_from_loo_and_points_in_bin(store):
     assert int(np.sum(bins.counts)) == 15
     # oracle: LOO outputs by refitting without each point (direct solve)
     loo = np.array([direct_m(s, [j for j in pts if j != i])[i, 0] for i in pts])
-    conf = np.clip((loo + 1) / 2, 0, 1)
-    conf = np.maximum(conf, 1 - conf)
+    # the calibrated confidence (one temperature fitted on these LOO values, docs/algorithms.md §11)
+    codes = np.array([s.classes.index(s.labels[i]) for i in pts])
+    _, conf = fit_temperature(loo, codes).confidence(loo)
     pred = np.where(loo > 0, s.classes[1], s.classes[0])
     correct = pred == np.array([s.labels[i] for i in pts])
     edges = np.linspace(0, 1, 6)
@@ -1211,7 +1213,8 @@ def test_confidence_bins_leave_out_accepted_predictions(store):
     # oracle: LOO of the 12 human labels within the 52-label model, by direct solves
     labelled = list(s.labels)
     loo = np.array([direct_m(s, [j for j in labelled if j != i])[i, 0] for i in pts])
-    conf = np.maximum(np.clip((loo + 1) / 2, 0, 1), 1 - np.clip((loo + 1) / 2, 0, 1))
+    codes = np.array([s.classes.index(s.labels[i]) for i in pts])
+    _, conf = fit_temperature(loo, codes).confidence(loo)  # fitted on the human labels alone
     idx = np.clip(np.searchsorted(np.linspace(0, 1, 6), conf, side="right") - 1, 0, 4)
     assert np.array_equal(after.counts, np.bincount(idx, minlength=5))
     assert int(np.sum(before.counts)) == 12
