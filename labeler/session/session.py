@@ -50,7 +50,7 @@ from core import strategies
 from . import data, model
 from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
-from .classes import SessionClasses
+from .classes import ClassActions
 from .labelling import SessionLabelling
 from .settings import SessionSettings
 from .views import SessionViews
@@ -76,7 +76,7 @@ _PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
 _TEXT_ARRAY = "features-text"  # store array: the features of a text column (TF-IDF + SVD)
 
 
-class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, SessionViews):
+class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
     """An interactive labelling session backed by a SQLite store.
 
     Build one with :meth:`create` or :meth:`open`, never directly.
@@ -142,6 +142,8 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         self._log = LogState(cfg.classes, self.n_samples)
         self._cache: dict[str, object] = {}
         self._cache_version = -1
+        # the collaborators, each given the narrow state it needs (never the session)
+        self.class_actions = ClassActions(self._log, self._config, self._commit)
         self._layout = None
         self.closed = False
         self._factor_parts: dict = {}  # a low-rank posterior's landmarks / factor (data.factor_arrays)
@@ -560,3 +562,30 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                 return recorded if self._queryable(recorded) else int(q)
 
             return self._cached("next_query", compute)
+
+
+    # ---- classes (ClassActions) -----------------------------------------------------------
+    def add_class(self, name: str):
+        """See :meth:`.classes.ClassActions.add_class`."""
+        return self.class_actions.add_class(name)
+
+    def check_new_class_name(self, name) -> str:
+        """See :meth:`.classes.ClassActions.check_new_class_name`."""
+        return self.class_actions.check_new_class_name(name)
+
+    def rename_class(self, old, new) -> str:
+        """See :meth:`.classes.ClassActions.rename_class`."""
+        return self.class_actions.rename_class(old, new)
+
+    def delete_class(self, name) -> None:
+        """See :meth:`.classes.ClassActions.delete_class`."""
+        return self.class_actions.delete_class(name)
+
+    def move_class_labels(self, old, new, expected_version=None) -> int:
+        """See :meth:`.classes.ClassActions.move_class_labels`."""
+        return self.class_actions.move_class_labels(old, new, expected_version)
+
+    def unlabel_class(self, name, expected_version=None) -> int:
+        """See :meth:`.classes.ClassActions.unlabel_class`."""
+        return self.class_actions.unlabel_class(name, expected_version)
+

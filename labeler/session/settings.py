@@ -37,7 +37,7 @@ from core.rls.tuning import loo_readiness, retune_due
 from . import model
 from .config import check_auto_tune, check_graph_strategy, check_setting
 from .stopping import StoppingMonitor
-from ..store import AddClass, Setting, StoreWriteError
+from ..store import Setting, StoreWriteError
 
 __all__ = ["SessionSettings", "STOPPING_ARRAY"]
 
@@ -48,19 +48,6 @@ class SessionSettings:
     """Setters and automatic tuning of a session (see the module docstring)."""
 
     tuning_note: str = ""
-
-    def add_class(self, name: str):
-        """Add a class while labelling (binary -> multiclass). Persisted; not undoable.
-
-        Raises
-        ------
-        TypeError, ValueError
-            Not a string, empty, already a class, or the learner rejects it (nothing stored).
-        """
-        def build():
-            return [AddClass(self.check_new_class_name(name))]
-
-        self._commit(build)
 
     def _set(self, name: str, value, **extra):
         """Store the setting ``name = value`` if the learner takes it (checked before)."""
