@@ -51,7 +51,7 @@ from . import data, model
 from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
-from .labelling import SessionLabelling
+from .labelling import Labelling
 from .settings import SessionSettings
 from .views import SessionViews
 from ..store import (
@@ -76,7 +76,7 @@ _PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
 _TEXT_ARRAY = "features-text"  # store array: the features of a text column (TF-IDF + SVD)
 
 
-class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
+class LabelingSession(SessionSettings, SessionViews):
     """An interactive labelling session backed by a SQLite store.
 
     Build one with :meth:`create` or :meth:`open`, never directly.
@@ -143,6 +143,8 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         self._cache: dict[str, object] = {}
         self._cache_version = -1
         # the collaborators, each given the narrow state it needs (never the session)
+        self.labelling = Labelling(self.n_samples, self._log, self._commit, lambda: self.learner,
+                                   self.next_query)
         self.class_actions = ClassActions(self._log, self._config, self._commit)
         self._layout = None
         self.closed = False
@@ -589,3 +591,51 @@ class LabelingSession(SessionLabelling, SessionSettings, SessionViews):
         """See :meth:`.classes.ClassActions.unlabel_class`."""
         return self.class_actions.unlabel_class(name, expected_version)
 
+    # ---- labelling (Labelling) -------------------------------------------------------------
+    def label(self, index, label, source: str = "queried", expected_query=None) -> bool:
+        """See :meth:`.labelling.Labelling.label`."""
+        return self.labelling.label(index, label, source, expected_query)
+
+    def skip(self, index, expected_query=None) -> bool:
+        """See :meth:`.labelling.Labelling.skip`."""
+        return self.labelling.skip(index, expected_query)
+
+    def unskip(self, index) -> bool:
+        """See :meth:`.labelling.Labelling.unskip`."""
+        return self.labelling.unskip(index)
+
+    def relabel(self, index, label, expected_label=None) -> bool:
+        """See :meth:`.labelling.Labelling.relabel`."""
+        return self.labelling.relabel(index, label, expected_label)
+
+    def unlabel(self, index, expected_label=None) -> bool:
+        """See :meth:`.labelling.Labelling.unlabel`."""
+        return self.labelling.unlabel(index, expected_label)
+
+    def undo(self, expected_action=None) -> int | None:
+        """See :meth:`.labelling.Labelling.undo`."""
+        return self.labelling.undo(expected_action)
+
+    def accept_predictions(self, indices, labels=None, expected_version=None) -> int:
+        """See :meth:`.labelling.Labelling.accept_predictions`."""
+        return self.labelling.accept_predictions(indices, labels, expected_version)
+
+    def label_many(self, labels, via: str, expected_version=None) -> int:
+        """See :meth:`.labelling.Labelling.label_many`."""
+        return self.labelling.label_many(labels, via, expected_version)
+
+    def label_points(self, indices, label, via: str = "selection", expected_version=None) -> int:
+        """See :meth:`.labelling.Labelling.label_points`."""
+        return self.labelling.label_points(indices, label, via, expected_version)
+
+    def why_not_applied(self, index, expected_query=None) -> str:
+        """See :meth:`.labelling.Labelling.why_not_applied`."""
+        return self.labelling.why_not_applied(index, expected_query)
+
+    def why_not_changed(self, index, action: str, label=None, expected_label=None) -> str:
+        """See :meth:`.labelling.Labelling.why_not_changed`."""
+        return self.labelling.why_not_changed(index, action, label, expected_label)
+
+    def why_not_labelled(self, indices, expected_version=None) -> str:
+        """See :meth:`.labelling.Labelling.why_not_labelled`."""
+        return self.labelling.why_not_labelled(indices, expected_version)
