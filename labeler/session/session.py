@@ -52,7 +52,7 @@ from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
 from .labelling import Labelling
-from .settings import SessionSettings
+from .settings import Settings
 from .views import SessionViews
 from ..store import (
     Accept,
@@ -76,7 +76,7 @@ _PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
 _TEXT_ARRAY = "features-text"  # store array: the features of a text column (TF-IDF + SVD)
 
 
-class LabelingSession(SessionSettings, SessionViews):
+class LabelingSession(SessionViews):
     """An interactive labelling session backed by a SQLite store.
 
     Build one with :meth:`create` or :meth:`open`, never directly.
@@ -146,6 +146,9 @@ class LabelingSession(SessionSettings, SessionViews):
         self.labelling = Labelling(self.n_samples, self._log, self._commit, lambda: self.learner,
                                    self.next_query)
         self.class_actions = ClassActions(self._log, self._config, self._commit)
+        self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
+                                 self.X, lambda name: store.get_array(self.id, name), self._cache_array,
+                                 lambda: self._store.read_only, self._stored_config.get("auto", {}))
         self._layout = None
         self.closed = False
         self._factor_parts: dict = {}  # a low-rank posterior's landmarks / factor (data.factor_arrays)
@@ -206,7 +209,7 @@ class LabelingSession(SessionSettings, SessionViews):
                                  session_id=record.id, created=record.created, arrays=arrays,
                                  events=events, risks=risks)
             if events:  # initial labels: the first re-tune and stopping checkpoint
-                session._after_labels_change(0)
+                session.settings.after_labels_change(0)
             return session
         except BaseException:  # the store is closed and the error (Ctrl-C too) goes on at once
             store.close()
@@ -481,7 +484,7 @@ class LabelingSession(SessionSettings, SessionViews):
                 change = self._log.apply(events)
                 self._apply(change, given=take_back is not None)
                 if not change.settings and change.new_class is None:
-                    self._after_labels_change(before)  # auto re-tune, stopping checkpoint
+                    self.settings.after_labels_change(before)  # auto re-tune, stopping checkpoint
                 given_now = change.added + [after for _, after in change.relabeled]
                 if given_now and not change.kind.startswith("undo"):
                     # for the history chart; not needed to restore the state
@@ -639,3 +642,53 @@ class LabelingSession(SessionSettings, SessionViews):
     def why_not_labelled(self, indices, expected_version=None) -> str:
         """See :meth:`.labelling.Labelling.why_not_labelled`."""
         return self.labelling.why_not_labelled(indices, expected_version)
+
+    # ---- settings (Settings) ---------------------------------------------------------------
+    def set_strategy(self, name: str):
+        """See :meth:`.settings.Settings.set_strategy`."""
+        return self.settings.set_strategy(name)
+
+    def set_weighting(self, weighting):
+        """See :meth:`.settings.Settings.set_weighting`."""
+        return self.settings.set_weighting(weighting)
+
+    def set_lam(self, value):
+        """See :meth:`.settings.Settings.set_lam`."""
+        return self.settings.set_lam(value)
+
+    def set_width(self, value):
+        """See :meth:`.settings.Settings.set_width`."""
+        return self.settings.set_width(value)
+
+    @property
+    def model_name(self) -> str:
+        """See :attr:`.settings.Settings.model_name`."""
+        return self.settings.model_name
+
+    def model_summary(self) -> dict:
+        """See :meth:`.settings.Settings.model_summary`."""
+        return self.settings.model_summary()
+
+    @property
+    def auto_tune(self) -> dict:
+        """See :attr:`.settings.Settings.auto_tune`."""
+        return self.settings.auto_tune
+
+    @property
+    def tuning_note(self) -> str:
+        """See :attr:`.settings.Settings.tuning_note`."""
+        return self.settings.tuning_note
+
+    @property
+    def stopping_monitor(self):
+        """See :attr:`.settings.Settings.stopping_monitor`."""
+        return self.settings.stopping_monitor
+
+    def _tuning(self) -> dict:
+        return self.settings.tuning()
+
+    def _user_label_count(self) -> int:
+        return self.settings.user_label_count()
+
+    def _predicted_codes(self):
+        return self.settings.predicted_codes()
