@@ -53,7 +53,7 @@ from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
 from .labelling import Labelling
 from .settings import Settings
-from .views import SessionViews
+from .views import Views
 from ..store import (
     Accept,
     ChainBrokenError,
@@ -76,7 +76,7 @@ _PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
 _TEXT_ARRAY = "features-text"  # store array: the features of a text column (TF-IDF + SVD)
 
 
-class LabelingSession(SessionViews):
+class LabelingSession:
     """An interactive labelling session backed by a SQLite store.
 
     Build one with :meth:`create` or :meth:`open`, never directly.
@@ -149,6 +149,9 @@ class LabelingSession(SessionViews):
         self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
                                  self.X, lambda name: store.get_array(self.id, name), self._cache_array,
                                  lambda: self._store.read_only, self._stored_config.get("auto", {}))
+        self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
+                           self.settings, self._stored_config.get("auto", {}),
+                           lambda: self._store.risks(self.id), self.next_query)
         self._layout = None
         self.closed = False
         self._factor_parts: dict = {}  # a low-rank posterior's landmarks / factor (data.factor_arrays)
@@ -301,6 +304,55 @@ class LabelingSession(SessionViews):
             f"LabelingSession(id={self.id!r}, dataset={self._config.dataset!r}, "
             f"n_labeled={self.n_labeled}, n_samples={self.n_samples})"
         )
+
+    # ---- state -----------------------------------------------------------------------------
+    @property
+    def config(self) -> SessionConfig:
+        """Current settings (a copy)."""
+        return SessionConfig.from_dict(self._config.to_dict())
+
+    @property
+    def auto_settings(self) -> dict:
+        """How the "auto" settings were resolved at creation, e.g. {"width": "median ..."}."""
+        return dict(self._stored_config.get("auto", {}))
+
+    @property
+    def classes(self) -> list[str]:
+        """Class names (creation order, then added ones)."""
+        return list(self._log.classes)
+
+    @property
+    def labels(self) -> dict[int, str]:
+        """Net labels {point index: class}, in labelling order."""
+        return {i: r.label for i, r in self._log.labels.items()}
+
+    @property
+    def skipped(self) -> list[int]:
+        """Skipped points, in skipping order."""
+        return list(self._log.skipped)
+
+    @property
+    def n_labeled(self) -> int:
+        return len(self._log.labels)
+
+    @property
+    def n_events(self) -> int:
+        """Number of stored events (the state version)."""
+        return self._log.n_events
+
+    @property
+    def can_undo(self) -> bool:
+        return self._log.can_undo
+
+    @property
+    def last_action(self) -> int:
+        """Id of the action :meth:`undo` would revert (0 when there is nothing to undo).
+
+        A page draws its Undo button with this id and passes it back as ``expected_action``,
+        so a repeated press (or a second tab's undo meanwhile) cannot undo a second action.
+        """
+        top = self._log.last_undoable
+        return 0 if top is None else int(top[0])
 
     # ---- learner plumbing ------------------------------------------------------------------
     @property
@@ -684,11 +736,72 @@ class LabelingSession(SessionViews):
         """See :attr:`.settings.Settings.stopping_monitor`."""
         return self.settings.stopping_monitor
 
-    def _tuning(self) -> dict:
-        return self.settings.tuning()
+    # ---- read-only views (Views) ------------------------------------------------------------
+    def loo_curve(self) -> dict:
+        """See :meth:`.views.Views.loo_curve`."""
+        return self.views.loo_curve()
 
-    def _user_label_count(self) -> int:
-        return self.settings.user_label_count()
+    def tuning_status(self) -> dict:
+        """See :meth:`.views.Views.tuning_status`."""
+        return self.views.tuning_status()
 
-    def _predicted_codes(self):
-        return self.settings.predicted_codes()
+    def calibration(self):
+        """See :meth:`.views.Views.calibration`."""
+        return self.views.calibration()
+
+    def pool_error_rate(self, level: float = 0.95):
+        """See :meth:`.views.Views.pool_error_rate`."""
+        return self.views.pool_error_rate(level)
+
+    def error_rate_trace(self):
+        """See :meth:`.views.Views.error_rate_trace`."""
+        return self.views.error_rate_trace()
+
+    def suspects(self):
+        """See :meth:`.views.Views.suspects`."""
+        return self.views.suspects()
+
+    def stopping_signal(self):
+        """See :meth:`.views.Views.stopping_signal`."""
+        return self.views.stopping_signal()
+
+    def bulk_accept_risk(self, lo: float, hi: float, n_bins: int = 10) -> dict:
+        """See :meth:`.views.Views.bulk_accept_risk`."""
+        return self.views.bulk_accept_risk(lo, hi, n_bins)
+
+    def explain_query(self, index: int | None = None, n_alternatives: int = 3):
+        """See :meth:`.views.Views.explain_query`."""
+        return self.views.explain_query(index, n_alternatives)
+
+    def expected_risk(self) -> np.ndarray:
+        """See :meth:`.views.Views.expected_risk`."""
+        return self.views.expected_risk()
+
+    def predictions(self, with_risk: bool = False):
+        """See :meth:`.views.Views.predictions`."""
+        return self.views.predictions(with_risk)
+
+    def confidence_bins(self, n_bins: int = 10):
+        """See :meth:`.views.Views.confidence_bins`."""
+        return self.views.confidence_bins(n_bins)
+
+    def points_in_bin(self, lo: float, hi: float) -> np.ndarray:
+        """See :meth:`.views.Views.points_in_bin`."""
+        return self.views.points_in_bin(lo, hi)
+
+    def class_counts(self) -> dict[str, int]:
+        """See :meth:`.views.Views.class_counts`."""
+        return self.views.class_counts()
+
+    @property
+    def history(self):
+        """See :attr:`.views.Views.history`."""
+        return self.views.history
+
+    def export_table(self, include_predictions: bool = False):
+        """See :meth:`.views.Views.export_table`."""
+        return self.views.export_table(include_predictions)
+
+    def export(self, path, format: str | None = None, include_predictions: bool = False) -> Path:
+        """See :meth:`.views.Views.export`."""
+        return self.views.export(path, format, include_predictions)
