@@ -10,9 +10,32 @@ log always reopens); on a failed write the learner is put back.
 
 The session's parts: :mod:`.config` (settings, defaults, checks, creation), :mod:`.data` (data
 set, features, layout), :mod:`.model` (the only builder of the learner; settings changes and
-LOO tuning go through it), :mod:`.labelling` (label, skip, un-skip, relabel, unlabel, undo,
-accept), :mod:`.classes` (rename, delete, move or unlabel a class), :mod:`.settings` (the
-setters), :mod:`.views` (read-only state, tables, bins, export).
+LOO tuning go through it).
+
+The session owns four collaborators, split by job (composition: each is given the narrow state
+it needs, never the session, and none imports this module):
+
+==========================  ===================================================================
+``session.labelling``       :class:`.labelling.Labelling`: label, skip, un-skip, relabel,
+                            unlabel, undo, accept, label many (given the point count, the log
+                            state, the commit function, a learner getter, the next query)
+``session.class_actions``   :class:`.classes.ClassActions`: add, rename, delete, move or unlabel
+                            a class (the log state, the config, the commit function)
+``session.settings``        :class:`.settings.Settings`: the setters, automatic re-tuning, the
+                            stopping checkpoints (the config, the log state, the commit function,
+                            the per-state cache, a learner getter, the features, the session's
+                            stored arrays)
+``session.views``           :class:`.views.Views`: read-only tables, bins, LOO curve,
+                            calibration, suspects, export (a learner getter, the data, the log
+                            state, the config, the cache, the settings, the recorded risks)
+==========================  ===================================================================
+
+What stays here: creation and reopening, the event log (``_commit``: one user action, stored
+first, then learnt; ``refresh``; the rebuild on open), the learner (built, given settings and new
+classes, rebuilt), the per-state cache, the state properties (``classes``, ``labels``,
+``n_events``, ...), the layout and the next query. The public methods the UI, the command line
+and the tests call (``label``, ``set_lam``, ``rename_class``, ``predictions``, ...) are one-line
+delegations to the collaborators, written out below.
 
 Reopening restores the same state
 ---------------------------------
@@ -94,6 +117,12 @@ class LabelingSession:
     X : ndarray of shape (n_samples, n_features) or (n_samples, config.pca_components)
         Features the learner sees (standardised if ``config.standardize``, then PCA-reduced
         if ``config.pca_components``).
+    labelling : labeler.session.labelling.Labelling
+    class_actions : labeler.session.classes.ClassActions
+    settings : labeler.session.settings.Settings
+    views : labeler.session.views.Views
+        The collaborators the session owns (see the module docstring); the session's public
+        methods of the same names delegate to them.
     """
 
     # ---- construction ----------------------------------------------------------------------
