@@ -90,8 +90,8 @@ def test_issue_case_six_right_of_six_is_uncertain(labelled, monkeypatch):
     accepting its 46 points asks first and says up to 18 may be wrong."""
     s = labelled
     conf = np.array([0.95] * 6)
-    monkeypatch.setattr(type(s), "_loo_correct", lambda self: (np.ones(6, dtype=bool), conf))
-    monkeypatch.setattr(type(s), "points_in_bin", lambda self, lo, hi: np.arange(46))
+    monkeypatch.setattr(type(s.views), "_loo_correct", lambda self: (np.ones(6, dtype=bool), conf))
+    monkeypatch.setattr(type(s.views), "points_in_bin", lambda self, lo, hi: np.arange(46))
     risk = s.bulk_accept_risk(0.9, 1.0)
     assert risk["uncertain"] and risk["n"] == 46 and risk["accuracy"] == 1.0
     assert round(risk["wrong_high"]) == 18 and risk["expected_wrong"] == 0.0

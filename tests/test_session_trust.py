@@ -41,7 +41,7 @@ def test_accepted_predictions_do_not_calibrate(labelled):
     free = [i for i in range(s.n_samples) if i not in s.labels][:5]
     s.accept_predictions(free)
     # the accepted labels change the model, but they do not enter the fit's weights
-    idx, y, F, keep = s._loo_rows()
+    idx, y, F, keep = s.views._loo_rows()
     assert keep.sum() == 14 and (~keep).sum() == 5
     codes = np.array([s.learner.classes.index(v) for v in y])
     assert s.calibration().slope == pytest.approx(fit_temperature(F[keep], codes[keep]).slope)
@@ -56,7 +56,7 @@ def test_pool_error_rate_is_the_mean_calibrated_doubt_of_the_unlabelled(labelled
     assert pe["n"] == pool.sum()
     assert pe["rate"] == pytest.approx(float(np.mean(1 - pred["confidence"].to_numpy(float)[pool])))
     assert pe["lower"] <= pe["rate"] <= pe["upper"]
-    correct, _ = s._loo_correct()
+    correct, _ = s.views._loo_correct()
     assert pe["loo_error"] == pytest.approx(1 - correct.mean()) and pe["n_loo"] == 14
 
 

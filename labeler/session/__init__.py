@@ -6,10 +6,12 @@
 :mod:`.spec`           the model's settings: :class:`RlsSpec` | :class:`GraphSpec` (a tagged union)
 :mod:`.model`          the only builder of the learner (the one place that tells models apart); LOO tuning
 :mod:`.graphs`         the graph models (harmonic, lgc): checks, resolving, the stored kNN graph
-:mod:`.session`        :class:`LabelingSession`: create, open, event log (commit, refresh), next query
-:mod:`.labelling`      label, skip, undo, accept predictions
-:mod:`.settings`       the setters (strategy, weighting, lam, width, new class)
-:mod:`.views`          read-only state, prediction and history tables, confidence bins, export
+:mod:`.session`        :class:`LabelingSession`: create, open, event log (commit, refresh), next query;
+                       owns the four collaborators below and delegates its public methods to them
+:mod:`.labelling`      :class:`Labelling` (``session.labelling``): label, skip, undo, accept predictions
+:mod:`.classes`        :class:`ClassActions` (``session.class_actions``): add, rename, delete a class
+:mod:`.settings`       :class:`Settings` (``session.settings``): setters, re-tuning, stopping checkpoints
+:mod:`.views`          :class:`Views` (``session.views``): prediction and history tables, bins, export
 =====================  ==========================================================================
 """
 

@@ -1,8 +1,14 @@
 """Managing the classes of a session: rename, delete, and move or unlabel all points of a class.
 
-:class:`SessionClasses` is a mixin of :class:`~labeler.session.session.LabelingSession`. Every
-action here is ONE user action in the event log, undoable like a label (see
-:class:`labeler.store.LogState`):
+:class:`ClassActions` is owned by :class:`~labeler.session.session.LabelingSession` (as
+``session.class_actions``; the session's methods of the same names delegate to it). It holds
+only what it needs: the event-log state (:class:`labeler.store.LogState`), the configuration
+(a deleted class's weight) and the session's commit function (one user action: stored first,
+then learnt). Every action here except ``add_class`` is ONE user action in the event log,
+undoable like a label (see :class:`labeler.store.LogState`):
+
+* ``add_class(name)``: a new class while labelling (binary -> multiclass); given to the
+  learner before it is written, not undoable.
 
 * ``rename_class(old, new)``: names only; the learner's outputs do not change
   (``ActiveRLS.rename_class``), a class weight of a weighting dict moves to the new name.
@@ -23,7 +29,7 @@ be taken by a NEW class while that undo is possible
 would clash. A rename may take such a name (its own undo comes first).
 
 Class names are checked by :func:`labeler.session.config.check_class_name` (the check of
-``add_class``), for a new class plus that reservation (:meth:`SessionClasses.check_new_class_name`).
+``add_class``), for a new class plus that reservation (:meth:`ClassActions.check_new_class_name`).
 """
 
 from __future__ import annotations
@@ -31,13 +37,42 @@ from __future__ import annotations
 import numbers
 
 from .config import check_class_name
-from ..store import DeleteClass, Relabel, RenameClass, Unlabel
+from ..store import AddClass, DeleteClass, Relabel, RenameClass, Unlabel
 
-__all__ = ["SessionClasses"]
+__all__ = ["ClassActions"]
 
 
-class SessionClasses:
-    """Rename, delete, move and unlabel classes (see the module docstring)."""
+class ClassActions:
+    """Add, rename, delete, move and unlabel classes (see the module docstring).
+
+    Parameters
+    ----------
+    log : labeler.store.LogState
+        The session's event-log state (net labels, classes, undo stack); read only here.
+    config : SessionConfig
+        The session's current settings (read: the weight of a deleted class).
+    commit : callable
+        ``commit(build)``: the session's one user action (``LabelingSession._commit``);
+        returns the applied change, or None when ``build()`` returned None.
+    """
+
+    def __init__(self, log, config, commit):
+        self._log = log
+        self._config = config
+        self._commit = commit
+
+    def add_class(self, name: str):
+        """Add a class while labelling (binary -> multiclass). Persisted; not undoable.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Not a string, empty, already a class, or the learner rejects it (nothing stored).
+        """
+        def build():
+            return [AddClass(self.check_new_class_name(name))]
+
+        self._commit(build)
 
     def check_new_class_name(self, name) -> str:
         """A name for a new class: a non-empty string (stripped), not a class yet, and not kept

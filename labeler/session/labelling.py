@@ -2,12 +2,13 @@
 predictions, and label many points at once (a lasso or box selection, "more like this", a
 batch of queries).
 
-:class:`SessionLabelling` is a mixin of :class:`~labeler.session.session.LabelingSession`.
-Each action checks its input, then commits one user action through the session's ``_commit``
-(stored first, then learnt); ``build()`` decides inside the commit, after catching up with
-other tabs, so a stale click (``expected_query``, ``expected_action``, ``expected_version``)
-writes nothing. The mixin uses ``_commit``, ``_log``, ``learner``, ``n_samples`` and
-``next_query`` of the session.
+:class:`Labelling` is owned by :class:`~labeler.session.session.LabelingSession` (as
+``session.labelling``; the session's methods of the same names delegate to it). Each action
+checks its input, then commits one user action through the session's commit function (stored
+first, then learnt); ``build()`` decides inside the commit, after catching up with other tabs,
+so a stale click (``expected_query``, ``expected_action``, ``expected_version``) writes
+nothing. It is given only what it needs: the number of points, the event-log state, the commit
+function, the learner (through a getter: the session may rebuild it) and the next query.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from core.validation import check_index
 from ..store import Accept, Label, Relabel, Skip, Undo, Unlabel, Unskip
 from ..store.events import LABEL_EVENT_SOURCES
 
-__all__ = ["SessionLabelling", "BULK_SOURCES"]
+__all__ = ["Labelling", "BULK_SOURCES"]
 
 #: How points labelled many at once came to be labelled: the source of their ``accept``
 #: events (one action, one undo step), stored in the events' ``source`` column (schema
@@ -33,8 +34,30 @@ BULK_SOURCES = (
 )
 
 
-class SessionLabelling:
-    """Label, skip, un-skip, relabel, unlabel, undo and accept (see the module docstring)."""
+class Labelling:
+    """Label, skip, un-skip, relabel, unlabel, undo and accept (see the module docstring).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of points of the session.
+    log : labeler.store.LogState
+        The session's event-log state (net labels, skips, classes, undo stack); read only here.
+    commit : callable
+        ``commit(build)``: the session's one user action (``LabelingSession._commit``);
+        returns the applied change, or None when ``build()`` returned None.
+    learner : callable
+        ``learner()``: the session's learner now (read: its predictions).
+    next_query : callable
+        ``next_query()``: the point the strategy asks for now, or None.
+    """
+
+    def __init__(self, n_samples: int, log, commit, learner, next_query):
+        self.n_samples = int(n_samples)
+        self._log = log
+        self._commit = commit
+        self._learner = learner
+        self.next_query = next_query
 
     def _check_point(self, index) -> int:
         return check_index(index, self.n_samples, name="point index")
@@ -360,7 +383,7 @@ class SessionLabelling:
             if not todo:
                 return None
             if shown is None:
-                predicted = self.learner.predict()
+                predicted = self._learner().predict()
                 chosen = {i: str(predicted[i]) for i in todo}
             else:
                 chosen = shown

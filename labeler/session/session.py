@@ -10,9 +10,32 @@ log always reopens); on a failed write the learner is put back.
 
 The session's parts: :mod:`.config` (settings, defaults, checks, creation), :mod:`.data` (data
 set, features, layout), :mod:`.model` (the only builder of the learner; settings changes and
-LOO tuning go through it), :mod:`.labelling` (label, skip, un-skip, relabel, unlabel, undo,
-accept), :mod:`.classes` (rename, delete, move or unlabel a class), :mod:`.settings` (the
-setters), :mod:`.views` (read-only state, tables, bins, export).
+LOO tuning go through it).
+
+The session owns four collaborators, split by job (composition: each is given the narrow state
+it needs, never the session, and none imports this module):
+
+==========================  ===================================================================
+``session.labelling``       :class:`.labelling.Labelling`: label, skip, un-skip, relabel,
+                            unlabel, undo, accept, label many (given the point count, the log
+                            state, the commit function, a learner getter, the next query)
+``session.class_actions``   :class:`.classes.ClassActions`: add, rename, delete, move or unlabel
+                            a class (the log state, the config, the commit function)
+``session.settings``        :class:`.settings.Settings`: the setters, automatic re-tuning, the
+                            stopping checkpoints (the config, the log state, the commit function,
+                            the per-state cache, a learner getter, the features, the session's
+                            stored arrays)
+``session.views``           :class:`.views.Views`: read-only tables, bins, LOO curve,
+                            calibration, suspects, export (a learner getter, the data, the log
+                            state, the config, the cache, the settings, the recorded risks)
+==========================  ===================================================================
+
+What stays here: creation and reopening, the event log (``_commit``: one user action, stored
+first, then learnt; ``refresh``; the rebuild on open), the learner (built, given settings and new
+classes, rebuilt), the per-state cache, the state properties (``classes``, ``labels``,
+``n_events``, ...), the layout and the next query. The public methods the UI, the command line
+and the tests call (``label``, ``set_lam``, ``rename_class``, ``predictions``, ...) are one-line
+delegations to the collaborators, written out below.
 
 Reopening restores the same state
 ---------------------------------
@@ -50,10 +73,10 @@ from core import strategies
 from . import data, model
 from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
-from .classes import SessionClasses
-from .labelling import SessionLabelling
-from .settings import SessionSettings
-from .views import SessionViews
+from .classes import ClassActions
+from .labelling import Labelling
+from .settings import Settings
+from .views import Views
 from ..store import (
     Accept,
     ChainBrokenError,
@@ -76,7 +99,7 @@ _PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
 _TEXT_ARRAY = "features-text"  # store array: the features of a text column (TF-IDF + SVD)
 
 
-class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, SessionViews):
+class LabelingSession:
     """An interactive labelling session backed by a SQLite store.
 
     Build one with :meth:`create` or :meth:`open`, never directly.
@@ -94,6 +117,12 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
     X : ndarray of shape (n_samples, n_features) or (n_samples, config.pca_components)
         Features the learner sees (standardised if ``config.standardize``, then PCA-reduced
         if ``config.pca_components``).
+    labelling : labeler.session.labelling.Labelling
+    class_actions : labeler.session.classes.ClassActions
+    settings : labeler.session.settings.Settings
+    views : labeler.session.views.Views
+        The collaborators the session owns (see the module docstring); the session's public
+        methods of the same names delegate to them.
     """
 
     # ---- construction ----------------------------------------------------------------------
@@ -142,6 +171,16 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
         self._log = LogState(cfg.classes, self.n_samples)
         self._cache: dict[str, object] = {}
         self._cache_version = -1
+        # the collaborators, each given the narrow state it needs (never the session)
+        self.labelling = Labelling(self.n_samples, self._log, self._commit, lambda: self.learner,
+                                   self.next_query)
+        self.class_actions = ClassActions(self._log, self._config, self._commit)
+        self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
+                                 self.X, lambda name: store.get_array(self.id, name), self._cache_array,
+                                 lambda: self._store.read_only, self._stored_config.get("auto", {}))
+        self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
+                           self.settings, self._stored_config.get("auto", {}),
+                           lambda: self._store.risks(self.id), self.next_query)
         self._layout = None
         self.closed = False
         self._factor_parts: dict = {}  # a low-rank posterior's landmarks / factor (data.factor_arrays)
@@ -202,7 +241,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                                  session_id=record.id, created=record.created, arrays=arrays,
                                  events=events, risks=risks)
             if events:  # initial labels: the first re-tune and stopping checkpoint
-                session._after_labels_change(0)
+                session.settings.after_labels_change(0)
             return session
         except BaseException:  # the store is closed and the error (Ctrl-C too) goes on at once
             store.close()
@@ -294,6 +333,55 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
             f"LabelingSession(id={self.id!r}, dataset={self._config.dataset!r}, "
             f"n_labeled={self.n_labeled}, n_samples={self.n_samples})"
         )
+
+    # ---- state -----------------------------------------------------------------------------
+    @property
+    def config(self) -> SessionConfig:
+        """Current settings (a copy)."""
+        return SessionConfig.from_dict(self._config.to_dict())
+
+    @property
+    def auto_settings(self) -> dict:
+        """How the "auto" settings were resolved at creation, e.g. {"width": "median ..."}."""
+        return dict(self._stored_config.get("auto", {}))
+
+    @property
+    def classes(self) -> list[str]:
+        """Class names (creation order, then added ones)."""
+        return list(self._log.classes)
+
+    @property
+    def labels(self) -> dict[int, str]:
+        """Net labels {point index: class}, in labelling order."""
+        return {i: r.label for i, r in self._log.labels.items()}
+
+    @property
+    def skipped(self) -> list[int]:
+        """Skipped points, in skipping order."""
+        return list(self._log.skipped)
+
+    @property
+    def n_labeled(self) -> int:
+        return len(self._log.labels)
+
+    @property
+    def n_events(self) -> int:
+        """Number of stored events (the state version)."""
+        return self._log.n_events
+
+    @property
+    def can_undo(self) -> bool:
+        return self._log.can_undo
+
+    @property
+    def last_action(self) -> int:
+        """Id of the action :meth:`undo` would revert (0 when there is nothing to undo).
+
+        A page draws its Undo button with this id and passes it back as ``expected_action``,
+        so a repeated press (or a second tab's undo meanwhile) cannot undo a second action.
+        """
+        top = self._log.last_undoable
+        return 0 if top is None else int(top[0])
 
     # ---- learner plumbing ------------------------------------------------------------------
     @property
@@ -477,7 +565,7 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                 change = self._log.apply(events)
                 self._apply(change, given=take_back is not None)
                 if not change.settings and change.new_class is None:
-                    self._after_labels_change(before)  # auto re-tune, stopping checkpoint
+                    self.settings.after_labels_change(before)  # auto re-tune, stopping checkpoint
                 given_now = change.added + [after for _, after in change.relabeled]
                 if given_now and not change.kind.startswith("undo"):
                     # for the history chart; not needed to restore the state
@@ -560,3 +648,189 @@ class LabelingSession(SessionLabelling, SessionClasses, SessionSettings, Session
                 return recorded if self._queryable(recorded) else int(q)
 
             return self._cached("next_query", compute)
+
+
+    # ---- classes (ClassActions) -----------------------------------------------------------
+    def add_class(self, name: str):
+        """See :meth:`.classes.ClassActions.add_class`."""
+        return self.class_actions.add_class(name)
+
+    def check_new_class_name(self, name) -> str:
+        """See :meth:`.classes.ClassActions.check_new_class_name`."""
+        return self.class_actions.check_new_class_name(name)
+
+    def rename_class(self, old, new) -> str:
+        """See :meth:`.classes.ClassActions.rename_class`."""
+        return self.class_actions.rename_class(old, new)
+
+    def delete_class(self, name) -> None:
+        """See :meth:`.classes.ClassActions.delete_class`."""
+        return self.class_actions.delete_class(name)
+
+    def move_class_labels(self, old, new, expected_version=None) -> int:
+        """See :meth:`.classes.ClassActions.move_class_labels`."""
+        return self.class_actions.move_class_labels(old, new, expected_version)
+
+    def unlabel_class(self, name, expected_version=None) -> int:
+        """See :meth:`.classes.ClassActions.unlabel_class`."""
+        return self.class_actions.unlabel_class(name, expected_version)
+
+    # ---- labelling (Labelling) -------------------------------------------------------------
+    def label(self, index, label, source: str = "queried", expected_query=None) -> bool:
+        """See :meth:`.labelling.Labelling.label`."""
+        return self.labelling.label(index, label, source, expected_query)
+
+    def skip(self, index, expected_query=None) -> bool:
+        """See :meth:`.labelling.Labelling.skip`."""
+        return self.labelling.skip(index, expected_query)
+
+    def unskip(self, index) -> bool:
+        """See :meth:`.labelling.Labelling.unskip`."""
+        return self.labelling.unskip(index)
+
+    def relabel(self, index, label, expected_label=None) -> bool:
+        """See :meth:`.labelling.Labelling.relabel`."""
+        return self.labelling.relabel(index, label, expected_label)
+
+    def unlabel(self, index, expected_label=None) -> bool:
+        """See :meth:`.labelling.Labelling.unlabel`."""
+        return self.labelling.unlabel(index, expected_label)
+
+    def undo(self, expected_action=None) -> int | None:
+        """See :meth:`.labelling.Labelling.undo`."""
+        return self.labelling.undo(expected_action)
+
+    def accept_predictions(self, indices, labels=None, expected_version=None) -> int:
+        """See :meth:`.labelling.Labelling.accept_predictions`."""
+        return self.labelling.accept_predictions(indices, labels, expected_version)
+
+    def label_many(self, labels, via: str, expected_version=None) -> int:
+        """See :meth:`.labelling.Labelling.label_many`."""
+        return self.labelling.label_many(labels, via, expected_version)
+
+    def label_points(self, indices, label, via: str = "selection", expected_version=None) -> int:
+        """See :meth:`.labelling.Labelling.label_points`."""
+        return self.labelling.label_points(indices, label, via, expected_version)
+
+    def why_not_applied(self, index, expected_query=None) -> str:
+        """See :meth:`.labelling.Labelling.why_not_applied`."""
+        return self.labelling.why_not_applied(index, expected_query)
+
+    def why_not_changed(self, index, action: str, label=None, expected_label=None) -> str:
+        """See :meth:`.labelling.Labelling.why_not_changed`."""
+        return self.labelling.why_not_changed(index, action, label, expected_label)
+
+    def why_not_labelled(self, indices, expected_version=None) -> str:
+        """See :meth:`.labelling.Labelling.why_not_labelled`."""
+        return self.labelling.why_not_labelled(indices, expected_version)
+
+    # ---- settings (Settings) ---------------------------------------------------------------
+    def set_strategy(self, name: str):
+        """See :meth:`.settings.Settings.set_strategy`."""
+        return self.settings.set_strategy(name)
+
+    def set_weighting(self, weighting):
+        """See :meth:`.settings.Settings.set_weighting`."""
+        return self.settings.set_weighting(weighting)
+
+    def set_lam(self, value):
+        """See :meth:`.settings.Settings.set_lam`."""
+        return self.settings.set_lam(value)
+
+    def set_width(self, value):
+        """See :meth:`.settings.Settings.set_width`."""
+        return self.settings.set_width(value)
+
+    @property
+    def model_name(self) -> str:
+        """See :attr:`.settings.Settings.model_name`."""
+        return self.settings.model_name
+
+    def model_summary(self) -> dict:
+        """See :meth:`.settings.Settings.model_summary`."""
+        return self.settings.model_summary()
+
+    @property
+    def auto_tune(self) -> dict:
+        """See :attr:`.settings.Settings.auto_tune`."""
+        return self.settings.auto_tune
+
+    @property
+    def tuning_note(self) -> str:
+        """See :attr:`.settings.Settings.tuning_note`."""
+        return self.settings.tuning_note
+
+    @property
+    def stopping_monitor(self):
+        """See :attr:`.settings.Settings.stopping_monitor`."""
+        return self.settings.stopping_monitor
+
+    # ---- read-only views (Views) ------------------------------------------------------------
+    def loo_curve(self) -> dict:
+        """See :meth:`.views.Views.loo_curve`."""
+        return self.views.loo_curve()
+
+    def tuning_status(self) -> dict:
+        """See :meth:`.views.Views.tuning_status`."""
+        return self.views.tuning_status()
+
+    def calibration(self):
+        """See :meth:`.views.Views.calibration`."""
+        return self.views.calibration()
+
+    def pool_error_rate(self, level: float = 0.95):
+        """See :meth:`.views.Views.pool_error_rate`."""
+        return self.views.pool_error_rate(level)
+
+    def error_rate_trace(self):
+        """See :meth:`.views.Views.error_rate_trace`."""
+        return self.views.error_rate_trace()
+
+    def suspects(self):
+        """See :meth:`.views.Views.suspects`."""
+        return self.views.suspects()
+
+    def stopping_signal(self):
+        """See :meth:`.views.Views.stopping_signal`."""
+        return self.views.stopping_signal()
+
+    def bulk_accept_risk(self, lo: float, hi: float, n_bins: int = 10) -> dict:
+        """See :meth:`.views.Views.bulk_accept_risk`."""
+        return self.views.bulk_accept_risk(lo, hi, n_bins)
+
+    def explain_query(self, index: int | None = None, n_alternatives: int = 3):
+        """See :meth:`.views.Views.explain_query`."""
+        return self.views.explain_query(index, n_alternatives)
+
+    def expected_risk(self) -> np.ndarray:
+        """See :meth:`.views.Views.expected_risk`."""
+        return self.views.expected_risk()
+
+    def predictions(self, with_risk: bool = False):
+        """See :meth:`.views.Views.predictions`."""
+        return self.views.predictions(with_risk)
+
+    def confidence_bins(self, n_bins: int = 10):
+        """See :meth:`.views.Views.confidence_bins`."""
+        return self.views.confidence_bins(n_bins)
+
+    def points_in_bin(self, lo: float, hi: float) -> np.ndarray:
+        """See :meth:`.views.Views.points_in_bin`."""
+        return self.views.points_in_bin(lo, hi)
+
+    def class_counts(self) -> dict[str, int]:
+        """See :meth:`.views.Views.class_counts`."""
+        return self.views.class_counts()
+
+    @property
+    def history(self):
+        """See :attr:`.views.Views.history`."""
+        return self.views.history
+
+    def export_table(self, include_predictions: bool = False):
+        """See :meth:`.views.Views.export_table`."""
+        return self.views.export_table(include_predictions)
+
+    def export(self, path, format: str | None = None, include_predictions: bool = False) -> Path:
+        """See :meth:`.views.Views.export`."""
+        return self.views.export(path, format, include_predictions)

@@ -1,16 +1,17 @@
-"""Changing a session's settings: strategy, class weighting, lam, RBF width, classes, and the
+"""Changing a session's settings: strategy, class weighting, lam, RBF width, and the
 automatic re-tuning of width and lam as labels arrive.
 
-:class:`SessionSettings` is a mixin of :class:`~labeler.session.session.LabelingSession`. Each
-setter checks the value (:func:`.config.check_setting`), then commits it through the session's
-``_commit``, which gives it to the learner through the model factory (:mod:`.model`) BEFORE it
+:class:`Settings` is owned by :class:`~labeler.session.session.LabelingSession` (as
+``session.settings``; the session's methods of the same names delegate to it). Each setter
+checks the value (:func:`.config.check_setting`), then commits it through the session's commit
+function, which gives it to the learner through the model factory (:mod:`.model`) BEFORE it
 is written: a value the learner rejects raises with nothing stored, so the event log always
 reopens.
 
 Automatic tuning
 ----------------
 ``config.auto_tune`` says which of width and lam are "auto". After every action that changes
-the labels (:meth:`_after_labels_change`, called by the session's ``_commit``) the session asks
+the labels (:meth:`Settings.after_labels_change`, called by the session's ``_commit``) it asks
 :func:`core.rls.tuning.retune_due` whether a re-tune is due (after every label up to 50
 labels, then on a schedule that doubles its step) and runs :func:`.model.auto_tune` (the one
 LOO rule, also ``labeler simulate``'s). A value it moves is written as an ordinary ``setting``
@@ -21,9 +22,11 @@ number typed by the user turns "auto" off for that value (a ``setting`` event of
 learner rejects the value, the store is read-only) leaves the label stored and the values
 as they were; :attr:`tuning_note` says why.
 
-The mixin also keeps the checkpoints of the stopping signal (:mod:`.stopping`) after each
-change of the labels. It uses ``_commit``, ``_cached``, ``_config``, ``_spec``, ``_log``,
-``_store``, ``_cache_array``, ``learner``, ``X``, ``id`` and ``_shown_source`` of the session.
+It also keeps the checkpoints of the stopping signal (:mod:`.stopping`) after each change of
+the labels. It is given only what it needs: the configuration, the event-log state, the commit
+function, the per-state cache, the learner (through a getter: the session may rebuild it), the
+features, the session's stored arrays (read, and write when it can) and whether the store is
+read-only.
 """
 
 from __future__ import annotations
@@ -37,30 +40,61 @@ from core.rls.tuning import loo_readiness, retune_due
 from . import model
 from .config import check_auto_tune, check_graph_strategy, check_setting
 from .stopping import StoppingMonitor
-from ..store import AddClass, Setting, StoreWriteError
+from ..store import Setting, StoreWriteError
 
-__all__ = ["SessionSettings", "STOPPING_ARRAY"]
+__all__ = ["Settings", "STOPPING_ARRAY"]
 
 STOPPING_ARRAY = "stopping-checkpoints"  # store array: the stopping signal's checkpoints
 
 
-class SessionSettings:
-    """Setters and automatic tuning of a session (see the module docstring)."""
+class Settings:
+    """Setters and automatic tuning of a session (see the module docstring).
+
+    Parameters
+    ----------
+    config : SessionConfig
+        The session's current settings (changed by the session when a setting is applied).
+    log : labeler.store.LogState
+        The session's event-log state (net labels, classes); read only here.
+    commit : callable
+        ``commit(build)``: the session's one user action (``LabelingSession._commit``).
+    cached : callable
+        ``cached(key, compute)``: one value per state version (``LabelingSession._cached``).
+    learner : callable
+        ``learner()``: the session's learner now.
+    X : ndarray of shape (n_samples, n_features)
+        The features the learner sees (the width grid of the tuner).
+    load_array, cache_array : callable
+        ``load_array(name)`` -> the session's stored array or None; ``cache_array(name, array)``
+        keeps one in the store when it can (the stopping checkpoints).
+    read_only : callable
+        ``read_only()``: whether the store is read-only (no re-tune is written then).
+    auto_settings : dict
+        How the "auto" settings were resolved at creation (``model_summary``'s reasons).
+    """
 
     tuning_note: str = ""
 
-    def add_class(self, name: str):
-        """Add a class while labelling (binary -> multiclass). Persisted; not undoable.
+    def __init__(self, config, log, commit, cached, learner, X, load_array, cache_array, read_only,
+                 auto_settings):
+        self._config = config
+        self._log = log
+        self._commit = commit
+        self._cached = cached
+        self._learner = learner
+        self.X = X
+        self.n_samples = X.shape[0]
+        self._load_array = load_array
+        self._cache_array = cache_array
+        self._read_only = read_only
+        self._auto_settings = dict(auto_settings)
+        self._widths = None
+        self._stopping = None
 
-        Raises
-        ------
-        TypeError, ValueError
-            Not a string, empty, already a class, or the learner rejects it (nothing stored).
-        """
-        def build():
-            return [AddClass(self.check_new_class_name(name))]
-
-        self._commit(build)
+    @property
+    def _spec(self) -> model.ModelSpec:
+        """The model settings of the current configuration."""
+        return model.ModelSpec.from_config(self._config)
 
     def _set(self, name: str, value, **extra):
         """Store the setting ``name = value`` if the learner takes it (checked before)."""
@@ -98,11 +132,11 @@ class SessionSettings:
         spec = self._spec
         why = [f"chosen when the session was made (model {self.model_name!r}"
                + ("; the default" if self.model_name == "rls" else "") + ")"]
-        notes = self.auto_settings or {}
+        notes = self._auto_settings or {}
         for key in ("strategy", "posterior"):
             if notes.get(key):
                 why.append(f"{key}: {notes[key]}")
-        caps = self.learner.capabilities
+        caps = self._learner().capabilities
         offered = ("strategy",) + tuple(name for name, cap in (("weighting", WEIGHTING), ("width", LAM), ("lam", LAM))
                                         if cap in caps)
         return {"model": self.model_name, "description": model.model_description(spec, self.n_samples),
@@ -117,23 +151,23 @@ class SessionSettings:
         return flags
 
     def _width_grid(self) -> np.ndarray:
-        grid = getattr(self, "_widths", None)
+        grid = self._widths
         if grid is None:
             grid = self._widths = model.width_grid(self.X)
         return grid
 
-    def _tuning(self) -> dict:
+    def tuning(self) -> dict:
         """What the tuner says about the values in use (cached per state; reads only): the
         LOO error over the width grid at the lam in use (``"width"``: an
         :class:`core.rls.tuning.AutoTuning` of the width, None without an RBF kernel) and over
         the lam grid at the width in use (``"lam"``). Raises ValueError with too few labels."""
-        self.learner.require(LAM, "LOO tuning of width and lam")
+        self._learner().require(LAM, "LOO tuning of width and lam")
 
         def compute():
             rbf = self._config.kernel == "rbf"
-            width = model.auto_tune(self._spec, self.learner, self.X, tune_width=True, tune_lam=False,
+            width = model.auto_tune(self._spec, self._learner(), self.X, tune_width=True, tune_lam=False,
                                     widths=self._width_grid()) if rbf else None
-            lam = model.auto_tune(self._spec, self.learner, self.X, tune_width=False, tune_lam=True)
+            lam = model.auto_tune(self._spec, self._learner(), self.X, tune_width=False, tune_lam=True)
             return {"width": width, "lam": lam}
 
         return self._cached("loo_fit", compute)
@@ -152,7 +186,7 @@ class SessionSettings:
         width = width and self._config.kernel == "rbf"
         if not (width or lam):
             return None
-        fit = model.auto_tune(self._spec, self.learner, self.X, tune_width=width, tune_lam=lam,
+        fit = model.auto_tune(self._spec, self._learner(), self.X, tune_width=width, tune_lam=lam,
                               widths=self._width_grid() if width else None)
         extra = {"auto": True, "loo_error": float(fit.error), "n_labels": len(self._log.labels),
                  "reason": fit.reason}
@@ -165,13 +199,13 @@ class SessionSettings:
         self.tuning_note = fit.reason
         return fit
 
-    def _after_labels_change(self, before: int):
+    def after_labels_change(self, before: int):
         """After an action that changed the labels (``before`` labels before it): re-tune
         when due, then keep a stopping checkpoint. Never raises for a re-tune that fails: the
         labels are stored already."""
         after = len(self._log.labels)
         flags = self.auto_tune
-        if (flags["width"] or flags["lam"]) and retune_due(before, after) and not self.read_only:
+        if (flags["width"] or flags["lam"]) and retune_due(before, after) and not self._read_only():
             waiting = loo_readiness([r.label for r in self._log.labels.values()])
             if waiting:
                 self.tuning_note = waiting
@@ -183,23 +217,25 @@ class SessionSettings:
         self._record_stopping()
 
     # ---- stopping checkpoints --------------------------------------------------------------
-    def _user_label_count(self) -> int:
-        return sum(1 for r in self._log.labels.values() if self._shown_source(r) != "accepted")
+    def user_label_count(self) -> int:
+        """Labels given by the user (accepted predictions left out)."""
+        return sum(1 for r in self._log.labels.values() if r.source != "accepted")
 
-    def _predicted_codes(self) -> np.ndarray:
-        return predicted_class_indices(np.asarray(self.learner.decision_values)).astype(np.int32)
+    def predicted_codes(self) -> np.ndarray:
+        """The learner's predicted class per point, as class indices, shape (n_samples,)."""
+        return predicted_class_indices(np.asarray(self._learner().decision_values)).astype(np.int32)
 
     @property
     def stopping_monitor(self) -> StoppingMonitor:
         """The session's :class:`.stopping.StoppingMonitor` (its checkpoints kept in the store)."""
-        monitor = getattr(self, "_stopping", None)
+        monitor = self._stopping
         if monitor is None:
             monitor = self._stopping = StoppingMonitor(self.n_samples)
-            monitor.load_array(self._store.get_array(self.id, STOPPING_ARRAY), self._user_label_count())
+            monitor.load_array(self._load_array(STOPPING_ARRAY), self.user_label_count())
         return monitor
 
     def _record_stopping(self):
-        if self.stopping_monitor.record(self._user_label_count(), self._predicted_codes()):
+        if self.stopping_monitor.record(self.user_label_count(), self.predicted_codes()):
             self._cache_array(STOPPING_ARRAY, self.stopping_monitor.to_array())
 
     # ---- setters ---------------------------------------------------------------------------
@@ -217,7 +253,7 @@ class SessionSettings:
         ValueError
             An unknown weighting, or weights the learner rejects (nothing stored); a graph model.
         """
-        self.learner.require(WEIGHTING, "Class weighting")
+        self._learner().require(WEIGHTING, "Class weighting")
         self._set("weighting", check_setting("weighting", weighting, self._config.kernel, self._log.classes))
 
     def set_lam(self, value):
@@ -230,9 +266,9 @@ class SessionSettings:
             Not a number > 0; too few labels for "auto" (nothing stored); a value the
             learner rejects (e.g. ``K_LL + Lambda_L`` not positive definite): nothing stored.
         """
-        self.learner.require(LAM, "λ (lam)")
+        self._learner().require(LAM, "λ (lam)")
         if isinstance(value, str) and value == "auto":
-            self._tuning()  # too few labels: raises before anything is stored
+            self.tuning()  # too few labels: raises before anything is stored
             self._retune(width=False, lam=True, flags=self._auto_flags("lam", True))
         else:
             value = check_setting("lam", value, self._config.kernel, self._log.classes)
@@ -249,11 +285,11 @@ class SessionSettings:
             Not an RBF session; a width out of range; too few labels for "auto"; a width the
             learner rejects: nothing is stored.
         """
-        self.learner.require(LAM, "The kernel width")  # a setting of kernel RLS (a spectral one: refused below)
+        self._learner().require(LAM, "The kernel width")  # a setting of kernel RLS (a spectral one: refused below)
         kernel = self._config.kernel
         if isinstance(value, str) and value == "auto":
             check_setting("width", 1.0, kernel, self._log.classes)  # an rbf session?
-            self._tuning()  # too few labels: raises before anything is stored
+            self.tuning()  # too few labels: raises before anything is stored
             self._retune(width=True, lam=False, flags=self._auto_flags("width", True))
         else:
             value = check_setting("width", value, kernel, self._log.classes)

@@ -1,15 +1,17 @@
 """Read-only views of a labelling session: tables, confidence bins, LOO curve and export.
 
-:class:`SessionViews` is a mixin of :class:`~labeler.session.session.LabelingSession`: its
-methods only read the session's state, never write the store's events. They use
+:class:`Views` is owned by :class:`~labeler.session.session.LabelingSession` (as
+``session.views``; the session's methods of the same names delegate to it): its methods only
+read the session's state, never write the store's events. It is given only what it needs:
 
-* ``learner`` (:class:`core.learner.ActiveRLS`), ``dataset``, ``X``, ``n_samples``;
-* ``_log`` (:class:`labeler.store.LogState`: net labels in labelling order, skips, classes,
-  the undo stack), ``_config`` and ``_stored_config`` (current and stored settings);
-* ``_cached(key, compute)`` (one value per state version), ``_tuning()`` (the LOO fit of the
-  state), ``auto_tune``, ``tuning_note``, ``stopping_monitor``, ``_user_label_count()`` and
-  ``_predicted_codes()`` (:mod:`.settings`), ``_store`` and ``id`` (recorded risks).
-"""
+* the learner (through a getter: the session may rebuild it), ``dataset``, ``X``;
+* ``log`` (:class:`labeler.store.LogState`: net labels in labelling order, skips, classes,
+  the undo stack) and ``config`` (the current settings);
+* ``cached(key, compute)`` (one value per state version);
+* the session's :class:`~labeler.session.settings.Settings` (the LOO fit of the state,
+  ``auto_tune``, ``tuning_note``, the stopping monitor, the user's label count and the
+  predicted classes), the "auto" notes of creation, the recorded risks (``risks()``) and the
+  next query (``next_query()``)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from .. import export as _export
 from .config import SessionConfig
 from .explain import explain
 
-__all__ = ["SessionViews", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY"]
+__all__ = ["Views", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY"]
 
 INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set at creation
 #: A graph model's calibration is refitted after every label up to this many labels, then
@@ -38,29 +40,58 @@ GRAPH_CALIBRATION_EVERY_LABEL = 20
 BULK_ACCEPT_MIN_ACCURACY = 0.95
 
 
-class SessionViews:
-    """Tables, bins, curves and exports of a session (read-only; see the module docstring)."""
+class Views:
+    """Tables, bins, curves and exports of a session (read-only; see the module docstring).
 
-    # ---- state -------------------------------------------------------------------
+    Parameters
+    ----------
+    learner : callable
+        ``learner()``: the session's learner now.
+    dataset : labeler.data.Dataset
+    X : ndarray of shape (n_samples, n_features)
+        The features the learner sees.
+    log : labeler.store.LogState
+        The session's event-log state; read only here.
+    config : SessionConfig
+        The session's current settings; read only here.
+    cached : callable
+        ``cached(key, compute)``: one value per state version (``LabelingSession._cached``).
+    settings : labeler.session.settings.Settings
+        The session's settings (LOO fit, "auto" flags, tuning note, stopping monitor).
+    auto_settings : dict
+        How the "auto" settings were resolved at creation.
+    risks : callable
+        ``risks()`` -> {event seq: estimated risk} recorded in the store.
+    next_query : callable
+        ``next_query()``: the point the strategy asks for now, or None.
+    """
+
+    def __init__(self, learner, dataset, X, log, config, cached, settings, auto_settings, risks,
+                 next_query):
+        self._learner = learner
+        self.dataset = dataset
+        self.X = X
+        self.n_samples = X.shape[0]
+        self._log = log
+        self._config = config
+        self._cached = cached
+        self._settings = settings
+        self._auto_settings = dict(auto_settings)
+        self._risks = risks
+        self.next_query = next_query
+        self._graph_calibration = None  # (label count, calibration) of a graph model's last fit
+        self._error_trace: dict = {}  # label count -> pool error estimate (error_rate_trace)
+
+    # ---- what explain() and the tables read -----------------------------------------------
+    @property
+    def learner(self):
+        """The session's learner now."""
+        return self._learner()
+
     @property
     def config(self) -> SessionConfig:
         """Current settings (a copy)."""
         return SessionConfig.from_dict(self._config.to_dict())
-
-    @property
-    def auto_settings(self) -> dict:
-        """How the "auto" settings were resolved at creation, e.g. {"width": "median ..."}."""
-        return dict(self._stored_config.get("auto", {}))
-
-    @property
-    def classes(self) -> list[str]:
-        """Class names (creation order, then added ones)."""
-        return list(self._log.classes)
-
-    @property
-    def labels(self) -> dict[int, str]:
-        """Net labels {point index: class}, in labelling order."""
-        return {i: r.label for i, r in self._log.labels.items()}
 
     @property
     def skipped(self) -> list[int]:
@@ -75,20 +106,6 @@ class SessionViews:
     def n_events(self) -> int:
         """Number of stored events (the state version)."""
         return self._log.n_events
-
-    @property
-    def can_undo(self) -> bool:
-        return self._log.can_undo
-
-    @property
-    def last_action(self) -> int:
-        """Id of the action :meth:`undo` would revert (0 when there is nothing to undo).
-
-        A page draws its Undo button with this id and passes it back as ``expected_action``,
-        so a repeated press (or a second tab's undo meanwhile) cannot undo a second action.
-        """
-        top = self._log.last_undoable
-        return 0 if top is None else int(top[0])
 
     # ---- sources ---------------------------------------------------------------------------
     def _shown_source(self, rec) -> str:
@@ -129,7 +146,7 @@ class SessionViews:
         ValueError
             Too few labels (at least 2 labels of each of at least 2 classes).
         """
-        fits = self._tuning()
+        fits = self._settings.tuning()
         fw, fl = fits["width"], fits["lam"]
         width = self._config.width
         return {
@@ -139,7 +156,7 @@ class SessionViews:
             "lam": float(fl.lam), "current": float(self._config.lam),
             "chosen_width": None if fw is None else float(fw.width),
             "width": None if width is None else float(width),
-            "error": float(fl.before_error), "auto": dict(self.auto_tune),
+            "error": float(fl.before_error), "auto": dict(self._settings.auto_tune),
             "reason": "; ".join(f.reason for f in (fw, fl) if f is not None),
         }
 
@@ -155,7 +172,7 @@ class SessionViews:
         """
         width, lam = self._config.width, self._config.lam
         return {"width": None if width is None else float(width), "lam": None if lam is None else float(lam),
-                "auto": dict(self.auto_tune), "note": self.tuning_note, "start": self.auto_settings}
+                "auto": dict(self._settings.auto_tune), "note": self._settings.tuning_note, "start": dict(self._auto_settings)}
 
     def _loo_rows(self):
         """The labelled points' exact LOO decision values in the log's labelling order.
@@ -191,10 +208,10 @@ class SessionViews:
         # a graph model's LOO values cost one solve per label: refit while there are few labels,
         # then when the label count moved by a quarter since the last fit
         n = self.n_labeled
-        last = self.__dict__.get("_graph_calibration")
+        last = self._graph_calibration
         if last is None or n <= GRAPH_CALIBRATION_EVERY_LABEL or not 0.8 * last[0] <= n < 1.25 * last[0]:
             last = (n, compute())
-            self.__dict__["_graph_calibration"] = last
+            self._graph_calibration = last
         return last[1]
 
     def _loo_correct(self) -> np.ndarray:
@@ -246,7 +263,7 @@ class SessionViews:
 
     def _record_error_rate(self, out: dict) -> None:
         """Keep the estimate for :meth:`error_rate_trace` (one entry per label count, the latest)."""
-        trace = self.__dict__.setdefault("_error_trace", {})
+        trace = self._error_trace
         trace[self.n_labeled] = {"n_labeled": self.n_labeled, **out, "model": self._model_words()}
 
     def error_rate_trace(self) -> pd.DataFrame:
@@ -254,7 +271,7 @@ class SessionViews:
         count: n_labeled, rate, lower, upper, loo_error, model (words), model_changed (the
         model differs from the previous row's: a width, lam or model change)."""
         self.pool_error_rate()
-        trace = self.__dict__.get("_error_trace", {})
+        trace = self._error_trace
         rows = [trace[k] for k in sorted(trace)]
         table = pd.DataFrame(rows, columns=["n_labeled", "rate", "lower", "upper", "n", "loo_error", "n_loo",
                                             "model"])
@@ -302,8 +319,9 @@ class SessionViews:
         def compute():
             correct, _ = self._loo_correct()
             ready = not loo_readiness([r.label for r in self._log.labels.values()])
-            return self.stopping_monitor.signal(self._user_label_count(), self._predicted_codes(),
-                                                correct if ready and correct.size else None)
+            return self._settings.stopping_monitor.signal(self._settings.user_label_count(),
+                                                          self._settings.predicted_codes(),
+                                                          correct if ready and correct.size else None)
 
         return self._cached("stopping", compute)
 
@@ -438,7 +456,7 @@ class SessionViews:
         ids = np.asarray(self.dataset.ids)
         recs = list(self._log.labels.values())
         order = np.arange(1, len(recs) + 1)
-        risks = self._store.risks(self.id) if recs else {}
+        risks = self._risks() if recs else {}
         return pd.DataFrame(
             {
                 "order": order,

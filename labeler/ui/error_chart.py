@@ -1,5 +1,5 @@
 """The progress tab's error rate: the estimated share of wrong predictions in the unlabelled
-pool (calibrated, :meth:`labeler.session.views.SessionViews.pool_error_rate`) with its
+pool (calibrated, :meth:`labeler.session.views.Views.pool_error_rate`) with its
 interval, beside the LOO error of the labels, with model changes marked."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def error_rate_figure(trace: pd.DataFrame, *, height: int = 260) -> go.Figure:
     Parameters
     ----------
     trace : pandas.DataFrame
-        :meth:`~labeler.session.views.SessionViews.error_rate_trace`: n_labeled, rate, lower,
+        :meth:`~labeler.session.views.Views.error_rate_trace`: n_labeled, rate, lower,
         upper, loo_error, model, model_changed. Rows where ``model_changed`` get a dotted
         vertical line named by the new model.
     """

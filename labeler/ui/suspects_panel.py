@@ -1,6 +1,6 @@
 """The "Suspects" tab: labelled points ranked by how likely their label is wrong.
 
-The ranking is :meth:`labeler.session.views.SessionViews.suspects`: ``1 - p(label)`` under the
+The ranking is :meth:`labeler.session.views.Views.suspects`: ``1 - p(label)`` under the
 calibrated exact leave-one-out probabilities (the model fitted without the point), for every
 label -- typed, from the file (initial), bulk, batch or accepted. Each shown point has its
 image, text or first features, its label, the model's suggestion and two buttons:
