@@ -30,7 +30,7 @@ from ..criteria.risk import predicted_class_indices
 from ..validation import check_index
 
 __all__ = ["Learner", "LearnerBase", "LabelBook", "CAPABILITIES", "EXPECTED_RISK", "LOO", "LAM", "KERNEL",
-           "WEIGHTING", "POSTERIOR_VARIANCE", "SIMILARITY", "check_classes"]
+           "WEIGHTING", "POSTERIOR_VARIANCE", "SIMILARITY", "CHEAP_LOO", "check_classes"]
 
 #: The learner scores the "arls" strategy (an expected-risk criterion, :attr:`Learner.risk_criterion`).
 EXPECTED_RISK = "expected_risk"
@@ -46,7 +46,10 @@ WEIGHTING = "weighting"
 POSTERIOR_VARIANCE = "posterior_variance"
 #: ``mean_similarity(rows, cols)``: the model's own similarity between points.
 SIMILARITY = "similarity"
-CAPABILITIES = (EXPECTED_RISK, LOO, LAM, KERNEL, WEIGHTING, POSTERIOR_VARIANCE, SIMILARITY)
+#: :meth:`Learner.loo_decision_values` costs O(labels x outputs) from the state the learner keeps
+#: (no solve per label), so a caller may read it at every state (RLS: docs/algorithms.md §3).
+CHEAP_LOO = "cheap_loo"
+CAPABILITIES = (EXPECTED_RISK, LOO, LAM, KERNEL, WEIGHTING, POSTERIOR_VARIANCE, SIMILARITY, CHEAP_LOO)
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..criteria import Criterion, ExpectedRisk, ScoringState
 from ..criteria.risk import class_probabilities, estimated_risk, target_codes
-from .base import EXPECTED_RISK, KERNEL, LAM, LOO, POSTERIOR_VARIANCE, SIMILARITY, WEIGHTING, LearnerBase
+from .base import CHEAP_LOO, EXPECTED_RISK, KERNEL, LAM, LOO, POSTERIOR_VARIANCE, SIMILARITY, WEIGHTING, LearnerBase
 
 __all__ = ["LearnerState"]
 
@@ -25,10 +25,10 @@ class LearnerState(LearnerBase):
 
     @property
     def capabilities(self) -> frozenset:
-        """Expected risk, LOO, lam, class weights, the posterior variance, and a kernel to change
+        """Expected risk, LOO (cheap: from the posterior's diagonal), lam, class weights, the posterior variance, and a kernel to change
         when there are features to evaluate it on (the similarity of explanations is the
         caller's kernel on its features: no :data:`~core.learner.base.SIMILARITY`)."""
-        caps = {EXPECTED_RISK, LOO, LAM, WEIGHTING, POSTERIOR_VARIANCE}
+        caps = {EXPECTED_RISK, LOO, CHEAP_LOO, LAM, WEIGHTING, POSTERIOR_VARIANCE}
         if getattr(self._post, "features", None) is not None:
             caps.add(KERNEL)
         return frozenset(caps)

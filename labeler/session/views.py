@@ -23,7 +23,7 @@ import pandas as pd
 from core.calibration import estimated_error_rate, fit_temperature, label_suspicion
 from core.confidence import confidence_bins as _confidence_bins
 from core.criteria.risk import predicted_class_indices
-from core.learner.base import EXPECTED_RISK
+from core.learner.base import CHEAP_LOO, EXPECTED_RISK
 from core.rls.tuning import loo_readiness
 
 from .. import export as _export
@@ -184,8 +184,7 @@ class Views:
         idx, y = self._labelled_arrays()
         keep = np.array([self._shown_source(r) != "accepted" for r in self._log.labels.values()],
                         dtype=bool)
-        T = self.learner.n_outputs if hasattr(self.learner, "n_outputs") else \
-            np.asarray(self.learner.decision_values).shape[1]
+        T = self.learner.n_outputs
         if idx.size == 0:
             return idx, y, np.zeros((0, T)), keep
         F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
@@ -203,7 +202,7 @@ class Views:
             codes = np.array([classes.index(v) for v in y], dtype=np.int64)
             return fit_temperature(F, codes, weights=keep.astype(np.float64))
 
-        if hasattr(self.learner, "posterior"):  # ARLS: the LOO values are O(labels), refit every state
+        if CHEAP_LOO in self.learner.capabilities:  # ARLS: the LOO values are O(labels), refit every state
             return self._cached("calibration", compute)
         # a graph model's LOO values cost one solve per label: refit while there are few labels,
         # then when the label count moved by a quarter since the last fit
@@ -372,7 +371,7 @@ class Views:
     def _soft(self):
         def compute():
             _, conf = self.calibration().confidence(self.learner.decision_values)
-            if hasattr(self.learner, "posterior"):  # ARLS: cheap; a graph model's LOO is not
+            if CHEAP_LOO in self.learner.capabilities:  # ARLS: cheap; a graph model's LOO is not
                 self.pool_error_rate()  # one point of the progress tab's trace per state
             return np.asarray(self.learner.predict()), conf
 
