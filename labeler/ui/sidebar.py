@@ -23,7 +23,8 @@ __all__ = ["render_sidebar", "strategy_label", "weighting_label"]
 
 # display names of core's strategy and weighting names (the lists themselves are core's)
 _STRATEGY_LABELS = {"auto": "Auto (expected risk, then margin)", "arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random"}
-_WEIGHTING_LABELS = {"balanced": "Balanced (class weights)", "none": "None"}
+_WEIGHTING_LABELS = {"balanced": "Balanced (class weights)", "none": "None",
+                     "evident": "Balanced once imbalance is evident"}
 
 
 def strategy_label(name) -> str:
