@@ -63,12 +63,11 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
-from ..criteria.base import ScoringState
 from ..criteria.harmonic_risk import ZHU_EPS, GraphField, HarmonicExpectedRisk
-from ..learner.base import EXPECTED_RISK, LAM, LOO, SIMILARITY, LabelBook, LearnerBase
+from ..learner.base import EXPECTED_RISK, LAM, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
 from .harmonic import class_mass_normalize, solve_spd
-from .zhu import harmonic_risk
+from .outputs import GraphOutputs
 
 __all__ = ["GraphLearner", "GRAPH_MODELS", "ZHU_MAX_POINTS", "ZHU_EPS", "ITERATIVE_ABOVE", "CG_TOL"]
 
@@ -94,7 +93,7 @@ def _check_params(model, alpha, class_mass) -> tuple:
     return model, float(alpha), bool(class_mass)
 
 
-class GraphLearner(LearnerBase):
+class GraphLearner(GraphOutputs):
     """Harmonic function or LGC on a fixed graph, refitted on every change of the labels.
 
     Parameters
@@ -216,51 +215,9 @@ class GraphLearner(LearnerBase):
 
     # ------------------------------------------------------------------ read access
     @property
-    def graph(self) -> sp.csr_matrix:
-        """The weights ``W`` (read only)."""
-        return self._W
-
-    @property
-    def class_weights(self) -> dict:
-        """Every class weighs 1 (the graph models have no class weights)."""
-        return {c: 1.0 for c in self._book.classes}
-
-    @property
     def raw_values(self) -> np.ndarray:
         """The model's ``F`` (n, c) as solved (harmonic: 0 on unreached nodes), a copy."""
         return self._F.copy()
-
-    @property
-    def class_values(self) -> np.ndarray:
-        """``P`` (n, c): rows summing to 1 (see the module docstring), a copy."""
-        return self._P.copy()
-
-    @property
-    def decision_values(self) -> np.ndarray:
-        """``P_1 - P_0`` (n, 1) for two classes, ``2 P - 1`` (n, c) otherwise."""
-        return self._outputs(self._P)
-
-    @staticmethod
-    def _outputs(P: np.ndarray) -> np.ndarray:
-        if P.shape[1] == 2:
-            return (P[:, 1] - P[:, 0])[:, None]
-        return 2.0 * P - 1.0
-
-    def proba(self) -> np.ndarray:
-        """``P`` (n, c)."""
-        return self.class_values
-
-    def estimated_risk(self) -> float:
-        """``sum_i (1 - max_t P_it)`` over the unlabelled nodes (seed 003 §2.8.1's risk)."""
-        unl = self.unlabeled_indices
-        return harmonic_risk(self._P[unl]) if unl.size else 0.0
-
-    def scoring_state(self) -> ScoringState:
-        """For the output-only criteria (margin, random) and the "auto" switch."""
-        out = self.decision_values.T
-        out.flags.writeable = False
-        c = self.n_classes
-        return ScoringState(out, np.full(c, np.nan), np.ones(c), self.class_counts())
 
     @property
     def risk_criterion(self) -> HarmonicExpectedRisk:
@@ -289,16 +246,6 @@ class GraphLearner(LearnerBase):
                              f"{self._model} model scores expected risk with its risk_criterion "
                              "(HarmonicExpectedRisk, Zhu et al.).")
         return super().score(criterion, candidates)
-
-    def mean_similarity(self, rows, cols) -> np.ndarray:
-        """Mean graph weight of each of ``rows`` to the nodes ``cols``, shape (len(rows),)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        cols = np.asarray(cols, dtype=np.int64)
-        if cols.size == 0:
-            return np.zeros(rows.size)
-        mask = np.zeros(self.n_samples)
-        mask[cols] = 1.0
-        return np.asarray(self._W[rows] @ mask).ravel() / cols.size
 
     # ------------------------------------------------------------------ label changes
     def _changing(self):

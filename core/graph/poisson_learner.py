@@ -38,11 +38,11 @@ import scipy.sparse as sp
 
 from ..criteria.base import ScoringState
 from ..kernels.graph import laplacian_eigenpairs
-from ..learner.base import EXPECTED_RISK, LOO, SIMILARITY, LabelBook, LearnerBase
+from ..learner.base import EXPECTED_RISK, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
+from .outputs import GraphOutputs
 from .poisson import PoissonLearning
 from .variance import GAMMA2, TAU, VARIANCE_CRITERIA, variance_reduction
-from .zhu import harmonic_risk
 
 __all__ = ["PoissonLearner", "VarianceCriterion", "SpectralField", "VARIANCE_RANK"]
 
@@ -102,7 +102,7 @@ def _check_params(model, class_mass) -> tuple:
     return model, bool(class_mass)
 
 
-class PoissonLearner(LearnerBase):
+class PoissonLearner(GraphOutputs):
     """Poisson learning on a fixed graph, refitted on every change of the labels.
 
     Parameters
@@ -196,46 +196,10 @@ class PoissonLearner(LearnerBase):
 
     # ------------------------------------------------------------------ read access
     @property
-    def graph(self) -> sp.csr_matrix:
-        return self._W
-
-    @property
-    def class_weights(self) -> dict:
-        return {c: 1.0 for c in self._book.classes}
-
-    @property
     def raw_values(self) -> np.ndarray:
         """Poisson learning's ``U`` (n, c) (zeros before any label), a copy."""
         n, c = self.n_samples, self.n_classes
         return np.zeros((n, c)) if self._fit is None else self._fit.decision_values_.copy()
-
-    @property
-    def class_values(self) -> np.ndarray:
-        return self._P.copy()
-
-    @property
-    def decision_values(self) -> np.ndarray:
-        return self._outputs(self._P)
-
-    @staticmethod
-    def _outputs(P: np.ndarray) -> np.ndarray:
-        if P.shape[1] == 2:
-            return (P[:, 1] - P[:, 0])[:, None]
-        return 2.0 * P - 1.0
-
-    def proba(self) -> np.ndarray:
-        return self.class_values
-
-    def estimated_risk(self) -> float:
-        """``sum_i (1 - max_t P_it)`` over the unlabelled nodes (as the other graph models)."""
-        unl = self.unlabeled_indices
-        return harmonic_risk(self._P[unl]) if unl.size else 0.0
-
-    def scoring_state(self) -> ScoringState:
-        out = self.decision_values.T
-        out.flags.writeable = False
-        c = self.n_classes
-        return ScoringState(out, np.full(c, np.nan), np.ones(c), self.class_counts())
 
     def _scoring_posterior(self) -> SpectralField:
         if self._spectrum is None:
@@ -243,16 +207,6 @@ class PoissonLearner(LearnerBase):
             self._spectrum = laplacian_eigenpairs(self._W, rank, normalized=True, seed=self.random_state)
         lam, V = self._spectrum
         return SpectralField(lam, V, self._book.labeled_indices())
-
-    def mean_similarity(self, rows, cols) -> np.ndarray:
-        """Mean graph weight of each of ``rows`` to the nodes ``cols``, shape (len(rows),)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        cols = np.asarray(cols, dtype=np.int64)
-        if cols.size == 0:
-            return np.zeros(rows.size)
-        mask = np.zeros(self.n_samples)
-        mask[cols] = 1.0
-        return np.asarray(self._W[rows] @ mask).ravel() / cols.size
 
     # ------------------------------------------------------------------ label changes
     def _changed(self) -> None:

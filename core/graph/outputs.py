@@ -1,0 +1,79 @@
+"""The read access every graph model of the app shares: class scores ``P`` (n, c) on a graph ``W``.
+
+A graph learner (:class:`core.graph.active.GraphLearner`: harmonic and LGC;
+:class:`core.graph.poisson_learner.PoissonLearner`) keeps its weights in ``self._W`` and, after
+each refit, class scores ``P`` (n, c) in ``self._P`` whose rows sum to 1. From these alone come
+the outputs in the RLS coding (``P_1 - P_0`` for two classes, ``2 P - 1`` otherwise), so that
+confidence, margin and the estimated risk apply unchanged, and the graph similarity the
+explanations read. Written once here, so the learners differ only in how they fit ``P``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..criteria.base import ScoringState
+from ..learner.base import LearnerBase
+from .zhu import harmonic_risk
+
+__all__ = ["GraphOutputs"]
+
+
+class GraphOutputs(LearnerBase):
+    """Reads of a learner with graph weights ``_W`` (n, n) and class scores ``_P`` (n, c)."""
+
+    _W: sp.csr_matrix
+    _P: np.ndarray
+
+    @property
+    def graph(self) -> sp.csr_matrix:
+        """The weights ``W`` (read only)."""
+        return self._W
+
+    @property
+    def class_weights(self) -> dict:
+        """Every class weighs 1 (the graph models have no class weights)."""
+        return {c: 1.0 for c in self._book.classes}
+
+    @property
+    def class_values(self) -> np.ndarray:
+        """``P`` (n, c): rows summing to 1, a copy."""
+        return self._P.copy()
+
+    @property
+    def decision_values(self) -> np.ndarray:
+        """``P_1 - P_0`` (n, 1) for two classes, ``2 P - 1`` (n, c) otherwise."""
+        return self._outputs(self._P)
+
+    @staticmethod
+    def _outputs(P: np.ndarray) -> np.ndarray:
+        if P.shape[1] == 2:
+            return (P[:, 1] - P[:, 0])[:, None]
+        return 2.0 * P - 1.0
+
+    def proba(self) -> np.ndarray:
+        """``P`` (n, c)."""
+        return self.class_values
+
+    def estimated_risk(self) -> float:
+        """``sum_i (1 - max_t P_it)`` over the unlabelled nodes (seed 003 §2.8.1's risk)."""
+        unl = self.unlabeled_indices
+        return harmonic_risk(self._P[unl]) if unl.size else 0.0
+
+    def scoring_state(self) -> ScoringState:
+        """For the output-only criteria (margin, random) and the "auto" switch."""
+        out = self.decision_values.T
+        out.flags.writeable = False
+        c = self.n_classes
+        return ScoringState(out, np.full(c, np.nan), np.ones(c), self.class_counts())
+
+    def mean_similarity(self, rows, cols) -> np.ndarray:
+        """Mean graph weight of each of ``rows`` to the nodes ``cols``, shape (len(rows),)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        if cols.size == 0:
+            return np.zeros(rows.size)
+        mask = np.zeros(self.n_samples)
+        mask[cols] = 1.0
+        return np.asarray(self._W[rows] @ mask).ravel() / cols.size
