@@ -79,6 +79,7 @@ def test_a_spectral_factor_is_stored_in_chunks_and_reused(tmp_path, monkeypatch)
         assert s.config.auto_tune["width"] is False  # a graph kernel has no width
         with pytest.raises(ValueError, match="spectral"):
             s.set_width(1.0)
+        assert "width" not in s.model_summary()["settings"] and "lam" in s.model_summary()["settings"]
         _label_some(s, 5)
         Phi, live, sid = s.learner.posterior.factor.copy(), s.learner.decision_values.copy(), s.id
     import core.kernels.graph as graph

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.criteria.risk import predicted_class_indices
-from core.learner.base import LAM, WEIGHTING
+from core.learner.base import KERNEL, LAM, WEIGHTING
 from core.rls.tuning import loo_readiness, retune_due
 
 from . import model
@@ -137,7 +137,7 @@ class Settings:
             if notes.get(key):
                 why.append(f"{key}: {notes[key]}")
         caps = self._learner().capabilities
-        offered = ("strategy",) + tuple(name for name, cap in (("weighting", WEIGHTING), ("width", LAM), ("lam", LAM))
+        offered = ("strategy",) + tuple(name for name, cap in (("weighting", WEIGHTING), ("width", KERNEL), ("lam", LAM))
                                         if cap in caps)
         return {"model": self.model_name, "description": model.model_description(spec, self.n_samples),
                 "why": "; ".join(why), "settings": offered}
