@@ -83,7 +83,7 @@ with lock:
     state.seed_color_mode(modes)  # from the URL (a reload), before the view that depends on it
     with st.spinner("Choosing the next query…"):
         view = build_view(session, color_mode=st.session_state["color_mode"])
-    state.sync_selection(view.n_samples, view.version)
+    state.sync_selection(session.layout, view.version)
     area = st.session_state.get("area")
 
     # ---- header: data set, counts ----------------------------------------------------------
@@ -133,8 +133,9 @@ with lock:
         st.caption("Click a point to see it and label it out of turn. Box or lasso select "
                    "(toolbar) to label many at once. Scroll to zoom, drag to zoom in on a box, "
                    "double-click to reset."
-                   + (" Large pool: the map shows where points are; zoom in to see, click and "
-                      "select single points." if uses_density(view.n_samples) else ""))
+                   + (" Large pool: the map shows where points are; zoom in to see and click "
+                      "single points. A box or lasso selects every point inside it, drawn or "
+                      "not." if uses_density(view.n_samples) else ""))
 
     # ---- lower tabs (only the open one runs) ---------------------------------------------
     progress, batch, similar, confidence, suspects, export, history, keys = st.tabs(
