@@ -32,6 +32,7 @@ from labeler.ui.figures import scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.map_colors import class_color
 from labeler.ui.map_density import uses_density
+from labeler.ui.selection import warm_up_in_background
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
 from labeler.ui.suspects_panel import render_suspects_tab
@@ -83,6 +84,8 @@ with lock:
     state.seed_color_mode(modes)  # from the URL (a reload), before the view that depends on it
     with st.spinner("Choosing the next query…"):
         view = build_view(session, color_mode=st.session_state["color_mode"])
+    if uses_density(view.n_samples):
+        warm_up_in_background()  # the first lasso on a large pool need not load compiled code
     state.sync_selection(session.layout, view.version)
     area = st.session_state.get("area")
 

@@ -175,3 +175,17 @@ def test_the_panel_labels_an_area_of_the_density_map_as_one_undoable_action(dens
     assert any("Labelled 20 selected points" in m.value for m in at.success)
     next(b for b in at.button if b.key and b.key.startswith("undo_")).click().run()
     assert not s.labels
+
+
+def test_the_warm_up_runs_once_per_process(monkeypatch):
+    import labeler.ui.selection as selection
+
+    calls = []
+    monkeypatch.setattr(selection, "_warm_started", False)
+    monkeypatch.setattr(selection, "warm_up", lambda: calls.append(1))
+    for _ in range(3):
+        selection.warm_up_in_background()
+    for thread in __import__("threading").enumerate():
+        if thread.name == "lasso-warm-up":
+            thread.join(10)
+    assert calls == [1]

@@ -29,6 +29,7 @@ those predictions are confident.
 from __future__ import annotations
 
 import numbers
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -38,7 +39,7 @@ from core.polygon import points_in_box, points_in_polygon
 from labeler.ui.map_points import POOL_TRACE
 
 __all__ = ["AreaSelection", "AreaSummary", "CONFIDENT", "area_selection", "area_shapes",
-           "area_summary", "selection_spread"]
+           "area_summary", "selection_spread", "warm_up", "warm_up_in_background"]
 
 #: A prediction at this calibrated confidence or above counts as confident in a selection.
 CONFIDENT = 0.9
@@ -223,3 +224,23 @@ def area_summary(indices, label_codes, predicted_codes, confidence, n_classes: i
     free = idx[codes < 0]
     spread = selection_spread(np.asarray(predicted_codes)[free], np.asarray(confidence)[free], n_classes)
     return AreaSummary(indices=idx, by_label=[int(v) for v in by_label], unlabelled=free, spread=spread)
+
+
+_warm_lock = threading.Lock()
+_warm_started = False
+
+
+def warm_up() -> None:
+    """Load the compiled polygon test (numba's disk cache; compiled once per installation)
+    so that the first lasso of a process does not wait for it (about a second)."""
+    points_in_polygon(np.zeros((2, 2)), [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0)])
+
+
+def warm_up_in_background() -> None:
+    """:func:`warm_up` in a daemon thread, once per process (later calls return at once)."""
+    global _warm_started
+    with _warm_lock:
+        if _warm_started:
+            return
+        _warm_started = True
+    threading.Thread(target=warm_up, name="lasso-warm-up", daemon=True).start()
