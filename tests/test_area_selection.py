@@ -189,3 +189,16 @@ def test_the_warm_up_runs_once_per_process(monkeypatch):
         if thread.name == "lasso-warm-up":
             thread.join(10)
     assert calls == [1]
+
+
+def test_two_shapes_without_drawn_points_are_two_events():
+    """On the density map two boxes may hold the same drawn points (none): each new shape must
+    still be applied (the page remembers the last event by its shapes)."""
+    from labeler.ui.state import _signature
+
+    first = lasso_event(boxes=[((0, 1), (0, 1))])
+    second = lasso_event(boxes=[((2, 3), (0, 1))])
+    assert _signature(first) != _signature(second) != ""
+    assert _signature(first) == _signature(lasso_event(boxes=[((0, 1), (0, 1))]))
+    click = {"selection": {"points": [{"curve_number": 0, "point_index": 3}], "box": [], "lasso": []}}
+    assert _signature(click) != _signature({"selection": {"points": [], "box": [], "lasso": []}})
