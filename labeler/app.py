@@ -32,6 +32,7 @@ from labeler.ui.figures import scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.map_colors import class_color
 from labeler.ui.map_density import uses_density
+from labeler.ui.selection import warm_up_in_background
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
 from labeler.ui.suspects_panel import render_suspects_tab
@@ -83,7 +84,9 @@ with lock:
     state.seed_color_mode(modes)  # from the URL (a reload), before the view that depends on it
     with st.spinner("Choosing the next query…"):
         view = build_view(session, color_mode=st.session_state["color_mode"])
-    state.sync_selection(view.n_samples, view.version)
+    if uses_density(view.n_samples):
+        warm_up_in_background()  # the first lasso on a large pool need not load compiled code
+    state.sync_selection(session.layout, view.version)
     area = st.session_state.get("area")
 
     # ---- header: data set, counts ----------------------------------------------------------
@@ -133,8 +136,9 @@ with lock:
         st.caption("Click a point to see it and label it out of turn. Box or lasso select "
                    "(toolbar) to label many at once. Scroll to zoom, drag to zoom in on a box, "
                    "double-click to reset."
-                   + (" Large pool: the map shows where points are; zoom in to see, click and "
-                      "select single points." if uses_density(view.n_samples) else ""))
+                   + (" Large pool: the map shows where points are; zoom in to see and click "
+                      "single points. A box or lasso selects every point inside it, drawn or "
+                      "not." if uses_density(view.n_samples) else ""))
 
     # ---- lower tabs (only the open one runs) ---------------------------------------------
     progress, batch, similar, confidence, suspects, export, history, keys = st.tabs(

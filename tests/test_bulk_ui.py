@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from labeler.ui import figures as F
 from labeler.ui.registry import REGISTRY
-from labeler.ui.selection import AreaSelection, area_selection
+from labeler.ui.selection import area_selection
 
 APP = str(Path(__file__).resolve().parents[1] / "labeler" / "app.py")
 N = 120
@@ -22,17 +22,18 @@ N = 120
 # ---- reading the chart's selection --------------------------------------------------------------
 
 
-def test_a_box_or_lasso_lists_the_pool_points_inside_once():
-    points = [{"curve_number": 0, "point_index": 7}, {"curve_number": 1, "point_index": 0,
-                                                      "customdata": 7},
-              {"curve_number": 0, "point_index": 3}, {"curve_number": 2, "point_index": 0},
-              {"curve_number": 0, "point_index": 3}, {"curve_number": 0, "point_index": 999}]
-    box = {"selection": {"points": points, "box": [{"x": [0, 1], "y": [0, 1]}], "lasso": []}}
-    assert area_selection(box, 100) == AreaSelection("box", (3, 7))
-    lasso = {"selection": {"points": points, "box": [], "lasso": [{"x": [0, 1, 1], "y": [0, 0, 1]}]}}
-    assert area_selection(lasso, 100) == AreaSelection("lasso", (3, 7))
-    empty = {"selection": {"points": [], "box": [{"x": [0, 1], "y": [0, 1]}]}}
-    assert area_selection(empty, 100) == AreaSelection("box", ())
+def test_a_box_or_lasso_selects_the_pool_points_inside_it_drawn_or_not():
+    layout = np.array([[0.5, 0.5], [2.0, 2.0], [0.1, 0.2], [0.9, 0.05], [1.0, 1.0], [np.nan, 0.5]])
+    drawn = [{"curve_number": 0, "point_index": 4}]  # the density map drew one point only
+    box = {"selection": {"points": drawn, "box": [{"x": [1, 0], "y": [0, 1]}], "lasso": []}}
+    got = area_selection(box, layout)
+    assert got.how == "box" and got.indices.tolist() == [0, 2, 3, 4]
+    lasso = {"selection": {"points": drawn, "box": [],
+                           "lasso": [{"xref": "x", "yref": "y", "x": [0, 1, 1], "y": [0, 0, 1]}]}}
+    got = area_selection(lasso, layout)
+    assert got.how == "lasso" and got.indices.tolist() == [0, 3, 4]  # on the diagonal: inside
+    empty = {"selection": {"points": [], "box": [{"x": [5, 6], "y": [5, 6]}]}}
+    assert area_selection(empty, layout).indices.tolist() == []
 
 
 @pytest.mark.parametrize("event", [
@@ -41,7 +42,7 @@ def test_a_box_or_lasso_lists_the_pool_points_inside_once():
     {"selection": {"points": [{"curve_number": 0, "point_index": 4}], "box": [], "lasso": []}},
 ])
 def test_a_click_or_nothing_is_not_an_area(event):
-    assert area_selection(event, 10) is None
+    assert area_selection(event, np.zeros((10, 2))) is None
 
 
 def test_hover_names_prediction_confidence_and_label():

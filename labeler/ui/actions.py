@@ -353,7 +353,7 @@ def _label_many_or_why(labels: dict, via: str, version: int) -> None:
 def label_area(indices, name, version: int) -> None:
     """Label the points of a box or lasso selection (``indices``, drawn on state ``version``)
     with class ``name``: one action, one undo step; refused and explained when stale."""
-    if not indices:
+    if len(indices) == 0:
         state.flash("warning", "No points are selected: draw a lasso or box around points on "
                                "the map (the lasso and box tools are in the map's toolbar).")
         return

@@ -1,8 +1,10 @@
 """Labelling many points at once: a box or lasso selection, "More like this", a batch of queries.
 
 * :func:`render_area_panel` replaces the point panel while a box or lasso selection is on the
-  map: how many points it holds (by current label), one "Label N as <class>" button per class
-  and "Clear selection";
+  map: how many pool points it holds (every point inside, also on the density map of a large
+  pool: :mod:`labeler.ui.selection`) by current label, the predicted classes of the unlabelled
+  ones and how many of those are confident, one "Label N as <class>" button per class (one
+  action, one Undo) and "Clear selection";
 * :func:`render_similar_tab` ("More like this" tab): the nearest neighbours of a point
   (:func:`labeler.session.neighbours.similar_points`) in a grid;
 * :func:`render_batch_tab` ("Batch" tab): the next k queries chosen together
@@ -32,6 +34,7 @@ from labeler.session.batch import BATCH_RULES, MAX_BATCH, batch_queries
 from labeler.session.neighbours import similar_points
 from labeler.ui import actions, state
 from labeler.ui.map_colors import class_color
+from labeler.ui.selection import CONFIDENT, area_summary, selection_spread
 from labeler.ui.label_controls import undo_button
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view, point_image, upscale
@@ -43,40 +46,12 @@ GRID_COLUMNS = 5
 #: A grid's picker is preset to the model's guess only at this calibrated confidence or above;
 #: below it starts on "not sure" and the user must choose.
 GUESS_MIN_CONFIDENCE = 0.9
-#: A prediction at this calibrated confidence or above counts as confident in a selection.
-CONFIDENT = 0.9
 _RULE_LABELS = {"greedy": "Greedy expected risk", "diverse": "Diverse (farthest first)"}
 _TEXT_CHARS = 140
 
 
 def _dot(code: int) -> str:
     return f'<span class="dot" style="background:{class_color(code)}"></span>' if code >= 0 else ""
-
-
-def selection_spread(predicted_codes, confidence, n_classes: int) -> dict:
-    """What a selection of unlabelled points holds: per class, how many the model predicts,
-    how many of those confidently (>= :data:`CONFIDENT`), and how many labels as that class
-    would go against a confident prediction of another class.
-
-    Parameters
-    ----------
-    predicted_codes : ndarray of shape (k,), int (-1: no prediction)
-    confidence : ndarray of shape (k,), calibrated
-    n_classes : int
-
-    Returns
-    -------
-    dict
-        ``predicted``, ``confident``, ``against``: lists of n_classes ints.
-    """
-    pred = np.asarray(predicted_codes, dtype=np.int64)
-    sure = np.asarray(confidence, dtype=float) >= CONFIDENT
-    ok = pred >= 0
-    predicted = np.bincount(pred[ok], minlength=n_classes)
-    confident = np.bincount(pred[ok & sure], minlength=n_classes)
-    total_confident = int(confident.sum())
-    return {"predicted": [int(v) for v in predicted], "confident": [int(v) for v in confident],
-            "against": [total_confident - int(confident[j]) for j in range(n_classes)]}
 
 
 def grid_summary(picked, predicted, confidence) -> dict:
@@ -89,11 +64,14 @@ def grid_summary(picked, predicted, confidence) -> dict:
 
 
 def render_area_panel(session, view, area: dict) -> None:
-    """The box or lasso selection ``area`` ({"how", "indices", "version"}) and its buttons."""
-    idx = np.asarray(area.get("indices") or [], dtype=np.intp)
-    idx = idx[idx < view.n_samples]
-    codes = view.label_codes[idx]
-    free = idx[codes < 0]
+    """The box or lasso selection ``area`` ({"how", "indices", "version"}) and its buttons.
+
+    Its data (counts by label, the unlabelled points, their predicted classes) is
+    :func:`labeler.ui.selection.area_summary`: O(selection), whatever the pool size."""
+    confidence = view.predictions["confidence"].to_numpy(float)
+    summary = area_summary(area.get("indices", ()), view.label_codes, view.predicted_codes,
+                           confidence, len(view.classes))
+    idx, free = summary.indices, summary.unlabelled
     how = "Lasso" if area.get("how") == "lasso" else "Box"
     st.markdown(
         f'#### <span class="area-tag" data-count="{idx.size}" data-unlabelled="{free.size}">'
@@ -104,19 +82,17 @@ def render_area_panel(session, view, area: dict) -> None:
         st.info("The selection holds no points: draw the lasso or box around points of the map "
                 "(its toolbar has both tools), or clear it to go back to the query.")
     else:
-        by = [f"{_dot(j)}{html_text(c)}: <b>{int((codes == j).sum())}</b>"
-              for j, c in enumerate(view.classes) if (codes == j).any()]
-        by.append(f"unlabelled: <b>{free.size}</b>")
+        by = [f"{_dot(j)}{html_text(c)}: <b>{summary.by_label[j]:,}</b>"
+              for j, c in enumerate(view.classes) if summary.by_label[j]]
+        by.append(f"unlabelled: <b>{free.size:,}</b>")
         st.markdown('<div class="counts">' + " · ".join(by) + "</div>", unsafe_allow_html=True)
         if free.size == 0:
             st.info("Every selected point is labelled already: click a point to change its label.")
         else:
-            pred = view.predicted_codes[free]
-            conf = view.predictions["confidence"].to_numpy(float)[free]
-            spread = selection_spread(pred, conf, len(view.classes))
+            spread = summary.spread
             st.caption("The model predicts for them: " + "; ".join(
-                f"{md_text(c)}: {spread['predicted'][j]} ({spread['confident'][j]} confident, "
-                f"{spread['predicted'][j] - spread['confident'][j]} not)"
+                f"{md_text(c)}: {spread['predicted'][j]:,} ({spread['confident'][j]:,} confident, "
+                f"{spread['predicted'][j] - spread['confident'][j]:,} not)"
                 for j, c in enumerate(view.classes) if spread["predicted"][j])
                 + f" (confident: calibrated confidence ≥ {CONFIDENT:.0%}).")
             with st.container(horizontal=True, gap="small", key="area_buttons"):
@@ -125,7 +101,7 @@ def render_area_panel(session, view, area: dict) -> None:
                     note = f" ({against} against a confident prediction)" if against else ""
                     st.button(f"Label {free.size} as {md_text(name)}{note}", key=f"area_{j}",
                               type="primary", on_click=actions.label_area,
-                              args=(free.tolist(), name, view.version),
+                              args=(free, name, view.version),
                               help=f"Label the {free.size} unlabelled selected points as "
                                    f"{md_text(name)}: one action, one Undo. {against} of them the model "
                                    f"predicts as another class with confidence ≥ {CONFIDENT:.0%}.")
@@ -133,7 +109,8 @@ def render_area_panel(session, view, area: dict) -> None:
         st.button("Clear selection", key="area_clear", icon=":material/deselect:",
                   on_click=actions.clear_area, help="Back to the next query")
         undo_button(session)
-    st.caption("Labelled points keep their label. Draw a new lasso or box to change the selection.")
+    st.caption("Labelled points keep their label. Draw a new lasso or box to change the selection; "
+               "it holds every point inside it, also where the map shows only the density.")
 
 
 def _cell(session, view, i: int, key: str) -> None:

@@ -7,7 +7,8 @@ Keys of ``st.session_state`` used by the app (tests read and inject them):
 ``selected``       pool index clicked in the scatter (labelled out of turn), or None
 ``scatter``        the scatter chart's selection event (owned by ``st.plotly_chart``)
 ``scatter_seen``   signature of the last selection event already applied
-``area``           a box or lasso selection: {"how", "indices", "version"} or None
+``area``           a box or lasso selection: {"how", "indices" (int64 array of pool
+                   indices), "version"} or None
 ``similar_to``     the point whose neighbours the "More like this" tab shows, or None
 ``color_mode``     colour of the pool map (key of :data:`labeler.ui.map_colors.COLOR_MODES`)
 ``flash``          messages of the last action, shown once: list of (kind, text)
@@ -184,31 +185,45 @@ def _options_match(store_path, session_id, wanted: dict) -> bool:
 
 
 def _signature(event) -> str:
+    """What tells one selection event from the next: the shapes drawn (a box or lasso), else
+    the points (a click)."""
     try:
-        points = event["selection"]["points"]
-    except (KeyError, TypeError):
+        sel = event["selection"]
+        shapes = {"box": sel.get("box") or [], "lasso": sel.get("lasso") or []}
+        what = shapes if shapes["box"] or shapes["lasso"] else sel["points"]
+    except (KeyError, TypeError, AttributeError):
         return ""
     try:
-        return json.dumps(points, sort_keys=True, default=str)
+        return json.dumps(what, sort_keys=True, default=str)
     except (TypeError, ValueError):
-        return repr(points)
+        return repr(what)
 
 
-def sync_selection(n_samples: int, version: int = 0) -> None:
+def sync_selection(layout, version: int = 0) -> None:
     """Apply a NEW click, box or lasso in the scatter (event under key ``scatter``): a click to
-    ``selected``, a box or lasso to ``area`` (with the state ``version`` it was drawn on).
+    ``selected``, a box or lasso to ``area`` (every pool point of ``layout`` inside it, with
+    the state ``version`` it was drawn on).
 
-    The chart keeps its selection across reruns, so an event is applied once (its signature is
-    remembered); clearing ``selected`` or ``area`` after a label therefore sticks.
+    The chart keeps its selection across reruns, so an event is applied once (its signature:
+    the shapes drawn, else the points clicked); clearing ``selected`` or ``area`` after a
+    label therefore sticks. On the density map two boxes may hold the same drawn points
+    (none): their shapes tell them apart.
+
+    Parameters
+    ----------
+    layout : ndarray of shape (n_samples, 2)
+        The pool's 2-D layout (``session.layout``), in the map's coordinates.
+    version : int
     """
     event = st.session_state.get("scatter")
     sig = _signature(event)
     if sig == st.session_state.get("scatter_seen", ""):
         return
     st.session_state["scatter_seen"] = sig
-    area = area_selection(event, n_samples)
+    n_samples = len(layout)
+    area = area_selection(event, layout)
     if area is not None:
-        st.session_state["area"] = {"how": area.how, "indices": list(area.indices),
+        st.session_state["area"] = {"how": area.how, "indices": area.indices,
                                     "version": int(version)}
         return
     index = point_index_from_selection(event)

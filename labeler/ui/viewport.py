@@ -4,7 +4,9 @@ Why: ``st.plotly_chart`` reports selections, never zoom, yet the density map of 
 (:mod:`labeler.ui.map_density`) must draw the real points of the region the user looks at.
 This ``st.components.v2`` component (inline JavaScript, no build step) listens to plotly's
 ``plotly_relayout`` on the pool map (the plot whose trace 0 is named "pool") and sends its
-axis ranges as the component's ``viewport`` state, which reruns the page. Ranges already sent
+axis ranges as the component's ``viewport`` state, which reruns the page. Only relayouts that
+touch the axes count (choosing the lasso or box tool is a relayout of ``dragmode`` alone: a
+rerun then would redraw the map in zoom mode before the user drew). Ranges already sent
 are not sent again (the zoom keeper of :mod:`labeler.ui.zoom` re-applies the same ranges to
 each new map), so there is no rerun loop. It carries no user input into the page.
 """
@@ -37,7 +39,10 @@ export default function (component) {
   function attach(gd) {
     if (gd.__labelerViewport || typeof gd.on !== "function") { return; }
     gd.__labelerViewport = true;
-    gd.on("plotly_relayout", () => requestAnimationFrame(() => send(gd)));
+    // only a change of the axes (zoom, pan, reset): picking the lasso or box tool is a
+    // relayout too ({dragmode}), and a rerun for it would draw a new map in zoom mode again
+    const axes = (ev) => Object.keys(ev || {}).some((k) => /^[xy]axis/.test(k));
+    gd.on("plotly_relayout", (ev) => { if (axes(ev)) { requestAnimationFrame(() => send(gd)); } });
   }
   const scan = () => document.querySelectorAll(".js-plotly-plot").forEach(
     (gd) => { if (isPool(gd)) { attach(gd); } });

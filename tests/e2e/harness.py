@@ -300,3 +300,46 @@ def download_export_csv(page, path, timeout=60_000):
         button.click()
     download.value.save_as(path)
     return path
+
+
+# ---- drawing on the map ---------------------------------------------------------------------
+_POOL_MAP = """[...document.querySelectorAll('.js-plotly-plot')]
+               .find(g => g.data && g.data[0] && g.data[0].name === 'pool')"""
+
+
+def map_to_page(page, points) -> list[tuple[float, float]]:
+    """Page coordinates of layout coordinates ``points`` [(x, y), ...] on the pool map (plotly's
+    own axis maps): where a user would move the mouse to draw around them."""
+    return [tuple(p) for p in page.evaluate(
+        f"""(pts) => {{ const gd = {_POOL_MAP};
+                      const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+                      const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+                      return pts.map(([x, y]) => [r.left + xa.l2p(x), r.top + ya.l2p(y)]); }}""",
+        [[float(x), float(y)] for x, y in points])]
+
+
+def map_tool(page, title: str):
+    """Press a button of the map's plotly toolbar ("Lasso Select", "Box Select", "Zoom"...)."""
+    box = page.evaluate(f"""() => {{ const r = ({_POOL_MAP}).querySelector('.nsewdrag')
+                                                 .getBoundingClientRect();
+                                    return [r.left, r.top, r.width, r.height]; }}""")
+    page.mouse.move(box[0] + box[2] / 2, box[1] + box[3] / 2)
+    button = page.locator(f'.modebar-btn[data-title="{title}"]').first
+    button.wait_for(state="attached")
+    button.click(force=True)
+
+
+def drag_through(page, points, steps: int = 4):
+    """Press the mouse at the first page point, move through the others, release."""
+    page.mouse.move(*points[0])
+    page.mouse.down()
+    for p in points[1:]:
+        page.mouse.move(*p, steps=steps)
+    page.mouse.up()
+
+
+def session_of_page(page) -> str:
+    """The id of the session the page shows (its ``session`` query parameter)."""
+    from urllib.parse import parse_qs, urlparse
+
+    return parse_qs(urlparse(page.url).query)["session"][0]
