@@ -149,3 +149,34 @@ def test_a_stale_job_is_never_swapped_in(tmp_path):
     assert "settings" in job.stale_reason(spec.with_setting("lam", 0.5), ["a", "b"], [(3, "a"), (5, "b")])
     job.cancel()
     assert job.stale_reason(spec, ["a", "b"], [(3, "a"), (5, "b")])
+
+
+def test_a_value_fixed_while_its_re_tune_runs_is_not_moved(tmp_path, monkeypatch):
+    """Typing the value in use turns its "auto" off without changing the model: the running
+    re-tune of it is discarded, and no automatic setting event follows."""
+    store = tmp_path / "s.sqlite"
+    s = LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 200}, seed=2))
+    s.retune_in_background(True)
+    gate = threading.Event()
+    real = model.auto_tune_labels
+
+    def held(*args, **kwargs):
+        assert gate.wait(WAIT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model, "auto_tune_labels", held)
+    for _ in range(30):
+        _label_next(s)
+        if s.settings.retune_pending:
+            break
+    job = s.settings._job
+    s.set_width(s.config.width)
+    s.set_lam(s.config.lam)
+    assert s.auto_tune == {"width": False, "lam": False}
+    gate.set()
+    assert job.wait(WAIT)
+    n_auto = sum(1 for e, _ in _settings_events(store, s.id) if e.value.get("auto"))
+    _label_next(s)
+    assert job.cancelled and not s.settings.retune_pending
+    assert sum(1 for e, _ in _settings_events(store, s.id) if e.value.get("auto")) == n_auto
+    s.close()

@@ -248,6 +248,9 @@ class Settings:
         job = self._job
         labels = self._labels_now()
         stale = job.stale_reason(self._spec, self._log.classes, labels)
+        flags, snap = self.auto_tune, job.snapshot
+        if not stale and ((snap.tune_width and not flags["width"]) or (snap.tune_lam and not flags["lam"])):
+            stale = "a value it tunes was fixed meanwhile"
         if stale:
             self._job = None
             job.cancel()
@@ -267,13 +270,13 @@ class Settings:
             return again
         extra = {"auto": True, "loo_error": float(fit.error), "n_labels": len(job.snapshot.labels),
                  "reason": fit.reason, "background": True, "effective_labels": len(labels)}
-        learner = job.catch_up(labels)
         try:
+            learner = job.catch_up(labels)
             if learner is None:  # no room for a second model: applied in place, as a synchronous re-tune
                 self._set_many(moved, {k: extra for k in moved})
             else:
                 self._swap([Setting(k, v, extra) for k, v in moved.items()], learner)
-        except (ValueError, StoreWriteError) as exc:
+        except Exception as exc:  # not written (the store rolled back): the model in use stays
             self.tuning_note = f"The automatic re-tune was not applied: {exc}"
         return again
 
