@@ -135,11 +135,24 @@ def test_a_dense_refusal_names_the_low_rank_posterior(monkeypatch):
 
 
 def test_auto_takes_the_factor_above_half_the_memory(monkeypatch):
-    n = 20_000
+    n = 10_000
     dense = model.session_bytes(n, 2, 2)
     assert model.choose_posterior("auto", n, 2, available=int(2.1 * dense)) == ("dense", "")
     kind, note = model.choose_posterior("auto", n, 2, available=int(1.9 * dense))
-    assert kind == "nystrom" and "20,000 points" in note and "--posterior dense" in note
+    assert kind == "nystrom" and "10,000 points" in note and "--posterior dense" in note
     assert model.choose_posterior("spectral", n, 2, available=1) == ("spectral", "")
     with pytest.raises(ValueError, match="Unknown posterior"):
         model.choose_posterior("sparse", n, 2)
+
+
+def test_auto_keeps_the_exact_learner_only_while_its_step_fits_the_latency_target():
+    """Memory to spare: the step time decides (docs/benchmarks.md, "When the exact learner answers")."""
+    plenty = 1 << 50
+    for T in (2, 3, 10):
+        n_max = model.dense_latency_max_points(T)
+        assert model.dense_step_seconds(n_max, T) <= model.DENSE_STEP_TARGET_S < model.dense_step_seconds(n_max + 1, T)
+        assert model.choose_posterior("auto", n_max, 8, T, available=plenty) == ("dense", "")
+        kind, note = model.choose_posterior("auto", n_max + 1, 8, T, available=plenty)
+        assert kind == "nystrom" and f"{n_max + 1:,} points" in note and "--posterior dense" in note
+    assert model.dense_latency_max_points(10) < model.dense_latency_max_points(3) < model.dense_latency_max_points(2)
+    assert model.choose_posterior("dense", 10**6, 8, 10, available=plenty) == ("dense", "")

@@ -311,3 +311,26 @@ def test_property_matches_reference(problem):
         ref = expected_risk_reference(C, F, cand, lam_y, w)
         got = run_weighted(C, cand, cand, F, lam_y, w)
         assert_close(got, ref, C, F, cand, lam_y, w)
+
+
+@pytest.mark.parametrize("T", [4, 10])
+def test_data_where_few_points_are_calm(T):
+    """A broad kernel and one-vs-all outputs crowded just above and below -1 (hard, overlapping
+    classes): most (candidate, point) pairs move a line across a clip bound, so most points take
+    the per-group path (gathered 32 at a time, and a partial block at the end) and few are calm."""
+    C, M, lam_y, w, learner = arls_state(T, seed=60 + T, n=150, n_labels=30, width=6.0)
+    rng = np.random.default_rng(T)
+    F = -1.0 + 0.3 * rng.standard_normal(M.shape)  # every line near the clip bound
+    F[:, 0] += 0.4 * M[:, 0]  # and one informative column
+    F[::9, 1] = F[::9, 2]  # a few exact ties among them
+    cand = np.arange(C.shape[0])
+    MT = np.ascontiguousarray(F.T)
+    for lam_w in (lam_y, learner.lam / (10.0 ** rng.uniform(-1.0, 1.0, T))):
+        wt = learner.lam / lam_w
+        slow = weighted_slow_fraction(C, cand, cand, MT, lam_w, 1 / wt, np.empty(cand.size))
+        assert slow > 0.1  # 15 to 40 of the 150 points per candidate: partial and full blocks of 32
+        assert _risk_calm.calm_fraction(C, cand, cand, MT, lam_w, 1 / wt) < 0.1
+        check_both_layouts(C, F, lam_w, wt)
+        out = np.empty(cand.size)
+        _risk_calm.expected_risk_multiclass(C, cand, cand, MT, lam_w, 1 / wt, out)
+        assert_close(out, expected_risk_reference(C, F, cand, lam_w, wt), C, F, cand, lam_w, wt)

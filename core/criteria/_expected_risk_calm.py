@@ -37,7 +37,10 @@ the G group terms are added as one fraction, one division per point). Patterns o
 ``_MIN_RUN`` points (many, on a broad kernel) are left to the O(T) kernels.
 
 Calm points are the far ones (small ``|c|``) with outputs not near a clip bound or a tie; on
-a kernel with local support most pairs are calm, on a broad one few. A candidate with fewer
+a kernel with local support most pairs are calm, on a broad one few, and on hard, overlapping
+classes (one-vs-all outputs crowding -1, MNIST) almost none: there the O(T) kernels do the work,
+and the weighted one gathers its per-group points so that they too run vectorised
+(:mod:`core.criteria._expected_risk_weighted`; ``python benchmarks/multiclass_step.py``). A candidate with fewer
 than ``min_calm`` calm points is scored by the O(T) kernels directly; otherwise its other
 points are gathered and scored by them
 (:func:`core.criteria._expected_risk_numba.equal_candidate_sums` for equal weights,

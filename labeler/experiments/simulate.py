@@ -28,7 +28,11 @@ a data set exactly as a new labelling session does (:func:`labeler.session.confi
 :data:`labeler.session.config.DEFAULTS`); ``labeler simulate`` uses it, so the command line
 and the app start from the same model. With ``auto_tune`` the loop re-tunes width and lam
 after each label on the session's schedule and rule (:func:`labeler.session.model.auto_tune`,
-:func:`core.rls.tuning.retune_due`): width first, then lam.
+:func:`core.rls.tuning.retune_due`): width first, then lam. It re-tunes in step, before the
+next query, as a session does by default: a run is deterministic. The app runs its re-tunes in
+the background (:mod:`labeler.session.retune`), so there a moved value takes effect a label or
+more later, at the label count its ``setting`` event records; a simulation does not model that
+delay (at most a few labels, while the schedule re-tunes after every label up to 50).
 
 The evaluation points are a validation set when one is given, otherwise the pool points that
 are still unlabelled after the query (accuracy is NaN once every point is labelled).

@@ -51,6 +51,8 @@ __all__ = [
     "factor_bytes",
     "estimate_bytes",
     "choose_posterior",
+    "dense_step_seconds",
+    "dense_latency_max_points",
     "default_rank",
     "build_factor",
     "scoring_note",
@@ -67,6 +69,7 @@ __all__ = [
     "add_class",
     "tune",
     "auto_tune",
+    "auto_tune_labels",
     "MODEL_SETTINGS",
     "MODELS",
     "MODEL_OPTIONS",
@@ -97,6 +100,19 @@ _LOW_RANK_HINT = "a low-rank posterior: --posterior nystrom (in the app: posteri
 POSTERIORS = ("auto", "dense", "nystrom", "spectral")
 #: "auto" keeps the exact dense learner while it needs less than this share of the free memory.
 AUTO_DENSE_FRACTION = 0.5
+#: ... and while its step (score every point, apply the exact update: the work of a key press)
+#: is estimated under this many seconds (:func:`dense_step_seconds`): the app's target from key
+#: press to next query (issue 23: 300 ms at 2 x 10^4 points).
+DENSE_STEP_TARGET_S = 0.3
+#: Seconds per n^2 of one exact binary step on this project's 2-core machine, quiet: the step is
+#: memory-bound (about three passes over the n x n covariance). Measured by
+#: ``python benchmarks/arls_step.py``: 136 ms at n = 10,000 and 408 ms at n = 20,000
+#: (docs/benchmarks.md §1), 1.0e-9 s n^2 at the larger.
+DENSE_STEP_S_PER_N2 = 1.0e-9
+#: One-vs-all with T classes costs about this times T binary steps (scoring is O(n T) per
+#: candidate): T = 10 with "balanced" weights measured 7.8 x the binary step
+#: (docs/benchmarks.md §1; ``python benchmarks/multiclass_step.py`` on several data sets).
+DENSE_STEP_PER_CLASS = 0.8
 
 
 class MemoryBudgetError(ValueError):
@@ -173,11 +189,29 @@ def estimate_bytes(posterior: str, n_samples: int, n_features: int, n_classes: i
     return factor_bytes(n_samples, n_features, n_classes, rank, posterior, knn)
 
 
+def dense_step_seconds(n_samples: int, n_classes: int = 2) -> float:
+    """Estimated seconds of one exact dense step (score all, update) on a quiet machine:
+    ``DENSE_STEP_S_PER_N2 n^2``, times ``DENSE_STEP_PER_CLASS T`` for one-vs-all (T >= 3)."""
+    n, T = float(n_samples), int(n_classes)
+    per_class = 1.0 if T <= 2 else max(1.0, DENSE_STEP_PER_CLASS * T)
+    return DENSE_STEP_S_PER_N2 * n * n * per_class
+
+
+def dense_latency_max_points(n_classes: int = 2) -> int:
+    """The largest pool whose :func:`dense_step_seconds` is within :data:`DENSE_STEP_TARGET_S`
+    (17,320 points for two classes, 6,123 for ten)."""
+    T = int(n_classes)
+    per_class = 1.0 if T <= 2 else max(1.0, DENSE_STEP_PER_CLASS * T)
+    return int(np.sqrt(DENSE_STEP_TARGET_S / (DENSE_STEP_S_PER_N2 * per_class)))
+
+
 def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
                      available: int | None = None) -> tuple[str, str]:
     """The posterior of a new session, and in words why.
 
-    ``"auto"``: dense (the exact learner) while its :func:`session_bytes` is under
+    ``"auto"``: dense (the exact learner) while its step fits the latency target (at most
+    :func:`dense_latency_max_points`: :func:`dense_step_seconds` within
+    :data:`DENSE_STEP_TARGET_S`) and its :func:`session_bytes` is under
     :data:`AUTO_DENSE_FRACTION` of the available memory, else ``"nystrom"``; any other name is
     returned as given.
 
@@ -193,8 +227,18 @@ def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes:
         return requested, ""
     need = session_bytes(n_samples, n_features, n_classes, n_block)
     avail = available_memory() if available is None else available
-    if avail is None or need <= AUTO_DENSE_FRACTION * avail:
+    fits_memory = avail is None or need <= AUTO_DENSE_FRACTION * avail
+    step = dense_step_seconds(n_samples, n_classes)
+    if fits_memory and step <= DENSE_STEP_TARGET_S:
         return "dense", ""  # the default stays silent (the CLI prints the posterior anyway)
+    if fits_memory:
+        return "nystrom", (
+            f"nystrom, rank {default_rank('nystrom', n_samples)}: an exact dense step on {int(n_samples):,} points "
+            f"and {int(n_classes)} classes takes about {step:.1f} s on a quiet 2-core machine, over the "
+            f"{1e3 * DENSE_STEP_TARGET_S:.0f} ms a key press may take (the exact learner answers within it up to "
+            f"{dense_latency_max_points(n_classes):,} points); the low-rank posterior approximates the kernel "
+            f"(--posterior dense to insist, --rank to change the rank)"
+        )
     return "nystrom", (
         f"nystrom, rank {default_rank('nystrom', n_samples)}: a dense posterior of {int(n_samples):,} points "
         f"would need about {_gib(need)}, more than half of the {_gib(avail)} available; the low-rank "
@@ -446,9 +490,33 @@ def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width:
     labels = learner.labels
     idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
     X_L, kernel, width_ok = _loo_problem(spec, learner, X, idx)
+    return _auto_tune_problem(spec, X, X_L, kernel, width_ok, list(labels.values()), learner.classes,
+                              learner.class_weights, tune_width, tune_lam, widths)
+
+
+def _auto_tune_problem(spec, X, X_L, kernel, width_ok, labels, classes, class_weights, tune_width, tune_lam,
+                       widths) -> AutoTuning:
     rbf = spec.kernel == "rbf" and width_ok
     if rbf and tune_width and widths is None:
         widths = width_grid(X)
-    return _auto_tune(X_L, list(labels.values()), learner.classes, learner.class_weights,
-                      kernel=kernel, lam=spec.lam, tune_width=rbf and tune_width,
-                      tune_lam=tune_lam, widths=widths, seed=spec.seed)
+    return _auto_tune(X_L, labels, classes, class_weights, kernel=kernel, lam=spec.lam,
+                      tune_width=rbf and tune_width, tune_lam=tune_lam, widths=widths, seed=spec.seed)
+
+
+def auto_tune_labels(spec: ModelSpec, X: np.ndarray, labels: dict, classes, class_weights, *, tune_width: bool,
+                     tune_lam: bool, widths=None) -> AutoTuning:
+    """:func:`auto_tune` of a DENSE posterior's settings from copies of what it reads of the
+    learner (its labels ``{index: label}`` in labelling order, classes and class weights), so
+    that it can run while the live learner changes (:mod:`.retune`). Same numbers as
+    :func:`auto_tune` on a learner holding these labels.
+
+    Raises
+    ------
+    ValueError
+        Not a dense kernel-RLS spec; too few labels (:func:`core.rls.tuning.auto_tune`).
+    """
+    if not isinstance(spec, RlsSpec) or spec.posterior != "dense":
+        raise ValueError("A re-tune from copied labels needs the dense posterior; tune the live learner instead.")
+    idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
+    return _auto_tune_problem(spec, X, X[idx], spec.kernel_function(), True, list(labels.values()), list(classes),
+                              dict(class_weights), tune_width, tune_lam, widths)

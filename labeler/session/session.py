@@ -177,7 +177,8 @@ class LabelingSession:
         self.class_actions = ClassActions(self._log, self._config, self._commit)
         self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
                                  self.X, lambda name: store.get_array(self.id, name), self._cache_array,
-                                 lambda: self._store.read_only, self._stored_config.get("auto", {}))
+                                 lambda: self._store.read_only, self._stored_config.get("auto", {}),
+                                 swap=self._swap_learner)
         self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
                            self.settings, self._stored_config.get("auto", {}),
                            lambda: self._store.risks(self.id), self.next_query)
@@ -306,6 +307,7 @@ class LabelingSession:
         """Checkpoint and close the store connection and free the learner (idempotent; the
         session object is unusable afterwards)."""
         with self._lock:
+            self.settings.cancel_retune()
             self.closed = True
             self._store.close()
             self.learner = None
@@ -438,6 +440,25 @@ class LabelingSession:
         """Replace the learner by one built from the log (after a failed write)."""
         self.learner = None  # one n x n matrix at a time
         self.learner = self._build_learner()
+
+    def _swap_learner(self, rows, learner):
+        """Write the ``setting`` rows of a background re-tune and swap in ``learner``, built
+        for them (:mod:`.retune`); when the write fails the learner in use stays. Called
+        within an action (the session's lock is held)."""
+        with self._lock:
+            events = self._store.append(self.id, rows, after=self._log.n_events)
+            change = self._log.apply(events)
+            self.learner = learner
+            self._apply(change, given=True)
+
+    def retune_in_background(self, on: bool = True) -> None:
+        """Run the automatic re-tunes of width and lam (and the rebuild they need) in a
+        background worker instead of in the request that made them due (the app; see
+        :mod:`.retune`). Off by default: the library and ``labeler simulate`` re-tune in
+        step, so a run is deterministic."""
+        self.settings.background = bool(on)
+        if not on:
+            self.settings.cancel_retune()
 
     def _give_to_learner(self, rows):
         """Give a setting or a new class to the learner BEFORE it is written (the learner

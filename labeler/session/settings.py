@@ -39,6 +39,7 @@ from core.rls.tuning import loo_readiness, retune_due
 
 from . import model
 from .config import check_auto_tune, check_graph_strategy, check_setting
+from .retune import RetuneJob, RetuneSnapshot
 from .stopping import StoppingMonitor
 from ..store import Setting, StoreWriteError
 
@@ -76,7 +77,11 @@ class Settings:
     tuning_note: str = ""
 
     def __init__(self, config, log, commit, cached, learner, X, load_array, cache_array, read_only,
-                 auto_settings):
+                 auto_settings, swap=None):
+        self._swap = swap
+        self.background = False
+        self._job = None
+        self._due_while_busy = False
         self._config = config
         self._log = log
         self._commit = commit
@@ -199,13 +204,108 @@ class Settings:
         self.tuning_note = fit.reason
         return fit
 
+    # ---- re-tunes in the background (labeler.session.retune) ---------------------------------
+    def _labels_now(self) -> tuple:
+        return tuple((r.index, r.label) for r in self._log.labels.values())
+
+    def _can_background(self) -> bool:
+        spec = self._spec
+        return (self.background and self._swap is not None and isinstance(spec, model.RlsSpec)
+                and spec.posterior == "dense")
+
+    @property
+    def retune_pending(self) -> bool:
+        """Whether a background re-tune is running or waits to be applied."""
+        return self._job is not None
+
+    def wait_for_retune(self, timeout: float | None = None) -> bool:
+        """Wait until the pending background re-tune (if any) is done; True if none is running
+        then. Its result applies at the next change of the labels."""
+        job = self._job
+        return True if job is None else job.wait(timeout)
+
+    def cancel_retune(self) -> None:
+        """Drop the pending background re-tune (closing the session)."""
+        job, self._job = self._job, None
+        if job is not None:
+            job.cancel()
+
+    def _start_job(self, width: bool, lam: bool) -> None:
+        width = width and self._config.kernel == "rbf"
+        if not (width or lam):
+            return
+        labels = self._labels_now()
+        snap = RetuneSnapshot(self._spec, tuple(self._log.classes), labels, dict(self._learner().class_weights),
+                              width, lam, self._width_grid() if width else None)
+        self._job = RetuneJob(snap, self.X)
+        what = " and ".join(n for n, on in (("width", width), ("λ", lam)) if on)
+        self.tuning_note = (f"Re-tuning {what} in the background on {len(labels)} labels: a value it moves "
+                            "takes effect at the next label after it is ready.")
+
+    def _take_job(self) -> bool:
+        """Apply the finished background re-tune, or discard it when stale; True when a
+        re-tune is due again (the discarded one, or one that came due while it ran)."""
+        job = self._job
+        labels = self._labels_now()
+        stale = job.stale_reason(self._spec, self._log.classes, labels)
+        flags, snap = self.auto_tune, job.snapshot
+        if not stale and ((snap.tune_width and not flags["width"]) or (snap.tune_lam and not flags["lam"])):
+            stale = "a value it tunes was fixed meanwhile"
+        if stale:
+            self._job = None
+            job.cancel()
+            self.tuning_note = (f"A background re-tune on {len(job.snapshot.labels)} labels was discarded "
+                                f"({stale}); it runs again on the labels now.")
+            return True
+        if not job.done():
+            return False
+        self._job = None
+        again, self._due_while_busy = self._due_while_busy, False
+        if job.error is not None:
+            self.tuning_note = f"The automatic re-tune was not applied: {job.error}"
+            return again
+        fit, moved = job.fit, job.moved
+        self.tuning_note = fit.reason
+        if not moved:
+            return again
+        extra = {"auto": True, "loo_error": float(fit.error), "n_labels": len(job.snapshot.labels),
+                 "reason": fit.reason, "background": True, "effective_labels": len(labels)}
+        try:
+            learner = job.catch_up(labels)
+            if learner is None:  # no room for a second model: applied in place, as a synchronous re-tune
+                self._set_many(moved, {k: extra for k in moved})
+            else:
+                self._swap([Setting(k, v, extra) for k, v in moved.items()], learner)
+        except Exception as exc:  # not written (the store rolled back): the model in use stays
+            self.tuning_note = f"The automatic re-tune was not applied: {exc}"
+        return again
+
     def after_labels_change(self, before: int):
         """After an action that changed the labels (``before`` labels before it): re-tune
         when due, then keep a stopping checkpoint. Never raises for a re-tune that fails: the
-        labels are stored already."""
+        labels are stored already.
+
+        With :attr:`background` (the app) a due re-tune of a dense session runs in a
+        :class:`.retune.RetuneJob`; a finished one is applied here, after this change's own
+        update (its values are written as ``setting`` events now, at this label count), and
+        one that no longer matches the labels (an undo meanwhile) is discarded and started
+        again."""
         after = len(self._log.labels)
         flags = self.auto_tune
-        if (flags["width"] or flags["lam"]) and retune_due(before, after) and not self._read_only():
+        due = (flags["width"] or flags["lam"]) and retune_due(before, after) and not self._read_only()
+        if self._job is not None:
+            due = self._take_job() or due
+            if self._job is not None and due:  # still running: one more once it is applied
+                self._due_while_busy, due = True, False
+        due = due and (flags["width"] or flags["lam"]) and not self._read_only()
+        if due and self._can_background():
+            waiting = loo_readiness([r.label for r in self._log.labels.values()])
+            if waiting:
+                self.tuning_note = waiting
+            else:
+                self._start_job(flags["width"], flags["lam"])
+            due = False
+        if due:
             waiting = loo_readiness([r.label for r in self._log.labels.values()])
             if waiting:
                 self.tuning_note = waiting

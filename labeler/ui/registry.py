@@ -144,6 +144,10 @@ class SessionRegistry:
                 self._close([entry])
 
     def _put(self, key, session):
+        # the app's key presses never wait on a re-tune's rebuild (labeler.session.retune)
+        retune_in_background = getattr(session, "retune_in_background", None)
+        if retune_in_background is not None:
+            retune_in_background(True)
         entry = (session, threading.RLock())
         with self._lock:
             old = self._open.pop(key, None)
