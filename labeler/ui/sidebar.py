@@ -22,7 +22,8 @@ from labeler.ui.text import md_text
 __all__ = ["render_sidebar", "strategy_label", "weighting_label"]
 
 # display names of core's strategy and weighting names (the lists themselves are core's)
-_STRATEGY_LABELS = {"auto": "Auto (expected risk, then margin)", "arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random"}
+_STRATEGY_LABELS = {"auto": "Auto (expected risk, then margin)", "arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random",
+                    "vopt": "VOpt (graph variance)", "sigmaopt": "Sigma-opt (graph covariance)"}
 _WEIGHTING_LABELS = {"balanced": "Balanced (class weights)", "none": "None",
                      "evident": "Balanced once imbalance is evident"}
 
@@ -99,8 +100,9 @@ def _model_form() -> None:
     st.selectbox("Model", models, format_func=model_label, key="pick_model",
                  index=models.index(default) if default in models else 0,
                  help="Kernel RLS: exact incremental ARLS on an RBF kernel (the default). Harmonic "
-                      "function / LGC: predictions spread over the kNN graph of the pool, refitted on "
-                      "every label (they have no kernel width, λ or class weights).")
+                      "function / LGC / Poisson learning: predictions spread over the kNN graph of the pool, "
+                      "refitted on every label (they have no kernel width, λ or class weights). Poisson "
+                      "learning stays accurate with very few labels per class.")
     model = st.session_state.get("pick_model") or default
     if MODEL_OPTIONS.get(model):
         cols = st.columns(2)
