@@ -17,11 +17,11 @@ import numpy as np
 from core.graph.active import GraphLearner
 from core.graph.poisson_learner import PoissonLearner
 from core.learner.base import EXPECTED_RISK, GRAPH_VARIANCE
-from core.strategies import REQUIRES, STRATEGIES, offered
+from core.strategies import REQUIRES, STRATEGIES, cold_strategy, offered
 
 from .spec import GraphSpec, ModelSpec
 
-__all__ = ["MODELS", "GRAPH_MODELS", "MODEL_OPTIONS", "strategies_for", "learner_capabilities", "auto_without_risk", "ZHU_SESSION_MAX", "check_model_settings",
+__all__ = ["MODELS", "GRAPH_MODELS", "MODEL_OPTIONS", "strategies_for", "learner_capabilities", "auto_note", "ZHU_SESSION_MAX", "check_model_settings",
            "check_graph_strategy", "resolve_graph", "graph_bytes",
            "build_graph",
            "model_description"]
@@ -44,12 +44,6 @@ _FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.m
 #: new-session form and ``labeler app --model`` offer these).
 MODEL_OPTIONS = {"rls": (), "harmonic": ("knn", "class_mass"), "lgc": ("knn", "alpha", "class_mass"),
                  "poisson": ("knn", "class_mass")}
-#: What "auto" is for a graph learner without an expected-risk rule but with the graph variance
-#: criteria (LGC, Poisson, harmonic above ZHU_SESSION_MAX): VOpt throughout. Measured against
-#: margin and Sigma-opt (docs/benchmarks.md, "Poisson learning in the app").
-AUTO_WITHOUT_RISK = "vopt"
-
-
 def learner_capabilities(model: str, n_samples: int | None) -> frozenset:
     """The capabilities of the learner a session of ``model`` builds on ``n_samples`` points
     (None: a pool of unknown size, taken as small), as its class says, before it is built.
@@ -60,25 +54,12 @@ def learner_capabilities(model: str, n_samples: int | None) -> frozenset:
     return GRAPH_LEARNERS[model].capabilities_for(model, n, ZHU_SESSION_MAX)
 
 
-def auto_without_risk(capabilities) -> str:
-    """The plain strategy "auto" stands for on a learner without an expected-risk rule:
-    :data:`AUTO_WITHOUT_RISK` with the graph variance criteria, else margin."""
-    return AUTO_WITHOUT_RISK if GRAPH_VARIANCE in capabilities else "margin"
-
-
 def strategies_for(model: str, n_samples: int) -> tuple:
     """The strategies a session of ``model`` on ``n_samples`` points can run: those its
-    learner's capabilities allow (:func:`core.strategies.offered`): every plain one for rls;
-    "auto" and "arls" (Zhu et al.'s rule) for harmonic up to :data:`ZHU_SESSION_MAX` points;
-    "vopt" and "sigmaopt" for every graph model (:func:`check_graph_strategy`)."""
-    def runs(strategy):
-        try:
-            check_graph_strategy(model, strategy, n_samples)
-        except ValueError:
-            return False
-        return True
-
-    return tuple(s for s in STRATEGIES if runs(s))
+    learner's capabilities allow (:func:`core.strategies.offered`): every plain one but the
+    variance criteria for rls; "arls" (Zhu et al.'s rule) for harmonic up to
+    :data:`ZHU_SESSION_MAX` points; "vopt" and "sigmaopt" for every graph model."""
+    return offered(learner_capabilities(model, n_samples))
 
 
 def _choice(name: str, value, choices) -> str:
@@ -139,50 +120,57 @@ def check_model_settings(cfg) -> None:
 
 
 def check_graph_strategy(model: str, strategy: str, n_samples: int | None) -> str:
-    """The strategy a session's model can run (the capability :data:`core.strategies.REQUIRES`
-    names must be among :func:`learner_capabilities`): "arls" is Zhu et al.'s exact rule
-    (harmonic, at most :data:`ZHU_SESSION_MAX` points); LGC and Poisson have no expected-risk
-    rule; "vopt" and "sigmaopt" are the graph models'.
+    """The strategy a session's model can run: one of :func:`core.strategies.offered` for the
+    capabilities of its learner (:func:`learner_capabilities`): "arls" is Zhu et al.'s exact rule
+    (harmonic, at most :data:`ZHU_SESSION_MAX` points; LGC and Poisson have no expected-risk
+    rule); "vopt" and "sigmaopt" are the graph models'; "auto" runs on every model (expected
+    risk, or VOpt where there is none, for the first 10 labels, then margin).
 
     Raises
     ------
     ValueError
-        A strategy the model's learner cannot score ("arls", or "auto" which starts with it, on
-        a pool known to be too large); the message names the strategies that run.
+        A strategy the model's learner cannot score; the message names those that run.
     """
     _choice("strategy", strategy, STRATEGIES)
-    need = REQUIRES.get(strategy)
     caps = learner_capabilities(model, n_samples)
-    if need is None or need in caps or (strategy == "auto" and n_samples is None):
-        return strategy  # "auto" of a pool not seen yet: resolve_graph says what it runs
-    runs = ", ".join(s for s in offered(caps))
-    if need == GRAPH_VARIANCE:
+    if strategy in offered(caps):
+        return strategy
+    runs = ", ".join(offered(caps))
+    if REQUIRES.get(strategy) == GRAPH_VARIANCE:
         raise ValueError(f"The strategy {strategy!r} is a graph model's variance criterion (VOpt / Sigma-opt on "
                          f"the kNN graph); model {model!r} runs {runs}. Choose one of these, or a graph model "
                          "(harmonic, lgc, poisson) for it.")
-    if model == "poisson":
-        raise ValueError(f"Poisson learning has no expected-risk rule (its outputs are not probabilities); choose "
-                         f"one of {runs} (auto means {AUTO_WITHOUT_RISK} for it), or model 'harmonic' for Zhu et "
-                         "al.'s expected risk.")
-    if model == "lgc" and strategy == "arls":
-        raise ValueError(f"LGC has no expected-risk rule; choose one of {runs} (auto means {AUTO_WITHOUT_RISK} "
-                         "for LGC), or model 'harmonic' for Zhu et al.'s expected risk.")
-    if model == "lgc":
-        raise ValueError("LGC has no expected-risk rule, so 'auto' (expected risk, then margin) does not apply; "
-                         f"choose one of {runs}.")
-    if model == "harmonic" and n_samples is not None and int(n_samples) > ZHU_SESSION_MAX:
+    if model == "harmonic":
         raise ValueError(f"Zhu et al.'s exact expected risk keeps a dense u x u inverse (O(u^3) once, O(u^2) per "
                          f"label) and is limited to {ZHU_SESSION_MAX:,} points in a session; this pool has "
-                         f"{int(n_samples):,}. Choose margin or random, "
+                         f"{int(n_samples):,}. Choose one of {runs}, "
                          "or model 'rls' with posterior 'spectral' (expected risk on a graph kernel).")
-    return strategy
+    why = {"lgc": "LGC has no expected-risk rule",
+           "poisson": "Poisson learning has no expected-risk rule (its outputs are not probabilities)"}.get(
+        model, f"the {model} model has no expected-risk rule")
+    raise ValueError(f"{why}; choose one of {runs} (auto: VOpt for the first 10 labels, then margin), or model "
+                     "'harmonic' for Zhu et al.'s expected risk.")
+
+
+def auto_note(model: str, n_samples: int) -> str:
+    """What "auto" runs on a graph model without an expected-risk rule, and why ("" where it is
+    Zhu et al.'s rule, then margin)."""
+    caps = learner_capabilities(model, n_samples)
+    if EXPECTED_RISK in caps:
+        return ""
+    why = {"lgc": "LGC has no expected-risk rule",
+           "poisson": "Poisson learning has no expected-risk rule (its outputs are not probabilities)"}.get(
+        model, f"Zhu et al.'s exact expected risk is limited to {ZHU_SESSION_MAX:,} points "
+               "(a dense inverse: seconds per label beyond)")
+    cold = cold_strategy(caps)
+    return f"{'VOpt' if cold == 'vopt' else cold} for the first 10 labels, then margin: {why}"
 
 
 def resolve_graph(cfg, n_samples: int) -> dict:
     """Check and resolve a graph model's settings in place (the counterpart of
-    :func:`resolve_posterior`): knn below the pool size, the strategy ("auto" -> margin
-    where Zhu's rule does not run, said in the returned notes); the RLS settings stored as
-    None / "graph" / "none" (they play no part). The caller checks the memory
+    :func:`resolve_posterior`): knn below the pool size, the strategy (what "auto" runs where
+    Zhu's rule does not, said in the returned notes); the RLS settings stored as None / "graph"
+    / "none" (they play no part). The caller checks the memory
     (:func:`labeler.session.model.check_memory` with ``posterior="graph"``).
 
     Raises
@@ -195,15 +183,9 @@ def resolve_graph(cfg, n_samples: int) -> dict:
     if not cfg.knn < n:
         raise ValueError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
     notes = {}
-    caps = learner_capabilities(cfg.model, n)
-    if cfg.strategy == "auto" and EXPECTED_RISK not in caps:
-        cfg.strategy = auto_without_risk(caps)
-        why = {"lgc": "LGC has no expected-risk rule",
-               "poisson": "Poisson learning has no expected-risk rule (its outputs are not probabilities)"}.get(
-            cfg.model, f"Zhu et al.'s exact expected risk is limited to {ZHU_SESSION_MAX:,} points "
-                       "(a dense inverse: seconds per label beyond)")
-        notes["strategy"] = f"{cfg.strategy}: {why}"
     check_graph_strategy(cfg.model, cfg.strategy, n)
+    if cfg.strategy == "auto" and auto_note(cfg.model, n):
+        notes["strategy"] = auto_note(cfg.model, n)
     cfg.posterior, cfg.rank, cfg.kernel = "graph", None, "graph"
     cfg.width = cfg.lam = None
     cfg.weighting = "none"
@@ -266,7 +248,8 @@ def model_description(spec: ModelSpec, n_samples: int) -> str:
             "the labels (CG)")
     if spec.class_mass:
         text += ", with class mass normalisation"
-    rule = {"auto": "Zhu et al.'s exact expected risk for the first 10 labels, then margin",
+    note = auto_note(spec.model, n_samples)
+    rule = {"auto": note.split(":")[0] if note else "Zhu et al.'s exact expected risk for the first 10 labels, then margin",
             "arls": "Zhu et al.'s exact expected risk", "margin": "margin", "random": "random",
             "vopt": "VOpt (the largest drop of the graph's posterior variance)",
             "sigmaopt": "Sigma-opt (the largest drop of the summed posterior covariance)"}

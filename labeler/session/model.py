@@ -42,7 +42,8 @@ from core.validation import check_features, check_magnitude
 from labeler.errors import SettingsError
 from labeler.memory import available_memory, format_bytes as _gib
 
-from .graphs import (GRAPH_MODELS, MODEL_OPTIONS, MODELS, ZHU_SESSION_MAX, auto_without_risk, build_graph, graph_bytes,
+from . import graphs
+from .graphs import (GRAPH_MODELS, MODEL_OPTIONS, MODELS, ZHU_SESSION_MAX, auto_note, build_graph, graph_bytes,
                      learner_capabilities, model_description, strategies_for)
 from .spec import GraphSpec, ModelSpec, RlsSpec, spec_from_config
 from .lowrank import (DEFAULT_KNN, DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
@@ -75,7 +76,7 @@ __all__ = [
     "MODEL_OPTIONS",
     "strategies_for",
     "learner_capabilities",
-    "auto_without_risk",
+    "auto_note",
     "GRAPH_MODELS",
     "ZHU_SESSION_MAX",
     "graph_bytes",
@@ -310,7 +311,7 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
         if spec.model == "poisson":
             return PoissonLearner(W, list(classes), class_mass=spec.class_mass, random_state=spec.seed)
         return GraphLearner(W, list(classes), spec.model, alpha=spec.alpha, class_mass=spec.class_mass,
-                            random_state=spec.seed, zhu_max_points=ZHU_SESSION_MAX)
+                            random_state=spec.seed, zhu_max_points=graphs.ZHU_SESSION_MAX)
     check_memory(n, X.shape[1], len(classes), n_block, posterior=spec.posterior, rank=spec.rank, knn=spec.knn)
     if spec.posterior == "dense":
         return ActiveRLS.from_features(
