@@ -308,7 +308,10 @@ def _settings(session) -> None:
         model = summary["model"] if summary is not None else "rls"
         offered = strategies_for(model, session.n_samples)
         strategy = config.strategy
-        st.radio("Query strategy", offered, format_func=strategy_label,
+        # without an expected-risk rule, "auto" starts with VOpt (core.strategies.cold_strategy)
+        label = strategy_label if "arls" in offered else (
+            lambda name: "Auto (VOpt, then margin)" if name == "auto" else strategy_label(name))
+        st.radio("Query strategy", offered, format_func=label,
                  index=offered.index(strategy) if strategy in offered else 0,
                  key=f"strategy_{session.id}", on_change=actions.set_setting,
                  args=("set_strategy", f"strategy_{session.id}"))
