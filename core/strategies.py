@@ -48,13 +48,8 @@ def check_strategy(name: str) -> str:
 
 def offered(capabilities) -> tuple:
     """The strategies a learner with ``capabilities`` runs, in the order of :data:`STRATEGIES`
-    ("auto" where its cold phase has a rule of the learner's own: expected risk or VOpt)."""
-    def runs(s):
-        need = REQUIRES.get(s)
-        if s == "auto":
-            return cold_strategy(capabilities) != "margin"
-        return need is None or need in capabilities
-    return tuple(s for s in STRATEGIES if runs(s))
+    ("auto" on every learner: its cold phase is :func:`cold_strategy`, margin at worst)."""
+    return tuple(s for s in STRATEGIES if REQUIRES.get(s) is None or REQUIRES[s] in capabilities)
 
 # Scores within this relative distance of the minimum count as ties (the fused kernel and a
 # reference implementation sum in different orders, so exact ties can differ by rounding).

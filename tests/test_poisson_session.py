@@ -14,7 +14,7 @@ from core.graph import HarmonicFunction
 from core.graph.active import GraphLearner
 from core.graph.poisson import PoissonLearning
 from core.graph.poisson_learner import PoissonLearner
-from core.graph.variance import variance_reduction
+from core.graph.variance import VarianceCriterion, variance_reduction
 from core.kernels import knn_graph, laplacian_eigenpairs
 from core.learner import ActiveRLS
 from core.learner.base import EXPECTED_RISK, GRAPH_VARIANCE
@@ -245,3 +245,26 @@ def test_harmonic_oracle_unchanged_by_the_shared_variance_code():
     g.add_many([1, 2, 3], ["a", "b", "a"])
     ref = HarmonicFunction(solver="direct").fit(W, np.array([1, 2, 3]), ["a", "b", "a"], classes=["a", "b"])
     np.testing.assert_allclose(g.raw_values, ref.decision_values_, atol=1e-8)
+
+
+def test_the_variance_criteria_stop_at_their_pool_limit(tmp_path, monkeypatch):
+    from core.graph.outputs import GraphOutputs
+
+    rng = np.random.default_rng(1)
+    W = knn_graph(rng.normal(size=(60, 2)), 5)
+    for learner in (GraphLearner(W, ["a", "b"], "lgc"), PoissonLearner(W, ["a", "b"])):
+        learner.variance_max_points = 59
+        assert GRAPH_VARIANCE not in learner.capabilities
+        assert strategies.cold_strategy(learner.capabilities) == "margin"
+        with pytest.raises(ValueError, match="limited to 59 points; this pool has 60. Choose margin"):
+            strategies.query_one(learner, "vopt")
+        with pytest.raises(ValueError, match="limited to 59 points"):
+            learner.score(VarianceCriterion("vopt"))
+    monkeypatch.setattr(GraphOutputs, "variance_max_points", N - 1)
+    assert "vopt" not in strategies_for("poisson", N) and "auto" in strategies_for("poisson", N)
+    with pytest.raises(ValueError, match=f"limited to {N - 1:,} points; this pool has {N}"):
+        LabelingSession.create(tmp_path / "a.sqlite", _config(model="poisson", strategy="vopt"))
+    s = LabelingSession.create(tmp_path / "s.sqlite", _config(model="poisson"))
+    assert s.config.strategy == "auto" and s.auto_settings["strategy"].startswith("margin:")
+    assert "Queries: margin" in s.model_summary()["description"]
+    assert s.explain_query().answered_by == "margin"

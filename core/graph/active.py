@@ -120,7 +120,8 @@ class GraphLearner(GraphOutputs):
     model, alpha, class_mass : read only; change them with :meth:`set_params`.
     capabilities : frozenset of str
         :data:`~core.learner.base.LOO`, :data:`~core.learner.base.SIMILARITY`,
-        :data:`~core.learner.base.GRAPH_VARIANCE` (VOpt, Sigma-opt), and
+        :data:`~core.learner.base.GRAPH_VARIANCE` (VOpt, Sigma-opt; up to
+        :attr:`variance_max_points` nodes), and
         :data:`~core.learner.base.EXPECTED_RISK` for a harmonic model on at most
         ``zhu_max_points`` nodes.
     n_iter_ : int
@@ -200,17 +201,20 @@ class GraphLearner(GraphOutputs):
     # ------------------------------------------------------------------ capabilities
     @property
     def capabilities(self) -> frozenset:
-        return self.capabilities_for(self._model, self.n_samples, self.zhu_max_points)
+        caps = self.capabilities_for(self._model, self.n_samples, self.zhu_max_points) - {GRAPH_VARIANCE}
+        return caps | self.variance_capability(self.n_samples, self.variance_max_points)
 
     @classmethod
     def capabilities_for(cls, model: str, n_samples: int, zhu_max_points: int = ZHU_MAX_POINTS) -> frozenset:
         """The capabilities of a ``model`` learner on ``n_samples`` nodes (before it is built)."""
-        caps = {LOO, SIMILARITY, GRAPH_VARIANCE}
+        caps = {LOO, SIMILARITY} | cls.variance_capability(n_samples)
         if model == "harmonic" and int(n_samples) <= int(zhu_max_points):
             caps.add(EXPECTED_RISK)
         return frozenset(caps)
 
     def _refusal(self, capability: str) -> str:
+        if capability == GRAPH_VARIANCE:
+            return self._variance_refusal()
         if capability == EXPECTED_RISK and self._model == "lgc":
             return ("the lgc model: LGC has no expected-risk rule; choose the strategy margin or random, or the "
                     "harmonic model for Zhu et al.'s expected risk.")

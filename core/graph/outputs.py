@@ -17,8 +17,8 @@ import scipy.sparse as sp
 
 from ..criteria.base import ScoringState
 from ..kernels.graph import laplacian_eigenpairs
-from ..learner.base import LearnerBase
-from .variance import VARIANCE_RANK, SpectralField, VarianceCriterion
+from ..learner.base import GRAPH_VARIANCE, LearnerBase
+from .variance import VARIANCE_MAX_POINTS, VARIANCE_RANK, SpectralField, VarianceCriterion
 from .zhu import harmonic_risk
 
 __all__ = ["GraphOutputs"]
@@ -31,6 +31,8 @@ class GraphOutputs(LearnerBase):
     _P: np.ndarray
     #: Eigenpairs of the variance criteria (at most n - 1).
     variance_rank: int = VARIANCE_RANK
+    #: Largest pool with the variance criteria (the capability GRAPH_VARIANCE).
+    variance_max_points: int = VARIANCE_MAX_POINTS
     random_state: int = 0
     _spectrum = None
 
@@ -38,8 +40,20 @@ class GraphOutputs(LearnerBase):
     def capabilities_for(cls, model: str, n_samples: int, zhu_max_points: int) -> frozenset:
         """The :attr:`capabilities` a learner of this class has for ``model`` on ``n_samples``
         nodes, before it is built (what a caller offers in advance: the strategies of a new
-        session). Default: the class's own fixed set."""
-        return frozenset(cls.capabilities)
+        session)."""
+        raise NotImplementedError
+
+    @classmethod
+    def variance_capability(cls, n_samples: int, variance_max_points: int | None = None) -> set:
+        """``{GRAPH_VARIANCE}`` up to ``variance_max_points`` nodes (default: the class's
+        :attr:`variance_max_points`), else empty."""
+        limit = cls.variance_max_points if variance_max_points is None else variance_max_points
+        return {GRAPH_VARIANCE} if int(n_samples) <= int(limit) else set()
+
+    def _variance_refusal(self) -> str:
+        return (f"the {self.model} model on this pool: VOpt and Sigma-opt read the {self.variance_rank} smallest "
+                f"Laplacian eigenpairs (computed on the first such query) and are limited to "
+                f"{self.variance_max_points:,} points; this pool has {self.n_samples:,}. Choose margin or random.")
 
     @property
     def graph(self) -> sp.csr_matrix:
@@ -96,7 +110,14 @@ class GraphOutputs(LearnerBase):
     # ------------------------------------------------------------------ variance criteria
     def variance_criterion(self, name: str = "vopt") -> VarianceCriterion:
         """VOpt (``"vopt"``) or Sigma-opt (``"sigmaopt"``) on the spectral truncation of the
-        normalised Laplacian (:mod:`core.graph.variance`); score it with :meth:`score`."""
+        normalised Laplacian (:mod:`core.graph.variance`); score it with :meth:`score`.
+
+        Raises
+        ------
+        ValueError
+            A pool above :attr:`variance_max_points` (the message names the fix).
+        """
+        self.require(GRAPH_VARIANCE, f"the variance strategy {name!r}")
         return VarianceCriterion(name)
 
     def spectral_field(self) -> SpectralField:
@@ -112,6 +133,7 @@ class GraphOutputs(LearnerBase):
         """:meth:`core.learner.base.LearnerBase.score`; a :class:`VarianceCriterion` reads
         :meth:`spectral_field`."""
         if isinstance(criterion, VarianceCriterion):
+            self.require(GRAPH_VARIANCE, f"the variance strategy {criterion.name!r}")
             cand = self.unlabeled_indices if candidates is None else self._check_candidates(candidates)
             return np.asarray(criterion.score(self.scoring_state(), self.spectral_field(), cand), dtype=np.float64)
         return super().score(criterion, candidates)

@@ -86,7 +86,7 @@ class PoissonLearner(GraphOutputs):
     ----------
     model : "poisson"
     class_mass : bool (read only; :meth:`set_params`)
-    capabilities : frozenset {LOO, SIMILARITY, GRAPH_VARIANCE}
+    capabilities : frozenset {LOO, SIMILARITY, GRAPH_VARIANCE (up to ``variance_max_points`` nodes)}
     """
 
     def __init__(self, W, classes, *, class_mass: bool = False, random_state: int = 0,
@@ -137,9 +137,19 @@ class PoissonLearner(GraphOutputs):
         return self
 
     # ------------------------------------------------------------------ capabilities
-    capabilities = frozenset({LOO, SIMILARITY, GRAPH_VARIANCE})
+    @property
+    def capabilities(self) -> frozenset:
+        return frozenset({LOO, SIMILARITY} | self.variance_capability(self.n_samples, self.variance_max_points))
+
+    @classmethod
+    def capabilities_for(cls, model: str, n_samples: int, zhu_max_points: int = 0) -> frozenset:
+        """LOO, similarity and, up to :data:`~core.graph.variance.VARIANCE_MAX_POINTS` nodes, the
+        graph variance criteria (``model`` and ``zhu_max_points`` play no part)."""
+        return frozenset({LOO, SIMILARITY} | cls.variance_capability(n_samples))
 
     def _refusal(self, capability: str) -> str:
+        if capability == GRAPH_VARIANCE:
+            return self._variance_refusal()
         if capability == EXPECTED_RISK:
             return ("the poisson model: Poisson learning's outputs are not probabilities, so it has no expected-risk "
                     "rule; choose the strategy vopt, sigmaopt, margin or random, or the harmonic model for Zhu et al.'s "

@@ -43,12 +43,17 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ..criteria.base import ScoringState
 
-__all__ = ["variance_reduction", "VARIANCE_CRITERIA", "GAMMA2", "TAU", "VARIANCE_RANK", "SpectralField",
+__all__ = ["variance_reduction", "VARIANCE_CRITERIA", "GAMMA2", "TAU", "VARIANCE_RANK", "VARIANCE_MAX_POINTS",
+           "SpectralField",
            "VarianceCriterion"]
 
 VARIANCE_CRITERIA = ("vopt", "sigmaopt")
 #: Laplacian eigenpairs of the variance criterion (GraphLearning's examples use 50).
 VARIANCE_RANK = 50
+#: Largest pool a graph learner offers the variance criteria on: their eigenpairs (n x 50,
+#: computed by Lanczos on the first variance query) took 43 s at 20,000 points and 143 s at
+#: 100,000 on the shared machine under load (a 10-NN graph of Gaussian points).
+VARIANCE_MAX_POINTS = 20_000
 #: GraphLearning's defaults: observation noise ``gamma^2`` and the prior's shift ``tau``.
 GAMMA2 = 0.1**2
 TAU = 1e-11

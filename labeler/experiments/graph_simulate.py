@@ -208,10 +208,10 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     graph_seconds = time.perf_counter() - t0
     caps = learner.capabilities
     # "auto" without an expected-risk rule: the session's choice by capabilities (LGC: margin)
-    strategy_run = strategy if strategy != "auto" or "auto" in offered(caps) else "margin"
+    strategy_run = strategy  # "auto" runs on every learner (core.strategies.cold_strategy)
     need = REQUIRES.get(strategy_run)
     if need is not None and need not in caps:
-        runs = ("auto",) + tuple(s for s in offered(caps) if s != "auto")  # "auto" runs on every learner
+        runs = offered(caps)
         raise SettingsError(f"strategy {strategy!r} is not available with model {model!r} (it needs "
                             f"{need.replace('_', ' ')}); choose one of {', '.join(runs)}.")
     rows = oracle_loop(learner, y, strategy_run, budget, rng,

@@ -16,6 +16,8 @@ import numpy as np
 
 from core.graph.active import GraphLearner
 from core.graph.poisson_learner import PoissonLearner
+from core.graph.outputs import GraphOutputs
+from core.graph.variance import VARIANCE_RANK
 from core.learner.base import EXPECTED_RISK, GRAPH_VARIANCE
 from core.strategies import REQUIRES, STRATEGIES, cold_strategy, offered
 
@@ -136,6 +138,10 @@ def check_graph_strategy(model: str, strategy: str, n_samples: int | None) -> st
     if strategy in offered(caps):
         return strategy
     runs = ", ".join(offered(caps))
+    if REQUIRES.get(strategy) == GRAPH_VARIANCE and model != "rls":
+        raise ValueError(f"VOpt and Sigma-opt read the {VARIANCE_RANK} smallest Laplacian eigenpairs of the graph and "
+                         f"are limited to {GraphOutputs.variance_max_points:,} points; this pool has {int(n_samples):,}. Choose "
+                         f"one of {runs}.")
     if REQUIRES.get(strategy) == GRAPH_VARIANCE:
         raise ValueError(f"The strategy {strategy!r} is a graph model's variance criterion (VOpt / Sigma-opt on "
                          f"the kNN graph); model {model!r} runs {runs}. Choose one of these, or a graph model "
@@ -162,8 +168,9 @@ def auto_note(model: str, n_samples: int) -> str:
            "poisson": "Poisson learning has no expected-risk rule (its outputs are not probabilities)"}.get(
         model, f"Zhu et al.'s exact expected risk is limited to {ZHU_SESSION_MAX:,} points "
                "(a dense inverse: seconds per label beyond)")
-    cold = cold_strategy(caps)
-    return f"{'VOpt' if cold == 'vopt' else cold} for the first 10 labels, then margin: {why}"
+    if cold_strategy(caps) == "vopt":
+        return f"VOpt for the first 10 labels, then margin: {why}"
+    return (f"margin: {why}, and VOpt is limited to {GraphOutputs.variance_max_points:,} points (its Laplacian eigenpairs)")
 
 
 def resolve_graph(cfg, n_samples: int) -> dict:
