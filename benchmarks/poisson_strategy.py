@@ -15,6 +15,11 @@ Usage::
 
     python benchmarks/poisson_strategy.py                      # digits and mnist, seeds 0 1 2
     python benchmarks/poisson_strategy.py --tasks digits --seeds 0 --methods poisson-vopt
+    python benchmarks/poisson_strategy.py --eigenpairs 20000 100000   # the variance criteria's set-up
+
+``--eigenpairs N ...`` times what the first VOpt query of a pool of N points costs: its 50
+smallest Laplacian eigenpairs (:func:`core.kernels.laplacian_eigenpairs`, normalised) on a 10-NN
+graph of N Gaussian points in 10 dimensions (behind ``core.graph.variance.VARIANCE_MAX_POINTS``).
 """
 
 from __future__ import annotations
@@ -77,7 +82,24 @@ def main(argv=None) -> int:
     ap.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    ap.add_argument("--eigenpairs", nargs="+", type=int, metavar="N",
+                    help="time the variance criteria's eigenpairs on N points instead")
     args = ap.parse_args(argv)
+    if args.eigenpairs:
+        from core.graph.variance import VARIANCE_RANK
+        from core.kernels import knn_graph, laplacian_eigenpairs
+
+        print("| n | kNN graph | 50 eigenpairs |\n|---|---|---|")
+        for n in args.eigenpairs:
+            X = np.random.default_rng(0).normal(size=(n, 10))
+            t = time.perf_counter()
+            W = knn_graph(X, 10, seed=0)
+            graph = time.perf_counter() - t
+            t = time.perf_counter()
+            laplacian_eigenpairs(W, VARIANCE_RANK, normalized=True, seed=0)
+            print(f"| {n:,} | {graph:.1f} s | {time.perf_counter() - t:.1f} s |", flush=True)
+        print("load average:", " ".join(f"{v:.2f}" for v in os.getloadavg()))
+        return 0
     print("| task | method | AUBC 10-100 | acc@10 | acc@25 | acc@50 | acc@100 | s/run |")
     print("|---|---|---|---|---|---|---|---|")
     for task in args.tasks:

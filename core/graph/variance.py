@@ -52,7 +52,8 @@ VARIANCE_CRITERIA = ("vopt", "sigmaopt")
 VARIANCE_RANK = 50
 #: Largest pool a graph learner offers the variance criteria on: their eigenpairs (n x 50,
 #: computed by Lanczos on the first variance query) took 43 s at 20,000 points and 143 s at
-#: 100,000 on the shared machine under load (a 10-NN graph of Gaussian points).
+#: 100,000 on the shared machine under load (``python benchmarks/poisson_strategy.py
+#: --eigenpairs 20000 100000``; docs/benchmarks.md §10).
 VARIANCE_MAX_POINTS = 20_000
 #: GraphLearning's defaults: observation noise ``gamma^2`` and the prior's shift ``tau``.
 GAMMA2 = 0.1**2

@@ -5,7 +5,8 @@ A session's model is kernel RLS (``"rls"``, :class:`core.learner.ActiveRLS`) or 
 on the ``knn``-NN graph of the pool (``"harmonic"``, ``"lgc"``:
 :class:`core.graph.active.GraphLearner`; ``"poisson"``:
 :class:`core.graph.poisson_learner.PoissonLearner`). Which strategies a model runs follows from
-its learner's capabilities (:func:`learner_capabilities`, :func:`core.strategies.offered`). Used by :mod:`labeler.session.config` (the checks) and :mod:`labeler.session.model` (which
+its learner's capabilities (:func:`learner_capabilities`, :func:`core.strategies.offered`).
+Used by :mod:`labeler.session.config` (the checks) and :mod:`labeler.session.model` (which
 re-exports the rest, and alone builds the learner).
 """
 
@@ -23,14 +24,13 @@ from core.strategies import REQUIRES, STRATEGIES, cold_strategy, offered
 
 from .spec import GraphSpec, ModelSpec
 
-__all__ = ["MODELS", "GRAPH_MODELS", "MODEL_OPTIONS", "strategies_for", "learner_capabilities", "auto_note", "ZHU_SESSION_MAX", "check_model_settings",
-           "check_graph_strategy", "resolve_graph", "graph_bytes",
-           "build_graph",
-           "model_description"]
+__all__ = ["MODELS", "GRAPH_MODELS", "GRAPH_LEARNERS", "MODEL_OPTIONS", "strategies_for", "learner_capabilities",
+           "auto_note", "ZHU_SESSION_MAX", "check_model_settings", "check_graph_strategy", "resolve_graph",
+           "graph_bytes", "build_graph", "model_description"]
 
-#: Models of a session: kernel RLS (ActiveRLS, the default), or a graph model on the kNN graph
-#: of the pool (:class:`core.graph.active.GraphLearner`); their stored posterior is "graph".
-#: The graph models and the learner class of each (:func:`labeler.session.model.build_learner`).
+#: The graph models and the learner class of each (:func:`labeler.session.model.build_learner`);
+#: a session's models are kernel RLS (ActiveRLS, the default) and these, whose stored posterior
+#: is "graph".
 GRAPH_LEARNERS = {"harmonic": GraphLearner, "lgc": GraphLearner, "poisson": PoissonLearner}
 GRAPH_MODELS = tuple(GRAPH_LEARNERS)
 MODELS = ("rls",) + GRAPH_MODELS
@@ -46,6 +46,8 @@ _FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.m
 #: new-session form and ``labeler app --model`` offer these).
 MODEL_OPTIONS = {"rls": (), "harmonic": ("knn", "class_mass"), "lgc": ("knn", "alpha", "class_mass"),
                  "poisson": ("knn", "class_mass")}
+
+
 def learner_capabilities(model: str, n_samples: int | None) -> frozenset:
     """The capabilities of the learner a session of ``model`` builds on ``n_samples`` points
     (None: a pool of unknown size, taken as small), as its class says, before it is built.
@@ -256,7 +258,8 @@ def model_description(spec: ModelSpec, n_samples: int) -> str:
     if spec.class_mass:
         text += ", with class mass normalisation"
     note = auto_note(spec.model, n_samples)
-    rule = {"auto": note.split(":")[0] if note else "Zhu et al.'s exact expected risk for the first 10 labels, then margin",
+    auto = note.split(":")[0] if note else "Zhu et al.'s exact expected risk for the first 10 labels, then margin"
+    rule = {"auto": auto,
             "arls": "Zhu et al.'s exact expected risk", "margin": "margin", "random": "random",
             "vopt": "VOpt (the largest drop of the graph's posterior variance)",
             "sigmaopt": "Sigma-opt (the largest drop of the summed posterior covariance)"}
