@@ -51,8 +51,8 @@ VARIANCE_CRITERIA = ("vopt", "sigmaopt")
 #: Laplacian eigenpairs of the variance criterion (GraphLearning's examples use 50).
 VARIANCE_RANK = 50
 #: Largest pool a graph learner offers the variance criteria on: their eigenpairs (n x 50,
-#: computed by Lanczos on the first variance query) took 43 s at 20,000 points and 143 s at
-#: 100,000 on the shared machine under load (``python benchmarks/poisson_strategy.py
+#: computed by Lanczos on the first variance query) took 17 s at 20,000 points and 61 s at
+#: 100,000 on the shared machine under load 20 (``python benchmarks/poisson_strategy.py
 #: --eigenpairs 20000 100000``; docs/benchmarks.md §10).
 VARIANCE_MAX_POINTS = 20_000
 #: GraphLearning's defaults: observation noise ``gamma^2`` and the prior's shift ``tau``.
