@@ -20,6 +20,8 @@ Methods
                             fixed, no standardisation, weighting none; the strategy named
 ``harmonic``, ``lgc``       the graph models of ``labeler simulate --model`` (10-NN graph of
                             the app's features, strategy auto)
+``poisson-vopt``            the app's Poisson learning (``--model poisson --strategy vopt``)
+                            on that graph
 ``graph-rls``               ARLS on the diffusion spectral kernel of that graph
                             (``--model rls --transform diffusion``, 100 eigenpairs, lambda 0.1)
 ``gl-A/M``                  GraphLearning: acquisition A (``vopt``, ``sigmaopt``, ``unc``) on
@@ -393,13 +395,13 @@ def run_fixed(ds, seed, budget, strategy):
     return _curve_rows(curve)
 
 
-def run_graph(ds, seed, budget, model):
+def run_graph(ds, seed, budget, model, strategy="auto"):
     from labeler.experiments.graph_simulate import simulate_graph
     X = _app(ds, seed)["X"]
     kw = {"transform": "diffusion"} if model == "rls" else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        curve = simulate_graph(ds, model, "auto", budget, seed, X=X, **kw)
+        curve = simulate_graph(ds, model, strategy, budget, seed, X=X, **kw)
     return _curve_rows(curve)
 
 
@@ -569,6 +571,7 @@ RUNS = {
     "harmonic": (_single(lambda d, s, b: run_graph(d, s, b, "harmonic")), ["harmonic"]),
     "lgc": (_single(lambda d, s, b: run_graph(d, s, b, "lgc")), ["lgc"]),
     "graph-rls": (_single(lambda d, s, b: run_graph(d, s, b, "rls")), ["graph-rls"]),
+    "poisson-vopt": (_single(lambda d, s, b: run_graph(d, s, b, "poisson", "vopt")), ["poisson-vopt"]),
     "gl-vopt": (lambda d, s, b: run_gl(d, s, b, "vopt", ["laplace", "poisson"]),
                 ["gl-vopt/laplace", "gl-vopt/poisson"]),
     "gl-sigmaopt": (lambda d, s, b: run_gl(d, s, b, "sigmaopt", ["laplace", "poisson"]),
@@ -590,7 +593,7 @@ CANDIDATES = {
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
          ("w-evident", "std-auto", "width-step2", "w-none"),
          ("sk-typiclust", "sk-probcover", "default-margin", "harmonic"),
-         ("before-margin", "fixed-margin", "lgc", "graph-rls", "fixed-random", "gl-unc-laplace", "gl-sigmaopt", "sk-margin", "gl-unc-poisson",
+         ("before-margin", "fixed-margin", "lgc", "poisson-vopt", "graph-rls", "fixed-random", "gl-unc-laplace", "gl-sigmaopt", "sk-margin", "gl-unc-poisson",
           "fixed-arls"))
 PEER_RUNS = tuple(k for k in RUNS if k.startswith(("gl-", "sk-")))
 QUICK_RUNS = ("default", "fixed-margin")

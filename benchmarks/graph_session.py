@@ -5,7 +5,8 @@ Each label is the true label of the session's own next query (``LabelingSession.
 ``next_query``: the refit, the stopping checkpoint and the scores of the next pick). Harmonic
 queries by "auto" (Zhu et al.'s exact expected risk for the first 10 labels, then margin) up to
 5,000 points, by margin above; LGC by margin. Usage:
-``python benchmarks/graph_session.py [--n 2000 10000] [--labels 20]``; prints the load average.
+``python benchmarks/graph_session.py [--n 2000 10000] [--labels 20] [--models harmonic lgc poisson]``;
+prints the load average.
 """
 
 from __future__ import annotations
@@ -59,11 +60,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, nargs="+", default=[2000, 10000])
     p.add_argument("--labels", type=int, default=20)
+    p.add_argument("--models", nargs="+", default=["harmonic", "lgc"], choices=["harmonic", "lgc", "poisson"])
     args = p.parse_args(argv)
     print("| model | n | create | label + query (first 10) | (later) | undo | reopen | accuracy |")
     print("|---|---|---|---|---|---|---|---|")
     for n in args.n:
-        for model in ("harmonic", "lgc"):
+        for model in args.models:
             r = run(n, model, args.labels)
             print(f"| {model} | {n:,} | {r['create']:.2f} s | {r['first10']:.3f} s | {r['later']:.3f} s | "
                   f"{r['undo']:.3f} s | {r['reopen']:.2f} s | {100 * r['accuracy']:.1f} % |", flush=True)

@@ -7,10 +7,18 @@ uniformly at random with the given generator.
 
 * ``"auto"`` (the app's default): ``"arls"`` while fewer than
   :data:`core.criteria.auto.MAX_RISK_LABELS` labels are stored, ``"margin"`` after
-  (:mod:`core.criteria.auto`; :func:`auto_decision` says which and why).
+  (:mod:`core.criteria.auto`; :func:`auto_decision` says which and why); a learner without an
+  expected-risk rule runs :func:`cold_strategy` in its place ("vopt" on a graph model).
 * ``"arls"``: expected risk ``E_i`` of labelling ``i`` (seed 002 eq. 3.50, docs/algorithms.md §3).
 * ``"margin"``: ``|f(x_i)|`` (binary) or the gap between the two largest one-vs-all outputs.
 * ``"random"``: every unlabelled point scores 0, so the pick is uniform.
+* ``"vopt"``, ``"sigmaopt"``: the drop of the graph's posterior variance (its sum) if the point
+  were labelled (:mod:`core.graph.variance`), for a learner with the capability
+  :data:`~core.learner.base.GRAPH_VARIANCE` (the graph models: harmonic, LGC, Poisson); the
+  criterion is the learner's own ``variance_criterion(name)``.
+
+:data:`REQUIRES` says which capability a strategy needs and :func:`offered` which strategies a
+learner with given capabilities runs: callers ask these, never a model's name.
 """
 
 from __future__ import annotations
@@ -19,11 +27,29 @@ import numpy as np
 
 from .criteria import CRITERIA, get_criterion
 from .criteria.auto import AutoDecision, decide
-from .learner.base import EXPECTED_RISK
+from .learner.base import EXPECTED_RISK, GRAPH_VARIANCE
 
-__all__ = ["STRATEGIES", "scores", "query_one", "query_batch", "auto_decision", "resolve"]
+__all__ = ["STRATEGIES", "VARIANCE_STRATEGIES", "REQUIRES", "offered", "check_strategy", "cold_strategy", "scores", "query_one",
+           "query_batch", "auto_decision", "resolve"]
 
-STRATEGIES = tuple(CRITERIA)
+#: The graph models' variance criteria (:class:`core.graph.variance.VarianceCriterion`).
+VARIANCE_STRATEGIES = ("vopt", "sigmaopt")
+STRATEGIES = tuple(CRITERIA) + VARIANCE_STRATEGIES
+#: The capability each strategy needs of the learner ("auto" starts with expected risk).
+REQUIRES = {"arls": EXPECTED_RISK, "vopt": GRAPH_VARIANCE, "sigmaopt": GRAPH_VARIANCE}
+
+
+def check_strategy(name: str) -> str:
+    """``name`` if it is one of :data:`STRATEGIES`, else ValueError naming them."""
+    if not isinstance(name, str) or name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}.")
+    return name
+
+
+def offered(capabilities) -> tuple:
+    """The strategies a learner with ``capabilities`` runs, in the order of :data:`STRATEGIES`
+    ("auto" on every learner: its cold phase is :func:`cold_strategy`, margin at worst)."""
+    return tuple(s for s in STRATEGIES if REQUIRES.get(s) is None or REQUIRES[s] in capabilities)
 
 # Scores within this relative distance of the minimum count as ties (the fused kernel and a
 # reference implementation sum in different orders, so exact ties can differ by rounding).
@@ -36,9 +62,23 @@ def auto_decision(learner) -> AutoDecision:
 
 
 def resolve(learner, strategy: str) -> str:
-    """The plain strategy that answers: ``strategy`` itself, or ``"auto"``'s current choice."""
-    get_criterion(strategy)  # validates the name
-    return auto_decision(learner).strategy if strategy == "auto" else strategy
+    """The plain strategy that answers: ``strategy`` itself, or ``"auto"``'s current choice
+    (:func:`auto_decision`; while cold, a learner without expected risk but with the graph
+    variance criteria runs "vopt" in its place, see :func:`cold_strategy`)."""
+    check_strategy(strategy)
+    if strategy != "auto":
+        return strategy
+    plain = auto_decision(learner).strategy
+    return cold_strategy(learner.capabilities) if plain == "arls" else plain
+
+
+def cold_strategy(capabilities) -> str:
+    """What "auto" runs while cold (its expected-risk phase) on a learner with ``capabilities``:
+    "arls" with an expected-risk rule, else "vopt" with the graph variance criteria (a pick that,
+    like expected risk, spreads labels over the unexplored parts of the graph), else margin."""
+    if EXPECTED_RISK in capabilities:
+        return "arls"
+    return "vopt" if GRAPH_VARIANCE in capabilities else "margin"
 
 
 def scores(learner, strategy: str = "arls") -> np.ndarray:
@@ -52,7 +92,7 @@ def scores(learner, strategy: str = "arls") -> np.ndarray:
     Parameters
     ----------
     learner : core.learner.base.Learner
-    strategy : {"auto", "arls", "margin", "random"}
+    strategy : {"auto", "arls", "margin", "random", "vopt", "sigmaopt"}
 
     Returns
     -------
@@ -68,6 +108,9 @@ def scores(learner, strategy: str = "arls") -> np.ndarray:
     if strategy == "arls":
         learner.require(EXPECTED_RISK, "the expected-risk strategy 'arls'")
         criterion = learner.risk_criterion
+    elif strategy in VARIANCE_STRATEGIES:
+        learner.require(GRAPH_VARIANCE, f"the variance strategy {strategy!r}")
+        criterion = learner.variance_criterion(strategy)
     else:
         criterion = get_criterion(strategy)
     s = np.full(learner.n_samples, np.inf)
@@ -129,7 +172,7 @@ def query_one(learner, strategy: str = "arls", rng=None, exclude=None) -> int:
         If every point is labelled (or excluded), ``strategy`` is unknown, or the learner
         cannot score it (e.g. "arls" without an expected-risk rule).
     """
-    get_criterion(strategy)  # validates the name
+    check_strategy(strategy)
     unl = _candidates(learner, exclude)
     rng = _generator(learner, rng)
     s = _scores_of(learner, strategy, unl)
@@ -153,7 +196,7 @@ def query_batch(learner, strategy: str = "arls", k: int = 1, rng=None, exclude=N
     ndarray of shape (min(k, n_candidates),) of int64
         Ties in random order (a random permutation, then a stable sort).
     """
-    get_criterion(strategy)  # validates the name
+    check_strategy(strategy)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer; got {k!r}.")
     unl = _candidates(learner, exclude)

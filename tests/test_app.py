@@ -831,12 +831,35 @@ def test_harmonic_session_from_the_sidebar_labels_a_point():
     assert labeled_count(at) == 1
 
 
+def test_poisson_session_from_the_model_box_labels_and_offers_the_variance_strategies():
+    at = start()
+    assert "Poisson learning (kNN graph)" in at.selectbox(key="pick_model").options
+    at.selectbox(key="pick_model").set_value("poisson").run()
+    at.button(key="open_builtin").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s = session_of(at)
+    assert s.config.model == "poisson" and s.config.posterior == "graph"
+    panel = " ".join(md.value for md in at.markdown)
+    assert "Model: Poisson learning (kNN graph)" in panel
+    radio = at.radio(key=f"strategy_{s.id}")
+    assert "VOpt (graph variance)" in radio.options and "ARLS (expected risk)" not in radio.options
+    assert radio.value == "auto" and "Auto (VOpt, then margin)" in radio.options
+    _, q0 = point_tag(at)
+    class_button(at, 0).click().run()
+    assert not at.exception and not errors(at), errors(at)
+    assert s.learner.labels == {q0: s.classes[0]}
+    radio = at.radio(key=f"strategy_{s.id}")
+    radio.set_value("sigmaopt").run()
+    assert not at.exception and not errors(at), errors(at)
+    assert s.config.strategy == "sigmaopt"
+
+
 @pytest.mark.parametrize("tab", ["Progress", "Confidence", "Export"])
 def test_lgc_session_from_labeler_model_renders_the_tabs_and_colours(monkeypatch, tab):
     monkeypatch.setenv("LABELER_MODEL", '{"model": "lgc", "alpha": 0.9}')  # labeler app --model lgc --alpha 0.9
     at = start()
     s = session_of(at)
-    assert s.config.model == "lgc" and s.config.alpha == 0.9 and s.config.strategy == "margin"
+    assert s.config.model == "lgc" and s.config.alpha == 0.9 and s.config.strategy == "auto"  # VOpt while cold, then margin
     assert at.selectbox(key="pick_model").value == "lgc"  # the form starts from --model
     for k in range(5):
         class_button(at, k % 2).click().run()

@@ -175,7 +175,7 @@ def dense_posterior(lam, V, labeled, gamma2, tau):
     return C0 - C0[:, labeled] @ np.linalg.solve(K, C0[labeled])
 
 
-@pytest.mark.parametrize("criterion", ["vopt", "sigma_opt"])
+@pytest.mark.parametrize("criterion", ["vopt", "sigmaopt"])
 @pytest.mark.parametrize("n_labeled", [0, 5])
 def test_variance_reduction_equals_the_drop_of_a_dense_posterior(blobs, criterion, n_labeled):
     X, y, L = blobs

@@ -108,9 +108,10 @@ def test_label_undo_label_equals_a_fresh_fit_and_reopens_the_same(tmp_path, mode
     s = LabelingSession.create(store, _config(model=model))
     assert s.config.model == model and s.config.posterior == "graph"
     assert s.config.width is None and s.config.lam is None
-    assert s.config.strategy == ("auto" if model == "harmonic" else "margin")
+    assert s.config.strategy == "auto"  # LGC: VOpt for the first 10 labels, then margin
     if model == "lgc":
         assert "LGC has no expected-risk rule" in s.auto_settings["strategy"]
+        assert s.auto_settings["strategy"].startswith("VOpt for the first 10 labels")
     classes = s.classes
     for k in range(4):
         s.label(s.next_query(), classes[k % 2])
@@ -221,8 +222,9 @@ def test_rls_settings_refused_on_a_graph_session_and_nothing_stored(tmp_path):
         with pytest.raises(ValueError, match=f"{what}.*does not apply to the harmonic model"):
             call()
     lgc = LabelingSession.create(tmp_path / "t.sqlite", _config(model="lgc"))
-    with pytest.raises(ValueError, match="LGC has no expected-risk rule"):
-        lgc.set_strategy("auto")
+    with pytest.raises(ValueError, match="LGC has no expected-risk rule.*margin, random, vopt, sigmaopt"):
+        lgc.set_strategy("arls")
+    lgc.set_strategy("auto")  # VOpt while cold, then margin
     s.set_strategy("margin")
     assert s.config.strategy == "margin" and s.n_events == events + 1
     assert s.tuning_status()["lam"] is None
@@ -254,7 +256,7 @@ def test_form_and_cli_options():
     assert picked_model_settings({}, "harmonic") == {"model": "harmonic", "knn": 10, "class_mass": False}
     assert picked_model_settings({"pick_model": "lgc", "pick_alpha": 0.9, "pick_graph_k": 7}) == \
         {"model": "lgc", "knn": 7, "class_mass": False, "alpha": 0.9}
-    assert strategies_for("lgc", 100) == ("margin", "random")
+    assert strategies_for("lgc", 100) == ("auto", "margin", "random", "vopt", "sigmaopt")
     assert "arls" in strategies_for("harmonic", 100) and "arls" not in strategies_for("harmonic", 10**6)
     with pytest.raises(ValueError, match="posterior 'spectral'"):
         check_model_settings(SessionConfig(model="lgc", posterior="spectral"))
@@ -287,15 +289,16 @@ def test_labeler_model_env_carries_the_model():
     assert cfg.model == {"model": "lgc", "alpha": 0.9, "knn": 7}
 
 
-def test_above_the_zhu_limit_auto_is_margin_and_arls_is_refused(tmp_path, monkeypatch):
+def test_above_the_zhu_limit_auto_is_vopt_then_margin_and_arls_is_refused(tmp_path, monkeypatch):
     import labeler.session.graphs as graphs
 
     monkeypatch.setattr(graphs, "ZHU_SESSION_MAX", N - 1)
     with pytest.raises(ValueError, match=f"limited to {N - 1:,} points in a session"):
         LabelingSession.create(tmp_path / "a.sqlite", _config(model="harmonic", strategy="arls"))
     s = LabelingSession.create(tmp_path / "s.sqlite", _config(model="harmonic"))
-    assert s.config.strategy == "margin" and "limited to" in s.auto_settings["strategy"]
-    assert "Queries: margin" in s.model_summary()["description"]
+    assert s.config.strategy == "auto" and "limited to" in s.auto_settings["strategy"]
+    assert "Queries: VOpt for the first 10 labels, then margin" in s.model_summary()["description"]
+    assert s.explain_query().answered_by == "vopt"
     assert "limited to" in s.model_summary()["why"]
     with pytest.raises(ValueError, match="limited to"):
         s.set_strategy("arls")

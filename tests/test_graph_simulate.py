@@ -88,7 +88,7 @@ def test_rls_on_a_spectral_factor_is_arls_on_graph_factor(data, transform):
 
 def test_bad_combinations_are_named(data, monkeypatch):
     with pytest.raises(ValueError, match="not available with model 'lgc'"):
-        gs.simulate_graph(data, "lgc", "arls")
+        gs.simulate_graph(data, "lgc", "arls", budget=5)
     with pytest.raises(ValueError, match="model 'rls' only"):
         gs.simulate_graph(data, "harmonic", "margin", transform="diffusion")
     with pytest.raises(ValueError, match="needs a spectral transform"):
@@ -153,7 +153,8 @@ def test_cli_errors_exit_2_with_the_fix(tmp_path, capsys, extra, message):
 
 def test_auto_is_zhus_rule_while_a_class_lacks_labels_then_margin(data):
     # the default strategy on graph models (core/criteria/auto.py): expected risk (Zhu's rule)
-    # for the first 10 labels, then margin; LGC has no expected-risk rule: margin
+    # for the first 10 labels, then margin; LGC has no expected-risk rule: VOpt in its place
+    # (core.strategies.cold_strategy), then margin
     from core.criteria.auto import decide
 
     auto = gs.simulate_graph(data, "harmonic", "auto", budget=24, seed=0, initial=2, n_neighbors=6)
@@ -161,6 +162,7 @@ def test_auto_is_zhus_rule_while_a_class_lacks_labels_then_margin(data):
     assert decide([0] * len(data.classes)).strategy == "arls"
     assert auto["index"].iloc[:8].tolist() == zhu["index"].iloc[:8].tolist()  # 2 + 8 labels: still cold
     assert auto["index"].tolist() != zhu["index"].tolist()  # warm later: margin took over
-    lgc_auto = gs.simulate_graph(data, "lgc", "auto", budget=5, seed=4, initial=2, n_neighbors=6, alpha=0.9)
-    lgc_margin = gs.simulate_graph(data, "lgc", "margin", budget=5, seed=4, initial=2, n_neighbors=6, alpha=0.9)
-    assert lgc_auto["index"].tolist() == lgc_margin["index"].tolist()
+    lgc_auto = gs.simulate_graph(data, "lgc", "auto", budget=12, seed=4, initial=2, n_neighbors=6, alpha=0.9)
+    lgc_vopt = gs.simulate_graph(data, "lgc", "vopt", budget=12, seed=4, initial=2, n_neighbors=6, alpha=0.9)
+    assert lgc_auto["index"].iloc[:8].tolist() == lgc_vopt["index"].iloc[:8].tolist()
+    assert lgc_auto["index"].tolist() != lgc_vopt["index"].tolist()  # margin after 10 labels

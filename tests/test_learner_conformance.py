@@ -14,7 +14,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from core.criteria import Margin, Random
-from core.learner.base import CAPABILITIES, EXPECTED_RISK, LAM, WEIGHTING, Learner
+from core.learner.base import CAPABILITIES, EXPECTED_RISK, GRAPH_VARIANCE, LAM, WEIGHTING, Learner
 from core.strategies import scores
 from labeler.session.model import GraphSpec, RlsSpec, build_learner
 
@@ -37,6 +37,7 @@ BUILDERS = [
     ("rls-nystrom", _rls(posterior="nystrom", rank=20)),
     ("harmonic", _graph("harmonic")),
     ("lgc", _graph("lgc", alpha=0.9)),
+    ("poisson", _graph("poisson")),
 ]
 
 
@@ -152,7 +153,9 @@ def test_score_has_one_entry_per_candidate_in_their_order(build):
     idx, labs = _labels(classes)
     learner = build(X, classes, 0).add_many(idx, labs)
     cand = learner.unlabeled_indices[[7, 0, 30, 12]]
-    criteria = [Margin(), Random()] + ([learner.risk_criterion] if EXPECTED_RISK in learner.capabilities else [])
+    criteria = [Margin(), Random()] + ([learner.risk_criterion] if EXPECTED_RISK in learner.capabilities else []) \
+        + ([learner.variance_criterion("vopt"), learner.variance_criterion("sigmaopt")]
+           if GRAPH_VARIANCE in learner.capabilities else [])
     for criterion in criteria:
         s = learner.score(criterion, cand)
         assert s.shape == (4,)

@@ -60,8 +60,8 @@ def test_arls_is_refused_and_the_variance_criterion_scores_vopt():
     with pytest.raises(ValueError, match="does not apply to the poisson model.*margin"):
         scores(learner, "arls")
     cand = learner.unlabeled_indices[:10]
-    got = learner.score(learner.variance_criterion, cand)
-    field = learner._scoring_posterior()
+    got = learner.score(learner.variance_criterion(), cand)
+    field = learner.spectral_field()
     assert_allclose(got, -variance_reduction(field.eigenvalues, field.eigenvectors, idx, cand))
     with pytest.raises(ValueError, match="criterion must be"):
         VarianceCriterion("entropy")

@@ -48,7 +48,9 @@ downdates by rank one when one label is added while the rule is in use; dropped 
 passes without it, e.g. once "auto" moved to margin), on pools up to :data:`ZHU_MAX_POINTS`.
 LGC has no expected-risk rule, nor has a larger pool: there the capability
 :data:`~core.learner.base.EXPECTED_RISK` is missing and scoring "arls" raises ``ValueError``
-(the session does not offer "arls" then). Margin and random work on every graph model.
+(the session does not offer "arls" then). Margin, random and the variance criteria "vopt" /
+"sigmaopt" (:mod:`core.graph.variance`, shared with Poisson learning through
+:class:`~core.graph.outputs.GraphOutputs`) work on every graph model.
 
 LOO (:meth:`loo_decision_values`), exact from one factorisation: harmonic, with ``j`` made
 unlabelled, ``f'_j = (a - c y_j) / (d_j - c)`` where ``h = Delta_UU^-1 W_Uj``, ``c = W_jU h``
@@ -64,10 +66,11 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
 from ..criteria.harmonic_risk import ZHU_EPS, GraphField, HarmonicExpectedRisk
-from ..learner.base import EXPECTED_RISK, LAM, LOO, SIMILARITY, LabelBook
+from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LAM, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
 from .harmonic import class_mass_normalize, solve_spd
 from .outputs import GraphOutputs
+from .variance import VarianceCriterion
 
 __all__ = ["GraphLearner", "GRAPH_MODELS", "ZHU_MAX_POINTS", "ZHU_EPS", "ITERATIVE_ABOVE", "CG_TOL"]
 
@@ -116,7 +119,9 @@ class GraphLearner(GraphOutputs):
     ----------
     model, alpha, class_mass : read only; change them with :meth:`set_params`.
     capabilities : frozenset of str
-        :data:`~core.learner.base.LOO`, :data:`~core.learner.base.SIMILARITY`, and
+        :data:`~core.learner.base.LOO`, :data:`~core.learner.base.SIMILARITY`,
+        :data:`~core.learner.base.GRAPH_VARIANCE` (VOpt, Sigma-opt; up to
+        :attr:`variance_max_points` nodes), and
         :data:`~core.learner.base.EXPECTED_RISK` for a harmonic model on at most
         ``zhu_max_points`` nodes.
     n_iter_ : int
@@ -196,12 +201,20 @@ class GraphLearner(GraphOutputs):
     # ------------------------------------------------------------------ capabilities
     @property
     def capabilities(self) -> frozenset:
-        caps = {LOO, SIMILARITY}
-        if self._model == "harmonic" and self.n_samples <= self.zhu_max_points:
+        caps = self.capabilities_for(self._model, self.n_samples, self.zhu_max_points) - {GRAPH_VARIANCE}
+        return caps | self.variance_capability(self.n_samples, self.variance_max_points)
+
+    @classmethod
+    def capabilities_for(cls, model: str, n_samples: int, zhu_max_points: int = ZHU_MAX_POINTS) -> frozenset:
+        """The capabilities of a ``model`` learner on ``n_samples`` nodes (before it is built)."""
+        caps = {LOO, SIMILARITY} | cls.variance_capability(n_samples)
+        if model == "harmonic" and int(n_samples) <= int(zhu_max_points):
             caps.add(EXPECTED_RISK)
         return frozenset(caps)
 
     def _refusal(self, capability: str) -> str:
+        if capability == GRAPH_VARIANCE:
+            return self._variance_refusal()
         if capability == EXPECTED_RISK and self._model == "lgc":
             return ("the lgc model: LGC has no expected-risk rule; choose the strategy margin or random, or the "
                     "harmonic model for Zhu et al.'s expected risk.")
@@ -241,7 +254,8 @@ class GraphLearner(GraphOutputs):
             A criterion that reads an RLS posterior (e.g. :class:`core.criteria.ExpectedRisk`),
             or expected risk where the model has none.
         """
-        if getattr(criterion, "needs_posterior", False) and not isinstance(criterion, HarmonicExpectedRisk):
+        if getattr(criterion, "needs_posterior", False) and not isinstance(criterion,
+                                                                          (HarmonicExpectedRisk, VarianceCriterion)):
             raise ValueError(f"the {getattr(criterion, 'name', criterion)!r} criterion reads an RLS posterior; a "
                              f"{self._model} model scores expected risk with its risk_criterion "
                              "(HarmonicExpectedRisk, Zhu et al.).")

@@ -31,52 +31,16 @@ truncation, :mod:`core.graph.variance`), scored through ``learner.score(criterio
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
-import scipy.sparse as sp
 
-from ..criteria.base import ScoringState
-from ..kernels.graph import laplacian_eigenpairs
-from ..learner.base import EXPECTED_RISK, LOO, SIMILARITY, LabelBook
+from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
 from .outputs import GraphOutputs
 from .poisson import PoissonLearning
-from .variance import GAMMA2, TAU, VARIANCE_CRITERIA, variance_reduction
+from .variance import VARIANCE_RANK, SpectralField, VarianceCriterion
 
 __all__ = ["PoissonLearner", "VarianceCriterion", "SpectralField", "VARIANCE_RANK"]
-
-#: Laplacian eigenpairs of the variance criterion (GraphLearning's examples use 50).
-VARIANCE_RANK = 50
 _PARAMS = ("model", "class_mass")
-
-
-class SpectralField(NamedTuple):
-    """What :class:`VarianceCriterion` reads of a graph learner."""
-
-    eigenvalues: np.ndarray  # (r,)
-    eigenvectors: np.ndarray  # (n, r)
-    labeled: np.ndarray  # (l,) int64
-
-
-class VarianceCriterion:
-    """VOpt or Sigma-opt as a criterion (lower is queried first: minus the variance drop)."""
-
-    needs_posterior = True
-
-    def __init__(self, criterion: str = "vopt", gamma2: float = GAMMA2, tau: float = TAU):
-        if criterion not in VARIANCE_CRITERIA:
-            raise ValueError(f"criterion must be one of {VARIANCE_CRITERIA}; got {criterion!r}.")
-        self.name = criterion
-        self.gamma2 = gamma2
-        self.tau = tau
-
-    def score(self, state: ScoringState, posterior: SpectralField, candidates) -> np.ndarray:
-        if not isinstance(posterior, SpectralField):
-            raise ValueError(f"the {self.name!r} criterion reads a graph learner's spectral field; score it with "
-                             "PoissonLearner.score(criterion).")
-        return -variance_reduction(posterior.eigenvalues, posterior.eigenvectors, posterior.labeled, candidates,
-                                   criterion=self.name, gamma2=self.gamma2, tau=self.tau)
 
 
 class _NoExpectedRisk:
@@ -87,7 +51,7 @@ class _NoExpectedRisk:
     needs_posterior = False
 
     def score(self, state, posterior, candidates):  # pragma: no cover - the learner refuses first
-        raise ValueError("the poisson model has no expected-risk rule; choose margin or random.")
+        raise ValueError("the poisson model has no expected-risk rule; choose vopt, sigmaopt, margin or random.")
 
 
 _NO_EXPECTED_RISK = _NoExpectedRisk()
@@ -122,7 +86,7 @@ class PoissonLearner(GraphOutputs):
     ----------
     model : "poisson"
     class_mass : bool (read only; :meth:`set_params`)
-    capabilities : frozenset {LOO, SIMILARITY}
+    capabilities : frozenset {LOO, SIMILARITY, GRAPH_VARIANCE (up to ``variance_max_points`` nodes)}
     """
 
     def __init__(self, W, classes, *, class_mass: bool = False, random_state: int = 0,
@@ -173,13 +137,23 @@ class PoissonLearner(GraphOutputs):
         return self
 
     # ------------------------------------------------------------------ capabilities
-    capabilities = frozenset({LOO, SIMILARITY})
+    @property
+    def capabilities(self) -> frozenset:
+        return frozenset({LOO, SIMILARITY} | self.variance_capability(self.n_samples, self.variance_max_points))
+
+    @classmethod
+    def capabilities_for(cls, model: str, n_samples: int, zhu_max_points: int = 0) -> frozenset:
+        """LOO, similarity and, up to :data:`~core.graph.variance.VARIANCE_MAX_POINTS` nodes, the
+        graph variance criteria (``model`` and ``zhu_max_points`` play no part)."""
+        return frozenset({LOO, SIMILARITY} | cls.variance_capability(n_samples))
 
     def _refusal(self, capability: str) -> str:
+        if capability == GRAPH_VARIANCE:
+            return self._variance_refusal()
         if capability == EXPECTED_RISK:
             return ("the poisson model: Poisson learning's outputs are not probabilities, so it has no expected-risk "
-                    "rule; choose the strategy margin or random, score its variance_criterion (VOpt), or choose the "
-                    "harmonic model for Zhu et al.'s expected risk.")
+                    "rule; choose the strategy vopt, sigmaopt, margin or random, or the harmonic model for Zhu et al.'s "
+                    "expected risk.")
         return ("the poisson model: it predicts from the graph alone (no kernel, lam, class weights or posterior "
                 "variance); use kernel RLS for it (create a session with model 'rls').")
 
@@ -189,11 +163,6 @@ class PoissonLearner(GraphOutputs):
         Poisson learning has no expected-risk rule."""
         return _NO_EXPECTED_RISK
 
-    @property
-    def variance_criterion(self) -> VarianceCriterion:
-        """VOpt on the spectral truncation of the normalised Laplacian (:mod:`core.graph.variance`)."""
-        return VarianceCriterion("vopt")
-
     # ------------------------------------------------------------------ read access
     @property
     def raw_values(self) -> np.ndarray:
@@ -201,12 +170,10 @@ class PoissonLearner(GraphOutputs):
         n, c = self.n_samples, self.n_classes
         return np.zeros((n, c)) if self._fit is None else self._fit.decision_values_.copy()
 
-    def _scoring_posterior(self) -> SpectralField:
-        if self._spectrum is None:
-            rank = min(self.variance_rank, self.n_samples - 1)
-            self._spectrum = laplacian_eigenpairs(self._W, rank, normalized=True, seed=self.random_state)
-        lam, V = self._spectrum
-        return SpectralField(lam, V, self._book.labeled_indices())
+    def _scoring_posterior(self) -> None:
+        """The output-only criteria read nothing more (the variance criteria read
+        :meth:`~core.graph.outputs.GraphOutputs.spectral_field`)."""
+        return None
 
     # ------------------------------------------------------------------ label changes
     def _changed(self) -> None:

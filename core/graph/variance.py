@@ -25,17 +25,36 @@ candidates; no state to downdate, so undo is free.
 Why a variance criterion for Poisson learning rather than an expected risk: Poisson learning's
 ``U`` is not a probability (mean zero, its scale set by the graph), so an expected risk would
 rest on a calibration the model lacks; the variance drop is a property of the graph alone and
-is what GraphLearning pairs with Poisson learning.
+is what GraphLearning pairs with Poisson learning. For the same reason it applies to every graph
+model of the app (harmonic, LGC, Poisson): :class:`VarianceCriterion` is the query strategy
+"vopt" / "sigmaopt" of a learner with the capability
+:data:`~core.learner.base.GRAPH_VARIANCE` (scored by ``learner.score(criterion)``, which passes
+the learner's :class:`SpectralField`). The harmonic function is the posterior mean of this field
+with ``tau, gamma^2 -> 0`` (Ji and Han's setting); LGC's regulariser is the normalised Laplacian
+the prior is built on.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-__all__ = ["variance_reduction", "VARIANCE_CRITERIA", "GAMMA2", "TAU"]
+from ..criteria.base import ScoringState
 
-VARIANCE_CRITERIA = ("vopt", "sigma_opt")
+__all__ = ["variance_reduction", "VARIANCE_CRITERIA", "GAMMA2", "TAU", "VARIANCE_RANK", "VARIANCE_MAX_POINTS",
+           "SpectralField",
+           "VarianceCriterion"]
+
+VARIANCE_CRITERIA = ("vopt", "sigmaopt")
+#: Laplacian eigenpairs of the variance criterion (GraphLearning's examples use 50).
+VARIANCE_RANK = 50
+#: Largest pool a graph learner offers the variance criteria on: their eigenpairs (n x 50,
+#: computed by Lanczos on the first variance query) took 17 s at 20,000 points and 61 s at
+#: 100,000 on the shared machine under load 20 (``python benchmarks/poisson_strategy.py
+#: --eigenpairs 20000 100000``; docs/benchmarks.md §12).
+VARIANCE_MAX_POINTS = 20_000
 #: GraphLearning's defaults: observation noise ``gamma^2`` and the prior's shift ``tau``.
 GAMMA2 = 0.1**2
 TAU = 1e-11
@@ -53,7 +72,7 @@ def variance_reduction(eigenvalues, eigenvectors, labeled, candidates, *, criter
         Orthonormal columns.
     labeled : array-like of int, shape (l,)
     candidates : array-like of int, shape (k,)
-    criterion : {"vopt", "sigma_opt"}
+    criterion : {"vopt", "sigmaopt"}
     gamma2, tau : float
         Observation noise and prior shift (> 0).
 
@@ -90,3 +109,40 @@ def variance_reduction(eigenvalues, eigenvectors, labeled, candidates, *, criter
     else:
         num = (PV @ V.sum(axis=0)) ** 2
     return num / den
+
+
+class SpectralField(NamedTuple):
+    """What :class:`VarianceCriterion` reads of a graph learner: the ``r`` smallest eigenpairs of
+    its normalised Laplacian and the labelled nodes."""
+
+    eigenvalues: np.ndarray  # (r,)
+    eigenvectors: np.ndarray  # (n, r)
+    labeled: np.ndarray  # (l,) int64
+
+
+class VarianceCriterion:
+    """VOpt or Sigma-opt as a query criterion (lower is queried first: minus the variance drop).
+
+    Parameters
+    ----------
+    criterion : {"vopt", "sigmaopt"}
+    gamma2, tau : float
+        Observation noise and prior shift (:data:`GAMMA2`, :data:`TAU`).
+    """
+
+    needs_posterior = True
+
+    def __init__(self, criterion: str = "vopt", gamma2: float = GAMMA2, tau: float = TAU):
+        if criterion not in VARIANCE_CRITERIA:
+            raise ValueError(f"criterion must be one of {VARIANCE_CRITERIA}; got {criterion!r}.")
+        self.name = criterion
+        self.gamma2 = gamma2
+        self.tau = tau
+
+    def score(self, state: ScoringState, posterior: SpectralField, candidates) -> np.ndarray:
+        """``-variance_reduction`` of each candidate, shape (k,)."""
+        if not isinstance(posterior, SpectralField):
+            raise ValueError(f"the {self.name!r} criterion reads a graph learner's spectral field; score it with "
+                             "learner.score(criterion) on a graph model (harmonic, lgc, poisson).")
+        return -variance_reduction(posterior.eigenvalues, posterior.eigenvectors, posterior.labeled, candidates,
+                                   criterion=self.name, gamma2=self.gamma2, tau=self.tau)

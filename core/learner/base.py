@@ -30,7 +30,7 @@ from ..criteria.risk import predicted_class_indices
 from ..validation import check_index
 
 __all__ = ["Learner", "LearnerBase", "LabelBook", "CAPABILITIES", "EXPECTED_RISK", "LOO", "LAM", "KERNEL",
-           "WEIGHTING", "POSTERIOR_VARIANCE", "SIMILARITY", "CHEAP_LOO", "check_classes"]
+           "WEIGHTING", "POSTERIOR_VARIANCE", "SIMILARITY", "CHEAP_LOO", "GRAPH_VARIANCE", "check_classes"]
 
 #: The learner scores the "arls" strategy (an expected-risk criterion, :attr:`Learner.risk_criterion`).
 EXPECTED_RISK = "expected_risk"
@@ -49,7 +49,10 @@ SIMILARITY = "similarity"
 #: :meth:`Learner.loo_decision_values` costs O(labels x outputs) from the state the learner keeps
 #: (no solve per label), so a caller may read it at every state (RLS: docs/algorithms.md §3).
 CHEAP_LOO = "cheap_loo"
-CAPABILITIES = (EXPECTED_RISK, LOO, LAM, KERNEL, WEIGHTING, POSTERIOR_VARIANCE, SIMILARITY, CHEAP_LOO)
+#: ``learner.variance_criterion(name)``: the graph's variance criteria VOpt and Sigma-opt
+#: (:mod:`core.graph.variance`), the query strategies "vopt" and "sigmaopt".
+GRAPH_VARIANCE = "graph_variance"
+CAPABILITIES = (EXPECTED_RISK, LOO, LAM, KERNEL, WEIGHTING, POSTERIOR_VARIANCE, SIMILARITY, CHEAP_LOO, GRAPH_VARIANCE)
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..criteria import Criterion, ExpectedRisk, ScoringState
 from ..criteria.risk import class_probabilities, estimated_risk, target_codes
-from .base import CHEAP_LOO, EXPECTED_RISK, KERNEL, LAM, LOO, POSTERIOR_VARIANCE, SIMILARITY, WEIGHTING, LearnerBase
+from .base import CHEAP_LOO, EXPECTED_RISK, GRAPH_VARIANCE, KERNEL, LAM, LOO, POSTERIOR_VARIANCE, SIMILARITY, WEIGHTING, LearnerBase
 
 __all__ = ["LearnerState"]
 
@@ -42,6 +42,10 @@ class LearnerState(LearnerBase):
         if capability == SIMILARITY:
             return ("this learner: kernel RLS has no similarity of its own; use its kernel on the features "
                     "(learner.kernel, or the factor of a low-rank posterior).")
+        if capability == GRAPH_VARIANCE:
+            return ("kernel RLS: VOpt and Sigma-opt are variance criteria of a graph model's Gaussian field on the "
+                    "kNN graph; choose a graph model (harmonic, lgc or poisson) for them, or the strategy arls or "
+                    "margin here.")
         return "this learner; every ActiveRLS offers it (use ActiveRLS)."
 
     def _scoring_posterior(self):

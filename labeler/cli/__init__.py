@@ -6,11 +6,11 @@
     labeler                                   # the app on the two-moons demo
     labeler app [PATH|NAME] [--store F] [--port P] [--host H] [--session ID] [--token T|auto]
                 [ROLES] [-- streamlit args]
-    labeler simulate DATA [--strategy auto|arls|margin|random] [--budget N] [--seed S]
+    labeler simulate DATA [--strategy auto|arls|margin|random|vopt|sigmaopt] [--budget N] [--seed S]
                      [--kernel rbf|linear|poly] [--width W] [--lam L|auto]
                      [--weighting none|balanced] [--validation PATH] [ROLES]
                      [--out curve.csv] [--report curve.html] [--initial N]
-                     [--model rls|harmonic|lgc] [--transform T] [--graph-k K] [--graph-rank R] [--alpha A]
+                     [--model rls|harmonic|lgc|poisson] [--transform T] [--graph-k K] [--graph-rank R] [--alpha A]
     labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
     labeler reproduce-graph [--quick] [--only seed004,seed001,...] [--repeats K] [--out docs/]
     labeler backup OUT [--store F] [--session ID]   # one self-contained copy of the store

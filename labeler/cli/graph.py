@@ -21,9 +21,10 @@ __all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env",
 def add_graph_arguments(sim) -> None:
     """The graph-model options of ``labeler simulate``."""
     sim.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc"), default="rls",
+        "--model", choices=("rls", "harmonic", "lgc", "poisson"), default="rls",
         help="rls: kernel RLS (default; on a spectral graph kernel with --transform); harmonic: harmonic "
-        "function on the kNN graph (arls = Zhu et al.'s expected risk); lgc: local and global consistency",
+        "function on the kNN graph (arls = Zhu et al.'s expected risk); lgc: local and global consistency; "
+        "poisson: Poisson learning (Calder et al. 2020). The graph models also take --strategy vopt / sigmaopt",
     )
     sim.add_argument(
         "--transform", choices=("diffusion", "gaussian_field", "max_alignment", "order", "improved_order"),
@@ -40,10 +41,11 @@ def add_app_model_arguments(app) -> None:
     """``labeler app --model --alpha --class-mass``: the model of the app's first new session
     (also chosen in the sidebar's new-session form); the graph's k is ``--knn``."""
     app.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc"), default="rls",
+        "--model", choices=("rls", "harmonic", "lgc", "poisson"), default="rls",
         help="the learner of new sessions: rls (kernel RLS, default), harmonic (harmonic function on the "
-        "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin) or lgc (local and global "
-        "consistency; margin). The graph models take no --posterior, --rank or --landmarks",
+        "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin), lgc (local and global "
+        "consistency; VOpt) or poisson (Poisson learning; VOpt). The graph models take no --posterior, --rank "
+        "or --landmarks",
     )
     app.add_argument("--alpha", type=positive_float, default=None,
                      help="LGC propagation weight in (0, 1) (default 0.99; --model lgc only)")
@@ -70,7 +72,7 @@ def app_model_to_env(options: dict) -> None:
 
 
 def run_graph_simulate(args, dataset, X, out, report) -> int:
-    """``labeler simulate --model harmonic|lgc`` or ``--model rls --transform T`` (graph models)."""
+    """``labeler simulate --model harmonic|lgc|poisson`` or ``--model rls --transform T`` (graph models)."""
     import numpy as np
 
     from labeler.cli.predictions import prediction_request, write_requested_predictions
@@ -91,7 +93,8 @@ def run_graph_simulate(args, dataset, X, out, report) -> int:
         raise CLIError(f"--alpha must be below 1 (LGC converges for 0 < alpha < 1); got {args.alpha:g}.")
     err = sys.stderr
     what = {"rls": f"ARLS on the {args.transform} spectral kernel ({args.graph_rank} eigenpairs, lambda {lam:g})",
-            "harmonic": "harmonic function (CG, Jacobi)", "lgc": f"LGC (alpha {args.alpha:g})"}[args.model]
+            "harmonic": "harmonic function (CG, Jacobi)", "lgc": f"LGC (alpha {args.alpha:g})",
+            "poisson": "Poisson learning (CG)"}[args.model]
     if not args.quiet:
         print(f"labeler simulate: {dataset.name}: {len(dataset.y)} points, {len(dataset.classes)} classes; "
               f"{args.strategy}, {what} on a {args.graph_k}-NN graph; accuracy on the unlabelled rest of the pool",

@@ -16,7 +16,15 @@ Issue 10 §2. The same loop and curve columns as :func:`labeler.experiments.simu
                        the two largest class values, ``random``.
 ``--model lgc``        local and global consistency (seed 000, row-stochastic, ``alpha``);
                        ``margin`` or ``random`` (LGC has no expected-risk rule).
+``--model poisson``    Poisson learning (Calder et al. 2020; :class:`core.graph.poisson_learner.
+                       PoissonLearner`), refitted after every label; no expected-risk rule:
+                       ``auto`` is :data:`POISSON_AUTO` (docs/benchmarks.md, "Poisson
+                       learning in the app": the measurement).
 =====================  ====================================================================
+
+Every graph model also runs the variance strategies ``vopt`` and ``sigmaopt``
+(:mod:`core.graph.variance`; the capability :data:`~core.learner.base.GRAPH_VARIANCE`). The
+strategies a model runs come from its learner's capabilities (:func:`core.strategies.offered`).
 
 Graph models are transductive: accuracy is measured on the unlabelled rest of the pool (a
 validation file is refused). ``width`` is NaN; ``lam`` is the learner's (NaN for harmonic and
@@ -36,23 +44,24 @@ import pandas as pd
 from core.graph import (ALIGNMENT_TRANSFORMS, SPECTRAL_TRANSFORMS, aligned_spectrum, parametric_spectrum,
                         spectrum_factor)
 from core.graph.active import ZHU_MAX_POINTS, GraphLearner  # the one limit of Zhu's exact rule
+from core.graph.poisson_learner import PoissonLearner
 from core.kernels import knn_graph, laplacian_eigenpairs
 from core.learner import ActiveRLS
-from core.learner.base import EXPECTED_RISK, LAM
+from core.learner.base import LAM
+from core.strategies import REQUIRES, STRATEGIES, offered
 from core.rls.tuning import DEFAULT_LAM
 from core.validation import check_count, check_features, check_positive
 from labeler.experiments.oracle import curve_frame, oracle_loop
 from labeler.session.model import MODEL_OPTIONS
 from labeler.errors import SettingsError
 
-__all__ = ["GRAPH_MODELS", "GRAPH_STRATEGIES", "ZHU_MAX_POINTS", "simulate_graph", "graph_factor", "graph_factory"]
+__all__ = ["GRAPH_MODELS", "ZHU_MAX_POINTS", "simulate_graph", "graph_factor", "graph_factory"]
 
-GRAPH_MODELS = ("rls", "harmonic", "lgc")
+GRAPH_MODELS = ("rls", "harmonic", "lgc", "poisson")
 # "auto" (the default strategy, core/criteria/auto.py): expected risk for the first
-# MAX_RISK_LABELS labels, then margin; for harmonic the expected risk is Zhu et al.'s rule,
-# and LGC, which has no expected-risk rule, takes margin throughout.
-GRAPH_STRATEGIES = {"rls": ("auto", "arls", "margin", "random"), "harmonic": ("auto", "arls", "margin", "random"),
-                    "lgc": ("auto", "margin", "random")}
+# MAX_RISK_LABELS labels, then margin; for harmonic the expected risk is Zhu et al.'s rule.
+# A learner without an expected-risk rule runs VOpt in its place while cold
+# (core.strategies.cold_strategy: by its capabilities, as a session does).
 
 
 def graph_factor(W, transform: str, rank: int, labeled=None, labels=None, *, eps: float = 1e-2, s: float = 1.0,
@@ -82,7 +91,8 @@ def graph_factory(W, model: str, classes, *, seed: int = 0, transform: str | Non
     * ``"rls"``: :class:`ActiveRLS` on the spectral factor of ``transform`` (an aligned
       transform is fitted to the initial labels);
     * ``"harmonic"``, ``"lgc"``: :class:`core.graph.active.GraphLearner` (CG refits; "arls" is
-      Zhu et al.'s exact rule, :class:`core.criteria.harmonic_risk.HarmonicExpectedRisk`).
+      Zhu et al.'s exact rule, :class:`core.criteria.harmonic_risk.HarmonicExpectedRisk`);
+    * ``"poisson"``: :class:`core.graph.poisson_learner.PoissonLearner` (CG refits).
     """
     def factory(init_idx, init_labels):
         labels = [v.item() if hasattr(v, "item") else v for v in init_labels]
@@ -91,6 +101,8 @@ def graph_factory(W, model: str, classes, *, seed: int = 0, transform: str | Non
             Phi = graph_factor(W, transform, rank, init_idx if given else None, init_labels if given else None,
                                seed=seed)
             learner = ActiveRLS.from_factor(Phi, classes=classes, lam=lam, random_state=seed)
+        elif model == "poisson":
+            learner = PoissonLearner(W, classes, random_state=seed)
         else:
             learner = GraphLearner(W, classes, model, alpha=alpha, random_state=seed, zhu_max_points=ZHU_MAX_POINTS)
         if len(init_idx):
@@ -110,9 +122,9 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     ----------
     dataset : labeler.data.Dataset
         Pool with true labels.
-    model : {"rls", "harmonic", "lgc"}
+    model : {"rls", "harmonic", "lgc", "poisson"}
     strategy : str
-        One of :data:`GRAPH_STRATEGIES` ``[model]``.
+        "auto" or a strategy the model's learner offers (:func:`core.strategies.offered`).
     budget, seed, initial
         As in :func:`labeler.experiments.simulate.simulate`.
     transform : str, optional
@@ -146,11 +158,10 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
         Unknown model / strategy / transform, a transform with a model other than rls, bad
         counts, or a pool too large for the exact Zhu rule.
     """
-    if model not in GRAPH_STRATEGIES:
+    if model not in GRAPH_MODELS:
         raise ValueError(f"model must be one of {GRAPH_MODELS}; got {model!r}.")
-    if strategy not in GRAPH_STRATEGIES[model]:
-        raise SettingsError(f"strategy {strategy!r} is not available with model {model!r}; choose one of "
-                         f"{', '.join(GRAPH_STRATEGIES[model])}.")
+    if strategy not in STRATEGIES:
+        raise SettingsError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
     if model == "rls" and transform is None:
         raise SettingsError("model 'rls' on a graph needs a spectral transform: pass transform= one of "
                          f"{', '.join(SPECTRAL_TRANSFORMS)} (without one, use the kernel simulation).")
@@ -195,10 +206,14 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     factor = graph_factory(W, model, classes, seed=seed, transform=transform, rank=rank, lam=lam, alpha=alpha)
     learner = factor(init_idx, y[init_idx])
     graph_seconds = time.perf_counter() - t0
-    if strategy == "arls" or (strategy == "auto" and "arls" in GRAPH_STRATEGIES[model]):
-        learner.require(EXPECTED_RISK, f"the strategy {strategy!r}")  # e.g. a pool too large for Zhu's rule
-    # "auto" without an expected-risk rule (LGC) is margin throughout
-    strategy_run = "margin" if strategy == "auto" and EXPECTED_RISK not in learner.capabilities else strategy
+    caps = learner.capabilities
+    # "auto" without an expected-risk rule: the session's choice by capabilities (LGC: margin)
+    strategy_run = strategy  # "auto" runs on every learner (core.strategies.cold_strategy)
+    need = REQUIRES.get(strategy_run)
+    if need is not None and need not in caps:
+        runs = offered(caps)
+        raise SettingsError(f"strategy {strategy!r} is not available with model {model!r} (it needs "
+                            f"{need.replace('_', ' ')}); choose one of {', '.join(runs)}.")
     rows = oracle_loop(learner, y, strategy_run, budget, rng,
                        settings=lambda: (float("nan"), float(learner.lam) if LAM in learner.capabilities
                                          else float("nan")),

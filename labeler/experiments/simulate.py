@@ -65,7 +65,7 @@ from core.kernels import Kernel, median_distance
 from core.kernels.factors import NystromKernel
 from core.learner import ActiveRLS
 from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, retune_due, tune_lam_width
-from core.strategies import STRATEGIES
+from core.strategies import REQUIRES, STRATEGIES, offered
 from core.validation import check_count, check_features, check_positive
 from labeler.data.preprocessing import standardize
 from labeler.errors import SettingsError
@@ -469,6 +469,12 @@ def simulate(
                                        executor=executor)
         if not isinstance(weighting, str):
             learner.set_params(weighting=weighting)
+    need = REQUIRES.get(strategy)
+    if need is not None and need not in learner.capabilities:  # e.g. "vopt": a graph model's criterion
+        raise SettingsError(f"the strategy {strategy!r} does not apply to kernel RLS (it needs the "
+                            f"{need.replace('_', ' ')} of a graph model); choose one of "
+                            f"{', '.join(offered(learner.capabilities))}, or a graph model (--model harmonic, lgc "
+                            "or poisson) for it.")
     if initial:
         learner.add_many(init_idx.tolist(), y[init_idx].tolist())
 

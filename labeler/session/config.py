@@ -126,8 +126,8 @@ class SessionConfig:
     lam : float > 0 or "auto"
         Regularisation; "auto": the data set's recommended lam or :data:`DEFAULT_LAM`, until
         re-tuned by LOO (``set_lam("auto")``).
-    strategy : {"auto", "arls", "margin", "random"}
-        Query strategy (:data:`core.strategies.STRATEGIES`); "auto" (the default) is expected
+    strategy : {"auto", "arls", "margin", "random", "vopt", "sigmaopt"}
+        Query strategy (:data:`core.strategies.STRATEGIES`; vopt and sigmaopt: graph models only); "auto" (the default) is expected
         risk until every class has a few labels, then margin (:mod:`core.criteria.auto`).
     weighting : {"none", "balanced"} or dict {class: weight}
         Class weights of the learner (:data:`core.learner.WEIGHTINGS`; "balanced" is the
@@ -177,15 +177,17 @@ class SessionConfig:
         How Nystrom landmarks are chosen.
     knn : int
         Neighbours of the kNN graph (the spectral posterior's, and a graph model's).
-    model : {"rls", "harmonic", "lgc"}
+    model : {"rls", "harmonic", "lgc", "poisson"}
         The learner: kernel RLS (the default; sessions stored before this field reopen as
         "rls"), or a graph model on the ``knn``-NN graph of the pool (issue 10 §2;
-        :class:`core.graph.active.GraphLearner`): the harmonic function, or local and global
-        consistency. A graph model has no kernel, width, lam, class weights or posterior:
+        :class:`core.graph.active.GraphLearner`: the harmonic function, or local and global
+        consistency; issue 20 §3: Poisson learning, :class:`core.graph.poisson_learner.
+        PoissonLearner`). A graph model has no kernel, width, lam, class weights or posterior:
         giving one is refused (:func:`check_model_settings`), and they are stored as None /
         "graph". Its "auto" strategy is Zhu et al.'s expected risk for the first 10 labels
         then margin (harmonic, up to :data:`~labeler.session.graphs.ZHU_SESSION_MAX` points),
-        else margin (stored resolved, with why in ``auto``).
+        else VOpt for the first 10 labels then margin (:func:`core.strategies.cold_strategy`;
+        why in ``auto``). Every graph model also runs "vopt" and "sigmaopt".
     alpha : float
         LGC's propagation weight in (0, 1) (default 0.99); only with model "lgc".
     class_mass : bool

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.learner.base import SIMILARITY
-from core.strategies import auto_decision
+from core.strategies import VARIANCE_STRATEGIES, auto_decision, resolve
 
 __all__ = ["QueryExplanation", "explain", "DENSITY_SAMPLE", "NOTABLE"]
 
@@ -140,8 +140,8 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
     strategy = answered_by = session.config.strategy
     reasons = []
     if strategy == "auto":
-        reasons.append(auto_reason(auto_decision(learner), learner.classes))
-        answered_by = auto_decision(learner).strategy
+        answered_by = resolve(learner, "auto")
+        reasons.append(auto_reason(auto_decision(learner), learner.classes, answered_by))
     unl = np.setdiff1d(learner.unlabeled_indices, np.asarray(session.skipped, dtype=np.intp))
     margins = _margins(learner.decision_values)
     margin = float(margins[index])
@@ -171,6 +171,11 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
         )
     elif answered_by == "margin":
         reasons.append("The margin strategy asks for the unlabelled point closest to the decision boundary.")
+    elif answered_by in VARIANCE_STRATEGIES:
+        what = "posterior variance" if answered_by == "vopt" else "summed posterior covariance"
+        reasons.append(f"The {_VARIANCE_NAMES[answered_by]} strategy asks for the unlabelled point whose label "
+                       f"lowers the kNN graph's {what} the most (a Gaussian field on the graph: it depends on "
+                       "where the labels are, not on their values).")
     else:
         reasons.append("The random strategy picked it uniformly at random (a baseline).")
     near = bool(margin_share <= NOTABLE)
@@ -193,8 +198,13 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
                             answered_by=str(answered_by))
 
 
-def auto_reason(decision, classes) -> str:
-    """The sentence saying which strategy "auto" used and why (:class:`core.criteria.auto.AutoDecision`)."""
+_VARIANCE_NAMES = {"vopt": "VOpt", "sigmaopt": "Sigma-opt"}
+
+
+def auto_reason(decision, classes, answered_by: str | None = None) -> str:
+    """The sentence saying which strategy "auto" used and why (:class:`core.criteria.auto.AutoDecision`;
+    ``answered_by``: the plain strategy that answered, when the model runs VOpt in place of
+    expected risk while cold, :func:`core.strategies.cold_strategy`)."""
     name = classes[decision.class_index]
     cap = getattr(decision, "max_labels", None)
     n = getattr(decision, "n_labels", None)
@@ -208,5 +218,9 @@ def auto_reason(decision, classes) -> str:
     why = [f"{n} label(s) are stored, fewer than {cap}"] if cap is not None else []
     if decision.min_labels is not None:
         why.append(f"class {name!r} has {decision.fewest} label(s), fewer than {decision.min_labels}")
+    if answered_by in VARIANCE_STRATEGIES:
+        return (f"Auto strategy: {_VARIANCE_NAMES[answered_by]} answered (this model has no expected-risk rule), "
+                f"because {' and '.join(why)}; while labels are few, the variance criterion spreads them over the "
+                "unexplored parts of the graph.")
     return (f"Auto strategy: expected risk (ARLS) answered, because {' and '.join(why)}; while labels are "
             "few, expected risk finds the unexplored clusters and classes.")

@@ -2,8 +2,11 @@
 creation-time resolving, the kNN graph kept in the store, and the words that name them.
 
 A session's model is kernel RLS (``"rls"``, :class:`core.learner.ActiveRLS`) or a graph model
-(``"harmonic"``, ``"lgc"``: :class:`core.graph.active.GraphLearner` on the ``knn``-NN graph of
-the pool). Used by :mod:`labeler.session.config` (the checks) and :mod:`labeler.session.model` (which
+on the ``knn``-NN graph of the pool (``"harmonic"``, ``"lgc"``:
+:class:`core.graph.active.GraphLearner`; ``"poisson"``:
+:class:`core.graph.poisson_learner.PoissonLearner`). Which strategies a model runs follows from
+its learner's capabilities (:func:`learner_capabilities`, :func:`core.strategies.offered`).
+Used by :mod:`labeler.session.config` (the checks) and :mod:`labeler.session.model` (which
 re-exports the rest, and alone builds the learner).
 """
 
@@ -12,18 +15,24 @@ from __future__ import annotations
 import numbers
 import numpy as np
 
-from core.graph.active import GRAPH_MODELS
-from core.strategies import STRATEGIES
+from core.graph.active import GraphLearner
+from core.graph.poisson_learner import PoissonLearner
+from core.graph.outputs import GraphOutputs
+from core.graph.variance import VARIANCE_RANK
+from core.learner.base import EXPECTED_RISK, GRAPH_VARIANCE
+from core.strategies import REQUIRES, STRATEGIES, cold_strategy, offered
 
 from .spec import GraphSpec, ModelSpec
 
-__all__ = ["MODELS", "MODEL_OPTIONS", "strategies_for", "ZHU_SESSION_MAX", "check_model_settings",
-           "check_graph_strategy", "resolve_graph", "graph_bytes",
-           "build_graph",
-           "model_description"]
+__all__ = ["MODELS", "GRAPH_MODELS", "GRAPH_LEARNERS", "MODEL_OPTIONS", "strategies_for", "learner_capabilities",
+           "auto_note", "ZHU_SESSION_MAX", "check_model_settings", "check_graph_strategy", "resolve_graph",
+           "graph_bytes", "build_graph", "model_description"]
 
-#: Models of a session: kernel RLS (ActiveRLS, the default), or a graph model on the kNN graph
-#: of the pool (:class:`core.graph.active.GraphLearner`); their stored posterior is "graph".
+#: The graph models and the learner class of each (:func:`labeler.session.model.build_learner`);
+#: a session's models are kernel RLS (ActiveRLS, the default) and these, whose stored posterior
+#: is "graph".
+GRAPH_LEARNERS = {"harmonic": GraphLearner, "lgc": GraphLearner, "poisson": PoissonLearner}
+GRAPH_MODELS = tuple(GRAPH_LEARNERS)
 MODELS = ("rls",) + GRAPH_MODELS
 #: Largest pool on which a session runs Zhu et al.'s exact expected risk (``labeler simulate``
 #: allows 5,000: core.graph.active.ZHU_MAX_POINTS). The first query inverts Delta_UU densely,
@@ -35,21 +44,26 @@ _FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.m
 
 #: The settings a new session of each model takes besides the strategy and the seed (the
 #: new-session form and ``labeler app --model`` offer these).
-MODEL_OPTIONS = {"rls": (), "harmonic": ("knn", "class_mass"), "lgc": ("knn", "alpha", "class_mass")}
+MODEL_OPTIONS = {"rls": (), "harmonic": ("knn", "class_mass"), "lgc": ("knn", "alpha", "class_mass"),
+                 "poisson": ("knn", "class_mass")}
+
+
+def learner_capabilities(model: str, n_samples: int | None) -> frozenset:
+    """The capabilities of the learner a session of ``model`` builds on ``n_samples`` points
+    (None: a pool of unknown size, taken as small), as its class says, before it is built.
+    Kernel RLS: expected risk (every :class:`core.learner.ActiveRLS` scores it), no graph variance."""
+    if model == "rls":
+        return frozenset({EXPECTED_RISK})
+    n = 0 if n_samples is None else int(n_samples)
+    return GRAPH_LEARNERS[model].capabilities_for(model, n, ZHU_SESSION_MAX)
 
 
 def strategies_for(model: str, n_samples: int) -> tuple:
-    """The strategies a session of ``model`` on ``n_samples`` points can run: every one for rls;
-    for harmonic "auto" and "arls" (Zhu et al.'s rule) up to :data:`ZHU_SESSION_MAX` points;
-    for lgc margin and random (:func:`check_graph_strategy`)."""
-    def runs(strategy):
-        try:
-            check_graph_strategy(model, strategy, n_samples)
-        except ValueError:
-            return False
-        return True
-
-    return tuple(s for s in STRATEGIES if runs(s))
+    """The strategies a session of ``model`` on ``n_samples`` points can run: those its
+    learner's capabilities allow (:func:`core.strategies.offered`): every plain one but the
+    variance criteria for rls; "arls" (Zhu et al.'s rule) for harmonic up to
+    :data:`ZHU_SESSION_MAX` points; "vopt" and "sigmaopt" for every graph model."""
+    return offered(learner_capabilities(model, n_samples))
 
 
 def _choice(name: str, value, choices) -> str:
@@ -67,7 +81,7 @@ def _count(name: str, value, minimum: int) -> int:
 def check_model_settings(cfg) -> None:
     """Refuse settings that do not apply to the chosen model (before anything is loaded).
 
-    A graph model (harmonic, lgc) has no kernel, width, lam, class weights, posterior, rank or
+    A graph model (harmonic, lgc, poisson) has no kernel, width, lam, class weights, posterior, rank or
     landmarks; each given one is named with the fix. ``alpha`` applies to lgc only and
     ``class_mass`` to the graph models only.
 
@@ -82,9 +96,10 @@ def check_model_settings(cfg) -> None:
     if cfg.model == "rls":
         if cfg.class_mass:
             raise ValueError("class_mass (class mass normalisation) applies to the graph models only; "
-                             "choose model 'harmonic' or 'lgc', or drop it.")
+                             "choose model 'harmonic', 'lgc' or 'poisson', or drop it.")
         if cfg.alpha != 0.99:
             raise ValueError("alpha applies to model 'lgc' only; choose model 'lgc', or drop it.")
+        check_graph_strategy(cfg.model, cfg.strategy, None)  # vopt / sigmaopt are the graph models'
         return
     fix = f"drop it: the {cfg.model} model works on the kNN graph of the pool (its only setting is knn" + \
           (", alpha" if cfg.model == "lgc" else "") + "), or choose model 'rls'."
@@ -100,7 +115,7 @@ def check_model_settings(cfg) -> None:
     ) if bad]
     if given:
         raise ValueError(f"{given[0][1]} does not apply to model {cfg.model!r}; {fix}")
-    if cfg.model == "harmonic" and cfg.alpha != 0.99:
+    if cfg.model != "lgc" and cfg.alpha != 0.99:
         raise ValueError("alpha applies to model 'lgc' only; drop it, or choose model 'lgc'.")
     if cfg.model == "lgc" and not (isinstance(cfg.alpha, numbers.Real) and not isinstance(cfg.alpha, bool)
                                    and 0 < float(cfg.alpha) < 1):
@@ -109,36 +124,62 @@ def check_model_settings(cfg) -> None:
 
 
 def check_graph_strategy(model: str, strategy: str, n_samples: int | None) -> str:
-    """The strategy a graph model can run: "arls" is Zhu et al.'s exact rule (harmonic, at most
-      :data:`ZHU_SESSION_MAX` points); LGC has no expected-risk rule.
+    """The strategy a session's model can run: one of :func:`core.strategies.offered` for the
+    capabilities of its learner (:func:`learner_capabilities`): "arls" is Zhu et al.'s exact rule
+    (harmonic, at most :data:`ZHU_SESSION_MAX` points; LGC and Poisson have no expected-risk
+    rule); "vopt" and "sigmaopt" are the graph models'; "auto" runs on every model (expected
+    risk, or VOpt where there is none, for the first 10 labels, then margin).
 
     Raises
     ------
     ValueError
-        "arls" (or "auto", which starts with it) where the model has no such rule.
+        A strategy the model's learner cannot score; the message names those that run.
     """
     _choice("strategy", strategy, STRATEGIES)
-    if strategy not in ("arls", "auto") or model == "rls":
+    caps = learner_capabilities(model, n_samples)
+    if strategy in offered(caps):
         return strategy
-    if model == "lgc" and strategy == "arls":
-        raise ValueError("LGC has no expected-risk rule; choose the strategy margin or random (auto means margin "
-                         "for LGC), or model 'harmonic' for Zhu et al.'s expected risk.")
-    if model == "lgc" and n_samples is not None:
-        raise ValueError("LGC has no expected-risk rule, so 'auto' (expected risk, then margin) does not apply; "
-                         "choose margin or random.")
-    if model == "harmonic" and n_samples is not None and int(n_samples) > ZHU_SESSION_MAX:
+    runs = ", ".join(offered(caps))
+    if REQUIRES.get(strategy) == GRAPH_VARIANCE and model != "rls":
+        raise ValueError(f"VOpt and Sigma-opt read the {VARIANCE_RANK} smallest Laplacian eigenpairs of the graph and "
+                         f"are limited to {GraphOutputs.variance_max_points:,} points; this pool has {int(n_samples):,}. Choose "
+                         f"one of {runs}.")
+    if REQUIRES.get(strategy) == GRAPH_VARIANCE:
+        raise ValueError(f"The strategy {strategy!r} is a graph model's variance criterion (VOpt / Sigma-opt on "
+                         f"the kNN graph); model {model!r} runs {runs}. Choose one of these, or a graph model "
+                         "(harmonic, lgc, poisson) for it.")
+    if model == "harmonic":
         raise ValueError(f"Zhu et al.'s exact expected risk keeps a dense u x u inverse (O(u^3) once, O(u^2) per "
                          f"label) and is limited to {ZHU_SESSION_MAX:,} points in a session; this pool has "
-                         f"{int(n_samples):,}. Choose margin or random, "
+                         f"{int(n_samples):,}. Choose one of {runs}, "
                          "or model 'rls' with posterior 'spectral' (expected risk on a graph kernel).")
-    return strategy
+    why = {"lgc": "LGC has no expected-risk rule",
+           "poisson": "Poisson learning has no expected-risk rule (its outputs are not probabilities)"}.get(
+        model, f"the {model} model has no expected-risk rule")
+    raise ValueError(f"{why}; choose one of {runs} (auto: VOpt for the first 10 labels, then margin), or model "
+                     "'harmonic' for Zhu et al.'s expected risk.")
+
+
+def auto_note(model: str, n_samples: int) -> str:
+    """What "auto" runs on a graph model without an expected-risk rule, and why ("" where it is
+    Zhu et al.'s rule, then margin)."""
+    caps = learner_capabilities(model, n_samples)
+    if EXPECTED_RISK in caps:
+        return ""
+    why = {"lgc": "LGC has no expected-risk rule",
+           "poisson": "Poisson learning has no expected-risk rule (its outputs are not probabilities)"}.get(
+        model, f"Zhu et al.'s exact expected risk is limited to {ZHU_SESSION_MAX:,} points "
+               "(a dense inverse: seconds per label beyond)")
+    if cold_strategy(caps) == "vopt":
+        return f"VOpt for the first 10 labels, then margin: {why}"
+    return (f"margin: {why}, and VOpt is limited to {GraphOutputs.variance_max_points:,} points (its Laplacian eigenpairs)")
 
 
 def resolve_graph(cfg, n_samples: int) -> dict:
     """Check and resolve a graph model's settings in place (the counterpart of
-    :func:`resolve_posterior`): knn below the pool size, the strategy ("auto" -> margin
-    where Zhu's rule does not run, said in the returned notes); the RLS settings stored as
-    None / "graph" / "none" (they play no part). The caller checks the memory
+    :func:`resolve_posterior`): knn below the pool size, the strategy (what "auto" runs where
+    Zhu's rule does not, said in the returned notes); the RLS settings stored as None / "graph"
+    / "none" (they play no part). The caller checks the memory
     (:func:`labeler.session.model.check_memory` with ``posterior="graph"``).
 
     Raises
@@ -151,12 +192,9 @@ def resolve_graph(cfg, n_samples: int) -> dict:
     if not cfg.knn < n:
         raise ValueError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
     notes = {}
-    if cfg.strategy == "auto" and (cfg.model == "lgc" or n > ZHU_SESSION_MAX):
-        cfg.strategy = "margin"
-        notes["strategy"] = ("margin: LGC has no expected-risk rule" if cfg.model == "lgc" else
-                             f"margin: Zhu et al.'s exact expected risk is limited to {ZHU_SESSION_MAX:,} points "
-                             "(a dense inverse: seconds per label beyond)")
     check_graph_strategy(cfg.model, cfg.strategy, n)
+    if cfg.strategy == "auto" and auto_note(cfg.model, n):
+        notes["strategy"] = auto_note(cfg.model, n)
     cfg.posterior, cfg.rank, cfg.kernel = "graph", None, "graph"
     cfg.width = cfg.lam = None
     cfg.weighting = "none"
@@ -212,12 +250,17 @@ def model_description(spec: ModelSpec, n_samples: int) -> str:
                 "spectral": f"spectral graph kernel of rank {spec.rank} on a {spec.knn}-NN graph"}
         return (f"Active RLS (kernel {spec.kernel}, {post.get(spec.posterior, spec.posterior)}): exact "
                 "incremental updates of the kernel model.")
-    what = ("harmonic function (Laplace learning, seed 001)" if spec.model == "harmonic"
-            else f"local and global consistency (LGC, seed 000, alpha {spec.alpha:g})")
+    what = {"harmonic": "harmonic function (Laplace learning, seed 001)",
+            "poisson": "Poisson learning (Calder, Cook, Thorpe and Slepcev 2020)"}.get(
+        spec.model, f"local and global consistency (LGC, seed 000, alpha {spec.alpha:g})")
     text = (f"{what[0].upper()}{what[1:]} on the {spec.knn}-NN graph of the pool, refitted on every change of "
             "the labels (CG)")
     if spec.class_mass:
         text += ", with class mass normalisation"
-    rule = {"auto": "Zhu et al.'s exact expected risk for the first 10 labels, then margin",
-            "arls": "Zhu et al.'s exact expected risk", "margin": "margin", "random": "random"}
+    note = auto_note(spec.model, n_samples)
+    auto = note.split(":")[0] if note else "Zhu et al.'s exact expected risk for the first 10 labels, then margin"
+    rule = {"auto": auto,
+            "arls": "Zhu et al.'s exact expected risk", "margin": "margin", "random": "random",
+            "vopt": "VOpt (the largest drop of the graph's posterior variance)",
+            "sigmaopt": "Sigma-opt (the largest drop of the summed posterior covariance)"}
     return text + f". Queries: {rule.get(spec.strategy, spec.strategy)}."

@@ -4,7 +4,8 @@ A session's model is described by a spec (:mod:`labeler.session.spec`: an
 :class:`RlsSpec` or a :class:`GraphSpec`), read from its
 :class:`~labeler.session.config.SessionConfig`. This module turns a spec into a
 :class:`core.learner.base.Learner` (:func:`build_learner`: :class:`core.learner.ActiveRLS` or
-:class:`core.graph.active.GraphLearner`, the one place that tells the models apart), applies a
+:class:`core.graph.active.GraphLearner` or :class:`core.graph.poisson_learner.PoissonLearner`,
+the one place that tells the models apart), applies a
 change of spec to a live learner (:func:`apply`: one ``set_params``, all or nothing by the
 learner's own rollback; :func:`add_class`) and tunes lam and the width by leave-one-out on
 the labelled points (:func:`tune`, through :func:`core.rls.tuning.tune_lam_width`, the tuner
@@ -31,7 +32,8 @@ import numpy as np
 
 from core.criteria.blocks import BlockScoredExpectedRisk, SerialExecutor
 from core.criteria.subsampled import SubsampledExpectedRisk
-from core.graph.active import GRAPH_MODELS, GraphLearner
+from core.graph.active import GraphLearner
+from core.graph.poisson_learner import PoissonLearner
 from core.learner import ActiveRLS
 from core.learner.base import LAM, Learner
 from core.rls.tuning import AutoTuning, LooTuning, auto_tune as _auto_tune, loo_readiness, tune_lam_width
@@ -40,7 +42,9 @@ from core.validation import check_features, check_magnitude
 from labeler.errors import SettingsError
 from labeler.memory import available_memory, format_bytes as _gib
 
-from .graphs import MODEL_OPTIONS, MODELS, ZHU_SESSION_MAX, build_graph, graph_bytes, model_description, strategies_for
+from . import graphs
+from .graphs import (GRAPH_MODELS, MODEL_OPTIONS, MODELS, ZHU_SESSION_MAX, auto_note, build_graph, graph_bytes,
+                     learner_capabilities, model_description, strategies_for)
 from .spec import GraphSpec, ModelSpec, RlsSpec, spec_from_config
 from .lowrank import (DEFAULT_KNN, DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
                       default_rank, loo_problem as _loo_problem, scoring_note)
@@ -74,6 +78,8 @@ __all__ = [
     "MODELS",
     "MODEL_OPTIONS",
     "strategies_for",
+    "learner_capabilities",
+    "auto_note",
     "GRAPH_MODELS",
     "ZHU_SESSION_MAX",
     "graph_bytes",
@@ -330,7 +336,8 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
         :class:`core.learner.ActiveRLS` for an :class:`RlsSpec` (with a low-rank posterior on
         more than :data:`SUBSAMPLE_ABOVE` points, "arls" scores by
         :class:`core.criteria.subsampled.SubsampledExpectedRisk`, see :func:`scoring_note`), or
-        :class:`core.graph.active.GraphLearner` for a :class:`GraphSpec`.
+        :class:`core.graph.active.GraphLearner` (harmonic, lgc) or
+        :class:`core.graph.poisson_learner.PoissonLearner` (poisson) for a :class:`GraphSpec`.
 
     Raises
     ------
@@ -345,8 +352,10 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
         if parts is not None:
             parts.clear()
             parts.update(built)
+        if spec.model == "poisson":
+            return PoissonLearner(W, list(classes), class_mass=spec.class_mass, random_state=spec.seed)
         return GraphLearner(W, list(classes), spec.model, alpha=spec.alpha, class_mass=spec.class_mass,
-                            random_state=spec.seed, zhu_max_points=ZHU_SESSION_MAX)
+                            random_state=spec.seed, zhu_max_points=graphs.ZHU_SESSION_MAX)
     check_memory(n, X.shape[1], len(classes), n_block, posterior=spec.posterior, rank=spec.rank, knn=spec.knn)
     if spec.posterior == "dense":
         return ActiveRLS.from_features(

@@ -31,7 +31,7 @@ class ModelSpec:
 
     Parameters
     ----------
-    strategy : {"auto", "arls", "margin", "random"}
+    strategy : {"auto", "arls", "margin", "random", "vopt", "sigmaopt"}
         Query strategy (:mod:`core.strategies`); no part of the learner itself.
     seed : int
         The learner's ``random_state`` (and the seed of landmarks, graphs, eigenpairs).
@@ -43,7 +43,7 @@ class ModelSpec:
     seed: int = 0
     knn: int = DEFAULT_KNN
 
-    #: "rls", "harmonic" or "lgc" (the tag of the union).
+    #: "rls", "harmonic", "lgc" or "poisson" (the tag of the union).
     model = "rls"
 
     @staticmethod
@@ -193,11 +193,12 @@ class RlsSpec(ModelSpec):
 
 @dataclass(frozen=True)
 class GraphSpec(ModelSpec):
-    """A graph model on the ``knn``-NN graph of the pool (:class:`core.graph.active.GraphLearner`).
+    """A graph model on the ``knn``-NN graph of the pool (:class:`core.graph.active.GraphLearner`,
+    :class:`core.graph.poisson_learner.PoissonLearner`).
 
     Parameters
     ----------
-    model : {"harmonic", "lgc"}
+    model : {"harmonic", "lgc", "poisson"}
     alpha : float
         LGC propagation weight.
     class_mass : bool
@@ -224,8 +225,11 @@ class GraphSpec(ModelSpec):
         if not isinstance(new, GraphSpec):
             raise ValueError(f"The model of a session cannot change ({self.model} -> {new.model}); create a "
                              "new session.")
-        return {name: getattr(new, name) for name in ("model", "alpha", "class_mass")
-                if getattr(new, name) != getattr(self, name)}
+        if (new.model == "poisson") != (self.model == "poisson"):
+            raise ValueError(f"The model of a session cannot change ({self.model} -> {new.model}); create a "
+                             "new session.")
+        names = ("class_mass",) if new.model == "poisson" else ("model", "alpha", "class_mass")
+        return {name: getattr(new, name) for name in names if getattr(new, name) != getattr(self, name)}
 
 
 def spec_from_config(config) -> RlsSpec | GraphSpec:

@@ -2,7 +2,7 @@
 sidebar (:mod:`labeler.ui.sidebar`) draws them, the tests call them without Streamlit).
 
 Issue 10 §2: a session's model is kernel RLS (``"rls"``, the default) or a graph model
-(``"harmonic"``, ``"lgc"``) on the kNN graph of the pool, chosen when the session is made (the
+(``"harmonic"``, ``"lgc"``, ``"poisson"``: issue 20 §3) on the kNN graph of the pool, chosen when the session is made (the
 sidebar's "Open data" form, ``labeler app --model``). A graph model has no kernel width, lam,
 class weights or posterior, so the learner panel offers only the strategies it can run.
 """
@@ -19,6 +19,7 @@ MODEL_LABELS = {
     "rls": "Kernel RLS (ARLS)",
     "harmonic": "Harmonic function (kNN graph)",
     "lgc": "LGC: local and global consistency (kNN graph)",
+    "poisson": "Poisson learning (kNN graph)",
 }
 DEFAULT_ALPHA = 0.99
 

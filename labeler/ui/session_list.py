@@ -15,7 +15,7 @@ from pathlib import Path
 
 __all__ = ["SessionSummary", "session_summaries", "describe", "describe_stable", "last_used", "model_words"]
 
-_MODELS = {"rls": "RLS", "harmonic": "harmonic graph", "lgc": "LGC graph"}
+_MODELS = {"rls": "RLS", "harmonic": "harmonic graph", "lgc": "LGC graph", "poisson": "Poisson graph"}
 
 
 @dataclass(frozen=True)

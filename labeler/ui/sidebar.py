@@ -22,7 +22,8 @@ from labeler.ui.text import md_text
 __all__ = ["render_sidebar", "strategy_label", "weighting_label"]
 
 # display names of core's strategy and weighting names (the lists themselves are core's)
-_STRATEGY_LABELS = {"auto": "Auto (expected risk, then margin)", "arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random"}
+_STRATEGY_LABELS = {"auto": "Auto (expected risk, then margin)", "arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random",
+                    "vopt": "VOpt (graph variance)", "sigmaopt": "Sigma-opt (graph covariance)"}
 _WEIGHTING_LABELS = {"balanced": "Balanced (class weights)", "none": "None",
                      "evident": "Balanced once imbalance is evident"}
 
@@ -99,8 +100,9 @@ def _model_form() -> None:
     st.selectbox("Model", models, format_func=model_label, key="pick_model",
                  index=models.index(default) if default in models else 0,
                  help="Kernel RLS: exact incremental ARLS on an RBF kernel (the default). Harmonic "
-                      "function / LGC: predictions spread over the kNN graph of the pool, refitted on "
-                      "every label (they have no kernel width, λ or class weights).")
+                      "function / LGC / Poisson learning: predictions spread over the kNN graph of the pool, "
+                      "refitted on every label (they have no kernel width, λ or class weights). Poisson "
+                      "learning stays accurate with very few labels per class.")
     model = st.session_state.get("pick_model") or default
     if MODEL_OPTIONS.get(model):
         cols = st.columns(2)
@@ -306,7 +308,10 @@ def _settings(session) -> None:
         model = summary["model"] if summary is not None else "rls"
         offered = strategies_for(model, session.n_samples)
         strategy = config.strategy
-        st.radio("Query strategy", offered, format_func=strategy_label,
+        # without an expected-risk rule, "auto" starts with VOpt (core.strategies.cold_strategy)
+        label = strategy_label if "arls" in offered else (
+            lambda name: "Auto (VOpt, then margin)" if name == "auto" else strategy_label(name))
+        st.radio("Query strategy", offered, format_func=label,
                  index=offered.index(strategy) if strategy in offered else 0,
                  key=f"strategy_{session.id}", on_change=actions.set_setting,
                  args=("set_strategy", f"strategy_{session.id}"))

@@ -3,7 +3,8 @@ point is on the page, without waiting for anything else the page may still draw 
 session every second press landed on the previous point's buttons and was refused as stale).
 
 The first press comes at once after the page appeared, and must be stored too. One session per
-model the app offers: RLS (dense), RLS on a Nystrom factor, the harmonic function and LGC.
+model the app offers: RLS (dense), RLS on a Nystrom factor, the harmonic function, LGC and Poisson
+learning.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ _POINT_SHOWN = """(old) => { const t = document.querySelector('.point-tag');
 
 
 @pytest.mark.parametrize("model", [
-    {}, {"posterior": "nystrom", "rank": 60}, {"model": "harmonic"}, {"model": "lgc"}],
-    ids=["rls", "nystrom", "harmonic", "lgc"])
+    {}, {"posterior": "nystrom", "rank": 60}, {"model": "harmonic"}, {"model": "lgc"}, {"model": "poisson"}],
+    ids=["rls", "nystrom", "harmonic", "lgc", "poisson"])
 def test_ten_presses_in_a_row_store_ten_labels(tmp_path, page, model):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
