@@ -58,6 +58,8 @@ Usage::
     python benchmarks/defaults.py --half first            # run (resumable)
     python benchmarks/defaults.py --half first --report   # tables + docs/defaults.md
     python benchmarks/defaults.py --quick                 # two tiny tasks, 1 seed (seconds)
+    python benchmarks/defaults.py --half second --methods default --forget default
+                                                  # drop stale rows of a method, rerun it
 """
 
 from __future__ import annotations
@@ -648,6 +650,29 @@ def append_rows(task, rows, out=RESULTS):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def forget_rows(task, methods, out=RESULTS) -> int:
+    """Drop the stored rows of ``methods`` for ``task`` (stale after the code they measure
+    changed), in one locked rewrite; the next run recomputes them. Returns the rows dropped."""
+    import fcntl
+    path = result_path(task, out)
+    if not path.exists():
+        return 0
+    with open(path, "r+", newline="") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            rows = [r for r in csv.DictReader(f) if r["task"] != "task"]
+            keep = [r for r in rows if r["method"] not in methods]
+            f.seek(0)
+            f.truncate()
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(FIELDS)
+            writer.writerows([r[k] for k in FIELDS] for r in keep)
+            f.flush()
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+    return len(rows) - len(keep)
+
+
 #: A run taking longer is stopped and marked failed (``failed.csv``: not retried, named in the
 #: report): GraphLearning's eigensolver on a graph of many components (spheres) does not finish.
 RUN_SECONDS = 600
@@ -998,6 +1023,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--report", action="store_true", help="print the tables and write docs/defaults.md")
     ap.add_argument("--doc", default=str(DOC))
+    ap.add_argument("--forget", help="comma-separated method names whose stored rows of the chosen tasks are "
+                    "stale (the code they measured changed): drop them, then run")
     ap.add_argument("--quick", action="store_true", help="two tiny tasks, 1 seed, 20 labels, two methods")
     args = ap.parse_args(argv)
     if args.quick:
@@ -1013,6 +1040,10 @@ def main(argv=None) -> int:
     if unknown or bad:
         ap.error(f"unknown task(s) {unknown} / method(s) {bad}; tasks: {', '.join(TASKS)}; "
                  f"methods: {', '.join(list(RUNS) + list(CANDIDATES))}")
+    if args.forget:
+        for task in tasks:
+            dropped = forget_rows(task, set(args.forget.split(",")), args.out)
+            print(f"{task}: {dropped} stale rows of {args.forget} dropped", file=sys.stderr)
     if args.report:
         cmd = "python benchmarks/defaults.py " + " ".join(a for a in (argv if argv is not None else sys.argv[1:]))
         print(report(tasks, args.out, args.doc, cmd.strip(), budget, extras=not args.quick))
