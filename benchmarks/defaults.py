@@ -348,21 +348,38 @@ def _legacy_standardize(ds):
     return not (data.is_image_data(ds) or data.is_text_features(ds))
 
 
-def run_app(ds, seed, budget, strategy="auto", weighting=None, standardize="auto", max_width_step="default"):
+#: Module switches a run may set (:func:`run_app` keyword -> (module, attribute)); "default"
+#: leaves the code's value. A rule added to the defaults gets its switch here, so the rows of
+#: the default before it stay reproducible.
+SWITCHES = {
+    "max_width_step": ("core.rls.tuning", "WIDTH_MAX_STEP"),
+    "pool_width": ("core.rls.width_scale", "POOL_WIDTH_RULES"),
+}
+
+
+def run_app(ds, seed, budget, strategy="auto", weighting=None, standardize="auto", **switches):
     """``labeler simulate FILE`` with the app's defaults (or the settings given).
 
-    ``standardize="legacy"`` is the rule before issue 20; ``max_width_step`` sets
-    :data:`core.rls.tuning.WIDTH_MAX_STEP` for this run ("default": as the code has it).
+    ``standardize="legacy"`` is the rule before issue 20; ``switches`` (:data:`SWITCHES`) set a
+    module's rule for this run: ``max_width_step`` :data:`core.rls.tuning.WIDTH_MAX_STEP`,
+    ``pool_width`` :data:`core.rls.width_scale.POOL_WIDTH_RULES` ("default": as the code has it).
     """
-    from core.rls import tuning
+    import importlib
     from labeler.experiments.simulate import simulate
     from labeler.session.config import DEFAULTS
     if standardize == "legacy":
         standardize = _legacy_standardize(ds)
     chosen = _app(ds, seed, weighting=weighting, standardize=standardize)
-    saved = tuning.WIDTH_MAX_STEP
-    if max_width_step != "default":
-        tuning.WIDTH_MAX_STEP = max_width_step
+    unknown = sorted(set(switches) - set(SWITCHES))
+    if unknown:
+        raise ValueError(f"unknown switch(es) {unknown}; switches: {', '.join(SWITCHES)}")
+    saved = {}
+    for name, value in switches.items():
+        if value == "default":
+            continue
+        module = importlib.import_module(SWITCHES[name][0])
+        saved[name] = (module, getattr(module, SWITCHES[name][1]))
+        setattr(module, SWITCHES[name][1], value)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -371,12 +388,16 @@ def run_app(ds, seed, budget, strategy="auto", weighting=None, standardize="auto
                              X=chosen["X"], auto_tune=chosen["auto_tune"], posterior=chosen["posterior"],
                              rank=chosen["rank"], landmarks=chosen["landmarks"], knn=chosen["knn"])
     finally:
-        tuning.WIDTH_MAX_STEP = saved
+        for name, (module, value) in saved.items():
+            setattr(module, SWITCHES[name][1], value)
     return _curve_rows(curve)
 
 
 #: The app's defaults before issue 20 (standardise every table, "balanced", unbounded width moves).
-BEFORE = {"weighting": "balanced", "standardize": "legacy", "max_width_step": None}
+BEFORE = {"weighting": "balanced", "standardize": "legacy", "max_width_step": None, "pool_width": False}
+#: The defaults shipped when the first rules of issue 20 were chosen (standardise "auto"; the
+#: rest as BEFORE): the base every later candidate is paired with.
+SHIPPED = dict(BEFORE, standardize="auto")
 
 
 def fixed_kernel(X, seed):
@@ -564,6 +585,7 @@ RUNS = {
     "default-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin")), ["default-margin"]),
     "before": (_single(lambda d, s, b: run_app(d, s, b, **BEFORE)), ["before"]),
     "before-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin", **BEFORE)), ["before-margin"]),
+    "shipped": (_single(lambda d, s, b: run_app(d, s, b, **SHIPPED)), ["shipped"]),
     "fixed-auto": (_single(lambda d, s, b: run_fixed(d, s, b, "auto")), ["fixed-auto"]),
     "fixed-arls": (_single(lambda d, s, b: run_fixed(d, s, b, "arls")), ["fixed-arls"]),
     "fixed-margin": (_single(lambda d, s, b: run_fixed(d, s, b, "margin")), ["fixed-margin"]),
@@ -587,6 +609,8 @@ CANDIDATES = {
     "w-none": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="none"))), ["w-none"]),
     "std-auto": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, standardize="auto"))), ["std-auto"]),
     "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
+    # later candidates: SHIPPED (= the std-auto rows) with one rule changed
+    "width-pool": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True))), ["width-pool"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
@@ -738,7 +762,7 @@ def run_grid(tasks, seeds, run_keys, budget=BUDGET, out=RESULTS, log=sys.stderr)
                 ds = cache[(task, seed)]
                 b = min(budget, len(ds.y) - 1)
                 for key in todo:
-                    if (task, seed, key) in failed_runs(out):
+                    if (task, seed, key) in failed_runs(out) or silent_seeds(task, key, [seed]):
                         continue
                     t0 = time.perf_counter()
                     try:
@@ -841,11 +865,43 @@ def paired(task, candidate, base="before", out=RESULTS, budget=BUDGET):
         # where the standardisation rule does not fire, std-auto IS the default before (same
         # settings, same seeds: identical runs), so its seeds complete the baseline
         c["before"] = {**c["std-auto"], **c.get("before", {})}
+    if candidate in SILENT and SILENT[candidate][0] == base and base in c:
+        quiet = silent_seeds(task, candidate, sorted(c[base]))
+        c[candidate] = {**{s: c[base][s] for s in quiet}, **c.get(candidate, {})}
     if candidate not in c or base not in c:
         return float("nan"), []
     seeds = sorted(set(c[candidate]) & set(c[base]))
     d = [aubc(*c[candidate][s], AUBC_FROM, budget) - aubc(*c[base][s], AUBC_FROM, budget) for s in seeds]
     return (float(np.mean(d)) if d else float("nan")), d
+
+
+def _pool_width_silent(task, seed) -> bool:
+    """Whether the pool width rules (core.rls.width_scale) change nothing on this task and seed:
+    the same grid as without them and no clusters, so ``width-pool`` IS ``shipped`` there."""
+    from core.rls import width_scale as ws
+    kind, build = dict(TASKS, **QUICK_TASKS)[task]
+    X = _app(build(seed), seed)["X"]
+    saved = ws.POOL_WIDTH_RULES
+    try:
+        ws.POOL_WIDTH_RULES = False
+        off = ws.width_scale(X)
+        ws.POOL_WIDTH_RULES = True
+        on = ws.width_scale(X)
+    finally:
+        ws.POOL_WIDTH_RULES = saved
+    return on.components is None and np.array_equal(on.widths, off.widths)
+
+
+#: candidate -> (its base, predicate(task, seed): the candidate's rule does not fire there, so
+#: its run is the base's run, not repeated; :func:`paired` reads the base's rows for it).
+SILENT = {"width-pool": ("std-auto", _pool_width_silent)}
+
+
+def silent_seeds(task, candidate, seeds) -> list:
+    """The seeds of ``seeds`` where ``candidate``'s rule does not fire on ``task``."""
+    if candidate not in SILENT:
+        return []
+    return [s for s in seeds if SILENT[candidate][1](task, s)]
 
 
 def _std_rule_silent(task) -> bool:

@@ -480,7 +480,7 @@ def simulate(
 
     tune = check_auto_tune(auto_tune or {})
     tune["width"] = tune["width"] and kernel.kind == "rbf" and spec.posterior != "spectral"
-    widths = _model.width_grid(X) if tune["width"] else None
+    scale = _model.width_scale(X) if tune["width"] else None
     start_kernel = kernel
     now = {"spec": spec, "kernel": kernel, "predictor": val_predictor, "planned_rebuilds": 0}
 
@@ -489,7 +489,7 @@ def simulate(
                 and not loo_readiness(list(learner.labels.values()))):
             return
         fit = _model.auto_tune(now["spec"], learner, X, tune_width=tune["width"], tune_lam=tune["lam"],
-                               widths=widths)
+                               scale=scale)
         new = now["spec"]
         if fit.width_changed:  # the session's order: width (a rebuild, planned), then lam
             new = new.with_setting("width", fit.width)
