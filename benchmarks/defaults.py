@@ -611,6 +611,8 @@ CANDIDATES = {
     "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
     # later candidates: SHIPPED (= the std-auto rows) with one rule changed
     "width-pool": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True))), ["width-pool"]),
+    "pool-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True, weighting="evident"))),
+                     ["pool-evident"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
@@ -865,9 +867,10 @@ def paired(task, candidate, base="before", out=RESULTS, budget=BUDGET):
         # where the standardisation rule does not fire, std-auto IS the default before (same
         # settings, same seeds: identical runs), so its seeds complete the baseline
         c["before"] = {**c["std-auto"], **c.get("before", {})}
-    if candidate in SILENT and SILENT[candidate][0] == base and base in c:
-        quiet = silent_seeds(task, candidate, sorted(c[base]))
-        c[candidate] = {**{s: c[base][s] for s in quiet}, **c.get(candidate, {})}
+    for name, (source, _) in SILENT.items():  # in order: a source may be filled before
+        if name in (candidate, base) and source in c:
+            quiet = silent_seeds(task, name, sorted(c[source]))
+            c[name] = {**{s: c[source][s] for s in quiet}, **c.get(name, {})}
     if candidate not in c or base not in c:
         return float("nan"), []
     seeds = sorted(set(c[candidate]) & set(c[base]))
@@ -892,9 +895,15 @@ def _pool_width_silent(task, seed) -> bool:
     return on.components is None and np.array_equal(on.widths, off.widths)
 
 
-#: candidate -> (its base, predicate(task, seed): the candidate's rule does not fire there, so
-#: its run is the base's run, not repeated; :func:`paired` reads the base's rows for it).
-SILENT = {"width-pool": ("std-auto", _pool_width_silent)}
+def _std_and_pool_silent(task, seed) -> bool:
+    return _std_rule_silent(task) and _pool_width_silent(task, seed)
+
+
+#: method -> (source, predicate(task, seed)): where the predicate holds the method's run IS the
+#: source's run (same settings once the silent rules are taken out), so it is not repeated and
+#: :func:`paired` reads the source's rows for it. In order: a source may itself be filled.
+SILENT = {"width-pool": ("std-auto", _pool_width_silent),
+          "pool-evident": ("w-evident", _std_and_pool_silent)}
 
 
 def silent_seeds(task, candidate, seeds) -> list:
