@@ -354,6 +354,7 @@ def _legacy_standardize(ds):
 SWITCHES = {
     "max_width_step": ("core.rls.tuning", "WIDTH_MAX_STEP"),
     "pool_width": ("core.rls.width_scale", "POOL_WIDTH_RULES"),
+    "cold_start": ("core.coldstart", "COLD_START_LABELS"),
 }
 
 
@@ -394,7 +395,8 @@ def run_app(ds, seed, budget, strategy="auto", weighting=None, standardize="auto
 
 
 #: The app's defaults before issue 20 (standardise every table, "balanced", unbounded width moves).
-BEFORE = {"weighting": "balanced", "standardize": "legacy", "max_width_step": None, "pool_width": False}
+BEFORE = {"weighting": "balanced", "standardize": "legacy", "max_width_step": None, "pool_width": False,
+          "cold_start": 0}
 #: The defaults shipped when the first rules of issue 20 were chosen (standardise "auto"; the
 #: rest as BEFORE): the base every later candidate is paired with.
 SHIPPED = dict(BEFORE, standardize="auto")
@@ -611,6 +613,8 @@ CANDIDATES = {
     "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
     # later candidates: SHIPPED (= the std-auto rows) with one rule changed
     "width-pool": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True))), ["width-pool"]),
+    "cold-typiclust": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, cold_start=10))), ["cold-typiclust"]),
+    "cold-typiclust5": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, cold_start=5))), ["cold-typiclust5"]),
     "pool-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True, weighting="evident"))),
                      ["pool-evident"]),
 }

@@ -56,6 +56,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from core import coldstart as _coldstart
 from core.criteria.risk import predicted_class_indices, target_codes
 from core.kernels import Kernel, median_distance
 from core.kernels.factors import NystromKernel
@@ -341,6 +342,7 @@ def simulate(
     build_progress: Callable[[str, float], None] | None = None,
     executor=None,
     final: dict | None = None,
+    cold_start: int | None = None,
 ) -> pd.DataFrame:
     """Simulate active labelling with an oracle that knows the true labels.
 
@@ -389,6 +391,9 @@ def simulate(
         Progress of the factor's build.
     final : dict, optional
         Filled at the end with ``learner`` and ``decision_values`` (of X_val, else None).
+    cold_start : int >= 0, optional
+        With ``strategy="auto"``: labels picked by typicality / coverage first
+        (:mod:`core.coldstart`); default :data:`core.coldstart.COLD_START_LABELS`.
 
     Returns
     -------
@@ -512,8 +517,12 @@ def simulate(
         k = now["kernel"]
         return (float(k.width) if k.kind == "rbf" else float("nan")), float(now["spec"].lam)
 
+    if cold_start is None:
+        cold_start = _coldstart.COLD_START_LABELS  # read at call time
+    starter = (_coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None)
     rows = oracle_loop(learner, y, strategy, budget, rng, evaluate=evaluate, after_label=retune, settings=settings,
-                       loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress)
+                       loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress,
+                       cold_start=starter)
     kernel, spec, planned_rebuilds = now["kernel"], now["spec"], now["planned_rebuilds"]
     if learner.n_rebuilds > planned_rebuilds:
         warnings.warn(
