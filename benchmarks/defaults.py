@@ -400,6 +400,9 @@ BEFORE = {"weighting": "balanced", "standardize": "legacy", "max_width_step": No
 #: The defaults shipped when the first rules of issue 20 were chosen (standardise "auto"; the
 #: rest as BEFORE): the base every later candidate is paired with.
 SHIPPED = dict(BEFORE, standardize="auto")
+#: SHIPPED with the pool width rules (chosen on the first half after it): the base of the
+#: candidates chosen after them.
+POOL = dict(SHIPPED, pool_width=True)
 
 
 def fixed_kernel(X, seed):
@@ -615,6 +618,8 @@ CANDIDATES = {
     "width-pool": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True))), ["width-pool"]),
     "cold-typiclust": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, cold_start=10))), ["cold-typiclust"]),
     "cold-typiclust5": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, cold_start=5))), ["cold-typiclust5"]),
+    "pool-cold5": (_single(lambda d, s, b: run_app(d, s, b, **dict(POOL, cold_start=5))), ["pool-cold5"]),
+    "pool-cold10": (_single(lambda d, s, b: run_app(d, s, b, **dict(POOL, cold_start=10))), ["pool-cold10"]),
     "pool-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True, weighting="evident"))),
                      ["pool-evident"]),
 }
