@@ -402,7 +402,7 @@ BEFORE = {"weighting": "balanced", "standardize": "legacy", "max_width_step": No
 SHIPPED = dict(BEFORE, standardize="auto")
 #: SHIPPED with the pool width rules (chosen on the first half after it): the base of the
 #: candidates chosen after them.
-POOL = dict(SHIPPED, pool_width=True)
+POOL_RULES = dict(SHIPPED, pool_width=True)
 
 
 def fixed_kernel(X, seed):
@@ -618,8 +618,8 @@ CANDIDATES = {
     "width-pool": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True))), ["width-pool"]),
     "cold-typiclust": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, cold_start=10))), ["cold-typiclust"]),
     "cold-typiclust5": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, cold_start=5))), ["cold-typiclust5"]),
-    "pool-cold5": (_single(lambda d, s, b: run_app(d, s, b, **dict(POOL, cold_start=5))), ["pool-cold5"]),
-    "pool-cold10": (_single(lambda d, s, b: run_app(d, s, b, **dict(POOL, cold_start=10))), ["pool-cold10"]),
+    "pool-cold5": (_single(lambda d, s, b: run_app(d, s, b, **dict(POOL_RULES, cold_start=5))), ["pool-cold5"]),
+    "pool-cold10": (_single(lambda d, s, b: run_app(d, s, b, **dict(POOL_RULES, cold_start=10))), ["pool-cold10"]),
     "pool-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True, weighting="evident"))),
                      ["pool-evident"]),
 }
@@ -940,9 +940,16 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
     return res
 
 
-def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before") -> str:
+#: The base each candidate was chosen against (the default of its round; :data:`CANDIDATES`).
+#: A candidate not named here is paired with "before".
+CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
+                  "pool-cold5": "width-pool", "pool-cold10": "width-pool"}
+
+
+def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:
     """Each candidate rule against ``base``: paired AUBC difference per task (points), mean."""
-    cands = [m for k in CANDIDATES for m in CANDIDATES[k][1]]
+    if cands is None:
+        cands = [m for k in CANDIDATES for m in CANDIDATES[k][1] if CANDIDATE_BASE.get(m, "before") == base]
     head = "| task | " + " | ".join(cands) + " |"
     lines = [f"Paired AUBC difference against `{base}` (points, mean over the seeds both have; "
              "n = seeds):", "", head, "|---|" + "---|" * len(cands)]
@@ -957,6 +964,20 @@ def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before") -> str:
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
     lines.append("| **mean over tasks** | " + " | ".join(
         f"**{100 * np.mean(v):+.2f}** ({len(v)} tasks)" if v else "-" for v in sums.values()) + " |")
+    return "\n".join(lines)
+
+
+def accuracy_at_table(tasks, methods, out=RESULTS, labels=10) -> str:
+    """Accuracy at ``labels`` labels per task and method, mean over seeds (with n)."""
+    lines = [f"Accuracy (%) at {labels} labels, mean over seeds (n):", "",
+             "| task | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
+    for task in tasks:
+        c = curves(task, out)
+        cells = []
+        for m in methods:
+            v = [acc[lab == labels][0] for lab, acc in c.get(m, {}).values() if (lab == labels).any()]
+            cells.append(f"{100 * np.mean(v):.1f} ({len(v)})" if v else "-")
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -1066,13 +1087,17 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) 
         verdicts.append("Runs stopped (failed.csv): " + "; ".join(f"{t} seed {s} {k}" for t, s, k in fails))
     text = "\n".join(parts + ["### Where the default stands", ""] + verdicts) + "\n"
     if extras:
-        text += ("\n### Candidate rules (first half)\n\n"
-                 + candidates_table([t for t in tasks if t in FIRST_HALF], out, budget) + "\n")
+        first = [t for t in tasks if t in FIRST_HALF]
+        text += "\n### Candidate rules (first half)\n"
+        for base in dict.fromkeys(["before"] + list(CANDIDATE_BASE.values())):
+            text += "\n" + candidates_table(first, out, budget, base) + "\n"
+        text += "\n" + accuracy_at_table(first, ("std-auto", "cold-typiclust", "width-pool", "pool-cold5",
+                                                  "pool-cold10", "default"), out) + "\n"
         cluster = [t for t in tasks if TASKS.get(t, ("",))[0] == "clusters"]
         for t in cluster:
-            text += f"\nLabels from which {t} stays at 100 % (per seed): " + "; ".join(
-                f"{m} {labels_to_perfect(t, m, out)}" for m in ("before", "default", "w-evident", "w-none",
-                                                                "width-step2", "fixed-auto")
+            text += f"\nLabels from which {t} stays at 100 % (per seed; 60 spheres / 24 blobs): " + "; ".join(
+                f"{m} {labels_to_perfect(t, m, out)}" for m in ("before", "shipped", "std-auto", "width-pool",
+                                                                "pool-evident", "default", "fixed-auto")
                 if labels_to_perfect(t, m, out)) + "\n"
         text += "\n### Cold start\n\n" + cold_start(tasks, out) + "\n"
     if doc is not None:

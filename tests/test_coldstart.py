@@ -105,3 +105,18 @@ def test_query_one_uses_the_cold_start_only_for_auto():
     assert query_one(learner, "auto", np.random.default_rng(0), cold_start=cs) == query_one(learner, "auto", rng)
     with pytest.raises(ValueError, match="n_labels"):
         ColdStart(X, n_labels=-1)
+
+
+def test_a_session_asks_the_cold_start_picks_first(tmp_path, monkeypatch):
+    from labeler.session import LabelingSession, SessionConfig
+    monkeypatch.setattr(coldstart, "COLD_START_LABELS", 2)
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 120}))
+    y = np.asarray(s.dataset.y)
+    first = s.next_query()
+    assert first == typiclust_pick(s.X, [], seed=s.config.seed)
+    assert s.label(first, str(y[first]), expected_query=first)
+    second = s.next_query()
+    assert second == typiclust_pick(s.X, [first], seed=s.config.seed)
+    monkeypatch.setattr(coldstart, "COLD_START_LABELS", 0)
+    s2 = LabelingSession.create(tmp_path / "t.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 120}))
+    assert s2._cold_start() is None
