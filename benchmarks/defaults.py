@@ -16,6 +16,9 @@ Methods
 ``default-margin``          the same learner and settings, strategy margin
 ``before``, ``before-margin``  the same before issue 20 (every table standardised, "balanced",
                             width moves anywhere on the grid)
+``shipped``                 the default when the first rules were chosen (standardise "auto",
+                            "balanced", unbounded width moves, no pool width rules, no cold
+                            start); on the first half its runs are the ``std-auto`` rows
 ``fixed-auto|arls|margin|random``  width = median distance of the raw features, lambda 0.1
                             fixed, no standardisation, weighting none; the strategy named
 ``harmonic``, ``lgc``       the graph models of ``labeler simulate --model`` (10-NN graph of
@@ -30,9 +33,13 @@ Methods
                             window classifier picks far worse), ``typiclust``, ``probcover``; their picks are
                             scored by M = GraphLearning's Laplace learning and by ``rls``
                             (the fixed-settings RLS above)
-``w-*``, ``std-*``, ...     candidate rules (:data:`CANDIDATES`), the default with one setting
-                            changed
+``w-*``, ``std-*``, ...     candidate rules (:data:`CANDIDATES`), the default of their round
+                            with one setting changed (:data:`CANDIDATE_BASE`); a rule switched
+                            by a module constant is set per run through :data:`SWITCHES`
 ==========================  ==============================================================
+
+The method registry is :data:`RUNS` (run key -> function and the method names it records);
+add a method there (and to :data:`TIERS` for its place in the run order, else it runs last).
 
 Peers start from one seeded random label (their acquisition functions need one); ours start
 from none. Peers see the app's features (standardised tables, raw pixels / text vectors).
@@ -47,7 +54,9 @@ Results
 -------
 One CSV per task under ``benchmarks/results/defaults/``, one row per (task, seed, method,
 labels) with the accuracy and the pool index labelled at that count. A run whose rows are
-there is skipped, so the command resumes where it stopped.
+there is skipped, so the command resumes where it stopped; ``--forget M`` drops the rows of
+method M first (after the code it measures changed). Where a candidate's rule does not fire
+(:data:`SILENT`) its run is the base's run and is not repeated.
 
 ``--report`` prints per task the AUBC (area under the accuracy curve from 10 to 100 labels,
 trapezoids, divided by the 90 labels: a mean accuracy) and the accuracy at 10 / 25 / 50 / 100
