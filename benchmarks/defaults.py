@@ -921,7 +921,8 @@ def _std_and_pool_silent(task, seed) -> bool:
 #: source's run (same settings once the silent rules are taken out), so it is not repeated and
 #: :func:`paired` reads the source's rows for it. In order: a source may itself be filled.
 SILENT = {"width-pool": ("std-auto", _pool_width_silent),
-          "pool-evident": ("w-evident", _std_and_pool_silent)}
+          "pool-evident": ("w-evident", _std_and_pool_silent),
+          "pool-cold10": ("cold-typiclust", _pool_width_silent)}
 
 
 def silent_seeds(task, candidate, seeds) -> list:
