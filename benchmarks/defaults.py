@@ -626,7 +626,6 @@ CANDIDATES = {
     # later candidates: SHIPPED (= the std-auto rows) with one rule changed
     "width-pool": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True))), ["width-pool"]),
     "cold-typiclust": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, cold_start=10))), ["cold-typiclust"]),
-    "cold-typiclust5": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, cold_start=5))), ["cold-typiclust5"]),
     "pool-cold5": (_single(lambda d, s, b: run_app(d, s, b, **dict(POOL_RULES, cold_start=5))), ["pool-cold5"]),
     "pool-cold10": (_single(lambda d, s, b: run_app(d, s, b, **dict(POOL_RULES, cold_start=10))), ["pool-cold10"]),
     "pool-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True, weighting="evident"))),
@@ -992,8 +991,8 @@ def accuracy_at_table(tasks, methods, out=RESULTS, labels=10) -> str:
 
 
 #: First-10-label pickers compared by :func:`cold_start` (issue 20 §5).
-COLD_START = ("before", "fixed-auto", "fixed-arls", "gl-vopt/laplace", "sk-typiclust/laplace",
-              "sk-probcover/laplace", "fixed-random")
+COLD_START = ("before", "default", "cold-typiclust", "fixed-auto", "gl-vopt/laplace", "sk-typiclust/laplace",
+              "sk-probcover/laplace")
 
 
 def cold_start(tasks, out=RESULTS, n_first=10) -> str:
@@ -1069,8 +1068,10 @@ Round 2 (base `std-auto` = `shipped`):
   (noisy-blobs). Silent (same grid, no clusters, so identical runs) on digits-10, iris,
   breast-cancer, mnist-4v9 and 3 seeds of noisy-blobs, and on MAGIC: its stopping test passes,
   as do the imbalanced-moons stopping test and the two-moons target (slow tests, run with it).
-  Spheres now reach 100 % and stay from 61-64 labels (60 spheres; target 62: 3 of 5 seeds),
-  never before.
+  Spheres now reach 100 % and stay from 61-64 labels (60 spheres; the target, 62, on 2 of 5
+  seeds), never before. At 10 labels it costs text-scientific (80.0 -> 62.8 %: the
+  docstrings' graph splits into 3 components and the first labels agree with them) and gains
+  noisy-blobs; from 25 labels on text-scientific is ahead.
 - `cold-typiclust` (TypiClust for the first 10 labels, core/coldstart.py, docs/algorithms.md
   §13): +1.72 on the mean and far better at 10 labels (digits-10 50.7 -> 73.1 %, iris 84.3 ->
   92.6, noisy-blobs 64.7 -> 85.9, text-scientific 80.0 -> 89.3) but mnist-4v9 **-1.26** (seeds
