@@ -8,7 +8,8 @@ uniformly at random with the given generator.
 * ``"auto"`` (the app's default): ``"arls"`` while fewer than
   :data:`core.criteria.auto.MAX_RISK_LABELS` labels are stored, ``"margin"`` after
   (:mod:`core.criteria.auto`; :func:`auto_decision` says which and why); a learner without an
-  expected-risk rule runs :func:`cold_strategy` in its place ("vopt" on a graph model).
+  expected-risk rule runs :func:`cold_strategy` in its place ("vopt" on a graph model). Given a
+  :class:`core.coldstart.ColdStart`, :func:`query_one` lets it answer the first labels.
 * ``"arls"``: expected risk ``E_i`` of labelling ``i`` (seed 002 eq. 3.50, docs/algorithms.md §3).
 * ``"margin"``: ``|f(x_i)|`` (binary) or the gap between the two largest one-vs-all outputs.
 * ``"random"``: every unlabelled point scores 0, so the pick is uniform.
@@ -149,7 +150,7 @@ def _scores_of(learner, strategy, unl) -> np.ndarray:
     return s
 
 
-def query_one(learner, strategy: str = "arls", rng=None, exclude=None) -> int:
+def query_one(learner, strategy: str = "arls", rng=None, exclude=None, cold_start=None) -> int:
     """Index of the next point to label: the unlabelled point with the lowest score.
 
     Parameters
@@ -161,6 +162,9 @@ def query_one(learner, strategy: str = "arls", rng=None, exclude=None) -> int:
         ``None`` uses ``learner.rng`` (seeded by the learner's ``random_state``).
     exclude : array-like of int, optional
         Unlabelled points never to return (for example points the user skipped).
+    cold_start : core.coldstart.ColdStart, optional
+        With ``strategy="auto"``: answers while fewer than its ``n_labels`` labels are stored
+        (typicality / coverage picks, :mod:`core.coldstart`), before the model's criterion.
 
     Returns
     -------
@@ -174,6 +178,9 @@ def query_one(learner, strategy: str = "arls", rng=None, exclude=None) -> int:
     """
     check_strategy(strategy)
     unl = _candidates(learner, exclude)
+    if strategy == "auto" and cold_start is not None and cold_start.active(learner.n_labeled):
+        labeled = np.fromiter(learner.labels, dtype=np.intp, count=learner.n_labeled)
+        return cold_start.pick(labeled, exclude)
     rng = _generator(learner, rng)
     s = _scores_of(learner, strategy, unl)
     best = s.min()

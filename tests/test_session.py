@@ -977,18 +977,21 @@ def test_auto_width_uses_core_default_widths(store, monkeypatch):
 
     from core.kernels import median_distance
 
+    from core.rls.width_scale import WidthScale, width_scale
+
     s = LabelingSession.create(store, config(dataset_options={"n": 60}))
     assert s.config.width == median_distance(s.X)  # core's one median distance ...
     assert s.config.width == default_widths(s.X)[6]  # ... the centre of the width grid (factor 2**0)
+    assert np.any(np.isclose(width_scale(s.X).widths, s.config.width, rtol=1e-12, atol=0))  # ... on the pool's grid
     grid = default_widths(np.random.default_rng(0).standard_normal((30, 2)))
-    monkeypatch.setattr(session_model, "default_widths", lambda X, **kw: grid)
+    monkeypatch.setattr(session_model, "_width_scale", lambda X, **kw: WidthScale(widths=grid, median=1.0))
     label_queried(s, 8)
     seen = []
     real = session_model.auto_tune
-    monkeypatch.setattr(session_model, "auto_tune", lambda *a, **kw: seen.append(kw.get("widths")) or real(*a, **kw))
+    monkeypatch.setattr(session_model, "auto_tune", lambda *a, **kw: seen.append(kw.get("scale")) or real(*a, **kw))
     s.set_width(1.0)
     s.set_width("auto")
-    assert any(w is grid for w in seen)
+    assert any(sc is not None and sc.widths is grid for sc in seen)
     monkeypatch.undo()
     # a stored (resolved) width is never re-resolved: reopening gives the same state
     r = LabelingSession.open(store, s.id)

@@ -80,6 +80,7 @@ from scipy.stats import binomtest
 from ..kernels import Kernel
 from ..criteria.risk import predicted_class_indices, target_codes
 from .loo import loo_path, select_index
+from .width_scale import clusters_agree
 
 __all__ = [
     "DEFAULT_LAM",
@@ -421,7 +422,8 @@ def _at(grid, value) -> int:
 
 def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_width: bool = True,
               tune_lam: bool = True, widths=None, lams=None, alpha: float = LAM_ALPHA,
-              width_alpha: float | None = WIDTH_ALPHA, seed: int = 0, max_width_step="default") -> AutoTuning:
+              width_alpha: float | None = WIDTH_ALPHA, seed: int = 0, max_width_step="default",
+              components=None, cluster_width: float | None = None) -> AutoTuning:
     """The automatic re-tune of width and lam (the rule of the module docstring).
 
     Parameters
@@ -455,6 +457,13 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
         The width moves to the best width of the grid within this factor of the width in use
         (a bounded move: one re-tune cannot jump across the grid on the evidence of a few
         labels); None: the whole grid; "default": :data:`WIDTH_MAX_STEP`.
+    components : array-like of int of shape (n_labeled,), optional
+        The pool cluster of every labelled point (:attr:`core.rls.width_scale.WidthScale.components`).
+    cluster_width : float, optional
+        :attr:`core.rls.width_scale.WidthScale.cluster_width`. With ``components``: while the
+        labels agree with the clusters (:func:`core.rls.width_scale.clusters_agree`) the width
+        stays at or below it, and a width in use above it moves to the best width of the grid
+        at or below it without a sign test (the pool's clusters are the evidence).
 
     Returns
     -------
@@ -477,6 +486,13 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
     reason = loo_readiness(labels)
     if reason:
         raise ValueError(reason)
+    if components is not None:
+        components = np.asarray(components)
+        if components.shape != (len(labels),):
+            raise ValueError(f"components must give one cluster per label ({len(labels)}); "
+                             f"got shape {components.shape}.")
+    cluster_cap = (cluster_width if tune_width and components is not None and cluster_width is not None
+                   and clusters_agree(components, labels) else None)
     if len(labels) > MAX_TUNE_LABELS:
         keep = np.sort(np.random.default_rng([int(seed), len(labels)]).choice(
             len(labels), MAX_TUNE_LABELS, replace=False))
@@ -508,8 +524,14 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
         step = WIDTH_MAX_STEP if isinstance(max_width_step, str) else max_width_step
         reach = (np.ones(w_grid.size, dtype=bool) if step is None
                  else np.abs(np.log(w_grid / width)) <= np.log(float(step)) + 1e-9)
+        forced = False
+        if cluster_cap is not None:
+            below = w_grid <= float(cluster_cap) * (1 + 1e-9)
+            if below.any():
+                forced = width > float(cluster_cap) * (1 + 1e-9)
+                reach = below if forced else reach & below
         order = np.lexsort((-w_grid, w_sq, np.round(w_err, 12)))
-        k = int(order[reach[order]][0])
+        k = int(order[reach[order]][0]) if reach.any() else _at(w_grid, width)
         here = _at(w_grid, width)
         before_error = float(w_err[here])
         here_wrong, best_wrong = rows[here][2][0], rows[k][2][0]
@@ -517,7 +539,12 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
         w_broken = int(np.sum(best_wrong & ~here_wrong))
         w_p = (binomtest(w_fixed, w_fixed + w_broken, 0.5, alternative="greater").pvalue
                if w_fixed > w_broken else 1.0)
-        if w_err[k] < w_err[here] - 1e-12 and (width_alpha is None or w_p < width_alpha):
+        if forced:
+            notes.append(f"width {width:.4g} -> {w_grid[k]:.4g}: the labels agree with the pool's clusters "
+                         f"and a width above {float(cluster_cap):.4g} merges them (LOO error "
+                         f"{w_err[here]:.3f} -> {w_err[k]:.3f})")
+            width = float(w_grid[k])
+        elif w_err[k] < w_err[here] - 1e-12 and (width_alpha is None or w_p < width_alpha):
             notes.append(f"width {width:.4g} -> {w_grid[k]:.4g}: LOO error {w_err[here]:.3f} -> {w_err[k]:.3f}"
                          f" (it fixes {w_fixed} LOO mistakes and makes {w_broken}, sign test p = {w_p:.3f})")
             width = float(w_grid[k])

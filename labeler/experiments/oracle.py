@@ -75,7 +75,7 @@ def _native(value):
 
 
 def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, after_label=None, settings=None,
-                loo_ready=None, progress: Callable[[int, int], None] | None = None) -> dict:
+                loo_ready=None, progress: Callable[[int, int], None] | None = None, cold_start=None) -> dict:
     """Ask ``learner`` ``budget`` times and answer with the true labels ``y``: the one loop of
     every oracle simulation, for any :class:`core.learner.base.Learner`.
 
@@ -100,6 +100,8 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
     loo_ready : callable(learner) -> bool, optional
         Whether the stopping signal reads the exact LOO predictions (default: never).
     progress : callable(step, budget), optional
+    cold_start : core.coldstart.ColdStart, optional
+        Answers the first queries of the "auto" strategy (:func:`core.strategies.query_one`).
 
     Returns
     -------
@@ -113,7 +115,7 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
     monitor = StoppingMonitor(n)
     for step in range(1, budget + 1):
         t0 = time.perf_counter()
-        i = query_one(learner, strategy, rng)
+        i = query_one(learner, strategy, rng, cold_start=cold_start)
         learner.add(i, _native(y[i]))
         if after_label is not None:
             after_label(learner)

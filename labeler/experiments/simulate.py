@@ -60,6 +60,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from core import coldstart as _coldstart
 from core.criteria.risk import predicted_class_indices, target_codes
 from core.kernels import Kernel, median_distance
 from core.kernels.factors import NystromKernel
@@ -345,6 +346,7 @@ def simulate(
     build_progress: Callable[[str, float], None] | None = None,
     executor=None,
     final: dict | None = None,
+    cold_start: int | None = None,
 ) -> pd.DataFrame:
     """Simulate active labelling with an oracle that knows the true labels.
 
@@ -393,6 +395,9 @@ def simulate(
         Progress of the factor's build.
     final : dict, optional
         Filled at the end with ``learner`` and ``decision_values`` (of X_val, else None).
+    cold_start : int >= 0, optional
+        With ``strategy="auto"``: labels picked by typicality / coverage first
+        (:mod:`core.coldstart`); default :data:`core.coldstart.COLD_START_LABELS`.
 
     Returns
     -------
@@ -490,7 +495,7 @@ def simulate(
 
     tune = check_auto_tune(auto_tune or {})
     tune["width"] = tune["width"] and kernel.kind == "rbf" and spec.posterior != "spectral"
-    widths = _model.width_grid(X) if tune["width"] else None
+    scale = _model.width_scale(X) if tune["width"] else None
     start_kernel = kernel
     now = {"spec": spec, "kernel": kernel, "predictor": val_predictor, "planned_rebuilds": 0}
 
@@ -499,7 +504,7 @@ def simulate(
                 and not loo_readiness(list(learner.labels.values()))):
             return
         fit = _model.auto_tune(now["spec"], learner, X, tune_width=tune["width"], tune_lam=tune["lam"],
-                               widths=widths)
+                               scale=scale)
         new = now["spec"]
         if fit.width_changed:  # the session's order: width (a rebuild, planned), then lam
             new = new.with_setting("width", fit.width)
@@ -522,8 +527,12 @@ def simulate(
         k = now["kernel"]
         return (float(k.width) if k.kind == "rbf" else float("nan")), float(now["spec"].lam)
 
+    if cold_start is None:
+        cold_start = _coldstart.COLD_START_LABELS  # read at call time
+    starter = (_coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None)
     rows = oracle_loop(learner, y, strategy, budget, rng, evaluate=evaluate, after_label=retune, settings=settings,
-                       loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress)
+                       loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress,
+                       cold_start=starter)
     kernel, spec, planned_rebuilds = now["kernel"], now["spec"], now["planned_rebuilds"]
     if learner.n_rebuilds > planned_rebuilds:
         warnings.warn(

@@ -37,7 +37,7 @@ from core.graph.poisson_learner import PoissonLearner
 from core.learner import ActiveRLS
 from core.learner.base import LAM, Learner
 from core.rls.tuning import AutoTuning, LooTuning, auto_tune as _auto_tune, loo_readiness, tune_lam_width
-from core.rls import default_widths
+from core.rls.width_scale import WidthScale, width_scale as _width_scale
 from core.validation import check_features, check_magnitude
 from labeler.errors import SettingsError
 from labeler.memory import available_memory, format_bytes as _gib
@@ -412,8 +412,20 @@ def add_class(spec: ModelSpec, learner: Learner, name: str) -> Learner:
 
 
 def width_grid(X: np.ndarray) -> np.ndarray:
-    """:func:`core.rls.default_widths` of the pool: median pairwise Euclidean distance (over a
-    fixed subsample of at most 1000 points) times ``2**[-3, -2.5, ..., 2]``.
+    """The widths of :func:`width_scale`: median pairwise Euclidean distance (over a fixed
+    subsample of at most 1000 points) times ``2**[j/2 ... 2]``, ``j/2 = -3`` or lower down to
+    the neighbour distances (:mod:`core.rls.width_scale`).
+
+    Raises
+    ------
+    As :func:`width_scale`.
+    """
+    return width_scale(X).widths
+
+
+def width_scale(X: np.ndarray) -> WidthScale:
+    """:func:`core.rls.width_scale.width_scale` of the pool: the width grid and the pool's
+    clusters (which keep the width from merging them while the labels agree with them).
 
     Raises
     ------
@@ -424,7 +436,7 @@ def width_grid(X: np.ndarray) -> np.ndarray:
     """
     check_magnitude(check_features(X, min_samples=2))
     try:
-        return default_widths(X)
+        return _width_scale(X)
     except ValueError:
         raise SettingsError(
             "Cannot choose the RBF width automatically: the median distance between the points "
@@ -473,7 +485,7 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
 
 
 def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width: bool, tune_lam: bool,
-              widths=None) -> AutoTuning:
+              widths=None, scale: WidthScale | None = None) -> AutoTuning:
     """The automatic re-tune of the session's width and lam on the learner's labelled points
     (:func:`core.rls.tuning.auto_tune`: the width when a width on the grid has a strictly and
     clearly lower LOO error, lam on decisive evidence). Reads the learner, changes nothing.
@@ -488,7 +500,10 @@ def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width:
     tune_width, tune_lam : bool
         Which values may move (the width only with the RBF kernel).
     widths : ndarray, optional
-        Width grid; default :func:`width_grid` of ``X``.
+        Width grid; default the widths of ``scale``.
+    scale : core.rls.width_scale.WidthScale, optional
+        The pool's :func:`width_scale` (default: computed from ``X``): its grid when
+        ``widths`` is None, and its clusters.
 
     Raises
     ------
@@ -499,25 +514,29 @@ def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width:
     labels = learner.labels
     idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
     X_L, kernel, width_ok = _loo_problem(spec, learner, X, idx)
-    return _auto_tune_problem(spec, X, X_L, kernel, width_ok, list(labels.values()), learner.classes,
-                              learner.class_weights, tune_width, tune_lam, widths)
+    return _auto_tune_problem(spec, X, X_L, idx, kernel, width_ok, list(labels.values()), learner.classes,
+                              learner.class_weights, tune_width, tune_lam, widths, scale)
 
 
-def _auto_tune_problem(spec, X, X_L, kernel, width_ok, labels, classes, class_weights, tune_width, tune_lam,
-                       widths) -> AutoTuning:
+def _auto_tune_problem(spec, X, X_L, idx, kernel, width_ok, labels, classes, class_weights, tune_width, tune_lam,
+                       widths, scale) -> AutoTuning:
     rbf = spec.kernel == "rbf" and width_ok
-    if rbf and tune_width and widths is None:
-        widths = width_grid(X)
+    clusters = {}
+    if rbf and tune_width:
+        scale = width_scale(X) if scale is None else scale
+        widths = scale.widths if widths is None else widths
+        if scale.components is not None:
+            clusters = {"components": scale.components[idx], "cluster_width": scale.cluster_width}
     return _auto_tune(X_L, labels, classes, class_weights, kernel=kernel, lam=spec.lam,
-                      tune_width=rbf and tune_width, tune_lam=tune_lam, widths=widths, seed=spec.seed)
+                      tune_width=rbf and tune_width, tune_lam=tune_lam, widths=widths, seed=spec.seed, **clusters)
 
 
 def auto_tune_labels(spec: ModelSpec, X: np.ndarray, labels: dict, classes, class_weights, *, tune_width: bool,
-                     tune_lam: bool, widths=None) -> AutoTuning:
+                     tune_lam: bool, widths=None, scale: WidthScale | None = None) -> AutoTuning:
     """:func:`auto_tune` of a DENSE posterior's settings from copies of what it reads of the
     learner (its labels ``{index: label}`` in labelling order, classes and class weights), so
     that it can run while the live learner changes (:mod:`.retune`). Same numbers as
-    :func:`auto_tune` on a learner holding these labels.
+    :func:`auto_tune` on a learner holding these labels (``widths`` and ``scale`` as there).
 
     Raises
     ------
@@ -527,5 +546,5 @@ def auto_tune_labels(spec: ModelSpec, X: np.ndarray, labels: dict, classes, clas
     if not isinstance(spec, RlsSpec) or spec.posterior != "dense":
         raise ValueError("A re-tune from copied labels needs the dense posterior; tune the live learner instead.")
     idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
-    return _auto_tune_problem(spec, X, X[idx], spec.kernel_function(), True, list(labels.values()), list(classes),
-                              dict(class_weights), tune_width, tune_lam, widths)
+    return _auto_tune_problem(spec, X, X[idx], idx, spec.kernel_function(), True, list(labels.values()),
+                              list(classes), dict(class_weights), tune_width, tune_lam, widths, scale)

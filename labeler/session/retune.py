@@ -48,6 +48,9 @@ class RetuneSnapshot:
     tune_width, tune_lam : bool
     widths : ndarray or None
         The width grid (when the width is tuned).
+    scale : core.rls.width_scale.WidthScale or None
+        The pool's width grid and clusters (:func:`.model.width_scale`; when the width is tuned),
+        as the synchronous re-tune uses them.
     """
 
     spec: model.RlsSpec
@@ -57,6 +60,7 @@ class RetuneSnapshot:
     tune_width: bool
     tune_lam: bool
     widths: np.ndarray | None = field(default=None, compare=False)
+    scale: object = field(default=None, compare=False)
 
 
 class RetuneJob:
@@ -103,7 +107,7 @@ class RetuneJob:
         try:
             self.fit = model.auto_tune_labels(snap.spec, self.X, dict(snap.labels), list(snap.classes),
                                               snap.class_weights, tune_width=snap.tune_width,
-                                              tune_lam=snap.tune_lam, widths=snap.widths)
+                                              tune_lam=snap.tune_lam, widths=snap.widths, scale=snap.scale)
             moved = self.moved
             if moved and not self._cancelled.is_set():
                 spec = snap.spec

@@ -68,7 +68,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core import strategies
+from core import coldstart, strategies
 
 from . import data, model
 from ..distributed import process_executor
@@ -645,6 +645,17 @@ class LabelingSession:
             and i not in self._log.labels and i not in self._log.skipped
         )
 
+    def _cold_start(self):
+        """The typicality cold start of the "auto" strategy (:mod:`core.coldstart`) for an RLS
+        model, built once per pool; None while :data:`core.coldstart.COLD_START_LABELS` is 0."""
+        n = coldstart.COLD_START_LABELS
+        if n <= 0 or not isinstance(self._spec, model.RlsSpec):
+            return None
+        starter = getattr(self, "_starter", None)
+        if starter is None or starter.n_labels != n:
+            starter = self._starter = coldstart.ColdStart(self.X, n, self._config.seed)
+        return starter
+
     def next_query(self) -> int | None:
         """The point the strategy asks for next; None when every point is labelled or skipped.
 
@@ -661,7 +672,8 @@ class LabelingSession:
                 exclude = np.fromiter(self._log.skipped, dtype=np.intp, count=len(self._log.skipped))
                 if np.isin(self.learner.unlabeled_indices, exclude).all():
                     return None  # every point labelled or skipped
-                q = strategies.query_one(self.learner, self._config.strategy, self._rng(), exclude=exclude)
+                q = strategies.query_one(self.learner, self._config.strategy, self._rng(), exclude=exclude,
+                                         cold_start=self._cold_start())
                 try:
                     recorded = self._store.put_query(self.id, version, int(q))
                 except StoreWriteError:  # read-only store or full disk: shown, not recorded

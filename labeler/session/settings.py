@@ -155,11 +155,15 @@ class Settings:
         flags["width"] = flags["width"] and self._config.kernel == "rbf"
         return flags
 
+    def _width_scale(self):
+        """The pool's width grid and clusters (:func:`.model.width_scale`), computed once."""
+        scale = self._widths
+        if scale is None:
+            scale = self._widths = model.width_scale(self.X)
+        return scale
+
     def _width_grid(self) -> np.ndarray:
-        grid = self._widths
-        if grid is None:
-            grid = self._widths = model.width_grid(self.X)
-        return grid
+        return self._width_scale().widths
 
     def tuning(self) -> dict:
         """What the tuner says about the values in use (cached per state; reads only): the
@@ -171,7 +175,7 @@ class Settings:
         def compute():
             rbf = self._config.kernel == "rbf"
             width = model.auto_tune(self._spec, self._learner(), self.X, tune_width=True, tune_lam=False,
-                                    widths=self._width_grid()) if rbf else None
+                                    scale=self._width_scale()) if rbf else None
             lam = model.auto_tune(self._spec, self._learner(), self.X, tune_width=False, tune_lam=True)
             return {"width": width, "lam": lam}
 
@@ -192,7 +196,7 @@ class Settings:
         if not (width or lam):
             return None
         fit = model.auto_tune(self._spec, self._learner(), self.X, tune_width=width, tune_lam=lam,
-                              widths=self._width_grid() if width else None)
+                              scale=self._width_scale() if width else None)
         extra = {"auto": True, "loo_error": float(fit.error), "n_labels": len(self._log.labels),
                  "reason": fit.reason}
         moved = {}
@@ -236,7 +240,8 @@ class Settings:
             return
         labels = self._labels_now()
         snap = RetuneSnapshot(self._spec, tuple(self._log.classes), labels, dict(self._learner().class_weights),
-                              width, lam, self._width_grid() if width else None)
+                              width, lam, self._width_grid() if width else None,
+                              self._width_scale() if width else None)
         self._job = RetuneJob(snap, self.X)
         what = " and ".join(n for n, on in (("width", width), ("λ", lam)) if on)
         self.tuning_note = (f"Re-tuning {what} in the background on {len(labels)} labels: a value it moves "

@@ -1,0 +1,150 @@
+"""Cold start: the first labels by typicality and coverage, before any model can guide the picks
+(issue 20 §5; docs/algorithms.md §13).
+
+TypiClust (Hacohen, Dekel, Weinshall 2022, "Active learning on a budget"): with ``|L|`` labels,
+cluster the pool by k-means into ``k = |L| + 1`` clusters; among the clusters holding no label
+("uncovered"), take the largest (at least :data:`MIN_CLUSTER` points; if none is left, the
+largest of all); in it, pick the most *typical* point, the one with the highest typicality
+
+    typicality(x) = 1 / mean distance from x to its K nearest neighbours in its cluster,
+
+``K = min(`` :data:`NEIGHBOURS` ``, cluster size - 1)``. The picks spread over the dense regions
+of the pool, one per region, which is what a model with few labels needs; expected risk with
+ten labels or fewer reads a model that does not know the classes yet.
+
+Deterministic given the pool, the labelled set and the seed (k-means seeded, ``n_init=1``),
+so a reopened session recomputes the same pick. Pools larger than :data:`MAX_POINTS` are
+clustered on a seeded subsample and the pick is made among its points. Numerics only (numpy,
+scikit-learn).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["COLD_START_LABELS", "MAX_POINTS", "MIN_CLUSTER", "NEIGHBOURS", "ColdStart", "typicality",
+           "typiclust_pick"]
+
+#: Labels the cold start answers in the "auto" strategy when it is on (0: off).
+COLD_START_LABELS = 0
+
+#: Nearest neighbours of the typicality.
+NEIGHBOURS = 20
+
+#: Clusters smaller than this are not picked from while a larger uncovered one exists.
+MIN_CLUSTER = 5
+
+#: Points k-means runs on (a seeded subsample beyond).
+MAX_POINTS = 20000
+
+
+def typicality(X) -> np.ndarray:
+    """``1 / mean distance to the K nearest other points``, K = min(NEIGHBOURS, n - 1), shape (n,).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features)
+        The points of one cluster.
+    """
+    from sklearn.neighbors import NearestNeighbors
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 2:
+        return np.ones(n)
+    k = min(NEIGHBOURS, n - 1)
+    dist, _ = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
+    mean = dist[:, 1:].mean(axis=1)
+    return 1.0 / np.maximum(mean, 1e-12)
+
+
+def typiclust_pick(X, labeled, *, seed: int = 0, exclude=None) -> int:
+    """The TypiClust pick (the module's rule) among the points of ``X`` not labelled or excluded.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    labeled : array-like of int
+        Indices of the labelled points.
+    seed : int
+        Seeds k-means.
+    exclude : array-like of int, optional
+        Points never to pick (skipped by the user).
+
+    Returns
+    -------
+    int
+        Index into ``X``.
+
+    Raises
+    ------
+    ValueError
+        Nothing left to pick.
+    """
+    from sklearn.cluster import KMeans
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    labeled = np.unique(np.asarray(labeled, dtype=np.intp).ravel())
+    blocked = np.zeros(n, dtype=bool)
+    blocked[labeled] = True
+    if exclude is not None and len(exclude):
+        blocked[np.asarray(exclude, dtype=np.intp)] = True
+    if blocked.all():
+        raise ValueError("every point is labelled or excluded: nothing left to pick.")
+    k = min(labeled.size + 1, n)
+    with np.errstate(all="ignore"):
+        cluster = KMeans(n_clusters=k, n_init=1, random_state=int(seed)).fit_predict(X)
+    sizes = np.bincount(cluster, minlength=k)
+    covered = np.zeros(k, dtype=bool)
+    covered[cluster[labeled]] = True
+    open_ = np.bincount(cluster[~blocked], minlength=k) > 0
+    order = np.lexsort((np.arange(k), -sizes))  # largest first, ties to the lower id
+    pick_from = [c for c in order if not covered[c] and open_[c] and sizes[c] >= MIN_CLUSTER]
+    if not pick_from:
+        pick_from = [c for c in order if open_[c]]
+    c = pick_from[0]
+    members = np.flatnonzero(cluster == c)
+    typ = typicality(X[members])
+    typ[blocked[members]] = -np.inf
+    return int(members[int(np.argmax(typ))])
+
+
+class ColdStart:
+    """TypiClust picks for the first ``n_labels`` labels of a pool.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The pool's kernel features.
+    n_labels : int >= 0
+        Labels the cold start answers (with fewer labelled points it picks; 0: never).
+    seed : int
+        Seeds k-means and the subsample.
+    """
+
+    def __init__(self, X, n_labels: int = 10, seed: int = 0):
+        if isinstance(n_labels, bool) or int(n_labels) != n_labels or n_labels < 0:
+            raise ValueError(f"n_labels must be an integer >= 0; got {n_labels!r}.")
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] < 2:
+            raise ValueError(f"X must be a 2-D array of at least 2 points; got shape {X.shape}.")
+        self.n_labels = int(n_labels)
+        self.seed = int(seed)
+        n = X.shape[0]
+        self._rows = (np.arange(n) if n <= MAX_POINTS else
+                      np.sort(np.random.default_rng([self.seed, 13]).choice(n, MAX_POINTS, replace=False)))
+        self._X = X[self._rows]
+        self._n = n
+
+    def active(self, n_labeled: int) -> bool:
+        """Whether the cold start answers with ``n_labeled`` labels stored."""
+        return n_labeled < self.n_labels
+
+    def pick(self, labeled, exclude=None) -> int:
+        """The next point (pool index) to label: :func:`typiclust_pick` on the (subsampled) pool."""
+        where = np.full(self._n, -1, dtype=np.intp)
+        where[self._rows] = np.arange(self._rows.size)
+        lab = where[np.asarray(labeled, dtype=np.intp)] if len(labeled) else np.zeros(0, dtype=np.intp)
+        exc = [] if exclude is None or not len(exclude) else where[np.asarray(exclude, dtype=np.intp)]
+        j = typiclust_pick(self._X, lab[lab >= 0], seed=self.seed, exclude=np.asarray(exc)[np.asarray(exc) >= 0]
+                           if len(exc) else None)
+        return int(self._rows[j])
