@@ -213,3 +213,17 @@ def test_background_layout_swap_in_the_session(tmp_path, pool):
     SessionCache.for_store(store).clear()  # the store alone keeps it too
     with LabelingSession.open(store, sid) as again:
         assert np.array_equal(again.layout, Z) and calls == ["umap"]
+
+
+def test_cli_reports_and_clears_the_cache(tmp_path, pool, capsys):
+    from labeler.cli import main
+
+    store = tmp_path / "s.sqlite"
+    LabelingSession.create(store, _config(pool)).close()
+    assert main(["cache", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "s.sqlite.cache" in out and "arrays" in out and "MiB" in out and "--clear" in out
+    assert main(["cache", "--store", str(store), "--clear"]) == 0
+    assert "Cleared" in capsys.readouterr().out and not cache_folder(store).exists()
+    with LabelingSession.create(store, _config(pool)) as s:  # refilled as needed
+        assert s.disk_cache.hits == [] and s.learner is not None
