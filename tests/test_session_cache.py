@@ -227,3 +227,29 @@ def test_cli_reports_and_clears_the_cache(tmp_path, pool, capsys):
     assert "Cleared" in capsys.readouterr().out and not cache_folder(store).exists()
     with LabelingSession.create(store, _config(pool)) as s:  # refilled as needed
         assert s.disk_cache.hits == [] and s.learner is not None
+
+
+def test_the_command_line_reads_a_table_once_and_summarises_it_once(tmp_path, monkeypatch):
+    import pandas as pd
+
+    import labeler.data.columns as columns
+    import labeler.data.load as load
+    from labeler.cli.columns import open_data
+    from labeler.cli.entry import build_parser
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"id": np.arange(50), **{f"f{j}": rng.normal(size=50) for j in range(4)},
+                          "label": np.where(np.arange(50) < 25, "a", "b")})
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    reads, summaries = [], []
+    real_read, real_summary = load.read_table, columns._summarize_columns
+    monkeypatch.setattr(load, "read_table", lambda *a: reads.append(a) or real_read(*a))
+    monkeypatch.setattr(columns, "_summarize_columns", lambda f: summaries.append(1) or real_summary(f))
+    args = build_parser().parse_args(["app", str(path)])
+    dataset, options = open_data(str(path), args, seed=0, quiet=True)
+    assert len(reads) == 1 and len(summaries) == 1
+    assert dataset.X.shape == (50, 4) and options["label_col"] == "label" and load._KEPT_FRAME is None
+    # a later load of the same file reads it again (nothing kept)
+    load.load_dataset(str(path), **{k: options[k] for k in ("label_col", "id_col")})
+    assert len(reads) == 2
