@@ -163,6 +163,7 @@ class LabelingSession:
         # named by a hash of what it is computed from: the data's content (its fingerprint, a
         # SHA-256 of the features), the load options, the preprocessing and the seed
         self.disk_cache = SessionCache.for_store(store.path)
+        self._writers: list[threading.Thread] = []  # session cache writes under way (_keep_later)
         self._cache_inputs = {
             "data": record.config.get("fingerprint") or data.fingerprint(X_raw),
             "options": record.config.get("dataset_options") or {}, "n": int(X_raw.shape[0]),
@@ -186,7 +187,7 @@ class LabelingSession:
                 self._cache_array(_PCA_ARRAY, X)
             self.X = np.ascontiguousarray(X)
         if cached_X is None or self.X is not cached_X:
-            self.disk_cache.save("features", features_key, self.X, inputs=self._cache_inputs)
+            self._keep_later("features", features_key, self.X)
         self.n_samples = self.X.shape[0]
         self._initial_classes = list(cfg.classes)
         self._config = cfg
@@ -207,7 +208,6 @@ class LabelingSession:
         self._fast = None  # the fast layout shown until then (a slow method: SLOW_LAYOUTS)
         self._layout_missing = False  # a slow layout found nowhere: compute_layout() brings it
         self._layout_lock = threading.Lock()  # reads and the swap; never held while computing
-        self._writers: list[threading.Thread] = []  # session cache writes under way (_keep_later)
         self.closed = False
         self._factor_parts: dict = {}  # a low-rank posterior's landmarks / factor (data.factor_arrays)
         self._factor_new: dict = {}  # ... as arrays to store, when built here and not yet stored
