@@ -253,3 +253,33 @@ def test_the_command_line_reads_a_table_once_and_summarises_it_once(tmp_path, mo
     # a later load of the same file reads it again (nothing kept)
     load.load_dataset(str(path), **{k: options[k] for k in ("label_col", "id_col")})
     assert len(reads) == 2
+
+
+def test_reopening_a_table_session_takes_the_command_lines_data_set(tmp_path, monkeypatch):
+    """``labeler app FILE`` on a saved session: the file read by the command line is the one
+    the session opens with (not read again for the stored options)."""
+    import pandas as pd
+
+    import labeler.data.load as load
+    from labeler.cli.columns import open_data
+    from labeler.cli.entry import build_parser
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"id": np.arange(60), **{f"f{j}": rng.normal(size=60) for j in range(3)},
+                          "label": np.where(np.arange(60) < 30, "a", "b")})
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    args = build_parser().parse_args(["app", str(path)])
+    store = tmp_path / "s.sqlite"
+    dataset, options = open_data(str(path), args, seed=0, quiet=True)
+    load.hand_over(dataset)
+    with LabelingSession.create(store, SessionConfig(dataset=str(path), dataset_options=options)) as s:
+        sid = s.id
+        assert s.dataset is dataset
+    dataset, options = open_data(str(path), args, seed=0, quiet=True)  # the next `labeler app FILE`
+    load.hand_over(dataset)
+    reads = []
+    real_read = load.read_table
+    monkeypatch.setattr(load, "read_table", lambda *a: reads.append(a) or real_read(*a))
+    with LabelingSession.open(store, sid) as again:
+        assert again.dataset is dataset and reads == []
