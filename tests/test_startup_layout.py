@@ -105,7 +105,18 @@ def test_layout_in_a_separate_process_reads_the_cached_features(tmp_path):
     from labeler.data.layout import compute_layout
 
     want = compute_layout(X, "pca", 2)
-    np.testing.assert_array_equal(startup._layout_in_process(mapped, "pca", 2), want)  # by file name
+    assert isinstance(mapped, np.memmap) and str(mapped.filename).endswith(".npy")
+    sent = []
+    real_submit = startup.ProcessPoolExecutor.submit
+
+    def submit(self, fn, *args):
+        sent.append(args)
+        return real_submit(self, fn, *args)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(startup.ProcessPoolExecutor, "submit", submit)
+        np.testing.assert_array_equal(startup._layout_in_process(mapped, "pca", 2), want)  # by file name
+    assert sent[0][0] == mapped.filename and sent[0][2] is None  # the path went over, not the array
     np.testing.assert_array_equal(startup._layout_in_process(X, "pca", 2), want)  # copied over
 
 

@@ -46,9 +46,10 @@ def layout_seconds_estimate(method: str, n_samples: int) -> float:
 def _layout_in_process(X, method: str, seed: int) -> np.ndarray:
     """``compute_layout`` in a fresh process (one worker, spawned); a memory-mapped ``X`` (the
     session cache's features) is opened there by its file name instead of being copied over."""
-    source = X.filename if isinstance(X, np.memmap) and X.offset == 0 and X.filename else None
+    source = X.filename if isinstance(X, np.memmap) and str(X.filename or "").endswith(".npy") else None
     with ProcessPoolExecutor(max_workers=1, mp_context=_spawn()) as pool:
-        return pool.submit(_child_layout, source, None if source else np.asarray(X), method, seed).result()
+        return pool.submit(_child_layout, source, tuple(X.shape), None if source else np.asarray(X),
+                           method, seed).result()
 
 
 def _spawn():
@@ -57,11 +58,13 @@ def _spawn():
     return multiprocessing.get_context("spawn")  # no fork of a threaded server
 
 
-def _child_layout(npy_path, X, method: str, seed: int) -> np.ndarray:
+def _child_layout(npy_path, shape: tuple, X, method: str, seed: int) -> np.ndarray:
     from labeler.data.layout import compute_layout
 
     if npy_path is not None:
         X = np.load(npy_path, mmap_mode="r", allow_pickle=False)
+        if tuple(X.shape) != shape:
+            raise ValueError(f"{npy_path} holds {X.shape}, not the session's features {shape}.")
     return compute_layout(np.asarray(X), method=method, seed=seed)
 
 
