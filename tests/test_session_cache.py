@@ -283,3 +283,25 @@ def test_reopening_a_table_session_takes_the_command_lines_data_set(tmp_path, mo
     monkeypatch.setattr(load, "read_table", lambda *a: reads.append(a) or real_read(*a))
     with LabelingSession.open(store, sid) as again:
         assert again.dataset is dataset and reads == []
+
+
+def test_column_summary_of_few_distinct_strings_equals_the_per_row_one():
+    """The label-column shortcut of labeler/data/columns.py (distinct values weighted by their
+    counts) against the plain per-row means."""
+    import pandas as pd
+
+    import labeler.data.columns as columns
+
+    rng = np.random.default_rng(4)
+    values = np.array(["cat", "two words", "img/a.png", " spaced x ", "", "7"], dtype=object)
+    col = pd.Series(values[rng.integers(0, len(values), 500)])
+    col[rng.choice(500, 20, replace=False)] = None
+    frame = pd.DataFrame({"s": col, "n": pd.Series(["x"] * 5 + ["1", "2"] * 247 + ["3"])})
+    fast = columns._summarize_columns(frame)
+    text = col.dropna().astype(str)
+    assert fast[0].n_unique == 6 and fast[0].n_missing == 20
+    assert np.isclose(fast[0].mean_words, text.str.split().str.len().mean(), rtol=1e-12)
+    assert np.isclose(fast[0].mean_chars, text.str.len().mean(), rtol=1e-12)
+    assert np.isclose(fast[0].image_share,
+                      text.str.lower().str.strip().str.endswith(columns.IMAGE_SUFFIXES).mean(), rtol=1e-12)
+    assert fast[1].kind == "mixed" and fast[1].n_stray == 5  # the strays still found

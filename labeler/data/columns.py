@@ -207,6 +207,10 @@ def _strays(series: pd.Series) -> tuple[tuple, int] | None:
     text = series.dropna().astype(str).str.strip()
     if not len(text):
         return None
+    distinct = pd.Series(text.unique(), dtype=object)
+    if 2 * len(distinct) <= len(text) and not (distinct == "").any() \
+            and pd.to_numeric(distinct, errors="coerce").isna().all():
+        return None  # (a label column: no value is a number, so none is a stray; 3 s at 10^6 rows)
     numbers = pd.to_numeric(text, errors="coerce")
     bad = numbers.isna() & text.ne("")
     share = 1.0 - bad.mean()
@@ -257,7 +261,17 @@ def _summarize_columns(frame: pd.DataFrame) -> list[ColumnInfo]:
         counter = False
         if kind == "string":
             text = series.dropna().astype(str)
-            if len(text):
+            if len(text) and 2 * unique <= len(text):
+                # few distinct values (a label column): each measured once, weighted by its count
+                # (the same means; 8 s of string splitting saved at 10^6 rows)
+                counts = text.value_counts(sort=False)
+                distinct = pd.Series(counts.index.to_numpy(dtype=object), dtype=object)
+                weight = counts.to_numpy(dtype=np.float64) / float(len(text))
+                chars = float(distinct.str.len().to_numpy(dtype=np.float64) @ weight)
+                words = float(distinct.str.split().str.len().to_numpy(dtype=np.float64) @ weight)
+                share = float(distinct.str.lower().str.strip().str.endswith(IMAGE_SUFFIXES)
+                              .to_numpy(dtype=np.float64) @ weight)
+            elif len(text):
                 chars = float(text.str.len().mean())
                 words = float(text.str.split().str.len().mean())
                 share = float(text.str.lower().str.strip().str.endswith(IMAGE_SUFFIXES).mean())
