@@ -63,6 +63,7 @@ decides again (a click on a point the other tab just changed is then stale and i
 from __future__ import annotations
 
 import numbers
+import os
 import threading
 from pathlib import Path
 
@@ -457,8 +458,14 @@ class LabelingSession:
         """Write ``array`` to the session cache in a background thread (``close`` waits for it)."""
         if not self.disk_cache.enabled:
             return
-        worker = threading.Thread(target=self.disk_cache.save, args=(name, key, array),
-                                  kwargs={"inputs": self._cache_inputs}, name="labeler-cache-write", daemon=True)
+        def write():
+            try:  # Linux: this thread alone at the lowest priority (the first query goes first)
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            except (AttributeError, OSError):
+                pass
+            self.disk_cache.save(name, key, array, inputs=self._cache_inputs)
+
+        worker = threading.Thread(target=write, name="labeler-cache-write", daemon=True)
         worker.start()
         self._writers = [w for w in self._writers if w.is_alive()] + [worker]
 
