@@ -4,7 +4,8 @@ The rows are scikit-learn's ``make_classification`` (seeded): ``--classes`` clas
 features informative and an eighth redundant, as :mod:`benchmarks.scale`'s ``simulate`` row
 uses. The file is what ``labeler app PATH`` and ``labeler simulate PATH`` read: an ``id`` column
 (unique integers, never a feature), feature columns ``f00``..``f63`` and a ``label`` column
-(class names ``c0``, ``c1``, ...). The suffix chooses the format: ``.parquet`` or ``.csv``.
+(class names ``c0``, ``c1``, ...). The suffix chooses the format: ``.parquet``, ``.csv`` or
+``.npz`` (arrays ``X``, ``y``, ``ids``; ``--dim 32`` for the start-up benchmark).
 10^6 rows take about 30 s and 1.7 GB of memory to make (a 0.6 GB file). Never committed: write
 it to /tmp.
 
@@ -41,12 +42,18 @@ def table(n: int, dim: int = 64, n_classes: int = 2, seed: int = 0):
 def write(path: Path, n: int, dim: int = 64, n_classes: int = 2, seed: int = 0) -> None:
     """Write ``n`` rows to ``path`` (.parquet or .csv), atomically (a ``.part`` file renamed)."""
     suffix = path.suffix.lower()
-    if suffix not in (".parquet", ".csv"):
-        raise SystemExit(f"{path}: give a .parquet or .csv path")
+    if suffix not in (".parquet", ".csv", ".npz"):
+        raise SystemExit(f"{path}: give a .parquet, .csv or .npz path")
     t = table(n, dim, n_classes, seed)
     tmp = path.with_name(path.name + ".part")
     try:
-        if suffix == ".parquet":
+        if suffix == ".npz":  # X (n, dim) float64, y (n,) class names, ids (n,) int64
+            X = np.column_stack([t.column(f"f{j:02d}").to_numpy() for j in range(dim)])
+            y = np.asarray(t.column("label").to_pylist(), dtype=str)
+            with open(tmp, "wb") as fh:
+                np.savez(fh, X=X, y=y, ids=t.column("id").to_numpy())
+            del X
+        elif suffix == ".parquet":
             import pyarrow.parquet as pq
 
             pq.write_table(t, tmp, row_group_size=100_000)
@@ -61,7 +68,7 @@ def write(path: Path, n: int, dim: int = 64, n_classes: int = 2, seed: int = 0) 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("path", type=Path, help="output file: .parquet or .csv (e.g. /tmp/million.parquet)")
+    p.add_argument("path", type=Path, help="output file: .parquet, .csv or .npz (e.g. /tmp/million.parquet)")
     p.add_argument("--n", type=int, default=1_000_000, help="rows (default 10^6)")
     p.add_argument("--dim", type=int, default=64, help="float features (default 64)")
     p.add_argument("--classes", type=int, default=2, help="classes, 2-4 (default 2)")

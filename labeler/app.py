@@ -35,6 +35,7 @@ from labeler.ui.map_density import uses_density
 from labeler.ui.selection import warm_up_in_background
 from labeler.ui.point_panel import render_point_panel
 from labeler.ui.sidebar import render_sidebar, strategy_label
+from labeler.ui.startup import layout_job, render_layout_progress, start_layout_job
 from labeler.ui.suspects_panel import render_suspects_tab
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import build_view, map_hover_texts
@@ -118,17 +119,23 @@ with lock:
         mode = st.segmented_control("Colour by", list(modes), format_func=modes.get,
                                     key="color_mode", required=True, label_visibility="collapsed")
         state.keep_color_mode_in_url(mode)
+        if session.layout_pending:  # UMAP / t-SNE in the background; the fast layout meanwhile
+            start_layout_job(session)
+        job = layout_job(session)
+        if job is not None and (session.layout_pending or job.error is not None):
+            render_layout_progress(session)
         pred = view.predictions
         selected = st.session_state.get("selected")
+        map_key = f"{session.id}" if not job else f"{session.id}-{session.layout_method}"
         fig = scatter_figure(
             session.layout, view.classes, color_mode=mode or "label",
             label_codes=view.label_codes, predicted_codes=view.predicted_codes,
             confidence=pred["confidence"].to_numpy(dtype=float),
             expected_risk=view.expected_risk,
             query=view.query, selected=selected, skipped=sorted(view.skipped),
-            view_key=str(session.id),
+            view_key=map_key,  # a new layout (UMAP swapped in) starts unzoomed
             hover_text=map_hover_texts(session.dataset), hover_predictions=True,
-            viewport=map_viewport(str(session.id)) if uses_density(view.n_samples) else None,
+            viewport=map_viewport(map_key) if uses_density(view.n_samples) else None,
         )
         st.plotly_chart(fig, key="scatter", on_select="rerun",
                         selection_mode=("points", "box", "lasso"),

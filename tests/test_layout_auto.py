@@ -67,8 +67,13 @@ def test_auto_layout_is_umap_computed_once_and_kept_in_the_store(table, tmp_path
     s = LabelingSession.create(store, SessionConfig(dataset=str(table), seed=2))
     assert s.config.layout == "umap"
     assert s.auto_settings["layout"].startswith("UMAP")
-    Z = s.layout.copy()
+    first = s.layout  # the first query does not wait for UMAP: the PCA map meanwhile
+    assert s.layout_pending and s.layout_method == "pca" and "umap" not in fake_umap
+    np.testing.assert_array_equal(first, s.fast_layout())
+    Z = s.compute_layout().copy()  # what the app runs in the background
     assert fake_umap.count("umap") == 1 and Z.shape == (80, 2)
+    assert not s.layout_pending and s.layout_method == "umap"
+    np.testing.assert_array_equal(s.layout, Z)
     sid = s.id
     s.close()
     fake_umap.clear()

@@ -1,5 +1,5 @@
 """Command line: ``labeler`` (the app), ``labeler app``, ``simulate``, ``reproduce``,
-``reproduce-graph``, ``backup``.
+``reproduce-graph``, ``backup``, ``cache``.
 
 ::
 
@@ -14,6 +14,7 @@
     labeler reproduce [--quick] [--out docs/] [--seeds K] [--no-png]
     labeler reproduce-graph [--quick] [--only seed004,seed001,...] [--repeats K] [--out docs/]
     labeler backup OUT [--store F] [--session ID]   # one self-contained copy of the store
+    labeler cache [--store F] [--clear]             # the session cache beside the store: size, clear
 
 ROLES (CSV / Parquet): ``--id-col NAME --label-col NAME --text-col NAME --image-col NAME
 --feature-cols A,B --features-from columns|text|image --layout-cols X,Y`` (``''`` for none);

@@ -173,7 +173,7 @@ def open_data(source: str, args, *, seed: int, options: dict | None = None, stre
     if getattr(args, "missing", None) is not None:
         rest["missing"] = args.missing
     limit = {"max_bytes": rest["max_bytes"]} if "max_bytes" in rest else {}
-    guess = read_roles(source, **limit, **given)
+    guess = read_roles(source, **limit, keep_frame=True, **given)  # the load below takes its table
     if not quiet:
         print(format_roles(guess, Path(source).name), file=stream, flush=True)
     dataset = load_dataset(source, **{"seed": seed, **rest}, **guess.roles.options())

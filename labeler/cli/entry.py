@@ -7,7 +7,7 @@ import argparse
 import sys
 import warnings
 
-from labeler.cli import app, backup, reproduce, reproduce_graph, simulate, suspects
+from labeler.cli import app, backup, cache, reproduce, reproduce_graph, simulate, suspects
 from labeler.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, print_warning, user_errors
 from labeler.runtime import configure_threads
 
@@ -22,6 +22,7 @@ COMMANDS = (
     reproduce.COMMAND,
     reproduce_graph.COMMAND,
     backup.COMMAND,
+    cache.COMMAND,
 )
 
 

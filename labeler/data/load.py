@@ -213,7 +213,9 @@ def load_dataset(
     check_size(path, file_opts.max_bytes)
     if suffix == ".npz":
         return load_npz(path, seed=seed, n=n, opts=file_opts)
-    frame = read_table(path, suffix)
+    frame = _kept_frame(path)  # read_roles(keep_frame=True) just read it: not read twice
+    if frame is None:
+        frame = read_table(path, suffix)
     return from_frame(
         frame, name=path.stem, folder=path.parent, label_col=label_col, id_col=id_col,
         image_col=image_col, text_col=text_col, layout_cols=layout_cols, seed=seed, n=n,
@@ -228,7 +230,25 @@ def is_table(source) -> bool:
     return Path(os.fspath(source)).suffix.lower() in (".csv", *PARQUET_SUFFIXES)
 
 
-def read_roles(path, *, max_bytes: int = DEFAULT_MAX_BYTES, **given) -> TableGuess:
+#: ``(file key, frame)`` read by :func:`read_roles` for the load that follows it, or None.
+_KEPT_FRAME = None
+
+
+def _table_key(path: Path) -> tuple:
+    st = path.stat()
+    return str(path.resolve()), st.st_size, st.st_mtime_ns
+
+
+def _kept_frame(path: Path):
+    """The frame :func:`read_roles` kept for this unchanged file (taken: once), else None."""
+    global _KEPT_FRAME
+    kept, _KEPT_FRAME = _KEPT_FRAME, None
+    if kept is not None and kept[0] == _table_key(path):
+        return kept[1]
+    return None
+
+
+def read_roles(path, *, max_bytes: int = DEFAULT_MAX_BYTES, keep_frame: bool = False, **given) -> TableGuess:
     """Read a CSV / Parquet table and guess the roles of its columns, before loading it.
 
     What the app and the command line show (and let the user change) before a session starts.
@@ -238,6 +258,10 @@ def read_roles(path, *, max_bytes: int = DEFAULT_MAX_BYTES, **given) -> TableGue
     path : path-like
     max_bytes : int
         Size limit, checked before reading.
+    keep_frame : bool
+        Keep the table read here for the next :func:`load_dataset` of the same unchanged file
+        (the command line's guess-then-load: the file is read once; 10^6 rows of Parquet took
+        seconds per read). Taken by that load, hit or miss.
     **given
         Roles already chosen (``id_col``, ``label_col``, ``text_col``, ``image_col``,
         ``layout_cols``, ``feature_cols``, ``features_from``): kept, and their columns left
@@ -273,6 +297,9 @@ def read_roles(path, *, max_bytes: int = DEFAULT_MAX_BYTES, **given) -> TableGue
             continue
         if where.size:
             missing_at[name] = where.astype(np.int64)
+    if keep_frame:
+        global _KEPT_FRAME
+        _KEPT_FRAME = (_table_key(path), frame)
     return TableGuess(roles=roles, columns=summarize_columns(frame), n_rows=len(frame), missing_at=missing_at)
 
 

@@ -45,8 +45,12 @@ def load(name: str, options: dict, *, stored: bool = False):
     options = dict(options)
     if stored and Path(str(name)).suffix.lower() in TABLE_SUFFIXES and "text_col" not in options:
         options["legacy_roles"] = True
-    if stored and Path(str(name)).suffix.lower() in TABLE_SUFFIXES and "text_recipe" not in options:
-        options["text_recipe"] = "words-svd"  # text features of a session made before issue 20
+    if (stored and Path(str(name)).suffix.lower() in TABLE_SUFFIXES and "text_recipe" not in options
+            and (options.get("legacy_roles") or options.get("text_col") is not None
+                 or options.get("features_from") == "text")):
+        # text features of a session made before issue 20 (a table without a text column has
+        # none: its options stay as given, so the command line's hand-over still matches)
+        options["text_recipe"] = "words-svd"
     return load_dataset(name, **options)
 
 

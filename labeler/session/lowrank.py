@@ -34,16 +34,18 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
 
     * nystrom: landmarks ``Z`` (:func:`core.kernels.factors.nystrom_landmarks`, seeded with
       ``spec.seed``); the factor ``k(X, Z) T`` is recomputed from them (deterministic, about
-      2 s per 10^5 points at rank 300), so only ``Z`` (m x d) is stored, and a new width
-      re-uses it (:class:`core.posteriors.NystromPosterior`).
+      2 s per 10^5 points at rank 300) unless ``parts["factor"]`` holds it (the session cache,
+      :mod:`labeler.session.cache`, keeps it memory-mapped beside the store), so only ``Z``
+      (m x d) is stored, and a new width re-uses it (:class:`core.posteriors.NystromPosterior`).
     * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^5 points) and
       its eigenvalues.
 
     Parameters
     ----------
     parts : dict, optional
-        ``{"landmarks": Z}`` or ``{"factor": Phi, "eigenvalues": lam}`` from an earlier build;
-        parts that do not fit ``X`` and ``spec`` are ignored (rebuilt).
+        ``{"landmarks": Z}`` (and optionally ``"factor"``: its rows ``k(X, Z) T`` for the
+        spec's kernel, taken as they are) or ``{"factor": Phi, "eigenvalues": lam}`` from an
+        earlier build; parts that do not fit ``X`` and ``spec`` are ignored (rebuilt).
     progress : callable(message, fraction), optional
     executor : core.criteria.blocks.BlockExecutor, optional
         Runs the Nystrom rows (and, up to ``EXACT_KNN_MAX`` points, the exact kNN search) in
@@ -53,7 +55,7 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
     -------
     posterior : core.posteriors.FactorPosterior
     parts : dict of ndarray
-        What to store.
+        What to store (a Nystrom factor's rows are not: the session cache keeps them).
     """
     from core.kernels.factors import nystrom_landmarks
     from core.kernels.graph import EXACT_KNN_MAX, knn_graph, spectral_factor
@@ -68,8 +70,10 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
         if Z is None or Z.ndim != 2 or Z.shape[1] != d or Z.shape[0] != min(r, n):
             say(f"choosing {min(r, n)} {spec.landmarks} landmarks", 0.0)
             Z = nystrom_landmarks(X, min(r, n), method=spec.landmarks, seed=int(spec.seed))
-        Phi = None
-        if _distributes(executor):
+        Phi = parts.get("factor")  # the factor rows of these landmarks, from the session cache
+        if Phi is not None and (Phi.ndim != 2 or Phi.shape[0] != n or Phi.shape[1] > Z.shape[0]):
+            Phi = None
+        if Phi is None and _distributes(executor):
             from labeler.distributed_factors import nystrom_rows
 
             say(f"Nystrom factor of {n:,} rows on {executor!r}", 0.1)

@@ -63,6 +63,7 @@ decides again (a click on a point the other tab just changed is then stale and i
 from __future__ import annotations
 
 import numbers
+import os
 import threading
 from pathlib import Path
 
@@ -71,6 +72,7 @@ import numpy as np
 from core import coldstart, strategies
 
 from . import data, model
+from .cache import SessionCache
 from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
@@ -97,6 +99,9 @@ __all__ = ["LabelingSession"]
 
 _PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
 _TEXT_ARRAY = "features-text"  # store array: the features of a text column (TF-IDF + SVD)
+#: Layout methods too slow for the first query: the map starts with :meth:`LabelingSession.fast_layout`
+#: and :meth:`LabelingSession.compute_layout` puts them in (the app runs it in the background).
+SLOW_LAYOUTS = ("umap", "tsne")
 
 
 class LabelingSession:
@@ -141,7 +146,8 @@ class LabelingSession:
         self.dataset = (_dataset if _dataset is not None
                         else data.load(cfg.dataset, cfg.dataset_options, stored=True))
         X_raw = np.ascontiguousarray(self.dataset.X, dtype=np.float64)
-        if record.config.get("fingerprint") not in (None, data.fingerprint_of(self.dataset, X_raw)):
+        # (a new session's fingerprint was just computed from this data set by prepare())
+        if _dataset is None and record.config.get("fingerprint") not in (None, data.fingerprint_of(self.dataset, X_raw)):
             raise ValueError(
                 f"The data set {cfg.dataset!r} has changed since session {self.id!r} was created "
                 "(its features differ), so the stored labels would point at the wrong rows. "
@@ -154,7 +160,23 @@ class LabelingSession:
                 X_raw = self.dataset.X = np.ascontiguousarray(kept)
             else:
                 self._cache_array(_TEXT_ARRAY, X_raw)
-        if _X is not None:
+        # the session cache beside the store (labeler/session/cache.py): every array there is
+        # named by a hash of what it is computed from: the data's content (its fingerprint, a
+        # SHA-256 of the features), the load options, the preprocessing and the seed
+        self.disk_cache = SessionCache.for_store(store.path)
+        self._writers: list[threading.Thread] = []  # session cache writes under way (_keep_later)
+        self._cache_inputs = {
+            "data": record.config.get("fingerprint") or data.fingerprint(X_raw),
+            "options": record.config.get("dataset_options") or {}, "n": int(X_raw.shape[0]),
+            "standardize": bool(cfg.standardize), "pca": cfg.pca_components, "seed": int(cfg.seed),
+            # text features: the session's own (an SVD's last bits may differ between machines)
+            **({"session": record.id} if data.is_text_features(self.dataset) else {}),
+        }
+        features_key = self.disk_cache.key(what="features", **self._cache_inputs)
+        cached_X = None if _X is not None else self.disk_cache.load("features", features_key, dtype=np.float64)
+        if cached_X is not None and cached_X.ndim == 2 and cached_X.shape[0] == X_raw.shape[0]:
+            self.X = cached_X  # memory-mapped, read-only
+        elif _X is not None:
             self.X = _X
         elif cfg.pca_components is None:
             self.X = data.kernel_features(X_raw, bool(cfg.standardize), None, cfg.seed)
@@ -165,6 +187,8 @@ class LabelingSession:
                 X = data.kernel_features(X_raw, bool(cfg.standardize), k, cfg.seed)
                 self._cache_array(_PCA_ARRAY, X)
             self.X = np.ascontiguousarray(X)
+        if cached_X is None or self.X is not cached_X:
+            self._keep_later("features", features_key, self.X)
         self.n_samples = self.X.shape[0]
         self._initial_classes = list(cfg.classes)
         self._config = cfg
@@ -182,13 +206,16 @@ class LabelingSession:
         self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
                            self.settings, self._stored_config.get("auto", {}),
                            lambda: self._store.risks(self.id), self.next_query)
-        self._layout = None
+        self._layout = None  # the session's layout method's coordinates, once there
+        self._fast = None  # the fast layout shown until then (a slow method: SLOW_LAYOUTS)
+        self._layout_missing = False  # a slow layout found nowhere: compute_layout() brings it
+        self._layout_lock = threading.Lock()  # reads and the swap; never held while computing
         self.closed = False
         self._factor_parts: dict = {}  # a low-rank posterior's landmarks / factor (data.factor_arrays)
         self._factor_new: dict = {}  # ... as arrays to store, when built here and not yet stored
-        if self._spec.has_parts:
-            self._factor_parts = data.load_factor_parts(lambda name: store.get_array(self.id, name),
-                                                        self._spec) if not _new else {}
+        if self._spec.has_parts and not _new:
+            self._factor_parts = (self._disk_parts(self._spec)
+                                  or data.load_factor_parts(lambda name: store.get_array(self.id, name), self._spec))
         if _new:  # not in the store yet: see create()
             self.learner = self._build_learner(_progress)
         else:
@@ -306,6 +333,8 @@ class LabelingSession:
     def close(self):
         """Checkpoint and close the store connection and free the learner (idempotent; the
         session object is unusable afterwards)."""
+        for worker in list(getattr(self, "_writers", ())):
+            worker.join()  # a cache write under way finishes (the array stays valid meanwhile)
         with self._lock:
             self.settings.cancel_retune()
             self.closed = True
@@ -398,16 +427,68 @@ class LabelingSession:
         ``_factor_new`` to be stored."""
         recs = list(self._log.labels.values())
         spec = self._spec
+        if spec.has_parts and not self._factor_parts:  # e.g. another session on the same data made them
+            self._factor_parts = self._disk_parts(spec)
         parts = dict(self._factor_parts) if spec.has_parts else None
+        factor_cached = False
+        if spec.low_rank and spec.posterior == "nystrom" and parts.get("landmarks") is not None:
+            Phi = self.disk_cache.load("nystrom-factor", self._nystrom_key(spec, parts["landmarks"]),
+                                       dtype=np.float64)
+            factor_cached = Phi is not None
+            if Phi is not None:
+                parts["factor"] = Phi  # the factor rows k(X, Z) T, memory-mapped: not recomputed
         executor = process_executor() if spec.low_rank else None
         learner = model.build_learner(spec, self.X, self._log.classes, n_block=len(recs), parts=parts,
                                       progress=progress, executor=executor)
-        if parts is not None and not self._factor_parts:
-            self._factor_parts = parts
-            self._factor_new = data.factor_arrays(spec, parts)
+        if parts is not None:
+            if not self._factor_parts:
+                self._factor_parts = parts
+                self._factor_new = data.factor_arrays(spec, parts)
+            key = self._parts_key(spec)
+            for name, value in self._factor_parts.items():  # (kept already: nothing written)
+                self._keep_later(f"{spec.parts_name}-{name}", key, value)
+        if spec.low_rank and spec.posterior == "nystrom" and not factor_cached:
+            # computed here (a new width recomputes it: kept under the width's own key); written
+            # by a background thread (2.4 GB at 10^6 points, rank 300), which close() waits for
+            self._keep_later("nystrom-factor", self._nystrom_key(spec, learner.posterior.landmarks),
+                             learner.posterior.factor)
         if recs:
             learner.add_many([r.index for r in recs], [r.label for r in recs])
         return learner
+
+    def _keep_later(self, name: str, key: str, array) -> None:
+        """Write ``array`` to the session cache in a background thread (``close`` waits for it)."""
+        if not self.disk_cache.enabled:
+            return
+        def write():
+            try:  # Linux: this thread alone at the lowest priority (the first query goes first)
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            except (AttributeError, OSError):
+                pass
+            self.disk_cache.save(name, key, array, inputs=self._cache_inputs)
+
+        worker = threading.Thread(target=write, name="labeler-cache-write", daemon=True)
+        worker.start()
+        self._writers = [w for w in self._writers if w.is_alive()] + [worker]
+
+    def _parts_key(self, spec) -> str:
+        """Cache key of the stored parts of ``spec`` (landmarks; a spectral factor; kNN neighbours)."""
+        return self.disk_cache.key(what=spec.parts_name, **self._cache_inputs)
+
+    def _nystrom_key(self, spec, landmarks) -> str:
+        """Cache key of the Nystrom factor rows: the data, the landmarks' bytes, the kernel."""
+        import hashlib
+
+        Z = np.ascontiguousarray(landmarks, dtype=np.float64)
+        k = spec.kernel_function()
+        return self.disk_cache.key(what="nystrom-factor", landmarks=hashlib.sha256(Z.tobytes()).hexdigest(),
+                                   kernel=[k.kind, repr(k.width), k.degree, k.coef0], **self._cache_inputs)
+
+    def _disk_parts(self, spec) -> dict:
+        """The parts of ``spec`` from the session cache, or {} unless all of them are there."""
+        key = self._parts_key(spec)
+        parts = {name: self.disk_cache.load(f"{spec.parts_name}-{name}", key) for name in spec.part_keys}
+        return parts if all(v is not None for v in parts.values()) else {}
 
     #: The damage of the event log when the session was opened up to it (read-only), or None.
     damage: ChainBrokenError | None = None
@@ -616,18 +697,113 @@ class LabelingSession:
     # ---- the 2-D layout and the next query --------------------------------------------------------------------
     @property
     def layout(self) -> np.ndarray:
-        """2-D coordinates of every point, shape (n_samples, 2); computed once, kept in the store."""
-        if self._layout is None:
+        """2-D coordinates of every point as the map shows them now, shape (n_samples, 2).
+
+        The session's layout method's (``config.layout``) once it is there: kept in the store
+        and the session cache, or computed here when it is fast (PCA; "given" is the data set's
+        own). A slow method (:data:`SLOW_LAYOUTS`: UMAP, t-SNE) not computed yet is never
+        computed here: until :meth:`compute_layout` puts it in (the app runs it in the
+        background, :mod:`labeler.ui.startup`), this is :meth:`fast_layout`, and
+        :attr:`layout_pending` is True. :attr:`layout_method` says which one this is.
+        """
+        with self._layout_lock:
+            if self._layout is None:
+                method = self._config.layout
+                Z = None if self._layout_missing else self._kept_layout(method)
+                self._layout_missing = Z is None and method in SLOW_LAYOUTS  # not looked for again
+                if Z is None and method not in SLOW_LAYOUTS:
+                    Z = self._compute_and_keep_layout(method)
+                if Z is None:
+                    return self._fast_layout_locked()
+                self._layout = Z
+            return self._layout
+
+    @property
+    def layout_pending(self) -> bool:
+        """Whether the session's layout is a slow one still to be computed (:meth:`compute_layout`);
+        the map shows :meth:`fast_layout` meanwhile."""
+        return self.layout is not self._layout
+
+    @property
+    def layout_method(self) -> str:
+        """The method of the coordinates :attr:`layout` returns now: ``config.layout``, or while
+        it is pending that of :meth:`fast_layout` ("given" or "pca")."""
+        return self._config.layout if not self.layout_pending else self._fast_method()
+
+    def fast_layout(self) -> np.ndarray:
+        """The layout shown before a slow one is ready: the data set's own coordinates when it
+        has them, else PCA (kept in the store and the cache like any layout)."""
+        with self._layout_lock:
+            return self._fast_layout_locked()
+
+    def compute_layout(self, compute=None) -> np.ndarray:
+        """Compute the session's layout method's coordinates if they are not there yet, keep them
+        (store and session cache) and show them from now on; returns them.
+
+        Blocking (UMAP of 10^5 points: minutes): the app calls it in a background thread
+        (:mod:`labeler.ui.startup`). The session's other methods go on meanwhile: the
+        computation holds no lock of the session, only the swap does.
+
+        Parameters
+        ----------
+        compute : callable(X, method, seed) -> ndarray of shape (n_samples, 2), optional
+            What computes it; default :func:`labeler.session.data.compute_layout` here (the
+            app runs it in another process: UMAP's numba code holds the GIL).
+        """
+        with self._layout_lock:
+            if self._layout is not None:
+                return self._layout
             method = self._config.layout
-            if method == "given":
-                Z = np.asarray(self.dataset.layout, dtype=np.float64)
-            else:
-                Z = self._store.get_array(self.id, f"layout-{method}")
-                if Z is None or Z.shape != (self.n_samples, 2):
-                    Z = data.compute_layout(self.X, method, self._config.seed)
-                    self._cache_array(f"layout-{method}", Z)
-            self._layout = Z
-        return self._layout
+            Z = self._kept_layout(method)
+        if Z is None:
+            Z = self._compute_and_keep_layout(method, compute)
+        with self._layout_lock:
+            if self._layout is None:
+                self._layout = Z
+                self._fast = None  # let go of the stand-in
+            return self._layout
+
+    def _fast_method(self) -> str:
+        return "given" if getattr(self.dataset, "layout", None) is not None else "pca"
+
+    def _fast_layout_locked(self) -> np.ndarray:
+        if self._fast is None:
+            method = self._fast_method()
+            self._fast = self._kept_layout(method)
+            if self._fast is None:
+                self._fast = self._compute_and_keep_layout(method)
+        return self._fast
+
+    def _layout_key(self, method: str) -> str:
+        return self.disk_cache.key(what="layout", method=method, **self._cache_inputs)
+
+    def _kept_layout(self, method: str) -> np.ndarray | None:
+        """The layout of ``method`` without computing it: the data set's own ("given"), the
+        store's, or the session cache's (then also put in the store); None if nowhere."""
+        if method == "given":
+            return np.asarray(self.dataset.layout, dtype=np.float64)
+        Z = self._store.get_array(self.id, f"layout-{method}")
+        if Z is not None and Z.shape == (self.n_samples, 2):
+            self.disk_cache.save("layout", self._layout_key(method), Z, inputs={"method": method})
+            return Z
+        Z = self.disk_cache.load("layout", self._layout_key(method), shape=(self.n_samples, 2), dtype=np.float64)
+        if Z is not None:
+            Z = np.array(Z)  # 16 MB at 10^6 points: in memory, and kept with the session
+            self._cache_array(f"layout-{method}", Z)
+        return Z
+
+    def _compute_and_keep_layout(self, method: str, compute=None) -> np.ndarray:
+        Z = (compute or data.compute_layout)(self.X, method, self._config.seed)
+        Z = np.ascontiguousarray(Z, dtype=np.float64)
+        if Z.shape != (self.n_samples, 2):
+            raise ValueError(f"The {method} layout has shape {Z.shape}; expected ({self.n_samples}, 2).")
+        try:
+            self._cache_array(f"layout-{method}", Z)
+        except Exception:  # the session was closed meanwhile (a background layout): nothing to keep it in
+            if not self.closed:
+                raise
+        self.disk_cache.save("layout", self._layout_key(method), Z, inputs={"method": method})
+        return Z
 
     @property
     def scoring_note(self) -> str:
