@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import betainc
 
+from ..criteria.auto import MAX_RISK_LABELS
 from .loo import weighted_error
 
 __all__ = ["SwitchRule", "Decision", "weighted_sign_test", "MIN_LABELS", "P_SWITCH"]
 
-#: No switch before this many labels (the "auto" strategy's switch point, core/criteria/auto.py).
-MIN_LABELS = 10
+#: No switch before this many labels: the "auto" strategy's switch to margin
+#: (core/criteria/auto.py), so a model without an expected-risk rule is never asked for one.
+MIN_LABELS = MAX_RISK_LABELS
 #: A challenger takes over when the sign test's one-sided p-value is below this.
 P_SWITCH = 0.1
 
