@@ -90,6 +90,10 @@ with lock:
     config = session.config  # a copy: read once
     data_name = session.dataset.name or config.dataset or "data"
     strategy = strategy_label(config.strategy)
+    choice = session.model_choice_summary()  # model "auto": which model answers and why (issue 20 §2)
+    if choice is not None:
+        strategy += f' · <span class="model-choice">{html_text(choice["text"])}</span>'
+
     counts = session.class_counts()
     badges = "".join(
         f'<span class="dot" style="background:{class_color(j)}"></span>{html_text(c)}: '

@@ -21,9 +21,10 @@ __all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env",
 def add_graph_arguments(sim) -> None:
     """The graph-model options of ``labeler simulate``."""
     sim.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc"), default="rls",
+        "--model", choices=("rls", "harmonic", "lgc", "auto"), default="rls",
         help="rls: kernel RLS (default; on a spectral graph kernel with --transform); harmonic: harmonic "
-        "function on the kNN graph (arls = Zhu et al.'s expected risk); lgc: local and global consistency",
+        "function on the kNN graph (arls = Zhu et al.'s expected risk); lgc: local and global consistency; "
+        "auto: chosen by exact leave-one-out among RLS and the graph models as labels arrive",
     )
     sim.add_argument(
         "--transform", choices=("diffusion", "gaussian_field", "max_alignment", "order", "improved_order"),
@@ -40,10 +41,11 @@ def add_app_model_arguments(app) -> None:
     """``labeler app --model --alpha --class-mass``: the model of the app's first new session
     (also chosen in the sidebar's new-session form); the graph's k is ``--knn``."""
     app.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc"), default="rls",
+        "--model", choices=("rls", "harmonic", "lgc", "auto"), default="rls",
         help="the learner of new sessions: rls (kernel RLS, default), harmonic (harmonic function on the "
-        "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin) or lgc (local and global "
-        "consistency; margin). The graph models take no --posterior, --rank or --landmarks",
+        "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin), lgc (local and global "
+        "consistency; margin) or auto (RLS first, then the model of lowest leave-one-out error once a sign "
+        "test over the labels says so). The graph models take no --posterior, --rank or --landmarks",
     )
     app.add_argument("--alpha", type=positive_float, default=None,
                      help="LGC propagation weight in (0, 1) (default 0.99; --model lgc only)")
@@ -61,8 +63,9 @@ def app_model_to_env(options: dict) -> None:
 
     from labeler.session.config import SessionConfig, check_model_settings
 
-    try:
-        check_model_settings(SessionConfig(**options))
+    try:  # model "auto" starts on rls: checked as rls
+        check_model_settings(SessionConfig(**dict(options, model="rls") if options.get("model") == "auto"
+                                           else options))
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     if options:
