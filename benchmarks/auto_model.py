@@ -10,6 +10,7 @@ Usage::
 
     python benchmarks/auto_model.py --seeds 3            # run (resumable), then the table
     python benchmarks/auto_model.py --seeds 3 --report   # the table only
+    python benchmarks/auto_model.py --seeds 3 --report --doc docs/defaults.md  # and its section there
 """
 
 from __future__ import annotations
@@ -69,16 +70,50 @@ def table(tasks, out=OUT) -> str:
     return "\n".join(lines)
 
 
+#: What was decided from the first half (written after reading the table; kept in the section).
+DECISION = ""
+
+INTRO = """Model choice by exact leave-one-out (docs/algorithms.md §12): `auto-model` is `labeler simulate
+--model auto` (RLS with the app's defaults answers first; harmonic, LGC and Poisson learning on the
+10-NN graph of the same features are the candidates; a switch needs a paired sign test over the
+labels, p < 0.1, from 10 labels); `auto-model-plain` is the same with unweighted LOO (no
+correction for actively chosen labels). Paired with `default` per seed on the FIRST half only
+(AUBC 10 -> 100 labels, points; Δ = mean ± sd over seeds of the paired differences). Adoption
+rule, fixed before the run: ahead on the mean over the tasks and no task below -1 point."""
+
+
+def section(tasks, out=OUT, command="python benchmarks/auto_model.py --seeds 3") -> str:
+    """The section of docs/defaults.md (between the markers defaults.py keeps)."""
+    return (f"{bench.KEPT_BEGIN}\n## Model choice by exact leave-one-out (issue 20 §2)\n\n{INTRO}\n\n"
+            f"```\n{command}\n```\n\n{table(tasks, out)}\n" + (f"\n{DECISION}\n" if DECISION else "")
+            + f"{bench.KEPT_END}")
+
+
+def write_section(doc, text) -> None:
+    """Replace the section in ``doc`` (or append it)."""
+    path = bench.Path(doc)
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    start, end = old.find(bench.KEPT_BEGIN), old.find(bench.KEPT_END)
+    if 0 <= start < end:
+        new = old[:start] + text + old[end + len(bench.KEPT_END):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + text + "\n"
+    path.write_text(new, encoding="utf-8")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--tasks", help="comma-separated (default: the first half)")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--report", action="store_true", help="print the table only")
+    ap.add_argument("--doc", help="write the section into this file (docs/defaults.md)")
     args = ap.parse_args(argv)
     tasks = args.tasks.split(",") if args.tasks else list(bench.FIRST_HALF)
     if not args.report:
         bench.run_grid(tasks, list(range(args.seeds)), list(METHODS), bench.BUDGET, args.out)
+    if args.doc:
+        write_section(args.doc, section(tasks, args.out, f"python benchmarks/auto_model.py --seeds {args.seeds}"))
     print(table(tasks, args.out))
     return 0
 

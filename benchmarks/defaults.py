@@ -996,8 +996,22 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) 
             "Produced by `benchmarks/defaults.py` (issue 20 §1); reproduce with\n\n"
             f"```\n{command}\n```\n\n"
             f"First half (rules are chosen here): {', '.join(FIRST_HALF)}.\n"
-            f"Second half (reported as it falls): {', '.join(SECOND_HALF)}.\n\n" + DECISIONS + "\n" + text)
+            f"Second half (reported as it falls): {', '.join(SECOND_HALF)}.\n\n" + DECISIONS + "\n" + text
+            + _kept_section(doc))
     return text
+
+
+#: A section of docs/defaults.md written by benchmarks/auto_model.py, kept when this report rewrites the file.
+KEPT_BEGIN, KEPT_END = "<!-- auto-model -->", "<!-- /auto-model -->"
+
+
+def _kept_section(doc) -> str:
+    try:
+        old = Path(doc).read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    start, end = old.find(KEPT_BEGIN), old.find(KEPT_END)
+    return "\n" + old[start:end + len(KEPT_END)] + "\n" if 0 <= start < end else ""
 
 
 # --------------------------------------------------------------------------- main
