@@ -205,7 +205,8 @@ class Settings:
         labels are stored already."""
         after = len(self._log.labels)
         flags = self.auto_tune
-        if (flags["width"] or flags["lam"]) and retune_due(before, after) and not self._read_only():
+        rls = LAM in self._learner().capabilities  # a graph model chosen by LOO (model "auto") has no width or lam
+        if (flags["width"] or flags["lam"]) and rls and retune_due(before, after) and not self._read_only():
             waiting = loo_readiness([r.label for r in self._log.labels.values()])
             if waiting:
                 self.tuning_note = waiting
