@@ -68,3 +68,9 @@ def test_app_accepts_model_auto(monkeypatch):
     app_model_to_env({"model": "auto", "knn": 10})
     import os
     assert '"auto"' in os.environ["LABELER_MODEL"]
+
+
+def test_width_and_lam_are_rls_while_it_answers():
+    eager = simulate_auto_model(_two_rings(), budget=14, seed=0, rule=SwitchRule(p_switch=1.0 + 1e-9, min_labels=10))
+    rls = eager["model"] == "rls"
+    assert eager.loc[rls, "lam"].gt(0).all() and eager.loc[~rls, "lam"].isna().all()

@@ -55,6 +55,8 @@ def rls_candidate(X, classes, chosen: dict, seed: int):
     retune : callable(learner, n_before)
         Re-tunes width and lam by LOO when :func:`core.rls.tuning.retune_due` says so (one
         ``set_params``), the rule of ``labeler simulate``.
+    spec : callable() -> RlsSpec
+        The settings in use (width and lam after the re-tunes).
     """
     kernel = chosen["kernel"]
     spec = _model.RlsSpec(kernel=kernel.kind, width=float(kernel.width) if kernel.kind == "rbf" else None,
@@ -84,7 +86,7 @@ def rls_candidate(X, classes, chosen: dict, seed: int):
         _model.apply(now["spec"], new, learner)
         now["spec"] = new
 
-    return learner, retune
+    return learner, retune, lambda: now["spec"]
 
 
 def graph_candidates(W, classes, seed: int, names=("harmonic", "lgc", "poisson"), alpha: float = 0.99) -> dict:
@@ -141,8 +143,9 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     Returns
     -------
     pandas.DataFrame
-        :data:`~labeler.experiments.oracle.CURVE_COLUMNS` plus ``model`` (the model in use after
-        each label); ``attrs``: ``strategy``, ``seed``, ``candidates``, ``correction``,
+        :data:`~labeler.experiments.oracle.CURVE_COLUMNS` (``width`` and ``lam``: RLS's while it
+        answers, NaN while a graph model does) plus ``model`` (the model in use after each
+        label); ``attrs``: ``strategy``, ``seed``, ``candidates``, ``correction``,
         ``switches`` (list of (labels, from, to, reason)), ``evaluation``.
     """
     from labeler.experiments.simulate import app_settings
@@ -166,7 +169,7 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     if budget > n - 1:
         raise SettingsError(f"a budget of {budget} leaves no unlabelled point of the {n}; pass a budget <= {n - 1}.")
     classes = list(dataset.classes)
-    rls, retune = rls_candidate(X, classes, chosen, seed)
+    rls, retune, rls_spec = rls_candidate(X, classes, chosen, seed)
     learners = {"rls": rls}
     graphs = [c for c in candidates if c != "rls"]
     if graphs:
@@ -191,8 +194,15 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
                 switches.append((n_labels, before, decision.model, decision.reason))
         in_use.append(selector.incumbent)
 
+    def settings():  # the RLS width and lam while RLS answers, NaN while a graph model does
+        spec = rls_spec()
+        if selector.incumbent != "rls":
+            return float("nan"), float("nan")
+        return (float(spec.width) if spec.width is not None else float("nan")), float(spec.lam)
+
     rng = np.random.default_rng(seed)
-    rows = oracle_loop(ChosenModel(selector), y, strategy, budget, rng, after_label=after_label, progress=progress)
+    rows = oracle_loop(ChosenModel(selector), y, strategy, budget, rng, after_label=after_label, settings=settings,
+                       progress=progress)
     frame = curve_frame(rows, y)
     frame["model"] = in_use
     frame.attrs.update(strategy=strategy, seed=int(seed), candidates=list(candidates), correction=correction,
