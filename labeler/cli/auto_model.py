@@ -13,7 +13,21 @@ import time
 
 from labeler.cli.common import CLIError, Progress
 
-__all__ = ["run_auto_model_simulate"]
+__all__ = ["run_auto_model_simulate", "default_simulate_model"]
+
+
+def default_simulate_model(args, chosen: dict) -> str:
+    """The model of ``labeler simulate`` without ``--model``: the app's default
+    (:data:`labeler.session.model_selection.DEFAULT_MODEL`) where it applies, else "rls": "auto"
+    compares models on the pool itself, so a validation set, initial labels, a spectral
+    transform, the "arls" strategy or a low-rank posterior keep kernel RLS."""
+    from labeler.session.model_selection import DEFAULT_MODEL
+
+    if DEFAULT_MODEL != "auto":
+        return DEFAULT_MODEL
+    applies = (args.validation is None and chosen.get("X_val") is None and not args.initial
+               and args.transform is None and args.strategy != "arls" and chosen.get("posterior") == "dense")
+    return "auto" if applies else "rls"
 
 
 def run_auto_model_simulate(args, dataset, chosen: dict, out, report) -> int:

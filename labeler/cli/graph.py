@@ -14,6 +14,7 @@ import sys
 import time
 
 from labeler.cli.common import CLIError, Progress, positive_float, positive_int
+from labeler.session.model_selection import DEFAULT_MODEL
 
 __all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env", "run_graph_simulate"]
 
@@ -21,10 +22,11 @@ __all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env",
 def add_graph_arguments(sim) -> None:
     """The graph-model options of ``labeler simulate``."""
     sim.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc", "auto"), default="rls",
-        help="rls: kernel RLS (default; on a spectral graph kernel with --transform); harmonic: harmonic "
+        "--model", choices=("rls", "harmonic", "lgc", "auto"), default=None,
+        help="rls: kernel RLS (on a spectral graph kernel with --transform); harmonic: harmonic "
         "function on the kNN graph (arls = Zhu et al.'s expected risk); lgc: local and global consistency; "
-        "auto: chosen by exact leave-one-out among RLS and the graph models as labels arrive",
+        "auto: chosen by exact leave-one-out among RLS and the graph models as labels arrive. Default: "
+        "the app's (labeler/cli/auto_model.py default_simulate_model)",
     )
     sim.add_argument(
         "--transform", choices=("diffusion", "gaussian_field", "max_alignment", "order", "improved_order"),
@@ -41,7 +43,7 @@ def add_app_model_arguments(app) -> None:
     """``labeler app --model --alpha --class-mass``: the model of the app's first new session
     (also chosen in the sidebar's new-session form); the graph's k is ``--knn``."""
     app.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc", "auto"), default="rls",
+        "--model", choices=("rls", "harmonic", "lgc", "auto"), default=DEFAULT_MODEL,
         help="the learner of new sessions: rls (kernel RLS, default), harmonic (harmonic function on the "
         "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin), lgc (local and global "
         "consistency; margin) or auto (RLS first, then the model of lowest leave-one-out error once a sign "

@@ -37,12 +37,15 @@ from . import model
 from .graphs import MODELS, strategies_for
 from ..store import Setting, StoreWriteError
 
-__all__ = ["ModelChoice", "AUTO_CANDIDATES", "MODEL_CHOICES", "model_words"]
+__all__ = ["ModelChoice", "AUTO_CANDIDATES", "MODEL_CHOICES", "DEFAULT_MODEL", "model_words"]
 
 #: The candidates in order of preference on equal errors (those the factory builds take part).
 AUTO_CANDIDATES = ("rls", "harmonic", "lgc", "poisson")
 #: ``SessionConfig.model_choice``: "fixed" (the model chosen at creation) or "auto".
 MODEL_CHOICES = ("fixed", "auto")
+#: The model of ``labeler app`` and ``labeler simulate`` when none is given (docs/defaults.md,
+#: "Model choice by exact leave-one-out": decided on the benchmark's first half).
+DEFAULT_MODEL = "rls"
 
 _WORDS = {"rls": "RLS", "harmonic": "harmonic", "lgc": "LGC", "poisson": "Poisson"}
 
