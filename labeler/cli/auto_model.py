@@ -18,15 +18,22 @@ __all__ = ["run_auto_model_simulate", "default_simulate_model"]
 
 def default_simulate_model(args, chosen: dict) -> str:
     """The model of ``labeler simulate`` without ``--model``: the app's default
-    (:data:`labeler.session.model_selection.DEFAULT_MODEL`) where it applies, else "rls": "auto"
-    compares models on the pool itself, so a validation set, initial labels, a spectral
-    transform, the "arls" strategy or a low-rank posterior keep kernel RLS."""
+    (:data:`labeler.session.model_selection.DEFAULT_MODEL`) where it applies, else "rls".
+
+    "auto" compares models on the pool itself and starts from the app's RLS, so any setting of
+    kernel RLS given on the command line (kernel, width, lam, weighting, posterior, rank,
+    executor, a spectral transform, the "arls" strategy), a validation set, initial labels or
+    ``--predictions`` (written by the kernel path) keep kernel RLS."""
     from labeler.session.model_selection import DEFAULT_MODEL
 
     if DEFAULT_MODEL != "auto":
         return DEFAULT_MODEL
-    applies = (args.validation is None and chosen.get("X_val") is None and not args.initial
-               and args.transform is None and args.strategy != "arls" and chosen.get("posterior") == "dense")
+    rls_settings = (args.kernel != "rbf" or args.width is not None or args.lam is not None
+                    or args.weighting is not None or args.posterior != "auto" or args.rank is not None
+                    or getattr(args, "executor", "serial") != "serial" or args.transform is not None
+                    or args.strategy == "arls" or getattr(args, "predictions", None))
+    applies = (not rls_settings and args.validation is None and chosen.get("X_val") is None and not args.initial
+               and chosen.get("posterior") == "dense")
     return "auto" if applies else "rls"
 
 
