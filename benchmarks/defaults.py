@@ -403,13 +403,16 @@ def run_graph(ds, seed, budget, model):
     return _curve_rows(curve)
 
 
-def run_auto_model(ds, seed, budget, correction="mass"):
+def run_auto_model(ds, seed, budget, correction="mass", spend=True):
     """``labeler simulate FILE --model auto``: the app's defaults, the model chosen by exact LOO
-    among RLS, harmonic, LGC and Poisson learning (labeler/experiments/model_select_simulate.py)."""
+    among RLS, harmonic, LGC and Poisson learning (labeler/experiments/model_select_simulate.py);
+    ``spend=False``: one sign-test threshold for every switch (core.selection.SwitchRule)."""
+    from core.selection import SwitchRule
     from labeler.experiments.model_select_simulate import simulate_auto_model
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        curve = simulate_auto_model(ds, budget=budget, seed=seed, correction=correction, chosen=_app(ds, seed))
+        curve = simulate_auto_model(ds, budget=budget, seed=seed, correction=correction, chosen=_app(ds, seed),
+                                    rule=SwitchRule(spend=spend))
     return _curve_rows(curve)
 
 
@@ -593,9 +596,12 @@ RUNS = {
 CANDIDATES = {
     "w-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="evident"))), ["w-evident"]),
     "w-none": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="none"))), ["w-none"]),
-    # issue 20 §2: the model chosen by exact LOO (pool-mass label weights; "-plain": unweighted LOO)
+    # issue 20 §2: the model chosen by exact LOO (pool-mass label weights, threshold halved per switch);
+    # "-fixed-p": one threshold; "-plain": one threshold and unweighted LOO
     "auto-model": (_single(lambda d, s, b: run_auto_model(d, s, b)), ["auto-model"]),
-    "auto-model-plain": (_single(lambda d, s, b: run_auto_model(d, s, b, correction="none")), ["auto-model-plain"]),
+    "auto-model-fixed-p": (_single(lambda d, s, b: run_auto_model(d, s, b, spend=False)), ["auto-model-fixed-p"]),
+    "auto-model-plain": (_single(lambda d, s, b: run_auto_model(d, s, b, correction="none", spend=False)),
+                         ["auto-model-plain"]),
     "std-auto": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, standardize="auto"))), ["std-auto"]),
     "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
 }

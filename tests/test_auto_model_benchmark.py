@@ -30,7 +30,7 @@ def test_paired_table_and_the_kept_section(tmp_path):
         _rows(bench, out, "iris", "default", seed, a)
         _rows(bench, out, "iris", "auto-model", seed, b)
     text = am.table(["iris"], out)
-    assert "| iris | 2 | 81.0 | 83.5 | +2.5 ± 0.7 |" in text
+    assert "| iris | 2 | 81.0 | 83.5 | +2.5 ± 0.7 | - | - | - | - |" in text
     assert "auto-model: mean +2.50 points over 1 tasks, worst task +2.5: adopt" in text
     doc = tmp_path / "defaults.md"
     doc.write_text("# old\n")

@@ -204,3 +204,26 @@ def test_selector_refuses_bad_settings():
 def test_evaluation_schedule_doubles_its_step():
     assert [n for n in range(100, 201) if evaluation_due(n)] == list(range(100, 201, 10))
     assert sum(evaluation_due(n) for n in range(200, 400)) == 10
+
+
+def test_threshold_halves_with_each_switch():
+    rule = SwitchRule(p_switch=0.1, min_labels=10)
+    assert [rule.threshold(s) for s in range(3)] == [0.1, 0.05, 0.025]
+    assert SwitchRule(spend=False).threshold(3) == 0.1
+    w = np.full(20, 1 / 20)
+    a = np.zeros(20)
+    a[:4] = 1  # four discordant wins: p = 1/16
+    assert rule.decide("a", {"a": a, "b": np.zeros(20)}, w, n_switches=0).switched
+    assert not rule.decide("a", {"a": a, "b": np.zeros(20)}, w, n_switches=1).switched
+    a[:5] = 1  # p = 1/32 < 0.05
+    assert rule.decide("a", {"a": a, "b": np.zeros(20)}, w, n_switches=1).switched
+
+
+def test_selector_counts_its_switches():
+    X, y = _pool(n=60, n_classes=2, seed=4)
+    b = _builders(X, [0, 1])
+    sel = ModelSelector({"rls": b["rls"](), "harmonic": b["harmonic"]()}, "rls", X,
+                        rule=SwitchRule(p_switch=1.0 + 1e-9, min_labels=2, spend=False))
+    idx, lab = _labels(y, 20, seed=2)
+    d = sel.evaluate(dict(zip(idx, lab)))
+    assert sel.n_switches == int(d.switched)

@@ -9,10 +9,15 @@ so the choice does not flip-flop between models whose LOO errors differ by noise
    challenger not strictly better than the incumbent changes nothing (a tie keeps it);
 3. on the labels where exactly one of the two errs (the discordant labels), the weighted sign
    test :func:`weighted_sign_test` asks whether the challenger is right more often than chance
-   allows; it takes over when the one-sided p-value is below :data:`P_SWITCH`.
+   allows; it takes over when the one-sided p-value is below ``P_SWITCH / 2^s``, ``s`` the
+   switches made so far (alpha spending: over a whole session the chance of switching on
+   noise stays below ``2 P_SWITCH``).
 
 The rule is symmetric in the two models but not in their roles: a model that has just lost
-must win the same test to come back, which is the hysteresis.
+must win a stricter test to come back, which is the hysteresis. The halving is measured: with
+one threshold for every switch, the queries of the model in use (margin: its own uncertain
+points) lower its LOO error's standing and the choice swung back and forth (rls <-> poisson,
+four switches at p = 0.07-0.09 on mnist-4v9, ``python benchmarks/auto_model.py``).
 """
 
 from __future__ import annotations
@@ -103,15 +108,22 @@ class SwitchRule:
     Parameters
     ----------
     p_switch : float
-        Largest p-value of the sign test at which the challenger takes over.
+        Largest p-value of the sign test at which the challenger takes over (the first time).
     min_labels : int
         No switch below this many labels.
+    spend : bool
+        Halve the threshold after each switch (``p_switch / 2^s``); False: one threshold.
     """
 
     p_switch: float = P_SWITCH
     min_labels: int = MIN_LABELS
+    spend: bool = True
 
-    def decide(self, incumbent: str, losses: dict, weights) -> Decision:
+    def threshold(self, n_switches: int = 0) -> float:
+        """The p-value below which a challenger takes over after ``n_switches`` switches."""
+        return self.p_switch / 2 ** int(n_switches) if self.spend else self.p_switch
+
+    def decide(self, incumbent: str, losses: dict, weights, n_switches: int = 0) -> Decision:
         """Keep the incumbent or switch to the challenger.
 
         Parameters
@@ -122,6 +134,8 @@ class SwitchRule:
             Each candidate's 0/1 LOO loss per label, labels in one order.
         weights : ndarray of shape (l,)
             The labels' weights (:func:`core.selection.loo.label_weights`), summing to 1.
+        n_switches : int
+            Switches made so far (the threshold is :meth:`threshold`).
 
         Returns
         -------
@@ -144,8 +158,9 @@ class SwitchRule:
                             f"no other model has a lower leave-one-out error (best other: {challenger})")
         inc, ch = np.asarray(losses[incumbent]), np.asarray(losses[challenger])
         p = weighted_sign_test(weights[(inc > 0) & (ch == 0)], weights[(inc == 0) & (ch > 0)])
-        if p < self.p_switch:
+        alpha = self.threshold(n_switches)
+        if p < alpha:
             return Decision(challenger, True, errors, challenger, p, n,
-                            f"{challenger} beats {incumbent} on the labels (sign test p = {p:.3f} < {self.p_switch})")
+                            f"{challenger} beats {incumbent} on the labels (sign test p = {p:.3f} < {alpha:.3g})")
         return Decision(incumbent, False, errors, challenger, p, n,
-                        f"{challenger} is ahead but not by enough (sign test p = {p:.3f} >= {self.p_switch})")
+                        f"{challenger} is ahead but not by enough (sign test p = {p:.3f} >= {alpha:.3g})")

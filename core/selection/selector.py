@@ -58,6 +58,8 @@ class ModelSelector:
     incumbent : str
     last : Decision or None
         The last evaluation's outcome.
+    n_switches : int
+        Switches made (the rule's threshold halves with each, :meth:`SwitchRule.threshold`).
     """
 
     def __init__(self, candidates: dict, incumbent: str, X=None, *, correction: str = "mass",
@@ -79,6 +81,7 @@ class ModelSelector:
         self.rule = rule or SwitchRule()
         self.prepare = dict(prepare or {})
         self.last: Decision | None = None
+        self.n_switches = 0
 
     @property
     def learner(self):
@@ -120,7 +123,7 @@ class ModelSelector:
             out[name] = np.array([loss[i] for i in order])
         return out
 
-    def evaluate(self, labels: dict, *, balanced: bool = False) -> Decision:
+    def evaluate(self, labels: dict, *, balanced: bool = False, n_switches: int | None = None) -> Decision:
         """Evaluate every candidate on ``labels`` and apply the rule (may change :attr:`incumbent`).
 
         Parameters
@@ -129,6 +132,8 @@ class ModelSelector:
             The labels in labelling order.
         balanced : bool
             The balanced error (class weights on).
+        n_switches : int, optional
+            Switches made so far (default: this selector's count).
 
         Returns
         -------
@@ -136,8 +141,10 @@ class ModelSelector:
         """
         classes = self.learner.classes
         losses = self.losses(labels)
-        decision = self.rule.decide(self.incumbent, losses, self.weights(labels, classes, balanced))
+        made = self.n_switches if n_switches is None else int(n_switches)
+        decision = self.rule.decide(self.incumbent, losses, self.weights(labels, classes, balanced), made)
         self.incumbent = decision.model
+        self.n_switches += int(decision.switched)
         self.last = decision
         return decision
 

@@ -169,7 +169,7 @@ class ModelChoice:
         if self._last is not None and self._last[0] == version:
             return self._last[1]
         selector = self._selector()
-        decision = selector.evaluate(self._labels(), balanced=self._balanced())
+        decision = selector.evaluate(self._labels(), balanced=self._balanced(), n_switches=len(self.switches()))
         self._last = (version, decision)
         return decision
 
