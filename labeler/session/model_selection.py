@@ -242,7 +242,8 @@ class ModelChoice:
         -------
         dict or None
             ``model``, ``text`` ("Model: harmonic — chosen by leave-one-out: 12% vs RLS 18% on
-            40 labels"), ``errors`` ({name: error}), ``n_labels``, ``reason``.
+            40 labels", from the last evaluation on the schedule: not recomputed per page), ``errors``
+            ({name: error}), ``n_labels`` (of that evaluation), ``reason``.
         """
         if not self.enabled:
             return None
@@ -251,14 +252,15 @@ class ModelChoice:
         base = {"model": name, "errors": {}, "n_labels": n, "reason": ""}
         if n < 2:
             return {**base, "text": f"Model: {model_words(name)} — chosen by leave-one-out once labels arrive"}
-        try:
-            d = self.evaluate()
+        try:  # the last evaluation (the schedule's), or one now when there is none (a reopen)
+            d = self._last[1] if self._last is not None else self.evaluate()
         except (ValueError, ArithmeticError) as exc:
             return {**base, "text": f"Model: {model_words(name)} (leave-one-out not available: {exc})"}
+        n = d.n_labels
         errors = {k: v for k, v in d.errors.items() if np.isfinite(v)}
         others = sorted((k for k in errors if k != name), key=lambda k: errors[k])
         vs = f" vs {model_words(others[0])} {100 * errors[others[0]]:.0f}%" if others else ""
         mine = f"{100 * errors[name]:.0f}%" if name in errors else "n/a"
         how = "chosen" if self.switches() else "kept"
         text = f"Model: {model_words(name)} — {how} by leave-one-out: {mine}{vs} on {n} labels"
-        return {**base, "text": text, "errors": errors, "reason": d.reason}
+        return {**base, "text": text, "errors": errors, "reason": d.reason, "n_labels": n}
