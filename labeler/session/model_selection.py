@@ -45,7 +45,7 @@ AUTO_CANDIDATES = ("rls", "harmonic", "lgc", "poisson")
 MODEL_CHOICES = ("fixed", "auto")
 #: The model of ``labeler app`` and ``labeler simulate`` when none is given (docs/defaults.md,
 #: "Model choice by exact leave-one-out": decided on the benchmark's first half).
-DEFAULT_MODEL = "rls"
+DEFAULT_MODEL = "auto"
 
 _WORDS = {"rls": "RLS", "harmonic": "harmonic", "lgc": "LGC", "poisson": "Poisson"}
 
