@@ -105,3 +105,13 @@ def test_model_setting_is_checked():
     assert check_setting("model", "lgc", "rbf", ["a", "b"]) == "lgc"
     with pytest.raises(ValueError, match="model"):
         check_setting("model", "svm", "rbf", ["a", "b"])
+
+
+def test_large_pools_keep_rls_and_say_why(tmp_path, monkeypatch):
+    from labeler.session import model_selection
+    monkeypatch.setattr(model_selection, "AUTO_MAX_POINTS", 100)
+    s = LabelingSession.create(tmp_path / "s.sqlite", _config())
+    _label(s, 12)
+    assert s.config.model == "rls" and not _model_events(s)
+    assert "off above 100 points" in s.model_choice_summary()["text"]
+    s.close()

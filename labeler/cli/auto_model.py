@@ -23,8 +23,9 @@ def default_simulate_model(args, chosen: dict) -> str:
     "auto" compares models on the pool itself and starts from the app's RLS, so any setting of
     kernel RLS given on the command line (kernel, width, lam, weighting, posterior, rank,
     executor, a spectral transform, the "arls" strategy), a validation set, initial labels or
-    ``--predictions`` (written by the kernel path) keep kernel RLS."""
-    from labeler.session.model_selection import DEFAULT_MODEL
+    ``--predictions`` (written by the kernel path) keep kernel RLS, as does a pool of more than
+    :data:`~labeler.session.model_selection.AUTO_MAX_POINTS` points."""
+    from labeler.session.model_selection import AUTO_MAX_POINTS, DEFAULT_MODEL
 
     if DEFAULT_MODEL != "auto":
         return DEFAULT_MODEL
@@ -33,7 +34,7 @@ def default_simulate_model(args, chosen: dict) -> str:
                     or getattr(args, "executor", "serial") != "serial" or args.transform is not None
                     or args.strategy == "arls" or getattr(args, "predictions", None))
     applies = (not rls_settings and args.validation is None and chosen.get("X_val") is None and not args.initial
-               and chosen.get("posterior") == "dense")
+               and chosen.get("posterior") == "dense" and len(chosen["X"]) <= AUTO_MAX_POINTS)
     return "auto" if applies else "rls"
 
 

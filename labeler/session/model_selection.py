@@ -37,12 +37,16 @@ from . import model
 from .graphs import MODELS, strategies_for
 from ..store import Setting, StoreWriteError
 
-__all__ = ["ModelChoice", "AUTO_CANDIDATES", "MODEL_CHOICES", "DEFAULT_MODEL", "model_words"]
+__all__ = ["ModelChoice", "AUTO_CANDIDATES", "MODEL_CHOICES", "DEFAULT_MODEL", "AUTO_MAX_POINTS", "model_words"]
 
 #: The candidates in order of preference on equal errors (those the factory builds take part).
 AUTO_CANDIDATES = ("rls", "harmonic", "lgc", "poisson")
 #: ``SessionConfig.model_choice``: "fixed" (the model chosen at creation) or "auto".
 MODEL_CHOICES = ("fixed", "auto")
+#: Above this many points the model choice is off (RLS answers): every evaluation costs the graph
+#: models' LOO, one solve per label on the whole graph (at n = 1,000 and 100 labels the benchmark's
+#: runs take about 0.5 s per label with every evaluation; larger pools were not measured).
+AUTO_MAX_POINTS = 20_000
 #: The model of ``labeler app`` and ``labeler simulate`` when none is given (docs/defaults.md,
 #: "Model choice by exact leave-one-out": decided on the benchmark's first half).
 DEFAULT_MODEL = "auto"
@@ -95,9 +99,15 @@ class ModelChoice:
 
     # ---- state -------------------------------------------------------------------------------
     @property
-    def enabled(self) -> bool:
-        """Whether the session chooses its model by LOO (``model_choice == "auto"``)."""
+    def requested(self) -> bool:
+        """Whether the session was made with ``model="auto"`` (``model_choice == "auto"``)."""
         return getattr(self._config, "model_choice", "fixed") == "auto"
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the session chooses its model by LOO: requested, on at most
+        :data:`AUTO_MAX_POINTS` points."""
+        return self.requested and self.X.shape[0] <= AUTO_MAX_POINTS
 
     @property
     def model(self) -> str:
@@ -245,9 +255,13 @@ class ModelChoice:
             40 labels", from the last evaluation on the schedule: not recomputed per page), ``errors``
             ({name: error}), ``n_labels`` (of that evaluation), ``reason``.
         """
-        if not self.enabled:
+        if not self.requested:
             return None
         n = len(self._log.labels)
+        if not self.enabled:
+            return {"model": self.model, "errors": {}, "n_labels": n, "reason": "",
+                    "text": f"Model: {model_words(self.model)} — the choice by leave-one-out is off above "
+                            f"{AUTO_MAX_POINTS:,} points (this pool has {self.X.shape[0]:,})"}
         name = self.model
         base = {"model": name, "errors": {}, "n_labels": n, "reason": ""}
         if n < 2:
