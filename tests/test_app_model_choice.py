@@ -37,7 +37,7 @@ def test_header_names_the_model_chosen_by_loo():
         session.label(session.next_query(), session.classes[0] if _ % 2 else session.classes[1])
     at.run()
     assert not at.exception, at.exception
-    header = [md.value for md in at.markdown if 'class="counts"' in md.value]
+    header = [md.value for md in at.markdown if 'class="model-choice"' in md.value]
     assert header and "Model: RLS — kept by leave-one-out:" in header[0] and "on 4 labels" in header[0]
     assert any("Why: Model: RLS" in c.value for c in at.caption)
 

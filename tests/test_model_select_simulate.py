@@ -74,3 +74,16 @@ def test_width_and_lam_are_rls_while_it_answers():
     eager = simulate_auto_model(_two_rings(), budget=14, seed=0, rule=SwitchRule(p_switch=1.0 + 1e-9, min_labels=10))
     rls = eager["model"] == "rls"
     assert eager.loc[rls, "lam"].gt(0).all() and eager.loc[~rls, "lam"].isna().all()
+
+
+def test_app_default_model_leaves_a_given_environment(monkeypatch):
+    import json
+    import os
+    from labeler.cli.graph import app_model_to_env
+    from labeler.session.model_selection import DEFAULT_MODEL
+    monkeypatch.delenv("LABELER_MODEL", raising=False)
+    app_model_to_env({"model": None})
+    assert json.loads(os.environ.get("LABELER_MODEL", "{}")).get("model", "rls") == DEFAULT_MODEL
+    monkeypatch.setenv("LABELER_MODEL", '{"model": "harmonic"}')
+    app_model_to_env({"model": None})
+    assert json.loads(os.environ["LABELER_MODEL"]) == {"model": "harmonic"}

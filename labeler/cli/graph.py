@@ -43,11 +43,11 @@ def add_app_model_arguments(app) -> None:
     """``labeler app --model --alpha --class-mass``: the model of the app's first new session
     (also chosen in the sidebar's new-session form); the graph's k is ``--knn``."""
     app.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc", "auto"), default=DEFAULT_MODEL,
+        "--model", choices=("rls", "harmonic", "lgc", "auto"), default=None,
         help="the learner of new sessions: rls (kernel RLS, default), harmonic (harmonic function on the "
         "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin), lgc (local and global "
         "consistency; margin) or auto (RLS first, then the model of lowest leave-one-out error once a sign "
-        "test over the labels says so). The graph models take no --posterior, --rank or --landmarks",
+        "test over the labels says so; the default). The graph models take no --posterior, --rank or --landmarks",
     )
     app.add_argument("--alpha", type=positive_float, default=None,
                      help="LGC propagation weight in (0, 1) (default 0.99; --model lgc only)")
@@ -64,6 +64,12 @@ def app_model_to_env(options: dict) -> None:
     import os
 
     from labeler.session.config import SessionConfig, check_model_settings
+
+    options = dict(options)
+    if options.get("model") is None:  # not given: the default, unless the environment names a model already
+        options.pop("model", None)
+        if DEFAULT_MODEL != "rls" and "LABELER_MODEL" not in os.environ:
+            options["model"] = DEFAULT_MODEL
 
     try:  # model "auto" starts on rls: checked as rls
         check_model_settings(SessionConfig(**dict(options, model="rls") if options.get("model") == "auto"
