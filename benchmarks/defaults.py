@@ -442,6 +442,19 @@ def run_graph(ds, seed, budget, model, strategy="auto"):
     return _curve_rows(curve)
 
 
+def run_auto_model(ds, seed, budget, correction="mass", spend=True):
+    """``labeler simulate FILE --model auto``: the app's defaults, the model chosen by exact LOO
+    among RLS, harmonic, LGC and Poisson learning (labeler/experiments/model_select_simulate.py);
+    ``spend=False``: one sign-test threshold for every switch (core.selection.SwitchRule)."""
+    from core.selection import SwitchRule
+    from labeler.experiments.model_select_simulate import simulate_auto_model
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        curve = simulate_auto_model(ds, budget=budget, seed=seed, correction=correction, chosen=_app(ds, seed),
+                                    rule=SwitchRule(spend=spend))
+    return _curve_rows(curve)
+
+
 # --------------------------------------------------------------------------- peers
 def _codes(y):
     classes = np.unique(y)
@@ -624,6 +637,12 @@ RUNS = {
 CANDIDATES = {
     "w-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="evident"))), ["w-evident"]),
     "w-none": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="none"))), ["w-none"]),
+    # issue 20 §2: the model chosen by exact LOO (pool-mass label weights, threshold halved per switch);
+    # "-fixed-p": one threshold; "-plain": one threshold and unweighted LOO
+    "auto-model": (_single(lambda d, s, b: run_auto_model(d, s, b)), ["auto-model"]),
+    "auto-model-fixed-p": (_single(lambda d, s, b: run_auto_model(d, s, b, spend=False)), ["auto-model-fixed-p"]),
+    "auto-model-plain": (_single(lambda d, s, b: run_auto_model(d, s, b, correction="none", spend=False)),
+                         ["auto-model-plain"]),
     "std-auto": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, standardize="auto"))), ["std-auto"]),
     "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
     # later candidates: SHIPPED (= the std-auto rows) with one rule changed
@@ -1143,8 +1162,22 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) 
             "Produced by `benchmarks/defaults.py` (issue 20 §1); reproduce with\n\n"
             f"```\n{command}\n```\n\n"
             f"First half (rules are chosen here): {', '.join(FIRST_HALF)}.\n"
-            f"Second half (reported as it falls): {', '.join(SECOND_HALF)}.\n\n" + DECISIONS + "\n" + text)
+            f"Second half (reported as it falls): {', '.join(SECOND_HALF)}.\n\n" + DECISIONS + "\n" + text
+            + _kept_section(doc))
     return text
+
+
+#: A section of docs/defaults.md written by benchmarks/auto_model.py, kept when this report rewrites the file.
+KEPT_BEGIN, KEPT_END = "<!-- auto-model -->", "<!-- /auto-model -->"
+
+
+def _kept_section(doc) -> str:
+    try:
+        old = Path(doc).read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    start, end = old.find(KEPT_BEGIN), old.find(KEPT_END)
+    return "\n" + old[start:end + len(KEPT_END)] + "\n" if 0 <= start < end else ""
 
 
 # --------------------------------------------------------------------------- main

@@ -94,6 +94,7 @@ with lock:
     config = session.config  # a copy: read once
     data_name = session.dataset.name or config.dataset or "data"
     strategy = strategy_label(config.strategy)
+
     counts = session.class_counts()
     badges = "".join(
         f'<span class="dot" style="background:{class_color(j)}"></span>{html_text(c)}: '
@@ -105,6 +106,9 @@ with lock:
         f"{view.n_labeled}</b> of {view.n_samples:,} · {badges} · {strategy}</div>",
         unsafe_allow_html=True,
     )
+    choice = session.model_choice_summary()  # model "auto": which model answers and why (issue 20 §2)
+    if choice is not None:
+        st.markdown(f'<div class="model-choice">{html_text(choice["text"])}</div>', unsafe_allow_html=True)
 
     # ---- main: point panel (drawn first: shown sooner) and the pool map ------------------
     left, right = st.columns([3, 2], gap="large")

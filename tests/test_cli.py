@@ -351,7 +351,7 @@ def test_programming_errors_propagate_with_their_traceback(tmp_path, capsys, mon
 
     monkeypatch.setattr(labeler.experiments.simulate, "simulate", broken)
     with pytest.raises(type(bug)):
-        cli.main(["simulate", str(data), "--budget", "3", "--quiet"])
+        cli.main(["simulate", str(data), "--model", "rls", "--budget", "3", "--quiet"])
     assert "labeler: error" not in capsys.readouterr().err
 
 

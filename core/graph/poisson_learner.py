@@ -41,6 +41,8 @@ from .variance import VARIANCE_RANK, SpectralField, VarianceCriterion
 
 __all__ = ["PoissonLearner", "VarianceCriterion", "SpectralField", "VARIANCE_RANK"]
 _PARAMS = ("model", "class_mass")
+#: Up to this many nodes the LOO's unit-source solves share one sparse LU (l CG runs above).
+LOO_DIRECT_MAX = 3_000
 
 
 class _NoExpectedRisk:
@@ -263,6 +265,19 @@ class PoissonLearner(GraphOutputs):
         return P
 
     # ------------------------------------------------------------------ leave-one-out
+    def _loo_values(self) -> np.ndarray:
+        """Poisson learning's exact LOO ``U`` (l, c): its l unit-source solves by one sparse LU
+        up to :data:`LOO_DIRECT_MAX` nodes (the same system as the fit's CG), else by CG."""
+        fit = self._fit
+        if self.n_samples > LOO_DIRECT_MAX:
+            return fit.loo_decision_values()
+        solver = fit.solver
+        try:
+            fit.solver = "direct"
+            return fit.loo_decision_values()
+        finally:
+            fit.solver = solver
+
     def loo_decision_values(self) -> np.ndarray:
         """Each labelled node's outputs without its own label, shape (n_labeled, T), rows in the
         order of :attr:`labels`: exact ``U`` (:meth:`PoissonLearning.loo_decision_values`), shown
@@ -273,7 +288,7 @@ class PoissonLearner(GraphOutputs):
             if self._fit is None:
                 self._loo = np.zeros((0, self.n_outputs))
             else:
-                U = self._fit.loo_decision_values()
+                U = self._loo_values()
                 y = self._book.labeled_codes()
                 rows = np.zeros((n_lab, c))
                 V_all = self._fit.weighted_values()

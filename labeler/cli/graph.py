@@ -14,6 +14,7 @@ import sys
 import time
 
 from labeler.cli.common import CLIError, Progress, positive_float, positive_int
+from labeler.session.model_selection import DEFAULT_MODEL
 
 __all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env", "run_graph_simulate"]
 
@@ -21,10 +22,12 @@ __all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env",
 def add_graph_arguments(sim) -> None:
     """The graph-model options of ``labeler simulate``."""
     sim.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc", "poisson"), default="rls",
-        help="rls: kernel RLS (default; on a spectral graph kernel with --transform); harmonic: harmonic "
+        "--model", choices=("rls", "harmonic", "lgc", "poisson", "auto"), default=None,
+        help="rls: kernel RLS (on a spectral graph kernel with --transform); harmonic: harmonic "
         "function on the kNN graph (arls = Zhu et al.'s expected risk); lgc: local and global consistency; "
-        "poisson: Poisson learning (Calder et al. 2020). The graph models also take --strategy vopt / sigmaopt",
+        "poisson: Poisson learning (Calder et al. 2020); auto: chosen by exact leave-one-out among RLS and "
+        "the graph models as labels arrive. The graph models also take --strategy vopt / sigmaopt. Default: "
+        "the app's (labeler/cli/auto_model.py default_simulate_model)",
     )
     sim.add_argument(
         "--transform", choices=("diffusion", "gaussian_field", "max_alignment", "order", "improved_order"),
@@ -41,11 +44,12 @@ def add_app_model_arguments(app) -> None:
     """``labeler app --model --alpha --class-mass``: the model of the app's first new session
     (also chosen in the sidebar's new-session form); the graph's k is ``--knn``."""
     app.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc", "poisson"), default="rls",
-        help="the learner of new sessions: rls (kernel RLS, default), harmonic (harmonic function on the "
+        "--model", choices=("rls", "harmonic", "lgc", "poisson", "auto"), default=None,
+        help="the learner of new sessions: rls (kernel RLS), harmonic (harmonic function on the "
         "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin), lgc (local and global "
-        "consistency; VOpt) or poisson (Poisson learning; VOpt). The graph models take no --posterior, --rank "
-        "or --landmarks",
+        "consistency; VOpt, then margin), poisson (Poisson learning; VOpt, then margin) or auto (RLS first, "
+        "then the model of lowest leave-one-out error once a sign test over the labels says so; the default). "
+        "The graph models take no --posterior, --rank or --landmarks",
     )
     app.add_argument("--alpha", type=positive_float, default=None,
                      help="LGC propagation weight in (0, 1) (default 0.99; --model lgc only)")
@@ -63,8 +67,15 @@ def app_model_to_env(options: dict) -> None:
 
     from labeler.session.config import SessionConfig, check_model_settings
 
-    try:
-        check_model_settings(SessionConfig(**options))
+    options = dict(options)
+    if options.get("model") is None:  # not given: the default, unless the environment names a model already
+        options.pop("model", None)
+        if DEFAULT_MODEL != "rls" and "LABELER_MODEL" not in os.environ:
+            options["model"] = DEFAULT_MODEL
+
+    try:  # model "auto" starts on rls: checked as rls
+        check_model_settings(SessionConfig(**dict(options, model="rls") if options.get("model") == "auto"
+                                           else options))
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     if options:

@@ -167,6 +167,11 @@ def run(args) -> int:
             f"--budget {args.budget} plus --initial {args.initial} exceeds the {len(dataset.y)} points "
             f"of {args.data}; pass --budget {max(len(dataset.y) - args.initial, 1)} or less."
         )
+    from labeler.cli.auto_model import default_simulate_model, run_auto_model_simulate
+    if args.model is None:  # the app's default model, where it applies
+        args.model = default_simulate_model(args, chosen)
+    if args.model == "auto":  # the model chosen by exact LOO (issue 20 §2)
+        return run_auto_model_simulate(args, dataset, chosen, out, report)
     if args.model != "rls" or args.transform is not None:  # graph models (issue 10)
         return run_graph_simulate(args, dataset, X, out, report)
 

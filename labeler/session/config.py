@@ -192,6 +192,10 @@ class SessionConfig:
         LGC's propagation weight in (0, 1) (default 0.99); only with model "lgc".
     class_mass : bool
         Class mass normalisation of a graph model's outputs (seed 003 eq. 2.7).
+    model_choice : {"fixed", "auto"}
+        "auto" (given as ``model="auto"``: the session starts on "rls"): the model that answers
+        is chosen by exact leave-one-out among RLS and the graph models as labels arrive, each
+        switch a ``setting`` event of ``model`` (:mod:`labeler.session.model_selection`).
     """
 
     dataset: str = "moons"
@@ -216,6 +220,7 @@ class SessionConfig:
     model: str = "rls"
     alpha: float = 0.99
     class_mass: bool = False
+    model_choice: str = "fixed"
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of the fields."""
@@ -283,7 +288,10 @@ def check_setting(name: str, value, kernel: str, classes):
         return check_width(value)
     if name == "auto_tune":
         return check_auto_tune(value)
-    raise SettingsError(f"Unknown setting {name!r}; settings are strategy, weighting, lam, width and auto_tune.")
+    if name == "model":  # a switch of model_choice "auto" (labeler/session/model_selection.py)
+        return _check_choice("model", value, MODELS)
+    raise SettingsError(f"Unknown setting {name!r}; settings are strategy, weighting, lam, width, auto_tune and "
+                        "model.")
 
 
 def check_auto_tune(value) -> dict:
@@ -356,6 +364,9 @@ def _check_new(config: SessionConfig | None) -> SessionConfig:
     if cfg.pca_components is not None:
         _check_count("pca_components", cfg.pca_components, 1)
     cfg.initial_labels = _check_count("initial_labels", cfg.initial_labels, 0)
+    _check_choice("model_choice", cfg.model_choice, ("fixed", "auto"))
+    if cfg.model == "auto":  # chosen by LOO as labels arrive; RLS answers first
+        cfg.model, cfg.model_choice = "rls", "auto"
     check_model_settings(cfg)
     path = Path(str(cfg.dataset)).expanduser()
     if path.exists():

@@ -65,6 +65,7 @@ from __future__ import annotations
 import numbers
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +79,7 @@ from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
 from .labelling import Labelling
 from .settings import Settings
+from .model_selection import ModelChoice
 from .views import Views
 from ..store import (
     Accept,
@@ -203,6 +205,8 @@ class LabelingSession:
                                  self.X, lambda name: store.get_array(self.id, name), self._cache_array,
                                  lambda: self._store.read_only, self._stored_config.get("auto", {}),
                                  swap=self._swap_learner)
+        self.model_choice = ModelChoice(self._config, self._log, self._commit, lambda: self.learner, self.X,
+                                        lambda: self._store.read_only, lambda: self._store.events(self.id))
         self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
                            self.settings, self._stored_config.get("auto", {}),
                            lambda: self._store.risks(self.id), self.next_query)
@@ -420,13 +424,13 @@ class LabelingSession:
         """The model settings of the current configuration."""
         return model.ModelSpec.from_config(self._config)
 
-    def _build_learner(self, progress=None):
-        """A learner for the current settings and classes, given the net labels in labelling
+    def _build_learner(self, progress=None, spec=None):
+        """A learner for the current settings (or ``spec``) and classes, given the net labels in labelling
         order in one block update (``ActiveRLS.add_many``). A low-rank posterior is rebuilt
         from the factor parts kept (store or memory); parts built here wait in
         ``_factor_new`` to be stored."""
         recs = list(self._log.labels.values())
-        spec = self._spec
+        spec = self._spec if spec is None else spec
         if spec.has_parts and not self._factor_parts:  # e.g. another session on the same data made them
             self._factor_parts = self._disk_parts(spec)
         parts = dict(self._factor_parts) if spec.has_parts else None
@@ -547,6 +551,8 @@ class LabelingSession:
         stored). Returns how to take it back if the write then fails, or None for rows that
         are applied after the write (labels, skips, undo)."""
         kind = rows[0].kind
+        if kind == "setting" and any(row.name == "model" for row in rows):  # a model choice: another learner
+            return self._switch_model(next(row.value for row in rows if row.name == "model"))
         if kind == "setting":  # one or several settings changed together: one model.apply
             old = new = self._spec
             for row in rows:
@@ -561,6 +567,23 @@ class LabelingSession:
                 raise
             return self._rebuild
         return None
+
+    def _switch_model(self, name: str):
+        """Make ``name`` the model that answers (a ``model`` setting of ``model_choice="auto"``):
+        the candidate's warm learner when the model choice holds one, else one built on the
+        labels. Returns how to take it back."""
+        old_name, old_learner = self._config.model, self.learner
+        learner = self.model_choice.take(name)
+        if learner is None:
+            learner = self._build_learner(spec=model.ModelSpec.from_config(replace(self._config, model=name)))
+        self.learner = learner
+        self.model_choice.keep(old_name, old_learner)
+
+        def take_back():
+            self.model_choice.keep(name, self.learner)
+            self.learner = old_learner
+
+        return take_back
 
     def _apply(self, change, given: bool = False):
         """Apply one action to the learner incrementally (live, and events of other tabs);
@@ -583,6 +606,9 @@ class LabelingSession:
         self._class_change_to_config(change)
         if change.deleted_class is not None or change.restored_class is not None:
             self._rebuild()  # rare: a direct solve with the new list of classes
+        if change.settings and not given and any(name == "model" for name, _ in change.settings):
+            self._switch_model(next(value for name, value in change.settings if name == "model"))
+            given = True  # another tab's model choice
         if change.settings:
             # the learner first (it keeps its old state if this raises), then the config:
             # the two never disagree
@@ -668,6 +694,7 @@ class LabelingSession:
                 self._apply(change, given=take_back is not None)
                 if not change.settings and change.new_class is None:
                     self.settings.after_labels_change(before)  # auto re-tune, stopping checkpoint
+                    self.model_choice.after_labels_change(before)  # model choice by LOO (model "auto")
                 given_now = change.added + [after for _, after in change.relabeled]
                 if given_now and not change.kind.startswith("undo"):
                     # for the history chart; not needed to restore the state
@@ -956,8 +983,18 @@ class LabelingSession:
         return self.settings.model_name
 
     def model_summary(self) -> dict:
-        """See :meth:`.settings.Settings.model_summary`."""
-        return self.settings.model_summary()
+        """See :meth:`.settings.Settings.model_summary`; with ``model_choice="auto"`` its ``why``
+        opens with the leave-one-out comparison (:meth:`.model_selection.ModelChoice.summary`)."""
+        summary = self.settings.model_summary()
+        choice = self.model_choice.summary()
+        if choice is not None:
+            summary["why"] = f"{choice['text']}" + (f" ({choice['reason']})" if choice["reason"] else "")
+            summary["choice"] = choice
+        return summary
+
+    def model_choice_summary(self) -> dict | None:
+        """See :meth:`.model_selection.ModelChoice.summary` (None for a session with a fixed model)."""
+        return self.model_choice.summary()
 
     @property
     def auto_tune(self) -> dict:

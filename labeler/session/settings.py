@@ -297,12 +297,13 @@ class Settings:
         again."""
         after = len(self._log.labels)
         flags = self.auto_tune
-        due = (flags["width"] or flags["lam"]) and retune_due(before, after) and not self._read_only()
+        rls = LAM in self._learner().capabilities  # a graph model chosen by LOO (model "auto") has no width or lam
+        due = (flags["width"] or flags["lam"]) and rls and retune_due(before, after) and not self._read_only()
         if self._job is not None:
             due = self._take_job() or due
             if self._job is not None and due:  # still running: one more once it is applied
                 self._due_while_busy, due = True, False
-        due = due and (flags["width"] or flags["lam"]) and not self._read_only()
+        due = due and (flags["width"] or flags["lam"]) and rls and not self._read_only()
         if due and self._can_background():
             waiting = loo_readiness([r.label for r in self._log.labels.values()])
             if waiting:

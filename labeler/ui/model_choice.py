@@ -20,6 +20,7 @@ MODEL_LABELS = {
     "harmonic": "Harmonic function (kNN graph)",
     "lgc": "LGC: local and global consistency (kNN graph)",
     "poisson": "Poisson learning (kNN graph)",
+    "auto": "Auto: chosen by leave-one-out (RLS first)",  # labeler/session/model_selection.py
 }
 DEFAULT_ALPHA = 0.99
 
@@ -47,6 +48,8 @@ def picked_model_settings(values: dict, default_model: str = "rls") -> dict:
         model ``model``, ``knn``, ``class_mass`` and, for lgc, ``alpha``.
     """
     model = values.get("pick_model") or default_model
+    if model == "auto":  # chosen by LOO as labels arrive; the posterior settings stay as they are
+        return {"model": "auto"}
     if model not in MODELS:
         raise ValueError(f"Unknown model {model!r}; choose one of {', '.join(MODELS)}.")
     options = MODEL_OPTIONS[model]
@@ -76,6 +79,9 @@ def same_model_settings(config, app_model: dict | None = None) -> dict:
         without its graph-model fields (an rls session's new session is an rls session).
     """
     model = getattr(config, "model", "rls") or "rls"
+    if getattr(config, "model_choice", "fixed") == "auto":  # an auto session's new session is auto again
+        return {**{k: v for k, v in dict(app_model or {}).items() if k not in ("alpha", "class_mass")},
+                "model": "auto"}
     options = MODEL_OPTIONS[model]
     if not options:
         return {k: v for k, v in dict(app_model or {}).items() if k not in ("model", "alpha", "class_mass")}

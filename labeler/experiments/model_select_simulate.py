@@ -1,0 +1,210 @@
+"""``labeler simulate --model auto``: the model that answers is chosen by exact LOO as labels arrive.
+
+Issue 20 §2. The candidates are the app's default kernel RLS (the settings of
+:func:`labeler.experiments.simulate.app_settings`, its width and lam re-tuned by LOO as in
+``labeler simulate``) and the graph models on the 10-NN graph of the same features: harmonic
+function, LGC and Poisson learning. RLS answers first; after each label (on the schedule of
+:func:`core.selection.evaluation_due`) every candidate's exact LOO on the labels is compared,
+weighted by the pool mass each label stands for, and a challenger takes over only when it beats
+the model in use on the paired sign test of :class:`core.selection.SwitchRule`
+(docs/algorithms.md §14). The model in use answers the queries too (the strategy "auto" is
+margin from 10 labels on, the earliest a switch can happen), and the curve's extra column
+``model`` names it after each label.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from core.graph.active import GraphLearner
+from core.graph.poisson_learner import PoissonLearner
+from core.kernels import knn_graph
+from core.rls.tuning import loo_readiness, retune_due
+from core.selection import ModelSelector, SwitchRule, evaluation_due
+from core.validation import check_count
+from labeler.errors import SettingsError
+from labeler.experiments.oracle import curve_frame, oracle_loop
+from labeler.session import model as _model
+
+__all__ = ["AUTO_CANDIDATES", "simulate_auto_model", "rls_candidate", "graph_candidates", "ChosenModel"]
+
+#: The candidates of ``--model auto`` in order of preference on equal errors (RLS answers first).
+AUTO_CANDIDATES = ("rls", "harmonic", "lgc", "poisson")
+
+
+def rls_candidate(X, classes, chosen: dict, seed: int):
+    """The app's default kernel RLS and its re-tune hook ``retune(learner, n_before)``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The kernel's features (``chosen["X"]``).
+    classes : list
+    chosen : dict
+        :func:`labeler.experiments.simulate.app_settings`'s output.
+    seed : int
+
+    Returns
+    -------
+    learner : core.learner.ActiveRLS
+    retune : callable(learner, n_before)
+        Re-tunes width and lam by LOO when :func:`core.rls.tuning.retune_due` says so (one
+        ``set_params``), the rule of ``labeler simulate``.
+    spec : callable() -> RlsSpec
+        The settings in use (width and lam after the re-tunes).
+    """
+    kernel = chosen["kernel"]
+    spec = _model.RlsSpec(kernel=kernel.kind, width=float(kernel.width) if kernel.kind == "rbf" else None,
+                          lam=float(chosen["lam"]), seed=int(seed), posterior=chosen["posterior"],
+                          rank=chosen["rank"], landmarks=chosen["landmarks"], knn=int(chosen["knn"]),
+                          weighting=chosen["weighting"] if isinstance(chosen["weighting"], str) else "none")
+    learner = _model.build_learner(spec, X, classes, 0, parts={} if spec.has_parts else None)
+    if not isinstance(chosen["weighting"], str):
+        learner.set_params(weighting=chosen["weighting"])
+    tune = dict(chosen["auto_tune"])
+    tune["width"] = tune.get("width", False) and kernel.kind == "rbf" and spec.posterior != "spectral"
+    tune["lam"] = tune.get("lam", False)
+    widths = _model.width_grid(X) if tune["width"] else None
+    now = {"spec": spec}
+
+    def retune(learner, n_before: int) -> None:
+        if not ((tune["width"] or tune["lam"]) and retune_due(n_before, learner.n_labeled)
+                and not loo_readiness(list(learner.labels.values()))):
+            return
+        fit = _model.auto_tune(now["spec"], learner, X, tune_width=tune["width"], tune_lam=tune["lam"],
+                               widths=widths)
+        new = now["spec"]
+        if fit.width_changed:
+            new = new.with_setting("width", fit.width)
+        if fit.lam_changed:
+            new = new.with_setting("lam", fit.lam)
+        _model.apply(now["spec"], new, learner)
+        now["spec"] = new
+
+    return learner, retune, lambda: now["spec"]
+
+
+def graph_candidates(W, classes, seed: int, names=("harmonic", "lgc", "poisson"), alpha: float = 0.99) -> dict:
+    """The graph models on ``W`` as candidates ``{name: learner}`` (no labels yet)."""
+    build = {"harmonic": lambda: GraphLearner(W, classes, "harmonic", random_state=seed),
+             "lgc": lambda: GraphLearner(W, classes, "lgc", alpha=alpha, random_state=seed),
+             "poisson": lambda: PoissonLearner(W, classes, random_state=seed)}
+    unknown = [n for n in names if n not in build]
+    if unknown:
+        raise ValueError(f"unknown graph candidate(s) {unknown}; choose from {', '.join(build)}.")
+    return {name: build[name]() for name in names}
+
+
+class ChosenModel:
+    """The learner in use of a :class:`core.selection.ModelSelector`, as one learner for
+    :func:`labeler.experiments.oracle.oracle_loop`: reads go to the model in use, a label goes
+    to it (the other candidates get it at their next evaluation)."""
+
+    def __init__(self, selector: ModelSelector):
+        self._selector = selector
+
+    def __getattr__(self, name):
+        return getattr(self._selector.learner, name)
+
+    def add(self, i, label):
+        self._selector.learner.add(i, label)
+        return self
+
+
+def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed: int = 0, *,
+                        candidates=AUTO_CANDIDATES, n_neighbors: int = 10, correction: str = "mass",
+                        rule: SwitchRule | None = None, chosen: dict | None = None,
+                        progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Simulate active labelling with the model chosen by exact LOO (module docstring).
+
+    Parameters
+    ----------
+    dataset : labeler.data.Dataset
+        Pool with true labels.
+    strategy : {"auto", "margin", "random"}
+        Asked of the model in use ("arls" would be refused by LGC and Poisson learning).
+    budget, seed : int
+    candidates : sequence of str
+        From :data:`AUTO_CANDIDATES`; must hold "rls" (the model that answers first).
+    n_neighbors : int
+        k of the graph models' kNN graph.
+    correction : {"mass", "none"}
+        Label weights of the LOO error (:mod:`core.selection.loo`).
+    rule : core.selection.SwitchRule, optional
+    chosen : dict, optional
+        :func:`labeler.experiments.simulate.app_settings` of the data set (computed if None).
+    progress : callable(step, budget), optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`~labeler.experiments.oracle.CURVE_COLUMNS` (``width`` and ``lam``: RLS's while it
+        answers, NaN while a graph model does) plus ``model`` (the model in use after each
+        label); ``attrs``: ``strategy``, ``seed``, ``candidates``, ``correction``,
+        ``switches`` (list of (labels, from, to, reason)), ``evaluation``.
+    """
+    from labeler.experiments.simulate import app_settings
+
+    candidates = tuple(candidates)
+    if "rls" not in candidates or any(c not in AUTO_CANDIDATES for c in candidates):
+        raise SettingsError(f"candidates must include 'rls' and come from {', '.join(AUTO_CANDIDATES)}; "
+                            f"got {', '.join(candidates)}.")
+    if strategy not in ("auto", "margin", "random"):
+        raise SettingsError(f"strategy {strategy!r} does not apply to --model auto (the graph candidates have no "
+                            "expected-risk rule of their own past 10 labels); choose auto, margin or random.")
+    if dataset.y is None:
+        raise SettingsError(f"{dataset.name} has no true labels, so there is no oracle to simulate.")
+    budget = check_count("budget", budget, 1)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise ValueError(f"seed must be an integer; got {seed!r}.")
+    chosen = app_settings(dataset, seed) if chosen is None else chosen
+    X = np.asarray(chosen["X"], dtype=np.float64)
+    y = np.asarray(dataset.y)
+    n = X.shape[0]
+    if budget > n - 1:
+        raise SettingsError(f"a budget of {budget} leaves no unlabelled point of the {n}; pass a budget <= {n - 1}.")
+    classes = list(dataset.classes)
+    rls, retune, rls_spec = rls_candidate(X, classes, chosen, seed)
+    learners = {"rls": rls}
+    graphs = [c for c in candidates if c != "rls"]
+    if graphs:
+        W = knn_graph(X, n_neighbors, seed=seed)
+        learners.update(graph_candidates(W, classes, seed, graphs))
+    learners = {c: learners[c] for c in candidates}
+    selector = ModelSelector(learners, "rls", X, correction=correction, rule=rule, prepare={"rls": retune})
+    switches, in_use = [], []
+
+    def after_label(proxy):
+        if selector.incumbent == "rls":
+            retune(rls, rls.n_labeled - 1)
+        n_labels = proxy.n_labeled
+        if evaluation_due(n_labels):
+            before = selector.incumbent
+            labels = selector.learner.labels
+            weights = np.array(list(rls.class_weights.values()), dtype=np.float64)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                decision = selector.evaluate(labels, balanced=bool(np.ptp(weights) > 0))
+            if decision.switched:
+                switches.append((n_labels, before, decision.model, decision.reason))
+        in_use.append(selector.incumbent)
+
+    def settings():  # the RLS width and lam while RLS answers, NaN while a graph model does
+        spec = rls_spec()
+        if selector.incumbent != "rls":
+            return float("nan"), float("nan")
+        return (float(spec.width) if spec.width is not None else float("nan")), float(spec.lam)
+
+    rng = np.random.default_rng(seed)
+    rows = oracle_loop(ChosenModel(selector), y, strategy, budget, rng, after_label=after_label, settings=settings,
+                       progress=progress)
+    frame = curve_frame(rows, y)
+    frame["model"] = in_use
+    frame.attrs.update(strategy=strategy, seed=int(seed), candidates=list(candidates), correction=correction,
+                       switches=switches, evaluation="unlabelled pool")
+    return frame

@@ -1,0 +1,280 @@
+"""Model choice by exact leave-one-out while labels arrive (issue 20 §2): ``model="auto"``.
+
+:class:`ModelChoice` is owned by :class:`~labeler.session.session.LabelingSession` (as
+``session.model_choice``). In a session created with ``model="auto"`` (stored as the model
+that answers first, "rls", and ``model_choice="auto"``) it runs after each change of the labels
+(:meth:`ModelChoice.after_labels_change`, called by the session's commit):
+
+* on the schedule of :func:`core.selection.evaluation_due` it evaluates the candidates (kernel
+  RLS with the session's settings and the graph models on the session's kNN graph: harmonic,
+  LGC, and Poisson learning where the factory builds it) by their exact LOO on the labels,
+  weighted by the pool mass each label stands for (:mod:`core.selection`, docs/algorithms.md
+  §14), and applies :class:`core.selection.SwitchRule`;
+* a switch is ONE ``setting`` event ``model = <name>`` with the evidence in its notes
+  (``{"auto": true, "from", "n_labels", "errors", "p_value", "reason"}``): the session gives the
+  setting to the learner before it is written (the candidate's warm learner becomes the
+  session's), a reopened session replays the stored model and never re-runs the rule;
+* undo: when the labels fall below the count at which a switch was made (the labels that
+  chose the model are gone), the model it replaced comes back, again as one ``setting`` event.
+
+The candidates other than the one answering are kept here and given the labels they lack
+only at an evaluation (one ``add_many``; the graph models refit once, RLS is one block update),
+so a label costs the answering model's update plus, when due, every candidate's LOO.
+The RLS candidate keeps the width and lam it had when it stopped answering (its re-tune is a
+setting of the answering RLS model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from core.learner.base import LOO
+from core.selection import ModelSelector, SwitchRule, evaluation_due
+
+from . import model
+from .graphs import MODELS, strategies_for
+from ..store import Setting, StoreWriteError
+
+__all__ = ["ModelChoice", "AUTO_CANDIDATES", "MODEL_CHOICES", "DEFAULT_MODEL", "AUTO_MAX_POINTS", "model_words"]
+
+#: The candidates in order of preference on equal errors (those the factory builds take part).
+AUTO_CANDIDATES = ("rls", "harmonic", "lgc", "poisson")
+#: ``SessionConfig.model_choice``: "fixed" (the model chosen at creation) or "auto".
+MODEL_CHOICES = ("fixed", "auto")
+#: Above this many points the model choice is off (RLS answers): every evaluation costs the graph
+#: models' LOO, one solve per label on the whole graph (at n = 1,000 and 100 labels the benchmark's
+#: runs take about 0.5 s per label with every evaluation; larger pools were not measured).
+AUTO_MAX_POINTS = 20_000
+#: The model of ``labeler app`` and ``labeler simulate`` when none is given (docs/defaults.md,
+#: "Model choice by exact leave-one-out": decided on the benchmark's first half).
+DEFAULT_MODEL = "auto"
+
+_WORDS = {"rls": "RLS", "harmonic": "harmonic", "lgc": "LGC", "poisson": "Poisson"}
+
+
+def model_words(name: str) -> str:
+    """The short name of a model in the app's sentences ("RLS", "harmonic", "LGC", "Poisson")."""
+    return _WORDS.get(name, name)
+
+
+class ModelChoice:
+    """The automatic model choice of a session (module docstring).
+
+    Parameters
+    ----------
+    config : SessionConfig
+        The session's current settings (read; changed by the session when a setting applies).
+    log : labeler.store.LogState
+        The event-log state (net labels, classes); read only here.
+    commit : callable
+        ``commit(build)``: the session's one user action.
+    learner : callable
+        ``learner()``: the session's learner now.
+    X : ndarray of shape (n_samples, n_features)
+        The features the kernel and the kNN graph see.
+    read_only : callable
+        ``read_only()``: whether the store is read-only (no switch is written then).
+    history : callable
+        ``history()``: the session's stored events (the last switches, after a reopen).
+    rule : core.selection.SwitchRule, optional
+    """
+
+    note: str = ""
+
+    def __init__(self, config, log, commit, learner, X, read_only, history, rule: SwitchRule | None = None):
+        self._config = config
+        self._log = log
+        self._commit = commit
+        self._learner = learner
+        self.X = X
+        self._read_only = read_only
+        self._history = history
+        self.rule = rule or SwitchRule()
+        self._held: dict = {}
+        self._graph_parts: dict = {}
+        self._switches: list | None = None  # [(from, to, n_labels)], oldest first
+        self._last = None  # (n_events, Decision)
+
+    # ---- state -------------------------------------------------------------------------------
+    @property
+    def requested(self) -> bool:
+        """Whether the session was made with ``model="auto"`` (``model_choice == "auto"``)."""
+        return getattr(self._config, "model_choice", "fixed") == "auto"
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the session chooses its model by LOO: requested, on at most
+        :data:`AUTO_MAX_POINTS` points."""
+        return self.requested and self.X.shape[0] <= AUTO_MAX_POINTS
+
+    @property
+    def model(self) -> str:
+        return getattr(self._config, "model", None) or "rls"
+
+    def candidates(self) -> tuple:
+        """The candidates the factory builds and the session's strategy can query ("auto" is
+        margin on a model without an expected-risk rule: no switch comes before
+        :data:`core.criteria.auto.MAX_RISK_LABELS` labels; "arls" keeps to the models with one)."""
+        n = self.X.shape[0]
+        names = [m for m in AUTO_CANDIDATES if m in MODELS]
+        strategy = self._config.strategy
+        if strategy == "auto":
+            return tuple(names)
+        return tuple(m for m in names if m == "rls" or strategy in strategies_for(m, n))
+
+    def _spec(self, name: str):
+        return model.ModelSpec.from_config(replace(self._config, model=name))
+
+    def _candidate(self, name: str):
+        """The session's learner for the model answering, else a held one (built once)."""
+        if name == self.model:
+            return self._learner()
+        learner = self._held.get(name)
+        if learner is None:
+            spec = self._spec(name)
+            parts = self._graph_parts if spec.model != "rls" else ({} if spec.has_parts else None)
+            learner = model.build_learner(spec, self.X, self._log.classes, parts=parts)
+            learner.require(LOO, f"model choice by leave-one-out (candidate {name!r})")
+            self._held[name] = learner
+        if learner.classes != list(self._log.classes):  # a class added, renamed or deleted
+            del self._held[name]
+            return self._candidate(name)
+        return learner
+
+    def take(self, name: str):
+        """The held learner of ``name`` given the session's labels (the session's new learner
+        on a switch), or None; the learner handed over leaves this collaborator."""
+        learner = self._held.pop(name, None)
+        if learner is None or learner.classes != list(self._log.classes):
+            return None
+        ModelSelector({name: learner}, name, correction="none").sync(name, self._labels())
+        return learner
+
+    def keep(self, name: str, learner) -> None:
+        """Hold the session's previous learner as a candidate (after a switch)."""
+        if learner is not None and LOO in learner.capabilities:
+            self._held[name] = learner
+
+    def _labels(self) -> dict:
+        return {i: r.label for i, r in self._log.labels.items()}
+
+    def _selector(self) -> ModelSelector:
+        names = self.candidates()
+        if self.model not in names:
+            names = (self.model,) + names
+        learners = {name: self._candidate(name) for name in names}
+        return ModelSelector(learners, self.model, self.X, correction="mass", rule=self.rule)
+
+    def _balanced(self) -> bool:
+        """Whether the LOO error is balanced: the session's RLS class weights differ."""
+        weighting = self._config.weighting
+        return weighting == "balanced" or isinstance(weighting, dict) and len(set(weighting.values())) > 1
+
+    def evaluate(self):
+        """Every candidate's weighted LOO error on the labels and the rule's decision
+        (:class:`core.selection.Decision`), cached per state; changes nothing stored."""
+        version = self._log.n_events
+        if self._last is not None and self._last[0] == version:
+            return self._last[1]
+        selector = self._selector()
+        decision = selector.evaluate(self._labels(), balanced=self._balanced(), n_switches=len(self.switches()))
+        self._last = (version, decision)
+        return decision
+
+    # ---- switches ----------------------------------------------------------------------------
+    def switches(self) -> list:
+        """The automatic switches in force: ``[(from, to, n_labels)]``, oldest first (read from
+        the stored events once, then kept)."""
+        if self._switches is None:
+            stack = []
+            for ev in self._history():
+                value = ev.value if isinstance(ev.value, dict) else {}
+                if ev.kind != "setting" or value.get("name") != "model" or not value.get("auto"):
+                    continue
+                if value.get("restored"):
+                    while stack and stack[-1][1] != value["value"]:
+                        stack.pop()
+                    if stack:
+                        stack.pop()
+                else:
+                    stack.append((value.get("from"), value["value"], int(value.get("n_labels", 0))))
+            self._switches = stack
+        return self._switches
+
+    def _write(self, name: str, notes: dict) -> bool:
+        try:
+            self._commit(lambda: [Setting("model", name, {"auto": True, **notes})]
+                         if name != self.model else None)
+        except (ValueError, StoreWriteError) as exc:
+            self.note = f"The model choice was not applied: {exc}"
+            return False
+        return True
+
+    def after_labels_change(self, before: int) -> None:
+        """After an action that changed the labels (``before`` labels before it): give back the
+        model a switch replaced when the labels that chose it are gone, then evaluate when due.
+        Never raises: the labels are stored already."""
+        if not self.enabled or self._read_only():
+            return
+        after = len(self._log.labels)
+        stack = self.switches()
+        if stack and after < stack[-1][2]:
+            undone = []
+            while stack and after < stack[-1][2]:
+                undone.append(stack.pop())
+            back = undone[-1][0]
+            if self._write(back, {"restored": True, "from": self.model, "n_labels": after,
+                                  "reason": f"the labels that chose {model_words(undone[0][1])} were taken back"}):
+                self.note = f"{model_words(back)} answers again: the labels that chose another model were taken back."
+            return
+        if after <= before or not evaluation_due(after):
+            return
+        try:
+            decision = self.evaluate()
+        except (ValueError, ArithmeticError) as exc:
+            self.note = f"The models were not compared: {exc}"
+            return
+        if decision.model != self.model:
+            notes = {"from": self.model, "n_labels": after, "p_value": float(decision.p_value),
+                     "errors": {k: float(v) for k, v in decision.errors.items()}, "reason": decision.reason}
+            old = self.model
+            if self._write(decision.model, notes):
+                stack.append((old, decision.model, after))
+                self.note = decision.reason
+
+    # ---- display -----------------------------------------------------------------------------
+    def summary(self) -> dict | None:
+        """Which model answers and why, for the app (None unless ``model_choice == "auto"``).
+
+        Returns
+        -------
+        dict or None
+            ``model``, ``text`` ("Model: harmonic — chosen by leave-one-out: 12% vs RLS 18% on
+            40 labels", from the last evaluation on the schedule: not recomputed per page), ``errors``
+            ({name: error}), ``n_labels`` (of that evaluation), ``reason``.
+        """
+        if not self.requested:
+            return None
+        n = len(self._log.labels)
+        if not self.enabled:
+            return {"model": self.model, "errors": {}, "n_labels": n, "reason": "",
+                    "text": f"Model: {model_words(self.model)} — the choice by leave-one-out is off above "
+                            f"{AUTO_MAX_POINTS:,} points (this pool has {self.X.shape[0]:,})"}
+        name = self.model
+        base = {"model": name, "errors": {}, "n_labels": n, "reason": ""}
+        if n < 2:
+            return {**base, "text": f"Model: {model_words(name)} — chosen by leave-one-out once labels arrive"}
+        try:  # the last evaluation (the schedule's), or one now when there is none (a reopen)
+            d = self._last[1] if self._last is not None else self.evaluate()
+        except (ValueError, ArithmeticError) as exc:
+            return {**base, "text": f"Model: {model_words(name)} (leave-one-out not available: {exc})"}
+        n = d.n_labels
+        errors = {k: v for k, v in d.errors.items() if np.isfinite(v)}
+        others = sorted((k for k in errors if k != name), key=lambda k: errors[k])
+        vs = f" vs {model_words(others[0])} {100 * errors[others[0]]:.0f}%" if others else ""
+        mine = f"{100 * errors[name]:.0f}%" if name in errors else "n/a"
+        how = "chosen" if self.switches() else "kept"
+        text = f"Model: {model_words(name)} — {how} by leave-one-out: {mine}{vs} on {n} labels"
+        return {**base, "text": text, "errors": errors, "reason": d.reason, "n_labels": n}

@@ -1,0 +1,48 @@
+"""The app with ``labeler app --model auto`` (LABELER_MODEL): the header says which model answers
+and why, next to the strategy, and the learner panel's "why" opens with the LOO comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from labeler.ui.model_choice import picked_model_settings, same_model_settings
+from labeler.ui.registry import REGISTRY
+from labeler.session import SessionConfig
+
+APP = str(Path(__file__).resolve().parents[1] / "labeler" / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def _env(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABELER_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv("LABELER_DATA", "moons")
+    monkeypatch.setenv("LABELER_DATA_OPTIONS", '{"n": 120}')
+    monkeypatch.setenv("LABELER_MODEL", '{"model": "auto"}')
+    monkeypatch.delenv("LABELER_SESSION", raising=False)
+    REGISTRY.clear()
+    yield
+    REGISTRY.clear()
+
+
+def test_header_names_the_model_chosen_by_loo():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    session, _ = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
+    assert session.config.model_choice == "auto"
+    for _ in range(4):
+        session.label(session.next_query(), session.classes[0] if _ % 2 else session.classes[1])
+    at.run()
+    assert not at.exception, at.exception
+    header = [md.value for md in at.markdown if 'class="model-choice"' in md.value]
+    assert header and "Model: RLS — kept by leave-one-out:" in header[0] and "on 4 labels" in header[0]
+    assert any("Why: Model: RLS" in c.value for c in at.caption)
+
+
+def test_new_session_form_keeps_auto():
+    assert picked_model_settings({"pick_model": "auto"}) == {"model": "auto"}
+    cfg = SessionConfig(model="rls", model_choice="auto")
+    assert same_model_settings(cfg, {"knn": 10})["model"] == "auto"

@@ -1,0 +1,89 @@
+"""``labeler simulate --model auto`` (labeler/experiments/model_select_simulate.py): the model in
+use answers and learns, switches only on the rule's evidence, and the command line's path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.graph.active import GraphLearner
+from core.learner import ActiveRLS
+from core.selection import SwitchRule
+from labeler import cli
+from labeler.data.dataset import finish
+from labeler.experiments.model_select_simulate import simulate_auto_model
+from labeler.experiments.oracle import CURVE_COLUMNS
+
+
+def _two_rings(n=160, seed=0):
+    """Two concentric rings: a graph model separates them from a few labels."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    t = rng.uniform(0, 2 * np.pi, n)
+    r = np.where(y == 1, 3.0, 1.0) + rng.normal(0, 0.05, n)
+    X = np.stack([r * np.cos(t), r * np.sin(t)], axis=1)
+    return finish("rings", X, np.where(y == 1, "outer", "inner"), ["f1", "f2"])
+
+
+def test_curve_names_the_model_and_switches_follow_the_rule():
+    ds = _two_rings()
+    never = simulate_auto_model(ds, budget=20, seed=0, rule=SwitchRule(p_switch=0.0))
+    assert set(never["model"]) == {"rls"} and never.attrs["switches"] == []
+    assert tuple(never.columns[:len(CURVE_COLUMNS)]) == CURVE_COLUMNS and len(never) == 20
+    eager = simulate_auto_model(ds, budget=20, seed=0, rule=SwitchRule(p_switch=1.0 + 1e-9, min_labels=10))
+    assert (eager["model"].iloc[:9] == "rls").all() and eager.attrs["switches"]  # none before min_labels
+    for n_labels, old, new, reason in eager.attrs["switches"]:
+        assert n_labels >= 10 and old != new and "beats" in reason
+        assert eager["model"].iloc[n_labels - 1] == new
+
+
+def test_refuses_what_does_not_apply():
+    ds = _two_rings(60)
+    with pytest.raises(ValueError, match="candidates must include 'rls'"):
+        simulate_auto_model(ds, budget=3, candidates=("harmonic",))
+    with pytest.raises(ValueError, match="choose auto, margin or random"):
+        simulate_auto_model(ds, budget=3, strategy="arls")
+
+
+def test_cli_auto_writes_the_curve_with_the_model_column(tmp_path, capsys):
+    ds = _two_rings(100)
+    pd.DataFrame({"f1": ds.X[:, 0], "f2": ds.X[:, 1], "label": ds.y}).to_csv(tmp_path / "pool.csv", index=False)
+    out = tmp_path / "curve.csv"
+    code = cli.main(["simulate", str(tmp_path / "pool.csv"), "--model", "auto", "--budget", "12",
+                     "--graph-k", "6", "--out", str(out)])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    curve = pd.read_csv(out)
+    assert len(curve) == 12 and "model" in curve.columns
+    assert "chosen by leave-one-out" in err and "final accuracy" in err
+    code = cli.main(["simulate", str(tmp_path / "pool.csv"), "--model", "auto", "--initial", "2", "--budget", "3"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "--initial" in err
+
+
+def test_app_accepts_model_auto(monkeypatch):
+    from labeler.cli.graph import app_model_to_env
+    monkeypatch.delenv("LABELER_MODEL", raising=False)
+    app_model_to_env({"model": "auto", "knn": 10})
+    import os
+    assert '"auto"' in os.environ["LABELER_MODEL"]
+
+
+def test_width_and_lam_are_rls_while_it_answers():
+    eager = simulate_auto_model(_two_rings(), budget=14, seed=0, rule=SwitchRule(p_switch=1.0 + 1e-9, min_labels=10))
+    rls = eager["model"] == "rls"
+    assert eager.loc[rls, "lam"].gt(0).all() and eager.loc[~rls, "lam"].isna().all()
+
+
+def test_app_default_model_leaves_a_given_environment(monkeypatch):
+    import json
+    import os
+    from labeler.cli.graph import app_model_to_env
+    from labeler.session.model_selection import DEFAULT_MODEL
+    monkeypatch.delenv("LABELER_MODEL", raising=False)
+    app_model_to_env({"model": None})
+    assert json.loads(os.environ.get("LABELER_MODEL", "{}")).get("model", "rls") == DEFAULT_MODEL
+    monkeypatch.setenv("LABELER_MODEL", '{"model": "harmonic"}')
+    app_model_to_env({"model": None})
+    assert json.loads(os.environ["LABELER_MODEL"]) == {"model": "harmonic"}
