@@ -35,7 +35,7 @@ from core.calibration import estimated_error_rate, expected_calibration_error, f
 from core.confidence import soft_confidence  # noqa: E402
 from core.criteria.risk import predicted_class_indices  # noqa: E402
 from core.learner import ActiveRLS  # noqa: E402
-from core.strategies import query  # noqa: E402
+from core.strategies import query_one  # noqa: E402
 from labeler.data import load_dataset  # noqa: E402
 from labeler.experiments.simulate import OutOfPoolPredictor, app_settings  # noqa: E402
 
@@ -105,7 +105,7 @@ def run_task(name: str, seed: int, checkpoints, tmp: str) -> tuple[list, list]:
     y_val_codes = np.array([code[v] for v in y_val.tolist()])
     rows, tracking = [], []
     for step in range(1, max(checkpoints) + 1):
-        i = query(learner, "auto", rng)
+        i = query_one(learner, "auto", rng)
         learner.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
         if step not in checkpoints:
             continue

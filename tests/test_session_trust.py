@@ -71,7 +71,7 @@ def test_suspects_rank_a_flipped_label_first_and_match_refits(labelled):
     other = [c for c in s.classes if c != y[j]][0]
     s.relabel(j, other)
     table = s.suspects()
-    assert list(table.columns) == ["index", "id", "label", "suggested", "score", "source", "rank"]
+    assert list(table.columns) == ["index", "id", "label", "suggested", "score", "source", "kept", "rank"]
     assert table["rank"].tolist() == list(range(1, len(table) + 1))
     assert np.all(np.diff(table["score"].to_numpy()) <= 0)
     # its neighbours' LOO predictions now lean towards the wrong label too: the flip is among the

@@ -19,7 +19,7 @@ import numpy as np
 
 from core.validation import check_index
 
-from ..store import Accept, Label, Relabel, Skip, Undo, Unlabel, Unskip
+from ..store import Accept, Keep, Label, Relabel, Skip, Undo, Unlabel, Unskip
 from ..store.events import LABEL_EVENT_SOURCES
 
 __all__ = ["Labelling", "BULK_SOURCES"]
@@ -225,6 +225,34 @@ class Labelling:
 
         return self._commit(build) is not None
 
+    def keep(self, index, score: float, suggested=None, expected_label=None) -> bool:
+        """Mark the label of a labelled point as reviewed and kept (from the suspects list):
+        one undoable action that changes no label, stored with the suspicion ``score`` and the
+        class the model ``suggested`` at the time (:meth:`.views.Views.suspects` reads them back).
+
+        Returns
+        -------
+        bool
+            True if stored; False (nothing written) when the point is not labelled or is no
+            longer labelled ``expected_label``.
+
+        Raises
+        ------
+        IndexError
+            ``index`` out of range. ValueError: ``score`` outside [0, 1]. Nothing changes.
+        """
+        index = self._check_point(index)
+        expected_label = self._check_expected_label(expected_label)
+        Keep(index, "", score)  # validates the score before anything is written
+
+        def build():
+            rec = self._log.labels.get(index)
+            if rec is None or (expected_label is not None and rec.label != expected_label):
+                return None
+            return [Keep(index, rec.label, float(score), None if suggested is None else str(suggested))]
+
+        return self._commit(build) is not None
+
     def unlabel(self, index, expected_label=None) -> bool:
         """Remove the label of a labelled point: one action, stored first, then applied with
         the learner's exact removal (``ActiveRLS.remove``); the point can be queried again.
@@ -281,7 +309,7 @@ class Labelling:
     def undo(self, expected_action=None) -> int | None:
         """Undo the last undoable action exactly: a label, an accepted batch (all of it), a
         skip or un-skip, a relabel or unlabel (one point or a batch), a class rename or
-        deletion. Adding a class and settings are not undone.
+        deletion, a keep. Adding a class and settings are not undone.
 
         Parameters
         ----------
@@ -323,6 +351,8 @@ class Labelling:
             return change.added[-1].index
         if change.removed:
             return change.removed[0].index  # removed in reverse order: [0] is the batch's last
+        if change.kept:
+            return change.kept[-1]
         return -1  # a rename or deletion of a class
 
     def accept_predictions(self, indices, labels=None, expected_version=None) -> int:

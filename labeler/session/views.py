@@ -30,7 +30,7 @@ from .. import export as _export
 from .config import SessionConfig
 from .explain import explain
 
-__all__ = ["Views", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY"]
+__all__ = ["Views", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY", "KEEP_SCORE_MARGIN", "label_origin"]
 
 INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set at creation
 #: A graph model's calibration is refitted after every label up to this many labels, then
@@ -38,6 +38,11 @@ INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set
 GRAPH_CALIBRATION_EVERY_LABEL = 20
 #: A bin whose accuracy interval reaches below this asks before its predictions are accepted.
 BULK_ACCEPT_MIN_ACCURACY = 0.95
+#: A kept label (a ``keep`` event) stays off the suspects list while its label is the one kept,
+#: the model suggests the class it suggested then, and its suspicion score has not risen by
+#: more than this since: a new suggestion or a score this much higher is a material change of
+#: the leave-one-out view (new labels nearby), and the label is shown for review again.
+KEEP_SCORE_MARGIN = 0.2
 
 
 class Views:
@@ -277,16 +282,24 @@ class Views:
         table["model_changed"] = table["model"].ne(table["model"].shift()) & (table.index > 0)
         return table
 
-    def suspects(self) -> pd.DataFrame:
+    def suspects(self, hide_kept: bool = False) -> pd.DataFrame:
         """Labelled points ranked by how likely their label is wrong (most suspect first).
 
         The score is ``1 - p(label)`` under the calibrated exact LOO probabilities
         (:func:`core.calibration.label_suspicion`): the model fitted without the point.
 
+        Parameters
+        ----------
+        hide_kept : bool
+            Leave out the labels the user kept (``kept`` True).
+
         Returns
         -------
         pandas.DataFrame
-            Columns index, id, label, suggested, score, source, rank (1 = most suspect).
+            Columns index, id, label, suggested, score, source, rank (1 = most suspect) and
+            kept: the label was kept (a ``keep`` event) and the model's view of it has not
+            changed materially since (same label and suggestion, score at most
+            :data:`KEEP_SCORE_MARGIN` higher).
         """
         def compute():
             idx, y, F, _ = self._loo_rows()
@@ -305,11 +318,18 @@ class Views:
                 "score": score,
                 "source": pd.Series([self._shown_source(r) for r in recs], dtype=object),
             })
+            kept = self._log.kept
+            table["kept"] = np.array([
+                (k := kept.get(int(i))) is not None and k.label == lab and k.suggested == sug
+                and sc <= k.score + KEEP_SCORE_MARGIN
+                for i, lab, sug, sc in zip(table["index"], table["label"], table["suggested"], table["score"])],
+                dtype=bool)
             table = table.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
             table["rank"] = np.arange(1, len(table) + 1)
             return table
 
-        return self._cached("suspects", compute).copy()
+        table = self._cached("suspects", compute).copy()
+        return table[~table["kept"]].reset_index(drop=True) if hide_kept else table
 
     def stopping_signal(self):
         """Whether further labels are likely to help (:class:`.stopping.StoppingSignal`):

@@ -17,7 +17,7 @@ from labeler.ui import state
 
 __all__ = ["label", "skip", "unskip", "relabel", "unlabel", "undo", "add_class", "rename_class",
            "delete_class", "move_class_labels", "unlabel_class", "accept", "set_setting", "choose",
-           "back", "label_area", "label_grid", "similar", "clear_area"]
+           "back", "label_area", "label_grid", "similar", "clear_area", "keep"]
 
 
 def _run(action, *args):
@@ -196,6 +196,19 @@ def relabel(index: int, name, expected_label, panel_rev: int | None = None) -> N
         state.clear_selection()
         state.flash("success", f"Point #{int(index)} is now labelled {name!r} (was "
                                f"{expected_label!r}; Undo reverts it).")
+    elif done is False:
+        state.flash("warning", why)
+
+
+def keep(index: int, expected_label) -> None:
+    """Keep the label ``expected_label`` of point ``index`` (reviewed in the Suspects tab): one
+    stored, undoable action; refused, and explained, when the point changed first."""
+    done, why = _changed_or_why(
+        lambda s: s.keep(int(index), expected_label=expected_label),
+        lambda s: s.why_not_changed(int(index), "unlabel", None, expected_label))
+    if done:
+        state.flash("success", f"Kept label {expected_label!r} of point #{int(index)}: it leaves the "
+                               "suspects list until the model's view of it changes (Undo reverts it).")
     elif done is False:
         state.flash("warning", why)
 
