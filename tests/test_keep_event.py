@@ -172,3 +172,46 @@ def test_a_version_3_store_is_upgraded_keeping_events_and_chain(tmp_path):
     assert "'keep'" in ddl and "'batch_guess'" in ddl and "'similar_guess'" in ddl
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()
+
+
+# ---- labels left on the model's guess ----------------------------------------------------------
+
+
+def test_grid_picks_left_on_the_guess_are_stored_apart_and_exported_as_guesses(labelled, tmp_path):
+    s, _ = labelled
+    free = [i for i in range(s.n_samples) if i not in s.labels][:4]
+    pred = s.predictions()["predicted"]
+    other = {i: next(c for c in s.classes if c != pred[i]) for i in free}
+    labels = {free[0]: pred[free[0]], free[1]: pred[free[1]], free[2]: other[free[2]], free[3]: pred[free[3]]}
+    with pytest.raises(ValueError, match="guessed must name points"):
+        s.label_many(labels, "batch", guessed=[999])
+    with pytest.raises(ValueError, match="guessed must name points"):
+        s.label_many(labels, "selection", guessed=[free[0]])
+    slope_before = s.calibration().slope
+    # free[3] equals the guess but its picker started on "not sure": the user's own pick
+    assert s.label_many(labels, "batch", guessed=[free[0], free[1]]) == 4
+    sources = {i: s._log.labels[i].source for i in free}
+    assert sources == {free[0]: "batch_guess", free[1]: "batch_guess", free[2]: "batch", free[3]: "batch"}
+    idx, y, F, keep = s.views._loo_rows()
+    assert dict(zip(idx.tolist(), keep.tolist()))[free[0]] is False  # guesses do not calibrate
+    assert dict(zip(idx.tolist(), keep.tolist()))[free[2]] is True
+    assert slope_before > 0
+    table = s.export_table()
+    origin = table.set_index("id")["origin"]
+    ids = np.asarray(s.dataset.ids)
+    assert [origin[ids[i]] for i in free] == ["batch-guess", "batch-guess", "batch-confirmed", "batch-confirmed"]
+    assert set(origin[[ids[i] for i in s.labels if i not in free]]) == {"user"}
+    guessed = table[table["origin"].str.endswith("guess")]
+    assert sorted(guessed.index.tolist()) == sorted(free[:2])
+    s.accept_predictions([i for i in range(s.n_samples) if i not in s.labels][:2])
+    assert (s.export_table()["origin"] == "bulk-guess").sum() == 2
+    path = s.export(tmp_path / "out.csv")
+    import pandas as pd
+    back = pd.read_csv(path)
+    assert list(back.columns[:4]) == ["id", "label", "source", "origin"]
+    assert (back["origin"].str.endswith("guess")).sum() == 4
+    # stored and replayed
+    sid, store = s.id, s.store_path
+    s.close()
+    with LabelingSession.open(store, sid) as r:
+        assert {i: r._log.labels[i].source for i in free} == sources

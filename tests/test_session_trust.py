@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.calibration import fit_temperature
+from core.calibration import fit_calibration
 from core.confidence import soft_confidence
 from labeler.session import LabelingSession, SessionConfig
 
@@ -27,7 +27,7 @@ def test_confidence_shown_and_exported_is_the_calibrated_one(labelled):
     cal = s.calibration()
     order = list(s.learner.labels)
     codes = [s.learner.classes.index(s.labels[i]) for i in order]
-    assert cal.slope == pytest.approx(fit_temperature(s.learner.loo_decision_values(), codes).slope)
+    assert cal.slope == pytest.approx(fit_calibration(s.learner.loo_decision_values(), codes).slope)
     _, want = cal.confidence(F)
     assert np.allclose(s.predictions()["confidence"].to_numpy(float), want)
     assert not np.allclose(want, soft_confidence(F)[1])
@@ -44,7 +44,7 @@ def test_accepted_predictions_do_not_calibrate(labelled):
     idx, y, F, keep = s.views._loo_rows()
     assert keep.sum() == 14 and (~keep).sum() == 5
     codes = np.array([s.learner.classes.index(v) for v in y])
-    assert s.calibration().slope == pytest.approx(fit_temperature(F[keep], codes[keep]).slope)
+    assert s.calibration().slope == pytest.approx(fit_calibration(F, codes, weights=keep.astype(float)).slope)
     assert before > 0
 
 

@@ -460,7 +460,7 @@ class Labelling:
             )
         return out
 
-    def label_many(self, labels, via: str, expected_version=None) -> int:
+    def label_many(self, labels, via: str, expected_version=None, guessed=()) -> int:
         """Label several points, each with its own class, as ONE action (one undo step).
 
         Parameters
@@ -474,6 +474,11 @@ class Labelling:
             The :attr:`n_events` of the state the page was drawn from. If the state changed
             since (decided inside the commit, after catching up with other tabs), nothing is
             written: the selection the user saw may no longer hold (:meth:`why_not_labelled`).
+        guessed : iterable of int, optional
+            Points of a "similar" or "batch" grid whose picker started on the model's guess
+            and was left on it: stored with the source ``similar_guess`` / ``batch_guess``, so
+            that they can be told apart from the user's own picks (calibration leaves them out;
+            the export marks them).
 
         Returns
         -------
@@ -488,6 +493,10 @@ class Labelling:
             IndexError: an index out of range. Nothing is written.
         """
         wanted = self._check_bulk(labels, via, expected_version)
+        guessed = {int(i) for i in guessed}
+        if guessed and (via not in ("similar", "batch") or not guessed <= set(wanted)):
+            raise ValueError(f"guessed must name points of the {via!r} grid being labelled, and only "
+                             f"a 'similar' or 'batch' grid has guesses; got {sorted(guessed)[:5]}.")
 
         def build():
             if expected_version is not None and int(expected_version) != self._log.n_events:
@@ -495,7 +504,7 @@ class Labelling:
             todo = [i for i in wanted if i not in self._log.labels]
             if not todo:
                 return None
-            return [Accept(i, wanted[i], via) for i in todo]
+            return [Accept(i, wanted[i], f"{via}_guess" if i in guessed else via) for i in todo]
 
         change = self._commit(build)
         return 0 if change is None else len(change.added)

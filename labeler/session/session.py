@@ -722,9 +722,9 @@ class LabelingSession:
         """See :meth:`.labelling.Labelling.accept_predictions`."""
         return self.labelling.accept_predictions(indices, labels, expected_version)
 
-    def label_many(self, labels, via: str, expected_version=None) -> int:
+    def label_many(self, labels, via: str, expected_version=None, guessed=()) -> int:
         """See :meth:`.labelling.Labelling.label_many`."""
-        return self.labelling.label_many(labels, via, expected_version)
+        return self.labelling.label_many(labels, via, expected_version, guessed)
 
     def label_points(self, indices, label, via: str = "selection", expected_version=None) -> int:
         """See :meth:`.labelling.Labelling.label_points`."""

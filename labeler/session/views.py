@@ -20,13 +20,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.calibration import estimated_error_rate, fit_temperature, label_suspicion
+from core.calibration import estimated_error_rate, fit_calibration, label_suspicion, standardized_suspicion
 from core.confidence import confidence_bins as _confidence_bins
 from core.criteria.risk import predicted_class_indices
-from core.learner.base import CHEAP_LOO, EXPECTED_RISK
+from core.learner.base import CHEAP_LOO, EXPECTED_RISK, POSTERIOR_VARIANCE
 from core.rls.tuning import loo_readiness
 
 from .. import export as _export
+from ..store import GUESS_SOURCES
 from .config import SessionConfig
 from .explain import explain
 
@@ -183,11 +184,12 @@ class Views:
         """The labelled points' exact LOO decision values in the log's labelling order.
 
         Returns ``(idx, y, F, keep)``: point indices (l,), labels (l,) object, LOO decision
-        values (l, T) and whether each label is the user's (accepted predictions are not: they
-        only repeat the model's guess), all in :attr:`labels` order.
+        values (l, T) and whether each label is the user's (accepted predictions and grid picks
+        left on the model's guess, :data:`labeler.store.GUESS_SOURCES`, are not: they only
+        repeat the model's guess), all in :attr:`labels` order.
         """
         idx, y = self._labelled_arrays()
-        keep = np.array([self._shown_source(r) != "accepted" for r in self._log.labels.values()],
+        keep = np.array([r.source not in GUESS_SOURCES for r in self._log.labels.values()],
                         dtype=bool)
         T = self.learner.n_outputs
         if idx.size == 0:
@@ -199,13 +201,13 @@ class Views:
 
     def calibration(self):
         """The temperature fitted on the LOO decision values of the user's labels
-        (:func:`core.calibration.fit_temperature`; accepted predictions left out), refitted
-        once per state. Every confidence the session shows or exports uses it."""
+        (:func:`core.calibration.fit_calibration`: class-count weights and prior; labels that
+        repeat the model's guess left out), refitted once per state. Every confidence the session shows or exports uses it."""
         def compute():
             idx, y, F, keep = self._loo_rows()
             classes = list(self.learner.classes)
             codes = np.array([classes.index(v) for v in y], dtype=np.int64)
-            return fit_temperature(F, codes, weights=keep.astype(np.float64))
+            return fit_calibration(F, codes, weights=keep.astype(np.float64), n_classes=len(classes))
 
         if CHEAP_LOO in self.learner.capabilities:  # ARLS: the LOO values are O(labels), refit every state
             return self._cached("calibration", compute)
@@ -285,8 +287,10 @@ class Views:
     def suspects(self, hide_kept: bool = False) -> pd.DataFrame:
         """Labelled points ranked by how likely their label is wrong (most suspect first).
 
-        The score is ``1 - p(label)`` under the calibrated exact LOO probabilities
-        (:func:`core.calibration.label_suspicion`): the model fitted without the point.
+        The score is ``1 - p(label)`` under the calibrated exact LOO probabilities: the model
+        fitted without the point; with kernel RLS its LOO values divided by their LOO spread
+        first (:func:`core.calibration.standardized_suspicion`), with a graph model as they are
+        (:func:`core.calibration.label_suspicion`).
 
         Parameters
         ----------
@@ -302,10 +306,15 @@ class Views:
             :data:`KEEP_SCORE_MARGIN` higher).
         """
         def compute():
-            idx, y, F, _ = self._loo_rows()
-            classes = list(self.learner.classes)
+            idx, y, F, keep = self._loo_rows()
+            learner = self.learner
+            classes = list(learner.classes)
             codes = np.array([classes.index(v) for v in y], dtype=np.int64)
-            if idx.size:
+            if idx.size and POSTERIOR_VARIANCE in learner.capabilities:
+                row = {i: k for k, i in enumerate(learner.labels)}  # learner order -> log order
+                sd = np.asarray(learner.loo_predictive_sd())[[row[i] for i in idx.tolist()]]
+                score, suggested = standardized_suspicion(F, codes, sd, weights=keep.astype(np.float64))
+            elif idx.size:
                 score, suggested = label_suspicion(self.calibration(), F, codes)
             else:
                 score, suggested = np.zeros(0), np.zeros(0, dtype=np.int64)

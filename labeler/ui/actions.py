@@ -343,9 +343,9 @@ def back() -> None:
 _VIA_WORDS = {"selection": "selected", "similar": "similar", "batch": "batch"}
 
 
-def _label_many_or_why(labels: dict, via: str, version: int) -> None:
+def _label_many_or_why(labels: dict, via: str, version: int, guessed=()) -> None:
     def run(s):
-        n = s.label_many(labels, via, expected_version=int(version))
+        n = s.label_many(labels, via, expected_version=int(version), guessed=guessed)
         return n, (None if n else s.why_not_labelled(list(labels), int(version)))
 
     result = _run(run)
@@ -373,14 +373,18 @@ def label_area(indices, name, version: int) -> None:
     _label_many_or_why({int(i): name for i in indices}, "selection", version)
 
 
-def label_grid(indices, keys, via: str, version: int) -> None:
+def label_grid(indices, keys, via: str, version: int, presets=None) -> None:
     """Label the points of a grid ("more like this" or a batch), each with the class picked in
-    its selector (``st.session_state[keys[j]]``): one action, one undo step."""
+    its selector (``st.session_state[keys[j]]``): one action, one undo step. ``presets``: the
+    model's guess each selector started on (None: started on "not sure"); a pick still equal
+    to it is stored as a guess (source ``<via>_guess``)."""
     labels = {int(i): st.session_state.get(k) for i, k in zip(indices, keys)}
     if any(v is None for v in labels.values()):
         state.flash("warning", "Pick a class for every point of the grid first.")
         return
-    _label_many_or_why(labels, via, version)
+    presets = presets or [None] * len(labels)
+    guessed = [int(i) for i, p in zip(indices, presets) if p is not None and labels[int(i)] == p]
+    _label_many_or_why(labels, via, version, guessed)
     # the grid is a fragment (labeler.ui.bulk_panels.render_bulk_tab): rerun the whole page
     # after it, so the flash message, the map and the counts show what happened
     st.session_state["grid_labelled"] = True
