@@ -8,9 +8,10 @@ the app's default strategy ("auto") asks for, with their true labels. At each la
 * ECE (expected calibration error, 10 equal-width bins) of the soft confidence of docs/algorithms.md §2 and of
   the calibrated ones (:mod:`core.calibration`: temperature fitted on the labels' exact LOO
   decision values): ``plain`` (every label weight 1, prior ``N(log 2, 1)``: the first
-  version), ``calibrated`` (:func:`core.calibration.fit_calibration`, what the app uses:
-  class-count weights and prior) and ``pool-weighted`` (the same with the pool-margin weights),
-  and the validation accuracy;
+  version), ``calibrated`` (:func:`core.calibration.fit_calibration`: class-count weights and
+  prior; what the app uses with two classes) and ``pool-weighted`` (the same with the
+  pool-margin weights; what the app uses with more than two classes), and the validation
+  accuracy;
 * the estimated error rate of the unlabelled pool (mean of ``1 - calibrated confidence``, with
   its 95 % interval) against the true error rate of the pool's predictions: over all label
   counts and seeds, their correlation, mean absolute gap and how often the interval holds it.

@@ -102,3 +102,25 @@ def test_error_rate_trace_marks_a_width_change_and_draws(labelled):
     assert len(fig.layout.shapes) == 1 and fig.layout.shapes[0].x0 == 15
     text = error_rate_caption(s.pool_error_rate())
     assert "%" in text and "LOO error of your 15 labels" in text
+
+
+def test_with_more_than_two_classes_the_fit_weights_labels_by_the_pool_margins(tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    centres = np.array([[0, 0], [4, 0], [0, 4]])
+    y = np.repeat(["a", "b", "c"], 50)
+    X = centres[np.repeat([0, 1, 2], 50)] + rng.normal(size=(150, 2))
+    pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "label": y}).to_csv(tmp_path / "t.csv", index=False)
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset=str(tmp_path / "t.csv"), seed=1,
+                                                                  strategy="arls", initial_labels=0))
+    truth = np.asarray(s.dataset.y).astype(str)
+    for _ in range(12):
+        q = s.next_query()
+        s.label(q, truth[q], expected_query=q)
+    idx, yy, F, keep = s.views._loo_rows()
+    codes = np.array([s.learner.classes.index(v) for v in yy])
+    pool = np.asarray(s.learner.decision_values)[[i for i in range(s.n_samples) if i not in s.labels]]
+    want = fit_calibration(F, codes, weights=keep.astype(float), F_pool=pool)
+    assert s.calibration().slope == pytest.approx(want.slope)
+    assert want.slope != pytest.approx(fit_calibration(F, codes, weights=keep.astype(float)).slope)

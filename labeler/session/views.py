@@ -201,13 +201,20 @@ class Views:
 
     def calibration(self):
         """The temperature fitted on the LOO decision values of the user's labels
-        (:func:`core.calibration.fit_calibration`: class-count weights and prior; labels that
-        repeat the model's guess left out), refitted once per state. Every confidence the session shows or exports uses it."""
+        (:func:`core.calibration.fit_calibration`: class-count weights and prior, and with more
+        than two classes the pool-margin weights (docs/trust.md); labels that repeat the model's
+        guess left out), refitted once per state. Every confidence the session shows or exports uses it."""
         def compute():
             idx, y, F, keep = self._loo_rows()
             classes = list(self.learner.classes)
             codes = np.array([classes.index(v) for v in y], dtype=np.int64)
-            return fit_calibration(F, codes, weights=keep.astype(np.float64), n_classes=len(classes))
+            pool = None
+            if len(classes) > 2:  # the pool-margin weights: measured better on 10 classes only
+                mask = np.ones(self.n_samples, dtype=bool)
+                mask[list(self._log.labels)] = False
+                pool = np.asarray(self.learner.decision_values, dtype=np.float64)[mask]
+            return fit_calibration(F, codes, weights=keep.astype(np.float64), F_pool=pool,
+                                   n_classes=len(classes))
 
         if CHEAP_LOO in self.learner.capabilities:  # ARLS: the LOO values are O(labels), refit every state
             return self._cached("calibration", compute)
