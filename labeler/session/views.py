@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.calibration import estimated_error_rate, fit_calibration, label_suspicion, standardized_suspicion
+from core.calibration import estimated_error_rate, fit_calibration, label_suspicion
 from core.confidence import confidence_bins as _confidence_bins
 from core.criteria.risk import predicted_class_indices
-from core.learner.base import CHEAP_LOO, EXPECTED_RISK, POSTERIOR_VARIANCE
+from core.learner.base import CHEAP_LOO, EXPECTED_RISK
 from core.rls.tuning import loo_readiness
 
 from .. import export as _export
@@ -294,10 +294,8 @@ class Views:
     def suspects(self, hide_kept: bool = False) -> pd.DataFrame:
         """Labelled points ranked by how likely their label is wrong (most suspect first).
 
-        The score is ``1 - p(label)`` under the calibrated exact LOO probabilities: the model
-        fitted without the point; with kernel RLS its LOO values divided by their LOO spread
-        first (:func:`core.calibration.standardized_suspicion`), with a graph model as they are
-        (:func:`core.calibration.label_suspicion`).
+        The score is ``1 - p(label)`` under the calibrated exact LOO probabilities
+        (:func:`core.calibration.label_suspicion`): the model fitted without the point.
 
         Parameters
         ----------
@@ -313,15 +311,10 @@ class Views:
             :data:`KEEP_SCORE_MARGIN` higher).
         """
         def compute():
-            idx, y, F, keep = self._loo_rows()
-            learner = self.learner
-            classes = list(learner.classes)
+            idx, y, F, _ = self._loo_rows()
+            classes = list(self.learner.classes)
             codes = np.array([classes.index(v) for v in y], dtype=np.int64)
-            if idx.size and POSTERIOR_VARIANCE in learner.capabilities:
-                row = {i: k for k, i in enumerate(learner.labels)}  # learner order -> log order
-                sd = np.asarray(learner.loo_predictive_sd())[[row[i] for i in idx.tolist()]]
-                score, suggested = standardized_suspicion(F, codes, sd, weights=keep.astype(np.float64))
-            elif idx.size:
+            if idx.size:
                 score, suggested = label_suspicion(self.calibration(), F, codes)
             else:
                 score, suggested = np.zeros(0), np.zeros(0, dtype=np.int64)
