@@ -37,6 +37,9 @@ INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set
 #: A graph model's calibration is refitted after every label up to this many labels, then
 #: when the label count has moved by a quarter (its LOO values cost one solve per label).
 GRAPH_CALIBRATION_EVERY_LABEL = 20
+#: At most this many unlabelled points (every k-th) give the pool's margins for the
+#: calibration's pool-margin weights (more classes than two): their quartiles are what is used.
+POOL_MARGIN_SAMPLE = 50_000
 #: A bin whose accuracy interval reaches below this asks before its predictions are accepted.
 BULK_ACCEPT_MIN_ACCURACY = 0.95
 #: A kept label (a ``keep`` event) stays off the suspects list while its label is the one kept,
@@ -212,7 +215,10 @@ class Views:
             if len(classes) > 2:  # the pool-margin weights: measured better on 10 classes only
                 mask = np.ones(self.n_samples, dtype=bool)
                 mask[list(self._log.labels)] = False
-                pool = np.asarray(self.learner.decision_values, dtype=np.float64)[mask]
+                rows = np.flatnonzero(mask)
+                # the margins' quartiles need no more than POOL_MARGIN_SAMPLE points (every k-th)
+                rows = rows[::max(1, -(-rows.size // POOL_MARGIN_SAMPLE))]
+                pool = np.asarray(self.learner.decision_values, dtype=np.float64)[rows]
             return fit_calibration(F, codes, weights=keep.astype(np.float64), F_pool=pool,
                                    n_classes=len(classes))
 
