@@ -61,12 +61,13 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--budget", type=int, default=500)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     args = parser.parse_args(argv)
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in args.tasks:
-            for seed in range(args.seeds):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
                 rows.append(run(name, seed, args.budget))
                 print(f"# {rows[-1]}", file=sys.stderr, flush=True)
     pd.set_option("display.width", 200)
