@@ -6,8 +6,12 @@ the app's default strategy ("auto") asks for, with their true labels. At each la
 ``--labels`` it measures, on the task's held-out validation set:
 
 * ECE (expected calibration error, 10 equal-width bins) of the soft confidence of docs/algorithms.md §2 and of
-  the calibrated one (:mod:`core.calibration`: temperature fitted on the labels' exact LOO
-  decision values), and the validation accuracy;
+  the calibrated ones (:mod:`core.calibration`: temperature fitted on the labels' exact LOO
+  decision values): ``plain`` (every label weight 1, prior ``N(log 2, 1)``: the first
+  version), ``calibrated`` (:func:`core.calibration.fit_calibration`: class-count weights and
+  prior; what the app uses with two classes) and ``pool-weighted`` (the same with the
+  pool-margin weights; what the app uses with more than two classes), and the validation
+  accuracy;
 * the estimated error rate of the unlabelled pool (mean of ``1 - calibrated confidence``, with
   its 95 % interval) against the true error rate of the pool's predictions: over all label
   counts and seeds, their correlation, mean absolute gap and how often the interval holds it.
@@ -31,11 +35,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from core.calibration import estimated_error_rate, expected_calibration_error, fit_temperature  # noqa: E402
+from core.calibration import estimated_error_rate, expected_calibration_error, fit_calibration, fit_temperature  # noqa: E402
 from core.confidence import soft_confidence  # noqa: E402
 from core.criteria.risk import predicted_class_indices  # noqa: E402
 from core.learner import ActiveRLS  # noqa: E402
-from core.strategies import query  # noqa: E402
+from core.strategies import query_one  # noqa: E402
 from labeler.data import load_dataset  # noqa: E402
 from labeler.experiments.simulate import OutOfPoolPredictor, app_settings  # noqa: E402
 
@@ -105,25 +109,30 @@ def run_task(name: str, seed: int, checkpoints, tmp: str) -> tuple[list, list]:
     y_val_codes = np.array([code[v] for v in y_val.tolist()])
     rows, tracking = [], []
     for step in range(1, max(checkpoints) + 1):
-        i = query(learner, "auto", rng)
+        i = query_one(learner, "auto", rng)
         learner.add(i, y[i].item() if hasattr(y[i], "item") else y[i])
         if step not in checkpoints:
             continue
         labels = learner.labels
-        fit = fit_temperature(learner.loo_decision_values(), np.array([code[v] for v in labels.values()]))
+        F_loo = learner.loo_decision_values()
+        codes = np.array([code[v] for v in labels.values()])
+        pool = learner.unlabeled_indices
+        F_pool = learner.decision_values[pool]
+        fits = {"plain": fit_temperature(F_loo, codes), "calibrated": fit_calibration(F_loo, codes),
+                "pool_weighted": fit_calibration(F_loo, codes, F_pool=F_pool)}
         F_val = predictor.decision_values(learner)
         correct = predicted_class_indices(F_val) == y_val_codes
         _, soft = soft_confidence(F_val)
-        _, cal = fit.confidence(F_val)
-        pool = learner.unlabeled_indices
-        F_pool = learner.decision_values[pool]
-        est = estimated_error_rate(fit, F_pool)
         true_err = float(np.mean(learner.predict()[pool] != y[pool]))
-        rows.append({"task": name, "seed": seed, "labels": step, "accuracy": correct.mean(),
-                     "ece_soft": expected_calibration_error(soft, correct),
-                     "ece_calibrated": expected_calibration_error(cal, correct), "slope": fit.slope})
-        tracking.append({"task": name, "seed": seed, "labels": step, "estimated": est.rate,
-                         "lower": est.lower, "upper": est.upper, "true": true_err})
+        row = {"task": name, "seed": seed, "labels": step, "accuracy": correct.mean(),
+               "ece_soft": expected_calibration_error(soft, correct)}
+        for key, fit in fits.items():
+            row[f"ece_{key}"] = expected_calibration_error(fit.confidence(F_val)[1], correct)
+            est = estimated_error_rate(fit, F_pool)
+            tracking.append({"task": name, "seed": seed, "labels": step, "fit": key, "estimated": est.rate,
+                             "lower": est.lower, "upper": est.upper, "true": true_err})
+        row["slope"] = fits["calibrated"].slope
+        rows.append(row)
     return rows, tracking
 
 
@@ -143,7 +152,7 @@ def main(argv=None) -> int:
                 tracking += t
                 print(f"# {name} seed {seed} done", file=sys.stderr, flush=True)
     table = pd.DataFrame(rows).groupby(["task", "labels"], sort=False)[
-        ["accuracy", "ece_soft", "ece_calibrated", "slope"]].mean()
+        ["accuracy", "ece_soft", "ece_plain", "ece_calibrated", "ece_pool_weighted", "slope"]].mean()
     pd.set_option("display.width", 200)
     print(f"ECE on the validation set (10 equal-width bins), mean of {args.seeds} seed(s), strategy auto")
     print(table.round(3).to_string())
@@ -151,17 +160,19 @@ def main(argv=None) -> int:
     print("\nEstimated error rate of the unlabelled pool against its true error rate "
           "(all label counts and seeds)")
     out = []
-    for name, g in track.groupby("task", sort=False):
+    for (name, fit), g in track.groupby(["task", "fit"], sort=False):
         corr = float(np.corrcoef(g["estimated"], g["true"])[0, 1]) if len(g) > 2 else float("nan")
-        out.append({"task": name, "points": len(g), "correlation": corr,
+        out.append({"task": name, "fit": fit, "points": len(g), "correlation": corr,
                     "mean_abs_gap_pct": 100 * float(np.mean(np.abs(g["estimated"] - g["true"]))),
                     "interval_holds": float(np.mean((g["lower"] <= g["true"]) & (g["true"] <= g["upper"]))),
                     "mean_true_pct": 100 * float(g["true"].mean()),
                     "mean_estimated_pct": 100 * float(g["estimated"].mean())})
     print(pd.DataFrame(out).round(3).to_string(index=False))
-    allc = float(np.corrcoef(track["estimated"], track["true"])[0, 1])
-    print(f"\nall tasks: correlation {allc:.3f}, mean absolute gap "
-          f"{100 * float(np.mean(np.abs(track['estimated'] - track['true']))):.2f} points")
+    for fit, g in track.groupby("fit", sort=False):
+        allc = float(np.corrcoef(g["estimated"], g["true"])[0, 1])
+        print(f"all tasks, {fit}: correlation {allc:.3f}, mean absolute gap "
+              f"{100 * float(np.mean(np.abs(g['estimated'] - g['true']))):.2f} points")
+    print(pd.DataFrame(rows).round(4).to_csv(index=False), file=sys.stderr)
     return 0
 
 

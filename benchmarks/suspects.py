@@ -4,7 +4,9 @@ For each task, 5 % of the pool's labels (k of them) are flipped at random to ano
 and the table is written as a CSV. ``labeler suspects`` ranks its rows
 (:mod:`labeler.experiments.suspects`: the app's kernel model fitted on every label, width and
 lam tuned by leave-one-out, the calibrated exact LOO probability that each label is wrong);
-precision@k is the share of flipped rows among the k most suspect.
+precision@k is the share of flipped rows among the k most suspect. ``standardized`` ranks the
+same model's labels with the LOO values divided by their LOO predictive spread first
+(:func:`core.calibration.standardized_suspicion`, a z-score), an alternative measured here.
 
 The comparison: cleanlab's ``find_label_issues`` (ranked by self-confidence) on 5-fold
 out-of-fold probabilities of the same model -- kernel RLS with the same kernel, lam and class
@@ -32,7 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from core.calibration import fit_temperature  # noqa: E402
+from core.calibration import fit_temperature, standardized_suspicion  # noqa: E402
 from core.criteria.risk import target_codes  # noqa: E402
 from labeler.data import load_dataset  # noqa: E402
 from labeler.experiments.simulate import app_settings  # noqa: E402
@@ -110,11 +112,18 @@ def run(name: str, seed: int, tmp: str) -> dict:
     k = flipped.size
     truth = {f"r{i}" for i in flipped}
     ours = float(np.mean([i in truth for i in table["id"][:k]]))
+    names = list(learner.classes)
+    order = np.fromiter(learner.labels, dtype=np.intp, count=learner.n_labeled)
+    codes = np.array([names.index(v) for v in learner.labels.values()], dtype=np.int64)
+    F = learner.loo_decision_values()
+    z_score, _ = standardized_suspicion(F, codes, learner.loo_predictive_sd())
+    z_ids = np.asarray(ds.ids)[order][np.argsort(-z_score, kind="stable")]
+    z_precision = float(np.mean([i in truth for i in z_ids[:k]]))
     ranked = cleanlab_ranking(ds, learner, seed=seed)
     ids = np.asarray(ds.ids)
     theirs = float(sum(ids[i] in truth for i in ranked[:k]) / k)
     return {"task": name, "seed": seed, "rows": len(frame), "classes": len(classes), "flipped": k,
-            "precision_at_k": ours, "cleanlab_precision_at_k": theirs, "cleanlab_flagged": len(ranked),
+            "precision_at_k": ours, "standardized_precision_at_k": z_precision, "cleanlab_precision_at_k": theirs, "cleanlab_flagged": len(ranked),
             "seconds": seconds}
 
 
@@ -132,7 +141,8 @@ def main(argv=None) -> int:
                 print(f"# {rows[-1]}", file=sys.stderr, flush=True)
     table = pd.DataFrame(rows).groupby("task", sort=False).agg(
         rows=("rows", "first"), classes=("classes", "first"), flipped=("flipped", "first"),
-        precision_at_k=("precision_at_k", "mean"), cleanlab=("cleanlab_precision_at_k", "mean"),
+        precision_at_k=("precision_at_k", "mean"), standardized=("standardized_precision_at_k", "mean"),
+        cleanlab=("cleanlab_precision_at_k", "mean"),
         cleanlab_flagged=("cleanlab_flagged", "mean"), seconds=("seconds", "mean"))
     print(f"Precision among the k most suspect labels, {FLIP_SHARE:.0%} flipped, mean of {args.seeds} seed(s)")
     print(table.round(3).to_string())

@@ -25,6 +25,23 @@ infinity) and decides while there are few labels. ``J`` is minimised by Newton's
 the one parameter with the exact first and second derivatives (a bracketing fallback), so a
 refit after each label costs O(n_labeled K).
 
+Which labels, with which weight, and which prior (:func:`fit_calibration`, what the app uses):
+
+* a label whose class has ``n_c`` labels gets the weight ``(n_c - 1) / n_c``
+  (:func:`class_count_weights`): its LOO prediction is made from ``n_c - 1`` labels of its class
+  while the pool's predictions see ``n_c``, and the only label of a class can never be predicted
+  right without it (weight 0). With 20 labels on 10 classes the unweighted fit read the LOO
+  errors of the singletons as a pool accuracy of 30 %;
+* the prior's mean depends on the number of classes ``K``: ``s0 = log(2 + log(K - 1))``
+  (:func:`class_count_prior`). Binary this is the old ``log 2``. With ``K`` classes the top
+  class's probability at a margin ``m`` over the ``K - 1`` others is about
+  ``1 / (1 + (K - 1) exp(-a m))``; the slope ``a = 2 + log(K - 1)`` gives it the binary value
+  ``1 / (1 + exp(-2 m))`` at the unit margin ``m = 1`` (one-vs-all targets ``+1`` / ``-1``
+  differ by 2; a typical confident point has half of that).
+* optionally (``pool_decision_values``) each label is weighted by how typical its LOO margin is
+  of the unlabelled pool's margins (:func:`pool_margin_weights`): the active strategy asks for
+  the hard points, so the labels' margins are smaller than the pool's.
+
 The error rate of the pool, ``mean(1 - confidence)``, decreases in ``a`` (every top-class
 probability ``1 / sum_k exp(a (G_k - G_top))`` grows with ``a``), so its interval is the rate
 at the two ends of the Laplace interval of ``s``, widened by the binomial spread
@@ -40,6 +57,10 @@ from scipy.special import log_softmax, ndtri
 
 __all__ = [
     "CalibrationPrior",
+    "class_count_prior",
+    "class_count_weights",
+    "pool_margin_weights",
+    "fit_calibration",
     "TemperatureCalibration",
     "fit_temperature",
     "calibration_objective",
@@ -47,6 +68,7 @@ __all__ = [
     "estimated_error_rate",
     "ErrorRate",
     "label_suspicion",
+    "standardized_suspicion",
 ]
 
 
@@ -244,6 +266,117 @@ def fit_temperature(F_loo, y, weights=None, prior: CalibrationPrior = Calibratio
     return TemperatureCalibration(slope=float(np.exp(s)), log_slope_sd=float(sd), n_fitted=int((w > 0).sum()))
 
 
+def class_count_prior(n_classes: int, scale: float = 1.0) -> CalibrationPrior:
+    """The prior of the log-slope for ``n_classes`` classes: mean ``log(2 + log(K - 1))``
+    (``log 2`` for two classes; module docstring), standard deviation ``scale``."""
+    K = int(n_classes)
+    if K < 2:
+        raise ValueError(f"n_classes must be at least 2; got {n_classes!r}.")
+    return CalibrationPrior(log_slope=float(np.log(2.0 + np.log(K - 1.0))), scale=float(scale))
+
+
+def class_count_weights(y, n_classes: int) -> np.ndarray:
+    """Weight ``(n_c - 1) / n_c`` of each label, ``n_c`` the number of labels of its class.
+
+    Parameters
+    ----------
+    y : array-like of int, shape (n,)
+        Class index of each label, in ``[0, n_classes)``.
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        In [0, 1): 0 for the only label of a class (its LOO prediction cannot be right).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    if y.ndim != 1 or (y.size and (y.min() < 0 or y.max() >= int(n_classes))):
+        raise ValueError(f"y must be 1-D class indices in [0, {n_classes}); got shape {y.shape}.")
+    counts = np.bincount(y, minlength=int(n_classes)).astype(np.float64)
+    n_c = counts[y]
+    return (n_c - 1.0) / np.maximum(n_c, 1.0)
+
+
+def _margins(G: np.ndarray) -> np.ndarray:
+    """Top minus second column of ``G`` (n, K), shape (n,)."""
+    part = np.partition(G, G.shape[1] - 2, axis=1)
+    return part[:, -1] - part[:, -2]
+
+
+def pool_margin_weights(F_loo, F_pool, n_bins: int = 4, max_weight: float = 10.0) -> np.ndarray:
+    """Importance weights that make the labels' LOO margins look like the pool's margins.
+
+    The margin of a point is its top decision value minus the second (binary ``2 |f|``); a
+    pool point's value, like a label's LOO value, is a prediction made without its label.
+    The pool's margins are cut into ``n_bins`` bins of equal count; a label in bin ``b``
+    gets ``(1 / n_bins) / (share of the labels in b)``, at most ``max_weight``; the weights
+    are then scaled to sum to the number of labels.
+
+    Parameters
+    ----------
+    F_loo : array-like of shape (n,), (n, 1) or (n, T)
+        LOO decision values of the labels.
+    F_pool : array-like of shape (m,), (m, 1) or (m, T)
+        Decision values of the unlabelled points (``m >= n_bins``).
+    n_bins : int
+    max_weight : float
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        All ones when the pool has fewer than ``n_bins`` points or there is no label.
+    """
+    G_l, G_p = _columns(F_loo, "F_loo"), _columns(F_pool, "F_pool")
+    if G_l.shape[1] != G_p.shape[1]:
+        raise ValueError(f"F_loo and F_pool must have the same columns; got {G_l.shape[1]} and {G_p.shape[1]}.")
+    n = G_l.shape[0]
+    if n == 0 or G_p.shape[0] < int(n_bins):
+        return np.ones(n)
+    m_l, m_p = _margins(G_l), _margins(G_p)
+    edges = np.quantile(m_p, np.linspace(0.0, 1.0, int(n_bins) + 1))
+    b = np.clip(np.searchsorted(edges[1:-1], m_l, side="right"), 0, int(n_bins) - 1)
+    share = np.bincount(b, minlength=int(n_bins)) / n
+    w = np.minimum((1.0 / int(n_bins)) / share[b], float(max_weight))
+    return w * (n / w.sum())
+
+
+def fit_calibration(F_loo, y, weights=None, F_pool=None, n_classes: int | None = None) -> TemperatureCalibration:
+    """The calibration the app uses: :func:`fit_temperature` with the class-count weights and
+    prior (module docstring), times ``weights`` (e.g. 0 for labels that repeat the model's
+    guess) and, when ``F_pool`` is given, the pool-margin weights (:func:`pool_margin_weights`).
+
+    Parameters
+    ----------
+    F_loo : array-like of shape (n,), (n, 1) or (n, T)
+        Exact LOO decision values of the labels.
+    y : array-like of int, shape (n,)
+        Class index of each label.
+    weights : array-like of shape (n,), optional
+    F_pool : array-like of shape (m,), (m, 1) or (m, T), optional
+        Decision values of the unlabelled points.
+    n_classes : int, optional
+        For the prior when there is no label yet (default 2).
+
+    Returns
+    -------
+    TemperatureCalibration
+    """
+    G = _columns(F_loo, "F_loo") if np.asarray(F_loo).size else None
+    K = (int(n_classes) if n_classes else 2) if G is None else G.shape[1]
+    y = np.asarray(y)
+    w = np.ones(y.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    if G is not None:
+        y_checked, w = _check_labels(G, y, w)
+        w = w * class_count_weights(y_checked, K)
+        if F_pool is not None and w.sum() > 0:
+            keep = w > 0
+            pw = np.zeros_like(w)
+            pw[keep] = pool_margin_weights(np.asarray(F_loo)[keep], F_pool)
+            w = w * pw
+    return fit_temperature(np.zeros((0, 2)) if G is None else F_loo, y, weights=w if G is not None else None,
+                           prior=class_count_prior(K))
+
+
 def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:
     """Expected calibration error over ``n_bins`` bins of equal width on [0, 1].
 
@@ -359,3 +492,45 @@ def label_suspicion(calibration: TemperatureCalibration, F_loo, y) -> tuple[np.n
     y, _ = _check_labels(G, y, None)
     P = np.exp(log_softmax(calibration.slope * G, axis=1))
     return 1.0 - P[np.arange(G.shape[0]), y], _predicted(G)
+
+
+def standardized_suspicion(F_loo, y, loo_sd, weights=None) -> tuple[np.ndarray, np.ndarray]:
+    """How likely each label is wrong, from LOO decision values scaled by their LOO spread.
+
+    Each label's LOO values are multiplied by ``median(loo_sd) / loo_sd[j]`` (a z-score up to
+    one common factor, so the scale of the decision values is kept), the temperature is fitted
+    on the scaled values (:func:`fit_calibration`) and the score is ``1 - p(y_j)`` under it. A
+    label whose LOO prediction is uncertain (far from the other labels) gets a milder score than
+    one contradicted by a confident LOO prediction at the same value. Binary, the ranking is the
+    one of the z-score ``y f_loo / sd``.
+
+    Parameters
+    ----------
+    F_loo : array-like of shape (n,), (n, 1) or (n, T)
+        Exact LOO decision values of the labels.
+    y : array-like of int, shape (n,)
+        Class index of each label.
+    loo_sd : array-like of shape (n,), > 0
+        LOO predictive standard deviation of each label (e.g.
+        ``ActiveRLS.loo_predictive_sd()``).
+    weights : array-like of shape (n,), optional
+        Weights of the temperature fit (e.g. 0 for labels that repeat the model's guess).
+
+    Returns
+    -------
+    score : ndarray of shape (n,)
+        In [0, 1]; larger = more suspect.
+    suggested : ndarray of shape (n,), int64
+        The class the LOO prediction favours.
+    """
+    G = _columns(F_loo, "F_loo")
+    sd = np.asarray(loo_sd, dtype=np.float64)
+    if sd.shape != (G.shape[0],) or not np.all(np.isfinite(sd)) or np.any(sd <= 0):
+        raise ValueError(f"loo_sd must hold {G.shape[0]} finite numbers > 0; got shape {sd.shape}.")
+    if G.shape[0] == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    F = np.asarray(F_loo, dtype=np.float64)
+    F = F[:, None] if F.ndim == 1 else F
+    scaled = F * (np.median(sd) / sd)[:, None]
+    calibration = fit_calibration(scaled, y, weights=weights)
+    return label_suspicion(calibration, scaled, y)

@@ -2,10 +2,16 @@
 
 The exported table has the columns
 
-    id, label, source, order, timestamp[, predicted, confidence], <original columns>
+    id, label, source, origin, order, timestamp[, predicted, confidence], <original columns>
 
-``source`` is how the label was given (``queried``: the point the learner asked for,
-``chosen``: a point the user picked, ``accepted``: a prediction accepted in bulk), ``order``
+``source`` is how the label was given (:data:`labeler.store.LABEL_SOURCES`: ``queried``: the
+point the learner asked for, ``chosen``: a point the user picked, ``accepted``: a prediction
+accepted in bulk, ``initial``: the file's own label, ``selection``, ``similar``, ``batch``:
+labelled many at once, ``batch_guess``, ``similar_guess``: a grid's pick left on the model's
+guess). ``origin`` groups it for finding labels that only repeat the model (:data:`ORIGINS`):
+``user``, ``file``, ``batch-confirmed`` (a grid pick the user chose), ``batch-guess`` (a grid
+pick left on the model's guess), ``bulk`` (a lasso or box), ``bulk-guess`` (predictions
+accepted); the labels the model guessed are those whose origin ends in ``guess``. ``order``
 the 1-based position in the labelling sequence and ``timestamp`` the ISO 8601 UTC time it was
 stored. The original columns are the data set's own table (``Dataset.frame``) or, without one,
 its features named by ``feature_names``; an original column whose name clashes with one of
@@ -40,6 +46,7 @@ from labeler.atomic import atomic_target
 
 __all__ = [
     "EXPORT_FORMATS",
+    "ORIGINS",
     "ExportError",
     "infer_format",
     "label_table",
@@ -49,7 +56,11 @@ __all__ = [
 
 EXPORT_FORMATS = ("csv", "jsonl", "parquet", "zip")
 _SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".zip": "zip"}
-_OWN_COLUMNS = ("id", "label", "source", "order", "timestamp", "predicted", "confidence")
+_OWN_COLUMNS = ("id", "label", "source", "origin", "order", "timestamp", "predicted", "confidence")
+#: The export's ``origin`` of each label source (module docstring).
+ORIGINS = {"queried": "user", "chosen": "user", "initial": "file", "batch": "batch-confirmed",
+           "similar": "batch-confirmed", "batch_guess": "batch-guess", "similar_guess": "batch-guess",
+           "selection": "bulk", "accepted": "bulk-guess"}
 
 
 class ExportError(ValueError):
@@ -137,7 +148,9 @@ def label_table(
         return pd.Series(values, dtype=object)
 
     table = pd.DataFrame(
-        {"id": ids[rows], "label": obj(lab), "source": obj(src), "order": order, "timestamp": obj(stamp)}
+        {"id": ids[rows], "label": obj(lab), "source": obj(src),
+         "origin": obj([None if v is None else ORIGINS.get(v, v) for v in src]), "order": order,
+         "timestamp": obj(stamp)}
     )
     if with_pred:
         predicted = np.asarray(predicted)

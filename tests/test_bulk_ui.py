@@ -178,21 +178,24 @@ def test_more_like_this_and_batch_grids_label_in_one_go():
     q = tag(at, "point-tag", ["point"])["point"]
     at.button(key=f"similar_{q}").click().run()
     assert at.session_state["lower_tab"] == "More like this"
-    grid = tag(at, "grid-tag", ["via", "points"])
+    grid = tag(at, "grid-tag", ["via", "points", "unsure"])
     assert grid["via"] == "similar"
     similar = [int(i) for i in grid["points"].split(",")]
+    unsure = {int(i) for i in grid["unsure"].split(",") if i}
     assert len(similar) == 10 and int(q) not in similar
     choose_unsure(at, s)
     at.button(key="grid_label_similar").click().run()
     assert not at.exception
     assert set(similar) <= set(s.labels)
     sources = dict(zip(s.history["index"], s.history["source"]))
-    assert {sources[i] for i in similar} == {"similar"}
+    # a picker left on the model's guess is stored as a guess, a chosen one as the user's
+    assert {i: sources[i] for i in similar} == {i: "similar" if i in unsure else "similar_guess" for i in similar}
     at.session_state["lower_tab"] = "Batch"  # (the tab is bound to the URL too)
     at.query_params["lower_tab"] = "Batch"
     at.run()
-    grid = tag(at, "grid-tag", ["via", "points"])
+    grid = tag(at, "grid-tag", ["via", "points", "unsure"])
     batch = [int(i) for i in grid["points"].split(",")]
+    unsure = {int(i) for i in grid["unsure"].split(",") if i}
     assert grid["via"] == "batch" and len(batch) == 5 and batch[0] == s.next_query()
     # change one class in the grid before labelling
     choose_unsure(at, s)
@@ -201,4 +204,9 @@ def test_more_like_this_and_batch_grids_label_in_one_go():
     pick.set_value(other).run()
     at.button(key="grid_label_batch").click().run()
     assert s.labels[batch[1]] == other
-    assert {dict(zip(s.history["index"], s.history["source"]))[i] for i in batch} == {"batch"}
+    sources = dict(zip(s.history["index"], s.history["source"]))
+    assert {i: sources[i] for i in batch} == {
+        i: "batch" if i in unsure or i == batch[1] else "batch_guess" for i in batch}
+    exported = s.export_table().set_index("id")["origin"]
+    ids = np.asarray(s.dataset.ids)
+    assert {exported[ids[i]] for i in batch} <= {"batch-confirmed", "batch-guess"}

@@ -5,6 +5,10 @@ import pytest
 
 from core.calibration import (
     CalibrationPrior,
+    class_count_prior,
+    class_count_weights,
+    fit_calibration,
+    pool_margin_weights,
     calibration_objective,
     estimated_error_rate,
     expected_calibration_error,
@@ -145,3 +149,114 @@ def test_bad_input_is_named():
         fit_temperature(np.array([np.nan, 1.0]), np.array([0, 1]))
     with pytest.raises(ValueError, match="scale"):
         CalibrationPrior(scale=0)
+
+
+
+# ---- the app's fit: class-count weights and prior, optional pool-margin weights ----------------
+
+
+def test_class_count_weights_against_a_loop():
+    y = np.array([0, 0, 1, 2, 2, 2, 0, 3])
+    want = [(list(y).count(c) - 1) / list(y).count(c) for c in y]
+    assert np.allclose(class_count_weights(y, 5), want)
+    assert class_count_weights(y, 5)[2] == 0.0  # the only label of class 1
+    with pytest.raises(ValueError, match="class indices"):
+        class_count_weights(np.array([0, 5]), 5)
+
+
+def test_class_count_prior_is_log2_for_two_classes_and_grows_with_k():
+    assert class_count_prior(2).log_slope == pytest.approx(np.log(2.0))
+    assert class_count_prior(10).log_slope == pytest.approx(np.log(2.0 + np.log(9.0)))
+    assert class_count_prior(3).log_slope < class_count_prior(10).log_slope
+    with pytest.raises(ValueError, match="at least 2"):
+        class_count_prior(1)
+
+
+@pytest.mark.parametrize("T", [1, 4])
+def test_fit_calibration_is_fit_temperature_with_its_weights_and_prior(T):
+    rng = np.random.default_rng(T)
+    K = 2 if T == 1 else T
+    y = rng.integers(0, K, 30)
+    y[0] = K - 1
+    F = rng.normal(size=(30, T)) * 0.4
+    user = (rng.random(30) > 0.2).astype(float)
+    fit = fit_calibration(F, y, weights=user)
+    want = fit_temperature(F, y, weights=user * class_count_weights(y, K), prior=class_count_prior(K))
+    assert fit.slope == pytest.approx(want.slope, rel=1e-12)
+    pool = rng.normal(size=(200, T))
+    fit = fit_calibration(F, y, weights=user, F_pool=pool)
+    keep = user * class_count_weights(y, K) > 0
+    pw = np.zeros(30)
+    pw[keep] = pool_margin_weights(F[keep], pool)
+    want = fit_temperature(F, y, weights=user * class_count_weights(y, K) * pw, prior=class_count_prior(K))
+    assert fit.slope == pytest.approx(want.slope, rel=1e-12)
+    assert fit_calibration(np.zeros((0, T)), np.zeros(0, dtype=int), n_classes=10).slope == pytest.approx(
+        2.0 + np.log(9.0))
+
+
+def _margin_loop(row):
+    s = sorted(row)
+    return s[-1] - s[-2]
+
+
+def test_pool_margin_weights_against_a_loop():
+    rng = np.random.default_rng(7)
+    F_l, F_p = rng.normal(size=(25, 3)) * 0.3, rng.normal(size=(400, 3))
+    w = pool_margin_weights(F_l, F_p, n_bins=4, max_weight=10.0)
+    m_l = np.array([_margin_loop(r) for r in F_l])
+    m_p = np.sort([_margin_loop(r) for r in F_p])
+    cuts = [m_p[int(q * (len(m_p) - 1))] if False else np.quantile(m_p, q) for q in (0.25, 0.5, 0.75)]
+    b = np.array([sum(m >= c for c in cuts) for m in m_l])
+    share = np.array([np.mean(b == k) for k in range(4)])
+    raw = np.minimum(0.25 / share[b], 10.0)
+    assert np.allclose(w, raw * 25 / raw.sum())
+    # labels spread like the pool get equal weights; binary margins are 2 |f|
+    same = pool_margin_weights(F_p, F_p)
+    assert np.allclose(same, 1.0, atol=0.02)
+    f = rng.normal(size=50)
+    assert np.allclose(pool_margin_weights(f, f), pool_margin_weights(f[:, None], f[:, None]))
+    assert np.all(pool_margin_weights(f[:3], f[:2]) == 1.0)
+
+
+def test_loo_predictive_sd_equals_the_refit_without_the_point():
+    """Oracle: ``lambda_j / sqrt(lambda_j - C_jj)`` is the predictive sd of point j's target by
+    the model refitted without j (its posterior variance plus its own noise ``lambda_j``)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0.4).astype(int)
+    learner = ActiveRLS.from_features(X, classes=[0, 1], kernel=Kernel("rbf", width=0.8), lam=0.2,
+                                      weighting="balanced")
+    labelled = [int(i) for i in rng.choice(60, 18, replace=False)]
+    learner.add_many(labelled, [int(y[i]) for i in labelled])
+    sd = learner.loo_predictive_sd()
+    lam_pt = learner.point_lambdas
+    order = list(learner.labels)
+    assert len({float(lam_pt[i]) for i in order}) == 2  # class weights: two noise levels
+    for k, j in enumerate(order):
+        other = ActiveRLS.from_features(X, classes=[0, 1], kernel=Kernel("rbf", width=0.8), lam=0.2,
+                                        weighting=learner.class_weights)
+        rest = [i for i in order if i != j]
+        other.add_many(rest, [learner.labels[i] for i in rest])
+        latent = other.posterior_variance()[j] - other.lam  # C_-j(x_j, x_j)
+        assert sd[k] == pytest.approx(np.sqrt(latent + lam_pt[j]), rel=1e-8)
+
+
+def test_standardized_suspicion_scales_by_the_spread_then_calibrates():
+    from core.calibration import standardized_suspicion
+
+    rng = np.random.default_rng(5)
+    F = rng.normal(size=(40, 3)) * 0.5
+    y = rng.integers(0, 3, 40)
+    sd = rng.uniform(0.5, 2.0, 40)
+    score, suggested = standardized_suspicion(F, y, sd)
+    scaled = F * (np.median(sd) / sd)[:, None]
+    want, want_suggested = label_suspicion(fit_calibration(scaled, y), scaled, y)
+    assert np.allclose(score, want) and np.array_equal(suggested, want_suggested)
+    # binary: the ranking of the z-score y f / sd
+    f = rng.normal(size=40)
+    yb = (rng.random(40) > 0.5).astype(int)
+    score, _ = standardized_suspicion(f, yb, sd)
+    z = np.where(yb == 1, f, -f) / sd
+    assert np.array_equal(np.argsort(-score, kind="stable"), np.argsort(z, kind="stable"))
+    with pytest.raises(ValueError, match="loo_sd must hold 40 finite numbers > 0"):
+        standardized_suspicion(f, yb, np.zeros(40))

@@ -45,6 +45,7 @@ def expected_rows(with_pred):
             "id": f"p{i}",
             "label": r.label if r else None,
             "source": r.source if r else None,
+            "origin": {"queried": "user", "chosen": "user", "accepted": "bulk-guess"}[r.source] if r else None,
             "order": k,
             "timestamp": r.timestamp if r else None,
         }
@@ -121,7 +122,7 @@ def test_empty_export_has_header(tmp_path):
     t = label_table(IDS, [], original=ORIGINAL)
     back = pd.read_csv(write_table(t, tmp_path / "e.csv"))
     assert len(back) == 0
-    assert list(back.columns) == ["id", "label", "source", "order", "timestamp", "x0", "x1", "label_original", "n"]
+    assert list(back.columns) == ["id", "label", "source", "origin", "order", "timestamp", "x0", "x1", "label_original", "n"]
 
 
 def images(n=N, shape=(5, 4)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.calibration import fit_temperature
+from core.calibration import fit_calibration
 from core.confidence import soft_confidence
 from labeler.session import LabelingSession, SessionConfig
 
@@ -27,7 +27,7 @@ def test_confidence_shown_and_exported_is_the_calibrated_one(labelled):
     cal = s.calibration()
     order = list(s.learner.labels)
     codes = [s.learner.classes.index(s.labels[i]) for i in order]
-    assert cal.slope == pytest.approx(fit_temperature(s.learner.loo_decision_values(), codes).slope)
+    assert cal.slope == pytest.approx(fit_calibration(s.learner.loo_decision_values(), codes).slope)
     _, want = cal.confidence(F)
     assert np.allclose(s.predictions()["confidence"].to_numpy(float), want)
     assert not np.allclose(want, soft_confidence(F)[1])
@@ -44,7 +44,7 @@ def test_accepted_predictions_do_not_calibrate(labelled):
     idx, y, F, keep = s.views._loo_rows()
     assert keep.sum() == 14 and (~keep).sum() == 5
     codes = np.array([s.learner.classes.index(v) for v in y])
-    assert s.calibration().slope == pytest.approx(fit_temperature(F[keep], codes[keep]).slope)
+    assert s.calibration().slope == pytest.approx(fit_calibration(F, codes, weights=keep.astype(float)).slope)
     assert before > 0
 
 
@@ -71,7 +71,7 @@ def test_suspects_rank_a_flipped_label_first_and_match_refits(labelled):
     other = [c for c in s.classes if c != y[j]][0]
     s.relabel(j, other)
     table = s.suspects()
-    assert list(table.columns) == ["index", "id", "label", "suggested", "score", "source", "rank"]
+    assert list(table.columns) == ["index", "id", "label", "suggested", "score", "source", "kept", "rank"]
     assert table["rank"].tolist() == list(range(1, len(table) + 1))
     assert np.all(np.diff(table["score"].to_numpy()) <= 0)
     # its neighbours' LOO predictions now lean towards the wrong label too: the flip is among the
@@ -102,3 +102,25 @@ def test_error_rate_trace_marks_a_width_change_and_draws(labelled):
     assert len(fig.layout.shapes) == 1 and fig.layout.shapes[0].x0 == 15
     text = error_rate_caption(s.pool_error_rate())
     assert "%" in text and "LOO error of your 15 labels" in text
+
+
+def test_with_more_than_two_classes_the_fit_weights_labels_by_the_pool_margins(tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    centres = np.array([[0, 0], [4, 0], [0, 4]])
+    y = np.repeat(["a", "b", "c"], 50)
+    X = centres[np.repeat([0, 1, 2], 50)] + rng.normal(size=(150, 2))
+    pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "label": y}).to_csv(tmp_path / "t.csv", index=False)
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset=str(tmp_path / "t.csv"), seed=1,
+                                                                  strategy="arls", initial_labels=0))
+    truth = np.asarray(s.dataset.y).astype(str)
+    for _ in range(12):
+        q = s.next_query()
+        s.label(q, truth[q], expected_query=q)
+    idx, yy, F, keep = s.views._loo_rows()
+    codes = np.array([s.learner.classes.index(v) for v in yy])
+    pool = np.asarray(s.learner.decision_values)[[i for i in range(s.n_samples) if i not in s.labels]]
+    want = fit_calibration(F, codes, weights=keep.astype(float), F_pool=pool)
+    assert s.calibration().slope == pytest.approx(want.slope)
+    assert want.slope != pytest.approx(fit_calibration(F, codes, weights=keep.astype(float)).slope)

@@ -93,7 +93,7 @@ def test_the_fixture_is_a_version_1_store():
 def test_a_version_1_store_made_by_version_1_is_upgraded_keeping_every_event(tmp_path):
     path, expected = v1_fixture(tmp_path)
     with Store(path) as st:
-        assert st.schema_version == SCHEMA_VERSION == 3
+        assert st.schema_version == SCHEMA_VERSION == 4
         assert {i.id: i.n_labeled for i in st.list_sessions()} == {
             expected["session"]: len(expected["labels"]), expected["empty_session"]: 0}
         for sid in (expected["session"], expected["empty_session"]):
@@ -156,7 +156,7 @@ def test_a_store_of_a_newer_version_is_refused_untouched(tmp_path):
     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     con.close()
     before = path.read_bytes()
-    with pytest.raises(StoreVersionError, match=r"schema version 4.*newer version.*up to 3.*Upgrade"):
+    with pytest.raises(StoreVersionError, match=r"schema version 5.*newer version.*up to 4.*Upgrade"):
         Store(path)
     assert path.read_bytes() == before
 
@@ -256,7 +256,7 @@ def test_a_version_2_store_is_upgraded_with_sources_in_their_column_and_its_chai
     path = tmp_path / "v2.sqlite"
     events = make_v2_store(path)
     with Store(path) as st:
-        assert st.schema_version == 3
+        assert st.schema_version == 4
         for info in st.list_sessions():
             got = st.events(info.id)  # verifies the chain the upgrade computed
             assert [e.source for e in got[:8]] == ["initial"] * 3 + ["selection"] * 2 + ["batch"] * 2 + ["similar"]
@@ -315,14 +315,14 @@ def migration_kill_points(statements: list[str]) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", [1, 2])
-def test_migration_killed_at_any_statement_leaves_the_old_version_or_3_with_every_event(tmp_path, version):
+def test_migration_killed_at_any_statement_leaves_the_old_version_or_4_with_every_event(tmp_path, version):
     make = {1: make_v1_store, 2: make_v2_store}[version]
     dry = tmp_path / "dry.sqlite"
     events = as_v3(make(dry))
     done = _open_in_child(dry, 0)
     assert done.returncode == 0, done.stderr
     statements = json.loads(done.stdout.strip().splitlines()[-1])
-    assert user_version(dry) == 3 and all_events(dry) == events
+    assert user_version(dry) == 4 and all_events(dry) == events
     points = migration_kill_points(statements)
     assert any(s.startswith("INSERT INTO events_v3") for s in statements) and len(points) >= 15, statements
     outcomes = set()
@@ -333,14 +333,14 @@ def test_migration_killed_at_any_statement_leaves_the_old_version_or_3_with_ever
         assert killed.returncode == -signal.SIGKILL, (kill_at, killed.stderr)
         found = user_version(path)  # may recover the write-ahead log of the killed process
         with Store(path) as st:  # opens, finishing the upgrade when it was not committed
-            assert st.schema_version == 3
+            assert st.schema_version == 4
             for info in st.list_sessions():
                 st.events(info.id)  # a whole chain
         assert all_events(path) == events, kill_at
         outcomes.add(found)
         for p in tmp_path.glob(f"kill{kill_at}.sqlite*"):
             p.unlink()
-    assert outcomes == {version, 3}  # killed before and after the commit
+    assert outcomes == {version, 4}  # killed before and after the commit
 
 
 # ---- the fold of the new events -----------------------------------------------------------------

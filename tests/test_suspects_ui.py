@@ -1,4 +1,4 @@
-"""The Suspects tab under Streamlit's AppTest: the wrong label first, Change to and Keep."""
+"""The Suspects tab under Streamlit's AppTest: the wrong label first, Change to and Keep (stored)."""
 
 from __future__ import annotations
 
@@ -56,8 +56,9 @@ def test_suspects_tab_ranks_a_wrong_label_first_and_fixes_it():
     # Keep hides it, Undo keep brings it back
     at.button(key=f"suspect_keep_{j}_{s.n_events}").click().run()
     assert j not in [int(t["point"]) for t in suspect_tags(at)]
+    assert s.last_action_kind == "keep" and s._log.kept[j].label == wrong  # stored, not page state
     at.button(key="suspects_undo_keep").click().run()
-    assert j in [int(t["point"]) for t in suspect_tags(at)]
+    assert j in [int(t["point"]) for t in suspect_tags(at)] and j not in s._log.kept
     before = s.n_events
     at.button(key=f"suspect_change_{j}_{s.n_events}").click().run()
     assert not at.exception, at.exception

@@ -42,7 +42,8 @@ LAM = "lam"
 KERNEL = "kernel"
 #: ``set_params(weighting=...)``: class weights.
 WEIGHTING = "weighting"
-#: ``posterior_variance()``: the GP predictive variance of each point.
+#: ``posterior_variance()``: the GP predictive variance of each point; ``loo_predictive_sd()``:
+#: the leave-one-out predictive standard deviation of each label.
 POSTERIOR_VARIANCE = "posterior_variance"
 #: ``mean_similarity(rows, cols)``: the model's own similarity between points.
 SIMILARITY = "similarity"

@@ -193,5 +193,22 @@ class LearnerState(LearnerBase):
         Y = self._codes()[self._book.codes[L]]
         return M - (cjj / (lam - cjj))[:, None] * (Y - M)
 
+    def loo_predictive_sd(self) -> np.ndarray:
+        """Leave-one-out predictive standard deviation of each label's target, ndarray of shape
+        (n_labeled,), :attr:`labels` order.
+
+        The GP view of the model (docs/algorithms.md §2): without its label, point ``j``'s latent
+        value has variance ``v_j = C_jj lambda_j / (lambda_j - C_jj)`` (the removal update) and
+        its target adds the noise ``lambda_j``, so the standard deviation is
+        ``sqrt(v_j + lambda_j) = lambda_j / sqrt(lambda_j - C_jj)``. A LOO residual divided by it
+        is a z-score: labels far from every other label (large ``v_j``) count as less surprising.
+        """
+        L = self._book.labeled_indices()
+        if L.size == 0:
+            return np.zeros(0)
+        cjj = self._post.diag(L)
+        lam = self._lam_pt[L]
+        return lam / np.sqrt(np.maximum(lam - cjj, np.finfo(np.float64).tiny))
+
     def _codes(self) -> np.ndarray:
         return target_codes(self._mT.shape[0], len(self._book.classes))

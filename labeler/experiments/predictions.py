@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core.calibration import fit_temperature
+from core.calibration import fit_calibration
 from core.criteria.risk import predicted_class_indices
 
 from ..atomic import atomic_write
@@ -44,7 +44,8 @@ def prediction_table(learner, y_pool, ids_pool, decision_values=None, y_val=None
     classes = list(learner.classes)
     labels = learner.labels
     codes = np.array([classes.index(v) for v in labels.values()], dtype=np.int64)
-    calibration = fit_temperature(learner.loo_decision_values(), codes)
+    pool = np.asarray(learner.decision_values)[np.asarray(learner.unlabeled_indices)] if len(classes) > 2 else None
+    calibration = fit_calibration(learner.loo_decision_values(), codes, F_pool=pool, n_classes=len(classes))
     if decision_values is None:
         rows = np.asarray(learner.unlabeled_indices)
         F = np.asarray(learner.decision_values)[rows]

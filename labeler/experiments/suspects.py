@@ -4,6 +4,8 @@ Every labelled row is a label of one model (the app's defaults: :func:`labeler.e
 simulate.app_settings`, or a graph model); each row's score is ``1 - p(label)`` under the
 calibrated exact leave-one-out probabilities (:func:`core.calibration.label_suspicion`): the
 model fitted on every other row, whose prediction for the row is its honest opinion of it.
+(Dividing the LOO values by their LOO predictive spread first,
+:func:`core.calibration.standardized_suspicion`, was measured as no better: docs/trust.md.)
 With a kernel model the width and lam are first tuned by leave-one-out on all the labels, as
 a session re-tunes them (:func:`labeler.session.model.auto_tune`).
 """
@@ -15,7 +17,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from core.calibration import fit_temperature, label_suspicion
+from core.calibration import fit_calibration, label_suspicion
 
 from ..session import model as _model
 from ..session.config import SessionConfig
@@ -103,7 +105,7 @@ def suspect_table(learner, classes, ids) -> pd.DataFrame:
     order = np.fromiter(learner.labels, dtype=np.intp, count=learner.n_labeled)
     codes = np.array([names.index(v) for v in learner.labels.values()], dtype=np.int64)
     F = learner.loo_decision_values()
-    score, suggested = label_suspicion(fit_temperature(F, codes), F, codes)
+    score, suggested = label_suspicion(fit_calibration(F, codes, n_classes=len(names)), F, codes)
     values = np.empty(len(classes), dtype=object)
     values[:] = [c.item() if isinstance(c, np.generic) else c for c in classes]
     table = pd.DataFrame({"id": np.asarray(ids)[order], "label": values[codes],

@@ -19,7 +19,7 @@ import numpy as np
 
 from core.validation import check_index
 
-from ..store import Accept, Label, Relabel, Skip, Undo, Unlabel, Unskip
+from ..store import Accept, Keep, Label, Relabel, Skip, Undo, Unlabel, Unskip
 from ..store.events import LABEL_EVENT_SOURCES
 
 __all__ = ["Labelling", "BULK_SOURCES"]
@@ -225,6 +225,34 @@ class Labelling:
 
         return self._commit(build) is not None
 
+    def keep(self, index, score: float, suggested=None, expected_label=None) -> bool:
+        """Mark the label of a labelled point as reviewed and kept (from the suspects list):
+        one undoable action that changes no label, stored with the suspicion ``score`` and the
+        class the model ``suggested`` at the time (:meth:`.views.Views.suspects` reads them back).
+
+        Returns
+        -------
+        bool
+            True if stored; False (nothing written) when the point is not labelled or is no
+            longer labelled ``expected_label``.
+
+        Raises
+        ------
+        IndexError
+            ``index`` out of range. ValueError: ``score`` outside [0, 1]. Nothing changes.
+        """
+        index = self._check_point(index)
+        expected_label = self._check_expected_label(expected_label)
+        Keep(index, "", score)  # validates the score before anything is written
+
+        def build():
+            rec = self._log.labels.get(index)
+            if rec is None or (expected_label is not None and rec.label != expected_label):
+                return None
+            return [Keep(index, rec.label, float(score), None if suggested is None else str(suggested))]
+
+        return self._commit(build) is not None
+
     def unlabel(self, index, expected_label=None) -> bool:
         """Remove the label of a labelled point: one action, stored first, then applied with
         the learner's exact removal (``ActiveRLS.remove``); the point can be queried again.
@@ -281,7 +309,7 @@ class Labelling:
     def undo(self, expected_action=None) -> int | None:
         """Undo the last undoable action exactly: a label, an accepted batch (all of it), a
         skip or un-skip, a relabel or unlabel (one point or a batch), a class rename or
-        deletion. Adding a class and settings are not undone.
+        deletion, a keep. Adding a class and settings are not undone.
 
         Parameters
         ----------
@@ -323,6 +351,8 @@ class Labelling:
             return change.added[-1].index
         if change.removed:
             return change.removed[0].index  # removed in reverse order: [0] is the batch's last
+        if change.kept:
+            return change.kept[-1]
         return -1  # a rename or deletion of a class
 
     def accept_predictions(self, indices, labels=None, expected_version=None) -> int:
@@ -430,7 +460,7 @@ class Labelling:
             )
         return out
 
-    def label_many(self, labels, via: str, expected_version=None) -> int:
+    def label_many(self, labels, via: str, expected_version=None, guessed=()) -> int:
         """Label several points, each with its own class, as ONE action (one undo step).
 
         Parameters
@@ -444,6 +474,11 @@ class Labelling:
             The :attr:`n_events` of the state the page was drawn from. If the state changed
             since (decided inside the commit, after catching up with other tabs), nothing is
             written: the selection the user saw may no longer hold (:meth:`why_not_labelled`).
+        guessed : iterable of int, optional
+            Points of a "similar" or "batch" grid whose picker started on the model's guess
+            and was left on it: stored with the source ``similar_guess`` / ``batch_guess``, so
+            that they can be told apart from the user's own picks (calibration leaves them out;
+            the export marks them).
 
         Returns
         -------
@@ -458,6 +493,10 @@ class Labelling:
             IndexError: an index out of range. Nothing is written.
         """
         wanted = self._check_bulk(labels, via, expected_version)
+        guessed = {int(i) for i in guessed}
+        if guessed and (via not in ("similar", "batch") or not guessed <= set(wanted)):
+            raise ValueError(f"guessed must name points of the {via!r} grid being labelled, and only "
+                             f"a 'similar' or 'batch' grid has guesses; got {sorted(guessed)[:5]}.")
 
         def build():
             if expected_version is not None and int(expected_version) != self._log.n_events:
@@ -465,7 +504,7 @@ class Labelling:
             todo = [i for i in wanted if i not in self._log.labels]
             if not todo:
                 return None
-            return [Accept(i, wanted[i], via) for i in todo]
+            return [Accept(i, wanted[i], f"{via}_guess" if i in guessed else via) for i in todo]
 
         change = self._commit(build)
         return 0 if change is None else len(change.added)

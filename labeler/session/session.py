@@ -418,6 +418,12 @@ class LabelingSession:
         top = self._log.last_undoable
         return 0 if top is None else int(top[0])
 
+    @property
+    def last_action_kind(self) -> str | None:
+        """Kind of the action :meth:`undo` would revert ("label", "keep", ...), or None."""
+        top = self._log.last_undoable
+        return None if top is None else str(top[1])
+
     # ---- learner plumbing ------------------------------------------------------------------
     @property
     def _spec(self) -> model.ModelSpec:
@@ -928,6 +934,18 @@ class LabelingSession:
         """See :meth:`.labelling.Labelling.relabel`."""
         return self.labelling.relabel(index, label, expected_label)
 
+    def keep(self, index, expected_label=None) -> bool:
+        """Keep the label of a labelled point (reviewed among the suspects): one undoable
+        action, stored with the point's suspicion score and suggestion now (:meth:`suspects`);
+        the point leaves the suspects list until the model's view of it changes materially
+        (:data:`.views.KEEP_SCORE_MARGIN`). See :meth:`.labelling.Labelling.keep`."""
+        table = self.views.suspects()
+        row = table[table["index"] == int(index)]
+        if not len(row):  # not labelled (False) or out of range (IndexError)
+            return self.labelling.keep(index, 0.0, None, expected_label)
+        score = float(np.clip(row["score"].iloc[0], 0.0, 1.0))
+        return self.labelling.keep(index, score, row["suggested"].iloc[0], expected_label)
+
     def unlabel(self, index, expected_label=None) -> bool:
         """See :meth:`.labelling.Labelling.unlabel`."""
         return self.labelling.unlabel(index, expected_label)
@@ -940,9 +958,9 @@ class LabelingSession:
         """See :meth:`.labelling.Labelling.accept_predictions`."""
         return self.labelling.accept_predictions(indices, labels, expected_version)
 
-    def label_many(self, labels, via: str, expected_version=None) -> int:
+    def label_many(self, labels, via: str, expected_version=None, guessed=()) -> int:
         """See :meth:`.labelling.Labelling.label_many`."""
-        return self.labelling.label_many(labels, via, expected_version)
+        return self.labelling.label_many(labels, via, expected_version, guessed)
 
     def label_points(self, indices, label, via: str = "selection", expected_version=None) -> int:
         """See :meth:`.labelling.Labelling.label_points`."""
@@ -1032,9 +1050,9 @@ class LabelingSession:
         """See :meth:`.views.Views.error_rate_trace`."""
         return self.views.error_rate_trace()
 
-    def suspects(self):
+    def suspects(self, hide_kept: bool = False):
         """See :meth:`.views.Views.suspects`."""
-        return self.views.suspects()
+        return self.views.suspects(hide_kept)
 
     def stopping_signal(self):
         """See :meth:`.views.Views.stopping_signal`."""

@@ -41,7 +41,7 @@ from . import model
 from .config import check_auto_tune, check_graph_strategy, check_setting
 from .retune import RetuneJob, RetuneSnapshot
 from .stopping import StoppingMonitor
-from ..store import Setting, StoreWriteError
+from ..store import GUESS_SOURCES, Setting, StoreWriteError
 
 __all__ = ["Settings", "STOPPING_ARRAY"]
 
@@ -324,8 +324,9 @@ class Settings:
 
     # ---- stopping checkpoints --------------------------------------------------------------
     def user_label_count(self) -> int:
-        """Labels given by the user (accepted predictions left out)."""
-        return sum(1 for r in self._log.labels.values() if r.source != "accepted")
+        """Labels given by the user (accepted predictions and grid picks left on the model's
+        guess, :data:`labeler.store.GUESS_SOURCES`, left out)."""
+        return sum(1 for r in self._log.labels.values() if r.source not in GUESS_SOURCES)
 
     def predicted_codes(self) -> np.ndarray:
         """The learner's predicted class per point, as class indices, shape (n_samples,)."""

@@ -20,24 +20,33 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.calibration import estimated_error_rate, fit_temperature, label_suspicion
+from core.calibration import estimated_error_rate, fit_calibration, label_suspicion
 from core.confidence import confidence_bins as _confidence_bins
 from core.criteria.risk import predicted_class_indices
 from core.learner.base import CHEAP_LOO, EXPECTED_RISK
 from core.rls.tuning import loo_readiness
 
 from .. import export as _export
+from ..store import GUESS_SOURCES
 from .config import SessionConfig
 from .explain import explain
 
-__all__ = ["Views", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY"]
+__all__ = ["Views", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY", "KEEP_SCORE_MARGIN", "label_origin"]
 
 INITIAL_SOURCE = "initial"  # shown source of the labels drawn from the data set at creation
 #: A graph model's calibration is refitted after every label up to this many labels, then
 #: when the label count has moved by a quarter (its LOO values cost one solve per label).
 GRAPH_CALIBRATION_EVERY_LABEL = 20
+#: At most this many unlabelled points (every k-th) give the pool's margins for the
+#: calibration's pool-margin weights (more classes than two): their quartiles are what is used.
+POOL_MARGIN_SAMPLE = 50_000
 #: A bin whose accuracy interval reaches below this asks before its predictions are accepted.
 BULK_ACCEPT_MIN_ACCURACY = 0.95
+#: A kept label (a ``keep`` event) stays off the suspects list while its label is the one kept,
+#: the model suggests the class it suggested then, and its suspicion score has not risen by
+#: more than this since: a new suggestion or a score this much higher is a material change of
+#: the leave-one-out view (new labels nearby), and the label is shown for review again.
+KEEP_SCORE_MARGIN = 0.2
 
 
 class Views:
@@ -178,11 +187,12 @@ class Views:
         """The labelled points' exact LOO decision values in the log's labelling order.
 
         Returns ``(idx, y, F, keep)``: point indices (l,), labels (l,) object, LOO decision
-        values (l, T) and whether each label is the user's (accepted predictions are not: they
-        only repeat the model's guess), all in :attr:`labels` order.
+        values (l, T) and whether each label is the user's (accepted predictions and grid picks
+        left on the model's guess, :data:`labeler.store.GUESS_SOURCES`, are not: they only
+        repeat the model's guess), all in :attr:`labels` order.
         """
         idx, y = self._labelled_arrays()
-        keep = np.array([self._shown_source(r) != "accepted" for r in self._log.labels.values()],
+        keep = np.array([r.source not in GUESS_SOURCES for r in self._log.labels.values()],
                         dtype=bool)
         T = self.learner.n_outputs
         if idx.size == 0:
@@ -194,13 +204,23 @@ class Views:
 
     def calibration(self):
         """The temperature fitted on the LOO decision values of the user's labels
-        (:func:`core.calibration.fit_temperature`; accepted predictions left out), refitted
-        once per state. Every confidence the session shows or exports uses it."""
+        (:func:`core.calibration.fit_calibration`: class-count weights and prior, and with more
+        than two classes the pool-margin weights (docs/trust.md); labels that repeat the model's
+        guess left out), refitted once per state. Every confidence the session shows or exports uses it."""
         def compute():
             idx, y, F, keep = self._loo_rows()
             classes = list(self.learner.classes)
             codes = np.array([classes.index(v) for v in y], dtype=np.int64)
-            return fit_temperature(F, codes, weights=keep.astype(np.float64))
+            pool = None
+            if len(classes) > 2:  # the pool-margin weights: measured better on 10 classes only
+                mask = np.ones(self.n_samples, dtype=bool)
+                mask[list(self._log.labels)] = False
+                rows = np.flatnonzero(mask)
+                # the margins' quartiles need no more than POOL_MARGIN_SAMPLE points (every k-th)
+                rows = rows[::max(1, -(-rows.size // POOL_MARGIN_SAMPLE))]
+                pool = np.asarray(self.learner.decision_values, dtype=np.float64)[rows]
+            return fit_calibration(F, codes, weights=keep.astype(np.float64), F_pool=pool,
+                                   n_classes=len(classes))
 
         if CHEAP_LOO in self.learner.capabilities:  # ARLS: the LOO values are O(labels), refit every state
             return self._cached("calibration", compute)
@@ -277,16 +297,24 @@ class Views:
         table["model_changed"] = table["model"].ne(table["model"].shift()) & (table.index > 0)
         return table
 
-    def suspects(self) -> pd.DataFrame:
+    def suspects(self, hide_kept: bool = False) -> pd.DataFrame:
         """Labelled points ranked by how likely their label is wrong (most suspect first).
 
         The score is ``1 - p(label)`` under the calibrated exact LOO probabilities
         (:func:`core.calibration.label_suspicion`): the model fitted without the point.
 
+        Parameters
+        ----------
+        hide_kept : bool
+            Leave out the labels the user kept (``kept`` True).
+
         Returns
         -------
         pandas.DataFrame
-            Columns index, id, label, suggested, score, source, rank (1 = most suspect).
+            Columns index, id, label, suggested, score, source, rank (1 = most suspect) and
+            kept: the label was kept (a ``keep`` event) and the model's view of it has not
+            changed materially since (same label and suggestion, score at most
+            :data:`KEEP_SCORE_MARGIN` higher).
         """
         def compute():
             idx, y, F, _ = self._loo_rows()
@@ -305,11 +333,18 @@ class Views:
                 "score": score,
                 "source": pd.Series([self._shown_source(r) for r in recs], dtype=object),
             })
+            kept = self._log.kept
+            table["kept"] = np.array([
+                (k := kept.get(int(i))) is not None and k.label == lab and k.suggested == sug
+                and sc <= k.score + KEEP_SCORE_MARGIN
+                for i, lab, sug, sc in zip(table["index"], table["label"], table["suggested"], table["score"])],
+                dtype=bool)
             table = table.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
             table["rank"] = np.arange(1, len(table) + 1)
             return table
 
-        return self._cached("suspects", compute).copy()
+        table = self._cached("suspects", compute).copy()
+        return table[~table["kept"]].reset_index(drop=True) if hide_kept else table
 
     def stopping_signal(self):
         """Whether further labels are likely to help (:class:`.stopping.StoppingSignal`):

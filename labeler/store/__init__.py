@@ -15,12 +15,13 @@ File format
 * SQLite in WAL mode (readers never block the writer, two browser tabs or two processes may
   open the same file), ``busy_timeout`` so concurrent writers wait instead of failing,
   ``foreign_keys`` on (deleting a session deletes its events), ``synchronous=FULL``.
-* ``PRAGMA user_version`` holds the schema version (:data:`SCHEMA_VERSION`, 3). A file written
+* ``PRAGMA user_version`` holds the schema version (:data:`SCHEMA_VERSION`, 4). A file written
   by a newer version raises :class:`StoreVersionError` (older programs refuse newer files this
   way: "written by a newer version of the labeller ... Upgrade the labeller"). A version-1 or
-  version-2 file is upgraded when it is opened for writing, in one transaction that keeps
-  every event (:func:`labeler.store.schema.migrate_v1_to_v2`,
-  :func:`~labeler.store.schema.migrate_v2_to_v3`); a read-only older file is read as it is
+  version-2 or version-3 file is upgraded when it is opened for writing, in one transaction
+  that keeps every event (:func:`labeler.store.schema.migrate_v1_to_v2`,
+  :func:`~labeler.store.schema.migrate_v2_to_v3`, :func:`~labeler.store.schema.migrate_v3_to_v4`:
+  version 4 adds the event kind ``keep`` and the sources ``batch_guess``, ``similar_guess``); a read-only older file is read as it is
   (its marked sources read as version 3 stores them, without a chain to check). A file that is not a database, is empty,
   truncated or damaged, or is some other application's database raises
   :class:`StoreCorruptError`. In both cases the file is not modified: every check runs before
@@ -54,14 +55,15 @@ File format
   cannot interleave half-applied actions: the late writer gets :class:`ConcurrentUpdateError`,
   catches up with the new events and decides again.
 
-Tables (schema version 3)::
+Tables (schema version 4)::
 
     sessions(id TEXT PK, name, dataset, config JSON with its checksum, created ISO-8601 UTC)
     events(session_id FK, seq, action, kind, idx, label, source, value JSON, timestamp, hash)
         PK (session_id, seq); ``action`` is the seq of the first event written by the same
         user action (an accepted batch, a relabelled or unlabelled batch, settings changed
         together share it); an undo has value {"undoes": action}, a relabel and a rename
-        {"from": old class}; ``source`` one of LABEL_SOURCES; ``hash`` the chain's
+        {"from": old class}, a keep {"score": s, "suggested": class}; ``source`` one of
+        LABEL_SOURCES; ``hash`` the chain's
     heads(session_id PK FK, seq, hash)        the session's last event and its hash
     arrays(session_id FK, name, npy BLOB, digest)   cached arrays in .npy format
         (allow_pickle=False) with a SHA-256 trailer; ``digest`` covers session, name, bytes
@@ -77,6 +79,8 @@ from .events import (
     Accept,
     AddClass,
     DeleteClass,
+    GUESS_SOURCES,
+    Keep,
     Label,
     NewEvent,
     Relabel,
@@ -107,6 +111,7 @@ from .log import (
     UNDOABLE_KINDS,
     Change,
     Event,
+    KeepRecord,
     LabelRecord,
     LogState,
     SessionInfo,
@@ -131,6 +136,7 @@ __all__ = [
     "SessionRecord",
     "Event",
     "LabelRecord",
+    "KeepRecord",
     "Change",
     "LogState",
     "group_actions",
@@ -154,6 +160,8 @@ __all__ = [
     "RenameClass",
     "DeleteClass",
     "Setting",
+    "Keep",
+    "GUESS_SOURCES",
     "StoreWriteError",
     "StoreFullError",
     "StoreReadOnlyError",

@@ -13,13 +13,17 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 __all__ = ["NewEvent", "Label", "Accept", "Skip", "Unskip", "Relabel", "Unlabel", "Undo",
-           "AddClass", "RenameClass", "DeleteClass", "Setting", "LABEL_EVENT_SOURCES",
-           "ACCEPT_EVENT_SOURCES"]
+           "AddClass", "RenameClass", "DeleteClass", "Setting", "Keep", "LABEL_EVENT_SOURCES",
+           "ACCEPT_EVENT_SOURCES", "GUESS_SOURCES"]
 
 #: The sources a ``label`` event takes (one point the user labelled).
 LABEL_EVENT_SOURCES = ("queried", "chosen", "accepted")
 #: The sources an ``accept`` event takes (points labelled many at once).
-ACCEPT_EVENT_SOURCES = ("accepted", "initial", "selection", "similar", "batch")
+ACCEPT_EVENT_SOURCES = ("accepted", "initial", "selection", "similar", "batch", "batch_guess",
+                        "similar_guess")
+#: The sources of labels that only repeat the model's guess: predictions accepted, and picks of
+#: a batch or "more like this" grid left on the guess the picker started on.
+GUESS_SOURCES = ("accepted", "batch_guess", "similar_guess")
 
 
 def _check_source(kind: str, source, allowed):
@@ -58,7 +62,8 @@ class Label(NewEvent):
 class Accept(NewEvent):
     """One point of an action that labels many at once (one undo step): predictions accepted
     (``accepted``), the data set's labels at creation (``initial``), a lasso or box
-    (``selection``), "more like this" (``similar``), a batch of queries (``batch``)."""
+    (``selection``), "more like this" (``similar``), a batch of queries (``batch``); a pick of
+    those two grids left on the model's guess is ``similar_guess`` / ``batch_guess``."""
 
     kind: ClassVar[str] = "accept"
     index: int
@@ -189,3 +194,25 @@ class Setting(NewEvent):
     def columns(self):
         return None, None, None, {"name": self.name, "value": self.value, **self.notes}
 
+
+
+@dataclass(frozen=True)
+class Keep(NewEvent):
+    """The user reviewed labelled point ``index`` among the suspects and kept its label
+    ``label`` (schema version 4). ``score`` and ``suggested``: the suspicion score in [0, 1]
+    and the class the model suggested when it was kept; the point stays off the suspects list
+    until the model's view of it changes materially (:mod:`labeler.session.views`)."""
+
+    kind: ClassVar[str] = "keep"
+    index: int
+    label: str
+    score: float
+    suggested: str | None = None
+
+    def __post_init__(self):
+        score = self.score
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= float(score) <= 1.0:
+            raise ValueError(f"A keep event's score must be a number in [0, 1]; got {score!r}.")
+
+    def columns(self):
+        return int(self.index), self.label, None, {"score": float(self.score), "suggested": self.suggested}

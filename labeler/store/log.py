@@ -88,7 +88,7 @@ def group_actions(events) -> list[list[Event]]:
 
 #: Kinds of the actions :meth:`LogState.apply` puts on the undo stack.
 UNDOABLE_KINDS = ("label", "accept", "skip", "relabel", "unlabel", "unskip", "rename_class",
-                  "delete_class")
+                  "delete_class", "keep")
 #: Kinds whose action may hold several events (one per point; for ``setting``, one per
 #: setting changed together, e.g. a value and its "auto" flag).
 BATCH_KINDS = ("accept", "relabel", "unlabel", "setting")
@@ -106,12 +106,25 @@ class LabelRecord:
     timestamp: str
 
 
+@dataclass(frozen=True)
+class KeepRecord:
+    """A reviewed label: point ``index`` was kept as ``label`` in event ``seq``, when its
+    suspicion score was ``score`` and the model suggested ``suggested``."""
+
+    index: int
+    label: str
+    score: float
+    suggested: str | None
+    seq: int
+
+
 @dataclass
 class Change:
     """What one user action changed, for the session to apply to its learner.
 
     ``added`` / ``removed`` labels (in the order to apply them), ``relabeled`` points as
-    ``(before, after)`` records, ``skipped`` / ``unskipped`` points, a ``new_class``, a class
+    ``(before, after)`` records, ``skipped`` / ``unskipped`` points, points ``kept`` (a keep
+    or its undo: the suspects list changes, not the learner), a ``new_class``, a class
     ``renamed`` ``(old, new)``, a ``deleted_class`` or a ``restored_class`` (an undone
     deletion; ``class_weight`` is its weight in a weighting dict, if it had one), or a
     ``setting`` ``(name, value)``.
@@ -129,6 +142,7 @@ class Change:
     restored_class: str | None = None
     class_weight: float | None = None
     settings: list[tuple] = field(default_factory=list)
+    kept: list[int] = field(default_factory=list)
 
     @property
     def setting(self) -> tuple | None:
@@ -145,7 +159,7 @@ class LogState:
 
     Undo semantics: the actions of :data:`UNDOABLE_KINDS` (``label``, ``accept`` (a whole
     batch), ``skip``, ``relabel`` and ``unlabel`` (one point or a batch), ``unskip``,
-    ``rename_class``, ``delete_class``) go on a stack; ``undo`` pops the top one and reverts
+    ``rename_class``, ``delete_class``, ``keep``) go on a stack; ``undo`` pops the top one and reverts
     it exactly. ``add_class`` and ``setting`` are not undoable.
 
     Because every action that changes labels, skips or class names is on the stack, the
@@ -177,6 +191,7 @@ class LogState:
         self.labels: dict[int, LabelRecord] = {}
         self.skipped: dict[int, int] = {}
         self.settings: dict[str, object] = {}
+        self.kept: dict[int, KeepRecord] = {}  # point -> its latest keep (a reviewed label)
         self.n_events = 0
         self._stack: list[tuple[int, str, list]] = []
 
@@ -247,6 +262,10 @@ class LogState:
         for i, rec in self.labels.items():
             if rec.label == old:
                 self.labels[i] = replace(rec, label=new)  # same key: same place
+        for i, rec in self.kept.items():
+            if old in (rec.label, rec.suggested):
+                self.kept[i] = replace(rec, label=new if rec.label == old else rec.label,
+                                       suggested=new if rec.suggested == old else rec.suggested)
 
     # ---- one action --------------------------------------------------------------------------
     def apply(self, events: list[Event]) -> Change:
@@ -385,6 +404,23 @@ class LogState:
             change.settings.append((ev.value["name"], ev.value["value"]))
         return None
 
+    def _fold_keep(self, events, change):
+        first = events[0]
+        self._check_point(first)
+        rec = self.labels.get(first.index)
+        if rec is None or rec.label != first.label:
+            self._bad(first, f"it keeps label {first.label!r} of point {first.index}, which is "
+                             f"{'not labelled' if rec is None else f'labelled {rec.label!r}'}")
+        value = first.value if isinstance(first.value, dict) else {}
+        score, suggested = value.get("score"), value.get("suggested")
+        if (isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score)
+                or not 0.0 <= score <= 1.0 or not (suggested is None or isinstance(suggested, str))):
+            self._bad(first, "a keep event needs a value {'score': number in [0, 1], 'suggested': class or null}")
+        previous = self.kept.get(first.index)
+        self.kept[first.index] = KeepRecord(first.index, first.label, float(score), suggested, first.seq)
+        change.kept.append(first.index)
+        return [(first.index, previous)]
+
     # ---- undo --------------------------------------------------------------------------------
     def _fold_undo(self, events, change):
         first = events[0]
@@ -441,6 +477,16 @@ class LogState:
         self._sort_skipped()
         change.skipped.append(index)
 
+    def _undo_keep(self, ev, items, change):
+        index, previous = items[0]
+        if index not in self.kept:
+            self._bad(ev, f"point {index} is not kept any more")
+        if previous is None:
+            del self.kept[index]
+        else:
+            self.kept[index] = previous
+        change.kept.append(index)
+
     def _undo_rename_class(self, ev, items, change):
         old, new = items[0]
         if new not in self.classes or old in self.classes:
@@ -481,7 +527,7 @@ def make_events(drafts, *, after: int, timestamp: str | None = None) -> list[Eve
             raise ValueError(
                 f"Bad event {draft!r}: build events with the constructors of labeler.store.events "
                 "(Label, Accept, Skip, Unskip, Relabel, Unlabel, Undo, AddClass, RenameClass, "
-                "DeleteClass, Setting)."
+                "DeleteClass, Setting, Keep)."
             )
         index, label, source, value = draft.columns()
         out.append(Event(seq=after + 1 + k, action=after + 1, kind=draft.kind, index=index,

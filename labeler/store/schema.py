@@ -1,5 +1,5 @@
-"""The store's schema: version 3 (current), versions 1 and 2 (kept to migrate and to test),
-and the migrations 1 -> 2 -> 3.
+"""The store's schema: version 4 (current), versions 1 to 3 (kept to migrate and to test),
+and the migrations 1 -> 2 -> 3 -> 4.
 
 Version 2 adds the event kinds ``relabel``, ``unlabel``, ``unskip``, ``rename_class`` and
 ``delete_class`` (fixing labels and managing classes). SQLite cannot change a CHECK
@@ -15,9 +15,14 @@ the previous event's hash), ``heads`` holds each session's last seq and hash, an
 ``queries`` and ``risks`` carry a digest of their own. :func:`migrate_v2_to_v3` rewrites the
 marked sources into the column and computes the hashes of the old events.
 
+Version 4 adds the event kind ``keep`` (a label the user reviewed and kept; it leaves the
+suspects list) and the sources ``batch_guess`` and ``similar_guess`` (a pick of a batch or
+"more like this" grid left on the model's guess). :func:`migrate_v3_to_v4` copies the events,
+with their hashes unchanged, into a table with the wider CHECK constraints.
+
 The store runs a migration in ONE transaction together with the new ``user_version``
 (:meth:`labeler.store.Store._prepare`), so a file is either still at its old version with every
-event or at version 3 with every event.
+event or at version 4 with every event.
 """
 
 import hashlib
@@ -27,14 +32,18 @@ from .chain import event_hash, genesis, record_checksum, row_digest, split_npy_c
 
 _CHECKSUM = "checksum"  # key of the record's checksum inside the stored configuration
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 EVENT_KINDS_V1 = ("label", "skip", "undo", "add_class", "setting", "accept")
-EVENT_KINDS = EVENT_KINDS_V1 + ("relabel", "unlabel", "unskip", "rename_class", "delete_class")
+#: The kinds of schema versions 2 and 3.
+EVENT_KINDS_V3 = EVENT_KINDS_V1 + ("relabel", "unlabel", "unskip", "rename_class", "delete_class")
+EVENT_KINDS = EVENT_KINDS_V3 + ("keep",)
 #: Where a label came from (the ``source`` column of ``label``, ``accept`` and ``relabel``):
 #: the point the learner asked for, a point the user picked, a prediction accepted, a label of
 #: the data set drawn at creation, a lasso or box selection, "more like this" (neighbours of a
-#: point), a batch of queries chosen together.
-LABEL_SOURCES = ("queried", "chosen", "accepted", "initial", "selection", "similar", "batch")
+#: point), a batch of queries chosen together; and (version 4) a pick of a batch or "more like
+#: this" grid left on the model's guess (the picker started on it and the user did not change it).
+LABEL_SOURCES_V3 = ("queried", "chosen", "accepted", "initial", "selection", "similar", "batch")
+LABEL_SOURCES = LABEL_SOURCES_V3 + ("batch_guess", "similar_guess")
 #: The sources of schema versions 1 and 2.
 LABEL_SOURCES_V2 = ("queried", "chosen", "accepted")
 DEFAULT_STORE_ENV = "LABELER_STORE"
@@ -110,7 +119,7 @@ _V1_EVENTS_END = _SCHEMA_V1.index("CREATE TABLE arrays")
 
 #: The DDL of schema version 2: version 1 with the events table's new kinds.
 _SCHEMA_V2 = (_SCHEMA_V1[:_V1_EVENTS_START]
-              + _EVENTS_V2.format(table="events", kinds=_kinds_check(EVENT_KINDS)).strip() + ";\n"
+              + _EVENTS_V2.format(table="events", kinds=_kinds_check(EVENT_KINDS_V3)).strip() + ";\n"
               + _SCHEMA_V1[_V1_EVENTS_END:])
 
 _COLUMNS = "session_id, seq, action, kind, idx, label, source, value, timestamp"
@@ -130,7 +139,7 @@ def migrate_v1_to_v2(con) -> int:
         The copy does not hold every event (nothing is changed once the caller rolls back).
     """
     before = con.execute("SELECT count(*) FROM events").fetchone()[0]
-    con.execute(_EVENTS_V2.format(table="events_v2", kinds=_kinds_check(EVENT_KINDS)))
+    con.execute(_EVENTS_V2.format(table="events_v2", kinds=_kinds_check(EVENT_KINDS_V3)))
     con.execute(f"INSERT INTO events_v2 ({_COLUMNS}) SELECT {_COLUMNS} FROM events ORDER BY session_id, seq")
     after = con.execute("SELECT count(*) FROM events_v2").fetchone()[0]
     if after != before:  # pragma: no cover - SQLite copies all rows or raises
@@ -202,14 +211,20 @@ CREATE TABLE heads (
 _V1_ARRAYS_START = _SCHEMA_V1.index("CREATE TABLE arrays")
 _V1_QUERIES_START = _SCHEMA_V1.index("CREATE TABLE queries")
 
-#: The DDL of schema version 3.
-_SCHEMA_V3 = (_SCHEMA_V1[:_V1_EVENTS_START]
-              + _EVENTS_V3.format(table="events", kinds=_kinds_check(EVENT_KINDS),
-                                  sources=_sources_check(LABEL_SOURCES)).strip() + ";\n"
-              + _ARRAYS_V3.format(table="arrays").strip() + ";\n"
-              + _QUERIES_V3.format(table="queries").strip() + ";\n"
-              + _RISKS_V3.format(table="risks").strip() + ";\n"
-              + _HEADS_V3.strip() + ";\n")
+def _schema_v3_tables(kinds, sources) -> str:
+    return (_SCHEMA_V1[:_V1_EVENTS_START]
+            + _EVENTS_V3.format(table="events", kinds=_kinds_check(kinds),
+                                sources=_sources_check(sources)).strip() + ";\n"
+            + _ARRAYS_V3.format(table="arrays").strip() + ";\n"
+            + _QUERIES_V3.format(table="queries").strip() + ";\n"
+            + _RISKS_V3.format(table="risks").strip() + ";\n"
+            + _HEADS_V3.strip() + ";\n")
+
+
+#: The DDL of schema version 3 (kept to build version-3 stores in tests).
+_SCHEMA_V3 = _schema_v3_tables(EVENT_KINDS_V3, LABEL_SOURCES_V3)
+#: The DDL of schema version 4: version 3 with the events table's new kind and sources.
+_SCHEMA_V4 = _schema_v3_tables(EVENT_KINDS, LABEL_SOURCES)
 
 
 def query_digest(session_id: str, version: int, index: int) -> bytes:
@@ -264,8 +279,8 @@ def migrate_v2_to_v3(con) -> int:
     """
     tables = ("events", "queries", "risks", "arrays")
     counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
-    con.execute(_EVENTS_V3.format(table="events_v3", kinds=_kinds_check(EVENT_KINDS),
-                                  sources=_sources_check(LABEL_SOURCES)))
+    con.execute(_EVENTS_V3.format(table="events_v3", kinds=_kinds_check(EVENT_KINDS_V3),
+                                  sources=_sources_check(LABEL_SOURCES_V3)))
     con.execute(_QUERIES_V3.format(table="queries_v3"))
     con.execute(_RISKS_V3.format(table="risks_v3"))
     con.execute(_ARRAYS_V3.format(table="arrays_v3"))
@@ -317,3 +332,34 @@ def migrate_v2_to_v3(con) -> int:
         con.execute(f"ALTER TABLE {table}_v3 RENAME TO {table}")
     con.execute("PRAGMA user_version = 3")
     return counts["events"]
+
+
+_COLUMNS_V3 = _COLUMNS + ", hash"
+
+
+def migrate_v3_to_v4(con) -> int:
+    """Take a version-3 store to version 4 inside the caller's transaction (``BEGIN
+    IMMEDIATE`` ... ``COMMIT``; the caller rolls back on any error).
+
+    The events, hashes included (their content does not change, so the chain still
+    verifies), are copied into a table with the version-4 CHECK constraints (the kind
+    ``keep``, the sources ``batch_guess`` and ``similar_guess``); only when the copy holds every
+    event is the old table dropped and the copy renamed. Returns the number of events copied.
+
+    Raises
+    ------
+    RuntimeError
+        The copy does not hold every event (nothing is changed once the caller rolls back).
+    """
+    before = con.execute("SELECT count(*) FROM events").fetchone()[0]
+    con.execute(_EVENTS_V3.format(table="events_v4", kinds=_kinds_check(EVENT_KINDS),
+                                  sources=_sources_check(LABEL_SOURCES)))
+    con.execute(f"INSERT INTO events_v4 ({_COLUMNS_V3}) SELECT {_COLUMNS_V3} FROM events "
+                "ORDER BY session_id, seq")
+    after = con.execute("SELECT count(*) FROM events_v4").fetchone()[0]
+    if after != before:  # pragma: no cover - SQLite copies all rows or raises
+        raise RuntimeError(f"migration copied {after} of {before} events; nothing was changed.")
+    con.execute("DROP TABLE events")
+    con.execute("ALTER TABLE events_v4 RENAME TO events")
+    con.execute("PRAGMA user_version = 4")
+    return after

@@ -19,7 +19,7 @@ import numpy as np
 from .chain import event_hash, genesis, record_checksum, split_npy_checksum, with_npy_checksum
 from .faults import ChainBrokenError, ConcurrentUpdateError, StoreCorruptError, StoreError, StoreReadOnlyError, StoreVersionError, UnknownSessionError, _ISO_STAMP, _check_size, _read_only_message, _rollback, store_fault, utc_now
 from .log import UNDOABLE_KINDS, Event, SessionInfo, SessionRecord, make_events, new_session_id
-from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V3, _SQLITE_MAGIC, _TABLES, _TABLES_V3, migrate_v1_to_v2, migrate_v2_to_v3, array_digest, query_digest, risk_digest, source_of_v2_event
+from .schema import SCHEMA_VERSION, _BUSY_TIMEOUT_S, _SCHEMA_V4, _SQLITE_MAGIC, _TABLES, _TABLES_V3, migrate_v1_to_v2, migrate_v2_to_v3, migrate_v3_to_v4, array_digest, query_digest, risk_digest, source_of_v2_event
 
 #: Stores open in this process, per file (device, inode): see :meth:`Store._hold_inode`.
 _OPEN_INODES: dict[tuple[int, int], int] = {}
@@ -336,7 +336,7 @@ class Store:
             try:
                 version = con.execute("PRAGMA user_version").fetchone()[0]
                 if version == 0:  # new file (another process may have created it meanwhile)
-                    for stmt in _SCHEMA_V3.split(";"):
+                    for stmt in _SCHEMA_V4.split(";"):
                         if stmt.strip():
                             con.execute(stmt)
                     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -345,6 +345,8 @@ class Store:
                         migrate_v1_to_v2(con)
                     if version <= 2:
                         migrate_v2_to_v3(con)
+                    if version <= 3:
+                        migrate_v3_to_v4(con)
                 con.execute("COMMIT")
             except BaseException:  # a rollback, then the error (Ctrl-C too) goes on at once
                 _rollback(con)

@@ -17,7 +17,7 @@ from labeler.ui import state
 
 __all__ = ["label", "skip", "unskip", "relabel", "unlabel", "undo", "add_class", "rename_class",
            "delete_class", "move_class_labels", "unlabel_class", "accept", "set_setting", "choose",
-           "back", "label_area", "label_grid", "similar", "clear_area"]
+           "back", "label_area", "label_grid", "similar", "clear_area", "keep"]
 
 
 def _run(action, *args):
@@ -200,6 +200,19 @@ def relabel(index: int, name, expected_label, panel_rev: int | None = None) -> N
         state.flash("warning", why)
 
 
+def keep(index: int, expected_label) -> None:
+    """Keep the label ``expected_label`` of point ``index`` (reviewed in the Suspects tab): one
+    stored, undoable action; refused, and explained, when the point changed first."""
+    done, why = _changed_or_why(
+        lambda s: s.keep(int(index), expected_label=expected_label),
+        lambda s: s.why_not_changed(int(index), "unlabel", None, expected_label))
+    if done:
+        state.flash("success", f"Kept label {expected_label!r} of point #{int(index)}: it leaves the "
+                               "suspects list until the model's view of it changes (Undo reverts it).")
+    elif done is False:
+        state.flash("warning", why)
+
+
 def unlabel(index: int, expected_label, panel_rev: int | None = None) -> None:
     """Remove the label ``expected_label`` (as the panel showed it) of point ``index``."""
     if _stale_panel(panel_rev):
@@ -330,9 +343,9 @@ def back() -> None:
 _VIA_WORDS = {"selection": "selected", "similar": "similar", "batch": "batch"}
 
 
-def _label_many_or_why(labels: dict, via: str, version: int) -> None:
+def _label_many_or_why(labels: dict, via: str, version: int, guessed=()) -> None:
     def run(s):
-        n = s.label_many(labels, via, expected_version=int(version))
+        n = s.label_many(labels, via, expected_version=int(version), guessed=guessed)
         return n, (None if n else s.why_not_labelled(list(labels), int(version)))
 
     result = _run(run)
@@ -360,14 +373,18 @@ def label_area(indices, name, version: int) -> None:
     _label_many_or_why({int(i): name for i in indices}, "selection", version)
 
 
-def label_grid(indices, keys, via: str, version: int) -> None:
+def label_grid(indices, keys, via: str, version: int, presets=None) -> None:
     """Label the points of a grid ("more like this" or a batch), each with the class picked in
-    its selector (``st.session_state[keys[j]]``): one action, one undo step."""
+    its selector (``st.session_state[keys[j]]``): one action, one undo step. ``presets``: the
+    model's guess each selector started on (None: started on "not sure"); a pick still equal
+    to it is stored as a guess (source ``<via>_guess``)."""
     labels = {int(i): st.session_state.get(k) for i, k in zip(indices, keys)}
     if any(v is None for v in labels.values()):
         state.flash("warning", "Pick a class for every point of the grid first.")
         return
-    _label_many_or_why(labels, via, version)
+    presets = presets or [None] * len(labels)
+    guessed = [int(i) for i, p in zip(indices, presets) if p is not None and labels[int(i)] == p]
+    _label_many_or_why(labels, via, version, guessed)
     # the grid is a fragment (labeler.ui.bulk_panels.render_bulk_tab): rerun the whole page
     # after it, so the flash message, the map and the counts show what happened
     st.session_state["grid_labelled"] = True

@@ -165,8 +165,10 @@ def _grid(session, view, indices, via: str, button: str) -> None:
     if summary["unsure"]:
         st.caption(f"{summary['unsure']} point(s) the model is unsure of (confidence below "
                    f"{GUESS_MIN_CONFIDENCE:.0%}) start on *not sure*: choose their class first.")
+    presets = [view.classes[int(view.predicted_codes[i])]
+               if conf[i] >= GUESS_MIN_CONFIDENCE and view.predicted_codes[i] >= 0 else None for i in indices]
     st.button(words, key=f"grid_label_{via}", type="primary", icon=":material/done_all:",
-              on_click=actions.label_grid, args=(indices, keys, via, view.version),
+              on_click=actions.label_grid, args=(indices, keys, via, view.version, presets),
               help="Store every point with the class picked under it: one action, one Undo. A "
                    "'model guess' is a pick equal to the model's prediction; its expected number "
                    "wrong is the sum of (1 - calibrated confidence).")

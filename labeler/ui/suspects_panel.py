@@ -6,7 +6,10 @@ label -- typed, from the file (initial), bulk, batch or accepted. Each shown poi
 image, text or first features, its label, the model's suggestion and two buttons:
 
 * "Change to <suggested>" relabels it (one action; the app's Undo reverts it);
-* "Keep" takes it off the list for this page (the label stays; "Undo keep" brings it back).
+* "Keep" stores that the label was reviewed and kept (a ``keep`` event: one action, undone by
+  the app's Undo or "Undo keep" here). A kept label leaves the list until the model's view of
+  it changes materially (another suggestion, or a score higher by
+  :data:`labeler.session.views.KEEP_SCORE_MARGIN`).
 
 The element ``<span class="suspect-tag" data-point=.. data-label=.. data-suggested=..>`` per
 shown point carries what is shown for the browser tests.
@@ -21,26 +24,11 @@ from labeler.ui import actions
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import point_image, upscale
 
-__all__ = ["render_suspects_tab", "SUSPECTS_SHOWN", "kept_key"]
+__all__ = ["render_suspects_tab", "SUSPECTS_SHOWN"]
 
 #: How many of the most suspect labels the tab shows at once.
 SUSPECTS_SHOWN = 8
 _TEXT_CHARS = 200
-
-
-def kept_key(session) -> str:
-    """The page-state key of the (index, label) pairs the user kept in this session."""
-    return f"suspects_kept_{session.id}"
-
-
-def _keep(key: str, index: int, label) -> None:
-    st.session_state.setdefault(key, []).append((int(index), str(label)))
-
-
-def _undo_keep(key: str) -> None:
-    kept = st.session_state.get(key) or []
-    if kept:
-        kept.pop()
 
 
 def _content(session, i: int) -> None:
@@ -69,19 +57,19 @@ def render_suspects_tab(session) -> None:
     if not len(table):
         st.info("No labels yet: the labels most likely to be wrong show here once there are some.")
         return
-    key = kept_key(session)
-    kept = set(map(tuple, st.session_state.get(key) or []))
-    keep_rows = [(int(i), str(lab)) not in kept for i, lab in zip(table["index"], table["label"])]
-    rest = table[keep_rows]
+    kept = int(table["kept"].sum())
+    rest = table[~table["kept"]]
     likely = int((table["score"] > 0.5).sum())
     st.markdown(f"**Labels most likely to be wrong**, from the model fitted without each point "
                 f"(calibrated leave-one-out). {likely} of {len(table)} labels are more likely wrong "
                 "than right.")
-    if kept:
+    last_is_keep = session.last_action_kind == "keep"
+    if kept or last_is_keep:
         with st.container(horizontal=True, gap="small"):
-            st.caption(f"{len(kept)} kept (hidden here).")
-            st.button("Undo keep", key="suspects_undo_keep", on_click=_undo_keep, args=(key,),
-                      icon=":material/undo:")
+            st.caption(f"{kept} kept (hidden here until the model's view of them changes).")
+            if last_is_keep:
+                st.button("Undo keep", key="suspects_undo_keep", on_click=actions.undo,
+                          args=(int(session.last_action),), icon=":material/undo:")
     version = session.n_events
     for _, row in rest.head(SUSPECTS_SHOWN).iterrows():
         i, label, suggested = int(row["index"]), str(row["label"]), str(row["suggested"])
@@ -101,7 +89,8 @@ def render_suspects_tab(session) -> None:
                     st.button(f"Change to {md_text(suggested)}", key=f"suspect_change_{i}_{version}",
                               type="primary", on_click=actions.relabel, args=(i, suggested, label),
                               help="Relabel this point (one action: Undo reverts it)")
-                st.button("Keep", key=f"suspect_keep_{i}_{version}", on_click=_keep, args=(key, i, label),
-                          help="The label is right: take it off this list")
+                st.button("Keep", key=f"suspect_keep_{i}_{version}", on_click=actions.keep, args=(i, label),
+                          help="The label is right: store that it was reviewed and take it off this "
+                               "list (one action: Undo reverts it)")
     if len(rest) > SUSPECTS_SHOWN:
         st.caption(f"{len(rest) - SUSPECTS_SHOWN} more labels, less suspect.")
