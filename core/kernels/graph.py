@@ -20,41 +20,27 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
 from ..validation import check_features
+from .knn_search import EXACT_KNN_MAX, KNN_METHODS, nearest_neighbours
 
 __all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "self_tuned_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS"]
 
 TRANSFORMS = ("diffusion", "gaussian_field")
-EXACT_KNN_MAX = 50_000  # up to this many points the neighbours are exact (scikit-learn)
 
 
-def _neighbours(X: np.ndarray, k: int, seed) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and distances of the k nearest other points, each of shape (n, k)."""
-    n = X.shape[0]
-    if n <= EXACT_KNN_MAX:
-        from sklearn.neighbors import NearestNeighbors
-
-        dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
-    else:
-        try:
-            from pynndescent import NNDescent
-        except ImportError:  # pragma: no cover - depends on the installation
-            raise ImportError(
-                f"a kNN graph of {n:,} points needs the approximate nearest-neighbour library "
-                "pynndescent (pip install pynndescent); exact search is used up to "
-                f"{EXACT_KNN_MAX:,} points."
-            ) from None
-        index = NNDescent(X, n_neighbors=k + 1, random_state=seed, low_memory=True)
-        ind, dist = index.neighbor_graph
-    # drop each point itself (first column, or wherever a duplicate put it)
-    keep = ind != np.arange(n)[:, None]
-    rows = np.argsort(~keep, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(ind, rows, 1), np.take_along_axis(dist, rows, 1)
+def _neighbours(X: np.ndarray, k: int, seed, method: str = "auto", progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and distances of the k nearest other points, each of shape (n, k)
+    (:func:`core.kernels.knn_search.nearest_neighbours`)."""
+    return nearest_neighbours(X, k, method=method, seed=seed, progress=progress)
 
 
-def knn_neighbours(X, n_neighbors: int = 10, *, seed=0) -> tuple[np.ndarray, np.ndarray]:
+def knn_neighbours(X, n_neighbors: int = 10, *, seed=0, method: str = "auto",
+                   progress=None) -> tuple[np.ndarray, np.ndarray]:
     """The k nearest other points of each point and their distances (what :func:`knn_graph`
     builds on; kept by callers that store a graph compactly and rebuild it with
     :func:`neighbour_graph`).
+
+    ``method`` and ``progress(fraction)``: :func:`core.kernels.knn_search.nearest_neighbours`
+    (exact up to ``EXACT_KNN_MAX`` points, hnswlib beyond).
 
     Returns
     -------
@@ -65,12 +51,14 @@ def knn_neighbours(X, n_neighbors: int = 10, *, seed=0) -> tuple[np.ndarray, np.
     n = X.shape[0]
     if isinstance(n_neighbors, bool) or int(n_neighbors) != n_neighbors or not 1 <= n_neighbors < n:
         raise ValueError(f"n_neighbors must be an integer in [1, {n - 1}]; got {n_neighbors!r}.")
-    ind, dist = _neighbours(X, int(n_neighbors), seed)
+    if method not in KNN_METHODS:
+        raise ValueError(f"method must be one of {', '.join(KNN_METHODS)}; got {method!r}.")
+    ind, dist = _neighbours(X, int(n_neighbors), seed, method, progress)
     return np.asarray(ind, dtype=np.int64), np.asarray(dist, dtype=np.float64)
 
 
 def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma: float | None = None,
-              seed=0) -> sp.csr_matrix:
+              seed=0, method: str = "auto", progress=None) -> sp.csr_matrix:
     """Symmetrised kNN weight matrix ``W`` (seed 001 §2; docs/algorithms.md §5).
 
     Parameters
@@ -83,7 +71,11 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma:
     sigma : float, optional
         Heat-kernel scale; default the mean distance to the k-th neighbour.
     seed : int
-        Seeds the approximate search (pynndescent) used beyond ``EXACT_KNN_MAX`` points.
+        Seeds the approximate search used beyond ``EXACT_KNN_MAX`` points.
+    method : {"auto", "exact", "hnsw", "nndescent"}
+        The neighbour search (:func:`core.kernels.knn_search.nearest_neighbours`).
+    progress : callable(fraction), optional
+        Hears the search's progress.
 
     Returns
     -------
@@ -96,7 +88,9 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma:
         raise ValueError(f"n_neighbors must be an integer in [1, {n - 1}]; got {n_neighbors!r}.")
     if weights not in ("connectivity", "heat"):
         raise ValueError(f"weights must be 'connectivity' or 'heat'; got {weights!r}.")
-    ind, dist = _neighbours(X, int(n_neighbors), seed)
+    if method not in KNN_METHODS:
+        raise ValueError(f"method must be one of {', '.join(KNN_METHODS)}; got {method!r}.")
+    ind, dist = _neighbours(X, int(n_neighbors), seed, method, progress)
     return neighbour_graph(ind, dist, weights=weights, sigma=sigma)
 
 
