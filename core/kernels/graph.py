@@ -21,10 +21,16 @@ from scipy.sparse.linalg import eigsh
 
 from ..validation import check_features
 from .knn_search import EXACT_KNN_MAX, KNN_METHODS, nearest_neighbours
+from .laplacian_eigen import GUARD
 
-__all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "self_tuned_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS"]
+__all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "self_tuned_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS",
+           "EIGEN_METHODS", "LOBPCG_ABOVE", "EXACT_KNN_MAX"]
 
 TRANSFORMS = ("diffusion", "gaussian_field")
+EIGEN_METHODS = ("auto", "eigsh", "lobpcg")
+#: "auto" finds Laplacian eigenpairs by Lanczos (eigsh) up to this many points, by LOBPCG with a
+#: multigrid preconditioner beyond (benchmarks/knn_scale.py --part eig; docs/benchmarks.md §10).
+LOBPCG_ABOVE = 50_000
 
 
 def _neighbours(X: np.ndarray, k: int, seed, method: str = "auto", progress=None) -> tuple[np.ndarray, np.ndarray]:
@@ -173,7 +179,8 @@ def laplacian(W, normalized: bool = True) -> sp.csr_matrix:
 
 
 def spectral_factor(W, rank: int, *, transform: str = "gaussian_field", eps: float = 1e-2,
-                    s: float = 1.0, normalized: bool = True, seed=0) -> tuple[np.ndarray, np.ndarray]:
+                    s: float = 1.0, normalized: bool = True, seed=0, method: str = "auto",
+                    progress=None) -> tuple[np.ndarray, np.ndarray]:
     """Spectral graph kernel of the r smallest Laplacian eigenpairs as a factor ``Phi``.
 
     Parameters
@@ -190,7 +197,9 @@ def spectral_factor(W, rank: int, *, transform: str = "gaussian_field", eps: flo
     normalized : bool
         Normalised Laplacian (eigenvalues in [0, 2]) or ``D - W``.
     seed : int
-        Start vector of the Lanczos iteration (deterministic results).
+        Start vector(s) of the eigensolver (deterministic results).
+    method, progress
+        The eigensolver and its progress (:func:`laplacian_eigenpairs`).
 
     Returns
     -------
@@ -200,12 +209,13 @@ def spectral_factor(W, rank: int, *, transform: str = "gaussian_field", eps: flo
     """
     if transform not in TRANSFORMS:
         raise ValueError(f"transform must be one of {TRANSFORMS}; got {transform!r}.")
-    lam, vecs = laplacian_eigenpairs(W, rank, normalized=normalized, seed=seed)
+    lam, vecs = laplacian_eigenpairs(W, rank, normalized=normalized, seed=seed, method=method, progress=progress)
     r = np.exp(-(s**2) * lam / 2.0) if transform == "diffusion" else 1.0 / (lam + eps)
     return np.ascontiguousarray(vecs * np.sqrt(r)), lam
 
 
-def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0) -> tuple[np.ndarray, np.ndarray]:
+def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, method: str = "auto",
+                         progress=None) -> tuple[np.ndarray, np.ndarray]:
     """The ``rank`` smallest eigenpairs of the (normalised) Laplacian of ``W``.
 
     Parameters
@@ -215,7 +225,14 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0) -> tu
         r, in [1, n - 1].
     normalized : bool
     seed : int
-        Start vector of the Lanczos iteration (deterministic results).
+        Start vector(s) of the iteration (deterministic results).
+    method : {"auto", "eigsh", "lobpcg"}
+        ``"eigsh"``: Lanczos on ``c I - L`` (ARPACK, residuals ~1e-10);
+        ``"lobpcg"``: LOBPCG with an algebraic multigrid preconditioner
+        (:func:`core.kernels.laplacian_eigen.lobpcg_eigenpairs`, residuals ~1e-5);
+        ``"auto"``: eigsh up to :data:`LOBPCG_ABOVE` points, lobpcg beyond.
+    progress : callable(fraction), optional
+        Hears LOBPCG's progress (eigsh reports none).
 
     Returns
     -------
@@ -224,10 +241,21 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0) -> tu
     eigenvectors : ndarray of shape (n, r)
         Orthonormal columns.
     """
+    if method not in EIGEN_METHODS:
+        raise ValueError(f"method must be one of {', '.join(EIGEN_METHODS)}; got {method!r}.")
     L = laplacian(W, normalized)
     n = L.shape[0]
     if isinstance(rank, bool) or int(rank) != rank or not 1 <= rank < n:
         raise ValueError(f"rank must be an integer in [1, {n - 1}]; got {rank!r}.")
+    if method == "auto":
+        method = "lobpcg" if n > LOBPCG_ABOVE else "eigsh"
+    if method == "lobpcg" and n - int(rank) > 2 * GUARD:
+        from .laplacian_eigen import lobpcg_eigenpairs
+
+        d = np.asarray(sp.csr_matrix(W).sum(axis=1)).ravel()
+        near_null = np.sqrt(np.where(d > 0, d, 1.0)) if normalized else np.ones(n)
+        return lobpcg_eigenpairs(L, int(rank), near_null / np.linalg.norm(near_null), seed=int(seed),
+                                 progress=progress)
     v0 = np.random.default_rng(seed).standard_normal(n)
     # the smallest eigenvalues of L are the largest of (c I - L), c above the spectrum
     c = 2.0 if normalized else 2.0 * float(L.diagonal().max())
