@@ -6,7 +6,7 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
 ``"exact"``    scikit-learn's :class:`~sklearn.neighbors.NearestNeighbors` (tree or brute
                force): O(n^2 d) at 32 dimensions, the default up to :data:`EXACT_KNN_MAX`.
 ``"hnsw"``     hnswlib's hierarchical navigable small-world graph (Malkov & Yashunin 2018),
-               compiled C++ shipped in the wheel: nothing to compile at run time. The index is
+               C++ compiled once when pip installs it: nothing to compile at run time. The index is
                built by ONE thread (hnswlib's multi-threaded insertion links points in an
                order that changes from run to run; one thread inserts them in index order, so
                the result is a function of the data and the seed), then every point is

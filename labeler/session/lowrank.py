@@ -22,6 +22,9 @@ SUBSAMPLE_ABOVE = 5_000
 #: Its sizes: 200 smallest-margin + 300 random candidates, risk sum over 2,000 pool points
 #: (benchmarks/scale.py: one step 0.2 s at 10^5 points, rank 300).
 SUBSAMPLED = {"n_uncertain": 200, "n_random": 300, "n_points": 2_000}
+#: The share of a spectral factor's progress bar taken by the kNN search (the eigenpairs take
+#: the rest; about equal at 10^5-10^6 points: benchmarks/knn_scale.py).
+KNN_SHARE = 0.5
 
 
 def default_rank(posterior: str, n_samples: int) -> int:
@@ -36,8 +39,9 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
       ``spec.seed``); the factor ``k(X, Z) T`` is recomputed from them (deterministic, about
       2 s per 10^5 points at rank 300), so only ``Z`` (m x d) is stored, and a new width
       re-uses it (:class:`core.posteriors.NystromPosterior`).
-    * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^5 points) and
-      its eigenvalues.
+    * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^6 points:
+      hnswlib and LOBPCG, :mod:`core.kernels.knn_search`, :mod:`core.kernels.laplacian_eigen`)
+      and its eigenvalues; ``progress`` hears both steps as they go.
 
     Parameters
     ----------
@@ -78,15 +82,19 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
     if spec.posterior == "spectral":
         Phi, lam = parts.get("factor"), parts.get("eigenvalues")
         if Phi is None or lam is None or Phi.shape != (n, r) or lam.shape != (r,):
-            say(f"kNN graph of {n:,} points (k = {spec.knn})", 0.0)
+            knn_say = f"kNN graph of {n:,} points (k = {spec.knn})"
+            say(knn_say, 0.0)
             if _distributes(executor) and n <= EXACT_KNN_MAX:
                 from labeler.distributed_factors import knn_graph_blocks
 
                 W = knn_graph_blocks(X, int(spec.knn), executor=executor)
             else:
-                W = knn_graph(X, int(spec.knn), seed=int(spec.seed))
-            say(f"{r} smallest Laplacian eigenpairs", 0.5)
-            Phi, lam = spectral_factor(W, r, seed=int(spec.seed))
+                W = knn_graph(X, int(spec.knn), seed=int(spec.seed),
+                              progress=lambda f: say(knn_say, KNN_SHARE * f))
+            eig_say = f"{r} smallest Laplacian eigenpairs"
+            say(eig_say, KNN_SHARE)
+            Phi, lam = spectral_factor(W, r, seed=int(spec.seed),
+                                       progress=lambda f: say(eig_say, KNN_SHARE + (1 - KNN_SHARE) * f))
             del W
             say("spectral factor ready", 1.0)
         return FactorPosterior(np.ascontiguousarray(Phi, dtype=np.float64), copy=False), \
