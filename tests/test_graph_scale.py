@@ -1,7 +1,7 @@
 """The spectral factor and a graph model's kNN graph on large pools (issue 23 §3).
 
-CI runs the 10^4 version with the large-pool methods forced (hnswlib, LOBPCG with the multigrid
-preconditioner; by default they start at 50,000 points); the 10^6 version is marked slow
+CI runs the 10^4 version with the large-pool kNN search forced (hnswlib; by default it starts at
+50,000 points); the 10^6 version is marked slow
 (``pytest -m slow tests/test_graph_scale.py``: minutes and ~4 GB). Times are measured by
 benchmarks/knn_scale.py, never here.
 """
@@ -9,7 +9,6 @@ benchmarks/knn_scale.py, never here.
 import numpy as np
 import pytest
 
-import core.kernels.graph as graph
 import core.kernels.knn_search as knn_search
 from core.kernels.graph import laplacian, neighbour_graph
 from labeler.session import model
@@ -28,7 +27,6 @@ def mixture(n, d=32, seed=0):
 
 def large_pool_methods(monkeypatch):
     monkeypatch.setattr(knn_search, "EXACT_KNN_MAX", 1000)
-    monkeypatch.setattr(graph, "LOBPCG_ABOVE", 1000)
 
 
 def check_spectral_build(X, rank):
@@ -42,23 +40,21 @@ def check_spectral_build(X, rank):
     fractions = [f for _, f in heard]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
     assert any("kNN graph" in m for m, _ in heard) and any("eigenpairs" in m for m, _ in heard)
-    assert len(heard) > 4  # the bar moves during the steps, not only between them
+    assert len(heard) > 3  # the bar moves during the kNN search, not only between the steps
     return Phi, lam
 
 
-def test_spectral_factor_with_the_large_pool_methods_at_10_4(monkeypatch):
-    """hnswlib + LOBPCG through the session's factor build: the eigenpairs are those of the
-    graph's Laplacian (residuals), and the same as Lanczos gives on the same graph."""
+def test_spectral_factor_with_the_large_pool_search_at_10_4(monkeypatch):
+    """hnswlib through the session's factor build: the eigenpairs are those of the Laplacian of
+    the seeded graph the search gives (residuals)."""
     large_pool_methods(monkeypatch)
     X = mixture(10_000)
-    Phi, lam = check_spectral_build(X, 40)
+    Phi, lam = check_spectral_build(X, 20)
     ind, dist = knn_search.nearest_neighbours(X, 10, seed=0)  # the graph the build used (seeded)
     W = neighbour_graph(ind, dist)
-    lam_ref, _ = graph.laplacian_eigenpairs(W, 40, method="eigsh")
-    np.testing.assert_allclose(lam, lam_ref, atol=1e-7)
     V = Phi / np.linalg.norm(Phi, axis=0)  # the factor's columns are the eigenvectors, scaled
     L = laplacian(W)
-    assert np.linalg.norm(L @ V - V * lam, axis=0).max() < 1e-4
+    assert np.linalg.norm(L @ V - V * lam, axis=0).max() < 1e-6
 
 
 def test_graph_model_graph_at_10_4_uses_hnsw_and_reports(monkeypatch):
@@ -75,5 +71,5 @@ def test_graph_model_graph_at_10_4_uses_hnsw_and_reports(monkeypatch):
 
 @pytest.mark.slow
 def test_spectral_factor_at_10_6():
-    """The default methods at 10^6 x 32 (hnswlib, LOBPCG): minutes, about 4 GB."""
+    """The default methods at 10^6 x 32 (hnswlib, eigsh): tens of minutes on 2 cores."""
     check_spectral_build(mixture(1_000_000), 100)

@@ -28,9 +28,12 @@ __all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "self_tuned_graph",
 
 TRANSFORMS = ("diffusion", "gaussian_field")
 EIGEN_METHODS = ("auto", "eigsh", "lobpcg")
-#: "auto" finds Laplacian eigenpairs by Lanczos (eigsh) up to this many points, by LOBPCG with a
-#: multigrid preconditioner beyond (benchmarks/knn_scale.py --part eig; docs/benchmarks.md §10).
-LOBPCG_ABOVE = 50_000
+#: "auto" finds Laplacian eigenpairs by LOBPCG with a multigrid preconditioner beyond this many
+#: points, by Lanczos (eigsh) up to it; None: always eigsh. Measured on the crowded spectrum of a
+#: 10-NN graph of a 32-dimensional mixture (rank 100), LOBPCG to residual 1e-5 took 4x eigsh's CPU
+#: time at 10^4 points and more than 2x at 10^5 (benchmarks/knn_scale.py --part eig;
+#: docs/benchmarks.md §10), so eigsh stays the default.
+LOBPCG_ABOVE: int | None = None
 
 
 def _neighbours(X: np.ndarray, k: int, seed, method: str = "auto", progress=None) -> tuple[np.ndarray, np.ndarray]:
@@ -230,7 +233,7 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, metho
         ``"eigsh"``: Lanczos on ``c I - L`` (ARPACK, residuals ~1e-10);
         ``"lobpcg"``: LOBPCG with an algebraic multigrid preconditioner
         (:func:`core.kernels.laplacian_eigen.lobpcg_eigenpairs`, residuals ~1e-5);
-        ``"auto"``: eigsh up to :data:`LOBPCG_ABOVE` points, lobpcg beyond.
+        ``"auto"``: eigsh, or lobpcg beyond :data:`LOBPCG_ABOVE` points when that is set.
     progress : callable(fraction), optional
         Hears LOBPCG's progress (eigsh reports none).
 
@@ -248,7 +251,7 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, metho
     if isinstance(rank, bool) or int(rank) != rank or not 1 <= rank < n:
         raise ValueError(f"rank must be an integer in [1, {n - 1}]; got {rank!r}.")
     if method == "auto":
-        method = "lobpcg" if n > LOBPCG_ABOVE else "eigsh"
+        method = "lobpcg" if LOBPCG_ABOVE is not None and n > LOBPCG_ABOVE else "eigsh"
     if method == "lobpcg" and n - int(rank) > 2 * GUARD:
         from .laplacian_eigen import lobpcg_eigenpairs
 

@@ -39,9 +39,9 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
       ``spec.seed``); the factor ``k(X, Z) T`` is recomputed from them (deterministic, about
       2 s per 10^5 points at rank 300), so only ``Z`` (m x d) is stored, and a new width
       re-uses it (:class:`core.posteriors.NystromPosterior`).
-    * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^6 points:
-      hnswlib and LOBPCG, :mod:`core.kernels.knn_search`, :mod:`core.kernels.laplacian_eigen`)
-      and its eigenvalues; ``progress`` hears both steps as they go.
+    * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^5-10^6 points:
+      hnswlib beyond 50,000 points, :mod:`core.kernels.knn_search`; Lanczos) and its
+      eigenvalues; ``progress`` hears the search as it goes.
 
     Parameters
     ----------
