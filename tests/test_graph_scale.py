@@ -40,7 +40,9 @@ def check_spectral_build(X, rank):
     fractions = [f for _, f in heard]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
     assert any("kNN graph" in m for m, _ in heard) and any("eigenpairs" in m for m, _ in heard)
-    assert len(heard) > 3  # the bar moves during the kNN search, not only between the steps
+    assert len(heard) > 4  # the bar moves during both steps, not only between them
+    eig = [f for m, f in heard if "eigenpairs" in m]
+    assert len(eig) > 2 and eig[-1] == 1.0
     return Phi, lam
 
 

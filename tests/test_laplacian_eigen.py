@@ -71,3 +71,13 @@ def test_vcycle_is_symmetric_positive_definite():
 def test_bad_method_named():
     with pytest.raises(ValueError, match="method must be one of"):
         laplacian_eigenpairs(graph(), 5, method="arpack")
+
+
+def test_eigsh_progress_does_not_change_the_answer():
+    W = graph(seed=6)
+    heard = []
+    a = laplacian_eigenpairs(W, 10, method="eigsh", seed=2, progress=heard.append)
+    b = laplacian_eigenpairs(W, 10, method="eigsh", seed=2)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert heard[-1] == 1.0 and heard == sorted(heard) and len(heard) > 1

@@ -34,6 +34,9 @@ EIGEN_METHODS = ("auto", "eigsh", "lobpcg")
 #: time at 10^4 points and more than 2x at 10^5 (benchmarks/knn_scale.py --part eig;
 #: docs/benchmarks.md §10), so eigsh stays the default.
 LOBPCG_ABOVE: int | None = None
+#: The progress of eigsh, which reports none, counts its matrix-vector products against this many
+#: per eigenpair (a guess from the runs of benchmarks/knn_scale.py; the bar stops at 95 % until done).
+EIGSH_PRODUCTS_PER_PAIR = 20
 
 
 def _neighbours(X: np.ndarray, k: int, seed, method: str = "auto", progress=None) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +238,7 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, metho
         (:func:`core.kernels.laplacian_eigen.lobpcg_eigenpairs`, residuals ~1e-5);
         ``"auto"``: eigsh, or lobpcg beyond :data:`LOBPCG_ABOVE` points when that is set.
     progress : callable(fraction), optional
-        Hears LOBPCG's progress (eigsh reports none).
+        Hears the solver's progress (eigsh: its products so far against a typical count).
 
     Returns
     -------
@@ -263,7 +266,23 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, metho
     # the smallest eigenvalues of L are the largest of (c I - L), c above the spectrum
     c = 2.0 if normalized else 2.0 * float(L.diagonal().max())
     shifted = (c * sp.identity(n, format="csr") - L).tocsr()
-    vals, vecs = eigsh(shifted, k=int(rank), which="LA", v0=v0, tol=1e-10)
+    operator = shifted
+    if progress is not None:  # ARPACK reports nothing: count its products, against a typical total
+        from scipy.sparse.linalg import LinearOperator
+
+        expected = EIGSH_PRODUCTS_PER_PAIR * int(rank)
+        count = [0]
+
+        def product(v):
+            count[0] += 1
+            if count[0] % 50 == 0:
+                progress(min(0.95, count[0] / expected))
+            return shifted @ v
+
+        operator = LinearOperator(shifted.shape, matvec=product, dtype=np.float64)
+    vals, vecs = eigsh(operator, k=int(rank), which="LA", v0=v0, tol=1e-10)
+    if progress is not None:
+        progress(1.0)
     lam = np.clip(c - vals, 0.0, None)
     order = np.argsort(lam, kind="stable")
     return lam[order], np.ascontiguousarray(vecs[:, order])

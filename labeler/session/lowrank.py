@@ -23,8 +23,8 @@ SUBSAMPLE_ABOVE = 5_000
 #: (benchmarks/scale.py: one step 0.2 s at 10^5 points, rank 300).
 SUBSAMPLED = {"n_uncertain": 200, "n_random": 300, "n_points": 2_000}
 #: The share of a spectral factor's progress bar taken by the kNN search (the eigenpairs take
-#: the rest; about equal at 10^5-10^6 points: benchmarks/knn_scale.py).
-KNN_SHARE = 0.5
+#: the rest; 29 s against 66 s of CPU at 10^5 points: docs/benchmarks.md §10).
+KNN_SHARE = 0.3
 
 
 def default_rank(posterior: str, n_samples: int) -> int:
@@ -41,7 +41,7 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
       re-uses it (:class:`core.posteriors.NystromPosterior`).
     * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^5-10^6 points:
       hnswlib beyond 50,000 points, :mod:`core.kernels.knn_search`; Lanczos) and its
-      eigenvalues; ``progress`` hears the search as it goes.
+      eigenvalues; ``progress`` hears the search and the eigensolver as they go.
 
     Parameters
     ----------
