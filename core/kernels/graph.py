@@ -35,8 +35,9 @@ EIGEN_METHODS = ("auto", "eigsh", "lobpcg")
 #: docs/benchmarks.md §10), so eigsh stays the default.
 LOBPCG_ABOVE: int | None = None
 #: The progress of eigsh, which reports none, counts its matrix-vector products against this many
-#: per eigenpair (a guess from the runs of benchmarks/knn_scale.py; the bar stops at 95 % until done).
-EIGSH_PRODUCTS_PER_PAIR = 20
+#: per eigenpair (rank 100 on a 10-NN graph of 10^4 points of the benchmark's mixture took about
+#: 850; the bar stops at 95 % until the solver returns).
+EIGSH_PRODUCTS_PER_PAIR = 10
 
 
 def _neighbours(X: np.ndarray, k: int, seed, method: str = "auto", progress=None) -> tuple[np.ndarray, np.ndarray]:
