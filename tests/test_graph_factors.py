@@ -84,16 +84,13 @@ def test_bad_graph_arguments_are_named(moons):
         spectral_factor(knn_graph(X, 3), 200)
 
 
-@pytest.mark.slow  # pynndescent compiles its numba code in each new process: 1-3 minutes here
-def test_approximate_neighbours_beyond_the_exact_limit_agree_with_exact_ones(monkeypatch):
-    """Above EXACT_KNN_MAX the graph comes from pynndescent: nearly the exact graph, seeded."""
-    import core.kernels.graph as graph
-
+@pytest.mark.slow  # pynndescent compiles two numba kernels in each new process: 1-3 minutes here
+def test_nndescent_neighbours_agree_with_exact_ones():
+    """method="nndescent" (pynndescent): nearly the exact graph, seeded."""
     X, _ = make_moons(3000, noise=0.05, random_state=1)
     exact = knn_graph(X, 10)
-    monkeypatch.setattr(graph, "EXACT_KNN_MAX", 1000)
-    approx = knn_graph(X, 10, seed=3)
-    again = knn_graph(X, 10, seed=3)
+    approx = knn_graph(X, 10, seed=3, method="nndescent")
+    again = knn_graph(X, 10, seed=3, method="nndescent")
     assert (approx != again).nnz == 0  # seeded: the same graph twice
     shared = exact.multiply(approx).nnz
     assert shared / exact.nnz > 0.97  # recall of the exact edges

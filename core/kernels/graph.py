@@ -20,41 +20,40 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
 from ..validation import check_features
+from .knn_search import EXACT_KNN_MAX, KNN_METHODS, nearest_neighbours
+from .laplacian_eigen import GUARD
 
-__all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "self_tuned_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS"]
+__all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "self_tuned_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS",
+           "EIGEN_METHODS", "LOBPCG_ABOVE", "EXACT_KNN_MAX"]
 
 TRANSFORMS = ("diffusion", "gaussian_field")
-EXACT_KNN_MAX = 50_000  # up to this many points the neighbours are exact (scikit-learn)
+EIGEN_METHODS = ("auto", "eigsh", "lobpcg")
+#: "auto" finds Laplacian eigenpairs by LOBPCG with a multigrid preconditioner beyond this many
+#: points, by Lanczos (eigsh) up to it; None: always eigsh. Measured on the crowded spectrum of a
+#: 10-NN graph of a 32-dimensional mixture (rank 100), LOBPCG to residual 1e-5 took 4x eigsh's CPU
+#: time at 10^4 points and more than 2x at 10^5 (benchmarks/knn_scale.py --part eig;
+#: docs/benchmarks.md §15), so eigsh stays the default.
+LOBPCG_ABOVE: int | None = None
+#: The progress of eigsh, which reports none, counts its matrix-vector products against this many
+#: per eigenpair (rank 100 on a 10-NN graph of 10^4 points of the benchmark's mixture took about
+#: 850; the bar stops at 95 % until the solver returns).
+EIGSH_PRODUCTS_PER_PAIR = 10
 
 
-def _neighbours(X: np.ndarray, k: int, seed) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and distances of the k nearest other points, each of shape (n, k)."""
-    n = X.shape[0]
-    if n <= EXACT_KNN_MAX:
-        from sklearn.neighbors import NearestNeighbors
-
-        dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
-    else:
-        try:
-            from pynndescent import NNDescent
-        except ImportError:  # pragma: no cover - depends on the installation
-            raise ImportError(
-                f"a kNN graph of {n:,} points needs the approximate nearest-neighbour library "
-                "pynndescent (pip install pynndescent); exact search is used up to "
-                f"{EXACT_KNN_MAX:,} points."
-            ) from None
-        index = NNDescent(X, n_neighbors=k + 1, random_state=seed, low_memory=True)
-        ind, dist = index.neighbor_graph
-    # drop each point itself (first column, or wherever a duplicate put it)
-    keep = ind != np.arange(n)[:, None]
-    rows = np.argsort(~keep, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(ind, rows, 1), np.take_along_axis(dist, rows, 1)
+def _neighbours(X: np.ndarray, k: int, seed, method: str = "auto", progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and distances of the k nearest other points, each of shape (n, k)
+    (:func:`core.kernels.knn_search.nearest_neighbours`)."""
+    return nearest_neighbours(X, k, method=method, seed=seed, progress=progress)
 
 
-def knn_neighbours(X, n_neighbors: int = 10, *, seed=0) -> tuple[np.ndarray, np.ndarray]:
+def knn_neighbours(X, n_neighbors: int = 10, *, seed=0, method: str = "auto",
+                   progress=None) -> tuple[np.ndarray, np.ndarray]:
     """The k nearest other points of each point and their distances (what :func:`knn_graph`
     builds on; kept by callers that store a graph compactly and rebuild it with
     :func:`neighbour_graph`).
+
+    ``method`` and ``progress(fraction)``: :func:`core.kernels.knn_search.nearest_neighbours`
+    (exact up to ``EXACT_KNN_MAX`` points, hnswlib beyond).
 
     Returns
     -------
@@ -65,12 +64,14 @@ def knn_neighbours(X, n_neighbors: int = 10, *, seed=0) -> tuple[np.ndarray, np.
     n = X.shape[0]
     if isinstance(n_neighbors, bool) or int(n_neighbors) != n_neighbors or not 1 <= n_neighbors < n:
         raise ValueError(f"n_neighbors must be an integer in [1, {n - 1}]; got {n_neighbors!r}.")
-    ind, dist = _neighbours(X, int(n_neighbors), seed)
+    if method not in KNN_METHODS:
+        raise ValueError(f"method must be one of {', '.join(KNN_METHODS)}; got {method!r}.")
+    ind, dist = _neighbours(X, int(n_neighbors), seed, method, progress)
     return np.asarray(ind, dtype=np.int64), np.asarray(dist, dtype=np.float64)
 
 
 def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma: float | None = None,
-              seed=0) -> sp.csr_matrix:
+              seed=0, method: str = "auto", progress=None) -> sp.csr_matrix:
     """Symmetrised kNN weight matrix ``W`` (seed 001 §2; docs/algorithms.md §5).
 
     Parameters
@@ -83,7 +84,11 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma:
     sigma : float, optional
         Heat-kernel scale; default the mean distance to the k-th neighbour.
     seed : int
-        Seeds the approximate search (pynndescent) used beyond ``EXACT_KNN_MAX`` points.
+        Seeds the approximate search used beyond ``EXACT_KNN_MAX`` points.
+    method : {"auto", "exact", "hnsw", "nndescent"}
+        The neighbour search (:func:`core.kernels.knn_search.nearest_neighbours`).
+    progress : callable(fraction), optional
+        Hears the search's progress.
 
     Returns
     -------
@@ -96,7 +101,9 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma:
         raise ValueError(f"n_neighbors must be an integer in [1, {n - 1}]; got {n_neighbors!r}.")
     if weights not in ("connectivity", "heat"):
         raise ValueError(f"weights must be 'connectivity' or 'heat'; got {weights!r}.")
-    ind, dist = _neighbours(X, int(n_neighbors), seed)
+    if method not in KNN_METHODS:
+        raise ValueError(f"method must be one of {', '.join(KNN_METHODS)}; got {method!r}.")
+    ind, dist = _neighbours(X, int(n_neighbors), seed, method, progress)
     return neighbour_graph(ind, dist, weights=weights, sigma=sigma)
 
 
@@ -179,7 +186,8 @@ def laplacian(W, normalized: bool = True) -> sp.csr_matrix:
 
 
 def spectral_factor(W, rank: int, *, transform: str = "gaussian_field", eps: float = 1e-2,
-                    s: float = 1.0, normalized: bool = True, seed=0) -> tuple[np.ndarray, np.ndarray]:
+                    s: float = 1.0, normalized: bool = True, seed=0, method: str = "auto",
+                    progress=None) -> tuple[np.ndarray, np.ndarray]:
     """Spectral graph kernel of the r smallest Laplacian eigenpairs as a factor ``Phi``.
 
     Parameters
@@ -196,7 +204,9 @@ def spectral_factor(W, rank: int, *, transform: str = "gaussian_field", eps: flo
     normalized : bool
         Normalised Laplacian (eigenvalues in [0, 2]) or ``D - W``.
     seed : int
-        Start vector of the Lanczos iteration (deterministic results).
+        Start vector(s) of the eigensolver (deterministic results).
+    method, progress
+        The eigensolver and its progress (:func:`laplacian_eigenpairs`).
 
     Returns
     -------
@@ -206,12 +216,13 @@ def spectral_factor(W, rank: int, *, transform: str = "gaussian_field", eps: flo
     """
     if transform not in TRANSFORMS:
         raise ValueError(f"transform must be one of {TRANSFORMS}; got {transform!r}.")
-    lam, vecs = laplacian_eigenpairs(W, rank, normalized=normalized, seed=seed)
+    lam, vecs = laplacian_eigenpairs(W, rank, normalized=normalized, seed=seed, method=method, progress=progress)
     r = np.exp(-(s**2) * lam / 2.0) if transform == "diffusion" else 1.0 / (lam + eps)
     return np.ascontiguousarray(vecs * np.sqrt(r)), lam
 
 
-def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0) -> tuple[np.ndarray, np.ndarray]:
+def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, method: str = "auto",
+                         progress=None) -> tuple[np.ndarray, np.ndarray]:
     """The ``rank`` smallest eigenpairs of the (normalised) Laplacian of ``W``.
 
     Parameters
@@ -221,7 +232,14 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0) -> tu
         r, in [1, n - 1].
     normalized : bool
     seed : int
-        Start vector of the Lanczos iteration (deterministic results).
+        Start vector(s) of the iteration (deterministic results).
+    method : {"auto", "eigsh", "lobpcg"}
+        ``"eigsh"``: Lanczos on ``c I - L`` (ARPACK, residuals ~1e-10);
+        ``"lobpcg"``: LOBPCG with an algebraic multigrid preconditioner
+        (:func:`core.kernels.laplacian_eigen.lobpcg_eigenpairs`, residuals ~1e-5);
+        ``"auto"``: eigsh, or lobpcg beyond :data:`LOBPCG_ABOVE` points when that is set.
+    progress : callable(fraction), optional
+        Hears the solver's progress (eigsh: its products so far against a typical count).
 
     Returns
     -------
@@ -230,15 +248,42 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0) -> tu
     eigenvectors : ndarray of shape (n, r)
         Orthonormal columns.
     """
+    if method not in EIGEN_METHODS:
+        raise ValueError(f"method must be one of {', '.join(EIGEN_METHODS)}; got {method!r}.")
     L = laplacian(W, normalized)
     n = L.shape[0]
     if isinstance(rank, bool) or int(rank) != rank or not 1 <= rank < n:
         raise ValueError(f"rank must be an integer in [1, {n - 1}]; got {rank!r}.")
+    if method == "auto":
+        method = "lobpcg" if LOBPCG_ABOVE is not None and n > LOBPCG_ABOVE else "eigsh"
+    if method == "lobpcg" and n - int(rank) > 2 * GUARD:
+        from .laplacian_eigen import lobpcg_eigenpairs
+
+        d = np.asarray(sp.csr_matrix(W).sum(axis=1)).ravel()
+        near_null = np.sqrt(np.where(d > 0, d, 1.0)) if normalized else np.ones(n)
+        return lobpcg_eigenpairs(L, int(rank), near_null / np.linalg.norm(near_null), seed=int(seed),
+                                 progress=progress)
     v0 = np.random.default_rng(seed).standard_normal(n)
     # the smallest eigenvalues of L are the largest of (c I - L), c above the spectrum
     c = 2.0 if normalized else 2.0 * float(L.diagonal().max())
     shifted = (c * sp.identity(n, format="csr") - L).tocsr()
-    vals, vecs = eigsh(shifted, k=int(rank), which="LA", v0=v0, tol=1e-10)
+    operator = shifted
+    if progress is not None:  # ARPACK reports nothing: count its products, against a typical total
+        from scipy.sparse.linalg import LinearOperator
+
+        expected = EIGSH_PRODUCTS_PER_PAIR * int(rank)
+        count = [0]
+
+        def product(v):
+            count[0] += 1
+            if count[0] % 50 == 0:
+                progress(min(0.95, count[0] / expected))
+            return shifted @ v
+
+        operator = LinearOperator(shifted.shape, matvec=product, dtype=np.float64)
+    vals, vecs = eigsh(operator, k=int(rank), which="LA", v0=v0, tol=1e-10)
+    if progress is not None:
+        progress(1.0)
     lam = np.clip(c - vals, 0.0, None)
     order = np.argsort(lam, kind="stable")
     return lam[order], np.ascontiguousarray(vecs[:, order])

@@ -236,8 +236,9 @@ def build_graph(spec: GraphSpec, X: np.ndarray, parts: dict | None = None, progr
     k = int(spec.knn)
     if ind is None or dist is None or ind.shape != (n, k) or dist.shape != (n, k):
         say = progress or (lambda message, fraction: None)
-        say(f"kNN graph of {n:,} points (k = {k})", 0.0)
-        ind, dist = knn_neighbours(X, k, seed=int(spec.seed))
+        what = f"kNN graph of {n:,} points (k = {k})"
+        say(what, 0.0)
+        ind, dist = knn_neighbours(X, k, seed=int(spec.seed), progress=lambda f: say(what, 0.99 * f))
         say("kNN graph ready", 1.0)
     return neighbour_graph(ind, dist), {"neighbours": np.asarray(ind, dtype=np.int64),
                                         "distances": np.asarray(dist, dtype=np.float64)}

@@ -22,6 +22,9 @@ SUBSAMPLE_ABOVE = 5_000
 #: Its sizes: 200 smallest-margin + 300 random candidates, risk sum over 2,000 pool points
 #: (benchmarks/scale.py: one step 0.2 s at 10^5 points, rank 300).
 SUBSAMPLED = {"n_uncertain": 200, "n_random": 300, "n_points": 2_000}
+#: The share of a spectral factor's progress bar taken by the kNN search (the eigenpairs take
+#: the rest; 29 s against 66 s of CPU at 10^5 points: docs/benchmarks.md §15).
+KNN_SHARE = 0.3
 
 
 def default_rank(posterior: str, n_samples: int) -> int:
@@ -37,8 +40,9 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
       2 s per 10^5 points at rank 300) unless ``parts["factor"]`` holds it (the session cache,
       :mod:`labeler.session.cache`, keeps it memory-mapped beside the store), so only ``Z``
       (m x d) is stored, and a new width re-uses it (:class:`core.posteriors.NystromPosterior`).
-    * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^5 points) and
-      its eigenvalues.
+    * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^5-10^6 points:
+      hnswlib beyond 50,000 points, :mod:`core.kernels.knn_search`; Lanczos) and its
+      eigenvalues; ``progress`` hears the search and the eigensolver as they go.
 
     Parameters
     ----------
@@ -82,15 +86,19 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
     if spec.posterior == "spectral":
         Phi, lam = parts.get("factor"), parts.get("eigenvalues")
         if Phi is None or lam is None or Phi.shape != (n, r) or lam.shape != (r,):
-            say(f"kNN graph of {n:,} points (k = {spec.knn})", 0.0)
+            knn_say = f"kNN graph of {n:,} points (k = {spec.knn})"
+            say(knn_say, 0.0)
             if _distributes(executor) and n <= EXACT_KNN_MAX:
                 from labeler.distributed_factors import knn_graph_blocks
 
                 W = knn_graph_blocks(X, int(spec.knn), executor=executor)
             else:
-                W = knn_graph(X, int(spec.knn), seed=int(spec.seed))
-            say(f"{r} smallest Laplacian eigenpairs", 0.5)
-            Phi, lam = spectral_factor(W, r, seed=int(spec.seed))
+                W = knn_graph(X, int(spec.knn), seed=int(spec.seed),
+                              progress=lambda f: say(knn_say, KNN_SHARE * f))
+            eig_say = f"{r} smallest Laplacian eigenpairs"
+            say(eig_say, KNN_SHARE)
+            Phi, lam = spectral_factor(W, r, seed=int(spec.seed),
+                                       progress=lambda f: say(eig_say, KNN_SHARE + (1 - KNN_SHARE) * f))
             del W
             say("spectral factor ready", 1.0)
         return FactorPosterior(np.ascontiguousarray(Phi, dtype=np.float64), copy=False), \

@@ -1,0 +1,225 @@
+"""kNN graphs and Laplacian eigenvectors at 10^5-10^6 points: which method, how fast, how good.
+
+Two tables (issue 23 §3), on a seeded Gaussian mixture of ``--dim`` dimensions (the stand-in for
+embeddings of benchmarks/scale.py):
+
+* ``knn``: the k = 10 nearest other points of every point by each method of
+  :mod:`core.kernels.knn_search` (``hnsw``: hnswlib, one-thread build; ``nndescent``:
+  pynndescent with numba's on-disk cache turned on; ``exact``: scikit-learn), with recall@10
+  against exact neighbours of ``--sample`` random points (brute force in blocks), the time of
+  a first call in a new process (what a user waits for: pynndescent's per-process compilation
+  is timed apart, on 2,000 points first), its CPU time, and the peak resident memory of the
+  process. Exact search is run up to ``--exact-max`` points (O(n^2 d): hours at 10^6).
+* ``eig``: the ``--rank`` smallest eigenpairs of the normalised Laplacian of that graph by each
+  method of :func:`core.kernels.graph.laplacian_eigenpairs` (``eigsh``: Lanczos on ``2 I - L``;
+  ``lobpcg``: LOBPCG preconditioned by pyamg's smoothed aggregation), with the largest residual
+  ``||L v - lambda v||``, the largest eigenvalue error against the most accurate run, time, CPU
+  time and peak memory.
+
+Every measurement runs in a fresh subprocess (its peak memory ``ru_maxrss`` is its own; numba's
+compilation is counted as a user meets it). The load average is printed with each table: on a
+shared machine the wall time grows with the load, the CPU time much less (a quiet 2-core
+machine runs a two-thread job in about CPU / 2 seconds).
+
+Usage::
+
+    python benchmarks/knn_scale.py                      # n = 10^5: both tables (minutes)
+    python benchmarks/knn_scale.py --n 100000,1000000   # adds 10^6 (start it with nice -n 10)
+    python benchmarks/knn_scale.py --quick              # n = 20,000, seconds
+    python benchmarks/knn_scale.py --part knn --methods hnsw,nndescent
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from labeler.runtime import configure_threads  # noqa: E402
+
+configure_threads()  # before numpy and numba load (labeler/runtime.py)
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.abspath(__file__)
+KNN_METHODS = ("hnsw", "nndescent", "exact")
+EIG_METHODS = ("lobpcg", "eigsh")
+
+
+def mixture(n: int, d: int, seed: int) -> np.ndarray:
+    """n points of 6 Gaussian clusters (centres 1.5 sigma apart per axis) in d dimensions
+    (benchmarks/scale.py's mixture, 2 classes)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((6, d)) * 1.5
+    comp = rng.integers(6, size=n)
+    X = np.empty((n, d))
+    for a in range(0, n, 100_000):
+        c = comp[a:a + 100_000]
+        X[a:a + 100_000] = centres[c] + rng.standard_normal((c.size, d))
+    return X
+
+
+def peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+
+
+def exact_sample(X: np.ndarray, sample: np.ndarray, k: int) -> np.ndarray:
+    """The k exact nearest other points of ``X[sample]`` (brute force, 100 queries at a time:
+    at most 100 x n distances held), shape (s, k)."""
+    out = np.empty((sample.size, k), dtype=np.int64)
+    norms = np.einsum("ij,ij->i", X, X)
+    for a in range(0, sample.size, 100):
+        rows = sample[a:a + 100]
+        d2 = norms[rows][:, None] - 2.0 * X[rows] @ X.T + norms[None, :]
+        d2[np.arange(rows.size), rows] = np.inf
+        part = np.argpartition(d2, k, axis=1)[:, :k]
+        order = np.argsort(np.take_along_axis(d2, part, 1), axis=1, kind="stable")
+        out[a:a + 100] = np.take_along_axis(part, order, 1)
+    return out
+
+
+def graph_path(n: int, args) -> str:
+    return f"/tmp/knn_scale-{n}-{args.dim}-{args.k}-{args.seed}.npz"
+
+
+def knn_job(method: str, n: int, args) -> dict:
+    from core.kernels.knn_search import nearest_neighbours
+
+    X = mixture(n, args.dim, args.seed)
+    out = {"data_gb": peak_gb()}
+    if method == "nndescent":  # numba's compilation in this new process, timed apart
+        t0, c0 = time.perf_counter(), time.process_time()
+        nearest_neighbours(X[:2000], args.k, method=method, seed=args.seed)
+        out["compile_s"] = time.perf_counter() - t0
+        out["compile_cpu_s"] = time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
+    ind, dist = nearest_neighbours(X, args.k, method=method, seed=args.seed)
+    out["search_s"] = time.perf_counter() - t0
+    out["cpu_s"] = time.process_time() - c0
+    out["peak_gb"] = peak_gb()
+    again = None
+    if args.repeat and n <= 200_000:
+        again = nearest_neighbours(X, args.k, method=method, seed=args.seed)
+        out["same_twice"] = bool(np.array_equal(again[0], ind) and np.array_equal(again[1], dist))
+    sample = np.random.default_rng(args.seed + 1).choice(n, size=min(args.sample, n), replace=False)
+    exact = exact_sample(X, sample, args.k)
+    out["recall"] = float(np.mean([len(set(a) & set(b)) / args.k for a, b in zip(ind[sample], exact)]))
+    if method == args.graph_from and not os.path.exists(graph_path(n, args)):
+        np.savez(graph_path(n, args), ind=ind, dist=dist)
+    return out
+
+
+def eig_job(method: str, n: int, args) -> dict:
+    from core.kernels.graph import laplacian, laplacian_eigenpairs, neighbour_graph
+
+    f = np.load(graph_path(n, args))
+    W = neighbour_graph(f["ind"], f["dist"])
+    base = peak_gb()
+    t0, c0 = time.perf_counter(), time.process_time()
+    lam, V = laplacian_eigenpairs(W, args.rank, seed=args.seed, method=method)
+    out = {"eig_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "peak_gb": peak_gb(),
+           "graph_gb": base}
+    L = laplacian(W)
+    res = np.linalg.norm(L @ V - V * lam, axis=0)
+    out["max_residual"] = float(res.max())
+    out["orthogonality"] = float(np.abs(V.T @ V - np.eye(V.shape[1])).max())
+    np.save(f"/tmp/knn_scale-eig-{n}-{method}.npy", lam)
+    out["lambda_last"] = float(lam[-1])
+    return out
+
+
+def run_child(part: str, method: str, n: int, args) -> dict:
+    cmd = [sys.executable, HERE, "--child", part, method, str(n)] + args.passthrough
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} (1 / 5 / 15 min) on {os.cpu_count()} cores"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", default="100000", help="pool sizes, comma-separated")
+    p.add_argument("--quick", action="store_true", help="n = 20,000")
+    p.add_argument("--dim", type=int, default=32)
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--rank", type=int, default=100, help="eigenpairs (the spectral posterior's default)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sample", type=int, default=1000, help="points whose exact neighbours give the recall")
+    p.add_argument("--exact-max", type=int, default=200_000, help="largest n searched exactly")
+    p.add_argument("--eigsh-max", type=int, default=10**7, help="largest n solved by eigsh")
+    p.add_argument("--part", choices=("knn", "eig", "both"), default="both")
+    p.add_argument("--methods", default=None, help="kNN methods (default all) or, with --part eig, eigen methods")
+    p.add_argument("--graph-from", default="hnsw", help="the kNN method whose graph the eig table uses")
+    p.add_argument("--repeat", action="store_true", help="search twice (n <= 200,000) and check the same answer")
+    p.add_argument("--child", nargs=3, metavar=("PART", "METHOD", "N"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    args.passthrough = [f"--dim={args.dim}", f"--k={args.k}", f"--rank={args.rank}", f"--seed={args.seed}",
+                        f"--sample={args.sample}", f"--graph-from={args.graph_from}"] + \
+        (["--repeat"] if args.repeat else [])
+    if args.child:
+        part, method, n = args.child
+        out = (knn_job if part == "knn" else eig_job)(method, int(n), args)
+        print(json.dumps(out))
+        return 0
+    sizes = [20_000] if args.quick else [int(v) for v in args.n.split(",")]
+    if args.part in ("knn", "both"):
+        methods = args.methods.split(",") if args.methods and args.part == "knn" else list(KNN_METHODS)
+        if args.graph_from in methods:  # the graph the eig table reads comes first
+            methods.remove(args.graph_from)
+            methods.insert(0, args.graph_from)
+        print(f"kNN search, k = {args.k}, {args.dim} dimensions; {load()}")
+        print("| n | method | recall@10 | first call s | of it compile s | CPU s | peak GB | same twice |")
+        print("|---|---|---|---|---|---|---|---|")
+        for n in sizes:
+            for m in methods:
+                if m == "exact" and n > args.exact_max:
+                    print(f"| {n:,} | exact | 1 (by definition) | not run: O(n^2 d), above --exact-max | | | | |")
+                    continue
+                r = run_child("knn", m, n, args)
+                if "error" in r:
+                    print(f"| {n:,} | {m} | error: {r['error']} | | | | | |")
+                    continue
+                compile_s = r.get("compile_s", 0.0)
+                print(f"| {n:,} | {m} | {r['recall']:.4f} | {r['search_s'] + compile_s:.1f} | "
+                      f"{compile_s:.1f} | {r['cpu_s'] + r.get('compile_cpu_s', 0.0):.1f} | {r['peak_gb']:.2f} | "
+                      f"{r.get('same_twice', '')} |", flush=True)
+        print(load())
+    if args.part in ("eig", "both"):
+        methods = args.methods.split(",") if args.methods and args.part == "eig" else list(EIG_METHODS)
+        print(f"\n{args.rank} smallest eigenpairs of the normalised Laplacian of the {args.graph_from} graph; {load()}")
+        print("| n | method | time s | CPU s | max residual | max eigenvalue gap to eigsh | peak GB |")
+        print("|---|---|---|---|---|---|---|")
+        for n in sizes:
+            if not os.path.exists(graph_path(n, args)):
+                run_child("knn", args.graph_from, n, args)
+            rows = {}
+            for m in methods:
+                if m == "eigsh" and n > args.eigsh_max:
+                    continue
+                rows[m] = run_child("eig", m, n, args)
+            ref = f"/tmp/knn_scale-eig-{n}-eigsh.npy"
+            for m, r in rows.items():
+                if "error" in r:
+                    print(f"| {n:,} | {m} | error: {r['error']} | | | | |")
+                    continue
+                gap = ""
+                if os.path.exists(ref) and m != "eigsh":
+                    gap = f"{np.abs(np.load(f'/tmp/knn_scale-eig-{n}-{m}.npy') - np.load(ref)).max():.1e}"
+                print(f"| {n:,} | {m} | {r['eig_s']:.1f} | {r['cpu_s']:.1f} | {r['max_residual']:.1e} | {gap} | "
+                      f"{r['peak_gb']:.2f} |", flush=True)
+        print(load())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,220 @@
+"""The k nearest other points of every point: exact, or by an approximate index at scale.
+
+The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbours. Methods:
+
+=============  ==========================================================================
+``"exact"``    scikit-learn's :class:`~sklearn.neighbors.NearestNeighbors` (tree or brute
+               force): O(n^2 d) at 32 dimensions, the default up to :data:`EXACT_KNN_MAX`.
+``"hnsw"``     hnswlib's hierarchical navigable small-world graph (Malkov & Yashunin 2018),
+               C++ compiled once when pip installs it: nothing to compile at run time. The index is
+               built by ONE thread (hnswlib's multi-threaded insertion links points in an
+               order that changes from run to run; one thread inserts them in index order, so
+               the result is a function of the data and the seed), then every point is
+               queried on all threads (each query reads the finished index only:
+               deterministic). The default beyond :data:`EXACT_KNN_MAX`.
+``"nndescent"``  pynndescent's nearest-neighbour descent (numba). Its kernels that take the
+               distance as an argument cannot be kept in numba's on-disk cache, so every new
+               process compiles them again (tens of seconds); this module turns the cache on for
+               the others (:func:`_cache_pynndescent`).
+=============  ==========================================================================
+
+Both approximate methods search a wider list than ``k`` (``ef`` / a larger ``n_neighbors``)
+and return the k nearest of it, with distances recomputed in float64 and ties broken by the
+smaller index, so results do not depend on float32 rounding inside the libraries. Recall@10
+against exact neighbours, time and memory of each method at 10^5 and 10^6 points:
+``python benchmarks/knn_scale.py`` (docs/benchmarks.md §15).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "HNSW_PARAMS", "NNDESCENT_SEARCH", "default_knn_method",
+           "nearest_neighbours"]
+
+KNN_METHODS = ("auto", "exact", "hnsw", "nndescent")
+#: Up to this many points the neighbours are exact (scikit-learn); beyond, "hnsw".
+EXACT_KNN_MAX = 50_000
+#: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction`` and
+#: the query's ``ef`` (at least 5 k). Chosen by benchmarks/knn_scale.py: recall@10 >= 0.95 on
+#: 32-dimensional Gaussian mixtures at 10^5 and 10^6 points.
+HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60}
+#: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
+#: k + 1, gave 0.68 on the same data).
+NNDESCENT_SEARCH = 30
+_CHUNK = 50_000  # points per progress report
+
+
+def default_knn_method(n_samples: int) -> str:
+    """``"exact"`` up to :data:`EXACT_KNN_MAX` points, ``"hnsw"`` beyond."""
+    return "exact" if int(n_samples) <= EXACT_KNN_MAX else "hnsw"
+
+
+def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int = 0,
+                       progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and distances of the ``k`` nearest other points of each point.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Finite features (checked by the caller).
+    k : int
+        In [1, n - 1].
+    method : {"auto", "exact", "hnsw", "nndescent"}
+        "auto": :func:`default_knn_method`.
+    seed : int
+        Seeds the approximate methods (the same seed, data and method give the same answer).
+    progress : callable(fraction), optional
+        Hears the fraction done (approximate methods; every 50,000 points).
+
+    Returns
+    -------
+    ind : ndarray of int64, shape (n, k)
+        Nearest first; never the point itself (a duplicate of it may appear).
+    dist : ndarray of float64, shape (n, k)
+        Euclidean distances, increasing along each row.
+
+    Raises
+    ------
+    ValueError
+        An unknown method.
+    ImportError
+        The approximate method's library is missing (names the pip package).
+    """
+    if method not in KNN_METHODS:
+        raise ValueError(f"method must be one of {', '.join(KNN_METHODS)}; got {method!r}.")
+    n = X.shape[0]
+    if method == "auto":
+        method = default_knn_method(n)
+    say = progress or (lambda fraction: None)
+    if method == "exact":
+        from sklearn.neighbors import NearestNeighbors
+
+        dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
+        return _without_self(ind, dist, k, X=None)
+    if method == "hnsw":
+        cand = _hnsw_candidates(X, k, seed, say)
+    else:
+        cand = _nndescent_candidates(X, k, seed)
+    say(1.0)
+    return _without_self(cand, None, k, X=X)
+
+
+def _without_self(ind: np.ndarray, dist, k: int, X) -> tuple[np.ndarray, np.ndarray]:
+    """The k nearest of each row's candidates other than the row's own point.
+
+    With ``X`` the distances are recomputed in float64 and each row sorted by (distance,
+    index), so the answer does not depend on the library's float32 rounding or its order of
+    equal distances. Candidates of -1 (none found) sort last.
+    """
+    n = ind.shape[0]
+    ind = np.asarray(ind, dtype=np.int64)
+    own = np.arange(n)[:, None]
+    if X is not None:
+        dist = np.empty(ind.shape)
+        for a in range(0, n, _CHUNK):  # n x c x d temporaries in blocks
+            rows = slice(a, a + _CHUNK)
+            safe = np.where(ind[rows] >= 0, ind[rows], own[rows])
+            diff = X[safe] - X[rows][:, None, :]
+            dist[rows] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+        dist[(ind < 0) | (ind == own)] = np.inf
+        order = _row_order(dist, ind)
+        ind, dist = np.take_along_axis(ind, order, 1), np.take_along_axis(dist, order, 1)
+    keep = ind != own
+    rows = np.argsort(~keep, axis=1, kind="stable")[:, :k]
+    return (np.ascontiguousarray(np.take_along_axis(ind, rows, 1)),
+            np.ascontiguousarray(np.take_along_axis(np.asarray(dist, dtype=np.float64), rows, 1)))
+
+
+def _row_order(dist: np.ndarray, ind: np.ndarray) -> np.ndarray:
+    """Per row, the order by distance then index (a stable sort by index, then by distance)."""
+    by_index = np.argsort(ind, axis=1, kind="stable")
+    d = np.take_along_axis(dist, by_index, 1)
+    return np.take_along_axis(by_index, np.argsort(d, axis=1, kind="stable"), 1)
+
+
+def _hnsw_candidates(X: np.ndarray, k: int, seed: int, say) -> np.ndarray:
+    """(n, min(n, ef)) candidate neighbours of every point from an hnswlib index."""
+    try:
+        import hnswlib
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise ImportError(f"the kNN graph of {X.shape[0]:,} points uses the approximate nearest-neighbour "
+                          "library hnswlib (pip install hnswlib); method='exact' needs only scikit-learn.") from None
+    import os
+
+    n, d = X.shape
+    Xf = np.ascontiguousarray(X, dtype=np.float32)
+    p = HNSW_PARAMS
+    index = hnswlib.Index(space="l2", dim=d)
+    index.init_index(max_elements=n, ef_construction=p["ef_construction"], M=p["M"], random_seed=int(seed))
+    index.set_num_threads(1)  # insertion in index order: a deterministic graph
+    for a in range(0, n, _CHUNK):
+        index.add_items(Xf[a:a + _CHUNK], np.arange(a, min(a + _CHUNK, n)), num_threads=1)
+        say(0.6 * min(a + _CHUNK, n) / n)
+    width = min(n, k + 1)  # the point itself is (almost always) its own nearest
+    index.set_ef(max(p["ef"], 5 * k))
+    threads = max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    out = np.empty((n, width), dtype=np.int64)
+    for a in range(0, n, _CHUNK):
+        labels, _ = index.knn_query(Xf[a:a + _CHUNK], k=width, num_threads=threads)
+        out[a:a + _CHUNK] = labels
+        say(0.6 + 0.4 * min(a + _CHUNK, n) / n)
+    return out
+
+
+_CACHED = False
+
+
+def _cache_pynndescent() -> None:
+    """Turn numba's on-disk cache on for pynndescent's kernels that can use it.
+
+    pynndescent marks only some of its kernels ``cache=True``; the rest compile in every new
+    process (about 2 minutes at 10^5 points on this project's 2-core machine). A numba
+    dispatcher caches once ``enable_caching()`` is called before its first compilation; the
+    cache lives beside the package (or in ``NUMBA_CACHE_DIR``). Kernels that take the distance
+    function as an argument still compile per process (numba cannot reuse them from disk).
+    """
+    global _CACHED
+    if _CACHED:
+        return
+    import importlib
+    import warnings
+
+    from numba.core.caching import NullCache
+    from numba.core.dispatcher import Dispatcher
+
+    for name in ("distances", "utils", "rp_trees", "pynndescent_", "graph_utils", "search", "search_graph",
+                 "hybrid_forest", "hub_tree", "kernels"):
+        try:
+            module = importlib.import_module(f"pynndescent.{name}")
+        except Exception:  # a module of another pynndescent version: nothing to cache there
+            continue
+        for obj in vars(module).values():
+            if (isinstance(obj, Dispatcher) and isinstance(getattr(obj, "_cache", None), NullCache)
+                    and str(getattr(obj.py_func, "__module__", "")).startswith("pynndescent")):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    obj.enable_caching()
+    _CACHED = True
+
+
+def _nndescent_candidates(X: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """(n, max(k + 1, NNDESCENT_SEARCH)) candidate neighbours from pynndescent."""
+    try:
+        import pynndescent  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise ImportError(f"method 'nndescent' uses pynndescent (pip install pynndescent); the default "
+                          "'hnsw' uses hnswlib.") from None
+    import warnings
+
+    _cache_pynndescent()
+    from pynndescent import NNDescent
+
+    width = min(X.shape[0], max(k + 1, NNDESCENT_SEARCH))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's "cannot cache" notes for the two per-process kernels
+        ind, _ = NNDescent(np.ascontiguousarray(X, dtype=np.float32), n_neighbors=width, random_state=int(seed),
+                           low_memory=True).neighbor_graph
+    return ind

@@ -1,0 +1,84 @@
+"""The neighbour searches of core/kernels/knn_search.py against exact (brute-force) neighbours."""
+
+import numpy as np
+import pytest
+
+from core.kernels import knn_graph, knn_neighbours
+from core.kernels.knn_search import EXACT_KNN_MAX, default_knn_method, nearest_neighbours
+
+
+def brute_force(X, k):
+    """The obvious answer: all pairwise distances, self excluded, sorted by (distance, index)."""
+    d = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(d, np.inf)
+    order = np.lexsort((np.broadcast_to(np.arange(len(X)), d.shape), d), axis=1)[:, :k]
+    return order, np.take_along_axis(d, order, 1)
+
+
+def clusters(n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((6, d)) * 3
+    return centres[rng.integers(6, size=n)] + rng.standard_normal((n, d))
+
+
+def recall(ind, exact):
+    return np.mean([len(set(a) & set(b)) / len(b) for a, b in zip(ind, exact)])
+
+
+def test_exact_method_is_brute_force():
+    X = clusters(400, 5)
+    ind, dist = knn_neighbours(X, 7, method="exact")
+    ref_ind, ref_dist = brute_force(X, 7)
+    np.testing.assert_allclose(dist, ref_dist, atol=1e-12)
+    assert recall(ind, ref_ind) == 1.0  # (ties could reorder; none in continuous data)
+
+
+def test_hnsw_recall_distances_and_order():
+    X = clusters(3000, 16, seed=1)
+    ind, dist = knn_neighbours(X, 10, method="hnsw", seed=2)
+    ref_ind, _ = brute_force(X, 10)
+    assert ind.shape == dist.shape == (3000, 10) and ind.dtype == np.int64
+    assert recall(ind, ref_ind) >= 0.95
+    assert not (ind == np.arange(3000)[:, None]).any()  # never the point itself
+    # float64 distances of the pairs returned, increasing along rows
+    np.testing.assert_allclose(dist, np.linalg.norm(X[ind] - X[:, None, :], axis=2), rtol=1e-12)
+    assert (np.diff(dist, axis=1) >= 0).all()
+
+
+def test_hnsw_is_reproducible_and_seeded():
+    """One-thread insertion: the same data and seed give the same neighbours, run after run."""
+    X = clusters(4000, 12, seed=3)
+    runs = [knn_neighbours(X, 10, method="hnsw", seed=5) for _ in range(3)]
+    for ind, dist in runs[1:]:
+        np.testing.assert_array_equal(ind, runs[0][0])
+        np.testing.assert_array_equal(dist, runs[0][1])
+    W1 = knn_graph(X, 10, method="hnsw", seed=5)
+    W2 = knn_graph(X, 10, method="hnsw", seed=5)
+    assert (W1 != W2).nnz == 0 and (W1 != W1.T).nnz == 0 and W1.diagonal().max() == 0
+
+
+def test_duplicates_and_ties_break_by_index():
+    """Equal distances come out by increasing index (the search's own order does not leak)."""
+    X = np.repeat(clusters(300, 4, seed=4), 3, axis=0)  # every point three times
+    for method in ("exact", "hnsw"):
+        ind, dist = nearest_neighbours(X, 4, method=method, seed=0)
+        assert (dist[:, :2] == 0).all()  # the two copies of each point, at distance 0
+        copies = np.sort(np.stack([ind[:, 0], ind[:, 1]], 1), 1)
+        own = np.arange(900)
+        expect = np.stack([np.where(own % 3 == 0, own + 1, own - own % 3),
+                           np.where(own % 3 == 2, own - 1, own - own % 3 + 2)], 1)
+        np.testing.assert_array_equal(copies, expect)
+        if method == "hnsw":
+            assert (ind[:, 0] < ind[:, 1]).all()  # ties ordered by index
+
+
+def test_progress_and_choices():
+    X = clusters(600, 3)
+    heard = []
+    nearest_neighbours(X, 5, method="hnsw", progress=heard.append)
+    assert heard and heard[-1] == 1.0 and heard == sorted(heard)
+    assert default_knn_method(EXACT_KNN_MAX) == "exact" and default_knn_method(EXACT_KNN_MAX + 1) == "hnsw"
+    with pytest.raises(ValueError, match="method must be one of"):
+        knn_neighbours(X, 5, method="annoy")
+    with pytest.raises(ValueError, match="method must be one of"):
+        knn_graph(X, 5, method="ball")

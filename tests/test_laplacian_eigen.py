@@ -1,0 +1,83 @@
+"""LOBPCG with the multigrid preconditioner (core/kernels/laplacian_eigen.py) against dense eigh."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from core.kernels.graph import knn_graph, laplacian, laplacian_eigenpairs
+from core.kernels.laplacian_eigen import block_vcycle, lobpcg_eigenpairs
+
+
+def graph(n=900, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((4, 3)) * 4
+    X = centres[rng.integers(4, size=n)] + rng.standard_normal((n, 3))
+    return knn_graph(X, 8)
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+def test_lobpcg_matches_dense_eigh(normalized):
+    W = graph()
+    L = laplacian(W, normalized)
+    ref = np.linalg.eigh(L.toarray())[0][:30]
+    lam, V = laplacian_eigenpairs(W, 30, normalized=normalized, method="lobpcg", seed=1)
+    assert lam.shape == (30,) and V.shape == (900, 30)
+    np.testing.assert_allclose(lam, np.clip(ref, 0, None), atol=1e-7 * max(1.0, ref[-1]))
+    np.testing.assert_allclose(V.T @ V, np.eye(30), atol=1e-8)
+    res = np.linalg.norm(L @ V - V * lam, axis=0)
+    assert res.max() < 1e-4 * max(1.0, ref[-1])
+    assert (np.diff(lam) >= 0).all()
+
+
+def test_chunks_find_the_same_eigenpairs_as_one_block():
+    """Several chunks, each orthogonal to the ones before, give the spectrum of one run."""
+    W = graph(seed=2)
+    L = laplacian(W)
+    d = np.sqrt(np.asarray(W.sum(axis=1)).ravel())
+    lam1, _ = lobpcg_eigenpairs(L, 24, d / np.linalg.norm(d), chunk=24, guard=6)
+    lam4, V4 = lobpcg_eigenpairs(L, 24, d / np.linalg.norm(d), chunk=6, guard=4)
+    np.testing.assert_allclose(lam4, lam1, atol=1e-8)
+    np.testing.assert_allclose(V4.T @ V4, np.eye(24), atol=1e-8)
+
+
+def test_lobpcg_is_seeded_and_reports_progress():
+    W = graph(seed=3)
+    heard = []
+    a = laplacian_eigenpairs(W, 12, method="lobpcg", seed=4, progress=heard.append)
+    b = laplacian_eigenpairs(W, 12, method="lobpcg", seed=4)
+    # the same start block: the same eigenpairs to rounding (threaded BLAS may sum in another order)
+    np.testing.assert_allclose(a[0], b[0], atol=1e-12)
+    assert np.linalg.svd(a[1].T @ b[1], compute_uv=False).min() > 1 - 1e-9  # the same subspace
+    assert heard and heard[-1] == 1.0 and all(0 <= f <= 1 for f in heard)
+
+
+def test_vcycle_is_symmetric_positive_definite():
+    """LOBPCG needs an SPD preconditioner: <u, T v> = <T u, v> and <u, T u> > 0."""
+    W = graph(seed=5)
+    A = (laplacian(W) + 1e-3 * sp.identity(900)).tocsr()
+    d = np.sqrt(np.asarray(W.sum(axis=1)).ravel())
+    T = block_vcycle(A, d)
+    rng = np.random.default_rng(0)
+    U, V = rng.standard_normal((900, 5)), rng.standard_normal((900, 5))
+    np.testing.assert_allclose(U.T @ T(V), (T(U)).T @ V, rtol=1e-10, atol=1e-10)
+    assert (np.einsum("ij,ij->j", U, T(U)) > 0).all()
+    np.testing.assert_allclose(T(U[:, 0]), T(U)[:, 0], rtol=1e-12)  # a vector or a block alike
+    # it approximates A^-1: one cycle reduces the error of A x = b
+    x = rng.standard_normal(900)
+    b = A @ x
+    assert np.linalg.norm(x - T(b)) < np.linalg.norm(x)
+
+
+def test_bad_method_named():
+    with pytest.raises(ValueError, match="method must be one of"):
+        laplacian_eigenpairs(graph(), 5, method="arpack")
+
+
+def test_eigsh_progress_does_not_change_the_answer():
+    W = graph(seed=6)
+    heard = []
+    a = laplacian_eigenpairs(W, 10, method="eigsh", seed=2, progress=heard.append)
+    b = laplacian_eigenpairs(W, 10, method="eigsh", seed=2)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert heard[-1] == 1.0 and heard == sorted(heard) and len(heard) > 1
