@@ -38,8 +38,8 @@ KNN_METHODS = ("auto", "exact", "hnsw", "nndescent")
 #: Up to this many points the neighbours are exact (scikit-learn); beyond, "hnsw".
 EXACT_KNN_MAX = 50_000
 #: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction`` and
-#: the query's ``ef`` (at least 5 k). Chosen by benchmarks/knn_scale.py: recall@10 >= 0.95 on
-#: 32-dimensional Gaussian mixtures at 10^5 and 10^6 points.
+#: the query's ``ef`` (at least 5 k). benchmarks/knn_scale.py on a 32-dimensional Gaussian
+#: mixture: recall@10 0.97 at 10^5 points, but 0.86 at 10^6 (larger values needed there).
 HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60}
 #: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
 #: k + 1, gave 0.68 on the same data).
