@@ -132,3 +132,34 @@ def test_in_step_by_default(tmp_path):
     assert not s.model_choice.pending and s.config.model == "harmonic"
     assert _model_events(s)[0]["n_labels"] == 6 and "background" not in _model_events(s)[0]
     s.close()
+
+
+class GatedRule(SwitchRule):
+    """The rule, held in the worker until the gate opens (a slow evaluation, on demand)."""
+
+    def __init__(self):
+        super().__init__()
+        import threading
+        self.gate = threading.Event()
+
+    def decide(self, incumbent, losses, weights, n_switches=0):
+        assert self.gate.wait(60)
+        return super().decide(incumbent, losses, weights, n_switches)
+
+
+def test_one_job_at_a_time_and_a_due_one_waits(tmp_path):
+    s = _session(tmp_path / "s.sqlite")
+    rule = s.model_choice.rule = GatedRule()
+    _label(s, 3, wait=False)  # the evaluation at 2 labels holds; 3 waits for it
+    first = s.model_choice._job
+    assert first is not None and len(first.snapshot.labels) == 2 and not first.done()
+    _label(s, 2, wait=False)
+    assert s.model_choice._job is first and s.model_choice._due_while_busy
+    rule.gate.set()
+    assert first.wait(60)
+    _label(s, 1, wait=False)  # taken; the one due meanwhile runs on the labels now
+    second = s.model_choice._job
+    assert second is not first and len(second.snapshot.labels) == 6
+    assert s.model_choice._last[1] is first.decision and not s.model_choice._due_while_busy
+    s.close()  # cancels the job: nothing is applied after
+    assert second.cancelled
