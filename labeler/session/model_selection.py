@@ -22,6 +22,18 @@ only at an evaluation (one ``add_many``; the graph models refit once, RLS is one
 so a label costs the answering model's update plus, when due, every candidate's LOO.
 The RLS candidate keeps the width and lam it had when it stopped answering (its re-tune is a
 setting of the answering RLS model).
+
+In the app (:attr:`ModelChoice.background`, turned on with the re-tunes' background by
+``LabelingSession.retune_in_background``) a due evaluation never runs in the key press's
+request: :class:`.choice_job.ChoiceJob` evaluates a snapshot of the labels, classes, settings
+and switches in a worker thread on candidates of its own (a pool kept between jobs, never the
+session's learner nor the held candidates above), and the next label takes the result: a
+switch is the same ``setting`` event with ``n_labels`` the snapshot's count and
+``effective_labels`` the count it took effect at (the worker's learner, given the labels added
+since, becomes the session's); a result whose snapshot no longer describes the session (an
+undo, a new class, a setting changed) is discarded and the evaluation runs again on the labels
+now. One job at a time: an evaluation due while one runs starts when it is taken. The library
+and ``labeler simulate`` evaluate in step (deterministic runs).
 """
 
 from __future__ import annotations
