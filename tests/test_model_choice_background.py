@@ -163,3 +163,19 @@ def test_one_job_at_a_time_and_a_due_one_waits(tmp_path):
     assert s.model_choice._last[1] is first.decision and not s.model_choice._due_while_busy
     s.close()  # cancels the job: nothing is applied after
     assert second.cancelled
+
+
+def test_undo_below_a_background_switch_gives_the_old_model_back(tmp_path):
+    s = _session(tmp_path / "s.sqlite", at=8)
+    _label(s, 9)
+    assert s.config.model == "harmonic"
+    s.undo()  # 8 labels: those that chose harmonic are all there
+    assert s.config.model == "harmonic"
+    s.model_choice.wait(60)
+    s.undo()  # 7
+    assert s.config.model == "rls" and isinstance(s.learner, ActiveRLS)
+    back = _model_events(s)[-1]
+    assert back["value"] == "rls" and back["restored"] and back["n_labels"] == 7
+    assert s.learner.labels == {i: r.label for i, r in s._log.labels.items()}
+    np.testing.assert_allclose(s.learner.decision_values, s._build_learner().decision_values, atol=1e-8)
+    s.close()

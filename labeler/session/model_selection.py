@@ -177,6 +177,9 @@ class ModelChoice:
         """The held learner of ``name`` given the session's labels (the session's new learner
         on a switch), or None; the learner handed over leaves this collaborator."""
         learner = self._held.pop(name, None)
+        if learner is None and self._job is None:  # the background's candidate, when no job holds it
+            held = self._pool.pop(name, None)
+            learner = held[1] if held is not None and held[0] == self._spec(name) else None
         if learner is None or learner.classes != list(self._log.classes):
             return None
         ModelSelector({name: learner}, name, correction="none").sync(name, self._labels())
