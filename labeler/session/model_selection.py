@@ -395,7 +395,8 @@ class ModelChoice:
             return {**base, "text": f"Model: {model_words(name)} — chosen by leave-one-out once labels arrive"}
         job = self._job
         if self._can_background():  # never evaluated in the request: the last result, or a finished job's
-            ready = job is not None and job.done() and job.decision is not None and not job.cancelled
+            ready = (job is not None and job.done() and job.decision is not None
+                     and not job.stale_reason(self._snapshot()))
             if ready:
                 d = job.decision
             elif self._last is None:  # a reopen in the app
