@@ -110,8 +110,10 @@ def test_undo_while_pending_discards_the_stale_result(tmp_path):
     _label(s, 1, wait=False)  # the evaluation at 8 labels (it switches) is under way
     stale = s.model_choice._job
     assert stale is not None and stale.wait(60) and stale.decision.model == "harmonic"
+    assert s.model_choice_summary()["n_labels"] == 8  # the finished result, shown before it is taken
     s.undo()  # 7 labels: the job's labels are no longer those of the session
     assert stale.cancelled and "discarded" in s.model_choice.note
+    assert s.model_choice_summary()["n_labels"] != 8
     assert s.config.model == "rls" and not _model_events(s)
     assert s.model_choice._job is not stale  # run again on the 7 labels
     assert s.model_choice.wait(60)
