@@ -35,6 +35,7 @@ def test_header_names_the_model_chosen_by_loo():
     assert session.config.model_choice == "auto"
     for _ in range(4):
         session.label(session.next_query(), session.classes[0] if _ % 2 else session.classes[1])
+        assert session.model_choice.wait(60)  # the app compares the models in the background
     at.run()
     assert not at.exception, at.exception
     header = [md.value for md in at.markdown if 'class="model-choice"' in md.value]

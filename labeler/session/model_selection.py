@@ -22,6 +22,18 @@ only at an evaluation (one ``add_many``; the graph models refit once, RLS is one
 so a label costs the answering model's update plus, when due, every candidate's LOO.
 The RLS candidate keeps the width and lam it had when it stopped answering (its re-tune is a
 setting of the answering RLS model).
+
+In the app (:attr:`ModelChoice.background`, turned on with the re-tunes' background by
+``LabelingSession.retune_in_background``) a due evaluation never runs in the key press's
+request: :class:`.choice_job.ChoiceJob` evaluates a snapshot of the labels, classes, settings
+and switches in a worker thread on candidates of its own (a pool kept between jobs, never the
+session's learner nor the held candidates above), and the next label takes the result: a
+switch is the same ``setting`` event with ``n_labels`` the snapshot's count and
+``effective_labels`` the count it took effect at (the worker's learner, given the labels added
+since, becomes the session's); a result whose snapshot no longer describes the session (an
+undo, a new class, a setting changed) is discarded and the evaluation runs again on the labels
+now. One job at a time: an evaluation due while one runs starts when it is taken. The library
+and ``labeler simulate`` evaluate in step (deterministic runs).
 """
 
 from __future__ import annotations
@@ -34,6 +46,7 @@ from core.learner.base import LOO
 from core.selection import ModelSelector, SwitchRule, evaluation_due
 
 from . import model
+from .choice_job import ChoiceJob, ChoiceSnapshot
 from .graphs import MODELS, strategies_for
 from ..store import Setting, StoreWriteError
 
@@ -79,11 +92,22 @@ class ModelChoice:
     history : callable
         ``history()``: the session's stored events (the last switches, after a reopen).
     rule : core.selection.SwitchRule, optional
+    swap : callable, optional
+        ``swap(rows, learner)``: write the ``setting`` rows and make ``learner`` the session's
+        (within the action that takes a background evaluation's result); without it the
+        evaluations stay in step.
+
+    Attributes
+    ----------
+    background : bool
+        Run the evaluations in a :class:`.choice_job.ChoiceJob` (the app; off by default: the
+        library and ``labeler simulate`` evaluate in step, so a run is deterministic).
     """
 
     note: str = ""
 
-    def __init__(self, config, log, commit, learner, X, read_only, history, rule: SwitchRule | None = None):
+    def __init__(self, config, log, commit, learner, X, read_only, history, rule: SwitchRule | None = None,
+                 swap=None):
         self._config = config
         self._log = log
         self._commit = commit
@@ -96,6 +120,12 @@ class ModelChoice:
         self._graph_parts: dict = {}
         self._switches: list | None = None  # [(from, to, n_labels)], oldest first
         self._last = None  # (n_events, Decision)
+        self._swap = swap
+        self.background = False
+        self._job: ChoiceJob | None = None
+        self._pool: dict = {}  # the background evaluations' own candidates {name: (spec, learner)}
+        self._pool_parts: dict = {}  # their graph's parts
+        self._due_while_busy = False
 
     # ---- state -------------------------------------------------------------------------------
     @property
@@ -147,6 +177,9 @@ class ModelChoice:
         """The held learner of ``name`` given the session's labels (the session's new learner
         on a switch), or None; the learner handed over leaves this collaborator."""
         learner = self._held.pop(name, None)
+        if learner is None and self._job is None:  # the background's candidate, when no job holds it
+            held = self._pool.pop(name, None)
+            learner = held[1] if held is not None and held[0] == self._spec(name) else None
         if learner is None or learner.classes != list(self._log.classes):
             return None
         ModelSelector({name: learner}, name, correction="none").sync(name, self._labels())
@@ -218,6 +251,7 @@ class ModelChoice:
         Never raises: the labels are stored already."""
         if not self.enabled or self._read_only():
             return
+        again = self._take_job() if self._job is not None else False
         after = len(self._log.labels)
         stack = self.switches()
         if stack and after < stack[-1][2]:
@@ -229,7 +263,15 @@ class ModelChoice:
                                   "reason": f"the labels that chose {model_words(undone[0][1])} were taken back"}):
                 self.note = f"{model_words(back)} answers again: the labels that chose another model were taken back."
             return
-        if after <= before or not evaluation_due(after):
+        due = after > before and evaluation_due(after)
+        if self._job is not None:  # still running: one more once it is taken
+            self._due_while_busy = self._due_while_busy or due
+            return
+        if self._can_background():
+            if (due or again or self._last is None) and after >= 2:
+                self._start_job()
+            return
+        if not due:
             return
         try:
             decision = self.evaluate()
@@ -243,6 +285,91 @@ class ModelChoice:
             if self._write(decision.model, notes):
                 stack.append((old, decision.model, after))
                 self.note = decision.reason
+
+    # ---- evaluations in the background (labeler.session.choice_job) ------------------------
+    def _can_background(self) -> bool:
+        return self.background and self._swap is not None
+
+    def _snapshot(self) -> ChoiceSnapshot:
+        """What an evaluation reads now (copied: the requests go on changing the session)."""
+        names = self.candidates()
+        if self.model not in names:
+            names = (self.model,) + names
+        return ChoiceSnapshot(tuple((name, self._spec(name)) for name in names), self.model,
+                              tuple(self._log.classes),
+                              tuple((r.index, r.label) for r in self._log.labels.values()),
+                              self._balanced(), len(self.switches()), self.rule)
+
+    @property
+    def pending(self) -> bool:
+        """Whether a background evaluation is running or waits to be taken."""
+        return self._job is not None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the background evaluation (if any) is done; True if none is running
+        then. Its result applies at the next change of the labels."""
+        job = self._job
+        return True if job is None else job.wait(timeout)
+
+    def cancel(self) -> None:
+        """Drop the background evaluation (closing the session, or the background turned off);
+        its candidates are left to it."""
+        job, self._job = self._job, None
+        self._due_while_busy = False
+        if job is not None:
+            job.cancel()
+
+    def _start_job(self) -> None:
+        snap = self._snapshot()
+        pool, parts, self._pool, self._pool_parts = self._pool, self._pool_parts, {}, {}
+        self._job = ChoiceJob(snap, self.X, pool, parts)
+
+    def _take_job(self) -> bool:
+        """Apply the finished background evaluation, or discard it when stale; True when an
+        evaluation is due again (the discarded one, or one that came due while it ran). A job
+        still running is left (cancelled when already stale)."""
+        job = self._job
+        now = self._snapshot()
+        stale = job.stale_reason(now)
+        if stale:
+            job.cancel()
+        if not job.done():
+            if stale:
+                self._due_while_busy = True
+            return False
+        self._job = None
+        self._pool, self._pool_parts = job.pool, job.parts  # the worker is done with them
+        again, self._due_while_busy = self._due_while_busy, False
+        snap = job.snapshot
+        if stale:
+            self.note = (f"A comparison of the models on {len(snap.labels)} labels was discarded "
+                         f"({stale}); it runs again on the labels now.")
+            return True
+        if job.error is not None:  # never raised here: the labels are stored already
+            self.note = f"The models were not compared: {job.error}"
+            return again
+        decision = job.decision
+        self._last = (self._log.n_events, decision)
+        if decision.model == self.model:
+            return again
+        old, after = self.model, len(now.labels)
+        notes = {"auto": True, "from": old, "n_labels": len(snap.labels), "effective_labels": after,
+                 "background": True, "p_value": float(decision.p_value),
+                 "errors": {k: float(v) for k, v in decision.errors.items()}, "reason": decision.reason}
+        try:
+            learner = job.catch_up(decision.model, now.labels)
+            if learner is None:
+                raise ValueError(f"the evaluation kept no learner for {decision.model!r}")
+            previous = self._learner()
+            self._swap([Setting("model", decision.model, notes)], learner)
+        except Exception as exc:  # not written (the store rolled back): the model in use stays
+            self.note = f"The model choice was not applied: {exc}"
+            return again
+        self._pool[old] = (self._spec(old), previous)  # the next evaluations' candidate
+        self.switches().append((old, decision.model, len(snap.labels)))
+        self._last = (self._log.n_events, decision)
+        self.note = decision.reason
+        return again
 
     # ---- display -----------------------------------------------------------------------------
     def summary(self) -> dict | None:
@@ -266,8 +393,18 @@ class ModelChoice:
         base = {"model": name, "errors": {}, "n_labels": n, "reason": ""}
         if n < 2:
             return {**base, "text": f"Model: {model_words(name)} — chosen by leave-one-out once labels arrive"}
+        job = self._job
+        if self._can_background():  # never evaluated in the request: the last result, or a finished job's
+            ready = (job is not None and job.done() and job.decision is not None
+                     and not job.stale_reason(self._snapshot()))
+            if ready:
+                d = job.decision
+            elif self._last is None:  # a reopen in the app
+                return {**base, "text": f"Model: {model_words(name)} — compared by leave-one-out in the "
+                                        "background from the next label"}
         try:  # the last evaluation (the schedule's), or one now when there is none (a reopen)
-            d = self._last[1] if self._last is not None else self.evaluate()
+            if not (self._can_background() and ready):
+                d = self._last[1] if self._last is not None else self.evaluate()
         except (ValueError, ArithmeticError) as exc:
             return {**base, "text": f"Model: {model_words(name)} (leave-one-out not available: {exc})"}
         n = d.n_labels

@@ -206,7 +206,8 @@ class LabelingSession:
                                  lambda: self._store.read_only, self._stored_config.get("auto", {}),
                                  swap=self._swap_learner)
         self.model_choice = ModelChoice(self._config, self._log, self._commit, lambda: self.learner, self.X,
-                                        lambda: self._store.read_only, lambda: self._store.events(self.id))
+                                        lambda: self._store.read_only, lambda: self._store.events(self.id),
+                                        swap=self._swap_learner)
         self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
                            self.settings, self._stored_config.get("auto", {}),
                            lambda: self._store.risks(self.id), self.next_query)
@@ -341,6 +342,7 @@ class LabelingSession:
             worker.join()  # a cache write under way finishes (the array stays valid meanwhile)
         with self._lock:
             self.settings.cancel_retune()
+            self.model_choice.cancel()
             self.closed = True
             self._store.close()
             self.learner = None
@@ -533,8 +535,9 @@ class LabelingSession:
         self.learner = self._build_learner()
 
     def _swap_learner(self, rows, learner):
-        """Write the ``setting`` rows of a background re-tune and swap in ``learner``, built
-        for them (:mod:`.retune`); when the write fails the learner in use stays. Called
+        """Write the ``setting`` rows of a background re-tune or model choice and swap in
+        ``learner``, built for them (:mod:`.retune`, :mod:`.choice_job`); when the write fails
+        the learner in use stays. Called
         within an action (the session's lock is held)."""
         with self._lock:
             events = self._store.append(self.id, rows, after=self._log.n_events)
@@ -543,13 +546,16 @@ class LabelingSession:
             self._apply(change, given=True)
 
     def retune_in_background(self, on: bool = True) -> None:
-        """Run the automatic re-tunes of width and lam (and the rebuild they need) in a
-        background worker instead of in the request that made them due (the app; see
-        :mod:`.retune`). Off by default: the library and ``labeler simulate`` re-tune in
-        step, so a run is deterministic."""
+        """Run the automatic re-tunes of width and lam (and the rebuild they need) and the
+        model choice's evaluations (``model="auto"``) in background workers instead of in the
+        request that made them due (the app; see :mod:`.retune` and :mod:`.choice_job`). Off
+        by default: the library and ``labeler simulate`` re-tune and compare in step, so a
+        run is deterministic."""
         self.settings.background = bool(on)
+        self.model_choice.background = bool(on)
         if not on:
             self.settings.cancel_retune()
+            self.model_choice.cancel()
 
     def _give_to_learner(self, rows):
         """Give a setting or a new class to the learner BEFORE it is written (the learner

@@ -144,7 +144,8 @@ class SessionRegistry:
                 self._close([entry])
 
     def _put(self, key, session):
-        # the app's key presses never wait on a re-tune's rebuild (labeler.session.retune)
+        # the app's key presses never wait on a re-tune's rebuild nor on a model-choice evaluation
+        # (labeler.session.retune, labeler.session.choice_job)
         retune_in_background = getattr(session, "retune_in_background", None)
         if retune_in_background is not None:
             retune_in_background(True)

@@ -1,0 +1,181 @@
+"""The model choice's evaluation off the key press's request: a background job.
+
+An evaluation of the model choice (:mod:`.model_selection`) computes every candidate's exact
+leave-one-out (one conjugate-gradient solve per label for each graph model): seconds at 5,000
+points, on every label up to 50. :class:`ChoiceJob` runs it in a worker thread on a SNAPSHOT of
+what it reads (the labels in labelling order, the classes, each candidate's settings, the
+switches made so far), with learners of its OWN: the job is given a pool of candidates
+(``{name: (spec, learner)}``) that only the running job touches, builds those missing or built
+for other settings or classes, gives them the snapshot's labels and evaluates them. The live
+learner and the candidates the request side holds are never read by the worker.
+
+When the job is done, the session takes its result at its next change of the labels
+(:meth:`.model_selection.ModelChoice.after_labels_change`): when the snapshot still describes
+the session (its labels are the first labels now, each unchanged, and the classes and
+settings are those it read) a switch is written as the same ``setting`` event ``model`` as a
+synchronous one, with ``n_labels`` the snapshot's count and ``effective_labels`` the count it
+took effect at, and the worker's learner of the chosen model becomes the session's after it
+is given the labels added since (:meth:`ChoiceJob.catch_up`). A stale result is discarded and
+the evaluation runs again on the labels now.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from core.learner.base import LOO
+from core.selection import ModelSelector
+
+from . import model
+
+__all__ = ["ChoiceSnapshot", "ChoiceJob"]
+
+
+@dataclass(frozen=True)
+class ChoiceSnapshot:
+    """What an evaluation reads, copied in the request that starts it.
+
+    Attributes
+    ----------
+    specs : tuple of (str, ModelSpec)
+        Each candidate's settings, in the order of preference.
+    incumbent : str
+        The model answering.
+    classes : tuple of str
+    labels : tuple of (int, str)
+        The net labels in labelling order.
+    balanced : bool
+        The balanced LOO error (class weights on).
+    n_switches : int
+        Automatic switches in force (the rule's threshold halves with each).
+    rule : core.selection.SwitchRule
+    """
+
+    specs: tuple
+    incumbent: str
+    classes: tuple
+    labels: tuple
+    balanced: bool
+    n_switches: int
+    rule: object = field(compare=False, default=None)
+
+
+class ChoiceJob:
+    """One background evaluation of the model choice (see the module docstring).
+
+    Parameters
+    ----------
+    snapshot : ChoiceSnapshot
+    X : ndarray of shape (n_samples, n_features)
+        The features the kernel and the kNN graph see (read only).
+    pool : dict {name: (spec, learner)}
+        The job's candidates (owned by the job until the request side takes it back with
+        :meth:`take_pool` once the job is done).
+    parts : dict
+        The graph's parts shared by the graph candidates the job builds (owned with the pool).
+    start : bool
+        Start the worker thread now (tests may run :meth:`run` themselves).
+
+    Attributes
+    ----------
+    decision : core.selection.Decision or None
+        The rule's decision, once done.
+    error : Exception or None
+        What the evaluation raised (nothing is applied then).
+    """
+
+    def __init__(self, snapshot: ChoiceSnapshot, X, pool: dict, parts: dict, start: bool = True):
+        self.snapshot = snapshot
+        self.X = X
+        self.pool = pool
+        self.parts = parts
+        self.decision = None
+        self.error: Exception | None = None
+        self._done = threading.Event()
+        self._cancelled = threading.Event()
+        self._thread = None
+        if start:
+            self._thread = threading.Thread(target=self.run, name="labeler-model-choice", daemon=True)
+            self._thread.start()
+
+    # ---- the worker ---------------------------------------------------------------------
+    def _learner(self, name: str, spec):
+        """The pool's learner of ``name`` when built for ``spec`` and the classes, else a new one."""
+        classes = list(self.snapshot.classes)
+        held = self.pool.get(name)
+        if held is not None and held[0] == spec and held[1].classes == classes:
+            return held[1]
+        parts = self.parts if spec.model != "rls" else ({} if spec.has_parts else None)
+        learner = model.build_learner(spec, self.X, classes, parts=parts)
+        learner.require(LOO, f"model choice by leave-one-out (candidate {name!r})")
+        self.pool[name] = (spec, learner)
+        return learner
+
+    def run(self) -> None:
+        """Evaluate the candidates on the snapshot's labels (the worker thread's body)."""
+        snap = self.snapshot
+        try:
+            learners = {}
+            for name, spec in snap.specs:
+                if self._cancelled.is_set():
+                    return
+                learners[name] = self._learner(name, spec)
+            if self._cancelled.is_set():
+                return
+            selector = ModelSelector(learners, snap.incumbent, self.X, correction="mass", rule=snap.rule)
+            self.decision = selector.evaluate(dict(snap.labels), balanced=snap.balanced,
+                                              n_switches=snap.n_switches)
+        except Exception as exc:  # shown by the session; the labels are stored already
+            self.error = exc
+        finally:
+            self._done.set()
+
+    # ---- the request's side -------------------------------------------------------------
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the job is done; True if it is."""
+        return self._done.wait(timeout)
+
+    def cancel(self) -> None:
+        """Ask the worker to stop before its next candidate (a stale job)."""
+        self._cancelled.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def stale_reason(self, snapshot: ChoiceSnapshot) -> str:
+        """Why the job's result no longer applies ("" if it does). ``snapshot``: what the
+        session would snapshot now; the result applies when its labels begin with the job's,
+        each unchanged, and everything else is the same."""
+        mine = self.snapshot
+        if self.cancelled:
+            return "it was cancelled"
+        if snapshot.specs != mine.specs or snapshot.incumbent != mine.incumbent or snapshot.balanced != mine.balanced:
+            return "the settings changed meanwhile"
+        if snapshot.classes != mine.classes:
+            return "the classes changed meanwhile"
+        if snapshot.labels[:len(mine.labels)] != mine.labels:
+            return "labels it was computed on were undone or changed meanwhile"
+        if snapshot.n_switches != mine.n_switches:
+            return "the model was changed meanwhile"
+        return ""
+
+    def catch_up(self, name: str, labels) -> object:
+        """The worker's learner of ``name`` given the labels added since the snapshot (one
+        ``add`` or one block ``add_many``: exact incremental updates), handed over (it leaves
+        the pool); None when the job has none. ``labels``: the net labels now in labelling
+        order (checked by :meth:`stale_reason` first)."""
+        held = self.pool.pop(name, None)
+        if held is None:
+            return None
+        learner = held[1]
+        new = list(labels[len(self.snapshot.labels):])
+        if len(new) == 1:
+            learner.add(new[0][0], new[0][1])
+        elif new:
+            learner.add_many([i for i, _ in new], [lab for _, lab in new])
+        return learner
