@@ -72,6 +72,7 @@ def test_graph_model_graph_at_10_4_uses_hnsw_and_reports(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.large
 def test_spectral_factor_at_10_6():
     """The default methods at 10^6 x 32 (hnswlib, eigsh): tens of minutes on 2 cores."""
     check_spectral_build(mixture(1_000_000), 100)

@@ -103,6 +103,7 @@ def test_lasso_on_a_small_map_selects_what_plotly_selects(tmp_path, page):
 
 
 @pytest.mark.slow
+@pytest.mark.large
 def test_lasso_a_cluster_of_100_000_points(tmp_path, page):
     with AppServer(tmp_path / "store.sqlite", data="spheres", data_options={"n": 100_020},
                    timeout=300) as server:
