@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -133,6 +134,6 @@ def test_a_setting_killed_at_any_statement_is_all_or_nothing(labelled_session, t
         got = _state(path, sid)
         assert got in (before, complete), (kill_at, statements[kill_at - 1:kill_at], got)
         outcomes.add("after" if got == complete else "before")
-        for p in tmp_path.glob(f"kill{kill_at}.sqlite*"):
-            p.unlink()
+        for p in tmp_path.glob(f"kill{kill_at}.sqlite*"):  # the store's files and its cache folder
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
     assert outcomes == {"before", "after"}
