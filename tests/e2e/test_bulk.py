@@ -183,5 +183,8 @@ def test_lasso_box_more_like_this_batch_reload_and_export(app_server, page, tmp_
     assert len(boxed) == free2
     assert {source[ids[i]] for i in boxed} == {"selection"}
     assert {source[ids[i]] for i in similar} == {"similar"}
-    assert {source[ids[i]] for i in batch} == {"batch"}
-    assert sorted(set(table["source"])) == ["batch", "queried", "selection", "similar"]
+    # a batch pick left on the model's preset guess is stored as "batch_guess" (the export finds
+    # the labels the model guessed), one chosen by hand as "batch"
+    assert {source[ids[i]] for i in batch} <= {"batch", "batch_guess"}
+    assert set(table["source"]) - {"batch_guess"} == {"batch", "queried", "selection", "similar"} or \
+        set(table["source"]) == {"batch_guess", "queried", "selection", "similar"}
