@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from arls_oracle import direct_solve, expected_class_weights
-from core.calibration import fit_temperature
+from core.calibration import fit_calibration
 from core.kernels import Kernel
 from labeler.session import LabelingSession, SessionConfig
 from labeler.store import Store
@@ -374,7 +374,7 @@ def test_confidence_bins_after_a_relabel_use_each_points_own_loo_value(store):
         loo.append(m[i, 0])
     loo = np.array(loo)
     codes = np.array([s.classes.index(c) for c in labels.values()])
-    _, conf = fit_temperature(loo, codes).confidence(loo)  # calibrated (docs/algorithms.md §11)
+    _, conf = fit_calibration(loo, codes).confidence(loo)  # calibrated as the app does (docs/algorithms.md §11)
     correct = np.where(loo > 0, s.classes[1], s.classes[0]) == np.array(list(labels.values()))
     idx = np.clip(np.searchsorted(np.linspace(0, 1, 6), conf, side="right") - 1, 0, 4)
     assert np.array_equal(bins.counts, np.bincount(idx, minlength=5))

@@ -77,11 +77,12 @@ def app_executor(spec: str) -> None:
 
 def model_options(args) -> dict:
     """The model and posterior options given on the command line (only those that differ from
-    the defaults): posterior, rank, landmarks, knn, and ``labeler app``'s model, alpha, class_mass."""
+    the defaults): posterior, rank, landmarks, knn, and ``labeler app``'s model (when given: "rls"
+    too, since the default is "auto"), alpha, class_mass."""
     options = {"posterior": args.posterior, "rank": args.rank, "landmarks": args.landmarks, "knn": args.knn,
-               "model": getattr(args, "model", "rls"), "alpha": getattr(args, "alpha", None),
+               "model": getattr(args, "model", None), "alpha": getattr(args, "alpha", None),
                "class_mass": bool(getattr(args, "class_mass", False))}
-    defaults = {"posterior": "auto", "rank": None, "landmarks": "uniform", "knn": 10, "model": "rls",
+    defaults = {"posterior": "auto", "rank": None, "landmarks": "uniform", "knn": 10, "model": None,
                 "alpha": None, "class_mass": False}
     return {k: v for k, v in options.items() if v != defaults[k]}
 
