@@ -18,16 +18,22 @@ from labeler.session.model_selection import DEFAULT_MODEL
 
 __all__ = ["add_graph_arguments", "add_app_model_arguments", "app_model_to_env", "run_graph_simulate"]
 
+MODEL_CHOICES = ("rls", "harmonic", "lgc", "poisson", "auto")
+MODEL_HELP = (
+    "rls: kernel RLS; harmonic: harmonic function on the kNN graph (queries: Zhu et al.'s expected risk, "
+    "then margin); lgc: local and global consistency (VOpt, then margin); poisson: Poisson learning, "
+    "Calder et al. 2020 (VOpt, then margin); auto: RLS first, then the model of lowest leave-one-out error "
+    "among RLS and the graph models once a sign test over the labels says so (the default)."
+)
+
 
 def add_graph_arguments(sim) -> None:
     """The graph-model options of ``labeler simulate``."""
     sim.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc", "poisson", "auto"), default=None,
-        help="rls: kernel RLS (on a spectral graph kernel with --transform); harmonic: harmonic "
-        "function on the kNN graph (arls = Zhu et al.'s expected risk); lgc: local and global consistency; "
-        "poisson: Poisson learning (Calder et al. 2020); auto: chosen by exact leave-one-out among RLS and "
-        "the graph models as labels arrive. The graph models also take --strategy vopt / sigmaopt. Default: "
-        "the app's (labeler/cli/auto_model.py default_simulate_model)",
+        "--model", choices=MODEL_CHOICES, default=None,
+        help=MODEL_HELP + " With --transform, rls is kernel RLS on a spectral kernel of the kNN graph. The graph "
+        "models also take --strategy vopt / sigmaopt. Default: the app's (labeler/cli/auto_model.py "
+        "default_simulate_model)",
     )
     sim.add_argument(
         "--transform", choices=("diffusion", "gaussian_field", "max_alignment", "order", "improved_order"),
@@ -44,12 +50,9 @@ def add_app_model_arguments(app) -> None:
     """``labeler app --model --alpha --class-mass``: the model of the app's first new session
     (also chosen in the sidebar's new-session form); the graph's k is ``--knn``."""
     app.add_argument(
-        "--model", choices=("rls", "harmonic", "lgc", "poisson", "auto"), default=None,
-        help="the learner of new sessions: rls (kernel RLS), harmonic (harmonic function on the "
-        "--knn graph of the pool; queries: Zhu et al.'s expected risk, then margin), lgc (local and global "
-        "consistency; VOpt, then margin), poisson (Poisson learning; VOpt, then margin) or auto (RLS first, "
-        "then the model of lowest leave-one-out error once a sign test over the labels says so; the default). "
-        "The graph models take no --posterior, --rank or --landmarks",
+        "--model", choices=MODEL_CHOICES, default=None,
+        help="the learner of new sessions. " + MODEL_HELP + " The graph models use the --knn graph of the pool "
+        "and take no --posterior, --rank or --landmarks",
     )
     app.add_argument("--alpha", type=positive_float, default=None,
                      help="LGC propagation weight in (0, 1) (default 0.99; --model lgc only)")
