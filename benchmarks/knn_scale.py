@@ -87,11 +87,29 @@ def graph_path(n: int, args) -> str:
     return f"/tmp/knn_scale-{n}-{args.dim}-{args.k}-{args.seed}.npz"
 
 
+def hnsw_settings(args) -> str:
+    """Apply ``--hnsw`` and ``--refine`` to core.kernels.knn_search; the settings in use, as text."""
+    from core.kernels import knn_search
+
+    if args.hnsw:
+        for item in args.hnsw.split(","):
+            key, value = item.split("=")
+            if key not in knn_search.HNSW_PARAMS:
+                raise SystemExit(f"--hnsw: unknown setting {key!r}; known: {', '.join(knn_search.HNSW_PARAMS)}")
+            knn_search.HNSW_PARAMS[key] = int(value)
+    if args.refine is not None:
+        knn_search.REFINE_ROUNDS = args.refine
+    p = knn_search.HNSW_PARAMS
+    return (f"`M` {p['M']}, `ef_construction` {p['ef_construction']}, `ef` {p['ef']}, {p['parts']} indices, "
+            f"{knn_search.REFINE_ROUNDS} refinement rounds")
+
+
 def knn_job(method: str, n: int, args) -> dict:
     from core.kernels.knn_search import nearest_neighbours
 
     X = mixture(n, args.dim, args.seed)
-    out = {"data_gb": peak_gb()}
+    settings = hnsw_settings(args)
+    out = {"data_gb": peak_gb(), "settings": settings if method == "hnsw" else ""}
     if method == "nndescent":  # numba's compilation in this new process, timed apart
         t0, c0 = time.perf_counter(), time.process_time()
         nearest_neighbours(X[:2000], args.k, method=method, seed=args.seed)
@@ -161,11 +179,13 @@ def main(argv=None) -> int:
     p.add_argument("--methods", default=None, help="kNN methods (default all) or, with --part eig, eigen methods")
     p.add_argument("--graph-from", default="hnsw", help="the kNN method whose graph the eig table uses")
     p.add_argument("--repeat", action="store_true", help="search twice (n <= 200,000) and check the same answer")
+    p.add_argument("--hnsw", default="", help="hnsw settings to try, e.g. M=12,ef_construction=60,ef=40,parts=2")
+    p.add_argument("--refine", type=int, default=None, help="refinement rounds after hnsw (default the module's)")
     p.add_argument("--child", nargs=3, metavar=("PART", "METHOD", "N"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.passthrough = [f"--dim={args.dim}", f"--k={args.k}", f"--rank={args.rank}", f"--seed={args.seed}",
-                        f"--sample={args.sample}", f"--graph-from={args.graph_from}"] + \
-        (["--repeat"] if args.repeat else [])
+                        f"--sample={args.sample}", f"--graph-from={args.graph_from}", f"--hnsw={args.hnsw}"] + \
+        (["--repeat"] if args.repeat else []) + ([f"--refine={args.refine}"] if args.refine is not None else [])
     if args.child:
         part, method, n = args.child
         out = (knn_job if part == "knn" else eig_job)(method, int(n), args)
@@ -178,19 +198,19 @@ def main(argv=None) -> int:
             methods.remove(args.graph_from)
             methods.insert(0, args.graph_from)
         print(f"kNN search, k = {args.k}, {args.dim} dimensions; {load()}")
-        print("| n | method | recall@10 | first call s | of it compile s | CPU s | peak GB | same twice |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| n | method | settings | recall@10 | first call s | of it compile s | CPU s | peak GB | same twice |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for n in sizes:
             for m in methods:
                 if m == "exact" and n > args.exact_max:
-                    print(f"| {n:,} | exact | 1 (by definition) | not run: O(n^2 d), above --exact-max | | | | |")
+                    print(f"| {n:,} | exact | | 1 (by definition) | not run: O(n^2 d), above --exact-max | | | | |")
                     continue
                 r = run_child("knn", m, n, args)
                 if "error" in r:
-                    print(f"| {n:,} | {m} | error: {r['error']} | | | | | |")
+                    print(f"| {n:,} | {m} | | error: {r['error']} | | | | | |")
                     continue
                 compile_s = r.get("compile_s", 0.0)
-                print(f"| {n:,} | {m} | {r['recall']:.4f} | {r['search_s'] + compile_s:.1f} | "
+                print(f"| {n:,} | {m} | {r['settings']} | {r['recall']:.4f} | {r['search_s'] + compile_s:.1f} | "
                       f"{compile_s:.1f} | {r['cpu_s'] + r.get('compile_cpu_s', 0.0):.1f} | {r['peak_gb']:.2f} | "
                       f"{r.get('same_twice', '')} |", flush=True)
         print(load())

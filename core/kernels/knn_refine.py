@@ -5,7 +5,7 @@ finished start (hnswlib's graph, :mod:`core.kernels.knn_search`): every point ``
 candidates its current neighbours ``N(i)``, its reverse neighbours ``R(i)`` (the points that
 list ``i``; the :data:`REVERSE_CAP` nearest of them), and the neighbours and reverse neighbours
 of all of those; computes the exact distance to each, and keeps the k nearest by (distance,
-index). docs/algorithms.md §29.
+index). docs/algorithms.md §15.
 
 Properties the tests check (``tests/test_knn_refine.py``):
 

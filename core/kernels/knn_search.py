@@ -40,7 +40,9 @@ EXACT_KNN_MAX = 50_000
 #: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction`` and
 #: the query's ``ef`` (at least 5 k). benchmarks/knn_scale.py on a 32-dimensional Gaussian
 #: mixture: recall@10 0.97 at 10^5 points, but 0.86 at 10^6 (larger values needed there).
-HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60}
+#: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search.
+REFINE_ROUNDS = 1
+HNSW_PARAMS = {"M": 12, "ef_construction": 60, "ef": 40, "parts": 2}
 #: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
 #: k + 1, gave 0.68 on the same data).
 NNDESCENT_SEARCH = 30
@@ -95,9 +97,16 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
         dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
         return _without_self(ind, dist, k, X=None)
     if method == "hnsw":
+        from .knn_refine import refine_neighbours
+
         cand = _hnsw_candidates(X, k, seed, say)
-    else:
-        cand = _nndescent_candidates(X, k, seed)
+        ind, _ = refine_neighbours(X, cand, rounds=0)  # exact distances; self and repeats dropped
+        del cand
+        ind, dist = refine_neighbours(X, ind[:, :k], rounds=REFINE_ROUNDS,
+                                      progress=lambda f: say(0.8 + 0.2 * f))
+        say(1.0)
+        return ind, dist
+    cand = _nndescent_candidates(X, k, seed)
     say(1.0)
     return _without_self(cand, None, k, X=X)
 
@@ -136,31 +145,64 @@ def _row_order(dist: np.ndarray, ind: np.ndarray) -> np.ndarray:
 
 
 def _hnsw_candidates(X: np.ndarray, k: int, seed: int, say) -> np.ndarray:
-    """(n, min(n, ef)) candidate neighbours of every point from an hnswlib index."""
+    """(n, parts * (k + 1)) candidate neighbours of every point from :data:`HNSW_PARAMS` ``["parts"]``
+    hnswlib indices, one per contiguous block of points.
+
+    Each index is built by one thread inserting its points in index order (a deterministic
+    graph); the indices are built at the same time on separate threads (hnswlib releases the
+    GIL), then every point is queried in each index on all threads (a query reads a finished
+    index only). Progress is reported from the calling thread.
+    """
     try:
         import hnswlib
     except ImportError:  # pragma: no cover - depends on the installation
         raise ImportError(f"the kNN graph of {X.shape[0]:,} points uses the approximate nearest-neighbour "
                           "library hnswlib (pip install hnswlib); method='exact' needs only scikit-learn.") from None
     import os
+    import threading
+    from concurrent.futures import ThreadPoolExecutor, wait
 
     n, d = X.shape
     Xf = np.ascontiguousarray(X, dtype=np.float32)
     p = HNSW_PARAMS
-    index = hnswlib.Index(space="l2", dim=d)
-    index.init_index(max_elements=n, ef_construction=p["ef_construction"], M=p["M"], random_seed=int(seed))
-    index.set_num_threads(1)  # insertion in index order: a deterministic graph
-    for a in range(0, n, _CHUNK):
-        index.add_items(Xf[a:a + _CHUNK], np.arange(a, min(a + _CHUNK, n)), num_threads=1)
-        say(0.6 * min(a + _CHUNK, n) / n)
-    width = min(n, k + 1)  # the point itself is (almost always) its own nearest
-    index.set_ef(max(p["ef"], 5 * k))
+    parts = max(1, min(int(p["parts"]), n // (2 * (k + 1))))
+    blocks = np.array_split(np.arange(n), parts)
     threads = max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    out = np.empty((n, width), dtype=np.int64)
-    for a in range(0, n, _CHUNK):
-        labels, _ = index.knn_query(Xf[a:a + _CHUNK], k=width, num_threads=threads)
-        out[a:a + _CHUNK] = labels
-        say(0.6 + 0.4 * min(a + _CHUNK, n) / n)
+    added = [0] * parts
+    lock = threading.Lock()
+
+    def build(j: int):
+        rows = blocks[j]
+        index = hnswlib.Index(space="l2", dim=d)
+        index.init_index(max_elements=rows.size, ef_construction=p["ef_construction"], M=p["M"],
+                         random_seed=int(seed) + j)
+        index.set_num_threads(1)  # insertion in index order: a deterministic graph
+        for a in range(0, rows.size, _CHUNK // 5):
+            chunk = rows[a:a + _CHUNK // 5]
+            index.add_items(Xf[chunk], chunk, num_threads=1)
+            with lock:
+                added[j] += chunk.size
+        return index
+
+    with ThreadPoolExecutor(max_workers=min(parts, threads)) as pool:
+        futures = [pool.submit(build, j) for j in range(parts)]
+        while wait(futures, timeout=0.5).not_done:
+            say(0.5 * sum(added) / n)
+        indices = [f.result() for f in futures]
+    say(0.5)
+    out = np.empty((n, 0), dtype=np.int64)
+    done = 0
+    for j, index in enumerate(indices):
+        width = min(blocks[j].size, k + 1)  # the point itself is (almost always) its own nearest
+        index.set_ef(max(p["ef"], width))
+        labels = np.empty((n, width), dtype=np.int64)
+        for a in range(0, n, _CHUNK):
+            labels[a:a + _CHUNK], _ = index.knn_query(Xf[a:a + _CHUNK], k=width, num_threads=threads)
+            done += min(_CHUNK, n - a)
+            say(0.5 + 0.3 * done / (n * parts))
+        out = np.hstack([out, labels])
+        indices[j] = index = None  # the index's memory goes before the next one's queries
+
     return out
 
 
