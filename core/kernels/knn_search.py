@@ -6,12 +6,16 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
 ``"exact"``    scikit-learn's :class:`~sklearn.neighbors.NearestNeighbors` (tree or brute
                force): O(n^2 d) at 32 dimensions, the default up to :data:`EXACT_KNN_MAX`.
 ``"hnsw"``     hnswlib's hierarchical navigable small-world graph (Malkov & Yashunin 2018),
-               C++ compiled once when pip installs it: nothing to compile at run time. The index is
-               built by ONE thread (hnswlib's multi-threaded insertion links points in an
-               order that changes from run to run; one thread inserts them in index order, so
-               the result is a function of the data and the seed), then every point is
-               queried on all threads (each query reads the finished index only:
-               deterministic). The default beyond :data:`EXACT_KNN_MAX`.
+               C++ compiled once when pip installs it: nothing to compile at run time.
+               ``HNSW_PARAMS["parts"]`` indices, one per contiguous block of points, are built
+               at the same time, each by ONE thread (hnswlib's multi-threaded insertion links
+               points in an order that changes from run to run; one thread inserts them in
+               index order, so each index is a function of the data and the seed); every point
+               is queried in each index on all threads (a query reads a finished index only),
+               the candidates merged, and :data:`REFINE_ROUNDS` rounds of the local join
+               (:mod:`core.kernels.knn_refine`, docs/algorithms.md §15; numba, compiled once
+               per installation, the same answer on any number of threads) improve the lists.
+               The default beyond :data:`EXACT_KNN_MAX`.
 ``"nndescent"``  pynndescent's nearest-neighbour descent (numba). Its kernels that take the
                distance as an argument cannot be kept in numba's on-disk cache, so every new
                process compiles them again (tens of seconds); this module turns the cache on for
@@ -31,18 +35,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "HNSW_PARAMS", "NNDESCENT_SEARCH", "default_knn_method",
+__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH", "default_knn_method",
            "nearest_neighbours"]
 
 KNN_METHODS = ("auto", "exact", "hnsw", "nndescent")
 #: Up to this many points the neighbours are exact (scikit-learn); beyond, "hnsw".
 EXACT_KNN_MAX = 50_000
-#: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction`` and
-#: the query's ``ef`` (at least 5 k). benchmarks/knn_scale.py on a 32-dimensional Gaussian
-#: mixture: recall@10 0.97 at 10^5 points, but 0.86 at 10^6 (larger values needed there).
+#: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction``, the
+#: query's ``ef`` (at least k + 1) and the number of indices built at once, one per block of
+#: points (``parts``). Chosen by benchmarks/knn_scale.py on a 32-dimensional Gaussian mixture
+#: (docs/benchmarks.md §15).
+HNSW_PARAMS = {"M": 12, "ef_construction": 60, "ef": 40, "parts": 2}
 #: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search.
 REFINE_ROUNDS = 1
-HNSW_PARAMS = {"M": 12, "ef_construction": 60, "ef": 40, "parts": 2}
 #: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
 #: k + 1, gave 0.68 on the same data).
 NNDESCENT_SEARCH = 30
