@@ -132,6 +132,41 @@ def knn_job(method: str, n: int, args) -> dict:
     return out
 
 
+def sweep_job(method: str, n: int, args) -> dict:
+    """hnsw settings at several query ``ef``: one build, then per ef the query, the recall of the
+    merged search, one refinement round (REFINE_ROUNDS of ``--refine``) and its recall."""
+    from core.kernels import knn_search
+    from core.kernels.knn_refine import refine_neighbours
+
+    X = mixture(n, args.dim, args.seed)
+    settings = hnsw_settings(args)
+    sample = np.random.default_rng(args.seed + 1).choice(n, size=min(args.sample, n), replace=False)
+    exact = exact_sample(X, sample, args.k)
+
+    def recall(ind):
+        return float(np.mean([len(set(a) & set(b)) / args.k for a, b in zip(ind[sample], exact)]))
+
+    Xf = np.ascontiguousarray(X, dtype=np.float32)
+    t0, c0 = time.perf_counter(), time.process_time()
+    indices, blocks = knn_search.hnsw_build(Xf, args.k, args.seed)
+    out = {"settings": settings, "build_s": time.perf_counter() - t0, "build_cpu_s": time.process_time() - c0,
+           "rows": []}
+    for ef in [int(v) for v in args.efs.split(",")]:
+        t0, c0 = time.perf_counter(), time.process_time()
+        cand = knn_search.hnsw_query(indices, blocks, Xf, args.k, ef)
+        ind, _ = refine_neighbours(X, cand, rounds=0)
+        ind = np.ascontiguousarray(ind[:, :args.k])
+        row = {"ef": ef, "query_s": time.perf_counter() - t0, "query_cpu_s": time.process_time() - c0,
+               "recall_search": recall(ind)}
+        del cand
+        t0, c0 = time.perf_counter(), time.process_time()
+        ind, _ = refine_neighbours(X, ind, rounds=knn_search.REFINE_ROUNDS)
+        row.update(refine_s=time.perf_counter() - t0, refine_cpu_s=time.process_time() - c0, recall=recall(ind))
+        out["rows"].append(row)
+    out["peak_gb"] = peak_gb()
+    return out
+
+
 def eig_job(method: str, n: int, args) -> dict:
     from core.kernels.graph import laplacian, laplacian_eigenpairs, neighbour_graph
 
@@ -175,7 +210,9 @@ def main(argv=None) -> int:
     p.add_argument("--sample", type=int, default=1000, help="points whose exact neighbours give the recall")
     p.add_argument("--exact-max", type=int, default=200_000, help="largest n searched exactly")
     p.add_argument("--eigsh-max", type=int, default=10**7, help="largest n solved by eigsh")
-    p.add_argument("--part", choices=("knn", "eig", "both"), default="both")
+    p.add_argument("--part", choices=("knn", "eig", "both", "sweep"), default="both",
+                   help="sweep: hnsw with the --hnsw settings, built once, queried at each of --efs")
+    p.add_argument("--efs", default="40,100", help="query ef values of --part sweep")
     p.add_argument("--methods", default=None, help="kNN methods (default all) or, with --part eig, eigen methods")
     p.add_argument("--graph-from", default="hnsw", help="the kNN method whose graph the eig table uses")
     p.add_argument("--repeat", action="store_true", help="search twice (n <= 200,000) and check the same answer")
@@ -184,14 +221,31 @@ def main(argv=None) -> int:
     p.add_argument("--child", nargs=3, metavar=("PART", "METHOD", "N"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.passthrough = [f"--dim={args.dim}", f"--k={args.k}", f"--rank={args.rank}", f"--seed={args.seed}",
-                        f"--sample={args.sample}", f"--graph-from={args.graph_from}", f"--hnsw={args.hnsw}"] + \
+                        f"--sample={args.sample}", f"--graph-from={args.graph_from}", f"--hnsw={args.hnsw}", f"--efs={args.efs}"] + \
         (["--repeat"] if args.repeat else []) + ([f"--refine={args.refine}"] if args.refine is not None else [])
     if args.child:
         part, method, n = args.child
-        out = (knn_job if part == "knn" else eig_job)(method, int(n), args)
+        out = {"knn": knn_job, "eig": eig_job, "sweep": sweep_job}[part](method, int(n), args)
         print(json.dumps(out))
         return 0
     sizes = [20_000] if args.quick else [int(v) for v in args.n.split(",")]
+    if args.part == "sweep":
+        print(f"hnsw, built once, queried at several ef; k = {args.k}, {args.dim} dimensions; {load()}")
+        print("| n | settings | ef | recall@10 search | recall@10 refined | build CPU s (wall) | query CPU s (wall) "
+              "| refinement CPU s (wall) | total CPU s | peak GB |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for n in sizes:
+            r = run_child("sweep", "hnsw", n, args)
+            if "error" in r:
+                print(f"| {n:,} | error: {r['error']} | | | | | | | | |")
+                continue
+            for row in r["rows"]:
+                total = r["build_cpu_s"] + row["query_cpu_s"] + row["refine_cpu_s"]
+                print(f"| {n:,} | {r['settings']} | {row['ef']} | {row['recall_search']:.4f} | {row['recall']:.4f} | "
+                      f"{r['build_cpu_s']:.1f} ({r['build_s']:.1f}) | {row['query_cpu_s']:.1f} ({row['query_s']:.1f}) | "
+                      f"{row['refine_cpu_s']:.1f} ({row['refine_s']:.1f}) | {total:.1f} | {r['peak_gb']:.2f} |", flush=True)
+        print(load())
+        return 0
     if args.part in ("knn", "both"):
         methods = args.methods.split(",") if args.methods and args.part == "knn" else list(KNN_METHODS)
         if args.graph_from in methods:  # the graph the eig table reads comes first

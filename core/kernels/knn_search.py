@@ -104,7 +104,7 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
     if method == "hnsw":
         from .knn_refine import refine_neighbours
 
-        cand = _hnsw_candidates(X, k, seed, say)
+        cand = _hnsw_candidates(X, k, seed, say)  # indices freed on return
         ind, _ = refine_neighbours(X, cand, rounds=0)  # exact distances; self and repeats dropped
         del cand
         ind, dist = refine_neighbours(X, ind[:, :k], rounds=REFINE_ROUNDS,
@@ -151,28 +151,46 @@ def _row_order(dist: np.ndarray, ind: np.ndarray) -> np.ndarray:
 
 def _hnsw_candidates(X: np.ndarray, k: int, seed: int, say) -> np.ndarray:
     """(n, parts * (k + 1)) candidate neighbours of every point from :data:`HNSW_PARAMS` ``["parts"]``
-    hnswlib indices, one per contiguous block of points.
+    hnswlib indices, one per contiguous block of points (:func:`hnsw_build`, :func:`hnsw_query`)."""
+    Xf = np.ascontiguousarray(X, dtype=np.float32)
+    indices, blocks = hnsw_build(Xf, k, seed, lambda f: say(0.5 * f))
+    return hnsw_query(indices, blocks, Xf, k, HNSW_PARAMS["ef"], lambda f: say(0.5 + 0.3 * f))
+
+
+def hnsw_build(Xf: np.ndarray, k: int, seed: int, say=None) -> tuple[list, list]:
+    """hnswlib indices over contiguous blocks of the points, built at the same time.
 
     Each index is built by one thread inserting its points in index order (a deterministic
-    graph); the indices are built at the same time on separate threads (hnswlib releases the
-    GIL), then every point is queried in each index on all threads (a query reads a finished
-    index only). Progress is reported from the calling thread.
+    graph; every index seeded by ``seed``); the indices are built on separate threads (hnswlib
+    releases the GIL). Progress is reported from the calling thread.
+
+    Parameters
+    ----------
+    Xf : ndarray of float32, shape (n, d)
+    k : int
+        Neighbours wanted (a block holds at least 2 (k + 1) points).
+    seed : int
+    say : callable(fraction), optional
+
+    Returns
+    -------
+    indices : list of hnswlib.Index
+    blocks : list of ndarray of int
+        The points of each index.
     """
     try:
         import hnswlib
     except ImportError:  # pragma: no cover - depends on the installation
-        raise ImportError(f"the kNN graph of {X.shape[0]:,} points uses the approximate nearest-neighbour "
+        raise ImportError(f"the kNN graph of {Xf.shape[0]:,} points uses the approximate nearest-neighbour "
                           "library hnswlib (pip install hnswlib); method='exact' needs only scikit-learn.") from None
-    import os
     import threading
     from concurrent.futures import ThreadPoolExecutor, wait
 
-    n, d = X.shape
-    Xf = np.ascontiguousarray(X, dtype=np.float32)
+    say = say or (lambda fraction: None)
+    n, d = Xf.shape
     p = HNSW_PARAMS
     parts = max(1, min(int(p["parts"]), n // (2 * (k + 1))))
     blocks = np.array_split(np.arange(n), parts)
-    threads = max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     added = [0] * parts
     lock = threading.Lock()
 
@@ -180,7 +198,7 @@ def _hnsw_candidates(X: np.ndarray, k: int, seed: int, say) -> np.ndarray:
         rows = blocks[j]
         index = hnswlib.Index(space="l2", dim=d)
         index.init_index(max_elements=rows.size, ef_construction=p["ef_construction"], M=p["M"],
-                         random_seed=int(seed) + j)
+                         random_seed=int(seed))
         index.set_num_threads(1)  # insertion in index order: a deterministic graph
         for a in range(0, rows.size, _CHUNK // 5):
             chunk = rows[a:a + _CHUNK // 5]
@@ -189,26 +207,40 @@ def _hnsw_candidates(X: np.ndarray, k: int, seed: int, say) -> np.ndarray:
                 added[j] += chunk.size
         return index
 
-    with ThreadPoolExecutor(max_workers=min(parts, threads)) as pool:
+    with ThreadPoolExecutor(max_workers=min(parts, _threads())) as pool:
         futures = [pool.submit(build, j) for j in range(parts)]
         while wait(futures, timeout=0.5).not_done:
-            say(0.5 * sum(added) / n)
+            say(sum(added) / n)
         indices = [f.result() for f in futures]
-    say(0.5)
-    out = np.empty((n, 0), dtype=np.int64)
+    say(1.0)
+    return indices, blocks
+
+
+def hnsw_query(indices: list, blocks: list, Xf: np.ndarray, k: int, ef: int, say=None) -> np.ndarray:
+    """The ``k + 1`` nearest points of every point in each index (:func:`hnsw_build`), side by side,
+    shape (n, sum of min(k + 1, block size)); queries on all threads (deterministic: a query
+    reads a finished index only)."""
+    say = say or (lambda fraction: None)
+    n = Xf.shape[0]
+    threads = _threads()
+    out = []
     done = 0
-    for j, index in enumerate(indices):
-        width = min(blocks[j].size, k + 1)  # the point itself is (almost always) its own nearest
-        index.set_ef(max(p["ef"], width))
+    for index, rows in zip(indices, blocks):
+        width = min(rows.size, k + 1)  # the point itself is (almost always) its own nearest
+        index.set_ef(max(int(ef), width))
         labels = np.empty((n, width), dtype=np.int64)
         for a in range(0, n, _CHUNK):
             labels[a:a + _CHUNK], _ = index.knn_query(Xf[a:a + _CHUNK], k=width, num_threads=threads)
             done += min(_CHUNK, n - a)
-            say(0.5 + 0.3 * done / (n * parts))
-        out = np.hstack([out, labels])
-        indices[j] = index = None  # the index's memory goes before the next one's queries
+            say(done / (n * len(indices)))
+        out.append(labels)
+    return np.hstack(out)
 
-    return out
+
+def _threads() -> int:
+    import os
+
+    return max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 _CACHED = False
