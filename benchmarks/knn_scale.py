@@ -87,11 +87,29 @@ def graph_path(n: int, args) -> str:
     return f"/tmp/knn_scale-{n}-{args.dim}-{args.k}-{args.seed}.npz"
 
 
+def hnsw_settings(args) -> str:
+    """Apply ``--hnsw`` and ``--refine`` to core.kernels.knn_search; the settings in use, as text."""
+    from core.kernels import knn_search
+
+    if args.hnsw:
+        for item in args.hnsw.split(","):
+            key, value = item.split("=")
+            if key not in knn_search.HNSW_PARAMS:
+                raise SystemExit(f"--hnsw: unknown setting {key!r}; known: {', '.join(knn_search.HNSW_PARAMS)}")
+            knn_search.HNSW_PARAMS[key] = int(value)
+    if args.refine is not None:
+        knn_search.REFINE_ROUNDS = args.refine
+    p = knn_search.HNSW_PARAMS
+    return (f"`M` {p['M']}, `ef_construction` {p['ef_construction']}, `ef` {p['ef']}, {p['parts']} indices, "
+            f"{knn_search.REFINE_ROUNDS} refinement rounds")
+
+
 def knn_job(method: str, n: int, args) -> dict:
     from core.kernels.knn_search import nearest_neighbours
 
     X = mixture(n, args.dim, args.seed)
-    out = {"data_gb": peak_gb()}
+    settings = hnsw_settings(args)
+    out = {"data_gb": peak_gb(), "settings": settings if method == "hnsw" else ""}
     if method == "nndescent":  # numba's compilation in this new process, timed apart
         t0, c0 = time.perf_counter(), time.process_time()
         nearest_neighbours(X[:2000], args.k, method=method, seed=args.seed)
@@ -111,6 +129,41 @@ def knn_job(method: str, n: int, args) -> dict:
     out["recall"] = float(np.mean([len(set(a) & set(b)) / args.k for a, b in zip(ind[sample], exact)]))
     if method == args.graph_from and not os.path.exists(graph_path(n, args)):
         np.savez(graph_path(n, args), ind=ind, dist=dist)
+    return out
+
+
+def sweep_job(method: str, n: int, args) -> dict:
+    """hnsw settings at several query ``ef``: one build, then per ef the query, the recall of the
+    merged search, one refinement round (REFINE_ROUNDS of ``--refine``) and its recall."""
+    from core.kernels import knn_search
+    from core.kernels.knn_refine import refine_neighbours
+
+    X = mixture(n, args.dim, args.seed)
+    settings = hnsw_settings(args)
+    sample = np.random.default_rng(args.seed + 1).choice(n, size=min(args.sample, n), replace=False)
+    exact = exact_sample(X, sample, args.k)
+
+    def recall(ind):
+        return float(np.mean([len(set(a) & set(b)) / args.k for a, b in zip(ind[sample], exact)]))
+
+    Xf = np.ascontiguousarray(X, dtype=np.float32)
+    t0, c0 = time.perf_counter(), time.process_time()
+    indices, blocks = knn_search.hnsw_build(Xf, args.k, args.seed)
+    out = {"settings": settings, "build_s": time.perf_counter() - t0, "build_cpu_s": time.process_time() - c0,
+           "rows": []}
+    for ef in [int(v) for v in args.efs.split(",")]:
+        t0, c0 = time.perf_counter(), time.process_time()
+        cand = knn_search.hnsw_query(indices, blocks, Xf, args.k, ef)
+        ind, _ = refine_neighbours(X, cand, rounds=0)
+        ind = np.ascontiguousarray(ind[:, :args.k])
+        row = {"ef": ef, "query_s": time.perf_counter() - t0, "query_cpu_s": time.process_time() - c0,
+               "recall_search": recall(ind)}
+        del cand
+        t0, c0 = time.perf_counter(), time.process_time()
+        ind, _ = refine_neighbours(X, ind, rounds=knn_search.REFINE_ROUNDS)
+        row.update(refine_s=time.perf_counter() - t0, refine_cpu_s=time.process_time() - c0, recall=recall(ind))
+        out["rows"].append(row)
+    out["peak_gb"] = peak_gb()
     return out
 
 
@@ -157,40 +210,61 @@ def main(argv=None) -> int:
     p.add_argument("--sample", type=int, default=1000, help="points whose exact neighbours give the recall")
     p.add_argument("--exact-max", type=int, default=200_000, help="largest n searched exactly")
     p.add_argument("--eigsh-max", type=int, default=10**7, help="largest n solved by eigsh")
-    p.add_argument("--part", choices=("knn", "eig", "both"), default="both")
+    p.add_argument("--part", choices=("knn", "eig", "both", "sweep"), default="both",
+                   help="sweep: hnsw with the --hnsw settings, built once, queried at each of --efs")
+    p.add_argument("--efs", default="40,100", help="query ef values of --part sweep")
     p.add_argument("--methods", default=None, help="kNN methods (default all) or, with --part eig, eigen methods")
     p.add_argument("--graph-from", default="hnsw", help="the kNN method whose graph the eig table uses")
     p.add_argument("--repeat", action="store_true", help="search twice (n <= 200,000) and check the same answer")
+    p.add_argument("--hnsw", default="", help="hnsw settings to try, e.g. M=12,ef_construction=60,ef=40,parts=2")
+    p.add_argument("--refine", type=int, default=None, help="refinement rounds after hnsw (default the module's)")
     p.add_argument("--child", nargs=3, metavar=("PART", "METHOD", "N"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.passthrough = [f"--dim={args.dim}", f"--k={args.k}", f"--rank={args.rank}", f"--seed={args.seed}",
-                        f"--sample={args.sample}", f"--graph-from={args.graph_from}"] + \
-        (["--repeat"] if args.repeat else [])
+                        f"--sample={args.sample}", f"--graph-from={args.graph_from}", f"--hnsw={args.hnsw}", f"--efs={args.efs}"] + \
+        (["--repeat"] if args.repeat else []) + ([f"--refine={args.refine}"] if args.refine is not None else [])
     if args.child:
         part, method, n = args.child
-        out = (knn_job if part == "knn" else eig_job)(method, int(n), args)
+        out = {"knn": knn_job, "eig": eig_job, "sweep": sweep_job}[part](method, int(n), args)
         print(json.dumps(out))
         return 0
     sizes = [20_000] if args.quick else [int(v) for v in args.n.split(",")]
+    if args.part == "sweep":
+        print(f"hnsw, built once, queried at several ef; k = {args.k}, {args.dim} dimensions; {load()}")
+        print("| n | settings | ef | recall@10 search | recall@10 refined | build CPU s (wall) | query CPU s (wall) "
+              "| refinement CPU s (wall) | total CPU s | peak GB |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for n in sizes:
+            r = run_child("sweep", "hnsw", n, args)
+            if "error" in r:
+                print(f"| {n:,} | error: {r['error']} | | | | | | | | |")
+                continue
+            for row in r["rows"]:
+                total = r["build_cpu_s"] + row["query_cpu_s"] + row["refine_cpu_s"]
+                print(f"| {n:,} | {r['settings']} | {row['ef']} | {row['recall_search']:.4f} | {row['recall']:.4f} | "
+                      f"{r['build_cpu_s']:.1f} ({r['build_s']:.1f}) | {row['query_cpu_s']:.1f} ({row['query_s']:.1f}) | "
+                      f"{row['refine_cpu_s']:.1f} ({row['refine_s']:.1f}) | {total:.1f} | {r['peak_gb']:.2f} |", flush=True)
+        print(load())
+        return 0
     if args.part in ("knn", "both"):
         methods = args.methods.split(",") if args.methods and args.part == "knn" else list(KNN_METHODS)
         if args.graph_from in methods:  # the graph the eig table reads comes first
             methods.remove(args.graph_from)
             methods.insert(0, args.graph_from)
         print(f"kNN search, k = {args.k}, {args.dim} dimensions; {load()}")
-        print("| n | method | recall@10 | first call s | of it compile s | CPU s | peak GB | same twice |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| n | method | settings | recall@10 | first call s | of it compile s | CPU s | peak GB | same twice |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for n in sizes:
             for m in methods:
                 if m == "exact" and n > args.exact_max:
-                    print(f"| {n:,} | exact | 1 (by definition) | not run: O(n^2 d), above --exact-max | | | | |")
+                    print(f"| {n:,} | exact | | 1 (by definition) | not run: O(n^2 d), above --exact-max | | | | |")
                     continue
                 r = run_child("knn", m, n, args)
                 if "error" in r:
-                    print(f"| {n:,} | {m} | error: {r['error']} | | | | | |")
+                    print(f"| {n:,} | {m} | | error: {r['error']} | | | | | |")
                     continue
                 compile_s = r.get("compile_s", 0.0)
-                print(f"| {n:,} | {m} | {r['recall']:.4f} | {r['search_s'] + compile_s:.1f} | "
+                print(f"| {n:,} | {m} | {r['settings']} | {r['recall']:.4f} | {r['search_s'] + compile_s:.1f} | "
                       f"{compile_s:.1f} | {r['cpu_s'] + r.get('compile_cpu_s', 0.0):.1f} | {r['peak_gb']:.2f} | "
                       f"{r.get('same_twice', '')} |", flush=True)
         print(load())

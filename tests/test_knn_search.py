@@ -82,3 +82,47 @@ def test_progress_and_choices():
         knn_neighbours(X, 5, method="annoy")
     with pytest.raises(ValueError, match="method must be one of"):
         knn_graph(X, 5, method="ball")
+
+
+def test_refinement_never_worse_than_the_hnsw_search(monkeypatch):
+    """The local join after hnswlib's search: each row's j-th distance at most the search's own."""
+    from core.kernels import knn_search
+
+    X = clusters(3000, 24, seed=6)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef", 11)  # a poor search, so the join has work
+    refined = nearest_neighbours(X, 10, method="hnsw", seed=1)
+    monkeypatch.setattr(knn_search, "REFINE_ROUNDS", 0)
+    start = nearest_neighbours(X, 10, method="hnsw", seed=1)
+    ref_ind, _ = brute_force(X, 10)
+    assert (refined[1] <= start[1] + 1e-12).all()
+    assert recall(refined[0], ref_ind) > recall(start[0], ref_ind)
+
+
+def test_hnsw_the_same_on_one_numba_thread():
+    import numba
+
+    X = clusters(3000, 12, seed=7)
+    every = nearest_neighbours(X, 10, method="hnsw", seed=3)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = nearest_neighbours(X, 10, method="hnsw", seed=3)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(one[0], every[0])
+    np.testing.assert_array_equal(one[1], every[1])
+
+
+@pytest.mark.large
+def test_hnsw_recall_at_100000_points():
+    """Recall@10 >= 0.95 against brute force on 500 points of a 10^5-point, 32-dimensional mixture."""
+    rng = np.random.default_rng(0)
+    centres = rng.standard_normal((6, 32)) * 1.5
+    X = centres[rng.integers(6, size=100_000)] + rng.standard_normal((100_000, 32))
+    ind, dist = nearest_neighbours(X, 10, method="hnsw", seed=0)
+    sample = rng.choice(100_000, size=500, replace=False)
+    d2 = np.stack([((X - X[i]) ** 2).sum(1) for i in sample])  # (500, n), one query at a time
+    d2[np.arange(500), sample] = np.inf
+    exact = np.argsort(d2, axis=1)[:, :10]
+    assert recall(ind[sample], exact) >= 0.95
+    np.testing.assert_allclose(dist, np.linalg.norm(X[ind] - X[:, None, :], axis=2), rtol=1e-12)

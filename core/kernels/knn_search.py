@@ -6,12 +6,16 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
 ``"exact"``    scikit-learn's :class:`~sklearn.neighbors.NearestNeighbors` (tree or brute
                force): O(n^2 d) at 32 dimensions, the default up to :data:`EXACT_KNN_MAX`.
 ``"hnsw"``     hnswlib's hierarchical navigable small-world graph (Malkov & Yashunin 2018),
-               C++ compiled once when pip installs it: nothing to compile at run time. The index is
-               built by ONE thread (hnswlib's multi-threaded insertion links points in an
-               order that changes from run to run; one thread inserts them in index order, so
-               the result is a function of the data and the seed), then every point is
-               queried on all threads (each query reads the finished index only:
-               deterministic). The default beyond :data:`EXACT_KNN_MAX`.
+               C++ compiled once when pip installs it: nothing to compile at run time.
+               ``HNSW_PARAMS["parts"]`` indices, one per contiguous block of points, are built
+               at the same time, each by ONE thread (hnswlib's multi-threaded insertion links
+               points in an order that changes from run to run; one thread inserts them in
+               index order, so each index is a function of the data and the seed); every point
+               is queried in each index on all threads (a query reads a finished index only),
+               the candidates merged, and :data:`REFINE_ROUNDS` rounds of the local join
+               (:mod:`core.kernels.knn_refine`, docs/algorithms.md §15; numba, compiled once
+               per installation, the same answer on any number of threads) improve the lists.
+               The default beyond :data:`EXACT_KNN_MAX`.
 ``"nndescent"``  pynndescent's nearest-neighbour descent (numba). Its kernels that take the
                distance as an argument cannot be kept in numba's on-disk cache, so every new
                process compiles them again (tens of seconds); this module turns the cache on for
@@ -31,16 +35,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "HNSW_PARAMS", "NNDESCENT_SEARCH", "default_knn_method",
+__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH", "default_knn_method",
            "nearest_neighbours"]
 
 KNN_METHODS = ("auto", "exact", "hnsw", "nndescent")
 #: Up to this many points the neighbours are exact (scikit-learn); beyond, "hnsw".
 EXACT_KNN_MAX = 50_000
-#: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction`` and
-#: the query's ``ef`` (at least 5 k). benchmarks/knn_scale.py on a 32-dimensional Gaussian
-#: mixture: recall@10 0.97 at 10^5 points, but 0.86 at 10^6 (larger values needed there).
-HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60}
+#: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction``, the
+#: query's ``ef`` (at least k + 1) and the number of indices built at once, one per block of
+#: points (``parts``). Chosen by benchmarks/knn_scale.py on a 32-dimensional Gaussian mixture
+#: (docs/benchmarks.md §15).
+HNSW_PARAMS = {"M": 12, "ef_construction": 60, "ef": 40, "parts": 2}
+#: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search.
+REFINE_ROUNDS = 1
 #: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
 #: k + 1, gave 0.68 on the same data).
 NNDESCENT_SEARCH = 30
@@ -95,9 +102,16 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
         dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
         return _without_self(ind, dist, k, X=None)
     if method == "hnsw":
-        cand = _hnsw_candidates(X, k, seed, say)
-    else:
-        cand = _nndescent_candidates(X, k, seed)
+        from .knn_refine import refine_neighbours
+
+        cand = _hnsw_candidates(X, k, seed, say)  # indices freed on return
+        ind, _ = refine_neighbours(X, cand, rounds=0)  # exact distances; self and repeats dropped
+        del cand
+        ind, dist = refine_neighbours(X, ind[:, :k], rounds=REFINE_ROUNDS,
+                                      progress=lambda f: say(0.8 + 0.2 * f))
+        say(1.0)
+        return ind, dist
+    cand = _nndescent_candidates(X, k, seed)
     say(1.0)
     return _without_self(cand, None, k, X=X)
 
@@ -136,32 +150,97 @@ def _row_order(dist: np.ndarray, ind: np.ndarray) -> np.ndarray:
 
 
 def _hnsw_candidates(X: np.ndarray, k: int, seed: int, say) -> np.ndarray:
-    """(n, min(n, ef)) candidate neighbours of every point from an hnswlib index."""
+    """(n, parts * (k + 1)) candidate neighbours of every point from :data:`HNSW_PARAMS` ``["parts"]``
+    hnswlib indices, one per contiguous block of points (:func:`hnsw_build`, :func:`hnsw_query`)."""
+    Xf = np.ascontiguousarray(X, dtype=np.float32)
+    indices, blocks = hnsw_build(Xf, k, seed, lambda f: say(0.5 * f))
+    return hnsw_query(indices, blocks, Xf, k, HNSW_PARAMS["ef"], lambda f: say(0.5 + 0.3 * f))
+
+
+def hnsw_build(Xf: np.ndarray, k: int, seed: int, say=None) -> tuple[list, list]:
+    """hnswlib indices over contiguous blocks of the points, built at the same time.
+
+    Each index is built by one thread inserting its points in index order (a deterministic
+    graph; every index seeded by ``seed``); the indices are built on separate threads (hnswlib
+    releases the GIL). Progress is reported from the calling thread.
+
+    Parameters
+    ----------
+    Xf : ndarray of float32, shape (n, d)
+    k : int
+        Neighbours wanted (a block holds at least 2 (k + 1) points).
+    seed : int
+    say : callable(fraction), optional
+
+    Returns
+    -------
+    indices : list of hnswlib.Index
+    blocks : list of ndarray of int
+        The points of each index.
+    """
     try:
         import hnswlib
     except ImportError:  # pragma: no cover - depends on the installation
-        raise ImportError(f"the kNN graph of {X.shape[0]:,} points uses the approximate nearest-neighbour "
+        raise ImportError(f"the kNN graph of {Xf.shape[0]:,} points uses the approximate nearest-neighbour "
                           "library hnswlib (pip install hnswlib); method='exact' needs only scikit-learn.") from None
+    import threading
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    say = say or (lambda fraction: None)
+    n, d = Xf.shape
+    p = HNSW_PARAMS
+    parts = max(1, min(int(p["parts"]), n // (2 * (k + 1))))
+    blocks = np.array_split(np.arange(n), parts)
+    added = [0] * parts
+    lock = threading.Lock()
+
+    def build(j: int):
+        rows = blocks[j]
+        index = hnswlib.Index(space="l2", dim=d)
+        index.init_index(max_elements=rows.size, ef_construction=p["ef_construction"], M=p["M"],
+                         random_seed=int(seed))
+        index.set_num_threads(1)  # insertion in index order: a deterministic graph
+        for a in range(0, rows.size, _CHUNK // 5):
+            chunk = rows[a:a + _CHUNK // 5]
+            index.add_items(Xf[chunk], chunk, num_threads=1)
+            with lock:
+                added[j] += chunk.size
+        return index
+
+    with ThreadPoolExecutor(max_workers=min(parts, _threads())) as pool:
+        futures = [pool.submit(build, j) for j in range(parts)]
+        while wait(futures, timeout=0.5).not_done:
+            say(sum(added) / n)
+        indices = [f.result() for f in futures]
+    say(1.0)
+    return indices, blocks
+
+
+def hnsw_query(indices: list, blocks: list, Xf: np.ndarray, k: int, ef: int, say=None) -> np.ndarray:
+    """The ``k + 1`` nearest points of every point in each index (:func:`hnsw_build`), side by side,
+    shape (n, sum of min(k + 1, block size)); queries on all threads (deterministic: a query
+    reads a finished index only)."""
+    say = say or (lambda fraction: None)
+    n = Xf.shape[0]
+    threads = _threads()
+    out = []
+    done = 0
+    for index, rows in zip(indices, blocks):
+        width = min(rows.size, k + 1)  # the point itself is (almost always) its own nearest
+        index.set_ef(max(int(ef), width))
+        labels = np.empty((n, width), dtype=np.int64)
+        for a in range(0, n, _CHUNK):
+            labels[a:a + _CHUNK], _ = index.knn_query(Xf[a:a + _CHUNK], k=width, num_threads=threads)
+            done += min(_CHUNK, n - a)
+            say(done / (n * len(indices)))
+        out.append(labels)
+    return np.hstack(out)
+
+
+def _threads() -> int:
     import os
 
-    n, d = X.shape
-    Xf = np.ascontiguousarray(X, dtype=np.float32)
-    p = HNSW_PARAMS
-    index = hnswlib.Index(space="l2", dim=d)
-    index.init_index(max_elements=n, ef_construction=p["ef_construction"], M=p["M"], random_seed=int(seed))
-    index.set_num_threads(1)  # insertion in index order: a deterministic graph
-    for a in range(0, n, _CHUNK):
-        index.add_items(Xf[a:a + _CHUNK], np.arange(a, min(a + _CHUNK, n)), num_threads=1)
-        say(0.6 * min(a + _CHUNK, n) / n)
-    width = min(n, k + 1)  # the point itself is (almost always) its own nearest
-    index.set_ef(max(p["ef"], 5 * k))
-    threads = max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    out = np.empty((n, width), dtype=np.int64)
-    for a in range(0, n, _CHUNK):
-        labels, _ = index.knn_query(Xf[a:a + _CHUNK], k=width, num_threads=threads)
-        out[a:a + _CHUNK] = labels
-        say(0.6 + 0.4 * min(a + _CHUNK, n) / n)
-    return out
+    return max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 _CACHED = False
