@@ -496,6 +496,12 @@ def simulate(
     tune = check_auto_tune(auto_tune or {})
     tune["width"] = tune["width"] and kernel.kind == "rbf" and spec.posterior != "spectral"
     scale = _model.width_scale(X) if tune["width"] else None
+    pool_scale = scale  # the pool's clusters feed the stopping signal, as in a session
+    if pool_scale is None:
+        try:
+            pool_scale = _model.width_scale(X)
+        except ValueError:  # a median distance of 0: no clusters to check
+            pool_scale = None
     start_kernel = kernel
     now = {"spec": spec, "kernel": kernel, "predictor": val_predictor, "planned_rebuilds": 0}
 
@@ -532,7 +538,7 @@ def simulate(
     starter = (_coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None)
     rows = oracle_loop(learner, y, strategy, budget, rng, evaluate=evaluate, after_label=retune, settings=settings,
                        loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress,
-                       cold_start=starter)
+                       cold_start=starter, clusters=None if pool_scale is None else pool_scale.components)
     kernel, spec, planned_rebuilds = now["kernel"], now["spec"], now["planned_rebuilds"]
     if learner.n_rebuilds > planned_rebuilds:
         warnings.warn(

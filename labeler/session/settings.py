@@ -162,6 +162,15 @@ class Settings:
             scale = self._widths = model.width_scale(self.X)
         return scale
 
+    def pool_clusters(self) -> np.ndarray | None:
+        """The pool's clusters (components of its nearest-neighbour graph, -1 for small ones;
+        :func:`core.rls.width_scale.width_scale`), or None when the pool has none to check
+        (more than ``MAX_CLUSTER_POINTS`` points, one connected mass, or no spread)."""
+        try:
+            return self._width_scale().components
+        except ValueError:  # SettingsError: a median distance of 0
+            return None
+
     def _width_grid(self) -> np.ndarray:
         return self._width_scale().widths
 
