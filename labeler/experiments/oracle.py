@@ -76,7 +76,7 @@ def _native(value):
 
 def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, after_label=None, settings=None,
                 loo_ready=None, progress: Callable[[int, int], None] | None = None, cold_start=None,
-                clusters=None) -> dict:
+                clusters=None, observe=None) -> dict:
     """Ask ``learner`` ``budget`` times and answer with the true labels ``y``: the one loop of
     every oracle simulation, for any :class:`core.learner.base.Learner`.
 
@@ -106,6 +106,8 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
     clusters : ndarray of int of shape (n_samples,), optional
         The pool's clusters (:meth:`labeler.session.settings.Settings.pool_clusters`); the
         stopping signal then also asks for a label in every cluster, as in a session.
+    observe : callable(learner, labeled), optional
+        Called at the end of every query (``labeled``: bool mask of the pool).
 
     Returns
     -------
@@ -146,6 +148,8 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
         loo_ok = loo_correct(learner) if loo_ready is not None and loo_ready(learner) else None
         uncovered = None if clusters is None else uncovered_share(clusters, np.flatnonzero(labeled))
         rows["stop"].append(monitor.signal(learner.n_labeled, codes, loo_ok, uncovered=uncovered).verdict)
+        if observe is not None:
+            observe(learner, labeled)
         if progress is not None:
             progress(step, budget)
     return rows

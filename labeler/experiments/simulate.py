@@ -347,6 +347,7 @@ def simulate(
     executor=None,
     final: dict | None = None,
     cold_start: int | None = None,
+    observe: Callable | None = None,
 ) -> pd.DataFrame:
     """Simulate active labelling with an oracle that knows the true labels.
 
@@ -398,6 +399,9 @@ def simulate(
     cold_start : int >= 0, optional
         With ``strategy="auto"``: labels picked by typicality / coverage first
         (:mod:`core.coldstart`); default :data:`core.coldstart.COLD_START_LABELS`.
+    observe : callable(learner, labeled), optional
+        Called after each query's row is recorded (``labeled``: bool mask of the pool), e.g. by
+        a benchmark that evaluates other stopping rules on the same run.
 
     Returns
     -------
@@ -538,7 +542,7 @@ def simulate(
     starter = (_coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None)
     rows = oracle_loop(learner, y, strategy, budget, rng, evaluate=evaluate, after_label=retune, settings=settings,
                        loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress,
-                       cold_start=starter, clusters=None if pool_scale is None else pool_scale.components)
+                       cold_start=starter, observe=observe, clusters=None if pool_scale is None else pool_scale.components)
     kernel, spec, planned_rebuilds = now["kernel"], now["spec"], now["planned_rebuilds"]
     if learner.n_rebuilds > planned_rebuilds:
         warnings.warn(
