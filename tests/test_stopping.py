@@ -155,3 +155,16 @@ def test_stable_predictions_are_not_enough_while_a_cluster_has_no_label():
     assert np.isnan(m.signal(20, codes).uncovered) and m.signal(20, codes).enough  # no clusters: kappa alone
     with pytest.raises(ValueError, match="uncovered"):
         m.signal(20, codes, uncovered=1.5)
+
+
+def test_session_reports_the_share_of_the_pool_in_clusters_without_a_label(tmp_path):
+    """Spheres: 60 discs of 20 points, each a cluster of the pool's 10-NN graph. With labels
+    in 3 discs, 57 of 60 discs (95 % of the pool) hold none; accepted predictions cover nothing."""
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="spheres", seed=0))
+    y = np.asarray(s.dataset.y).astype(str)
+    for i in (0, 20, 40):  # the generator draws 20 points per disc, disc by disc
+        assert s.label(i, y[i])
+    sig = s.stopping_signal()
+    assert sig.uncovered == pytest.approx(57 / 60)
+    s.accept_predictions([60, 80])
+    assert s.stopping_signal().uncovered == pytest.approx(57 / 60)
