@@ -66,6 +66,7 @@ from core.kernels import Kernel, median_distance
 from core.kernels.factors import NystromKernel
 from core.learner import ActiveRLS
 from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, retune_due, tune_lam_width
+from core.rls.width_scale import MAX_CLUSTER_POINTS
 from core.strategies import REQUIRES, STRATEGIES, offered
 from core.validation import check_count, check_features, check_positive
 from labeler.data.preprocessing import standardize
@@ -501,7 +502,7 @@ def simulate(
     tune["width"] = tune["width"] and kernel.kind == "rbf" and spec.posterior != "spectral"
     scale = _model.width_scale(X) if tune["width"] else None
     pool_scale = scale  # the pool's clusters feed the stopping signal, as in a session
-    if pool_scale is None:
+    if pool_scale is None and X.shape[0] <= MAX_CLUSTER_POINTS:  # larger pools get no clusters anyway
         try:
             pool_scale = _model.width_scale(X)
         except ValueError:  # a median distance of 0: no clusters to check
