@@ -46,6 +46,7 @@ TASKS = {"moons": ("moons", {}), "magic": ("magic", {}), "digits": ("digits", {}
 RULES = {
     "kappa": ({}, False, None),
     "app": ({}, True, None),
+    "clusters_2pct": ({"max_uncovered": 0.02}, True, None),
     "kappa_spacing10": ({"spacing": 10}, True, None),
     "kappa_0.995": ({"threshold": 0.995}, True, None),
     "error_settled": ({}, True, 1.0),

@@ -45,7 +45,7 @@ LIKELY_ENOUGH = "likely enough"
 
 #: Largest share of the pool that may lie in clusters holding no label when the rule says
 #: "likely enough" (:func:`uncovered_share`).
-MAX_UNCOVERED = 0.02
+MAX_UNCOVERED = 0.01
 
 
 def uncovered_share(components, labelled) -> float:
