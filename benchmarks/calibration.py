@@ -20,6 +20,7 @@ Usage::
 
     python benchmarks/calibration.py                        # all tasks, 2 seeds
     python benchmarks/calibration.py --tasks moons digits --seeds 1 --labels 20 50
+    python benchmarks/calibration.py --tasks moons magic breast-cancer --labels 20 50 --variants
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from core.calibration import estimated_error_rate, expected_calibration_error, fit_calibration, fit_temperature  # noqa: E402
+from core.calibration import (CalibrationPrior, class_count_prior, class_count_weights,  # noqa: E402
+                              estimated_error_rate, expected_calibration_error, fit_calibration, fit_temperature,
+                              pool_margin_weights)
+from core.selection import nearest_labelled_mass  # noqa: E402
 from core.confidence import soft_confidence  # noqa: E402
 from core.criteria.risk import predicted_class_indices  # noqa: E402
 from core.learner import ActiveRLS  # noqa: E402
@@ -95,7 +99,31 @@ class _Sub:
         raise AttributeError(key)
 
 
-def run_task(name: str, seed: int, checkpoints, tmp: str) -> tuple[list, list]:
+def few_label_variants(app_fit, F_loo, codes, F_pool, X, labelled, F_val, correct) -> dict:
+    """ECE of the alternatives tried for few labels: the prior centred on the slope 1 (the soft
+    confidence's slope at 0; binary only changes), the probabilities averaged over the slope's
+    Laplace posterior (9-point Gauss-Hermite), and labels weighted by the pool mass each stands
+    for (:func:`core.selection.nearest_labelled_mass`)."""
+    K = 2 if np.asarray(F_loo).ndim == 1 or np.asarray(F_loo).shape[1] == 1 else np.asarray(F_loo).shape[1]
+    weights = class_count_weights(codes, K)
+    if F_pool is not None:
+        weights = weights * np.where(weights > 0, pool_margin_weights(F_loo, F_pool), 0.0)
+    prior = class_count_prior(K)
+    low = fit_temperature(F_loo, codes, weights=weights,
+                          prior=CalibrationPrior(log_slope=prior.log_slope - np.log(2.0), scale=prior.scale))
+    mass = nearest_labelled_mass(X, labelled)
+    massed = fit_temperature(F_loo, codes, weights=weights * mass / mass.mean(), prior=prior)
+    nodes, node_weights = np.polynomial.hermite_e.hermegauss(9)
+    node_weights = node_weights / node_weights.sum()
+    s, sd = np.log(app_fit.slope), app_fit.log_slope_sd
+    P = sum(w * app_fit.probabilities(F_val, slope=float(np.exp(s + sd * x))) for x, w in zip(nodes, node_weights))
+    top = predicted_class_indices(F_val)
+    return {"ece_prior_slope_1": expected_calibration_error(low.confidence(F_val)[1], correct),
+            "ece_slope_averaged": expected_calibration_error(P[np.arange(top.size), top], correct),
+            "ece_mass_weighted": expected_calibration_error(massed.confidence(F_val)[1], correct)}
+
+
+def run_task(name: str, seed: int, checkpoints, tmp: str, variants: bool = False) -> tuple[list, list]:
     ds, X_val_raw, y_val = load_task(name, seed, tmp)
     chosen = app_settings(ds, seed, X_val=X_val_raw)
     X, X_val, kernel, lam = chosen["X"], chosen["X_val"], chosen["kernel"], chosen["lam"]
@@ -120,6 +148,7 @@ def run_task(name: str, seed: int, checkpoints, tmp: str) -> tuple[list, list]:
         F_pool = learner.decision_values[pool]
         fits = {"plain": fit_temperature(F_loo, codes), "calibrated": fit_calibration(F_loo, codes),
                 "pool_weighted": fit_calibration(F_loo, codes, F_pool=F_pool)}
+        app_fit = fits["pool_weighted" if len(classes) > 2 else "calibrated"]
         F_val = predictor.decision_values(learner)
         correct = predicted_class_indices(F_val) == y_val_codes
         _, soft = soft_confidence(F_val)
@@ -132,6 +161,9 @@ def run_task(name: str, seed: int, checkpoints, tmp: str) -> tuple[list, list]:
             tracking.append({"task": name, "seed": seed, "labels": step, "fit": key, "estimated": est.rate,
                              "lower": est.lower, "upper": est.upper, "true": true_err})
         row["slope"] = fits["calibrated"].slope
+        if variants:  # alternatives tried for few labels (docs/trust.md), not used by the app
+            row.update(few_label_variants(app_fit, F_loo, codes, F_pool if len(classes) > 2 else None,
+                                          X, np.fromiter(labels, dtype=np.int64), F_val, correct))
         rows.append(row)
     return rows, tracking
 
@@ -141,18 +173,23 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--labels", type=int, nargs="+", default=[20, 50, 100, 200])
+    parser.add_argument("--variants", action="store_true",
+                        help="also the alternatives tried for few labels (ece_prior_slope_1, ece_slope_averaged, "
+                             "ece_mass_weighted)")
     args = parser.parse_args(argv)
     rows, tracking = [], []
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in args.tasks:
             for seed in range(args.seeds):
-                r, t = run_task(name, seed, set(args.labels), tmp)
+                r, t = run_task(name, seed, set(args.labels), tmp, args.variants)
                 rows += r
                 tracking += t
                 print(f"# {name} seed {seed} done", file=sys.stderr, flush=True)
-    table = pd.DataFrame(rows).groupby(["task", "labels"], sort=False)[
-        ["accuracy", "ece_soft", "ece_plain", "ece_calibrated", "ece_pool_weighted", "slope"]].mean()
+    columns = ["accuracy", "ece_soft", "ece_plain", "ece_calibrated", "ece_pool_weighted", "slope"]
+    if args.variants:
+        columns += ["ece_prior_slope_1", "ece_slope_averaged", "ece_mass_weighted"]
+    table = pd.DataFrame(rows).groupby(["task", "labels"], sort=False)[columns].mean()
     pd.set_option("display.width", 200)
     print(f"ECE on the validation set (10 equal-width bins), mean of {args.seeds} seed(s), strategy auto")
     print(table.round(3).to_string())

@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from labeler.session import LabelingSession, SessionConfig
-from labeler.session.stopping import KEEP_GOING, LIKELY_ENOUGH, StoppingMonitor, cohen_kappa
+from labeler.session.stopping import KEEP_GOING, LIKELY_ENOUGH, StoppingMonitor, cohen_kappa, uncovered_share
 
 
 def test_cohen_kappa_matches_scikit_learn_and_edge_cases():
@@ -123,3 +123,48 @@ def test_it_does_not_say_enough_while_the_true_error_is_high(name, options, budg
     assert np.all(error[enough] <= error.min() + 0.03), list(zip(curve["n_labeled"][enough], error[enough]))
     assert not np.any(enough & (error > 0.15))
     assert np.sum(error > 0.15) >= 10  # not vacuous: a long hard phase, all of it "keep going"
+
+
+def test_uncovered_share_against_a_loop():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        comps = rng.integers(-1, 6, 200)
+        labelled = rng.choice(200, size=rng.integers(0, 8), replace=False)
+        slow = sum(1 for i in range(200) if comps[i] >= 0 and not any(comps[j] == comps[i] for j in labelled)) / 200
+        assert uncovered_share(comps, labelled) == pytest.approx(slow, abs=1e-15)
+    assert uncovered_share([0, 0, 1, 1, -1], []) == pytest.approx(0.8)  # small clusters (-1) never count
+    with pytest.raises(ValueError, match="labelled indices"):
+        uncovered_share([0, 1], [2])
+    with pytest.raises(ValueError, match="components"):
+        uncovered_share([0.5, 1.0], [0])
+
+
+def test_stable_predictions_are_not_enough_while_a_cluster_has_no_label():
+    """Spheres-like: predictions in a cluster without a label come from other clusters and do
+    not change, so kappa is 1; the rule keeps going until every sizeable cluster holds a label."""
+    m = StoppingMonitor(100, spacing=5, window=3, threshold=0.99, max_uncovered=0.02)
+    codes = np.zeros(100, dtype=np.int32)
+    for n in (5, 10, 15, 20):
+        m.record(n, codes)
+    comps = np.repeat(np.arange(10), 10)
+    sig = m.signal(20, codes, uncovered=uncovered_share(comps, [0, 10, 20, 30, 40, 50, 60, 70, 80]))
+    assert sig.mean_kappa == 1.0 and sig.verdict == KEEP_GOING
+    assert sig.uncovered == pytest.approx(0.1) and "10.0 % of the pool" in sig.message
+    sig = m.signal(20, codes, uncovered=uncovered_share(comps, np.arange(0, 100, 10)))
+    assert sig.verdict == LIKELY_ENOUGH and sig.uncovered == 0.0
+    assert np.isnan(m.signal(20, codes).uncovered) and m.signal(20, codes).enough  # no clusters: kappa alone
+    with pytest.raises(ValueError, match="uncovered"):
+        m.signal(20, codes, uncovered=1.5)
+
+
+def test_session_reports_the_share_of_the_pool_in_clusters_without_a_label(tmp_path):
+    """Spheres: 60 discs of 20 points, each a cluster of the pool's 10-NN graph. With labels
+    in 3 discs, 57 of 60 discs (95 % of the pool) hold none; accepted predictions cover nothing."""
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="spheres", seed=0))
+    y = np.asarray(s.dataset.y).astype(str)
+    for i in (0, 20, 40):  # the generator draws 20 points per disc, disc by disc
+        assert s.label(i, y[i])
+    sig = s.stopping_signal()
+    assert sig.uncovered == pytest.approx(57 / 60)
+    s.accept_predictions([60, 80])
+    assert s.stopping_signal().uncovered == pytest.approx(57 / 60)

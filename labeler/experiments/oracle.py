@@ -19,7 +19,7 @@ import pandas as pd
 
 from core.criteria.risk import predicted_class_indices
 from core.strategies import query_one
-from labeler.session.stopping import StoppingMonitor
+from labeler.session.stopping import StoppingMonitor, uncovered_share
 
 __all__ = ["CURVE_COLUMNS", "balanced_accuracy", "loo_correct", "oracle_loop", "curve_frame"]
 
@@ -75,7 +75,8 @@ def _native(value):
 
 
 def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, after_label=None, settings=None,
-                loo_ready=None, progress: Callable[[int, int], None] | None = None, cold_start=None) -> dict:
+                loo_ready=None, progress: Callable[[int, int], None] | None = None, cold_start=None,
+                clusters=None, observe=None) -> dict:
     """Ask ``learner`` ``budget`` times and answer with the true labels ``y``: the one loop of
     every oracle simulation, for any :class:`core.learner.base.Learner`.
 
@@ -102,6 +103,11 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
     progress : callable(step, budget), optional
     cold_start : core.coldstart.ColdStart, optional
         Answers the first queries of the "auto" strategy (:func:`core.strategies.query_one`).
+    clusters : ndarray of int of shape (n_samples,), optional
+        The pool's clusters (:meth:`labeler.session.settings.Settings.pool_clusters`); the
+        stopping signal then also asks for a label in every cluster, as in a session.
+    observe : callable(learner, labeled), optional
+        Called at the end of every query (``labeled``: bool mask of the pool).
 
     Returns
     -------
@@ -140,7 +146,10 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
         codes = predicted_class_indices(learner.decision_values).astype(np.int32)
         monitor.record(learner.n_labeled, codes)
         loo_ok = loo_correct(learner) if loo_ready is not None and loo_ready(learner) else None
-        rows["stop"].append(monitor.signal(learner.n_labeled, codes, loo_ok).verdict)
+        uncovered = None if clusters is None else uncovered_share(clusters, np.flatnonzero(labeled))
+        rows["stop"].append(monitor.signal(learner.n_labeled, codes, loo_ok, uncovered=uncovered).verdict)
+        if observe is not None:
+            observe(learner, labeled)
         if progress is not None:
             progress(step, budget)
     return rows

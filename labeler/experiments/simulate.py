@@ -66,6 +66,7 @@ from core.kernels import Kernel, median_distance
 from core.kernels.factors import NystromKernel
 from core.learner import ActiveRLS
 from core.rls.tuning import DEFAULT_LAM, MIN_LOO_LABELS, loo_readiness, retune_due, tune_lam_width
+from core.rls.width_scale import MAX_CLUSTER_POINTS
 from core.strategies import REQUIRES, STRATEGIES, offered
 from core.validation import check_count, check_features, check_positive
 from labeler.data.preprocessing import standardize
@@ -347,6 +348,7 @@ def simulate(
     executor=None,
     final: dict | None = None,
     cold_start: int | None = None,
+    observe: Callable | None = None,
 ) -> pd.DataFrame:
     """Simulate active labelling with an oracle that knows the true labels.
 
@@ -398,6 +400,9 @@ def simulate(
     cold_start : int >= 0, optional
         With ``strategy="auto"``: labels picked by typicality / coverage first
         (:mod:`core.coldstart`); default :data:`core.coldstart.COLD_START_LABELS`.
+    observe : callable(learner, labeled), optional
+        Called after each query's row is recorded (``labeled``: bool mask of the pool), e.g. by
+        a benchmark that evaluates other stopping rules on the same run.
 
     Returns
     -------
@@ -496,6 +501,12 @@ def simulate(
     tune = check_auto_tune(auto_tune or {})
     tune["width"] = tune["width"] and kernel.kind == "rbf" and spec.posterior != "spectral"
     scale = _model.width_scale(X) if tune["width"] else None
+    pool_scale = scale  # the pool's clusters feed the stopping signal, as in a session
+    if pool_scale is None and X.shape[0] <= MAX_CLUSTER_POINTS:  # larger pools get no clusters anyway
+        try:
+            pool_scale = _model.width_scale(X)
+        except ValueError:  # a median distance of 0: no clusters to check
+            pool_scale = None
     start_kernel = kernel
     now = {"spec": spec, "kernel": kernel, "predictor": val_predictor, "planned_rebuilds": 0}
 
@@ -532,7 +543,7 @@ def simulate(
     starter = (_coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None)
     rows = oracle_loop(learner, y, strategy, budget, rng, evaluate=evaluate, after_label=retune, settings=settings,
                        loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress,
-                       cold_start=starter)
+                       cold_start=starter, observe=observe, clusters=None if pool_scale is None else pool_scale.components)
     kernel, spec, planned_rebuilds = now["kernel"], now["spec"], now["planned_rebuilds"]
     if learner.n_rebuilds > planned_rebuilds:
         warnings.warn(

@@ -36,6 +36,7 @@ import numpy as np
 from core.criteria.risk import predicted_class_indices
 from core.learner.base import KERNEL, LAM, WEIGHTING
 from core.rls.tuning import loo_readiness, retune_due
+from core.rls.width_scale import MAX_CLUSTER_POINTS
 
 from . import model
 from .config import check_auto_tune, check_graph_strategy, check_setting
@@ -161,6 +162,17 @@ class Settings:
         if scale is None:
             scale = self._widths = model.width_scale(self.X)
         return scale
+
+    def pool_clusters(self) -> np.ndarray | None:
+        """The pool's clusters (components of its nearest-neighbour graph, -1 for small ones;
+        :func:`core.rls.width_scale.width_scale`), or None when the pool has none to check
+        (more than ``MAX_CLUSTER_POINTS`` points, one connected mass, or no spread)."""
+        if self._widths is None and self.X.shape[0] > MAX_CLUSTER_POINTS:
+            return None  # no clusters computed on large pools: nothing to measure here
+        try:
+            return self._width_scale().components
+        except ValueError:  # SettingsError: a median distance of 0
+            return None
 
     def _width_grid(self) -> np.ndarray:
         return self._width_scale().widths

@@ -37,10 +37,49 @@ import numpy as np
 
 from core.confidence import wilson_interval
 
-__all__ = ["StoppingMonitor", "StoppingSignal", "cohen_kappa", "KEEP_GOING", "LIKELY_ENOUGH"]
+__all__ = ["StoppingMonitor", "StoppingSignal", "cohen_kappa", "uncovered_share", "KEEP_GOING", "LIKELY_ENOUGH",
+           "MAX_UNCOVERED"]
 
 KEEP_GOING = "keep going"
 LIKELY_ENOUGH = "likely enough"
+
+#: Largest share of the pool that may lie in clusters holding no label when the rule says
+#: "likely enough" (:func:`uncovered_share`).
+MAX_UNCOVERED = 0.01
+
+
+def uncovered_share(components, labelled) -> float:
+    """Share of the pool lying in clusters that hold no label.
+
+    The clusters are the connected components of the pool's nearest-neighbour graph
+    (:func:`core.rls.width_scale.width_scale`: ``components``, -1 for points of small
+    components, which are never counted as uncovered). While a cluster holds no label, its
+    predictions come from other clusters and do not change from one label to the next, so
+    agreement of successive predictions says nothing about it.
+
+    Parameters
+    ----------
+    components : array-like of int, shape (n_points,)
+        Cluster of every pool point (>= 0), or -1.
+    labelled : array-like of int
+        Pool indices of the labelled points.
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    comp = np.asarray(components)
+    if comp.ndim != 1 or comp.size == 0 or comp.dtype.kind not in "iu":
+        raise ValueError(f"components must be a non-empty 1-D integer array; got shape {comp.shape}, "
+                         f"dtype {comp.dtype}.")
+    idx = np.asarray(labelled, dtype=np.int64).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= comp.size):
+        raise ValueError(f"labelled indices must lie in [0, {comp.size}); got {idx.min()}..{idx.max()}.")
+    sizes = np.bincount(comp[comp >= 0], minlength=1)
+    covered = np.zeros(sizes.size, dtype=bool)
+    hit = comp[idx]
+    covered[hit[hit >= 0]] = True
+    return float(sizes[~covered].sum() / comp.size)
 
 
 def cohen_kappa(a, b) -> float:
@@ -102,6 +141,9 @@ class StoppingSignal:
         Points behind the LOO error.
     labels_to_go : int
         User labels still needed before the window can be full (0 once it is).
+    uncovered : float
+        Share of the pool in clusters holding no label (:func:`uncovered_share`); NaN when the
+        pool has no clusters to check.
     """
 
     verdict: str
@@ -116,6 +158,7 @@ class StoppingSignal:
     loo_upper: float
     loo_n: int
     labels_to_go: int
+    uncovered: float = float("nan")
 
     @property
     def enough(self) -> bool:
@@ -137,10 +180,13 @@ class StoppingMonitor:
         Mean kappa at or above which predictions count as stable (theirs: 0.99).
     changed_over : int
         Labels over which the changed fraction is measured.
+    max_uncovered : float in [0, 1]
+        Largest share of the pool in clusters without a label at which the rule may say
+        "likely enough" (when the caller passes the share to :meth:`signal`).
     """
 
     def __init__(self, n_points: int, spacing: int = 5, window: int = 3, threshold: float = 0.99,
-                 changed_over: int = 10):
+                 changed_over: int = 10, max_uncovered: float = MAX_UNCOVERED):
         for name, v in (("n_points", n_points), ("spacing", spacing), ("window", window),
                         ("changed_over", changed_over)):
             if isinstance(v, bool) or int(v) != v or v < 1:
@@ -152,6 +198,9 @@ class StoppingMonitor:
         self.window = int(window)
         self.threshold = float(threshold)
         self.changed_over = int(changed_over)
+        if not 0.0 <= float(max_uncovered) <= 1.0:
+            raise ValueError(f"max_uncovered must lie in [0, 1]; got {max_uncovered!r}.")
+        self.max_uncovered = float(max_uncovered)
         self._checkpoints: dict[int, np.ndarray] = {}  # user label count -> predicted codes
 
     # ---- history -------------------------------------------------------------------------
@@ -220,7 +269,7 @@ class StoppingMonitor:
                 self._checkpoints[int(row[0])] = row[1:].astype(np.int32)
 
     # ---- the signal ----------------------------------------------------------------------
-    def signal(self, n_labels: int, predicted, loo_correct=None) -> StoppingSignal:
+    def signal(self, n_labels: int, predicted, loo_correct=None, uncovered: float | None = None) -> StoppingSignal:
         """The stopping signal for the current model.
 
         Parameters
@@ -231,6 +280,10 @@ class StoppingMonitor:
             The current predicted class codes of the stop set.
         loo_correct : array-like of bool, shape (n_labelled,), optional
             Whether each labelled point's LOO prediction is right (None: LOO cannot judge).
+        uncovered : float in [0, 1], optional
+            Share of the pool in clusters holding no label (:func:`uncovered_share`); None
+            when the pool has no clusters to check. Above ``max_uncovered`` the verdict is
+            "keep going" whatever the agreement.
 
         Returns
         -------
@@ -238,6 +291,8 @@ class StoppingMonitor:
         """
         n_labels = int(n_labels)
         codes = np.asarray(predicted)
+        if uncovered is not None and not 0.0 <= float(uncovered) <= 1.0:
+            raise ValueError(f"uncovered must be a share in [0, 1] (or None); got {uncovered!r}.")
         keys = [k for k in self.checkpoints if k <= n_labels]
         window = keys[-(self.window + 1):]
         kappas = tuple(cohen_kappa(self._checkpoints[a], self._checkpoints[b])
@@ -265,6 +320,12 @@ class StoppingMonitor:
             message = (f"Keep going: too early to judge. The signal compares the predictions of "
                        f"models {self.spacing} labels apart over {self.window * self.spacing} labels; "
                        f"about {to_go} more label(s) first.")
+        elif mean_kappa >= self.threshold and uncovered is not None and uncovered > self.max_uncovered:
+            verdict = KEEP_GOING
+            message = (f"Keep going: {100 * uncovered:.1f} % of the pool lies in clusters that hold no "
+                       "label yet. Their predictions come from other clusters and cannot change until "
+                       "one of their points is labelled, so the agreement of successive predictions "
+                       f"(κ = {mean_kappa:.3f}) says nothing about them. Label a point in each.")
         elif mean_kappa >= self.threshold:
             verdict = LIKELY_ENOUGH
             message = (f"Likely enough: predictions have stopped changing (agreement κ = "
@@ -280,4 +341,5 @@ class StoppingMonitor:
         return StoppingSignal(verdict=verdict, message=message, n_labels=n_labels, kappas=kappas,
                               mean_kappa=mean_kappa, changed_fraction=changed, changed_since=since,
                               loo_error=loo_err, loo_lower=lo, loo_upper=hi, loo_n=loo_n,
-                              labels_to_go=to_go)
+                              labels_to_go=to_go,
+                              uncovered=float("nan") if uncovered is None else float(uncovered))

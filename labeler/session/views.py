@@ -30,6 +30,7 @@ from .. import export as _export
 from ..store import GUESS_SOURCES
 from .config import SessionConfig
 from .explain import explain
+from .stopping import uncovered_share
 
 __all__ = ["Views", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY", "KEEP_SCORE_MARGIN", "label_origin"]
 
@@ -353,9 +354,13 @@ class Views:
         def compute():
             correct, _ = self._loo_correct()
             ready = not loo_readiness([r.label for r in self._log.labels.values()])
+            clusters = self._settings.pool_clusters()
+            users = [i for i, r in self._log.labels.items() if r.source not in GUESS_SOURCES]  # guesses cover nothing
+            uncovered = None if clusters is None else uncovered_share(clusters, users)
             return self._settings.stopping_monitor.signal(self._settings.user_label_count(),
                                                           self._settings.predicted_codes(),
-                                                          correct if ready and correct.size else None)
+                                                          correct if ready and correct.size else None,
+                                                          uncovered=uncovered)
 
         return self._cached("stopping", compute)
 

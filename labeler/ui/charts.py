@@ -94,6 +94,9 @@ def render_stopping(session) -> None:
         if sig.kappas:
             rows.append("Agreement κ of successive models: " + ", ".join(f"{k:.3f}" for k in sig.kappas)
                         + f" (stable at a mean ≥ {session.stopping_monitor.threshold:g})")
+        if sig.uncovered == sig.uncovered:  # NaN: the pool has no separate clusters to check
+            rows.append(f"Pool in clusters without any of your labels: **{_pct(sig.uncovered)}** "
+                        f"(at most {_pct(session.stopping_monitor.max_uncovered)} for \"likely enough\")")
         if rows:
             st.markdown("\n".join(f"- {r}" for r in rows))
 
