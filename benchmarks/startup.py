@@ -56,7 +56,7 @@ def child(path: str, store: str, session_id: str | None, start: float, no_cache:
     from labeler.cli.app import _app_data_options
     from labeler.cli.entry import build_parser
 
-    args = build_parser().parse_args(["app", path])
+    args = build_parser().parse_args(["app", path, "--store", store])
     marks["imports"] = time.time() - start
     options = _app_data_options(args)  # the command line's load, handed over to the session
     marks["file read"] = time.time() - start
