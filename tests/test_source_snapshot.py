@@ -238,3 +238,19 @@ def test_reopen_at_a_million_points_shows_the_cold_starts_query(tmp_path):
         assert isinstance(again.dataset.X, np.memmap)
         assert {"features", "nystrom-factor"} <= set(again.disk_cache.hits)
         assert again.next_query() == query
+
+
+# ---- the factor's finiteness, checked on its row norms ------------------------------------------
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_factor_with_a_non_finite_value_is_refused_where_it_is(bad):
+    from core.posteriors import FactorPosterior
+
+    Phi = np.random.default_rng(0).standard_normal((40, 5))
+    Phi[17, 3] = bad
+    with pytest.raises(ValueError, match=r"1 NaN or infinite value\(s\), first at row 17, column 3"):
+        FactorPosterior(Phi)
+    Phi[17, 3] = 1e200  # finite, but its square is not
+    with pytest.raises(ValueError, match="row 17 has a squared norm beyond float64"):
+        FactorPosterior(Phi)
+    Phi[17, 3] = 1.0
+    assert FactorPosterior(Phi).rank == 5
