@@ -254,3 +254,18 @@ def test_a_factor_with_a_non_finite_value_is_refused_where_it_is(bad):
         FactorPosterior(Phi)
     Phi[17, 3] = 1.0
     assert FactorPosterior(Phi).rank == 5
+
+
+# ---- the PCA map without scikit-learn ------------------------------------------------------------
+@pytest.mark.parametrize("n,d", [(400, 2), (500, 5), (3000, 40), (70_000, 8)])
+def test_pca_map_equals_scikit_learns_pca(n, d):
+    from sklearn.decomposition import PCA
+
+    from labeler.data.layout import pca_2d
+
+    rng = np.random.default_rng(n + d)
+    X = rng.standard_normal((n, d)) * np.linspace(4, 1, d) + rng.normal(0, 10, d)  # off-centre
+    want = PCA(n_components=2, random_state=0).fit_transform(X)
+    got = pca_2d(X)
+    assert got.shape == (n, 2)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-9 * np.abs(want).max())  # signs included
