@@ -269,3 +269,20 @@ def test_pca_map_equals_scikit_learns_pca(n, d):
     got = pca_2d(X)
     assert got.shape == (n, 2)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-9 * np.abs(want).max())  # signs included
+
+
+def test_numba_warm_up_leaves_the_kernels_exact():
+    """The warm-up (numba's target loaded in a thread while the file is read) changes no result:
+    the expected risk after it equals the plain reference."""
+    from core.criteria._expected_risk_numba import expected_risk_binary
+    from core.criteria.risk import expected_risk_reference_rows
+    from labeler.runtime import warm_numba_in_background
+
+    warm_numba_in_background().join()
+    rng = np.random.default_rng(5)
+    R, m = rng.standard_normal((4, 30)), rng.uniform(-1.5, 1.5, 30)
+    rows, cand = np.arange(30), np.array([3, 7, 11, 29])
+    out = np.empty(4)
+    expected_risk_binary(R, rows, m, cand, 0.5, 0.5, 1.0, 1.0, out)
+    want = expected_risk_reference_rows(R, rows, m[None, :].T, cand, np.array([0.5, 0.5]), np.ones(2))
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)

@@ -89,6 +89,9 @@ def _app_data_options(args) -> dict:
     import os
 
     from labeler.data import BUILTIN_DATASETS
+    from labeler.runtime import warm_numba_in_background
+
+    warm_numba_in_background()  # numba's target loaded while the file is read (the first query's cost)
 
     flags = role_arguments_given(args)
     if args.data is None:
