@@ -76,9 +76,9 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
 
 def warm_numba() -> None:
     """Load numba's CPU target (its registries of lowerings: what every process pays on its first
-    call of a compiled function, cached on disk or not: 2.8 s of a 2.9 s first call of the
-    expected-risk kernel at load 38, 0.14 s after it). Under numba's own compiler lock, so it
-    may run beside other numba calls."""
+    call of a compiled function, cached on disk or not: nearly all of the first call of a cached
+    kernel, ``benchmarks/startup_parts.py``). Under numba's own compiler lock, so it may run
+    beside other numba calls."""
     from numba.core.registry import cpu_target
 
     cpu_target.target_context.refresh()

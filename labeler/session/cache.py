@@ -23,9 +23,8 @@ refilled):
 The checksum finds damaged files (a truncated write, a flipped bit, a zeroed or overwritten
 page), not deliberate tampering: the folder is the user's own, as the store is. It is a
 position-weighted sum of the data's 64-bit words (:func:`checksum`, "sum64"): one pass at
-memory speed, 4x faster than CRC-32 (``zlib``: 1.1 s for the 2.7 GB of a 10^6-point session
-on a quiet machine, 5.9 s against 1.4 s loaded), which mattered since every reopen checks
-every array it maps. Manifests written with CRC-32 (``"crc32"``) are still checked with it. ``LABELER_CACHE=off`` turns the cache off (nothing read or written);
+memory speed, about 3x faster than CRC-32 (``zlib``; ``benchmarks/startup_parts.py``), which
+matters since every reopen checks every array it maps (2.7 GB for a 10^6-point session). Manifests written with CRC-32 (``"crc32"``) are still checked with it. ``LABELER_CACHE=off`` turns the cache off (nothing read or written);
 ``labeler cache`` reports its size and clears it.
 """
 
