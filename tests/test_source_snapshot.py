@@ -18,7 +18,7 @@ import labeler.session.source_snapshot as snap
 from labeler.cli.app import _app_data_options
 from labeler.cli.entry import build_parser
 from labeler.session import LabelingSession, SessionConfig
-from labeler.session.cache import SessionCache, cache_folder, checksum
+from labeler.session.cache import cache_folder, checksum
 
 
 # ---- the checksum against a plain one -----------------------------------------------------------
