@@ -147,7 +147,11 @@ def _load_file(path: Path, args, options: dict):
     cache = SessionCache.for_store(args.store or default_store_path())
     if not cache.enabled:
         return open_data(str(path), args, seed=0, options=options)
-    key = snap.snapshot_key(snap.file_identity(path), options=options, roles=given_roles(args),
+    try:
+        identity = snap.file_identity(path)
+    except OSError:  # unreadable: the load below says why
+        return open_data(str(path), args, seed=0, options=options)
+    key = snap.snapshot_key(identity, options=options, roles=given_roles(args),
                             missing=getattr(args, "missing", None))
     dataset, printed, kept_options = snap.load_snapshot(cache, key)
     for message in cache.messages:
