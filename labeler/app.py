@@ -123,11 +123,8 @@ with lock:
         mode = st.segmented_control("Colour by", list(modes), format_func=modes.get,
                                     key="color_mode", required=True, label_visibility="collapsed")
         state.keep_color_mode_in_url(mode)
-        if session.layout_pending:  # UMAP / t-SNE in the background; the fast layout meanwhile
-            start_layout_job(session)
+        layout_bar = st.empty()  # the background layout's bar, filled once the map is drawn
         job = layout_job(session)
-        if job is not None and (session.layout_pending or job.error is not None):
-            render_layout_progress(session)
         pred = view.predictions
         selected = st.session_state.get("selected")
         map_key = f"{session.id}" if not job else f"{session.id}-{session.layout_method}"
@@ -150,6 +147,12 @@ with lock:
                    + (" Large pool: the map shows where points are; zoom in to see and click "
                       "single points. A box or lasso selects every point inside it, drawn or "
                       "not." if uses_density(view.n_samples) else ""))
+        if session.layout_pending:  # UMAP / t-SNE in the background, started once the query and
+            start_layout_job(session)  # the fast map are drawn (its process would compete with them)
+        job = layout_job(session)
+        if job is not None and (session.layout_pending or job.error is not None):
+            with layout_bar.container():
+                render_layout_progress(session)
 
     # ---- lower tabs (only the open one runs) ---------------------------------------------
     progress, batch, similar, confidence, suspects, export, history, keys = st.tabs(

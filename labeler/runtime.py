@@ -32,7 +32,8 @@ import ctypes.util
 import os
 import sys
 
-__all__ = ["THREAD_DEFAULTS", "configure_threads", "limit_malloc_arenas", "MALLOC_ARENAS"]
+__all__ = ["THREAD_DEFAULTS", "configure_threads", "limit_malloc_arenas", "MALLOC_ARENAS", "warm_numba",
+           "warm_numba_in_background"]
 
 THREAD_DEFAULTS = {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -71,3 +72,29 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_ARENA_MAX, int(arenas)))
+
+
+def warm_numba() -> None:
+    """Load numba's CPU target (its registries of lowerings: what every process pays on its first
+    call of a compiled function, cached on disk or not: nearly all of the first call of a cached
+    kernel, ``benchmarks/startup_parts.py``). Under numba's own compiler lock, so it may run
+    beside other numba calls."""
+    from numba.core.registry import cpu_target
+
+    cpu_target.target_context.refresh()
+
+
+def warm_numba_in_background():
+    """:func:`warm_numba` in a daemon thread (``labeler app`` starts it while the data file
+    loads, so the first query does not pay it); returns the thread."""
+    import threading
+
+    def run():
+        try:
+            warm_numba()
+        except Exception:  # noqa: BLE001 -- an optimisation only: the first query pays it instead
+            pass
+
+    thread = threading.Thread(target=run, name="labeler-numba-warm-up", daemon=True)
+    thread.start()
+    return thread

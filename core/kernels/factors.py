@@ -178,7 +178,7 @@ def nystrom_map(X, kernel, Z, *, rtol: float = 1e-10, progress=None, warn: bool 
     Phi = np.empty((n, T.shape[1]))
     step = max(1, _BLOCK_BYTES // (8 * max(Z.shape[0], 1)))
     for a in range(0, n, step):
-        Phi[a:a + step] = kernel(X[a:a + step], Z) @ T
+        np.matmul(kernel(X[a:a + step], Z), T, out=Phi[a:a + step])  # no temporary, no copy
         _report(progress, f"Nystrom factor: {min(n, a + step):,} of {n:,} rows", min(n, a + step) / n)
     return Phi
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.stats import chi2
 
 __all__ = ["EVIDENT_ALPHA", "WEIGHTINGS", "check_weighting", "class_weight_vector", "imbalance_evident"]
 
@@ -125,4 +124,6 @@ def imbalance_evident(counts, alpha: float = EVIDENT_ALPHA) -> bool:
         return False
     expected = c.sum() / c.size
     stat = float(np.sum((c - expected) ** 2) / expected)
+    from scipy.stats import chi2  # here: scipy.stats costs 0.5-5 s to import, on every start
+
     return bool(chi2.sf(stat, c.size - 1) < alpha)

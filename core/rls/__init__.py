@@ -7,8 +7,18 @@
 """
 
 from .ard import RLSWidths, learn_rls_widths, rls_loo_objective
-from .estimator import WeightedRLSClassifier
 from .loo import LooPath, default_widths, lambda_grid, loo_errors, loo_path, select_index
 
 __all__ = ["WeightedRLSClassifier", "LooPath", "default_widths", "lambda_grid", "loo_errors", "loo_path",
            "select_index", "RLSWidths", "learn_rls_widths", "rls_loo_objective"]
+
+
+def __getattr__(name):
+    """:class:`WeightedRLSClassifier` is imported when first asked for: it is a scikit-learn
+    estimator, and scikit-learn costs 0.7-3 s to import on every start of the app, which
+    never uses it (:mod:`core.rls.tuning` imports this package)."""
+    if name == "WeightedRLSClassifier":
+        from .estimator import WeightedRLSClassifier
+
+        return WeightedRLSClassifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -75,7 +75,6 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy.stats import binomtest
 
 from ..kernels import Kernel
 from ..criteria.risk import predicted_class_indices, target_codes
@@ -537,7 +536,7 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
         here_wrong, best_wrong = rows[here][2][0], rows[k][2][0]
         w_fixed = int(np.sum(here_wrong & ~best_wrong))
         w_broken = int(np.sum(best_wrong & ~here_wrong))
-        w_p = (binomtest(w_fixed, w_fixed + w_broken, 0.5, alternative="greater").pvalue
+        w_p = (_binomtest(w_fixed, w_fixed + w_broken, 0.5, alternative="greater").pvalue
                if w_fixed > w_broken else 1.0)
         if forced:
             notes.append(f"width {width:.4g} -> {w_grid[k]:.4g}: the labels agree with the pool's clusters "
@@ -572,7 +571,7 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
         j = select_index(np.round(l_err, 12))  # least error, ties to the largest lam
         fixed = int(np.sum(cur_wrong & ~l_wrong[j]))
         broken = int(np.sum(l_wrong[j] & ~cur_wrong))
-        p = binomtest(fixed, fixed + broken, 0.5, alternative="greater").pvalue if fixed > broken else 1.0
+        p = _binomtest(fixed, fixed + broken, 0.5, alternative="greater").pvalue if fixed > broken else 1.0
         if p < alpha and not np.isclose(l_grid[j], lam, rtol=1e-12, atol=0.0):
             notes.append(f"lam {lam:.4g} -> {l_grid[j]:.4g}: it fixes {fixed} LOO mistakes and makes "
                          f"{broken} (sign test p = {p:.3f})")
@@ -586,3 +585,11 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
         widths=w_grid, width_errors=w_err, lams=l_grid, lam_errors=l_err,
         n_points=len(labels), reason="; ".join(notes),
     )
+
+
+def _binomtest(k: int, n: int, p: float, alternative: str):
+    """:func:`scipy.stats.binomtest`, imported when first needed (scipy.stats costs 0.5-5 s to
+    import on every start; a re-tune is the first to need it)."""
+    from scipy.stats import binomtest
+
+    return binomtest(k, n, p, alternative=alternative)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from labeler.cli.columns import add_role_arguments, open_data, role_arguments_given
 from labeler.cli.common import CLIError, Command, add_standardize_argument, builtin_names, port, positive_int
 from labeler.cli.graph import add_app_model_arguments, app_model_to_env
@@ -87,6 +89,9 @@ def _app_data_options(args) -> dict:
     import os
 
     from labeler.data import BUILTIN_DATASETS
+    from labeler.runtime import warm_numba_in_background
+
+    warm_numba_in_background()  # numba's target loaded while the file is read (the first query's cost)
 
     flags = role_arguments_given(args)
     if args.data is None:
@@ -109,8 +114,11 @@ def _app_data_options(args) -> dict:
             f"{args.data!r}: no such file or folder. Give an existing CSV, Parquet or NPZ file or "
             f"image folder, or a built-in data set: {builtin_names()}."
         )
-    dataset, options = open_data(str(path) if path.exists() else args.data, args, seed=0,
-                                 options=options)
+    if path.is_file():
+        dataset, options = _load_file(path, args, options)
+    else:
+        dataset, options = open_data(str(path) if path.exists() else args.data, args, seed=0,
+                                     options=options)
     classes = f"{len(dataset.classes)} classes" if dataset.y is not None else "no labels"
     print(f"labeler: {dataset.name}: {len(dataset.X):,} points, {dataset.X.shape[1]:,} features, "
           f"{classes}; starting the app", file=sys.stderr, flush=True)
@@ -118,6 +126,73 @@ def _app_data_options(args) -> dict:
 
     hand_over(dataset)  # the app's first session takes it: the file is not read twice
     return options
+
+
+def _load_file(path: Path, args, options: dict):
+    """:func:`open_data` of a file, or its snapshot in the session cache when the file is
+    unchanged (:mod:`labeler.session.source_snapshot`: identified by size, modification time
+    and sampled blocks; mapped, not read). After a read the snapshot is written in a
+    background thread at the lowest priority (not a daemon: it finishes before the process
+    ends). Returns ``(dataset, options)`` as :func:`open_data` does."""
+    import io
+    import os
+    import threading
+
+    from labeler.cli.columns import given_roles
+    from labeler.session import source_snapshot as snap
+    from labeler.session.cache import SessionCache
+    from labeler.session.data import fingerprint
+    from labeler.store.faults import default_store_path
+
+    cache = SessionCache.for_store(args.store or default_store_path())
+    if not cache.enabled:
+        return open_data(str(path), args, seed=0, options=options)
+    try:
+        identity = snap.file_identity(path)
+    except OSError:  # unreadable: the load below says why
+        return open_data(str(path), args, seed=0, options=options)
+    key = snap.snapshot_key(identity, options=options, roles=given_roles(args),
+                            missing=getattr(args, "missing", None))
+    dataset, printed, kept_options = snap.load_snapshot(cache, key)
+    for message in cache.messages:
+        print(f"labeler: {message}", file=sys.stderr, flush=True)
+    if dataset is not None:
+        if printed:
+            print(printed, file=sys.stderr, end="", flush=True)
+        from labeler.data.load import load_key
+
+        dataset._load_key = load_key(str(path), **kept_options)  # what the session's load asks for
+        return dataset, kept_options
+    seen = _Tee(sys.stderr, io.StringIO())
+    dataset, options = open_data(str(path), args, seed=0, options=options, stream=seen)
+    X = np.ascontiguousarray(dataset.X, dtype=np.float64)
+    digest = fingerprint(X)  # the session's check of its data: computed once, here
+    dataset._fingerprint = (digest, X.shape)
+    kept = snap.snapshot_arrays(dataset, seen.copy.getvalue(), digest, options)
+    if kept is not None:
+        def write():
+            try:  # Linux: this thread alone at the lowest priority (the first query goes first)
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            except (AttributeError, OSError):
+                pass
+            snap.save_snapshot(cache, key, *kept)
+
+        threading.Thread(target=write, name="labeler-snapshot-write", daemon=False).start()
+    return dataset, options
+
+
+class _Tee:
+    """A text stream writing to ``main`` and keeping a copy (what the load printed)."""
+
+    def __init__(self, main, copy):
+        self.main, self.copy = main, copy
+
+    def write(self, text):
+        self.copy.write(text)
+        return self.main.write(text)
+
+    def flush(self):
+        self.main.flush()
 
 
 COMMAND = Command("app", add_parser, run, takes_extra=True, warnings_as_lines=False)

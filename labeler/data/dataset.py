@@ -265,14 +265,14 @@ def finish(
             y = normalise_labels(y, f"{name} labels")
         except ValueError as exc:
             raise DatasetError(str(exc)) from None
-        classes = sorted(np.unique(y).tolist())
+        classes = sorted(pd.unique(y).tolist())  # hashed, not sorted: 10^6 labels, a few classes
         if len(classes) < 2:
             raise DatasetError(
                 f"{name}: every point has the label {classes[0]!r}; a classifier needs at least two "
                 "classes. Add points of another class, or load without labels (label_col=None)."
             )
     ids = np.arange(n) if ids is None else np.asarray(ids)
-    if len(ids) != n or len(np.unique(ids)) != n:
+    if len(ids) != n or not pd.Index(ids).is_unique:
         raise DatasetError(f"{name}: the ids must be {n} unique values; found duplicates or a wrong count.")
     return Dataset(
         name=name, X=X, y=y, classes=classes, feature_names=[str(f) for f in feature_names], ids=ids,

@@ -39,7 +39,7 @@ from labeler.data.roles import TableGuess, guess_roles, summarize_columns
 from labeler.data.synthetic import load_circles, load_moons, load_moons_imbalanced, load_spheres
 from labeler.data.tables import from_frame, read_table
 
-__all__ = ["load_dataset", "hand_over", "read_roles", "is_table", "BUILTIN_DATASETS"]
+__all__ = ["load_dataset", "hand_over", "load_key", "read_roles", "is_table", "BUILTIN_DATASETS"]
 
 BUILTIN_DATASETS = {
     "moons": "Two moons (scikit-learn make_moons, noise 0.1), 1000 points, balanced; validation 1000.",
@@ -97,6 +97,13 @@ def hand_over(dataset) -> None:
     global _HANDED_OVER
     key = getattr(dataset, "_load_key", None)
     _HANDED_OVER = None if key is None else (key, dataset)
+
+
+def load_key(source, **kwargs) -> tuple | None:
+    """The key :func:`hand_over` matches a later ``load_dataset(source, **kwargs)`` by (None
+    for built-ins and folders): for a data set made without that call (a snapshot of an earlier
+    load, :mod:`labeler.session.source_snapshot`), set as its ``_load_key``."""
+    return _file_key(inspect.signature(load_dataset), source, kwargs)
 
 
 def _taken_over(load):

@@ -64,7 +64,7 @@ def fingerprint(X: np.ndarray) -> str:
     """SHA-256 of the shape and float64 bytes of ``X``."""
     h = hashlib.sha256()
     h.update(repr(X.shape).encode())
-    h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+    h.update(np.ascontiguousarray(X, dtype=np.float64))  # its buffer: no copy of the bytes
     return h.hexdigest()
 
 
@@ -76,7 +76,19 @@ def fingerprint_of(dataset, X_raw: np.ndarray) -> str:
     info = (getattr(dataset, "params", None) or {}).get("text_features") or {}
     if info.get("source_sha256"):
         return "text:" + str(info["source_sha256"])
+    # (digest, shape) of dataset.X, kept with a loaded-data snapshot (labeler/session/source_snapshot.py)
+    known = getattr(dataset, "_fingerprint", None)
+    if known is not None and _same_array(X_raw, getattr(dataset, "X", None)) and known[1] == X_raw.shape:
+        return known[0]
     return fingerprint(X_raw)
+
+
+def _same_array(a, b) -> bool:
+    """Whether ``a`` and ``b`` are the same memory (a view of one C-contiguous array)."""
+    if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
+        return False
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+            and a.dtype == b.dtype and a.flags.c_contiguous and b.flags.c_contiguous)
 
 
 def is_image_data(dataset) -> bool:

@@ -27,7 +27,6 @@ from labeler.ui.config import AppConfig
 from labeler.ui.figures import point_index_from_selection
 from labeler.ui.selection import area_selection
 from labeler.ui.registry import REGISTRY
-from labeler.ui.startup import start_layout_job
 
 __all__ = [
     "USER_ERRORS", "app_config", "flash", "pop_flash", "current", "open_session", "new_session",
@@ -106,8 +105,7 @@ def new_session(dataset: str, dataset_options: dict | None = None, **settings) -
         with st.spinner(f"Loading {dataset} and building the model…", show_time=True):
             session, _ = REGISTRY.create(app_config().store, config,
                                          progress=lambda text, done: bar.progress(done, text=text))
-        bar.empty()
-        start_layout_job(session)  # a slow map layout (UMAP: minutes at 10^5) in the background
+        bar.empty()  # (a slow map layout, UMAP, starts in the background once the page is drawn)
     except (*USER_ERRORS, MemoryError) as exc:  # MemoryError: an n x n matrix too large
         flash("error", f"Could not open {dataset}: {exc}")
         return False
