@@ -23,7 +23,7 @@ class StubDataset:
     Attributes
     ----------
     X : ndarray of shape (n_samples, n_features)
-    name, feature_names, ids, images, image_paths, frame, texts, load_options
+    name, feature_names, ids, images, image_paths, frame, texts, load_options, params
         As :class:`labeler.data.Dataset`'s; None / empty where the data set has none.
     """
 
@@ -36,6 +36,7 @@ class StubDataset:
     frame: pd.DataFrame | None = None
     texts: np.ndarray | None = None
     load_options: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
 
 
 class StubSession:

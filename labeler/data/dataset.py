@@ -269,7 +269,8 @@ def finish(
         if len(classes) < 2:
             raise DatasetError(
                 f"{name}: every point has the label {classes[0]!r}; a classifier needs at least two "
-                "classes. Add points of another class, or load without labels (label_col=None)."
+                "classes. Add points of another class, or load without labels (no label column: "
+                "--label-col '' / label_col=None)."
             )
     ids = np.arange(n) if ids is None else np.asarray(ids)
     if len(ids) != n or not pd.Index(ids).is_unique:

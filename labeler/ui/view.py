@@ -186,12 +186,25 @@ def feature_table(dataset, index: int, max_rows: int = 40, skip=()) -> pd.DataFr
         Columns ``feature`` and ``value`` (strings, so mixed types display uniformly).
     """
     frame = dataset.frame
+    feature_names = [str(n) for n in dataset.feature_names or [f"x{j}" for j in range(dataset.X.shape[1])]]
     if frame is not None:
         row = frame.iloc[index]
         row = row[[c for c in row.index if str(c) not in set(skip)]]
         names, values = list(map(str, row.index)), list(row.to_numpy())
+        if _frame_lacks_features(dataset, feature_names):  # an NPZ's frame: ids and labels only
+            names += feature_names
+            values += list(np.asarray(dataset.X[index]))
     else:
-        names = [str(n) for n in dataset.feature_names or [f"x{j}" for j in range(dataset.X.shape[1])]]
-        values = list(np.asarray(dataset.X[index]))
+        names, values = feature_names, list(np.asarray(dataset.X[index]))
     shown = [f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v) for v in values]
     return pd.DataFrame({"feature": names[:max_rows], "value": shown[:max_rows]})
+
+
+def _frame_lacks_features(dataset, feature_names) -> bool:
+    """True when the data set's table holds none of its feature columns although the features
+    are its own values (an NPZ's ``X``: the table has only ids and labels), not numbers derived
+    from its text (TF-IDF components) or images (pixels), which are never listed."""
+    if not feature_names or "text_features" in dataset.params or dataset.images is not None \
+            or dataset.image_paths is not None:
+        return False
+    return not set(feature_names) & set(map(str, dataset.frame.columns))
