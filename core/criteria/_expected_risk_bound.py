@@ -33,16 +33,19 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._expected_risk_numba import candidate_prior
+from ._expected_risk_numba import _LANES, candidate_prior
 
 __all__ = ["BoundData", "prepare_bounds", "risk_lower_bounds"]
 
 class BoundData(NamedTuple):
     """What the bounds need of the outputs, per pool point (:func:`prepare_bounds`)."""
 
-    pz: np.ndarray  # (n, T, 4) per point and line: 1.0 where 0 < (m + 1) / 2 < 1; 1.0 where t
-    #                 is not the top output; distance of (m + 1) / 2 to the nearest of 0 and 1; q
-    point: np.ndarray  # (n, 4) top gap (0 on a tie), S1_0, S2_0 = sum q / w, N0 = S2_0 - q_top / w_top
+    dist: np.ndarray  # (T, n) distance of (m + 1) / 2 to the nearest of 0 and 1
+    q: np.ndarray  # (T, n) clipped values
+    point: np.ndarray  # (7, n) top gap (0 on a tie), S1_0, S2_0 = sum q / w, N0 = S2_0 - q_top / w_top,
+    #                    top line, 1.0 if the top line is inside (-1, 1), its dist
+    pid: np.ndarray  # (n,) int64 the point's set of lines inside (-1, 1), a row of pat
+    pat: np.ndarray  # (P, T) 1.0 for the lines inside (-1, 1) of each distinct set
 
 
 def prepare_bounds(MT, iw) -> BoundData:
@@ -60,80 +63,127 @@ def prepare_bounds(MT, iw) -> BoundData:
     rest = MT.copy()
     rest[tau, cols] = -np.inf
     gap = top - rest.max(axis=0) if T > 1 else np.full(n, np.inf)
-    other = np.ones((T, n))
-    other[tau, cols] = 0.0
     s1 = q.sum(axis=0)
     s2 = iw @ q
     n0 = s2 - q[tau, cols] * iw[tau]
-    pz = np.ascontiguousarray(np.stack([lin, other, dist, q], axis=-1).transpose(1, 0, 2))
-    return BoundData(pz, np.ascontiguousarray(np.stack([gap, s1, s2, n0], axis=1)))
+    pat, pid = np.unique(lin.T, axis=0, return_inverse=True)
+    point = np.stack([gap, s1, s2, n0, tau.astype(np.float64), lin[tau, cols], dist[tau, cols]])
+    return BoundData(np.ascontiguousarray(dist), np.ascontiguousarray(q), np.ascontiguousarray(point), np.ascontiguousarray(pid.reshape(-1), dtype=np.int64),
+                     np.ascontiguousarray(pat, dtype=np.float64))
 
 
 @njit(fastmath={"reassoc", "contract", "nsz"}, cache=True)
-def _bound_sums(crow, n, pz, point, a, iw, ha, hb, iwa, rhoiw, piiw, W, Rs, rmax, rmin, omega, hamax):
-    """``sum_z`` of the per-point bound of one candidate (module docstring); one point at a
-    time with its T lines in registers (``pz[z, t]`` = lin, other, dist, q)."""
+def _bound_sums(crow, n, dist, q, point, pid, psum, a, iw, ha, hb, iwa, rhoiw, piiw, W, Rs, rmax, rmin, omega,
+                hamax, st):
+    """``sum_z`` of the per-point bound of one candidate (module docstring).
+
+    The pool points in blocks of ``_LANES``: the four sums over the lines (errors of the clip,
+    with and without ``1 / w``, the largest change of an error when the line is the
+    hypothesis, and its prior-weighted sum) with the lanes in step (vectorised), then the
+    rest point by point. The sums over the lines inside (-1, 1) depend on the point only
+    through that set (``psum[pid[z]]``); the sums over the lines other than the top one are
+    the full sums less the top line's term.
+    """
     T = a.shape[0]
+    B = _LANES
+    sSM = st[0]
+    sEBD = st[1]
+    sEB2 = st[2]
+    sMX = st[3]
+    sGE = st[4]
+    sMH = st[5]
+    acc = np.zeros(B)
     total = 0.0
-    for z in range(n):
-        c = crow[z]
-        sm = abs(c) * rmax
-        PD = 0.0
-        P2 = 0.0
-        PN = 0.0
-        EBD = 0.0
-        EB2 = 0.0
-        EBN = 0.0
-        MX = 0.0
-        FN = 0.0
-        FE = 0.0
-        GN = 0.0
-        GE = 0.0
-        MH = 0.0
-        pzz = pz[z]
+    for z0 in range(0, n, B):
+        L = min(B, n - z0)
+        cz = crow[z0:z0 + L]
+        for u in range(L):
+            sSM[u] = abs(cz[u]) * rmax
+            sEBD[u] = 0.0
+            sEB2[u] = 0.0
+            sMX[u] = 0.0
+            sGE[u] = 0.0
         for t in range(T):
-            l = pzz[t, 0]
-            o = pzz[t, 1]
-            dt = pzz[t, 2]
-            qt = pzz[t, 3]
+            dt = dist[t, z0:z0 + L]
+            hat = ha[t]
+            hbt = hb[t]
             iwt = iw[t]
-            e = sm * ha[t] - dt
+            pit = piiw[t]
+            for u in range(L):
+                sm = sSM[u]
+                e = sm * hat - dt[u]
+                e = e if e > 0.0 else 0.0
+                e2 = sm * hbt - dt[u]
+                e2 = e2 if e2 > 0.0 else 0.0
+                de = e2 - e
+                sEBD[u] += e
+                sEB2[u] += iwt * e
+                mx = sMX[u]
+                sMX[u] = de if de > mx else mx
+                sGE[u] += pit * de
+        # the argmax cannot change where the top gap exceeds sm * omega; elsewhere the top
+        # term is bounded by the largest q / w the lines can reach
+        n_free = 0
+        pg = point[0, z0:z0 + L]
+        for u in range(L):
+            n_free += np.int64(not (pg[u] > sSM[u] * omega))
+        if n_free > 0:
+            for u in range(L):
+                sMH[u] = 0.0
+            for t in range(T):
+                qt = q[t, z0:z0 + L]
+                iwt = iw[t]
+                for u in range(L):
+                    qh = qt[u] + sSM[u] * hamax
+                    qh = (qh if qh < 1.0 else 1.0) * iwt
+                    mh = sMH[u]
+                    sMH[u] = qh if qh > mh else mh
+        p1 = point[1, z0:z0 + L]
+        p2 = point[2, z0:z0 + L]
+        p3 = point[3, z0:z0 + L]
+        ptau = point[4, z0:z0 + L]
+        pl = point[5, z0:z0 + L]
+        pdt = point[6, z0:z0 + L]
+        pidb = pid[z0:z0 + L]
+        for u in range(L):
+            c = cz[u]
+            sm = sSM[u]
+            ti = np.int64(ptau[u])
+            pz = pidb[u]
+            PD = psum[pz, 0]
+            P2 = psum[pz, 1]
+            GN = psum[pz, 2]
+            EB2 = sEB2[u]
+            GE = sGE[u]
+            l = pl[u]
+            e = sm * ha[ti] - pdt[u]
             e = e if e > 0.0 else 0.0
-            e2 = sm * hb[t] - dt
+            e2 = sm * hb[ti] - pdt[u]
             e2 = e2 if e2 > 0.0 else 0.0
-            de = e2 - e
-            lo = l * o
-            PD += l * a[t]
-            P2 += l * iwa[t]
-            PN += lo * iwa[t]
-            EBD += e
-            EB2 += iwt * e
-            EBN += o * (iwt * e)
-            MX = de if de > MX else MX
-            FN += lo * rhoiw[t]
-            FE += o * (piiw[t] * de)
-            GN += l * rhoiw[t]
-            GE += piiw[t] * de
-            qh = qt + sm * hamax
-            qh = (qh if qh < 1.0 else 1.0) * iwt
-            MH = qh if qh > MH else MH
-        if point[z, 0] > sm * omega:  # the argmax cannot change
-            num = W * (point[z, 3] - EBN) - c * (0.5 * Rs * PN - FN) - FE
-        else:
-            num = W * (point[z, 2] - EB2 - MH) - c * (0.5 * Rs * P2 - GN) - GE
-        # largest change of S1's linear part over the hypotheses: c r_y (l_y - PD / 2),
-        # l_y in {0, 1}, r_y in [rmin, rmax]
-        u0 = -0.5 * PD
-        u1 = u0 + 1.0
-        d = max(max(c * rmax * u0, c * rmin * u0), max(c * rmax * u1, c * rmin * u1))
-        den = point[z, 1] + d + EBD + MX
-        if den > 0.0:
-            total += num / den
+            num_f = (W * (p3[u] - (EB2 - iw[ti] * e)) - c * (0.5 * Rs * (P2 - l * iwa[ti]) - (GN - l * rhoiw[ti]))
+                     - (GE - piiw[ti] * (e2 - e)))
+            num_n = W * (p2[u] - EB2 - sMH[u]) - c * (0.5 * Rs * P2 - GN) - GE
+            num = num_f if pg[u] > sm * omega else num_n
+            # largest change of S1's linear part over the hypotheses: c r_y (l_y - PD / 2),
+            # l_y in {0, 1}, r_y in [rmin, rmax]
+            u0 = -0.5 * PD
+            u1 = u0 + 1.0
+            d0 = c * rmax * u0
+            d1 = c * rmin * u0
+            d2 = c * rmax * u1
+            d3 = c * rmin * u1
+            d = d0 if d0 > d1 else d1
+            d = d if d > d2 else d2
+            d = d if d > d3 else d3
+            den = p1[u] + d + sEBD[u] + sMX[u]
+            acc[u] += num / (den if den > 0.0 else 1.0) if den > 0.0 else 0.0
+    for u in range(B):
+        total += acc[u]
     return total
 
 
 @njit(parallel=True, fastmath=False, cache=True)
-def _bounds(R, rows, candidates, MT, lam_y, iw, pz, point, out):
+def _bounds(R, rows, candidates, MT, lam_y, iw, dist, q, point, pid, pat, out):
     n = R.shape[1]
     T = MT.shape[0]
     lam_min = lam_y[0]
@@ -176,8 +226,16 @@ def _bounds(R, rows, candidates, MT, lam_y, iw, pz, point, out):
         if not (rmax > 0.0 and np.isfinite(rmax) and rmin > 0.0):
             out[k] = -np.inf  # no bound: the candidate is scored exactly
             continue
-        out[k] = _bound_sums(row, n, pz, point, a, iw, ha, hb, iwa, rhoiw, piiw, W, Rs, rmax, rmin,
-                             amax - amin + 2.0, hamax)
+        psum = np.zeros((pat.shape[0], 3))
+        for r in range(pat.shape[0]):
+            for t in range(T):
+                if pat[r, t] != 0.0:
+                    psum[r, 0] += a[t]
+                    psum[r, 1] += iwa[t]
+                    psum[r, 2] += rhoiw[t]
+        st = np.empty((6, _LANES))
+        out[k] = _bound_sums(row, n, dist, q, point, pid, psum, a, iw, ha, hb, iwa, rhoiw, piiw, W, Rs, rmax,
+                             rmin, amax - amin + 2.0, hamax, st)
 
 
 def risk_lower_bounds(R, rows, candidates, MT, lam_y, iw, out, data: BoundData | None = None) -> None:
@@ -206,4 +264,4 @@ def risk_lower_bounds(R, rows, candidates, MT, lam_y, iw, out, data: BoundData |
     d = prepare_bounds(MT, iw) if data is None else data
     _bounds(R, rows, candidates, np.ascontiguousarray(MT, dtype=np.float64),
             np.ascontiguousarray(lam_y, dtype=np.float64), np.ascontiguousarray(iw, dtype=np.float64),
-            d.pz, d.point, out)
+            d.dist, d.q, d.point, d.pid, d.pat, out)
