@@ -214,7 +214,9 @@ def _bounds(R, rows, candidates, MT, lam_y, iw, dist, q, point, pid, pat, out):
             W += pi
             Rs += rho
             ha[t] = 0.5 * abs(a[t])
-            hb[t] = 0.5 * abs(a[t] - 2.0)
+            # the move of line t when it is the hypothesis; a hypothesis of prior 0 adds
+            # nothing to E, so its own move is left out of the bound (as if t != y)
+            hb[t] = 0.5 * abs(a[t] - 2.0) if pi > 0.0 else ha[t]
             hamax = max(hamax, max(ha[t], hb[t]))
             iwa[t] = iw[t] * a[t]
             rhoiw[t] = rho * iw[t]
