@@ -92,6 +92,15 @@ def _bound_sums(crow, n, dist, q, point, pid, psum, a, iw, ha, hb, iwa, rhoiw, p
     sMX = st[3]
     sGE = st[4]
     sMH = st[5]
+    gPD = st[6]
+    gP2 = st[7]
+    gGN = st[8]
+    gHA = st[9]
+    gHB = st[10]
+    gIW = st[11]
+    gIWA = st[12]
+    gRI = st[13]
+    gPI = st[14]
     acc = np.zeros(B)
     total = 0.0
     for z0 in range(0, n, B):
@@ -145,28 +154,39 @@ def _bound_sums(crow, n, dist, q, point, pid, psum, a, iw, ha, hb, iwa, rhoiw, p
         pl = point[5, z0:z0 + L]
         pdt = point[6, z0:z0 + L]
         pidb = pid[z0:z0 + L]
+        # gather what depends on the point's pattern and top line (scalar loads), so that
+        # the arithmetic below runs with the lanes in step
+        for u in range(L):
+            ti = np.int64(ptau[u])
+            pz = pidb[u]
+            gPD[u] = psum[pz, 0]
+            gP2[u] = psum[pz, 1]
+            gGN[u] = psum[pz, 2]
+            gHA[u] = ha[ti]
+            gHB[u] = hb[ti]
+            gIW[u] = iw[ti]
+            gIWA[u] = iwa[ti]
+            gRI[u] = rhoiw[ti]
+            gPI[u] = piiw[ti]
         for u in range(L):
             c = cz[u]
             sm = sSM[u]
-            ti = np.int64(ptau[u])
-            pz = pidb[u]
-            PD = psum[pz, 0]
-            P2 = psum[pz, 1]
-            GN = psum[pz, 2]
+            P2 = gP2[u]
+            GN = gGN[u]
             EB2 = sEB2[u]
             GE = sGE[u]
             l = pl[u]
-            e = sm * ha[ti] - pdt[u]
+            e = sm * gHA[u] - pdt[u]
             e = e if e > 0.0 else 0.0
-            e2 = sm * hb[ti] - pdt[u]
+            e2 = sm * gHB[u] - pdt[u]
             e2 = e2 if e2 > 0.0 else 0.0
-            num_f = (W * (p3[u] - (EB2 - iw[ti] * e)) - c * (0.5 * Rs * (P2 - l * iwa[ti]) - (GN - l * rhoiw[ti]))
-                     - (GE - piiw[ti] * (e2 - e)))
+            num_f = (W * (p3[u] - (EB2 - gIW[u] * e)) - c * (0.5 * Rs * (P2 - l * gIWA[u]) - (GN - l * gRI[u]))
+                     - (GE - gPI[u] * (e2 - e)))
             num_n = W * (p2[u] - EB2 - sMH[u]) - c * (0.5 * Rs * P2 - GN) - GE
             num = num_f if pg[u] > sm * omega else num_n
             # largest change of S1's linear part over the hypotheses: c r_y (l_y - PD / 2),
             # l_y in {0, 1}, r_y in [rmin, rmax]
-            u0 = -0.5 * PD
+            u0 = -0.5 * gPD[u]
             u1 = u0 + 1.0
             d0 = c * rmax * u0
             d1 = c * rmin * u0
@@ -176,7 +196,8 @@ def _bound_sums(crow, n, dist, q, point, pid, psum, a, iw, ha, hb, iwa, rhoiw, p
             d = d if d > d2 else d2
             d = d if d > d3 else d3
             den = p1[u] + d + sEBD[u] + sMX[u]
-            acc[u] += num / (den if den > 0.0 else 1.0) if den > 0.0 else 0.0
+            pos = den > 0.0
+            acc[u] += (num if pos else 0.0) / (den if pos else 1.0)
     for u in range(B):
         total += acc[u]
     return total
@@ -235,7 +256,7 @@ def _bounds(R, rows, candidates, MT, lam_y, iw, dist, q, point, pid, pat, out):
                     psum[r, 0] += a[t]
                     psum[r, 1] += iwa[t]
                     psum[r, 2] += rhoiw[t]
-        st = np.empty((6, _LANES))
+        st = np.empty((15, _LANES))
         out[k] = _bound_sums(row, n, dist, q, point, pid, psum, a, iw, ha, hb, iwa, rhoiw, piiw, W, Rs, rmax,
                              rmin, amax - amin + 2.0, hamax, st)
 
