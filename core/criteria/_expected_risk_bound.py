@@ -66,7 +66,12 @@ def prepare_bounds(MT, iw) -> BoundData:
     s1 = q.sum(axis=0)
     s2 = iw @ q
     n0 = s2 - q[tau, cols] * iw[tau]
-    pat, pid = np.unique(lin.T, axis=0, return_inverse=True)
+    if T <= 62:  # the set of lines inside (-1, 1) as the bits of one int64
+        packed = (lin.astype(np.int64) << np.arange(T, dtype=np.int64)[:, None]).sum(axis=0)
+        first_keys, first, pid = np.unique(packed, return_index=True, return_inverse=True)
+        pat = lin[:, first].T
+    else:
+        pat, pid = np.unique(lin.T, axis=0, return_inverse=True)
     point = np.stack([gap, s1, s2, n0, tau.astype(np.float64), lin[tau, cols], dist[tau, cols]])
     return BoundData(np.ascontiguousarray(dist), np.ascontiguousarray(q), np.ascontiguousarray(point), np.ascontiguousarray(pid.reshape(-1), dtype=np.int64),
                      np.ascontiguousarray(pat, dtype=np.float64))
