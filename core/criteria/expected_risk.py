@@ -27,6 +27,9 @@ PRUNE_MIN_CANDIDATES = 64
 #: A bound is trusted to prune only when it exceeds the threshold by this fraction of itself
 #: (the bound and the exact score are rounded differently; both are sums of n terms).
 _BOUND_RTOL = 1e-9
+#: Candidates scored exactly at a time by :meth:`ExpectedRisk.score_to_pick`, lowest bound
+#: first; the threshold is tightened after each batch (a few per thread: they run in parallel).
+_PICK_BATCH = 16
 
 
 def score_block(block, state: ScoringState, backend: str = "numba", calm=None) -> np.ndarray:
@@ -133,14 +136,21 @@ class ExpectedRisk:
             pos += c.shape[0]
         out = bound.copy()
         order = np.argsort(bound, kind="stable")
+        # a bound rules its candidate out when it exceeds the threshold by _BOUND_RTOL of
+        # itself: ``trusted`` is increasing in the bound, so the candidates that can still be
+        # within the threshold are a prefix of ``order``
+        lb = bound[order]
+        trusted = lb - _BOUND_RTOL * np.abs(lb)
         calm = _nbc.prepare(MT, lam_y, iw)
         best = np.inf
-        start, batch = 0, 16
+        start = 0
         while start < cand.size:
-            lb = bound[order[start]]
-            if np.isfinite(best) and lb - _BOUND_RTOL * abs(lb) > best + tie_rtol * abs(best):
-                break  # this bound and every later one: above the threshold
-            take = np.sort(order[start:start + batch])
+            end = cand.size
+            if np.isfinite(best):
+                end = int(np.searchsorted(trusted, best + tie_rtol * abs(best), side="right"))
+                if end <= start:
+                    break  # every remaining bound is above the threshold
+            take = np.sort(order[start:min(end, start + _PICK_BATCH)])
             exact = np.empty(take.size)
             p = 0
             for block in posterior.candidate_blocks(cand[take]):
@@ -149,6 +159,5 @@ class ExpectedRisk:
                 p += k
             out[take] = exact
             best = min(best, float(exact.min()))
-            start += batch
-            batch *= 2
+            start += take.size
         return out
