@@ -22,8 +22,9 @@ docs/algorithms.md §15; in short, for pool point ``z``, hypothesis ``y`` and st
   over the lines as the sums of the numerators.
 
 Everything above ``|s|`` uses ``|s_y| <= |C[z, i]| r_max`` (``r_max = 1 / (C_ii + min_y lam_y)``),
-so the bound holds for any class weights. On the benchmark's data sets 87-99 % of the
-candidates are proven unable to be picked at this cost.
+so the bound holds for any class weights (a hypothesis of prior 0 is left out: it adds nothing
+to ``E_i``). On the benchmark's data sets 83-97 % of the candidates are proven unable to be
+picked at this cost (docs/benchmarks.md §10).
 """
 
 from __future__ import annotations
