@@ -150,6 +150,19 @@ def _scores_of(learner, strategy, unl) -> np.ndarray:
     return s
 
 
+def _pick_scores(learner, strategy, unl) -> np.ndarray:
+    """Scores of ``unl`` that give :func:`query_one` the same pick and ties as
+    :func:`_scores_of`: "arls" lets the learner skip candidates that provably cannot be within
+    ``TIE_RTOL`` of the minimum (``Learner.score_to_pick``; exact one-vs-all criterion only)."""
+    if resolve(learner, strategy) != "arls" or not hasattr(learner, "score_to_pick"):
+        return _scores_of(learner, strategy, unl)
+    learner.require(EXPECTED_RISK, "the expected-risk strategy 'arls'")
+    s = learner.score_to_pick(learner.risk_criterion, unl, TIE_RTOL)
+    if np.isnan(s).any():
+        raise ValueError(f"strategy {strategy!r} produced NaN scores; rebuild() the learner.")
+    return s
+
+
 def query_one(learner, strategy: str = "arls", rng=None, exclude=None, cold_start=None) -> int:
     """Index of the next point to label: the unlabelled point with the lowest score.
 
@@ -182,7 +195,7 @@ def query_one(learner, strategy: str = "arls", rng=None, exclude=None, cold_star
         labeled = np.fromiter(learner.labels, dtype=np.intp, count=learner.n_labeled)
         return cold_start.pick(labeled, exclude)
     rng = _generator(learner, rng)
-    s = _scores_of(learner, strategy, unl)
+    s = _pick_scores(learner, strategy, unl)
     best = s.min()
     tied = unl[s <= best + TIE_RTOL * abs(best)]
     return int(tied[rng.integers(tied.size)]) if tied.size > 1 else int(tied[0])

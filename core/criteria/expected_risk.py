@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _expected_risk_bound as _nbb
 from . import _expected_risk_numba as _nb
 from . import _expected_risk_calm as _nbc
 from .base import ScoringState
@@ -21,6 +22,14 @@ from .risk import expected_risk_reference_rows
 __all__ = ["ExpectedRisk", "BACKENDS"]
 
 BACKENDS = ("numba", "numpy")
+#: Fewer candidates than this are scored exactly without bounds (the bound pass is not worth it).
+PRUNE_MIN_CANDIDATES = 64
+#: A bound is trusted to prune only when it exceeds the threshold by this fraction of itself
+#: (the bound and the exact score are rounded differently; both are sums of n terms).
+_BOUND_RTOL = 1e-9
+#: Candidates scored exactly at a time by :meth:`ExpectedRisk.score_to_pick`, lowest bound
+#: first; the threshold is tightened after each batch (a few per thread: they run in parallel).
+_PICK_BATCH = 16
 
 
 def score_block(block, state: ScoringState, backend: str = "numba", calm=None) -> np.ndarray:
@@ -80,4 +89,75 @@ class ExpectedRisk:
             k = block.candidates.shape[0]
             out[pos:pos + k] = score_block(block, state, self.backend, calm)
             pos += k
+        return out
+
+    def score_to_pick(self, state: ScoringState, posterior, candidates, tie_rtol: float = 0.0) -> np.ndarray:
+        """Scores that pick the same candidate as :meth:`score`, at a fraction of its cost.
+
+        One-vs-all with distinct class weights: a cheap lower bound of every candidate's
+        expected risk (:mod:`core.criteria._expected_risk_bound`, docs/algorithms.md §16), then
+        the exact score of the candidates in increasing order of their bound, until the next
+        bound exceeds ``best + tie_rtol * |best|`` (``best`` the lowest exact score so far).
+        Every candidate whose score is within that threshold of the minimum is therefore scored
+        exactly, as :meth:`score` would (same argmin, same ties); the others keep their bound,
+        which is above the threshold. Binary, equal weights, the numpy backend and fewer than
+        :data:`PRUNE_MIN_CANDIDATES` candidates: :meth:`score` itself.
+
+        Parameters
+        ----------
+        state : ScoringState
+        posterior : a posterior with ``candidate_blocks``
+        candidates : array-like of int, shape (k,)
+        tie_rtol : float
+            The relative tolerance within which the caller treats scores as tied
+            (``core.strategies.TIE_RTOL``).
+
+        Returns
+        -------
+        s : ndarray of shape (k,)
+            Exact expected risk where it can be the minimum (or tied with it), a lower bound
+            of it elsewhere.
+        """
+        cand = np.ascontiguousarray(candidates, dtype=np.int64)
+        lam_y = np.ascontiguousarray(state.hypothetical_lam, dtype=np.float64)
+        w = np.asarray(state.class_weights, dtype=np.float64)
+        equal = bool(np.all(lam_y == lam_y[0]) and np.all(w == w[0]))
+        if (self.backend != "numba" or state.outputs_T.shape[0] == 1 or equal
+                or cand.size < PRUNE_MIN_CANDIDATES):
+            return self.score(state, posterior, cand)
+        MT = np.ascontiguousarray(state.outputs_T, dtype=np.float64)
+        iw = 1.0 / w
+        bound = np.empty(cand.size)
+        data = _nbb.prepare_bounds(MT, iw)
+        pos = 0
+        for R, rows, c in posterior.candidate_blocks(cand):
+            _nbb.risk_lower_bounds(R, np.ascontiguousarray(rows, dtype=np.int64), c, MT, lam_y, iw,
+                                   bound[pos:pos + c.shape[0]], data)
+            pos += c.shape[0]
+        out = bound.copy()
+        order = np.argsort(bound, kind="stable")
+        # a bound rules its candidate out when it exceeds the threshold by _BOUND_RTOL of
+        # itself: ``trusted`` is increasing in the bound, so the candidates that can still be
+        # within the threshold are a prefix of ``order``
+        lb = bound[order]
+        trusted = lb - _BOUND_RTOL * np.abs(lb)
+        calm = _nbc.prepare(MT, lam_y, iw)
+        best = np.inf
+        start = 0
+        while start < cand.size:
+            end = cand.size
+            if np.isfinite(best):
+                end = int(np.searchsorted(trusted, best + tie_rtol * abs(best), side="right"))
+                if end <= start:
+                    break  # every remaining bound is above the threshold
+            take = np.sort(order[start:min(end, start + _PICK_BATCH)])
+            exact = np.empty(take.size)
+            p = 0
+            for block in posterior.candidate_blocks(cand[take]):
+                k = block.candidates.shape[0]
+                exact[p:p + k] = score_block(block, state, self.backend, calm)
+                p += k
+            out[take] = exact
+            best = min(best, float(exact.min()))
+            start += take.size
         return out

@@ -441,6 +441,24 @@ class LearnerBase:
             self._risk_cache = (cand, out.copy())
         return out
 
+    def score_to_pick(self, criterion, candidates, tie_rtol: float = 0.0) -> np.ndarray:
+        """Scores that pick as :meth:`score` does: exact wherever a score is within ``tie_rtol``
+        of the minimum, possibly a lower bound elsewhere (the criterion's ``score_to_pick``;
+        :meth:`score` when it has none, or when the whole-pool scores are already kept).
+
+        Returns
+        -------
+        ndarray of shape (k,) in the order of ``candidates``.
+        """
+        unl = self.unlabeled_indices
+        cand = unl if candidates is None else self._check_candidates(candidates)
+        cached = self._risk_cache is not None and np.array_equal(self._risk_cache[0], unl)
+        if criterion is not self.risk_criterion or cached or not hasattr(criterion, "score_to_pick"):
+            return self.score(criterion, cand)
+        self.require(EXPECTED_RISK, "the expected-risk strategy 'arls'")
+        return np.asarray(criterion.score_to_pick(self.scoring_state(), self._scoring_posterior(), cand, tie_rtol),
+                          dtype=np.float64)
+
     def expected_risk(self, candidates=None) -> np.ndarray:
         """Expected risk of labelling each point under :attr:`risk_criterion`.
 
