@@ -45,7 +45,7 @@ EXACT_KNN_MAX = 50_000
 #: query's ``ef`` (at least k + 1) and the number of indices built at once, one per block of
 #: points (``parts``). Chosen by benchmarks/knn_scale.py on a 32-dimensional Gaussian mixture
 #: (docs/benchmarks.md §15).
-HNSW_PARAMS = {"M": 12, "ef_construction": 60, "ef": 40, "parts": 2}
+HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60, "parts": 2}
 #: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search.
 REFINE_ROUNDS = 1
 #: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
