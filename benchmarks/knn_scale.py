@@ -10,6 +10,10 @@ embeddings of benchmarks/scale.py):
   a first call in a new process (what a user waits for: pynndescent's per-process compilation
   is timed apart, on 2,000 points first), its CPU time, and the peak resident memory of the
   process. Exact search is run up to ``--exact-max`` points (O(n^2 d): hours at 10^6).
+* ``sweep``: the hnsw method's settings (``--hnsw M=..,ef_construction=..,parts=..``, ``--refine``):
+  the indices built once, then for each query ``ef`` of ``--efs`` the recall of the merged search,
+  the recall after the local join (:mod:`core.kernels.knn_refine`) and the CPU / wall time of
+  build, query and refinement.
 * ``eig``: the ``--rank`` smallest eigenpairs of the normalised Laplacian of that graph by each
   method of :func:`core.kernels.graph.laplacian_eigenpairs` (``eigsh``: Lanczos on ``2 I - L``;
   ``lobpcg``: LOBPCG preconditioned by pyamg's smoothed aggregation), with the largest residual
@@ -27,6 +31,9 @@ Usage::
     python benchmarks/knn_scale.py --n 100000,1000000   # adds 10^6 (start it with nice -n 10)
     python benchmarks/knn_scale.py --quick              # n = 20,000, seconds
     python benchmarks/knn_scale.py --part knn --methods hnsw,nndescent
+    python benchmarks/knn_scale.py --n 100000 --part sweep --efs 20,60   # hnsw: one build, several ef,
+                                                                         # recall before/after the local join
+    python benchmarks/knn_scale.py --n 1000000 --part sweep --hnsw M=12,ef_construction=60,parts=2 --refine 1
 """
 
 from __future__ import annotations

@@ -43,9 +43,10 @@ KNN_METHODS = ("auto", "exact", "hnsw", "nndescent")
 EXACT_KNN_MAX = 50_000
 #: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction``, the
 #: query's ``ef`` (at least k + 1) and the number of indices built at once, one per block of
-#: points (``parts``). Chosen by benchmarks/knn_scale.py on a 32-dimensional Gaussian mixture
-#: (docs/benchmarks.md §15).
-HNSW_PARAMS = {"M": 12, "ef_construction": 60, "ef": 40, "parts": 2}
+#: points (``parts``). benchmarks/knn_scale.py --part sweep on a 32-dimensional Gaussian mixture
+#: (docs/benchmarks.md §15): recall@10 0.992 at 10^5 points with one refinement round; at 10^6
+#: the 0.95 target was not reached within the issue's time budget by any setting measured.
+HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60, "parts": 2}
 #: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search.
 REFINE_ROUNDS = 1
 #: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
