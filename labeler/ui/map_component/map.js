@@ -1,0 +1,97 @@
+// The pool map, drawn once and then changed in place (labeler/ui/map_component.py).
+//
+// Each rerun brings a message {base, rev, from, full, figure | delta} (labeler/ui/map_delta.py):
+// the whole figure, or the leaves that changed since message `from`. The page keeps the last
+// figure per map (window.__labelerMap, so a remounted element keeps it too), applies the delta
+// copy-on-write and calls Plotly.react on the SAME plot div: no new plot, no new WebGL context,
+// the zoom, drag mode and selection tools stay as the user left them (layout.uirevision).
+// A delta that does not follow the figure held (lost message, new page) is not applied: the
+// page asks for the whole figure (state "need_full") and keeps the old map until it comes.
+// Clicks, boxes and lassos are sent as the state "selection", in the shape st.plotly_chart
+// gives them ({points, box, lasso}, labeler/ui/selection.py), with a counter "seq".
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  if (!data || !data.message) { return; }
+  const G = window.__labelerMap = window.__labelerMap || { cache: {}, chain: Promise.resolve(), seq: 0 };
+  G.setStateValue = setStateValue;  // the newest one: events of a kept plot use it
+  if (!G.plotly) {
+    G.plotly = new Promise((resolve, reject) => {
+      if (window.Plotly && window.Plotly.react) { resolve(window.Plotly); return; }
+      const s = document.createElement("script");
+      s.src = data.plotly_url;
+      s.onload = () => resolve(window.Plotly);
+      s.onerror = () => { G.plotly = null; reject(new Error("could not load " + data.plotly_url)); };
+      document.head.appendChild(s);
+    });
+  }
+  let gd = parentElement.querySelector(":scope > .labeler-map");
+  if (!gd) {
+    gd = document.createElement("div");
+    gd.className = "labeler-map";
+    gd.style.width = "100%";
+    parentElement.appendChild(gd);
+  }
+  const name = data.name, msg = data.message;
+
+  const isBranch = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && !("bdata" in v);
+  function copyPath(root, path) {  // copy on write down to the parent of the last key
+    let node = root;
+    for (const key of path.slice(0, -1)) {
+      const child = node[key] === undefined ? {} : node[key];
+      node[key] = Array.isArray(child) ? child.slice() : Object.assign({}, child);
+      node = node[key];
+    }
+    return node;
+  }
+  function applyDelta(old, delta) {  // mirrors labeler/ui/map_delta.py apply_delta
+    const fig = { data: old.data.slice(0, delta.n_traces), layout: old.layout };
+    for (const [i, trace] of delta.traces) { fig.data[i] = trace; }
+    for (const [path, value] of delta.set) { copyPath(fig, path)[path[path.length - 1]] = value; }
+    for (const path of delta.unset) { delete copyPath(fig, path)[path[path.length - 1]]; }
+    return fig;
+  }
+  const point = (p) => ({ curve_number: p.curveNumber, point_number: p.pointNumber,
+                          point_index: p.pointIndex, customdata: p.customdata });
+  function emit(selection) {
+    G.seq += 1;
+    G.setStateValue("selection", Object.assign({ seq: G.seq, base: String(gd.__labelerBase || "") }, selection));
+  }
+  function attach(P) {
+    if (gd.__labelerEvents) { return; }
+    gd.__labelerEvents = true;
+    gd.on("plotly_click", (ev) => {
+      if (!ev || !ev.points || !ev.points.length) { return; }
+      emit({ points: [point(ev.points[ev.points.length - 1])], box: [], lasso: [] });
+    });
+    gd.on("plotly_selected", (ev) => {
+      if (!ev || !(ev.range || ev.lassoPoints)) { return; }  // a click: plotly_click has it
+      const box = ev.range ? [{ xref: "x", yref: "y", x: ev.range.x, y: ev.range.y }] : [];
+      const lasso = ev.lassoPoints ? [{ xref: "x", yref: "y", x: ev.lassoPoints.x, y: ev.lassoPoints.y }] : [];
+      emit({ points: [], box, lasso });
+    });
+    gd.on("plotly_deselect", () => emit({ points: [], box: [], lasso: [] }));
+  }
+  async function draw() {
+    const P = await G.plotly;
+    const held = G.cache[name];
+    let fig;
+    if (msg.full) {
+      fig = msg.figure;
+    } else if (held && held.base === msg.base && held.rev === msg.rev) {
+      fig = held.fig;  // the same message again (a remount): draw what is held
+    } else if (held && held.base === msg.base && held.rev === msg.from) {
+      fig = applyDelta(held.fig, msg.delta);
+    } else {  // nothing to apply the delta to: ask for the whole figure, keep the old map
+      G.setStateValue("need_full", { base: msg.base, rev: msg.rev, seq: (G.seq += 1) });
+      return;
+    }
+    G.cache[name] = { base: msg.base, rev: msg.rev, fig };
+    gd.__labelerBase = msg.base;
+    gd.dataset.rev = String(msg.rev);
+    gd.dataset.full = msg.full ? "1" : "0";
+    await P.react(gd, fig.data, fig.layout, data.config || {});
+    attach(P);
+    gd.dataset.drawnRev = String(msg.rev);
+  }
+  G.chain = G.chain.then(draw).catch((e) => { console.error("labeler map:", e); });
+}
