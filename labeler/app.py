@@ -31,7 +31,7 @@ from labeler.ui.export_panel import render_export
 from labeler.ui.figures import scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.map_colors import class_color
-from labeler.ui.map_component import render_map, take_selection, uses_component
+from labeler.ui.map_component import drop_selection, render_map, take_selection, uses_component
 from labeler.ui.map_density import uses_density
 from labeler.ui.selection import warm_up_in_background
 from labeler.ui.point_panel import render_point_panel
@@ -92,6 +92,8 @@ with lock:
     if in_place:
         take_selection()  # its click, box or lasso as st.plotly_chart's event under "scatter"
     state.sync_selection(session.layout, view.version)
+    if in_place:
+        drop_selection()  # applied once; the page counts its events
     area = st.session_state.get("area")
 
     # ---- header: data set, counts ----------------------------------------------------------

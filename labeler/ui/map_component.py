@@ -36,12 +36,13 @@ import streamlit as st
 from labeler.ui.map_delta import NEED_FULL, MapSync, figure_state, next_message
 
 __all__ = ["COMPONENT_KEY", "SYNC_KEY", "uses_component", "plotly_js_folder", "take_selection",
-           "render_map"]
+           "drop_selection", "render_map"]
 
 #: Key of the component (its state: "selection", "need_full").
 COMPONENT_KEY = "pool_map"
 #: Session-state key of the :class:`~labeler.ui.map_delta.MapSync` of this page.
 SYNC_KEY = "pool_map_sync"
+_SEQ_KEY = "pool_map_seq"
 _JS = (Path(__file__).with_name("map_component") / "map.js").read_text(encoding="utf-8")
 _ASSETS_NAME = "labeler_plotly_js"
 _component = None
@@ -84,16 +85,26 @@ def _plotly_url() -> str:
 
 def take_selection() -> None:
     """Copy a NEW click, box or lasso of the component to ``st.session_state["scatter"]``
-    (``{"selection": {"points", "box", "lasso"}, "seq"}``), before
-    :func:`labeler.ui.state.sync_selection` reads it. Does nothing without one."""
+    (``{"selection": {"points", "box", "lasso"}, "seq"}``, the shape ``st.plotly_chart``
+    gives), before :func:`labeler.ui.state.sync_selection` reads it. An event is copied once
+    (its ``seq``, counted by the page); :func:`drop_selection` removes it after it was read, so
+    "scatter" holds an event for one run only, as the chart's did."""
     value = st.session_state.get(COMPONENT_KEY)
     selection = value.get("selection") if hasattr(value, "get") else None
     if not isinstance(selection, dict):
         return
-    event = {"selection": {k: selection.get(k) or [] for k in ("points", "box", "lasso")},
-             "seq": selection.get("seq")}
-    if st.session_state.get("scatter") != event:
-        st.session_state["scatter"] = event
+    seq = selection.get("seq")
+    if seq is None or seq == st.session_state.get(_SEQ_KEY):
+        return
+    st.session_state[_SEQ_KEY] = seq
+    st.session_state["scatter"] = {
+        "selection": {k: selection.get(k) or [] for k in ("points", "box", "lasso")}, "seq": seq}
+
+
+def drop_selection() -> None:
+    """Forget the event :func:`take_selection` copied, once it was applied."""
+    st.session_state.pop("scatter", None)
+    st.session_state.pop("scatter_seen", None)
 
 
 def render_map(fig, base: str, height: int) -> dict:
