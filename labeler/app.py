@@ -148,7 +148,8 @@ with lock:
             viewport=map_viewport(map_key) if uses_density(view.n_samples) else None,
         )
         if in_place:  # the whole figure once per map, then only what changed
-            render_map(fig, base=f"{map_key}|{view.n_samples}|{mode}", height=fig.layout.height or 560)
+            render_map(fig, base=f"{map_key}|{view.n_samples}|{mode}", height=fig.layout.height or 560,
+                       hover=(view.classes, view.predicted_codes, pred["confidence"].to_numpy(dtype=float)))
         else:  # LABELER_MAP_COMPONENT=0: the whole figure on every rerun
             st.plotly_chart(fig, key="scatter", on_select="rerun",
                             selection_mode=("points", "box", "lasso"),

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from labeler.ui.figures import scatter_figure
-from labeler.ui.map_delta import (MapSync, apply_delta, figure_delta, figure_state, message_size,
-                                  next_message)
+from labeler.ui.map_delta import (HOVER_KEY, MapSync, apply_delta, compact_pool_hover, expand_hover,
+                                  figure_delta, figure_state, message_size, next_message)
 
 
 def _random_tree(rng, depth=0):
@@ -95,3 +95,27 @@ def test_exchange_sends_the_whole_figure_only_when_needed():
     assert not m4["full"] and apply_delta(b, m4["delta"]) == a
     m5 = next_message(sync, "other", a)  # another map (session, layout, colour mode)
     assert m5["full"]
+
+
+def test_compact_hover_gives_back_the_tooltips_of_the_figure():
+    rng = np.random.default_rng(3)
+    n = 2000
+    xy = _moons(n)
+    labels = -np.ones(n, dtype=int)
+    labels[:5] = 1
+    pred = rng.integers(-1, 3, size=n)
+    conf = np.concatenate([rng.random(n - 6), [0.125, 0.005, 0.995, 0.0, 1.0, 0.00499999]])
+    texts = np.array([f"text {i}<br>line" if i % 3 else "" for i in range(n)], dtype=object)
+    for hover_text in (None, texts):
+        fig = scatter_figure(xy, ["a", "b&lt;", "c"], label_codes=labels, predicted_codes=pred,
+                             confidence=conf, query=0, hover_text=hover_text, hover_predictions=True,
+                             density=False)
+        state = figure_state(fig)
+        names = ["a", "b&lt;", "c"]
+        small = compact_pool_hover(state, names, pred, conf)
+        assert "text" not in small["data"][0] and "text" in state["data"][0]
+        assert expand_hover(small["data"][0][HOVER_KEY]) == state["data"][0]["text"]
+        assert message_size(small) < message_size(state)
+    dense = figure_state(scatter_figure(xy, ["a", "b"], label_codes=labels, predicted_codes=pred,
+                                        confidence=conf, query=0, hover_predictions=True, density=True))
+    assert compact_pool_hover(dense, ["a", "b"], pred, conf) is dense  # a few points drawn: as is

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from labeler.ui.map_delta import NEED_FULL, MapSync, figure_state, next_message
+from labeler.ui.map_delta import NEED_FULL, MapSync, compact_pool_hover, figure_state, next_message
 
 __all__ = ["COMPONENT_KEY", "SYNC_KEY", "uses_component", "plotly_js_folder", "take_selection",
            "drop_selection", "render_map"]
@@ -107,7 +107,7 @@ def drop_selection() -> None:
     st.session_state.pop("scatter_seen", None)
 
 
-def render_map(fig, base: str, height: int) -> dict:
+def render_map(fig, base: str, height: int, hover=None) -> dict:
     """Draw ``fig`` in the component: the whole figure the first time (or when asked), else
     the delta from what this page was sent last.
 
@@ -120,6 +120,9 @@ def render_map(fig, base: str, height: int) -> dict:
         figure.
     height : int
         Height of the map in pixels.
+    hover : (classes, predicted_codes, confidence), optional
+        What the pool's tooltips were made of: sent as compact arrays
+        (:func:`~labeler.ui.map_delta.compact_pool_hover`) when every point is drawn.
 
     Returns
     -------
@@ -134,7 +137,10 @@ def render_map(fig, base: str, height: int) -> dict:
         sync = st.session_state[SYNC_KEY] = MapSync()
     value = st.session_state.get(COMPONENT_KEY)
     need_full = value.get(NEED_FULL) if hasattr(value, "get") else None
-    message = next_message(sync, base, figure_state(fig), need_full)
+    state = figure_state(fig)
+    if hover is not None:
+        state = compact_pool_hover(state, *hover)
+    message = next_message(sync, base, state, need_full)
     _component(
         key=COMPONENT_KEY,
         data={"name": COMPONENT_KEY, "message": message, "plotly_url": _plotly_url(),

@@ -50,6 +50,39 @@ export default function (component) {
     for (const path of delta.unset) { delete copyPath(fig, path)[path[path.length - 1]]; }
     return fig;
   }
+  // the pool's tooltips from compact arrays (labeler/ui/map_delta.py compact_pool_hover):
+  // "<class> (<confidence>)" then the point's own text; built again only when they changed
+  G.hoverTexts = G.hoverTexts || new WeakMap();
+  function decode(spec, Type) {
+    const bytes = Uint8Array.from(atob(spec.bdata), (ch) => ch.charCodeAt(0));
+    return new Type(bytes.buffer);
+  }
+  function withTexts(trace) {
+    const h = trace.labelerHover;
+    if (!h) { return trace; }
+    let text = G.hoverTexts.get(h);
+    if (!text) {
+      const pred = decode(h.pred, Int16Array), conf = decode(h.conf, Uint8Array);
+      const last = h.names.length - 1;
+      text = new Array(pred.length);
+      for (let i = 0; i < pred.length; i++) {
+        const head = h.names[pred[i] >= 0 ? pred[i] : last] + " (" + (conf[i] / 100).toFixed(2) + ")";
+        text[i] = h.extra ? head + "<br>" + h.extra[i] : head;
+      }
+      G.hoverTexts.set(h, text);
+    }
+    const out = Object.assign({}, trace, { text });
+    delete out.labelerHover;
+    return out;
+  }
+  function clone(v, arrays) {  // objects copied; arrays too with `arrays` (the layout's ranges
+    // are changed in place by a zoom), else shared (the traces' data, never changed in place)
+    if (v === null || typeof v !== "object" || ArrayBuffer.isView(v)) { return v; }
+    if (Array.isArray(v)) { return arrays ? v.map((x) => clone(x, arrays)) : v; }
+    const out = {};
+    for (const k of Object.keys(v)) { out[k] = clone(v[k], arrays); }
+    return out;
+  }
   const point = (p) => ({ curve_number: p.curveNumber, point_number: p.pointNumber,
                           point_index: p.pointIndex, customdata: p.customdata });
   function emit(selection) {
@@ -70,6 +103,14 @@ export default function (component) {
       emit({ points: [], box, lasso });
     });
     gd.on("plotly_deselect", () => emit({ points: [], box: [], lasso: [] }));
+    // a reset (double-click) autoranges over the DRAWN points; the density map draws a few, so
+    // go back to the figure's own ranges (the whole pool's extent) where it gives them
+    gd.on("plotly_relayout", (ev) => {
+      if (!ev || !(ev["xaxis.autorange"] || ev["yaxis.autorange"])) { return; }
+      const held = G.cache[name], layout = held && held.fig.layout;
+      const xr = layout && layout.xaxis && layout.xaxis.range, yr = layout && layout.yaxis && layout.yaxis.range;
+      if (Array.isArray(xr) && Array.isArray(yr)) { P.relayout(gd, { "xaxis.range": xr.slice(), "yaxis.range": yr.slice() }); }
+    });
   }
   async function draw() {
     const P = await G.plotly;
@@ -89,7 +130,9 @@ export default function (component) {
     gd.__labelerBase = msg.base;
     gd.dataset.rev = String(msg.rev);
     gd.dataset.full = msg.full ? "1" : "0";
-    await P.react(gd, fig.data, fig.layout, data.config || {});
+    // plotly writes the user's zoom, selections... into the objects it is given: give it
+    // copies of the objects (arrays shared), so the held figure stays what the server sent
+    await P.react(gd, fig.data.map(withTexts).map((t) => clone(t, false)), clone(fig.layout, true), data.config || {});
     attach(P);
     gd.dataset.drawnRev = String(msg.rev);
   }
