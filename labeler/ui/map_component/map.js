@@ -105,8 +105,16 @@ export default function (component) {
     gd.on("plotly_deselect", () => emit({ points: [], box: [], lasso: [] }));
     // a reset (double-click) autoranges over the DRAWN points; the density map draws a few, so
     // go back to the figure's own ranges (the whole pool's extent) where it gives them
+    // the user's zoom, kept by this script (not by plotly's uirevision, which loses it when a
+    // delta changes the traces) while the map's view key (layout.meta) stays the same
     gd.on("plotly_relayout", (ev) => {
-      if (!ev || !(ev["xaxis.autorange"] || ev["yaxis.autorange"])) { return; }
+      if (!ev) { return; }
+      const fl = gd._fullLayout;
+      if (Object.keys(ev).some((k) => /^[xy]axis\.range/.test(k)) && fl && fl.xaxis && fl.yaxis) {
+        gd.__labelerZoom = { meta: String(fl.meta || ""), x: fl.xaxis.range.slice(), y: fl.yaxis.range.slice() };
+      }
+      if (!(ev["xaxis.autorange"] || ev["yaxis.autorange"])) { return; }
+      gd.__labelerZoom = null;
       const held = G.cache[name], layout = held && held.fig.layout;
       const xr = layout && layout.xaxis && layout.xaxis.range, yr = layout && layout.yaxis && layout.yaxis.range;
       if (Array.isArray(xr) && Array.isArray(yr)) { P.relayout(gd, { "xaxis.range": xr.slice(), "yaxis.range": yr.slice() }); }
@@ -132,7 +140,12 @@ export default function (component) {
     gd.dataset.full = msg.full ? "1" : "0";
     // plotly writes the user's zoom, selections... into the objects it is given: give it
     // copies of the objects (arrays shared), so the held figure stays what the server sent
-    await P.react(gd, fig.data.map(withTexts).map((t) => clone(t, false)), clone(fig.layout, true), data.config || {});
+    const layout = clone(fig.layout, true), zoom = gd.__labelerZoom;
+    if (zoom && zoom.meta === String(layout.meta || "")) {
+      layout.xaxis = Object.assign(layout.xaxis || {}, { range: zoom.x.slice(), autorange: false });
+      layout.yaxis = Object.assign(layout.yaxis || {}, { range: zoom.y.slice(), autorange: false });
+    }
+    await P.react(gd, fig.data.map(withTexts).map((t) => clone(t, false)), layout, data.config || {});
     attach(P);
     gd.dataset.drawnRev = String(msg.rev);
   }
