@@ -83,18 +83,22 @@ def test_delta_of_real_maps_before_and_after_labels(density, mode):
 def test_exchange_sends_the_whole_figure_only_when_needed():
     a = {"data": [{"x": 1}], "layout": {"h": 1}}
     b = {"data": [{"x": 2}], "layout": {"h": 1}}
+    c = {"data": [{"x": 3}, {"y": 1}], "layout": {"h": 2}}
     sync = MapSync()
     m1 = next_message(sync, "k", a)
-    assert m1["full"] and m1["figure"] == a and (m1["rev"], m1["from"]) == (1, 0)
+    assert m1["full"] and m1["figure"] == a and (m1["rev"], m1["from"]) == (1, 1)
     m2 = next_message(sync, "k", b)
     assert not m2["full"] and (m2["rev"], m2["from"]) == (2, 1) and apply_delta(a, m2["delta"]) == b
-    ask = {"base": "k", "rev": 2, "seq": 1}  # the page lost its copy (remount, new tab)
-    m3 = next_message(sync, "k", b, need_full=ask)
-    assert m3["full"] and m3["figure"] == b and m3["rev"] == 3
-    m4 = next_message(sync, "k", a, need_full=ask)  # the same request is answered once
-    assert not m4["full"] and apply_delta(b, m4["delta"]) == a
-    m5 = next_message(sync, "other", a)  # another map (session, layout, colour mode)
-    assert m5["full"]
+    m3 = next_message(sync, "k", c)  # from the whole figure: a page that missed m2 draws it
+    assert not m3["full"] and (m3["rev"], m3["from"]) == (3, 1) and apply_delta(a, m3["delta"]) == c
+    ask = {"base": "k", "rev": 3, "seq": 1}  # the page lost its copy (remount, new tab)
+    m4 = next_message(sync, "k", b, need_full=ask)
+    assert m4["full"] and m4["figure"] == b and (m4["rev"], m4["from"]) == (4, 4)
+    m5 = next_message(sync, "k", a, need_full=ask)  # the same request is answered once
+    assert not m5["full"] and m5["from"] == 4 and apply_delta(b, m5["delta"]) == a
+    assert sync.state == a
+    m6 = next_message(sync, "other", a)  # another map (session, layout, colour mode)
+    assert m6["full"]
 
 
 def test_compact_hover_gives_back_the_tooltips_of_the_figure():

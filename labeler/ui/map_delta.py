@@ -13,10 +13,14 @@ page's script (``labeler/ui/map_component/map.js``) applies the same delta the s
 
 :func:`next_message` is the server's half of the exchange: the whole figure when the page has
 nothing to apply a delta to (first draw, another map key, the page asked for it because it
-lost its copy), else the delta from the last state sent. Each message carries ``rev`` (its
-number) and ``from`` (the rev the delta applies to): the page applies a delta only to that
-rev, and otherwise asks for the whole figure (:data:`NEED_FULL`), so a lost message costs one
-full draw, never a wrong map.
+lost its copy), else the delta from the last WHOLE figure sent. Each message carries ``rev``
+(its number) and ``from`` (the rev of that whole figure): the page keeps the whole figure and
+applies each delta to it, so a message it never drew (two reruns in quick succession, the
+second one drawn) costs nothing; a delta from a whole figure the page does not hold is not
+applied: the page asks for the whole figure (:data:`NEED_FULL`), never draws a wrong map.
+Deltas from the whole figure are hardly larger than deltas from the previous state: what
+changes on a label (colours, the labelled trace, the query) is replaced whole either way, and
+what does not (coordinates, texts, template, axes) is in neither.
 """
 
 from __future__ import annotations
@@ -153,6 +157,10 @@ class MapSync:
         Number of the last message sent (0: none yet).
     state : dict or None
         The figure state that message brought the page to.
+    full_rev : int
+        Number of the last message that sent the whole figure.
+    full_state : dict or None
+        That figure: deltas are computed from it.
     full_requests : set of str
         Requests for the whole figure (:data:`NEED_FULL`) already answered.
     """
@@ -160,6 +168,8 @@ class MapSync:
     base: str | None = None
     rev: int = 0
     state: dict | None = None
+    full_rev: int = 0
+    full_state: dict | None = None
     full_requests: set = field(default_factory=set)
 
 
@@ -181,7 +191,8 @@ def next_message(sync: MapSync, base: str, state: dict, need_full=None) -> dict:
     -------
     dict
         ``{"base", "rev", "from", "full": True, "figure"}`` or ``{"base", "rev", "from",
-        "full": False, "delta"}``; ``rev`` increases by one per message.
+        "full": False, "delta"}`` with ``delta`` = :func:`figure_delta` (whole figure of rev
+        ``from``, ``state``); ``rev`` increases by one per message.
     """
     request = None
     if isinstance(need_full, dict):
@@ -189,13 +200,15 @@ def next_message(sync: MapSync, base: str, state: dict, need_full=None) -> dict:
     asked = request is not None and request not in sync.full_requests
     if asked:
         sync.full_requests.add(request)
-    full = asked or sync.state is None or sync.base != base
-    message = {"base": base, "rev": sync.rev + 1, "from": sync.rev, "full": full}
+    full = asked or sync.full_state is None or sync.base != base
+    rev = sync.rev + 1
     if full:
-        message["figure"] = state
+        message = {"base": base, "rev": rev, "from": rev, "full": True, "figure": state}
+        sync.full_rev, sync.full_state = rev, state
     else:
-        message["delta"] = figure_delta(sync.state, state)
-    sync.base, sync.rev, sync.state = base, sync.rev + 1, state
+        message = {"base": base, "rev": rev, "from": sync.full_rev, "full": False,
+                   "delta": figure_delta(sync.full_state, state)}
+    sync.base, sync.rev, sync.state = base, rev, state
     return message
 
 

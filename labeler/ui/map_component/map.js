@@ -1,10 +1,10 @@
 // The pool map, drawn once and then changed in place (labeler/ui/map_component.py).
 //
 // Each rerun brings a message {base, rev, from, full, figure | delta} (labeler/ui/map_delta.py):
-// the whole figure, or the leaves that changed since message `from`. The page keeps the last
-// figure per map (window.__labelerMap, so a remounted element keeps it too), applies the delta
-// copy-on-write and calls Plotly.react on the SAME plot div: no new plot, no new WebGL context,
-// the zoom, drag mode and selection tools stay as the user left them (layout.uirevision).
+// the whole figure, or the leaves that changed since the whole figure of message `from`. The
+// page keeps that figure per map (window.__labelerMap, so a remounted element keeps it too),
+// applies the delta to it copy-on-write and calls Plotly.react on the SAME plot div: no new
+// plot, no new WebGL context; the zoom is kept by this script, the drag mode by uirevision.
 // A delta that does not follow the figure held (lost message, new page) is not applied: the
 // page asks for the whole figure (state "need_full") and keeps the old map until it comes.
 // Clicks, boxes and lassos are sent as the state "selection", in the shape st.plotly_chart
@@ -123,18 +123,18 @@ export default function (component) {
   async function draw() {
     const P = await G.plotly;
     const held = G.cache[name];
-    let fig;
+    let fig, whole;
     if (msg.full) {
-      fig = msg.figure;
+      fig = whole = msg.figure;
     } else if (held && held.base === msg.base && held.rev === msg.rev) {
-      fig = held.fig;  // the same message again (a remount): draw what is held
-    } else if (held && held.base === msg.base && held.rev === msg.from) {
-      fig = applyDelta(held.fig, msg.delta);
+      fig = held.fig; whole = held.whole;  // the same message again (a remount): as held
+    } else if (held && held.base === msg.base && held.wholeRev === msg.from) {
+      fig = applyDelta(held.whole, msg.delta); whole = held.whole;  // deltas apply to the whole figure
     } else {  // nothing to apply the delta to: ask for the whole figure, keep the old map
       G.setStateValue("need_full", { base: msg.base, rev: msg.rev, seq: (G.seq += 1) });
       return;
     }
-    G.cache[name] = { base: msg.base, rev: msg.rev, fig };
+    G.cache[name] = { base: msg.base, rev: msg.rev, fig, whole, wholeRev: msg.full ? msg.rev : held.wholeRev };
     gd.__labelerBase = msg.base;
     gd.dataset.rev = String(msg.rev);
     gd.dataset.full = msg.full ? "1" : "0";
