@@ -22,6 +22,11 @@ Clicks, boxes and lassos come back as the component's ``selection`` state, copie
 ``st.session_state["scatter"]`` in the shape ``st.plotly_chart`` gives (:func:`take_selection`),
 so :func:`labeler.ui.state.sync_selection` reads them as before.
 
+Why not a ``components.v1`` iframe: keys pressed while the map has the focus (after a click on
+a point) would go to the iframe's document, not to the page whose buttons hold the labelling
+shortcuts; the zoom reporter, the browser tests and the lasso helpers would not find the plot;
+and the frame's height would need messages of its own. The v2 component draws in the page.
+
 ``LABELER_MAP_COMPONENT=0`` draws the map with ``st.plotly_chart`` as before (a switch kept
 for comparison and as a fallback).
 """
