@@ -99,6 +99,29 @@ def _run(page, server, expect_images: int):
     state = _map_state(page)
     assert state["full"] == "1" and state["same"]
     assert point in state["labelled"] and len(state["labelled"]) == count
+    # a double-click on a drawn point resets the zoom and does not choose that point
+    x, y, index = page.evaluate(f"""() => {{ const gd = {_MAP}, d = gd._fullData[0];
+        const q = Number(document.querySelector('.point-tag').dataset.query);
+        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+        const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+        const ids = d.customdata ? Array.from(d.customdata).map(Number) : [...Array(d.x.length).keys()];
+        const j = ids.findIndex((i, k) => i !== q && xa.l2p(d.x[k]) > 20 && xa.l2p(d.x[k]) < r.width - 20
+                                         && ya.l2p(d.y[k]) > 20 && ya.l2p(d.y[k]) < r.height - 20);
+        return [r.left + xa.l2p(d.x[j]), r.top + ya.l2p(d.y[j]), ids[j]]; }}""")
+    page.mouse.dblclick(x, y)
+    page.wait_for_timeout(1500)
+    wait_idle(page)
+    point_shown, query_shown = shown(page)
+    assert point_shown == query_shown != index, "the double-click chose a point"
+    # a single click does
+    x, y = page.evaluate(f"""(i) => {{ const gd = {_MAP}, d = gd._fullData[0];
+        const ids = d.customdata ? Array.from(d.customdata).map(Number) : [...Array(d.x.length).keys()];
+        const k = ids.indexOf(i), r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+        return [r.left + gd._fullLayout.xaxis.l2p(d.x[k]), r.top + gd._fullLayout.yaxis.l2p(d.y[k])]; }}""",
+                         index)
+    page.mouse.click(x, y)
+    page.wait_for_function("(p) => { const t = document.querySelector('.point-tag');"
+                           " return t && t.dataset.point === String(p); }", arg=index, timeout=60_000)
     return state
 
 

@@ -92,10 +92,20 @@ export default function (component) {
   function attach(P) {
     if (gd.__labelerEvents) { return; }
     gd.__labelerEvents = true;
+    // a click is sent after the double-click time: the first click of a double-click (reset
+    // the zoom) must not choose the point under the mouse
+    const cancelClick = () => { clearTimeout(gd.__labelerClick); gd.__labelerClick = null; };
     gd.on("plotly_click", (ev) => {
       if (!ev || !ev.points || !ev.points.length) { return; }
-      emit({ points: [point(ev.points[ev.points.length - 1])], box: [], lasso: [] });
+      // plotly's order on a double-click: click, doubleclick, deselect, click: neither counts
+      if (gd.__labelerClick || performance.now() - (gd.__labelerDouble || -1e9) < 600) { cancelClick(); return; }
+      const picked = point(ev.points[ev.points.length - 1]);
+      gd.__labelerClick = setTimeout(() => {
+        gd.__labelerClick = null;
+        emit({ points: [picked], box: [], lasso: [] });
+      }, 350);
     });
+    gd.on("plotly_doubleclick", () => { cancelClick(); gd.__labelerDouble = performance.now(); });
     gd.on("plotly_selected", (ev) => {
       if (!ev || !(ev.range || ev.lassoPoints)) { return; }  // a click: plotly_click has it
       const box = ev.range ? [{ xref: "x", yref: "y", x: ev.range.x, y: ev.range.y }] : [];
