@@ -16,6 +16,11 @@ dense n x n matrix would not fit), and ``--density-above`` the pool size above w
 a density image (``LABELER_MAP_DENSITY_ABOVE``; default the app's 50,000), so that both maps
 can be timed on one pool in one run. The table says which map was drawn.
 
+The map: ``--map component`` (default, the map changed in place by deltas,
+``labeler/ui/map_component.py``) or ``--map chart`` (``st.plotly_chart``, the whole figure on
+every rerun; ``LABELER_MAP_COMPONENT=0``); the table gives the median bytes the page received
+over its websocket per press (every message of the rerun, not only the map's).
+
 A real file: ``--data PATH`` (CSV or Parquet, as ``labeler app PATH`` reads it; its label
 column, if any, gives the classes) replaces the built-in two-moons and ``--sizes``. A 10^6-row
 file is made by ``benchmarks/make_large_file.py``. The table also gives the server's peak
@@ -52,6 +57,8 @@ from harness import (POINT_TAG, AppServer, browser_page, chromium_path, class_ke
                      focus_page, open_app, press, wait_idle)
 
 TARGETS_MS = {2000: 300.0, 20000: 1000.0, 100000: 1000.0}
+#: Key -> map updated (issue 23 item 5: the map changes in place).
+MAP_TARGETS_MS = {100000: 500.0}
 
 _INSTALL = """() => {
     window.__lat = {t0: null, tQuery: null, tMap: null, q0: null};
@@ -150,7 +157,7 @@ class PeakMemory:
 
 def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | None = None,
             density_above: int | None = None, data: str | None = None,
-            screenshots: Path | None = None) -> dict:
+            screenshots: Path | None = None, map_mode: str = "component") -> dict:
     """Start the app on moons of size ``n`` (or the file ``data``) and time ``presses`` labels.
 
     ``weighting`` is chosen in the sidebar before the first press ("balanced" is the default);
@@ -163,11 +170,19 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
         env["LABELER_MODEL"] = json.dumps({"posterior": posterior})
     if density_above is not None:
         env["LABELER_MAP_DENSITY_ABOVE"] = str(density_above)
+    env["LABELER_MAP_COMPONENT"] = "1" if map_mode == "component" else "0"
     with tempfile.TemporaryDirectory(prefix="labeler-bench-") as tmp:
         t_start = time.perf_counter()
         with AppServer(Path(tmp) / "store.sqlite", data_options=None if data else {"n": n},
                        data=data, timeout=1800, env=env) as server, browser_page() as page:
             t_server = time.perf_counter() - t_start
+            received = [0]  # bytes the page received over its websocket (Streamlit's messages)
+
+            def on_socket(ws):
+                ws.on("framereceived", lambda frame: received.__setitem__(
+                    0, received[0] + len(frame if isinstance(frame, (bytes, str)) else b"")))
+
+            page.on("websocket", on_socket)
             memory = PeakMemory(server.proc.pid)
             try:
                 page.goto(server.url)  # start-up of a large pool (factor, layout): minutes
@@ -195,8 +210,9 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
             keys = class_keys(page)
             names = list(keys)
             page.evaluate(_INSTALL)
-            to_query, to_map = [], []
+            to_query, to_map, sizes = [], [], []
             for k in range(presses + 1):  # the first press warms up (JIT, caches): not counted
+                bytes_before = received[0]
                 press(page, keys[names[k % len(names)]])
                 page.wait_for_function("() => window.__lat.tQuery !== null && window.__lat.tMap !== null",
                                        timeout=120_000, polling="raf")
@@ -205,6 +221,9 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
                     to_query.append(lat["tQuery"] - lat["t0"])
                     to_map.append(lat["tMap"] - lat["t0"])
                 page.wait_for_timeout(300)  # let the rest of the page settle before the next press
+                wait_idle(page)
+                if k > 0:
+                    sizes.append(received[0] - bytes_before)
             if screenshots is not None:
                 page.wait_for_timeout(2000)
                 page.screenshot(path=str(screenshots / f"{tag}-after-{presses + 1}-labels.png"),
@@ -221,7 +240,8 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
                         data=Path(data).name if data else "moons",
                         posterior=posterior or "(default)",
                         query_median=statistics.median(to_query), query_max=max(to_query),
-                        map_median=statistics.median(to_map), map_max=max(to_map))
+                        map_median=statistics.median(to_map), map_max=max(to_map),
+                        map_mode=map_mode, kb_per_press=statistics.median(sizes) / 1024)
 
 
 def rows_of(path: str) -> int:
@@ -246,6 +266,8 @@ def main(argv=None) -> int:
                         help="pool sizes above which the map is a density image (one run each)")
     parser.add_argument("--data", default=None,
                         help="a CSV or Parquet file to open instead of two-moons (--sizes is then ignored)")
+    parser.add_argument("--map", choices=["component", "chart"], nargs="+", default=["component"],
+                        help="the map changed in place (component) or st.plotly_chart (chart); one run each")
     parser.add_argument("--screenshots", type=Path, default=None,
                         help="folder for PNGs of the page after start-up and after the presses")
     args = parser.parse_args(argv)
@@ -256,24 +278,30 @@ def main(argv=None) -> int:
         return 2
     load_before = os.getloadavg()[0]
     sizes = [rows_of(args.data)] if args.data else args.sizes
-    rows = [measure(n, args.presses, w, args.posterior, d, args.data, args.screenshots)
-            for n in sizes for w in args.weightings for d in args.density_above]
+    rows = [measure(n, args.presses, w, args.posterior, d, args.data, args.screenshots, m)
+            for n in sizes for w in args.weightings for d in args.density_above for m in args.map]
     print()
     print(f"load average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after; "
           f"{os.cpu_count()} cores")
     print("| data | n | weighting | posterior | map | presses | server up (s) | start-up to first query (s) "
           "| key -> next query shown, median (max) ms | key -> map updated, median (max) ms "
-          "| server peak RSS after start-up, at the end (GB) | target (query shown) | met |")
-    print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|")
+          "| received per press, median (kB) "
+          "| server peak RSS after start-up, at the end (GB) | target (query shown) | met "
+          "| target (map updated) | met |")
+    print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|:---:|")
     for r in rows:
         target = TARGETS_MS.get(r["n"])
         met = "" if target is None else ("yes" if r["query_median"] <= target else "NO")
         procs = "" if r["processes"] == 1 else f" ({r['processes']} processes)"
-        print(f"| {r['data']} | {r['n']:,} | {r['weighting']} | {r['posterior']} | {r['map']} | {r['presses']} "
+        map_target = MAP_TARGETS_MS.get(r["n"])
+        map_met = "" if map_target is None else ("yes" if r["map_median"] <= map_target else "NO")
+        print(f"| {r['data']} | {r['n']:,} | {r['weighting']} | {r['posterior']} | {r['map']} ({r['map_mode']}) "
+              f"| {r['presses']} "
               f"| {r['server_s']:.1f} | {r['ready_s']:.1f} | {r['query_median']:.0f} "
-              f"({r['query_max']:.0f}) | {r['map_median']:.0f} ({r['map_max']:.0f}) | "
+              f"({r['query_max']:.0f}) | {r['map_median']:.0f} ({r['map_max']:.0f}) | {r['kb_per_press']:.1f} | "
               f"{r['peak_startup_gb']:.2f}, {r['peak_gb']:.2f}{procs} | "
-              f"{'' if target is None else f'{target:.0f} ms'} | {met} |")
+              f"{'' if target is None else f'{target:.0f} ms'} | {met} "
+              f"| {'' if map_target is None else f'{map_target:.0f} ms'} | {map_met} |")
     return 0
 
 

@@ -31,6 +31,7 @@ from labeler.ui.export_panel import render_export
 from labeler.ui.figures import scatter_figure
 from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
 from labeler.ui.map_colors import class_color
+from labeler.ui.map_component import drop_selection, render_map, take_selection, uses_component
 from labeler.ui.map_density import uses_density
 from labeler.ui.selection import warm_up_in_background
 from labeler.ui.point_panel import render_point_panel
@@ -87,7 +88,12 @@ with lock:
         view = build_view(session, color_mode=st.session_state["color_mode"])
     if uses_density(view.n_samples):
         warm_up_in_background()  # the first lasso on a large pool need not load compiled code
+    in_place = uses_component()  # the map changes in place (labeler/ui/map_component.py)
+    if in_place:
+        take_selection()  # its click, box or lasso as st.plotly_chart's event under "scatter"
     state.sync_selection(session.layout, view.version)
+    if in_place:
+        drop_selection()  # applied once; the page counts its events
     area = st.session_state.get("area")
 
     # ---- header: data set, counts ----------------------------------------------------------
@@ -138,9 +144,13 @@ with lock:
             hover_text=map_hover_texts(session.dataset), hover_predictions=True,
             viewport=map_viewport(map_key) if uses_density(view.n_samples) else None,
         )
-        st.plotly_chart(fig, key="scatter", on_select="rerun",
-                        selection_mode=("points", "box", "lasso"),
-                        config={"displaylogo": False, "scrollZoom": True})
+        if in_place:  # the whole figure once per map, then only what changed
+            render_map(fig, base=f"{map_key}|{view.n_samples}|{mode}", height=fig.layout.height or 560,
+                       hover=(view.classes, view.predicted_codes, pred["confidence"].to_numpy(dtype=float)))
+        else:  # LABELER_MAP_COMPONENT=0: the whole figure on every rerun
+            st.plotly_chart(fig, key="scatter", on_select="rerun",
+                            selection_mode=("points", "box", "lasso"),
+                            config={"displaylogo": False, "scrollZoom": True})
         st.caption("Click a point to see it and label it out of turn. Box or lasso select "
                    "(toolbar) to label many at once. Scroll to zoom, drag to zoom in on a box, "
                    "double-click to reset."

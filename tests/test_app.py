@@ -6,6 +6,7 @@ and checks the page and the session state.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -15,6 +16,18 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from labeler.ui.registry import REGISTRY
+
+
+def map_figure(at: AppTest) -> dict:
+    """The pool map the page holds now, as plotly JSON: ``st.plotly_chart``'s figure, or the
+    figure the in-place map component (labeler/ui/map_component.py) brought the page to."""
+    from labeler.ui.map_component import SYNC_KEY
+
+    charts = at.get("plotly_chart")
+    if charts and any(t.get("name") == "pool" for t in json.loads(charts[0].proto.spec)["data"]):
+        return json.loads(charts[0].proto.spec)
+    return at.session_state[SYNC_KEY].state
+
 
 APP = str(Path(__file__).resolve().parents[1] / "labeler" / "app.py")
 N = 120
@@ -727,8 +740,8 @@ def test_hostile_class_names_ids_and_file_name_are_shown_as_text(_env, monkeypat
         assert not _markdown_marks(button.label), button.label
         assert not _markdown_marks(button.proto.help), button.proto.help
     assert html_seen and markdown_seen  # the hostile names did reach the page, escaped
-    for chart in at.get("plotly_chart"):
-        spec = json.loads(chart.proto.spec)
+    figures = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")] + [map_figure(at)]
+    for spec in figures:
         for trace in spec["data"]:
             assert "<" not in str(trace.get("name", "")), trace.get("name")
 

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from labeler.session import LabelingSession
-from test_app import _markdown_marks
+from test_app import _markdown_marks, map_figure
 from labeler.ui.registry import REGISTRY
 
 APP = str(Path(__file__).resolve().parents[1] / "labeler" / "app.py")
@@ -138,7 +138,7 @@ def test_not_sure_skips_a_clicked_point_for_good_and_unskip_reverts(_env):
     assert skip.label == "Not sure (skip for good)"
     skip.click().run()
     assert s.skipped == [k] and point_tag(at) == (q, q)
-    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    chart = map_figure(at)
     marked = [t for t in chart["data"] if t.get("name") == "skipped (not sure)"]
     assert len(marked) == 1  # the map marks it
     select(at, k)
@@ -146,7 +146,7 @@ def test_not_sure_skips_a_clicked_point_for_good_and_unskip_reverts(_env):
     assert f"skip_{k}" not in keys(at) and f"class_0_{k}" in keys(at)
     at.button(key=f"unskip_{k}").click().run()
     assert s.skipped == [] and point_tag(at)[0] == k  # stays on it, to label it
-    assert not [t for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert not [t for t in map_figure(at)["data"]
                 if t.get("name") == "skipped (not sure)"]
 
 

@@ -222,3 +222,20 @@ def test_density_figure_real_points_hover_with_prediction_and_confidence():
     lab = np.flatnonzero(labels >= 0)
     assert list(labelled.text) == [f"{names[labels[i]]}<br>predicted (confidence): {names[pred[i]]} ({conf[i]:.2f})"
                                    for i in lab]
+
+
+def test_layout_bins_kept_per_layout_equal_a_fresh_computation():
+    from labeler.ui import map_density as md
+
+    rng = np.random.default_rng(11)
+    for n in (700, 1500):
+        xy = rng.normal(size=(n, 2)).astype(np.float32)
+        for _ in range(2):  # the second call is the kept one
+            bounds, bins, grey = md.layout_bins(xy)
+            fresh = md.bounds_of(np.asarray(xy, dtype=np.float64))
+            assert bounds == fresh
+            np.testing.assert_array_equal(bins, md.bin_index(np.asarray(xy, dtype=np.float64), fresh))
+            assert grey == md.png_data_uri(md.density_image(xy, bounds=fresh).rgba)
+    moved = xy.copy()
+    moved[-1] += 5.0  # another layout (here: only its last point differs) is not taken for it
+    assert md.layout_bins(moved)[0] == md.bounds_of(np.asarray(moved, dtype=np.float64))

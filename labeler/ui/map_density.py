@@ -47,6 +47,7 @@ __all__ = [
     "uses_density",
     "bounds_of",
     "bin_index",
+    "layout_bins",
     "density_image",
     "viewport_points",
     "png_data_uri",
@@ -180,6 +181,7 @@ def density_image(
     reverse: bool = False,
     bounds=None,
     grid: int = GRID,
+    bins: np.ndarray | None = None,
 ) -> DensityImage:
     """The density image of a pool, in O(n) (``numpy.bincount``).
 
@@ -207,6 +209,9 @@ def density_image(
         Extent of the image (default :func:`bounds_of` ``(xy)``).
     grid : int
         Bins along each axis.
+    bins : ndarray of shape (n_samples,) of int64, optional
+        :func:`bin_index` ``(xy, bounds, grid)`` when already known (the map keeps it per
+        layout: :func:`layout_bins`).
 
     Returns
     -------
@@ -218,7 +223,7 @@ def density_image(
     n = xy.shape[0]
     bounds = bounds_of(xy) if bounds is None else tuple(float(b) for b in bounds)
     nbins = grid * grid
-    flat = bin_index(xy, bounds, grid)
+    flat = bin_index(xy, bounds, grid) if bins is None else np.asarray(bins)
     keep = flat >= 0
     b = flat[keep]
     counts = np.bincount(b, minlength=nbins).astype(np.int64)
@@ -257,6 +262,45 @@ def density_image(
     rgba[:, 3] = np.round(alpha * 255).astype(np.uint8)
     return DensityImage(counts=counts.reshape(grid, grid), rgba=rgba.reshape(grid, grid, 4),
                         x0=bounds[0], x1=bounds[1], y0=bounds[2], y1=bounds[3])
+
+
+_LAYOUT_CACHE: dict = {}
+
+
+def _layout_key(xy: np.ndarray) -> tuple:
+    """Names a layout array: shape, dtype and a hash of every point's bytes in a sample of
+    about 4,096 points plus the first and last (a layout is replaced, never changed in place,
+    when the session gets a new one)."""
+    import hashlib
+
+    xy = np.asarray(xy)
+    step = max(1, xy.shape[0] // 4096)
+    digest = hashlib.sha1(np.ascontiguousarray(xy[::step]).tobytes())
+    digest.update(np.ascontiguousarray(xy[-1:]).tobytes())
+    return xy.shape, xy.dtype.str, digest.hexdigest()
+
+
+def layout_bins(layout: np.ndarray, grid: int = GRID) -> tuple[tuple, np.ndarray, str]:
+    """``(bounds, bins, grey_png)`` of a layout: :func:`bounds_of`, :func:`bin_index` and the
+    uncoloured density image as a PNG data URI, computed once per layout (O(n): a second at
+    10^6 points on a busy machine, on every rerun before) and kept for the last layout used.
+
+    Parameters
+    ----------
+    layout : ndarray of shape (n_samples, 2)
+    grid : int
+    """
+    key = (_layout_key(layout), grid)
+    hit = _LAYOUT_CACHE.get(key)
+    if hit is None:
+        xy = np.asarray(layout, dtype=np.float64)
+        bounds = bounds_of(xy)
+        bins = bin_index(xy, bounds, grid)
+        grey = png_data_uri(density_image(xy, bounds=bounds, grid=grid, bins=bins).rgba)
+        hit = (bounds, bins, grey)
+        _LAYOUT_CACHE.clear()  # one layout at a time: bins are 8 bytes a point
+        _LAYOUT_CACHE[key] = hit
+    return hit
 
 
 def viewport_points(xy: np.ndarray, viewport, max_points: int | None = None) -> np.ndarray:
@@ -344,14 +388,15 @@ def density_figure(
         raise ValueError(f"label_codes must have shape ({n},); got {label_codes.shape}.")
     k = max(len(classes), 1)
     palette = class_palette(k)
-    bounds = bounds_of(xy)
+    bounds, bins, grey_png = layout_bins(layout)  # computed once per layout
 
     # --- the image -----------------------------------------------------------------------
     values = None
     if color_mode == "predicted":
         if predicted_codes is None:
             raise ValueError("color_mode='predicted' needs predicted_codes.")
-        image = density_image(xy, codes=np.asarray(predicted_codes), palette=palette, bounds=bounds)
+        image = density_image(xy, codes=np.asarray(predicted_codes), palette=palette, bounds=bounds,
+                              bins=bins)
     elif color_mode in ("confidence", "expected_risk"):
         values = confidence if color_mode == "confidence" else expected_risk
         if values is None:
@@ -359,9 +404,9 @@ def density_figure(
         values = np.asarray(values, dtype=np.float64)
         colorscale, reverse = VALUE_COLORSCALES[color_mode]
         image = density_image(xy, values=values, value_range=value_range(values, color_mode),
-                              colorscale=colorscale, reverse=reverse, bounds=bounds)
+                              colorscale=colorscale, reverse=reverse, bounds=bounds, bins=bins)
     else:  # "label": the pool is grey, the labelled points are real points
-        image = density_image(xy, bounds=bounds)
+        image = None
 
     # --- the real points: the point map of the subset --------------------------------------
     extra = [i for i in (query, selected) if i is not None and 0 <= int(i) < n]
@@ -419,7 +464,8 @@ def density_figure(
 
     x0, x1, y0, y1 = bounds
     fig.add_layout_image(
-        source=png_data_uri(image.rgba), xref="x", yref="y", x=x0, y=y1, sizex=x1 - x0,
+        source=grey_png if image is None else png_data_uri(image.rgba),  # "label": the grey one
+        xref="x", yref="y", x=x0, y=y1, sizex=x1 - x0,
         sizey=y1 - y0, xanchor="left", yanchor="top", sizing="stretch", layer="below",
         opacity=0.35 if keep.size else 1.0, name="density",
     )

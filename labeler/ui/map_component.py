@@ -1,0 +1,157 @@
+"""The pool map as a page component that changes in place: after a label the browser gets
+what changed, not the whole figure.
+
+Why: ``st.plotly_chart`` derives its element from the figure, so every label (new colours, a
+new query ring) mounted a NEW chart: the whole figure sent, parsed and drawn again in new
+WebGL contexts, 1.4-2.8 s from key to map. Here the figure is still built by
+:func:`labeler.ui.figures.scatter_figure` (every feature of the map unchanged: colour modes,
+labelled markers, query ring, legend, skipped points, the density image above 50,000 points
+and its viewport points), but the page receives it once per map (:class:`MapSync` ``base``:
+session, layout, pool size, colour mode) and then only the leaves of the figure that changed
+(:mod:`labeler.ui.map_delta`: colours as typed arrays, the labelled trace, the query's point,
+the density image when its colours changed), applied with ``Plotly.react`` on the same plot.
+
+How: an ``st.components.v2`` component (inline script ``map_component/map.js``, no build step)
+with a fixed key, so its element and plot div stay the same across reruns; it draws in the
+page itself (``isolate_styles=False``, no iframe), where the keyboard shortcuts, the zoom
+reporter (:mod:`labeler.ui.viewport`) and the browser tests find the plot as before.
+plotly.js is the copy the plotly package installs (``plotly/package_data/plotly.min.js``, MIT,
+its licence in plotly's dist-info), loaded once per page from a URL Streamlit serves for a
+``components.v1`` folder declared on that package directory: nothing is downloaded at run time.
+Clicks, boxes and lassos come back as the component's ``selection`` state, copied to
+``st.session_state["scatter"]`` in the shape ``st.plotly_chart`` gives (:func:`take_selection`),
+so :func:`labeler.ui.state.sync_selection` reads them as before.
+
+Why not a ``components.v1`` iframe: keys pressed while the map has the focus (after a click on
+a point) would go to the iframe's document, not to the page whose buttons hold the labelling
+shortcuts; the zoom reporter, the browser tests and the lasso helpers would not find the plot;
+and the frame's height would need messages of its own. The v2 component draws in the page.
+
+``LABELER_MAP_COMPONENT=0`` draws the map with ``st.plotly_chart`` as before (a switch kept
+for comparison and as a fallback).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from labeler.ui.map_delta import NEED_FULL, MapSync, compact_pool_hover, figure_state, next_message
+
+__all__ = ["COMPONENT_KEY", "SYNC_KEY", "uses_component", "plotly_js_folder", "take_selection",
+           "drop_selection", "render_map"]
+
+#: Key of the component (its state: "selection", "need_full").
+COMPONENT_KEY = "pool_map"
+#: Session-state key of the :class:`~labeler.ui.map_delta.MapSync` of this page.
+SYNC_KEY = "pool_map_sync"
+_SEQ_KEY = "pool_map_seq"
+_JS = (Path(__file__).with_name("map_component") / "map.js").read_text(encoding="utf-8")
+_ASSETS_NAME = "labeler_plotly_js"
+_component = None
+_assets = None
+
+
+def uses_component() -> bool:
+    """Whether the map is the in-place component (default) or ``st.plotly_chart``
+    (``LABELER_MAP_COMPONENT=0``)."""
+    raw = os.environ.get("LABELER_MAP_COMPONENT", "1").strip().lower()
+    if raw in ("", "1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"LABELER_MAP_COMPONENT={raw!r} is not understood; set it to 1 (the map "
+                     "changes in place) or 0 (st.plotly_chart), or unset it.")
+
+
+def plotly_js_folder() -> Path:
+    """The folder of the installed plotly package that holds ``plotly.min.js``."""
+    import plotly
+
+    folder = Path(plotly.__file__).resolve().parent / "package_data"
+    if not (folder / "plotly.min.js").is_file():
+        raise FileNotFoundError(f"{folder / 'plotly.min.js'} is missing: reinstall plotly "
+                                "(pip install --force-reinstall plotly), or set "
+                                "LABELER_MAP_COMPONENT=0 to draw the map with st.plotly_chart.")
+    return folder
+
+
+def _plotly_url() -> str:
+    """URL of plotly.min.js, relative to the page: Streamlit's route for a v1 component folder."""
+    global _assets
+    if _assets is None:
+        import streamlit.components.v1 as v1
+
+        _assets = v1.declare_component(_ASSETS_NAME, path=str(plotly_js_folder()))
+    return f"./component/{_assets.name}/plotly.min.js"
+
+
+def take_selection() -> None:
+    """Copy a NEW click, box or lasso of the component to ``st.session_state["scatter"]``
+    (``{"selection": {"points", "box", "lasso"}, "seq"}``, the shape ``st.plotly_chart``
+    gives), before :func:`labeler.ui.state.sync_selection` reads it. An event is copied once
+    (its ``seq``, counted by the page); :func:`drop_selection` removes it after it was read, so
+    "scatter" holds an event for one run only, as the chart's did."""
+    value = st.session_state.get(COMPONENT_KEY)
+    selection = value.get("selection") if hasattr(value, "get") else None
+    if not isinstance(selection, dict):
+        return
+    seq = selection.get("seq")
+    if seq is None or seq == st.session_state.get(_SEQ_KEY):
+        return
+    st.session_state[_SEQ_KEY] = seq
+    st.session_state["scatter"] = {
+        "selection": {k: selection.get(k) or [] for k in ("points", "box", "lasso")}, "seq": seq}
+
+
+def drop_selection() -> None:
+    """Forget the event :func:`take_selection` copied, once it was applied."""
+    st.session_state.pop("scatter", None)
+    st.session_state.pop("scatter_seen", None)
+
+
+def render_map(fig, base: str, height: int, hover=None) -> dict:
+    """Draw ``fig`` in the component: the whole figure the first time (or when asked), else
+    the delta from what this page was sent last.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The map (:func:`labeler.ui.figures.scatter_figure`).
+    base : str
+        Key of the map: a change (another session, layout, pool, colour mode) sends the whole
+        figure.
+    height : int
+        Height of the map in pixels.
+    hover : (classes, predicted_codes, confidence), optional
+        What the pool's tooltips were made of: sent as compact arrays
+        (:func:`~labeler.ui.map_delta.compact_pool_hover`) when every point is drawn.
+
+    Returns
+    -------
+    dict
+        The message sent (``full``, ``rev``, and ``figure`` or ``delta``).
+    """
+    global _component
+    if _component is None:
+        _component = st.components.v2.component("labeler_pool_map", js=_JS, isolate_styles=False)
+    sync = st.session_state.get(SYNC_KEY)
+    if not isinstance(sync, MapSync):
+        sync = st.session_state[SYNC_KEY] = MapSync()
+    value = st.session_state.get(COMPONENT_KEY)
+    need_full = value.get(NEED_FULL) if hasattr(value, "get") else None
+    state = figure_state(fig)
+    if hover is not None:
+        state = compact_pool_hover(state, *hover)
+    message = next_message(sync, base, state, need_full)
+    _component(
+        key=COMPONENT_KEY,
+        data={"name": COMPONENT_KEY, "message": message, "plotly_url": _plotly_url(),
+              "config": {"displaylogo": False, "scrollZoom": True, "responsive": True}},
+        height=height,
+        on_selection_change=lambda: None,
+        on_need_full_change=lambda: None,
+    )
+    return message
