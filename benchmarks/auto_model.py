@@ -26,7 +26,7 @@ import defaults as bench  # noqa: E402  (configures threads before numpy)
 import numpy as np  # noqa: E402
 
 OUT = bench.ROOT / "benchmarks" / "results" / "auto_model"
-METHODS = ("default", "auto-model", "auto-model-fixed-p", "auto-model-plain")
+METHODS = ("rls-default", "auto-model", "auto-model-fixed-p", "auto-model-plain")
 
 
 def aubcs(task, method, out=OUT) -> dict:
@@ -35,7 +35,7 @@ def aubcs(task, method, out=OUT) -> dict:
             if len(curve[0]) and max(curve[0]) >= bench.BUDGET}
 
 
-def paired(task, method, base="default", out=OUT):
+def paired(task, method, base="rls-default", out=OUT):
     """Differences (points) ``method - base`` over the seeds both ran."""
     a, b = aubcs(task, method, out), aubcs(task, base, out)
     seeds = sorted(set(a) & set(b))
@@ -47,7 +47,7 @@ def table(tasks, out=OUT, methods=METHODS[1:]) -> str:
     lines = [f"| task | seeds | default | {heads} |", "|---|---|---|" + "---|---|" * len(methods)]
     means = {m: [] for m in methods}
     for task in tasks:
-        base = aubcs(task, "default", out)
+        base = aubcs(task, "rls-default", out)
         main = aubcs(task, methods[0], out)  # the default over the seeds the first method ran, when it ran
         shown = [v for s, v in base.items() if s in main] or list(base.values())
         cells = [task, str(max([len(paired(task, m, out=out)) for m in methods] + [0]))]

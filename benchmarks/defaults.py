@@ -376,33 +376,45 @@ def run_app(ds, seed, budget, strategy="auto", weighting=None, standardize="auto
     module's rule for this run: ``max_width_step`` :data:`core.rls.tuning.WIDTH_MAX_STEP`,
     ``pool_width`` :data:`core.rls.width_scale.POOL_WIDTH_RULES` ("default": as the code has it).
     """
-    import importlib
     from labeler.experiments.simulate import simulate
     from labeler.session.config import DEFAULTS
     if standardize == "legacy":
         standardize = _legacy_standardize(ds)
     chosen = _app(ds, seed, weighting=weighting, standardize=standardize)
-    unknown = sorted(set(switches) - set(SWITCHES))
-    if unknown:
-        raise ValueError(f"unknown switch(es) {unknown}; switches: {', '.join(SWITCHES)}")
-    saved = {}
-    for name, value in switches.items():
-        if value == "default":
-            continue
-        module = importlib.import_module(SWITCHES[name][0])
-        saved[name] = (module, getattr(module, SWITCHES[name][1]))
-        setattr(module, SWITCHES[name][1], value)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            curve = simulate(ds, strategy=DEFAULTS["strategy"] if strategy == "auto" else strategy, budget=budget,
-                             seed=seed, kernel=chosen["kernel"], lam=chosen["lam"], weighting=chosen["weighting"],
-                             X=chosen["X"], auto_tune=chosen["auto_tune"], posterior=chosen["posterior"],
-                             rank=chosen["rank"], landmarks=chosen["landmarks"], knn=chosen["knn"])
-    finally:
-        for name, (module, value) in saved.items():
-            setattr(module, SWITCHES[name][1], value)
+    with _switched(switches), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        curve = simulate(ds, strategy=DEFAULTS["strategy"] if strategy == "auto" else strategy, budget=budget,
+                         seed=seed, kernel=chosen["kernel"], lam=chosen["lam"], weighting=chosen["weighting"],
+                         X=chosen["X"], auto_tune=chosen["auto_tune"], posterior=chosen["posterior"],
+                         rank=chosen["rank"], landmarks=chosen["landmarks"], knn=chosen["knn"])
     return _curve_rows(curve)
+
+
+class _switched:
+    """Set the module rules named in ``switches`` (:data:`SWITCHES`; "default" leaves one) for
+    the ``with`` block, then put them back."""
+
+    def __init__(self, switches):
+        unknown = sorted(set(switches) - set(SWITCHES))
+        if unknown:
+            raise ValueError(f"unknown switch(es) {unknown}; switches: {', '.join(SWITCHES)}")
+        self.switches = {k: v for k, v in switches.items() if v != "default"}
+        self.saved = []
+
+    def __enter__(self):
+        import importlib
+        for name, value in self.switches.items():
+            module_name, attribute = SWITCHES[name]
+            module = importlib.import_module(module_name)
+            self.saved.append((module, attribute, getattr(module, attribute)))
+            setattr(module, attribute, value)
+        return self
+
+    def __exit__(self, *exc):
+        for module, attribute, value in reversed(self.saved):
+            setattr(module, attribute, value)
+        self.saved = []
+        return False
 
 
 #: The app's defaults before issue 20 (standardise every table, "balanced", unbounded width moves).
@@ -442,16 +454,28 @@ def run_graph(ds, seed, budget, model, strategy="auto"):
     return _curve_rows(curve)
 
 
-def run_auto_model(ds, seed, budget, correction="mass", spend=True):
+def run_default(ds, seed, budget, **rls_switches):
+    """``labeler simulate FILE`` with no options: the model chosen by exact LOO (``--model auto``)
+    where :func:`labeler.cli.auto_model.default_simulate_model` applies it (a dense posterior and at
+    most :data:`labeler.session.model_selection.AUTO_MAX_POINTS` points: every task here), else
+    kernel RLS alone; ``rls_switches`` (:data:`SWITCHES`) set a module's rule for the run."""
+    from labeler.session.model_selection import AUTO_MAX_POINTS, DEFAULT_MODEL
+    chosen = _app(ds, seed)
+    if DEFAULT_MODEL != "auto" or chosen["posterior"] != "dense" or len(chosen["X"]) > AUTO_MAX_POINTS:
+        return run_app(ds, seed, budget, **rls_switches)
+    return run_auto_model(ds, seed, budget, chosen=chosen, **rls_switches)
+
+
+def run_auto_model(ds, seed, budget, correction="mass", spend=True, chosen=None, **switches):
     """``labeler simulate FILE --model auto``: the app's defaults, the model chosen by exact LOO
     among RLS, harmonic, LGC and Poisson learning (labeler/experiments/model_select_simulate.py);
     ``spend=False``: one sign-test threshold for every switch (core.selection.SwitchRule)."""
     from core.selection import SwitchRule
     from labeler.experiments.model_select_simulate import simulate_auto_model
-    with warnings.catch_warnings():
+    with _switched(switches), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        curve = simulate_auto_model(ds, budget=budget, seed=seed, correction=correction, chosen=_app(ds, seed),
-                                    rule=SwitchRule(spend=spend))
+        curve = simulate_auto_model(ds, budget=budget, seed=seed, correction=correction,
+                                    chosen=_app(ds, seed) if chosen is None else chosen, rule=SwitchRule(spend=spend))
     return _curve_rows(curve)
 
 
@@ -610,7 +634,8 @@ def _single(fn):
 
 #: run key -> (function(ds, seed, budget) -> {suffix: rows}, recorded method names)
 RUNS = {
-    "default": (_single(lambda d, s, b: run_app(d, s, b)), ["default"]),
+    "default": (_single(lambda d, s, b: run_default(d, s, b)), ["default"]),
+    "rls-default": (_single(lambda d, s, b: run_app(d, s, b)), ["rls-default"]),
     "default-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin")), ["default-margin"]),
     "before": (_single(lambda d, s, b: run_app(d, s, b, **BEFORE)), ["before"]),
     "before-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin", **BEFORE)), ["before-margin"]),
