@@ -366,6 +366,7 @@ SWITCHES = {
     "max_width_step": ("core.rls.tuning", "WIDTH_MAX_STEP"),
     "pool_width": ("core.rls.width_scale", "POOL_WIDTH_RULES"),
     "cold_start": ("core.coldstart", "COLD_START_LABELS"),
+    "cold_min_classes": ("core.coldstart", "COLD_START_MIN_CLASSES"),
 }
 
 
@@ -677,6 +678,9 @@ CANDIDATES = {
     "pool-cold10": (_single(lambda d, s, b: run_app(d, s, b, **dict(POOL_RULES, cold_start=10))), ["pool-cold10"]),
     "pool-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True, weighting="evident"))),
                      ["pool-evident"]),
+    # round 5: the default (model chosen by LOO) with one rule changed
+    "auto-cold-multi": (_single(lambda d, s, b: run_default(d, s, b, cold_start=10, cold_min_classes=3)),
+                        ["auto-cold-multi"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
@@ -959,6 +963,11 @@ def _pool_width_silent(task, seed) -> bool:
     return on.components is None and np.array_equal(on.widths, off.widths)
 
 
+def _n_classes(task) -> int:
+    """Classes of a task's pool (seed 0; every seed has the same)."""
+    return len(dict(TASKS, **QUICK_TASKS)[task][1](0).classes)
+
+
 def _std_and_pool_silent(task, seed) -> bool:
     return _std_rule_silent(task) and _pool_width_silent(task, seed)
 
@@ -968,7 +977,8 @@ def _std_and_pool_silent(task, seed) -> bool:
 #: :func:`paired` reads the source's rows for it. In order: a source may itself be filled.
 SILENT = {"width-pool": ("std-auto", _pool_width_silent),
           "pool-evident": ("w-evident", _std_and_pool_silent),
-          "pool-cold10": ("cold-typiclust", _pool_width_silent)}
+          "pool-cold10": ("cold-typiclust", _pool_width_silent),
+          "auto-cold-multi": ("default", lambda task, seed: _n_classes(task) < 3)}
 
 
 def silent_seeds(task, candidate, seeds) -> list:
@@ -999,7 +1009,9 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 #: The base each candidate was chosen against (the default of its round; :data:`CANDIDATES`).
 #: A candidate not named here is paired with "before".
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
-                  "pool-cold5": "width-pool", "pool-cold10": "width-pool"}
+                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "default",
+                  "auto-model": "rls-default", "auto-model-fixed-p": "rls-default",
+                  "auto-model-plain": "rls-default"}
 
 
 def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:

@@ -22,11 +22,25 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["COLD_START_LABELS", "MAX_POINTS", "MIN_CLUSTER", "NEIGHBOURS", "ColdStart", "typicality",
-           "typiclust_pick"]
+__all__ = ["COLD_START_LABELS", "COLD_START_MIN_CLASSES", "MAX_POINTS", "MIN_CLUSTER", "NEIGHBOURS", "ColdStart",
+           "cold_start_labels", "typicality", "typiclust_pick"]
 
 #: Labels the cold start answers in the "auto" strategy when it is on (0: off).
 COLD_START_LABELS = 0
+
+#: The cold start answers only on pools of at least this many classes (0: every pool). On two
+#: classes both are found within the first few labels, and typical points (far from the
+#: boundary) then mislead the leave-one-out width re-tune (docs/defaults.md, round 5).
+COLD_START_MIN_CLASSES = 0
+
+
+def cold_start_labels(n_classes: int) -> int:
+    """Labels the cold start answers on a pool of ``n_classes`` classes: :data:`COLD_START_LABELS`
+    when ``n_classes >= COLD_START_MIN_CLASSES``, else 0 (both read at call time)."""
+    n_classes = int(n_classes)
+    if n_classes < 0:
+        raise ValueError(f"n_classes must be >= 0; got {n_classes}.")
+    return COLD_START_LABELS if n_classes >= COLD_START_MIN_CLASSES else 0
 
 #: Nearest neighbours of the typicality.
 NEIGHBOURS = 20

@@ -87,3 +87,32 @@ def test_app_default_model_leaves_a_given_environment(monkeypatch):
     monkeypatch.setenv("LABELER_MODEL", '{"model": "harmonic"}')
     app_model_to_env({"model": None})
     assert json.loads(os.environ["LABELER_MODEL"]) == {"model": "harmonic"}
+
+
+def test_cold_start_answers_the_first_labels_of_auto(monkeypatch):
+    """The first picks of --model auto with a cold start are TypiClust's on the kernel features
+    (oracle: core.coldstart.typiclust_pick on the labels so far); off on a two-class pool when
+    the rule asks for three classes."""
+    from core import coldstart
+    from labeler.experiments.simulate import app_settings
+    X, y = _blobs3()
+    ds = finish("blobs3", X, y, ["a", "b"])
+    chosen = app_settings(ds, 0)
+    monkeypatch.setattr(coldstart, "COLD_START_LABELS", 4)
+    monkeypatch.setattr(coldstart, "COLD_START_MIN_CLASSES", 3)
+    curve = simulate_auto_model(ds, budget=6, seed=0, chosen=chosen, candidates=("rls", "harmonic"))
+    picks = curve["index"].astype(int).tolist()
+    Xk = np.asarray(chosen["X"], dtype=np.float64)
+    for k in range(4):
+        assert picks[k] == coldstart.typiclust_pick(Xk, picks[:k], seed=0)
+    ds2 = _two_rings()
+    off = simulate_auto_model(ds2, budget=4, seed=0, candidates=("rls", "harmonic"))
+    none = simulate_auto_model(ds2, budget=4, seed=0, candidates=("rls", "harmonic"), cold_start=0)
+    assert off["index"].tolist() == none["index"].tolist()
+
+
+def _blobs3(seed=0):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0, 0], [8, 0], [0, 8]], dtype=float)
+    X = np.vstack([c + rng.normal(size=(40, 2)) for c in centres])
+    return X, np.repeat(np.array(["p", "q", "r"]), 40)
