@@ -367,6 +367,7 @@ SWITCHES = {
     "pool_width": ("core.rls.width_scale", "POOL_WIDTH_RULES"),
     "cold_start": ("core.coldstart", "COLD_START_LABELS"),
     "cold_min_classes": ("core.coldstart", "COLD_START_MIN_CLASSES"),
+    "graph_strategy": ("core.selection.selector", "GRAPH_STRATEGY"),
 }
 
 
@@ -681,6 +682,7 @@ CANDIDATES = {
     # round 5: the default (model chosen by LOO) with one rule changed
     "auto-cold-multi": (_single(lambda d, s, b: run_default(d, s, b, cold_start=10, cold_min_classes=3)),
                         ["auto-cold-multi"]),
+    "auto-graph-vopt": (_single(lambda d, s, b: run_default(d, s, b, graph_strategy="vopt")), ["auto-graph-vopt"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
@@ -1009,7 +1011,7 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 #: The base each candidate was chosen against (the default of its round; :data:`CANDIDATES`).
 #: A candidate not named here is paired with "before".
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
-                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "default",
+                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "default", "auto-graph-vopt": "default",
                   "auto-model": "rls-default", "auto-model-fixed-p": "rls-default",
                   "auto-model-plain": "rls-default"}
 

@@ -116,3 +116,46 @@ def _blobs3(seed=0):
     centres = np.array([[0, 0], [8, 0], [0, 8]], dtype=float)
     X = np.vstack([c + rng.normal(size=(40, 2)) for c in centres])
     return X, np.repeat(np.array(["p", "q", "r"]), 40)
+
+
+def test_graph_strategy_asks_vopt_of_a_graph_model_in_use(monkeypatch):
+    """strategy_in_use: "auto" on a graph model becomes GRAPH_STRATEGY when it is set; RLS and
+    any named strategy are left alone; the simulation's picks after a switch are VOpt's
+    (oracle: query_one with "vopt" on the graph model holding the same labels)."""
+    from core.kernels import Kernel, knn_graph
+    from core.selection import selector as sel
+    from core.strategies import query_one
+    ds = _two_rings()
+    X = np.asarray(ds.X, dtype=np.float64)
+    graph = GraphLearner(knn_graph(X, 10, seed=0), list(ds.classes), "harmonic", random_state=0)
+    rls = ActiveRLS.from_features(X, classes=list(ds.classes), kernel=Kernel("rbf", width=1.0), lam=0.1,
+                                  random_state=0)
+    monkeypatch.setattr(sel, "GRAPH_STRATEGY", None)
+    assert sel.strategy_in_use(graph, "auto") == "auto"
+    monkeypatch.setattr(sel, "GRAPH_STRATEGY", "vopt")
+    assert sel.strategy_in_use(graph, "auto") == "vopt"
+    assert sel.strategy_in_use(graph, "margin") == "margin"
+    assert sel.strategy_in_use(rls, "auto") == "auto"
+    eager = SwitchRule(p_switch=1.0 + 1e-9, min_labels=10)
+    curve = simulate_auto_model(ds, budget=16, seed=0, rule=eager, candidates=("rls", "harmonic"))
+    switched = [n for n, _, new, _ in curve.attrs["switches"] if new == "harmonic"]
+    assert switched, "the eager rule switches to harmonic on the rings"
+    first = switched[0]
+    idx = curve["index"].astype(int).tolist()
+    y = np.asarray(ds.y)
+    checked = False
+    for k in range(first, len(idx)):
+        if curve["model"].iloc[k - 1] != "harmonic":
+            continue
+        g = GraphLearner(knn_graph(np.asarray(app_X(ds), dtype=np.float64), 10, seed=0), list(ds.classes),
+                         "harmonic", random_state=0)
+        g.add_many(idx[:k], [y[i] for i in idx[:k]])
+        assert idx[k] == query_one(g, "vopt", np.random.default_rng(0))
+        checked = True
+        break
+    assert checked, "a pick was made while harmonic answered"
+
+
+def app_X(ds):
+    from labeler.experiments.simulate import app_settings
+    return app_settings(ds, 0)["X"]

@@ -26,7 +26,7 @@ from core.graph.active import GraphLearner
 from core.graph.poisson_learner import PoissonLearner
 from core.kernels import knn_graph
 from core.rls.tuning import loo_readiness, retune_due
-from core.selection import ModelSelector, SwitchRule, evaluation_due
+from core.selection import ModelSelector, SwitchRule, evaluation_due, strategy_in_use
 from core.validation import check_count
 from labeler.errors import SettingsError
 from labeler.experiments.oracle import curve_frame, oracle_loop
@@ -210,7 +210,7 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     starter = _coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None
     rng = np.random.default_rng(seed)
     rows = oracle_loop(ChosenModel(selector), y, strategy, budget, rng, after_label=after_label, settings=settings,
-                       progress=progress, cold_start=starter)
+                       progress=progress, cold_start=starter, strategy_of=strategy_in_use)
     frame = curve_frame(rows, y)
     frame["model"] = in_use
     frame.attrs.update(strategy=strategy, seed=int(seed), candidates=list(candidates), correction=correction,

@@ -75,7 +75,8 @@ def _native(value):
 
 
 def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, after_label=None, settings=None,
-                loo_ready=None, progress: Callable[[int, int], None] | None = None, cold_start=None) -> dict:
+                loo_ready=None, progress: Callable[[int, int], None] | None = None, cold_start=None,
+                strategy_of: Callable | None = None) -> dict:
     """Ask ``learner`` ``budget`` times and answer with the true labels ``y``: the one loop of
     every oracle simulation, for any :class:`core.learner.base.Learner`.
 
@@ -102,6 +103,8 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
     progress : callable(step, budget), optional
     cold_start : core.coldstart.ColdStart, optional
         Answers the first queries of the "auto" strategy (:func:`core.strategies.query_one`).
+    strategy_of : callable(learner, strategy) -> str, optional
+        The strategy asked at each step (default ``strategy`` itself).
 
     Returns
     -------
@@ -115,7 +118,8 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
     monitor = StoppingMonitor(n)
     for step in range(1, budget + 1):
         t0 = time.perf_counter()
-        i = query_one(learner, strategy, rng, cold_start=cold_start)
+        asked = strategy if strategy_of is None else strategy_of(learner, strategy)
+        i = query_one(learner, asked, rng, cold_start=cold_start)
         learner.add(i, _native(y[i]))
         if after_label is not None:
             after_label(learner)
