@@ -1011,9 +1011,7 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 #: The base each candidate was chosen against (the default of its round; :data:`CANDIDATES`).
 #: A candidate not named here is paired with "before".
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
-                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "default", "auto-graph-vopt": "default",
-                  "auto-model": "rls-default", "auto-model-fixed-p": "rls-default",
-                  "auto-model-plain": "rls-default"}
+                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "default", "auto-graph-vopt": "default"}
 
 
 def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:
@@ -1205,12 +1203,14 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) 
         for base in dict.fromkeys(["before"] + list(CANDIDATE_BASE.values())):
             text += "\n" + candidates_table(first, out, budget, base) + "\n"
         text += "\n" + accuracy_at_table(first, ("std-auto", "cold-typiclust", "width-pool", "pool-cold5",
-                                                  "pool-cold10", "default"), out) + "\n"
+                                                  "pool-cold10", "rls-default", "default", "auto-cold-multi",
+                                                  "auto-graph-vopt"), out) + "\n"
         cluster = [t for t in tasks if TASKS.get(t, ("",))[0] == "clusters"]
         for t in cluster:
             text += f"\nLabels from which {t} stays at 100 % (per seed; 60 spheres / 24 blobs): " + "; ".join(
                 f"{m} {labels_to_perfect(t, m, out)}" for m in ("before", "shipped", "std-auto", "width-pool",
-                                                                "pool-evident", "default", "fixed-auto")
+                                                                "pool-evident", "rls-default", "default",
+                                                                "auto-cold-multi", "fixed-auto")
                 if labels_to_perfect(t, m, out)) + "\n"
         text += "\n### Cold start\n\n" + cold_start(tasks, out) + "\n"
     if doc is not None:
