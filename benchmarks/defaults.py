@@ -442,7 +442,7 @@ def run_fixed(ds, seed, budget, strategy):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         curve = simulate(ds, strategy=strategy, budget=budget, seed=seed, kernel=fixed_kernel(X, seed), lam=0.1,
-                         weighting="none", X=X)
+                         weighting="none", X=X, cold_start=0)
     return _curve_rows(curve)
 
 
@@ -637,7 +637,7 @@ def _single(fn):
 #: run key -> (function(ds, seed, budget) -> {suffix: rows}, recorded method names)
 RUNS = {
     "default": (_single(lambda d, s, b: run_default(d, s, b)), ["default"]),
-    "rls-default": (_single(lambda d, s, b: run_app(d, s, b)), ["rls-default"]),
+    "rls-default": (_single(lambda d, s, b: run_app(d, s, b, cold_start=0)), ["rls-default"]),
     "default-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin")), ["default-margin"]),
     "before": (_single(lambda d, s, b: run_app(d, s, b, **BEFORE)), ["before"]),
     "before-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin", **BEFORE)), ["before-margin"]),
@@ -666,10 +666,11 @@ CANDIDATES = {
     "w-none": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="none"))), ["w-none"]),
     # issue 20 §2: the model chosen by exact LOO (pool-mass label weights, threshold halved per switch);
     # "-fixed-p": one threshold; "-plain": one threshold and unweighted LOO
-    "auto-model": (_single(lambda d, s, b: run_auto_model(d, s, b)), ["auto-model"]),
-    "auto-model-fixed-p": (_single(lambda d, s, b: run_auto_model(d, s, b, spend=False)), ["auto-model-fixed-p"]),
-    "auto-model-plain": (_single(lambda d, s, b: run_auto_model(d, s, b, correction="none", spend=False)),
-                         ["auto-model-plain"]),
+    "auto-model": (_single(lambda d, s, b: run_auto_model(d, s, b, cold_start=0)), ["auto-model"]),
+    "auto-model-fixed-p": (_single(lambda d, s, b: run_auto_model(d, s, b, spend=False, cold_start=0)),
+                           ["auto-model-fixed-p"]),
+    "auto-model-plain": (_single(lambda d, s, b: run_auto_model(d, s, b, correction="none", spend=False,
+                                                                 cold_start=0)), ["auto-model-plain"]),
     "std-auto": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, standardize="auto"))), ["std-auto"]),
     "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
     # later candidates: SHIPPED (= the std-auto rows) with one rule changed
@@ -682,7 +683,8 @@ CANDIDATES = {
     # round 5: the default (model chosen by LOO) with one rule changed
     "auto-cold-multi": (_single(lambda d, s, b: run_default(d, s, b, cold_start=10, cold_min_classes=3)),
                         ["auto-cold-multi"]),
-    "auto-graph-vopt": (_single(lambda d, s, b: run_default(d, s, b, graph_strategy="vopt")), ["auto-graph-vopt"]),
+    "auto-graph-vopt": (_single(lambda d, s, b: run_auto_model(d, s, b, cold_start=0, graph_strategy="vopt")),
+                        ["auto-graph-vopt"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
@@ -980,7 +982,7 @@ def _std_and_pool_silent(task, seed) -> bool:
 SILENT = {"width-pool": ("std-auto", _pool_width_silent),
           "pool-evident": ("w-evident", _std_and_pool_silent),
           "pool-cold10": ("cold-typiclust", _pool_width_silent),
-          "auto-cold-multi": ("default", lambda task, seed: _n_classes(task) < 3)}
+          "auto-cold-multi": ("auto-model", lambda task, seed: _n_classes(task) < 3)}
 
 
 def silent_seeds(task, candidate, seeds) -> list:
@@ -1011,7 +1013,7 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 #: The base each candidate was chosen against (the default of its round; :data:`CANDIDATES`).
 #: A candidate not named here is paired with "before".
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
-                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "default", "auto-graph-vopt": "default"}
+                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "auto-model", "auto-graph-vopt": "auto-model"}
 
 
 def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:
