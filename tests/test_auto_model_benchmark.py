@@ -27,7 +27,7 @@ def test_paired_table_and_the_kept_section(tmp_path):
     bench = am.bench
     out = tmp_path / "rows"
     for seed, (a, b) in enumerate([(0.80, 0.83), (0.82, 0.84)]):
-        _rows(bench, out, "iris", "default", seed, a)
+        _rows(bench, out, "iris", "rls-default", seed, a)
         _rows(bench, out, "iris", "auto-model", seed, b)
     text = am.table(["iris"], out)
     assert "| iris | 2 | 81.0 | 83.5 | +2.5 ± 0.7 | - | - | - | - |" in text

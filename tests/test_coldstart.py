@@ -110,6 +110,7 @@ def test_query_one_uses_the_cold_start_only_for_auto():
 def test_a_session_asks_the_cold_start_picks_first(tmp_path, monkeypatch):
     from labeler.session import LabelingSession, SessionConfig
     monkeypatch.setattr(coldstart, "COLD_START_LABELS", 2)
+    monkeypatch.setattr(coldstart, "COLD_START_MIN_CLASSES", 0)  # moons has two classes
     s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 120}))
     y = np.asarray(s.dataset.y)
     first = s.next_query()
@@ -120,3 +121,29 @@ def test_a_session_asks_the_cold_start_picks_first(tmp_path, monkeypatch):
     monkeypatch.setattr(coldstart, "COLD_START_LABELS", 0)
     s2 = LabelingSession.create(tmp_path / "t.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 120}))
     assert s2._cold_start() is None
+
+
+def test_cold_start_labels_by_class_count(monkeypatch):
+    monkeypatch.setattr(coldstart, "COLD_START_LABELS", 10)
+    monkeypatch.setattr(coldstart, "COLD_START_MIN_CLASSES", 0)
+    assert [coldstart.cold_start_labels(k) for k in (1, 2, 3, 10)] == [10, 10, 10, 10]
+    monkeypatch.setattr(coldstart, "COLD_START_MIN_CLASSES", 3)
+    assert [coldstart.cold_start_labels(k) for k in (1, 2, 3, 10)] == [0, 0, 10, 10]
+    monkeypatch.setattr(coldstart, "COLD_START_LABELS", 0)
+    assert coldstart.cold_start_labels(10) == 0
+    with pytest.raises(ValueError, match="n_classes"):
+        coldstart.cold_start_labels(-1)
+
+
+def test_a_two_class_session_has_no_cold_start_when_it_needs_three(tmp_path, monkeypatch):
+    from labeler.session import LabelingSession, SessionConfig
+    monkeypatch.setattr(coldstart, "COLD_START_LABELS", 2)
+    monkeypatch.setattr(coldstart, "COLD_START_MIN_CLASSES", 3)
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 120}))
+    assert len(s.classes) == 2 and s._cold_start() is None
+
+
+def test_the_shipped_rule_is_ten_labels_on_three_classes_or_more():
+    """The defaults chosen on the benchmark's first half (docs/defaults.md, round 5)."""
+    assert coldstart.COLD_START_LABELS == 10 and coldstart.COLD_START_MIN_CLASSES == 3
+    assert coldstart.cold_start_labels(2) == 0 and coldstart.cold_start_labels(3) == 10

@@ -87,3 +87,75 @@ def test_app_default_model_leaves_a_given_environment(monkeypatch):
     monkeypatch.setenv("LABELER_MODEL", '{"model": "harmonic"}')
     app_model_to_env({"model": None})
     assert json.loads(os.environ["LABELER_MODEL"]) == {"model": "harmonic"}
+
+
+def test_cold_start_answers_the_first_labels_of_auto(monkeypatch):
+    """The first picks of --model auto with a cold start are TypiClust's on the kernel features
+    (oracle: core.coldstart.typiclust_pick on the labels so far); off on a two-class pool when
+    the rule asks for three classes."""
+    from core import coldstart
+    from labeler.experiments.simulate import app_settings
+    X, y = _blobs3()
+    ds = finish("blobs3", X, y, ["a", "b"])
+    chosen = app_settings(ds, 0)
+    monkeypatch.setattr(coldstart, "COLD_START_LABELS", 4)
+    monkeypatch.setattr(coldstart, "COLD_START_MIN_CLASSES", 3)
+    curve = simulate_auto_model(ds, budget=6, seed=0, chosen=chosen, candidates=("rls", "harmonic"))
+    picks = curve["index"].astype(int).tolist()
+    Xk = np.asarray(chosen["X"], dtype=np.float64)
+    for k in range(4):
+        assert picks[k] == coldstart.typiclust_pick(Xk, picks[:k], seed=0)
+    ds2 = _two_rings()
+    off = simulate_auto_model(ds2, budget=4, seed=0, candidates=("rls", "harmonic"))
+    none = simulate_auto_model(ds2, budget=4, seed=0, candidates=("rls", "harmonic"), cold_start=0)
+    assert off["index"].tolist() == none["index"].tolist()
+
+
+def _blobs3(seed=0):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0, 0], [8, 0], [0, 8]], dtype=float)
+    X = np.vstack([c + rng.normal(size=(40, 2)) for c in centres])
+    return X, np.repeat(np.array(["p", "q", "r"]), 40)
+
+
+def test_graph_strategy_asks_vopt_of_a_graph_model_in_use(monkeypatch):
+    """strategy_in_use: "auto" on a graph model becomes GRAPH_STRATEGY when it is set; RLS and
+    any named strategy are left alone; the simulation's picks after a switch are VOpt's
+    (oracle: query_one with "vopt" on the graph model holding the same labels)."""
+    from core.kernels import Kernel, knn_graph
+    from core.selection import selector as sel
+    from core.strategies import query_one
+    ds = _two_rings()
+    X = np.asarray(ds.X, dtype=np.float64)
+    graph = GraphLearner(knn_graph(X, 10, seed=0), list(ds.classes), "harmonic", random_state=0)
+    rls = ActiveRLS.from_features(X, classes=list(ds.classes), kernel=Kernel("rbf", width=1.0), lam=0.1,
+                                  random_state=0)
+    monkeypatch.setattr(sel, "GRAPH_STRATEGY", None)
+    assert sel.strategy_in_use(graph, "auto") == "auto"
+    monkeypatch.setattr(sel, "GRAPH_STRATEGY", "vopt")
+    assert sel.strategy_in_use(graph, "auto") == "vopt"
+    assert sel.strategy_in_use(graph, "margin") == "margin"
+    assert sel.strategy_in_use(rls, "auto") == "auto"
+    eager = SwitchRule(p_switch=1.0 + 1e-9, min_labels=10)
+    curve = simulate_auto_model(ds, budget=16, seed=0, rule=eager, candidates=("rls", "harmonic"))
+    switched = [n for n, _, new, _ in curve.attrs["switches"] if new == "harmonic"]
+    assert switched, "the eager rule switches to harmonic on the rings"
+    first = switched[0]
+    idx = curve["index"].astype(int).tolist()
+    y = np.asarray(ds.y)
+    checked = False
+    for k in range(first, len(idx)):
+        if curve["model"].iloc[k - 1] != "harmonic":
+            continue
+        g = GraphLearner(knn_graph(np.asarray(app_X(ds), dtype=np.float64), 10, seed=0), list(ds.classes),
+                         "harmonic", random_state=0)
+        g.add_many(idx[:k], [y[i] for i in idx[:k]])
+        assert idx[k] == query_one(g, "vopt", np.random.default_rng(0))
+        checked = True
+        break
+    assert checked, "a pick was made while harmonic answered"
+
+
+def app_X(ds):
+    from labeler.experiments.simulate import app_settings
+    return app_settings(ds, 0)["X"]

@@ -13,7 +13,8 @@
 
 from .loo import label_weights, loo_losses, nearest_labelled_mass, weighted_error
 from .rule import MIN_LABELS, P_SWITCH, Decision, SwitchRule, weighted_sign_test
-from .selector import ModelSelector, evaluation_due
+from .selector import GRAPH_STRATEGY, ModelSelector, evaluation_due, strategy_in_use
 
 __all__ = ["loo_losses", "nearest_labelled_mass", "label_weights", "weighted_error", "SwitchRule", "Decision",
-           "weighted_sign_test", "MIN_LABELS", "P_SWITCH", "ModelSelector", "evaluation_due"]
+           "weighted_sign_test", "MIN_LABELS", "P_SWITCH", "ModelSelector", "evaluation_due", "GRAPH_STRATEGY",
+           "strategy_in_use"]

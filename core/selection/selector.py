@@ -17,10 +17,25 @@ from ..learner.base import LOO
 from .loo import label_weights, loo_losses, nearest_labelled_mass
 from .rule import Decision, SwitchRule
 
-__all__ = ["ModelSelector", "evaluation_due", "CORRECTIONS"]
+__all__ = ["ModelSelector", "evaluation_due", "CORRECTIONS", "GRAPH_STRATEGY", "strategy_in_use"]
 
 #: How the labels are weighted: "mass" (the pool mass each label stands for) or "none".
 CORRECTIONS = ("mass", "none")
+
+#: What the "auto" strategy asks once a graph model (no expected-risk rule, the graph variance
+#: criteria) answers after a switch: None keeps "auto" (margin past its cold phase); "vopt" asks
+#: by the drop of the graph's posterior variance (core.graph.variance), the peers' VOpt.
+GRAPH_STRATEGY = None
+
+
+def strategy_in_use(learner, strategy: str) -> str:
+    """The strategy the model in use is asked: ``strategy``, or :data:`GRAPH_STRATEGY` (read at
+    call time) when ``strategy`` is "auto" and ``learner`` is a graph model (it has
+    :data:`~core.learner.base.GRAPH_VARIANCE`, which kernel RLS has not)."""
+    from ..learner.base import GRAPH_VARIANCE
+    if strategy == "auto" and GRAPH_STRATEGY is not None and GRAPH_VARIANCE in learner.capabilities:
+        return GRAPH_STRATEGY
+    return strategy
 
 
 def evaluation_due(n_labels: int, every_up_to: int = 50) -> bool:

@@ -21,11 +21,12 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from core import coldstart as _coldstart
 from core.graph.active import GraphLearner
 from core.graph.poisson_learner import PoissonLearner
 from core.kernels import knn_graph
 from core.rls.tuning import loo_readiness, retune_due
-from core.selection import ModelSelector, SwitchRule, evaluation_due
+from core.selection import ModelSelector, SwitchRule, evaluation_due, strategy_in_use
 from core.validation import check_count
 from labeler.errors import SettingsError
 from labeler.experiments.oracle import curve_frame, oracle_loop
@@ -118,7 +119,7 @@ class ChosenModel:
 
 def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed: int = 0, *,
                         candidates=AUTO_CANDIDATES, n_neighbors: int = 10, correction: str = "mass",
-                        rule: SwitchRule | None = None, chosen: dict | None = None,
+                        rule: SwitchRule | None = None, chosen: dict | None = None, cold_start: int | None = None,
                         progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Simulate active labelling with the model chosen by exact LOO (module docstring).
 
@@ -138,6 +139,10 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     rule : core.selection.SwitchRule, optional
     chosen : dict, optional
         :func:`labeler.experiments.simulate.app_settings` of the data set (computed if None).
+    cold_start : int >= 0, optional
+        With ``strategy="auto"``: labels picked by typicality / coverage first
+        (:mod:`core.coldstart`); default :func:`core.coldstart.cold_start_labels` of the pool's
+        class count (as ``labeler simulate --model rls``).
     progress : callable(step, budget), optional
 
     Returns
@@ -200,9 +205,12 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
             return float("nan"), float("nan")
         return (float(spec.width) if spec.width is not None else float("nan")), float(spec.lam)
 
+    if cold_start is None:
+        cold_start = _coldstart.cold_start_labels(len(classes))  # read at call time
+    starter = _coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None
     rng = np.random.default_rng(seed)
     rows = oracle_loop(ChosenModel(selector), y, strategy, budget, rng, after_label=after_label, settings=settings,
-                       progress=progress)
+                       progress=progress, cold_start=starter, strategy_of=strategy_in_use)
     frame = curve_frame(rows, y)
     frame["model"] = in_use
     frame.attrs.update(strategy=strategy, seed=int(seed), candidates=list(candidates), correction=correction,

@@ -76,7 +76,8 @@ def _native(value):
 
 def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, after_label=None, settings=None,
                 loo_ready=None, progress: Callable[[int, int], None] | None = None, cold_start=None,
-                clusters=None, observe=None) -> dict:
+                clusters=None, observe=None,
+                strategy_of: Callable | None = None) -> dict:
     """Ask ``learner`` ``budget`` times and answer with the true labels ``y``: the one loop of
     every oracle simulation, for any :class:`core.learner.base.Learner`.
 
@@ -108,6 +109,8 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
         stopping signal then also asks for a label in every cluster, as in a session.
     observe : callable(learner, labeled), optional
         Called at the end of every query (``labeled``: bool mask of the pool).
+    strategy_of : callable(learner, strategy) -> str, optional
+        The strategy asked at each step (default ``strategy`` itself).
 
     Returns
     -------
@@ -121,7 +124,8 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
     monitor = StoppingMonitor(n)
     for step in range(1, budget + 1):
         t0 = time.perf_counter()
-        i = query_one(learner, strategy, rng, cold_start=cold_start)
+        asked = strategy if strategy_of is None else strategy_of(learner, strategy)
+        i = query_one(learner, asked, rng, cold_start=cold_start)
         learner.add(i, _native(y[i]))
         if after_label is not None:
             after_label(learner)

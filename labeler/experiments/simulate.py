@@ -399,7 +399,8 @@ def simulate(
         Filled at the end with ``learner`` and ``decision_values`` (of X_val, else None).
     cold_start : int >= 0, optional
         With ``strategy="auto"``: labels picked by typicality / coverage first
-        (:mod:`core.coldstart`); default :data:`core.coldstart.COLD_START_LABELS`.
+        (:mod:`core.coldstart`); default :func:`core.coldstart.cold_start_labels` of the pool's
+        class count.
     observe : callable(learner, labeled), optional
         Called after each query's row is recorded (``labeled``: bool mask of the pool), e.g. by
         a benchmark that evaluates other stopping rules on the same run.
@@ -539,7 +540,7 @@ def simulate(
         return (float(k.width) if k.kind == "rbf" else float("nan")), float(now["spec"].lam)
 
     if cold_start is None:
-        cold_start = _coldstart.COLD_START_LABELS  # read at call time
+        cold_start = _coldstart.cold_start_labels(len(classes))  # read at call time
     starter = (_coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None)
     rows = oracle_loop(learner, y, strategy, budget, rng, evaluate=evaluate, after_label=retune, settings=settings,
                        loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress,

@@ -862,8 +862,9 @@ class LabelingSession:
 
     def _cold_start(self):
         """The typicality cold start of the "auto" strategy (:mod:`core.coldstart`) for an RLS
-        model, built once per pool; None while :data:`core.coldstart.COLD_START_LABELS` is 0."""
-        n = coldstart.COLD_START_LABELS
+        model, built once per pool; None while :func:`core.coldstart.cold_start_labels` of the
+        session's class count is 0."""
+        n = coldstart.cold_start_labels(len(self.classes))
         if n <= 0 or not isinstance(self._spec, model.RlsSpec):
             return None
         starter = getattr(self, "_starter", None)
