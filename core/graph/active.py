@@ -20,7 +20,10 @@ Models (docs/algorithms.md §5)
   ``Y = 1/c`` on unlabelled rows: :class:`core.graph.LocalGlobalConsistency`). The matrix does not
   depend on the labels, so it is factorised once and every refit is one solve.
 
-Solver: Jacobi-preconditioned CG warm-started from the previous solution, to a relative residual
+Solver: Jacobi-preconditioned CG warm-started from the previous solution (from
+:data:`~core.graph.amg_precondition.AMG_ABOVE` unlabelled nodes on, the harmonic system is
+preconditioned by a multigrid hierarchy kept while labels arrive,
+:class:`core.graph.amg_precondition.GroundedLaplacianAMG`), to a relative residual
 of :data:`CG_TOL` (the tests compare against :class:`~core.graph.HarmonicFunction`'s sparse LU
 to 1e-8): :func:`core.graph.harmonic.solve_spd`, the one graph solve, which warns
 (:class:`~core.graph.harmonic.HarmonicSolverWarning`) and solves by a sparse LU if CG stops early.
@@ -68,6 +71,7 @@ from scipy.sparse.linalg import splu
 from ..criteria.harmonic_risk import ZHU_EPS, GraphField, HarmonicExpectedRisk
 from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LAM, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
+from .amg_precondition import AMG_ABOVE, GroundedLaplacianAMG
 from .harmonic import class_mass_normalize, solve_spd
 from .outputs import GraphOutputs
 from .variance import VarianceCriterion
@@ -142,6 +146,8 @@ class GraphLearner(GraphOutputs):
         self._lgc = None
         self._loo = None
         self._F = None
+        self._amg = GroundedLaplacianAMG()  # the harmonic system's multigrid, kept while labels arrive
+        self._harmonic_fit = None  # (labels, U, reached, Delta_UU) of the last harmonic fit
         self.n_iter_ = 0
         self._refit()
 
@@ -349,6 +355,7 @@ class GraphLearner(GraphOutputs):
             F, reached = self._fit_harmonic(L, y, prev)
         else:
             F, reached = self._fit_lgc(L, y, prev), np.ones(n, dtype=bool)
+            self._harmonic_fit = None
         self._F = F
         self._reached = reached
         self._P = self._shown(F, L, y, reached)
@@ -376,25 +383,67 @@ class GraphLearner(GraphOutputs):
 
     def _fit_harmonic(self, L, y, prev):
         n, c = self.n_samples, self.n_classes
+        last, self._harmonic_fit = self._harmonic_fit, None
         if L.size == 0:
             return np.full((n, c), 1.0 / c), np.ones(n, dtype=bool)
         reached = np.isin(self._comp, np.unique(self._comp[L]))
         lab = np.zeros(n, dtype=bool)
         lab[L] = True
         U = np.flatnonzero(~lab & reached)
+        labels = dict(zip(L.tolist(), y.tolist()))
+        if prev is not None and last is not None and U.size >= AMG_ABOVE:
+            F = self._harmonic_one_more(last, labels, U, reached, prev)
+            if F is not None:
+                return F, reached
         F = np.zeros((n, c))
         F[L, y] = 1.0
+        A = None
         if U.size:
             W_U = self._W[U]
             A = (sp.diags(self._deg[U]) - W_U[:, U]).tocsc()
             B = np.asarray(W_U[:, L] @ F[L])
             x0 = None if prev is None else prev[U]
-            F[U] = self._solve(A, B, x0)
+            M = self._amg.operator(A, U) if U.size >= AMG_ABOVE else "jacobi"
+            F[U] = self._solve(A, B, x0, preconditioner=M)
+        self._harmonic_fit = (labels, U, reached, A)
         return F, reached
 
-    def _solve(self, A, B, x0=None, lu=None):
+    def _harmonic_one_more(self, last, labels, U, reached, prev):
+        """The harmonic solution after ONE label added to the last fit, by one solve whatever
+        the number of classes (None when the labels changed otherwise: the caller solves).
+
+        Clamping node ``j`` to ``e_y`` adds to the old solution a multiple of the old system's
+        Green's function ``g = Delta_UU^-1 e_j`` (harmonic on ``U \\ {j}``, zero on ``L``):
+        ``F' = F + g (e_y - F_j) / g_j`` (docs/algorithms.md §5), exact up to the solve's
+        residual; the tests compare it with a fresh sparse-LU fit.
+        """
+        old_labels, old_U, old_reached, A_old = last
+        if (A_old is None or len(labels) != len(old_labels) + 1 or not np.array_equal(reached, old_reached)
+                or old_U.size != U.size + 1 or any(labels.get(i) != code for i, code in old_labels.items())):
+            return None
+        (j,) = [i for i in labels if i not in old_labels]
+        pos = int(np.searchsorted(old_U, j))
+        if pos >= old_U.size or old_U[pos] != j:
+            return None
+        e = np.zeros((old_U.size, 1))
+        e[pos, 0] = 1.0
+        g = self._solve(A_old, e, preconditioner=self._amg.operator(A_old, old_U))[:, 0]
+        if not g[pos] > 0:
+            return None
+        F = prev.copy()
+        step = -F[j].copy()
+        step[labels[j]] += 1.0
+        F[old_U] += np.outer(g / g[pos], step)
+        F[j] = 0.0
+        F[j, labels[j]] = 1.0
+        keep = np.ones(old_U.size, dtype=bool)
+        keep[pos] = False
+        self._harmonic_fit = (labels, U, reached, A_old[keep][:, keep].tocsc())
+        return F
+
+    def _solve(self, A, B, x0=None, lu=None, preconditioner="jacobi"):
         """``A X = B`` for SPD sparse ``A``: with ``lu``, or by CG from ``x0`` (:func:`solve_spd`)."""
-        X, n_iter = solve_spd(A, B, x0=x0, tol=CG_TOL, lu=lu)
+        X, n_iter = solve_spd(A, B, x0=x0, tol=CG_TOL, lu=lu, preconditioner=preconditioner)
         self.n_iter_ = int(n_iter.max(initial=0))
         return X
 

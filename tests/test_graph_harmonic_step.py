@@ -1,0 +1,96 @@
+"""The harmonic step's fast paths (core/graph/active.py, core/graph/amg_precondition.py) against the
+obvious oracle: a fresh sparse-LU fit of the same labels (core.graph.HarmonicFunction, solver
+"direct"), after every label, an undo, a label in an unreached component, and on ten classes.
+
+The fast paths: one label added is ONE solve of the old system's Green's function whatever the
+number of classes (``F' = F + g (e_y - F_j) / g_j``), and the system is preconditioned by a
+multigrid hierarchy kept while labels arrive. Small pools with the threshold lowered, so that both
+run here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+from sklearn.datasets import make_blobs, make_moons
+
+import core.graph.active as active
+from core.graph import HarmonicFunction
+from core.graph.active import GraphLearner
+from core.graph.amg_precondition import GroundedLaplacianAMG
+from core.kernels.graph import knn_graph
+
+
+def _oracle(W, learner) -> np.ndarray:
+    labels = learner.labels
+    L = np.fromiter(labels, dtype=np.intp)
+    codes = np.array([learner.classes.index(v) for v in labels.values()])
+    fit = HarmonicFunction(solver="direct").fit(W, L, codes, classes=np.arange(len(learner.classes)))
+    return fit.decision_values_
+
+
+@pytest.fixture
+def low_threshold(monkeypatch):
+    monkeypatch.setattr(active, "AMG_ABOVE", 50)
+
+
+def test_one_label_at_a_time_matches_a_fresh_direct_fit(low_threshold):
+    X, y = make_moons(600, noise=0.08, random_state=0)
+    W = knn_graph(X, 8)
+    g = GraphLearner(W, ["0", "1"], "harmonic")
+    order = np.random.default_rng(0).permutation(600)[:12]
+    fast = 0
+    for k, i in enumerate(order):
+        before = g._amg.n_builds
+        g.add(int(i), str(y[i]))
+        if k >= 2:  # both classes labelled: the oracle has both columns
+            assert_allclose(g._F, _oracle(W, g), atol=1e-8)
+        fast += g._harmonic_fit is not None and g._amg.n_builds == before
+    assert fast >= 8  # the one-solve step and the kept hierarchy were used
+    g.remove(int(order[3]))  # an undo: U grows, a fresh fit
+    assert_allclose(g._F, _oracle(W, g), atol=1e-8)
+    g.add(int(order[3]), str(y[order[3]]))
+    assert_allclose(g._F, _oracle(W, g), atol=1e-8)
+
+
+def test_ten_classes_and_a_label_in_an_unreached_component(low_threshold):
+    X, y = make_blobs(700, centers=10, cluster_std=0.4, random_state=1)
+    W = knn_graph(X, 6)
+    classes = [str(c) for c in range(10)]
+    g = GraphLearner(W, classes, "harmonic")
+    rng = np.random.default_rng(1)
+    for i in rng.permutation(700)[:25]:
+        g.add(int(i), str(y[i]))
+        if len(set(g.labels.values())) == 10:
+            assert_allclose(g._F, _oracle(W, g), atol=1e-8)
+    # two disconnected copies: a label in the second one grows the reached set (a fresh fit)
+    W2 = sp.block_diag([W, W]).tocsr()
+    g2 = GraphLearner(W2, classes, "harmonic")
+    picks = [int(i) for i in rng.permutation(700)[:15]]
+    for i in picks:
+        g2.add(i, str(y[i]))
+    g2.add(700 + picks[0], str(y[picks[0]]))
+    g2.add(700 + picks[1], str(y[picks[1]]))
+    F = g2._F
+    expect = _oracle(W2, g2)
+    assert_allclose(F, expect, atol=1e-8)
+
+
+def test_the_restricted_v_cycle_is_symmetric_positive_definite():
+    X, _ = make_moons(300, noise=0.08, random_state=2)
+    W = knn_graph(X, 8)
+    deg = np.asarray(W.sum(1)).ravel()
+    free = np.arange(3, 300)
+    A = (sp.diags(deg[free]) - W[free][:, free]).tocsc()
+    amg = GroundedLaplacianAMG()
+    amg.operator(A, free)
+    sub = free[5:]
+    M = amg.operator(A[5:][:, 5:], sub)  # kept, restricted
+    assert amg.n_builds == 1
+    dense = np.column_stack([M.matvec(e) for e in np.eye(sub.size)])
+    assert_allclose(dense, dense.T, atol=1e-10)
+    assert np.linalg.eigvalsh((dense + dense.T) / 2).min() > 0
+    wider = np.arange(1, 300)  # a superset of the hierarchy's nodes (an undo): rebuilt
+    amg.operator((sp.diags(deg[wider]) - W[wider][:, wider]).tocsc(), wider)
+    assert amg.n_builds == 2
