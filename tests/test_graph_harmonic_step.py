@@ -94,3 +94,24 @@ def test_the_restricted_v_cycle_is_symmetric_positive_definite():
     wider = np.arange(1, 300)  # a superset of the hierarchy's nodes (an undo): rebuilt
     amg.operator((sp.diags(deg[wider]) - W[wider][:, wider]).tocsc(), wider)
     assert amg.n_builds == 2
+
+
+def test_poisson_with_the_kept_multigrid_matches_the_direct_solve(monkeypatch):
+    """Poisson learning's CG preconditioned by the hierarchy kept between fits (the session's
+    learner) gives the direct sparse solve's answer, label after label."""
+    import core.graph.poisson as poisson
+    from core.graph.amg_precondition import NodeSetAMG
+    from core.graph.poisson import PoissonLearning
+
+    monkeypatch.setattr(poisson, "AMG_ABOVE", 50)
+    X, y = make_blobs(500, centers=3, cluster_std=2.5, random_state=3)  # overlapping: one component
+    W = knn_graph(X, 10)
+    amg = NodeSetAMG()
+    order = np.random.default_rng(3).permutation(500)[:8]
+    for k in range(3, 9):
+        L = order[:k]
+        fast = PoissonLearning(solver="cg", tol=1e-10, multigrid=amg).fit(W, L, y[L], classes=[0, 1, 2])
+        direct = PoissonLearning(solver="direct").fit(W, L, y[L], classes=[0, 1, 2])
+        assert_allclose(fast.decision_values_, direct.decision_values_, atol=1e-7)
+        assert fast.n_iter_ < 100
+    assert amg.n_builds == 1  # one graph component: the same nodes at every fit

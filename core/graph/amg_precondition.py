@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-__all__ = ["GroundedLaplacianAMG", "AMG_ABOVE", "REBUILD_AFTER"]
+__all__ = ["GroundedLaplacianAMG", "NodeSetAMG", "AMG_ABOVE", "REBUILD_AFTER"]
 
 #: Systems of at least this many unknowns use the multigrid preconditioner (below, Jacobi CG is
 #: fast enough and the set-up would dominate).
@@ -100,3 +100,46 @@ class GroundedLaplacianAMG:
             return solver.solve(full, x0=np.zeros(u0), tol=1e-30, maxiter=1, cycle="V")[pos]
 
         return LinearOperator(A.shape, matvec=matvec, dtype=np.float64)
+
+
+def _v_cycle(solver, shape) -> LinearOperator:
+    n = shape[0]
+    return LinearOperator(shape, matvec=lambda v: solver.solve(np.ravel(v), x0=np.zeros(n), tol=1e-30, maxiter=1,
+                                                               cycle="V"), dtype=np.float64)
+
+
+class NodeSetAMG:
+    """Smoothed-aggregation AMG of a matrix that depends only on a set of nodes, kept while the
+    set is the same (Poisson learning's normalised Laplacian ``I - D^-1/2 W D^-1/2`` on the
+    components that hold a label, :mod:`core.graph.poisson`: its right-hand side changes with
+    every label, its matrix only when a label reaches a new component).
+
+    Attributes
+    ----------
+    n_builds : int
+        Hierarchies built so far.
+    """
+
+    def __init__(self):
+        self.n_builds = 0
+        self._nodes = None
+        self._solver = None
+
+    def operator(self, A: sp.spmatrix, nodes: np.ndarray) -> LinearOperator:
+        """One V-cycle of the hierarchy of ``A`` (rows: ``nodes``), built when ``nodes`` changed.
+
+        Parameters
+        ----------
+        A : scipy.sparse matrix of shape (s, s)
+            Symmetric positive semi-definite (a Laplacian: singular on each component's
+            constant-like vector; CG stays in the range with a consistent right-hand side).
+        nodes : ndarray of int, shape (s,)
+        """
+        import pyamg
+
+        nodes = np.asarray(nodes, dtype=np.intp)
+        if self._nodes is None or not np.array_equal(self._nodes, nodes):
+            self._solver = pyamg.smoothed_aggregation_solver(sp.csr_matrix(A), symmetry="hermitian")
+            self._nodes = nodes.copy()
+            self.n_builds += 1
+        return _v_cycle(self._solver, A.shape)

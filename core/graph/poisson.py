@@ -66,6 +66,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import cg, splu
 
 from ._checks import check_graph, check_labels
+from .amg_precondition import AMG_ABOVE
 
 __all__ = ["PoissonLearning", "POISSON_SOLVERS", "PoissonSolverWarning", "DisconnectedGraphWarning"]
 
@@ -94,6 +95,11 @@ class PoissonLearning:
     class_sizes : None, "uniform" or array-like of shape (T,)
         None: ``argmax_t U_it``. Otherwise the paper's weighting ``argmax_t (b_t / ybar_t) U_it``
         with ``b`` the given class proportions (``"uniform"``: ``1/T``).
+    multigrid : core.graph.amg_precondition.NodeSetAMG, optional
+        CG on at least :data:`~core.graph.amg_precondition.AMG_ABOVE` nodes is preconditioned
+        by its multigrid V-cycle (kept by the caller between fits: the matrix depends only on
+        the nodes reached by a label); the answer is the same (same relative residual), in
+        about 30 iterations instead of hundreds.
 
     Attributes (after :meth:`fit`)
     ----------
@@ -111,11 +117,13 @@ class PoissonLearning:
         Relative residual of each column.
     """
 
-    def __init__(self, solver: str = "cg", tol: float = 1e-10, max_iter: int | None = None, class_sizes=None):
+    def __init__(self, solver: str = "cg", tol: float = 1e-10, max_iter: int | None = None, class_sizes=None,
+                 multigrid=None):
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
         self.class_sizes = class_sizes
+        self.multigrid = multigrid
 
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> None:
@@ -218,6 +226,7 @@ class PoissonLearning:
         elif self.solver == "iteration":
             X = self._iterate(W_S, d, BS)
         else:
+            self._cg_nodes = S
             X = self._cg(W_S, d, comp, BS)
         X = self._project(X, d, comp)
         Lap = sp.diags(d) - W_S
@@ -276,6 +285,9 @@ class PoissonLearning:
         A = (sp.identity(s, format="csr") - sp.diags(r) @ W_S @ sp.diags(r)).tocsr()
         rhs = r[:, None] * BS
         cap = int(self.max_iter) if self.max_iter is not None else 10 * s
+        M = None
+        if self.multigrid is not None and s >= AMG_ABOVE:  # kept by the caller while the nodes are
+            M = self.multigrid.operator(A, self._cg_nodes)
         X = np.zeros_like(BS)
         for t in range(T):
             if not rhs[:, t].any():
@@ -285,7 +297,7 @@ class PoissonLearning:
             def tick(_xk, count=count):
                 count[0] += 1
 
-            v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=cap, callback=tick)
+            v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=cap, M=M, callback=tick)
             if info != 0:
                 warnings.warn(f"CG stopped before the relative residual {self.tol:g} (class column {t}, {cap} "
                               "iterations); the direct sparse solve answers instead.", PoissonSolverWarning,
