@@ -30,9 +30,13 @@ def _oracle(W, learner) -> np.ndarray:
     return fit.decision_values_
 
 
-@pytest.fixture
-def low_threshold(monkeypatch):
+@pytest.fixture(params=[1, 150], ids=["multigrid", "jacobi"])
+def low_threshold(monkeypatch, request):
+    """The fast paths on small pools: multigrid forced (the Jacobi probe given 1 iteration) or
+    Jacobi kept (it converges within the probe on these graphs)."""
     monkeypatch.setattr(active, "AMG_ABOVE", 50)
+    monkeypatch.setattr(active, "JACOBI_PROBE_ITER", request.param)
+    return request.param
 
 
 def test_one_label_at_a_time_matches_a_fresh_direct_fit(low_threshold):
@@ -47,7 +51,8 @@ def test_one_label_at_a_time_matches_a_fresh_direct_fit(low_threshold):
         if k >= 2:  # both classes labelled: the oracle has both columns
             assert_allclose(g._F, _oracle(W, g), atol=1e-8)
         fast += g._harmonic_fit is not None and g._amg.n_builds == before
-    assert fast >= 8  # the one-solve step and the kept hierarchy were used
+    assert fast >= 8  # the one-solve step (and the kept hierarchy) were used
+    assert (g._amg.n_builds > 0) == (low_threshold == 1)
     g.remove(int(order[3]))  # an undo: U grows, a fresh fit
     assert_allclose(g._F, _oracle(W, g), atol=1e-8)
     g.add(int(order[3]), str(y[order[3]]))

@@ -86,6 +86,24 @@ ITERATIVE_ABOVE = 3_000
 #: CG's relative residual (CG and the sparse LU agreed to 1e-13 on a 10-NN graph of 3,000
 #: points in 10 dimensions).
 CG_TOL = 1e-12
+#: Jacobi CG iterations tried on the first large harmonic solve before the multigrid takes over.
+JACOBI_PROBE_ITER = 150
+
+
+def _jacobi_probe(A, B, x0, tol, max_iter):
+    """Jacobi CG for at most ``max_iter`` iterations per column: ``(X, reached)`` (no fallback)."""
+    from scipy.sparse.linalg import cg
+
+    M = sp.diags(1.0 / A.diagonal())
+    X = np.zeros(B.shape) if x0 is None else np.array(x0, dtype=np.float64, copy=True)
+    reached = True
+    for t in range(B.shape[1]):
+        if not B[:, t].any():
+            X[:, t] = 0.0
+            continue
+        X[:, t], info = cg(A, B[:, t], x0=X[:, t], rtol=tol, maxiter=max_iter, M=M)
+        reached = reached and info == 0
+    return X, reached
 _PARAMS = ("model", "alpha", "class_mass")
 
 
@@ -148,6 +166,7 @@ class GraphLearner(GraphOutputs):
         self._F = None
         self._amg = GroundedLaplacianAMG()  # the harmonic system's multigrid, kept while labels arrive
         self._harmonic_fit = None  # (labels, U, reached, Delta_UU) of the last harmonic fit
+        self._jacobi_enough = None  # Jacobi CG converges fast on this graph (probed at the first large solve)
         self.n_iter_ = 0
         self._refit()
 
@@ -403,8 +422,7 @@ class GraphLearner(GraphOutputs):
             A = (sp.diags(self._deg[U]) - W_U[:, U]).tocsc()
             B = np.asarray(W_U[:, L] @ F[L])
             x0 = None if prev is None else prev[U]
-            M = self._amg.operator(A, U) if U.size >= AMG_ABOVE else "jacobi"
-            F[U] = self._solve(A, B, x0, preconditioner=M)
+            F[U] = self._solve(A, B, x0, free=U)
         self._harmonic_fit = (labels, U, reached, A)
         return F, reached
 
@@ -427,7 +445,7 @@ class GraphLearner(GraphOutputs):
             return None
         e = np.zeros((old_U.size, 1))
         e[pos, 0] = 1.0
-        g = self._solve(A_old, e, preconditioner=self._amg.operator(A_old, old_U))[:, 0]
+        g = self._solve(A_old, e, free=old_U)[:, 0]
         if not g[pos] > 0:
             return None
         F = prev.copy()
@@ -441,8 +459,22 @@ class GraphLearner(GraphOutputs):
         self._harmonic_fit = (labels, U, reached, A_old[keep][:, keep].tocsc())
         return F
 
-    def _solve(self, A, B, x0=None, lu=None, preconditioner="jacobi"):
-        """``A X = B`` for SPD sparse ``A``: with ``lu``, or by CG from ``x0`` (:func:`solve_spd`)."""
+    def _solve(self, A, B, x0=None, lu=None, free=None):
+        """``A X = B`` for SPD sparse ``A``: with ``lu``, or by CG from ``x0`` (:func:`solve_spd`).
+
+        ``free``: the nodes of the harmonic system's rows. From :data:`AMG_ABOVE` of them, the
+        first solve tries Jacobi CG for :data:`JACOBI_PROBE_ITER` iterations; a graph on which
+        that is not enough (a long, thin graph: two-moons needs about 700) is solved with the
+        multigrid preconditioner from then on, continuing from where Jacobi stopped."""
+        preconditioner = "jacobi"
+        if lu is None and free is not None and free.size >= AMG_ABOVE and self._jacobi_enough is not True:
+            if self._jacobi_enough is None:
+                X, reached = _jacobi_probe(A, B, x0, CG_TOL, JACOBI_PROBE_ITER)
+                self._jacobi_enough = reached
+                if reached:
+                    return X
+                x0 = X
+            preconditioner = self._amg.operator(A, free)
         X, n_iter = solve_spd(A, B, x0=x0, tol=CG_TOL, lu=lu, preconditioner=preconditioner)
         self.n_iter_ = int(n_iter.max(initial=0))
         return X
