@@ -120,3 +120,26 @@ def test_poisson_with_the_kept_multigrid_matches_the_direct_solve(monkeypatch):
         assert_allclose(fast.decision_values_, direct.decision_values_, atol=1e-7)
         assert fast.n_iter_ < 100
     assert amg.n_builds == 1  # one graph component: the same nodes at every fit
+
+
+def test_the_loo_columns_carried_over_labels_match_a_fresh_learner(low_threshold, monkeypatch):
+    """The harmonic LOO (the app's calibration reads it on every label) from columns carried over
+    each label added (no solve), against a fresh learner that solves them (sparse LU)."""
+    X, y = make_moons(500, noise=0.1, random_state=4)
+    W = knn_graph(X, 8)
+    g = GraphLearner(W, ["0", "1"], "harmonic")
+    order = np.random.default_rng(4).permutation(500)[:14]
+    for k, i in enumerate(order):
+        g.add(int(i), str(y[i]))
+        if k == 3:
+            g.loo_decision_values()  # solved once here, then carried over
+    carried = g._loo_columns is not None
+    fast = g.loo_decision_values()
+    monkeypatch.setattr(active, "AMG_ABOVE", 10**9)
+    fresh = GraphLearner(W, ["0", "1"], "harmonic")
+    fresh.add_many([int(i) for i in order], [str(y[i]) for i in order])
+    assert carried
+    assert_allclose(fast, fresh.loo_decision_values(), atol=1e-8)
+    g.remove(int(order[5]))  # an undo: solved again
+    fresh.remove(int(order[5]))
+    assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)

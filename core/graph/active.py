@@ -88,6 +88,9 @@ ITERATIVE_ABOVE = 3_000
 CG_TOL = 1e-12
 #: Jacobi CG iterations tried on the first large harmonic solve before the multigrid takes over.
 JACOBI_PROBE_ITER = 150
+#: The harmonic LOO's columns ``Delta_UU^-1 W_UL`` are kept (and carried over each label added)
+#: while they hold at most this many numbers (u x l; 8 bytes each).
+LOO_COLUMNS_MAX = 20_000_000
 
 
 def _jacobi_probe(A, B, x0, tol, max_iter):
@@ -167,6 +170,7 @@ class GraphLearner(GraphOutputs):
         self._amg = GroundedLaplacianAMG()  # the harmonic system's multigrid, kept while labels arrive
         self._harmonic_fit = None  # (labels, U, reached, Delta_UU) of the last harmonic fit
         self._jacobi_enough = None  # Jacobi CG converges fast on this graph (probed at the first large solve)
+        self._loo_columns = None  # (U, labelled nodes, Delta_UU^-1 W_UL) of the harmonic LOO, carried over labels
         self.n_iter_ = 0
         self._refit()
 
@@ -403,6 +407,7 @@ class GraphLearner(GraphOutputs):
     def _fit_harmonic(self, L, y, prev):
         n, c = self.n_samples, self.n_classes
         last, self._harmonic_fit = self._harmonic_fit, None
+        held = self._loo_columns
         if L.size == 0:
             return np.full((n, c), 1.0 / c), np.ones(n, dtype=bool)
         reached = np.isin(self._comp, np.unique(self._comp[L]))
@@ -414,6 +419,8 @@ class GraphLearner(GraphOutputs):
             F = self._harmonic_one_more(last, labels, U, reached, prev)
             if F is not None:
                 return F, reached
+        if self._loo_columns is held:
+            self._loo_columns = None  # a refit from scratch: the LOO columns are solved again when asked
         F = np.zeros((n, c))
         F[L, y] = 1.0
         A = None
@@ -425,6 +432,20 @@ class GraphLearner(GraphOutputs):
             F[U] = self._solve(A, B, x0, free=U)
         self._harmonic_fit = (labels, U, reached, A)
         return F, reached
+
+    def _loo_columns_one_more(self, old_U, pos, g, U, j) -> None:
+        """Carry the LOO columns ``H = Delta_UU^-1 W_UL`` (:meth:`_loo_harmonic`) over one label
+        ``j`` added, from the old system's Green's function ``g`` (no new solve): removing ``j``
+        from U is the Schur complement ``G' = G - g g^T / g_j``, so ``h'_i = (h_i - g h_i[j] /
+        g_j)`` on the new U, and the new label's own column is ``h'_j = g / g_j`` there."""
+        held, self._loo_columns = self._loo_columns, None
+        if held is None or not np.array_equal(held[0], old_U):
+            return
+        _, nodes, H = held
+        keep = np.ones(old_U.size, dtype=bool)
+        keep[pos] = False
+        H = (H - np.outer(g / g[pos], H[pos]))[keep]
+        self._loo_columns = (U, np.append(nodes, j), np.column_stack([H, g[keep] / g[pos]]))
 
     def _harmonic_one_more(self, last, labels, U, reached, prev):
         """The harmonic solution after ONE label added to the last fit, by one solve whatever
@@ -448,6 +469,7 @@ class GraphLearner(GraphOutputs):
         g = self._solve(A_old, e, free=old_U)[:, 0]
         if not g[pos] > 0:
             return None
+        self._loo_columns_one_more(old_U, pos, g, U, j)
         F = prev.copy()
         step = -F[j].copy()
         step[labels[j]] += 1.0
@@ -543,9 +565,16 @@ class GraphLearner(GraphOutputs):
         FU = self._F[U]
         if U.size:
             A = (sp.diags(self._deg[U]) - W[U][:, U]).tocsc()
-            # l right-hand sides: one sparse LU up to ITERATIVE_ABOVE nodes beats l CG runs
-            lu = splu(A, permc_spec="MMD_AT_PLUS_A") if U.size <= ITERATIVE_ABOVE else None
-            H = self._solve(A, np.asarray(W[U][:, L].todense()), lu=lu)  # (u, l): h_j = Delta_UU^-1 W_Uj
+            held = self._loo_columns
+            if held is not None and np.array_equal(held[0], U) and np.array_equal(np.sort(held[1]), np.sort(L)):
+                col = {int(node): k for k, node in enumerate(held[1])}
+                H = held[2][:, [col[int(j)] for j in L]]  # carried over the labels added (no solve)
+            else:
+                # l right-hand sides: one sparse LU up to ITERATIVE_ABOVE nodes beats l CG runs
+                lu = splu(A, permc_spec="MMD_AT_PLUS_A") if U.size <= ITERATIVE_ABOVE else None
+                H = self._solve(A, np.asarray(W[U][:, L].todense()), lu=lu, free=U)  # h_j = Delta_UU^-1 W_Uj
+                if U.size >= AMG_ABOVE and U.size * L.size <= LOO_COLUMNS_MAX:
+                    self._loo_columns = (U.copy(), L.copy(), H)
         else:
             H = np.zeros((0, L.size))
         W_LU = W[L][:, U]
