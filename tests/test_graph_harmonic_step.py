@@ -143,3 +143,22 @@ def test_the_loo_columns_carried_over_labels_match_a_fresh_learner(low_threshold
     g.remove(int(order[5]))  # an undo: solved again
     fresh.remove(int(order[5]))
     assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
+
+
+def test_lgc_loo_with_the_kept_diagonal_matches_a_fresh_learner():
+    """LGC's LOO keeps each node's (A^-1)_jj (A = D - alpha W does not change with the labels):
+    the values after more labels, an undo and a new alpha equal a fresh learner's."""
+    X, y = make_moons(400, noise=0.1, random_state=5)
+    W = knn_graph(X, 8)
+    g = GraphLearner(W, ["0", "1"], "lgc")
+    order = [int(i) for i in np.random.default_rng(5).permutation(400)[:12]]
+    for k, i in enumerate(order):
+        g.add(i, str(y[i]))
+        if k in (3, 8):
+            g.loo_decision_values()
+    g.remove(order[2])
+    g.set_params(alpha=0.9)
+
+    fresh = GraphLearner(W, ["0", "1"], "lgc", alpha=0.9)
+    fresh.add_many([i for i in order if i != order[2]], [str(y[i]) for i in order if i != order[2]])
+    assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-9)

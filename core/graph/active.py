@@ -165,6 +165,7 @@ class GraphLearner(GraphOutputs):
         self.rng = np.random.default_rng(random_state)
         self._criterion = HarmonicExpectedRisk(ZHU_EPS)
         self._lgc = None
+        self._lgc_diag = None  # (A, {node: (A^-1)_jj}): LGC's matrix does not change with the labels
         self._loo = None
         self._F = None
         self._amg = GroundedLaplacianAMG()  # the harmonic system's multigrid, kept while labels arrive
@@ -592,9 +593,15 @@ class GraphLearner(GraphOutputs):
     def _loo_lgc(self, L, y) -> np.ndarray:
         A, lu, d = self._lgc_system()
         n, c = self.n_samples, self.n_classes
-        E = np.zeros((n, L.size))
-        E[L, np.arange(L.size)] = 1.0
-        Ainv_jj = np.einsum("ij,ij->j", self._solve(A, E, None, lu), E)  # (A^-1)_jj
+        if self._lgc_diag is None or self._lgc_diag[0] is not A:  # node -> (A^-1)_jj, for this A
+            self._lgc_diag = (A, {})
+        known = self._lgc_diag[1]
+        new = [j for j in L.tolist() if j not in known]
+        if new:  # A is the same for every labelling: each node's (A^-1)_jj is solved once
+            E = np.zeros((n, len(new)))
+            E[new, np.arange(len(new))] = 1.0
+            known.update(zip(new, np.einsum("ij,ij->j", self._solve(A, E, None, lu), E).tolist()))
+        Ainv_jj = np.array([known[j] for j in L.tolist()])  # (A^-1)_jj
         out = self._F[L].copy()
         prior = np.full(c, 1.0 / c)
         for k, j in enumerate(L):
