@@ -162,3 +162,25 @@ def test_lgc_loo_with_the_kept_diagonal_matches_a_fresh_learner():
     fresh = GraphLearner(W, ["0", "1"], "lgc", alpha=0.9)
     fresh.add_many([i for i in order if i != order[2]], [str(y[i]) for i in order if i != order[2]])
     assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-9)
+
+
+def test_poisson_loo_with_kept_unit_sources_matches_a_fresh_learner():
+    """Poisson's LOO keeps each labelled node's unit-source solution between refits (it depends
+    on the node alone): after more labels and an undo, a fresh learner's values."""
+    from core.graph.poisson_learner import PoissonLearner
+
+    X, y = make_blobs(400, centers=3, cluster_std=2.5, random_state=6)
+    W = knn_graph(X, 10)
+    classes = ["0", "1", "2"]
+    g = PoissonLearner(W, classes)
+    order = [int(i) for i in np.random.default_rng(6).permutation(400)[:12]]
+    for k, i in enumerate(order):
+        g.add(i, str(y[i]))
+        if k in (4, 8):
+            g.loo_decision_values()
+    g.remove(order[3])
+    rest = [i for i in order if i != order[3]]
+    fresh = PoissonLearner(W, classes)
+    fresh.add_many(rest, [str(y[i]) for i in rest])
+    assert len(g._unit_sources) >= 9  # kept between refits
+    assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
