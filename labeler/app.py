@@ -29,7 +29,7 @@ from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import scatter_figure
-from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts
+from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts, install_key_buffer
 from labeler.ui.map_colors import class_color
 from labeler.ui.map_component import drop_selection, render_map, take_selection, uses_component
 from labeler.ui.map_density import uses_density
@@ -62,6 +62,7 @@ st.markdown(
 )
 
 require_token(state.app_config().token)  # before any session is opened or widget drawn
+install_key_buffer()  # before any button: a press made before its button is on the page is kept
 state.ensure_session()
 session, lock = state.current()
 flashes = state.pop_flash()  # shown in the point panel's column: they never push the map down

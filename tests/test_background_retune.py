@@ -40,9 +40,16 @@ def _predicted(s):
     return np.asarray(s.predictions() if hasattr(s, "predictions") else s.learner.predict())
 
 
-def _session_with_background_retune(store, max_labels=40):
+POSTERIORS = {"dense": {}, "nystrom": {"posterior": "nystrom", "rank": 40},
+              # lam far too small: the LOO moves it (lam is the only value of a spectral posterior)
+              "spectral": {"posterior": "spectral", "rank": 20, "lam": 1e-3,
+                           "auto_tune": {"width": False, "lam": True}}}
+
+
+def _session_with_background_retune(store, max_labels=40, posterior="dense"):
     """A moons session labelled by the truth with background re-tunes until one has moved a value."""
-    s = LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 200}, seed=2))
+    s = LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 200}, seed=2,
+                                                    **POSTERIORS[posterior]))
     s.retune_in_background(True)
     for _ in range(max_labels):
         _label_next(s)
@@ -54,9 +61,13 @@ def _session_with_background_retune(store, max_labels=40):
     pytest.fail("no background re-tune moved a value")
 
 
-def test_a_background_re_tune_is_written_where_it_takes_effect_and_replays_exactly(tmp_path):
+@pytest.mark.parametrize("posterior", ["dense", "nystrom", "spectral"])
+def test_a_background_re_tune_is_written_where_it_takes_effect_and_replays_exactly(tmp_path, posterior):
+    """Dense, Nystrom (a new width: the factor rebuilt on the session's landmarks in the worker)
+    and spectral (lam alone: the LOO on the factor's rows in the worker, applied in place)."""
     store = tmp_path / "s.sqlite"
-    s = _session_with_background_retune(store)
+    s = _session_with_background_retune(store, posterior=posterior)
+    assert s.config.posterior == posterior
     events = [(e, n) for e, n in _settings_events(store, s.id) if e.value.get("background")]
     for e, n_labels in events:
         # written at a definite label count, after a label: computed on fewer or as many labels

@@ -20,7 +20,10 @@ Models (docs/algorithms.md §5)
   ``Y = 1/c`` on unlabelled rows: :class:`core.graph.LocalGlobalConsistency`). The matrix does not
   depend on the labels, so it is factorised once and every refit is one solve.
 
-Solver: Jacobi-preconditioned CG warm-started from the previous solution, to a relative residual
+Solver: Jacobi-preconditioned CG warm-started from the previous solution (from
+:data:`~core.graph.amg_precondition.AMG_ABOVE` unlabelled nodes on, the harmonic system is
+preconditioned by a multigrid hierarchy kept while labels arrive,
+:class:`core.graph.amg_precondition.GroundedLaplacianAMG`), to a relative residual
 of :data:`CG_TOL` (the tests compare against :class:`~core.graph.HarmonicFunction`'s sparse LU
 to 1e-8): :func:`core.graph.harmonic.solve_spd`, the one graph solve, which warns
 (:class:`~core.graph.harmonic.HarmonicSolverWarning`) and solves by a sparse LU if CG stops early.
@@ -68,6 +71,7 @@ from scipy.sparse.linalg import splu
 from ..criteria.harmonic_risk import ZHU_EPS, GraphField, HarmonicExpectedRisk
 from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LAM, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
+from .amg_precondition import AMG_ABOVE, GroundedLaplacianAMG
 from .harmonic import class_mass_normalize, solve_spd
 from .outputs import GraphOutputs
 from .variance import VarianceCriterion
@@ -82,6 +86,27 @@ ITERATIVE_ABOVE = 3_000
 #: CG's relative residual (CG and the sparse LU agreed to 1e-13 on a 10-NN graph of 3,000
 #: points in 10 dimensions).
 CG_TOL = 1e-12
+#: Jacobi CG iterations tried on the first large harmonic solve before the multigrid takes over.
+JACOBI_PROBE_ITER = 150
+#: The harmonic LOO's columns ``Delta_UU^-1 W_UL`` are kept (and carried over each label added)
+#: while they hold at most this many numbers (u x l; 8 bytes each).
+LOO_COLUMNS_MAX = 20_000_000
+
+
+def _jacobi_probe(A, B, x0, tol, max_iter):
+    """Jacobi CG for at most ``max_iter`` iterations per column: ``(X, reached)`` (no fallback)."""
+    from scipy.sparse.linalg import cg
+
+    M = sp.diags(1.0 / A.diagonal())
+    X = np.zeros(B.shape) if x0 is None else np.array(x0, dtype=np.float64, copy=True)
+    reached = True
+    for t in range(B.shape[1]):
+        if not B[:, t].any():
+            X[:, t] = 0.0
+            continue
+        X[:, t], info = cg(A, B[:, t], x0=X[:, t], rtol=tol, maxiter=max_iter, M=M)
+        reached = reached and info == 0
+    return X, reached
 _PARAMS = ("model", "alpha", "class_mass")
 
 
@@ -140,8 +165,13 @@ class GraphLearner(GraphOutputs):
         self.rng = np.random.default_rng(random_state)
         self._criterion = HarmonicExpectedRisk(ZHU_EPS)
         self._lgc = None
+        self._lgc_diag = None  # (A, {node: (A^-1)_jj}): LGC's matrix does not change with the labels
         self._loo = None
         self._F = None
+        self._amg = GroundedLaplacianAMG()  # the harmonic system's multigrid, kept while labels arrive
+        self._harmonic_fit = None  # (labels, U, reached, Delta_UU) of the last harmonic fit
+        self._jacobi_enough = None  # Jacobi CG converges fast on this graph (probed at the first large solve)
+        self._loo_columns = None  # (U, labelled nodes, Delta_UU^-1 W_UL) of the harmonic LOO, carried over labels
         self.n_iter_ = 0
         self._refit()
 
@@ -349,6 +379,7 @@ class GraphLearner(GraphOutputs):
             F, reached = self._fit_harmonic(L, y, prev)
         else:
             F, reached = self._fit_lgc(L, y, prev), np.ones(n, dtype=bool)
+            self._harmonic_fit = None
         self._F = F
         self._reached = reached
         self._P = self._shown(F, L, y, reached)
@@ -376,25 +407,98 @@ class GraphLearner(GraphOutputs):
 
     def _fit_harmonic(self, L, y, prev):
         n, c = self.n_samples, self.n_classes
+        last, self._harmonic_fit = self._harmonic_fit, None
+        held = self._loo_columns
         if L.size == 0:
             return np.full((n, c), 1.0 / c), np.ones(n, dtype=bool)
         reached = np.isin(self._comp, np.unique(self._comp[L]))
         lab = np.zeros(n, dtype=bool)
         lab[L] = True
         U = np.flatnonzero(~lab & reached)
+        labels = dict(zip(L.tolist(), y.tolist()))
+        if prev is not None and last is not None and U.size >= AMG_ABOVE:
+            F = self._harmonic_one_more(last, labels, U, reached, prev)
+            if F is not None:
+                return F, reached
+        if self._loo_columns is held:
+            self._loo_columns = None  # a refit from scratch: the LOO columns are solved again when asked
         F = np.zeros((n, c))
         F[L, y] = 1.0
+        A = None
         if U.size:
             W_U = self._W[U]
             A = (sp.diags(self._deg[U]) - W_U[:, U]).tocsc()
             B = np.asarray(W_U[:, L] @ F[L])
             x0 = None if prev is None else prev[U]
-            F[U] = self._solve(A, B, x0)
+            F[U] = self._solve(A, B, x0, free=U)
+        self._harmonic_fit = (labels, U, reached, A)
         return F, reached
 
-    def _solve(self, A, B, x0=None, lu=None):
-        """``A X = B`` for SPD sparse ``A``: with ``lu``, or by CG from ``x0`` (:func:`solve_spd`)."""
-        X, n_iter = solve_spd(A, B, x0=x0, tol=CG_TOL, lu=lu)
+    def _loo_columns_one_more(self, old_U, pos, g, U, j) -> None:
+        """Carry the LOO columns ``H = Delta_UU^-1 W_UL`` (:meth:`_loo_harmonic`) over one label
+        ``j`` added, from the old system's Green's function ``g`` (no new solve): removing ``j``
+        from U is the Schur complement ``G' = G - g g^T / g_j``, so ``h'_i = (h_i - g h_i[j] /
+        g_j)`` on the new U, and the new label's own column is ``h'_j = g / g_j`` there."""
+        held, self._loo_columns = self._loo_columns, None
+        if held is None or not np.array_equal(held[0], old_U):
+            return
+        _, nodes, H = held
+        keep = np.ones(old_U.size, dtype=bool)
+        keep[pos] = False
+        H = (H - np.outer(g / g[pos], H[pos]))[keep]
+        self._loo_columns = (U, np.append(nodes, j), np.column_stack([H, g[keep] / g[pos]]))
+
+    def _harmonic_one_more(self, last, labels, U, reached, prev):
+        """The harmonic solution after ONE label added to the last fit, by one solve whatever
+        the number of classes (None when the labels changed otherwise: the caller solves).
+
+        Clamping node ``j`` to ``e_y`` adds to the old solution a multiple of the old system's
+        Green's function ``g = Delta_UU^-1 e_j`` (harmonic on ``U \\ {j}``, zero on ``L``):
+        ``F' = F + g (e_y - F_j) / g_j`` (docs/algorithms.md §5), exact up to the solve's
+        residual; the tests compare it with a fresh sparse-LU fit.
+        """
+        old_labels, old_U, old_reached, A_old = last
+        if (A_old is None or len(labels) != len(old_labels) + 1 or not np.array_equal(reached, old_reached)
+                or old_U.size != U.size + 1 or any(labels.get(i) != code for i, code in old_labels.items())):
+            return None
+        (j,) = [i for i in labels if i not in old_labels]
+        pos = int(np.searchsorted(old_U, j))
+        if pos >= old_U.size or old_U[pos] != j:
+            return None
+        e = np.zeros((old_U.size, 1))
+        e[pos, 0] = 1.0
+        g = self._solve(A_old, e, free=old_U)[:, 0]
+        if not g[pos] > 0:
+            return None
+        self._loo_columns_one_more(old_U, pos, g, U, j)
+        F = prev.copy()
+        step = -F[j].copy()
+        step[labels[j]] += 1.0
+        F[old_U] += np.outer(g / g[pos], step)
+        F[j] = 0.0
+        F[j, labels[j]] = 1.0
+        keep = np.ones(old_U.size, dtype=bool)
+        keep[pos] = False
+        self._harmonic_fit = (labels, U, reached, A_old[keep][:, keep].tocsc())
+        return F
+
+    def _solve(self, A, B, x0=None, lu=None, free=None):
+        """``A X = B`` for SPD sparse ``A``: with ``lu``, or by CG from ``x0`` (:func:`solve_spd`).
+
+        ``free``: the nodes of the harmonic system's rows. From :data:`AMG_ABOVE` of them, the
+        first solve tries Jacobi CG for :data:`JACOBI_PROBE_ITER` iterations; a graph on which
+        that is not enough (a long, thin graph: two-moons needs about 700) is solved with the
+        multigrid preconditioner from then on, continuing from where Jacobi stopped."""
+        preconditioner = "jacobi"
+        if lu is None and free is not None and free.size >= AMG_ABOVE and self._jacobi_enough is not True:
+            if self._jacobi_enough is None:
+                X, reached = _jacobi_probe(A, B, x0, CG_TOL, JACOBI_PROBE_ITER)
+                self._jacobi_enough = reached
+                if reached:
+                    return X
+                x0 = X
+            preconditioner = self._amg.operator(A, free)
+        X, n_iter = solve_spd(A, B, x0=x0, tol=CG_TOL, lu=lu, preconditioner=preconditioner)
         self.n_iter_ = int(n_iter.max(initial=0))
         return X
 
@@ -462,9 +566,16 @@ class GraphLearner(GraphOutputs):
         FU = self._F[U]
         if U.size:
             A = (sp.diags(self._deg[U]) - W[U][:, U]).tocsc()
-            # l right-hand sides: one sparse LU up to ITERATIVE_ABOVE nodes beats l CG runs
-            lu = splu(A, permc_spec="MMD_AT_PLUS_A") if U.size <= ITERATIVE_ABOVE else None
-            H = self._solve(A, np.asarray(W[U][:, L].todense()), lu=lu)  # (u, l): h_j = Delta_UU^-1 W_Uj
+            held = self._loo_columns
+            if held is not None and np.array_equal(held[0], U) and np.array_equal(np.sort(held[1]), np.sort(L)):
+                col = {int(node): k for k, node in enumerate(held[1])}
+                H = held[2][:, [col[int(j)] for j in L]]  # carried over the labels added (no solve)
+            else:
+                # l right-hand sides: one sparse LU up to ITERATIVE_ABOVE nodes beats l CG runs
+                lu = splu(A, permc_spec="MMD_AT_PLUS_A") if U.size <= ITERATIVE_ABOVE else None
+                H = self._solve(A, np.asarray(W[U][:, L].todense()), lu=lu, free=U)  # h_j = Delta_UU^-1 W_Uj
+                if U.size >= AMG_ABOVE and U.size * L.size <= LOO_COLUMNS_MAX:
+                    self._loo_columns = (U.copy(), L.copy(), H)
         else:
             H = np.zeros((0, L.size))
         W_LU = W[L][:, U]
@@ -482,9 +593,15 @@ class GraphLearner(GraphOutputs):
     def _loo_lgc(self, L, y) -> np.ndarray:
         A, lu, d = self._lgc_system()
         n, c = self.n_samples, self.n_classes
-        E = np.zeros((n, L.size))
-        E[L, np.arange(L.size)] = 1.0
-        Ainv_jj = np.einsum("ij,ij->j", self._solve(A, E, None, lu), E)  # (A^-1)_jj
+        if self._lgc_diag is None or self._lgc_diag[0] is not A:  # node -> (A^-1)_jj, for this A
+            self._lgc_diag = (A, {})
+        known = self._lgc_diag[1]
+        new = [j for j in L.tolist() if j not in known]
+        if new:  # A is the same for every labelling: each node's (A^-1)_jj is solved once
+            E = np.zeros((n, len(new)))
+            E[new, np.arange(len(new))] = 1.0
+            known.update(zip(new, np.einsum("ij,ij->j", self._solve(A, E, None, lu), E).tolist()))
+        Ainv_jj = np.array([known[j] for j in L.tolist()])  # (A^-1)_jj
         out = self._F[L].copy()
         prior = np.full(c, 1.0 / c)
         for k, j in enumerate(L):

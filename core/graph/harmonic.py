@@ -62,7 +62,9 @@ def solve_spd(A, B, *, x0=None, tol: float = 1e-6, max_iter: int | None = None, 
     max_iter : int, optional
         Iteration cap per column (default ``10 u``).
     method : {"cg", "minres"}
-    preconditioner : {"jacobi", "none"}
+    preconditioner : {"jacobi", "none"} or scipy.sparse.linalg.LinearOperator
+        Or a symmetric positive definite operator approximating ``A^-1`` (the multigrid
+        V-cycle of :class:`core.graph.amg_precondition.GroundedLaplacianAMG`).
     lu : scipy.sparse.linalg.SuperLU, optional
         A factorisation of ``A`` to solve with instead (no iteration).
 
@@ -82,7 +84,10 @@ def solve_spd(A, B, *, x0=None, tol: float = 1e-6, max_iter: int | None = None, 
     n_iter = np.zeros(T, dtype=np.int64)
     if lu is not None:
         return lu.solve(B), n_iter
-    M = sp.diags(1.0 / A.diagonal()) if preconditioner == "jacobi" else None
+    if not isinstance(preconditioner, str):  # an operator (core.graph.amg_precondition)
+        M = preconditioner
+    else:
+        M = sp.diags(1.0 / A.diagonal()) if preconditioner == "jacobi" else None
     maxiter = int(max_iter) if max_iter is not None else 10 * u
     solve = cg if method == "cg" else minres
     X = np.zeros((u, T))
@@ -141,7 +146,9 @@ class HarmonicFunction:
     eps : float, default 0
         Diagonal regulariser ``1/sigma^2`` added to ``Delta_UU`` (>= 0).
     solver : {"cg", "minres", "direct"}
-    preconditioner : {"jacobi", "none"}
+    preconditioner : {"jacobi", "none"} or scipy.sparse.linalg.LinearOperator
+        Or a symmetric positive definite operator approximating ``A^-1`` (the multigrid
+        V-cycle of :class:`core.graph.amg_precondition.GroundedLaplacianAMG`).
         For the iterative solvers.
     tol : float, default 1e-6
         Relative residual ``||b - A x|| / ||b||`` at which CG/MINRES stop (seed 001: 1e-6).

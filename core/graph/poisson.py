@@ -66,6 +66,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import cg, splu
 
 from ._checks import check_graph, check_labels
+from .amg_precondition import AMG_ABOVE
 
 __all__ = ["PoissonLearning", "POISSON_SOLVERS", "PoissonSolverWarning", "DisconnectedGraphWarning"]
 
@@ -94,6 +95,15 @@ class PoissonLearning:
     class_sizes : None, "uniform" or array-like of shape (T,)
         None: ``argmax_t U_it``. Otherwise the paper's weighting ``argmax_t (b_t / ybar_t) U_it``
         with ``b`` the given class proportions (``"uniform"``: ``1/T``).
+    multigrid : core.graph.amg_precondition.NodeSetAMG, optional
+        CG on at least :data:`~core.graph.amg_precondition.AMG_ABOVE` nodes is preconditioned
+        by its multigrid V-cycle (kept by the caller between fits: the matrix depends only on
+        the nodes reached by a label); the answer is the same (same relative residual), in
+        about 30 iterations instead of hundreds.
+    unit_sources : dict, optional
+        ``{node: g_node}``, the unit-source solutions of :meth:`unit_source_solutions` (shape
+        (n,) each) kept by the caller between fits on the same graph: each depends on its node
+        (and its component) alone, so a new fit solves only those of new labels.
 
     Attributes (after :meth:`fit`)
     ----------
@@ -111,11 +121,14 @@ class PoissonLearning:
         Relative residual of each column.
     """
 
-    def __init__(self, solver: str = "cg", tol: float = 1e-10, max_iter: int | None = None, class_sizes=None):
+    def __init__(self, solver: str = "cg", tol: float = 1e-10, max_iter: int | None = None, class_sizes=None,
+                 multigrid=None, unit_sources=None):
         self.solver = solver
+        self.unit_sources = unit_sources
         self.tol = tol
         self.max_iter = max_iter
         self.class_sizes = class_sizes
+        self.multigrid = multigrid
 
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> None:
@@ -218,6 +231,7 @@ class PoissonLearning:
         elif self.solver == "iteration":
             X = self._iterate(W_S, d, BS)
         else:
+            self._cg_nodes = S
             X = self._cg(W_S, d, comp, BS)
         X = self._project(X, d, comp)
         Lap = sp.diags(d) - W_S
@@ -276,6 +290,9 @@ class PoissonLearning:
         A = (sp.identity(s, format="csr") - sp.diags(r) @ W_S @ sp.diags(r)).tocsr()
         rhs = r[:, None] * BS
         cap = int(self.max_iter) if self.max_iter is not None else 10 * s
+        M = None
+        if self.multigrid is not None and s >= AMG_ABOVE:  # kept by the caller while the nodes are
+            M = self.multigrid.operator(A, self._cg_nodes)
         X = np.zeros_like(BS)
         for t in range(T):
             if not rhs[:, t].any():
@@ -285,7 +302,7 @@ class PoissonLearning:
             def tick(_xk, count=count):
                 count[0] += 1
 
-            v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=cap, callback=tick)
+            v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=cap, M=M, callback=tick)
             if info != 0:
                 warnings.warn(f"CG stopped before the relative residual {self.tol:g} (class column {t}, {cap} "
                               "iterations); the direct sparse solve answers instead.", PoissonSolverWarning,
@@ -333,20 +350,25 @@ class PoissonLearning:
 
         One solve per label (for ``"direct"`` one LU and ``l`` triangular solves)."""
         self._check_fitted()
-        L = self.labeled_
+        L_all = self.labeled_
+        held = self.unit_sources if self.unit_sources is not None else {}
+        L = np.array([j for j in L_all.tolist() if j not in held], dtype=np.intp)
         n = self._W.shape[0]
-        E = np.zeros((n, L.size))
-        E[L, np.arange(L.size)] = 1.0
-        comp_L = self._comp[L]
-        for c in np.unique(comp_L):  # e_i - pi_c: a source that sums to zero on the component
-            nodes = self._comp == c
-            vol = self._deg[nodes].sum()
-            if vol > 0:
-                E[np.ix_(nodes, np.flatnonzero(comp_L == c))] -= (self._deg[nodes] / vol)[:, None]
-        kept = self.n_iter_, self.residual_  # the fit's, not these solves'
-        G = self._solve(E, np.isin(self._comp, comp_L))
-        self.n_iter_, self.residual_ = kept
-        return G[L]
+        if L.size:
+            E = np.zeros((n, L.size))
+            E[L, np.arange(L.size)] = 1.0
+            comp_L = self._comp[L]
+            for c in np.unique(comp_L):  # e_i - pi_c: a source that sums to zero on the component
+                nodes = self._comp == c
+                vol = self._deg[nodes].sum()
+                if vol > 0:
+                    E[np.ix_(nodes, np.flatnonzero(comp_L == c))] -= (self._deg[nodes] / vol)[:, None]
+            kept = self.n_iter_, self.residual_  # the fit's, not these solves'
+            G = self._solve(E, np.isin(self._comp, comp_L))
+            self.n_iter_, self.residual_ = kept
+            for k, j in enumerate(L.tolist()):  # each column is zero outside its node's component
+                held[j] = G[:, k]
+        return np.column_stack([held[j] for j in L_all.tolist()])[L_all]
 
     def loo_decision_values(self) -> np.ndarray:
         """``U`` at each labelled node without its own label, shape (l, T), rows in the order of

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
+from .amg_precondition import NodeSetAMG
 from .outputs import GraphOutputs
 from .poisson import PoissonLearning
 from .variance import VARIANCE_RANK, SpectralField, VarianceCriterion
@@ -100,6 +101,8 @@ class PoissonLearner(GraphOutputs):
         self.rng = np.random.default_rng(random_state)
         self.variance_rank = int(variance_rank)
         self._spectrum = None
+        self._multigrid = NodeSetAMG()  # the CG preconditioner, kept while the reached nodes are
+        self._unit_sources = {}  # node -> its unit-source solution (LOO), on this fixed graph
         self._fit = None
         self._loo = None
         self._refit()
@@ -244,7 +247,8 @@ class PoissonLearner(GraphOutputs):
             self._fit = None
             self._P = np.full((n, c), 1.0 / c)
             return
-        fit = PoissonLearning(solver="cg", tol=1e-10, class_sizes="uniform" if self._class_mass else None)
+        fit = PoissonLearning(solver="cg", tol=1e-10, class_sizes="uniform" if self._class_mass else None,
+                              multigrid=self._multigrid, unit_sources=self._unit_sources)
         fit.fit(self._W, L, y, classes=list(range(c)))
         self._fit = fit
         self._P = self._shown(fit, fit.decision_values_, fit.label_mean_, fit.reached_)

@@ -21,13 +21,13 @@ the evaluation runs again on the labels now.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 from core.learner.base import LOO
 from core.selection import ModelSelector
 
 from . import model
+from .background_job import BackgroundJob, catch_up, labels_added, labels_stale
 
 __all__ = ["ChoiceSnapshot", "ChoiceJob"]
 
@@ -61,8 +61,9 @@ class ChoiceSnapshot:
     rule: object = field(compare=False, default=None)
 
 
-class ChoiceJob:
-    """One background evaluation of the model choice (see the module docstring).
+class ChoiceJob(BackgroundJob):
+    """One background evaluation of the model choice (see the module docstring):
+    :class:`.background_job.BackgroundJob` with the candidates' LOO as its body.
 
     Parameters
     ----------
@@ -85,19 +86,14 @@ class ChoiceJob:
         What the evaluation raised (nothing is applied then).
     """
 
+    thread_name = "labeler-model-choice"
+
     def __init__(self, snapshot: ChoiceSnapshot, X, pool: dict, parts: dict, start: bool = True):
-        self.snapshot = snapshot
         self.X = X
         self.pool = pool
         self.parts = parts
         self.decision = None
-        self.error: Exception | None = None
-        self._done = threading.Event()
-        self._cancelled = threading.Event()
-        self._thread = None
-        if start:
-            self._thread = threading.Thread(target=self.run, name="labeler-model-choice", daemon=True)
-            self._thread.start()
+        super().__init__(snapshot, start=start)
 
     # ---- the worker ---------------------------------------------------------------------
     def _learner(self, name: str, spec):
@@ -112,45 +108,29 @@ class ChoiceJob:
         self.pool[name] = (spec, learner)
         return learner
 
-    def run(self) -> None:
+    def compute(self) -> None:
         """Evaluate the candidates on the snapshot's labels (the worker thread's body)."""
         snap = self.snapshot
-        try:
-            learners = {}
-            for name, spec in snap.specs:
-                if self._cancelled.is_set():
-                    return
-                learners[name] = self._learner(name, spec)
-            if self._cancelled.is_set():
+        learners = {}
+        for name, spec in snap.specs:
+            if self.cancelled:
                 return
-            selector = ModelSelector(learners, snap.incumbent, self.X, correction="mass", rule=snap.rule)
-            self.decision = selector.evaluate(dict(snap.labels), balanced=snap.balanced,
-                                              n_switches=snap.n_switches)
-        except Exception as exc:  # shown by the session; the labels are stored already
-            self.error = exc
-        finally:
-            self._done.set()
+            learners[name] = self._learner(name, spec)
+        if self.cancelled:
+            return
+        selector = ModelSelector(learners, snap.incumbent, self.X, correction="mass", rule=snap.rule)
+        self.decision = selector.evaluate(dict(snap.labels), balanced=snap.balanced, n_switches=snap.n_switches)
 
     # ---- the request's side -------------------------------------------------------------
-    def done(self) -> bool:
-        return self._done.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the job is done; True if it is."""
-        return self._done.wait(timeout)
-
-    def cancel(self) -> None:
-        """Ask the worker to stop before its next candidate (a stale job)."""
-        self._cancelled.set()
-
     @property
-    def cancelled(self) -> bool:
-        return self._cancelled.is_set()
+    def changes_model(self) -> bool:
+        """Whether the finished evaluation chose another model than the snapshot's incumbent."""
+        return self.decision is not None and self.decision.model != self.snapshot.incumbent
 
     def stale_reason(self, snapshot: ChoiceSnapshot) -> str:
         """Why the job's result no longer applies ("" if it does). ``snapshot``: what the
-        session would snapshot now; the result applies when its labels begin with the job's,
-        each unchanged, and everything else is the same."""
+        session would snapshot now; the result applies when its labels extend the job's
+        (:func:`.background_job.labels_stale`) and everything else is the same."""
         mine = self.snapshot
         if self.cancelled:
             return "it was cancelled"
@@ -158,8 +138,9 @@ class ChoiceJob:
             return "the settings changed meanwhile"
         if snapshot.classes != mine.classes:
             return "the classes changed meanwhile"
-        if snapshot.labels[:len(mine.labels)] != mine.labels:
-            return "labels it was computed on were undone or changed meanwhile"
+        stale = labels_stale(mine.labels, snapshot.labels)
+        if stale:
+            return stale
         if snapshot.n_switches != mine.n_switches:
             return "the model was changed meanwhile"
         return ""
@@ -172,10 +153,4 @@ class ChoiceJob:
         held = self.pool.pop(name, None)
         if held is None:
             return None
-        learner = held[1]
-        new = list(labels[len(self.snapshot.labels):])
-        if len(new) == 1:
-            learner.add(new[0][0], new[0][1])
-        elif new:
-            learner.add_many([i for i, _ in new], [lab for _, lab in new])
-        return learner
+        return catch_up(held[1], labels_added(self.snapshot.labels, labels))

@@ -74,6 +74,7 @@ __all__ = [
     "tune",
     "auto_tune",
     "auto_tune_labels",
+    "loo_problem",
     "MODEL_SETTINGS",
     "MODELS",
     "MODEL_OPTIONS",
@@ -531,20 +532,38 @@ def _auto_tune_problem(spec, X, X_L, idx, kernel, width_ok, labels, classes, cla
                       tune_width=rbf and tune_width, tune_lam=tune_lam, widths=widths, seed=spec.seed, **clusters)
 
 
+def loo_problem(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, idx) -> tuple:
+    """What exact LOO tuning of ``learner`` sees on the labelled points ``idx``: ``(X_L,
+    kernel, width_tunable)`` (:func:`.lowrank.loo_problem`), copied (a background re-tune
+    reads it while the live learner changes)."""
+    idx = np.asarray(idx, dtype=np.intp)
+    X_L, kernel, width_ok = _loo_problem(spec, learner, X, idx)
+    return np.array(X_L, copy=True), kernel, width_ok
+
+
 def auto_tune_labels(spec: ModelSpec, X: np.ndarray, labels: dict, classes, class_weights, *, tune_width: bool,
-                     tune_lam: bool, widths=None, scale: WidthScale | None = None) -> AutoTuning:
-    """:func:`auto_tune` of a DENSE posterior's settings from copies of what it reads of the
-    learner (its labels ``{index: label}`` in labelling order, classes and class weights), so
-    that it can run while the live learner changes (:mod:`.retune`). Same numbers as
-    :func:`auto_tune` on a learner holding these labels (``widths`` and ``scale`` as there).
+                     tune_lam: bool, widths=None, scale: WidthScale | None = None,
+                     problem: tuple | None = None) -> AutoTuning:
+    """:func:`auto_tune` from copies of what it reads of the learner (its labels ``{index:
+    label}`` in labelling order, classes and class weights; for a low-rank posterior its LOO
+    problem ``problem`` from :func:`loo_problem`), so that it can run while the live learner
+    changes (:mod:`.retune`). Same numbers as :func:`auto_tune` on a learner holding these
+    labels (``widths`` and ``scale`` as there).
 
     Raises
     ------
     ValueError
-        Not a dense kernel-RLS spec; too few labels (:func:`core.rls.tuning.auto_tune`).
+        Not a kernel-RLS spec; a low-rank posterior without ``problem``; too few labels
+        (:func:`core.rls.tuning.auto_tune`).
     """
-    if not isinstance(spec, RlsSpec) or spec.posterior != "dense":
-        raise ValueError("A re-tune from copied labels needs the dense posterior; tune the live learner instead.")
+    if not isinstance(spec, RlsSpec):
+        raise ValueError("A re-tune needs a kernel-RLS model (width and lam); a graph model has neither.")
     idx = np.fromiter(labels, dtype=np.intp, count=len(labels))
-    return _auto_tune_problem(spec, X, X[idx], idx, spec.kernel_function(), True, list(labels.values()),
+    if problem is None:
+        if spec.posterior != "dense":
+            raise ValueError("A re-tune of a low-rank posterior from copied labels needs its LOO problem "
+                             "(model.loo_problem of the live learner).")
+        problem = (X[idx], spec.kernel_function(), True)
+    X_L, kernel, width_ok = problem
+    return _auto_tune_problem(spec, X, X_L, idx, kernel, width_ok, list(labels.values()),
                               list(classes), dict(class_weights), tune_width, tune_lam, widths, scale)

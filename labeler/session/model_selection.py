@@ -32,7 +32,8 @@ switch is the same ``setting`` event with ``n_labels`` the snapshot's count and
 ``effective_labels`` the count it took effect at (the worker's learner, given the labels added
 since, becomes the session's); a result whose snapshot no longer describes the session (an
 undo, a new class, a setting changed) is discarded and the evaluation runs again on the labels
-now. One job at a time: an evaluation due while one runs starts when it is taken. The library
+now. One job at a time (:class:`.background_job.JobSlot`): an evaluation due while one runs
+starts as soon as that one is done (when it switches the model, at the next label, with the switch). The library
 and ``labeler simulate`` evaluate in step (deterministic runs).
 """
 
@@ -46,6 +47,7 @@ from core.learner.base import LOO
 from core.selection import ModelSelector, SwitchRule, evaluation_due
 
 from . import model
+from .background_job import JobSlot
 from .choice_job import ChoiceJob, ChoiceSnapshot
 from .graphs import MODELS, strategies_for
 from ..store import Setting, StoreWriteError
@@ -107,7 +109,7 @@ class ModelChoice:
     note: str = ""
 
     def __init__(self, config, log, commit, learner, X, read_only, history, rule: SwitchRule | None = None,
-                 swap=None):
+                 swap=None, lock=None):
         self._config = config
         self._log = log
         self._commit = commit
@@ -122,10 +124,9 @@ class ModelChoice:
         self._last = None  # (n_events, Decision)
         self._swap = swap
         self.background = False
-        self._job: ChoiceJob | None = None
+        self._slot = JobSlot(lock, self._job_finished)  # the background evaluation (one at a time)
         self._pool: dict = {}  # the background evaluations' own candidates {name: (spec, learner)}
         self._pool_parts: dict = {}  # their graph's parts
-        self._due_while_busy = False
 
     # ---- state -------------------------------------------------------------------------------
     @property
@@ -264,8 +265,8 @@ class ModelChoice:
                 self.note = f"{model_words(back)} answers again: the labels that chose another model were taken back."
             return
         due = after > before and evaluation_due(after)
-        if self._job is not None:  # still running: one more once it is taken
-            self._due_while_busy = self._due_while_busy or due
+        if self._job is not None:  # still running: one more as soon as it is done
+            self._slot.due = self._slot.due or due
             return
         if self._can_background():
             if (due or again or self._last is None) and after >= 2:
@@ -301,28 +302,49 @@ class ModelChoice:
                               self._balanced(), len(self.switches()), self.rule)
 
     @property
+    def _job(self) -> ChoiceJob | None:
+        """The background evaluation running or waiting to be taken (:class:`.background_job.JobSlot`)."""
+        return self._slot.job
+
+    @property
+    def _due_while_busy(self) -> bool:
+        return self._slot.due
+
+    @property
     def pending(self) -> bool:
         """Whether a background evaluation is running or waits to be taken."""
-        return self._job is not None
+        return self._slot.pending
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the background evaluation (if any) is done; True if none is running
         then. Its result applies at the next change of the labels."""
-        job = self._job
-        return True if job is None else job.wait(timeout)
+        return self._slot.wait(timeout)
 
     def cancel(self) -> None:
         """Drop the background evaluation (closing the session, or the background turned off);
         its candidates are left to it."""
-        job, self._job = self._job, None
-        self._due_while_busy = False
-        if job is not None:
-            job.cancel()
+        self._slot.cancel()
 
     def _start_job(self) -> None:
         snap = self._snapshot()
         pool, parts, self._pool, self._pool_parts = self._pool, self._pool_parts, {}, {}
-        self._job = ChoiceJob(snap, self.X, pool, parts)
+        self._slot.start(ChoiceJob(snap, self.X, pool, parts, start=False))
+
+    def _job_finished(self) -> None:
+        """An evaluation came due while the background one ran, and that one is done (called
+        by the :class:`.background_job.JobSlot` in the worker thread, under the session's
+        lock): take it and start the due one now rather than at the next label, unless the
+        finished one switches the model (the switch is written at the next label, and the due
+        evaluation starts then: one of the old model would be stale, and a switch now could
+        change the query on the page under the user's key)."""
+        job = self._job
+        if job is None or self._read_only() or not self._can_background() or not self.enabled:
+            return
+        if job.error is None and job.changes_model and not job.stale_reason(self._snapshot()):
+            return
+        self._take_job()
+        if self._job is None and len(self._log.labels) >= 2:
+            self._start_job()
 
     def _take_job(self) -> bool:
         """Apply the finished background evaluation, or discard it when stale; True when an
@@ -335,11 +357,11 @@ class ModelChoice:
             job.cancel()
         if not job.done():
             if stale:
-                self._due_while_busy = True
+                self._slot.due = True
             return False
-        self._job = None
+        self._slot.take()
         self._pool, self._pool_parts = job.pool, job.parts  # the worker is done with them
-        again, self._due_while_busy = self._due_while_busy, False
+        again = self._slot.take_due()
         snap = job.snapshot
         if stale:
             self.note = (f"A comparison of the models on {len(snap.labels)} labels was discarded "

@@ -21,12 +21,12 @@ discarded (:meth:`RetuneJob.catch_up` returns None), never applied.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import model
+from .background_job import BackgroundJob, catch_up, labels_added, labels_stale
 from .model import MemoryBudgetError
 
 __all__ = ["RetuneSnapshot", "RetuneJob"]
@@ -51,6 +51,12 @@ class RetuneSnapshot:
     scale : core.rls.width_scale.WidthScale or None
         The pool's width grid and clusters (:func:`.model.width_scale`; when the width is tuned),
         as the synchronous re-tune uses them.
+    problem : tuple or None
+        A low-rank posterior's LOO problem ``(X_L, kernel, width_tunable)`` copied from the live
+        learner (:func:`.model.loo_problem`: the labelled rows of the factor, or the labelled
+        features and the Nystrom kernel on the session's landmarks); None for a dense one.
+    parts : dict or None
+        What rebuilds a Nystrom posterior at a new width (``{"landmarks": Z}``, read only).
     """
 
     spec: model.RlsSpec
@@ -61,10 +67,13 @@ class RetuneSnapshot:
     tune_lam: bool
     widths: np.ndarray | None = field(default=None, compare=False)
     scale: object = field(default=None, compare=False)
+    problem: tuple | None = field(default=None, compare=False)
+    parts: dict | None = field(default=None, compare=False)
 
 
-class RetuneJob:
-    """One background re-tune (see the module docstring).
+class RetuneJob(BackgroundJob):
+    """One background re-tune (see the module docstring): :class:`.background_job.BackgroundJob`
+    with the tuner and the rebuild as its body.
 
     Parameters
     ----------
@@ -80,53 +89,50 @@ class RetuneJob:
         The tuner's answer, once done.
     learner : core.learner.ActiveRLS or None
         The model rebuilt at the moved values with the snapshot's labels, once done (None
-        when nothing moved, or when a second model does not fit in memory: then the session
-        applies the values in place, as a synchronous re-tune does).
+        when nothing moved, when only lam moved on a low-rank posterior (applied in place: an
+        r x r refactorisation), or when a second model does not fit in memory: then the
+        session applies the values in place, as a synchronous re-tune does).
     error : Exception or None
         What the tuner or the rebuild raised (the session shows it; nothing is applied).
     """
 
+    thread_name = "labeler-retune"
+
     def __init__(self, snapshot: RetuneSnapshot, X: np.ndarray, start: bool = True):
-        self.snapshot = snapshot
         self.X = X
         self.fit = None
         self.learner = None
-        self.error: Exception | None = None
         self.no_room: str = ""
-        self._done = threading.Event()
-        self._cancelled = threading.Event()
-        self._thread = None
-        if start:
-            self._thread = threading.Thread(target=self.run, name="labeler-retune", daemon=True)
-            self._thread.start()
+        super().__init__(snapshot, start=start)
 
     # ---- the worker ---------------------------------------------------------------------
-    def run(self) -> None:
+    def compute(self) -> None:
         """Tune, then rebuild at the moved values (the worker thread's body)."""
         snap = self.snapshot
+        self.fit = model.auto_tune_labels(snap.spec, self.X, dict(snap.labels), list(snap.classes),
+                                          snap.class_weights, tune_width=snap.tune_width,
+                                          tune_lam=snap.tune_lam, widths=snap.widths, scale=snap.scale,
+                                          problem=snap.problem)
+        moved = self.moved
+        if not moved or self.cancelled:
+            return
+        if snap.spec.posterior != "dense" and "width" not in moved:
+            return  # lam alone on a factor: an r x r refactorisation, applied in place
+        spec = snap.spec
+        for name, value in moved.items():
+            spec = spec.with_setting(name, value)
         try:
-            self.fit = model.auto_tune_labels(snap.spec, self.X, dict(snap.labels), list(snap.classes),
-                                              snap.class_weights, tune_width=snap.tune_width,
-                                              tune_lam=snap.tune_lam, widths=snap.widths, scale=snap.scale)
-            moved = self.moved
-            if moved and not self._cancelled.is_set():
-                spec = snap.spec
-                for name, value in moved.items():
-                    spec = spec.with_setting(name, value)
-                try:
-                    learner = model.build_learner(spec, self.X, list(snap.classes), n_block=len(snap.labels))
-                except MemoryBudgetError as exc:  # no room for a second model: applied in place
-                    self.no_room = str(exc)
-                else:
-                    if snap.labels and not self._cancelled.is_set():
-                        learner.add_many([i for i, _ in snap.labels], [lab for _, lab in snap.labels])
-                    self.learner = None if self._cancelled.is_set() else learner
-        except Exception as exc:  # shown by the session; the labels are stored already
-            self.error = exc
-        finally:
-            if self._cancelled.is_set():
-                self.learner = None
-            self._done.set()
+            learner = model.build_learner(spec, self.X, list(snap.classes), n_block=len(snap.labels),
+                                          parts=dict(snap.parts) if snap.parts is not None else None)
+        except MemoryBudgetError as exc:  # no room for a second model: applied in place
+            self.no_room = str(exc)
+            return
+        if snap.labels and not self.cancelled:
+            catch_up(learner, snap.labels)
+        self.learner = None if self.cancelled else learner
+
+    def discard(self) -> None:
+        self.learner = None
 
     # ---- the request's side -------------------------------------------------------------
     @property
@@ -140,28 +146,13 @@ class RetuneJob:
             out["lam"] = float(fit.lam)
         return out
 
-    def done(self) -> bool:
-        return self._done.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the job is done; True if it is."""
-        return self._done.wait(timeout)
-
-    def cancel(self) -> None:
-        """Ask the worker to stop before its rebuild and drop what it built (a stale job)."""
-        self._cancelled.set()
-        self.learner = None
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled.is_set()
-
     def stale_reason(self, spec, classes, labels) -> str:
         """Why the job's result no longer applies to the session now ("" if it does).
 
         ``labels``: the session's net labels now, ``[(index, label), ...]`` in labelling
         order. The result applies when the settings and classes are those of the snapshot and
-        the labels are the snapshot's, each unchanged, followed by new ones.
+        the labels are the snapshot's, each unchanged, followed by new ones
+        (:func:`.background_job.labels_stale`).
         """
         snap = self.snapshot
         if self.cancelled:
@@ -170,23 +161,15 @@ class RetuneJob:
             return "the settings changed meanwhile"
         if tuple(classes) != snap.classes:
             return "the classes changed meanwhile"
-        now = dict(labels)
-        if any(now.get(i) != lab for i, lab in snap.labels):
-            return "labels it was computed on were undone or changed meanwhile"
-        return ""
+        return labels_stale(snap.labels, labels)
 
     def catch_up(self, labels) -> object:
         """The rebuilt learner given the labels added since the snapshot (exact incremental
-        updates: one ``add``, or one block ``add_many``). ``labels`` as in :meth:`stale_reason`
-        (checked there first)."""
+        updates: one ``add``, or one block ``add_many``), handed over. ``labels`` as in
+        :meth:`stale_reason` (checked there first)."""
         learner = self.learner
         if learner is None:
             return None
-        known = {i for i, _ in self.snapshot.labels}
-        new = [(i, lab) for i, lab in labels if i not in known]
-        if len(new) == 1:
-            learner.add(new[0][0], new[0][1])
-        elif new:
-            learner.add_many([i for i, _ in new], [lab for _, lab in new])
+        catch_up(learner, labels_added(self.snapshot.labels, labels))
         self.learner = None  # handed over
         return learner

@@ -204,10 +204,10 @@ class LabelingSession:
         self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
                                  self.X, lambda name: store.get_array(self.id, name), self._cache_array,
                                  lambda: self._store.read_only, self._stored_config.get("auto", {}),
-                                 swap=self._swap_learner)
+                                 swap=self._swap_learner, lock=self._lock)
         self.model_choice = ModelChoice(self._config, self._log, self._commit, lambda: self.learner, self.X,
                                         lambda: self._store.read_only, lambda: self._store.events(self.id),
-                                        swap=self._swap_learner)
+                                        swap=self._swap_learner, lock=self._lock)
         self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
                            self.settings, self._stored_config.get("auto", {}),
                            lambda: self._store.risks(self.id), self.next_query)

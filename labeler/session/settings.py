@@ -40,6 +40,7 @@ from core.rls.width_scale import MAX_CLUSTER_POINTS
 
 from . import model
 from .config import check_auto_tune, check_graph_strategy, check_setting
+from .background_job import JobSlot
 from .retune import RetuneJob, RetuneSnapshot
 from .stopping import StoppingMonitor
 from ..store import GUESS_SOURCES, Setting, StoreWriteError
@@ -78,11 +79,10 @@ class Settings:
     tuning_note: str = ""
 
     def __init__(self, config, log, commit, cached, learner, X, load_array, cache_array, read_only,
-                 auto_settings, swap=None):
+                 auto_settings, swap=None, lock=None):
         self._swap = swap
         self.background = False
-        self._job = None
-        self._due_while_busy = False
+        self._slot = JobSlot(lock, self._job_finished)
         self._config = config
         self._log = log
         self._commit = commit
@@ -225,59 +225,99 @@ class Settings:
         return tuple((r.index, r.label) for r in self._log.labels.values())
 
     def _can_background(self) -> bool:
-        spec = self._spec
-        return (self.background and self._swap is not None and isinstance(spec, model.RlsSpec)
-                and spec.posterior == "dense")
+        """Dense, Nystrom and spectral kernel-RLS sessions re-tune in the background (the app)."""
+        return self.background and self._swap is not None and isinstance(self._spec, model.RlsSpec)
+
+    @property
+    def _job(self) -> RetuneJob | None:
+        """The background re-tune running or waiting to be applied (:class:`.background_job.JobSlot`)."""
+        return self._slot.job
+
+    @property
+    def _due_while_busy(self) -> bool:
+        return self._slot.due
 
     @property
     def retune_pending(self) -> bool:
         """Whether a background re-tune is running or waits to be applied."""
-        return self._job is not None
+        return self._slot.pending
 
     def wait_for_retune(self, timeout: float | None = None) -> bool:
         """Wait until the pending background re-tune (if any) is done; True if none is running
         then. Its result applies at the next change of the labels."""
-        job = self._job
-        return True if job is None else job.wait(timeout)
+        return self._slot.wait(timeout)
 
     def cancel_retune(self) -> None:
         """Drop the pending background re-tune (closing the session)."""
-        job, self._job = self._job, None
-        if job is not None:
-            job.cancel()
+        self._slot.cancel()
+
+    def _snapshot(self, width: bool, lam: bool) -> RetuneSnapshot:
+        """What a re-tune reads now (copied: the requests go on changing the session)."""
+        spec, labels = self._spec, self._labels_now()
+        problem = parts = None
+        if spec.posterior != "dense":  # a factor: LOO sees its labelled rows (model.loo_problem)
+            learner = self._learner()
+            problem = model.loo_problem(spec, learner, self.X, [i for i, _ in labels])
+            if spec.posterior == "nystrom":
+                parts = {"landmarks": learner.posterior.landmarks}  # a new width re-uses them
+            width = width and problem[2]
+        return RetuneSnapshot(spec, tuple(self._log.classes), labels, dict(self._learner().class_weights),
+                              width, lam, self._width_grid() if width else None,
+                              self._width_scale() if width else None, problem, parts)
 
     def _start_job(self, width: bool, lam: bool) -> None:
         width = width and self._config.kernel == "rbf"
         if not (width or lam):
             return
-        labels = self._labels_now()
-        snap = RetuneSnapshot(self._spec, tuple(self._log.classes), labels, dict(self._learner().class_weights),
-                              width, lam, self._width_grid() if width else None,
-                              self._width_scale() if width else None)
-        self._job = RetuneJob(snap, self.X)
+        snap = self._snapshot(width, lam)
+        width, labels = snap.tune_width, snap.labels
+        if not (width or lam):
+            return
+        self._slot.start(RetuneJob(snap, self.X, start=False))
         what = " and ".join(n for n, on in (("width", width), ("λ", lam)) if on)
         self.tuning_note = (f"Re-tuning {what} in the background on {len(labels)} labels: a value it moves "
                             "takes effect at the next label after it is ready.")
+
+    def _stale(self, job: RetuneJob) -> str:
+        stale = job.stale_reason(self._spec, self._log.classes, self._labels_now())
+        flags, snap = self.auto_tune, job.snapshot
+        if not stale and ((snap.tune_width and not flags["width"]) or (snap.tune_lam and not flags["lam"])):
+            stale = "a value it tunes was fixed meanwhile"
+        return stale
+
+    def _job_finished(self) -> None:
+        """A re-tune came due while the background one ran, and that one is done (called by
+        the :class:`.background_job.JobSlot` in the worker thread, under the session's lock):
+        start the due one now rather than at the next label, unless the finished one moved a
+        value (that is applied at the next label, and the due one starts then: a re-tune of
+        the old values would be stale, and a swap now could change the query on the page)."""
+        job = self._job
+        if job is None or self._read_only() or not self._can_background():
+            return
+        if job.error is None and job.moved and not self._stale(job):
+            return
+        self._take_job()
+        flags = self.auto_tune
+        waiting = loo_readiness([r.label for r in self._log.labels.values()])
+        if (flags["width"] or flags["lam"]) and LAM in self._learner().capabilities and not waiting:
+            self._start_job(flags["width"], flags["lam"])
 
     def _take_job(self) -> bool:
         """Apply the finished background re-tune, or discard it when stale; True when a
         re-tune is due again (the discarded one, or one that came due while it ran)."""
         job = self._job
         labels = self._labels_now()
-        stale = job.stale_reason(self._spec, self._log.classes, labels)
-        flags, snap = self.auto_tune, job.snapshot
-        if not stale and ((snap.tune_width and not flags["width"]) or (snap.tune_lam and not flags["lam"])):
-            stale = "a value it tunes was fixed meanwhile"
+        stale = self._stale(job)
         if stale:
-            self._job = None
+            self._slot.take()
             job.cancel()
             self.tuning_note = (f"A background re-tune on {len(job.snapshot.labels)} labels was discarded "
                                 f"({stale}); it runs again on the labels now.")
             return True
         if not job.done():
             return False
-        self._job = None
-        again, self._due_while_busy = self._due_while_busy, False
+        self._slot.take()
+        again = self._slot.take_due()
         if job.error is not None:
             self.tuning_note = f"The automatic re-tune was not applied: {job.error}"
             return again
@@ -313,8 +353,8 @@ class Settings:
         due = (flags["width"] or flags["lam"]) and rls and retune_due(before, after) and not self._read_only()
         if self._job is not None:
             due = self._take_job() or due
-            if self._job is not None and due:  # still running: one more once it is applied
-                self._due_while_busy, due = True, False
+            if self._job is not None and due:  # still running: one more once it is done
+                self._slot.due, due = True, False
         due = due and (flags["width"] or flags["lam"]) and rls and not self._read_only()
         if due and self._can_background():
             waiting = loo_readiness([r.label for r in self._log.labels.values()])

@@ -10,13 +10,26 @@ the end); a class whose name is a single letter or digit gets that key when it i
 ``1 2 ... 9 0 a b ...``. Adding a class never changes the key of an earlier one; renaming or
 deleting one may change the keys of the classes after it. The same keys press "Change to
 <class>" on a labelled point (those buttons replace the class buttons there).
+
+Presses before the page can take them (:data:`KEY_BUFFER_SCRIPT`, installed first on every page
+by :func:`install_key_buffer`): a button's shortcut is heard only once the button is on the page,
+and on a page that has just appeared the point panel's title comes before its buttons (the
+panel is drawn as soon as its content is ready), so a press in between reached no button and
+was lost: no label, no message. The script hears every key press first (capture phase); a press
+of a single letter or digit, outside a text field, for which the page has NO button yet is kept
+(the latest one, for :data:`KEY_BUFFER_SECONDS`) and said on the page ("Key 1 noted: it applies
+when the buttons appear"), and applied by clicking the button with that key as soon as one
+appears that is not greyed out (a rerun's old panel). A press for which a button exists is left
+to Streamlit (and to :mod:`labeler.ui.actions`, which reads a press heard by the old panel of a
+rerun as a press on the point shown). It runs in the browser only and carries no user input.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["SKIP_KEY", "UNDO_KEY", "BACK_KEY", "RESERVED", "class_shortcuts"]
+__all__ = ["SKIP_KEY", "UNDO_KEY", "BACK_KEY", "RESERVED", "class_shortcuts", "KEY_BUFFER_SCRIPT",
+           "KEY_BUFFER_SECONDS", "install_key_buffer"]
 
 SKIP_KEY = "s"
 UNDO_KEY = "u"
@@ -51,3 +64,73 @@ def class_shortcuts(classes: Sequence) -> list[str | None]:
             used.add(key)
         keys.append(key)
     return keys
+
+
+#: How long a press made before its button was on the page is kept, seconds.
+KEY_BUFFER_SECONDS = 60
+
+KEY_BUFFER_SCRIPT = """
+<script>
+(function () {
+  const doc = window.parent && window.parent.document ? window.parent.document : document;
+  const win = doc.defaultView || window;
+  if (win.__labelerKeys) { return; }
+  const K = win.__labelerKeys = {pending: null, applied: 0};
+  const KEEP_MS = %d;
+  const typing = (el) => !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  const hint = (b) => { const k = b.querySelector("kbd"); return k ? k.innerText.trim().toLowerCase() : null; };
+  function buttons(key) {
+    return [...doc.querySelectorAll("button")].filter((b) => hint(b) === key);
+  }
+  function live(key) {
+    return buttons(key).find((b) => !b.disabled && !b.closest('[data-stale="true"]')) || null;
+  }
+  function note(text) {
+    let el = doc.getElementById("labeler-key-note");
+    if (!text) { if (el) { el.remove(); } return; }
+    if (!el) {
+      el = doc.createElement("div");
+      el.id = "labeler-key-note";
+      el.className = "key-queued";
+      el.setAttribute("role", "status");
+      el.style.cssText = "position:fixed;bottom:1rem;right:1rem;z-index:1000;padding:.4rem .8rem;" +
+        "border-radius:.4rem;background:#fff3cd;color:#664d03;font:14px sans-serif;" +
+        "box-shadow:0 1px 4px rgba(0,0,0,.2)";
+      doc.body.appendChild(el);
+    }
+    el.textContent = text;
+  }
+  function flush() {
+    const p = K.pending;
+    if (!p) { return; }
+    if (performance.now() - p.t > KEEP_MS) { K.pending = null; note(null); return; }
+    const b = live(p.key);
+    if (!b) { return; }
+    K.pending = null;
+    K.applied += 1;
+    note(null);
+    b.click();
+  }
+  win.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.repeat || typing(doc.activeElement)) { return; }
+    const key = (ev.key || "").toLowerCase();
+    if (!/^[a-z0-9]$/.test(key)) { return; }
+    if (buttons(key).length) { return; }  // a button hears it: Streamlit's shortcut
+    K.pending = {key: key, t: performance.now()};
+    note("Key " + key.toUpperCase() + " noted: it applies when the buttons appear.");
+  }, true);
+  new MutationObserver(() => { if (K.pending) { requestAnimationFrame(flush); } })
+    .observe(doc.body, {childList: true, subtree: true, attributes: true, attributeFilter: ["data-stale", "disabled"]});
+  setInterval(flush, 200);
+})();
+</script>
+""" % (1000 * KEY_BUFFER_SECONDS)
+
+
+def install_key_buffer() -> None:
+    """Install :data:`KEY_BUFFER_SCRIPT` in the page (call it first on every page, before the
+    point panel: it must be there before the first buttons are; once per page load, later
+    calls are no-ops in the browser)."""
+    import streamlit as st
+
+    st.html(KEY_BUFFER_SCRIPT, unsafe_allow_javascript=True, width="content")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from harness import AppServer, class_keys, focus_page, labeled_count, open_app, shown
+from harness import POINT_TAG, AppServer, class_keys, focus_page, labeled_count, open_app, shown
 
 pytestmark = pytest.mark.e2e
 
@@ -25,16 +25,42 @@ _POINT_SHOWN = """(old) => { const t = document.querySelector('.point-tag');
            && !t.closest('[data-stale="true"]'); }"""
 
 
-@pytest.mark.parametrize("model", [
-    {}, {"posterior": "nystrom", "rank": 60}, {"model": "harmonic"}, {"model": "lgc"}, {"model": "poisson"}],
-    ids=["rls", "nystrom", "harmonic", "lgc", "poisson"])
-def test_ten_presses_in_a_row_store_ten_labels(tmp_path, page, model):
+MODELS = {"rls": {}, "nystrom": {"posterior": "nystrom", "rank": 60}, "harmonic": {"model": "harmonic"},
+          "lgc": {"model": "lgc"}, "poisson": {"model": "poisson"}}
+#: pool sizes: small in the default run; 2x10^4 (the latency target's size) marked ``large``
+SIZES = [pytest.param(300, id="n300"), pytest.param(20_000, id="n20000", marks=pytest.mark.large)]
+
+
+def _env(model: dict) -> dict | None:
+    return {"LABELER_MODEL": json.dumps(model)} if model else None
+
+
+def _stored_labels(store, page_url) -> dict:
+    from urllib.parse import parse_qs, urlparse
+
+    from labeler.session import LabelingSession
+
+    session_id = parse_qs(urlparse(page_url).query)["session"][0]
+    stored = LabelingSession.open(store, session_id)
+    try:
+        return dict(stored.labels)
+    finally:
+        stored.close()
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_ten_presses_in_a_row_store_ten_labels(tmp_path, page, name, n):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     from labeler.session import LabelingSession
 
-    env = {"LABELER_MODEL": json.dumps(model)} if model else None
-    with AppServer(tmp_path / "store.sqlite", data_options={"n": 300}, env=env) as server:
+    model = MODELS[name]
+    timeout = 60_000 if n <= 2000 else 600_000
+    with AppServer(tmp_path / "store.sqlite", data_options={"n": n}, env=_env(model),
+                   timeout=120.0 if n <= 2000 else 1200.0) as server:
+        page.goto(server.url)
+        page.wait_for_selector(POINT_TAG, timeout=timeout)
         open_app(page, server.url)
         keys = list(class_keys(page).values())
         pressed = []
@@ -49,14 +75,14 @@ def test_ten_presses_in_a_row_store_ten_labels(tmp_path, page, model):
             page.keyboard.press(keys[k % len(keys)])
             pressed.append(query)
             try:
-                page.wait_for_function(_POINT_SHOWN, arg=query, timeout=60_000)
+                page.wait_for_function(_POINT_SHOWN, arg=query, timeout=timeout)
             except PlaywrightTimeout:
                 raise AssertionError(
                     f"press {k + 1} (key {keys[k % len(keys)]!r} on point {query}) was not "
-                    f"answered within 60 s: the page shows {labeled_count(page)} labels, point/"
+                    f"answered within {timeout // 1000} s: the page shows {labeled_count(page)} labels, point/"
                     f"query {shown(page)}; alerts {page.locator('[data-testid=stAlert]').all_inner_texts()}"
                 ) from None
-        page.wait_for_selector('.labeled-count[data-labeled="10"]', timeout=60_000)
+        page.wait_for_selector('.labeled-count[data-labeled="10"]', timeout=timeout)
         alerts = " ".join(page.locator('[data-testid="stAlert"]').all_inner_texts())
         assert "was not applied" not in alerts
         assert labeled_count(page) == 10
@@ -68,3 +94,37 @@ def test_ten_presses_in_a_row_store_ten_labels(tmp_path, page, model):
             assert list(stored.labels) == pressed
         finally:
             stored.close()
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name", ["rls", "harmonic"])
+def test_a_press_at_once_after_the_page_appears_is_stored(tmp_path, page, name, n):
+    """A new tab on a session: the key is pressed the moment the point panel appears (nothing
+    else waited for: the map, the sidebar and the buttons may still be on their way), and the
+    label is stored, on the point shown."""
+    timeout = 60_000 if n <= 2000 else 600_000
+    with AppServer(tmp_path / "store.sqlite", data_options={"n": n}, env=_env(MODELS[name]),
+                   timeout=120.0 if n <= 2000 else 1200.0) as server:
+        page.goto(server.url)
+        page.wait_for_selector(POINT_TAG, timeout=timeout)
+        open_app(page, server.url)  # the session is made; its class keys are read
+        key, url = next(iter(class_keys(page).values())), page.url
+        page.close()
+        fresh = page.context.new_page()
+        try:
+            fresh.goto(url)
+            fresh.wait_for_selector(POINT_TAG, timeout=timeout)
+            point = fresh.locator(POINT_TAG).first.get_attribute("data-query")
+            fresh.keyboard.press(key)  # at once
+            try:
+                fresh.wait_for_selector('.labeled-count[data-labeled="1"]', timeout=timeout)
+            except Exception:
+                fresh.screenshot(path=str(tmp_path / "press-at-once.png"), full_page=True)
+                raise AssertionError(
+                    f"the press at once after load (key {key!r} on point {point}) was not stored: "
+                    f"alerts {fresh.locator('[data-testid=stAlert]').all_inner_texts()}") from None
+            alerts = " ".join(fresh.locator('[data-testid="stAlert"]').all_inner_texts())
+            assert "was not applied" not in alerts
+        finally:
+            fresh.close()
+        assert list(_stored_labels(server.store, url)) == [int(point)]

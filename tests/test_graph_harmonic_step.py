@@ -1,0 +1,186 @@
+"""The harmonic step's fast paths (core/graph/active.py, core/graph/amg_precondition.py) against the
+obvious oracle: a fresh sparse-LU fit of the same labels (core.graph.HarmonicFunction, solver
+"direct"), after every label, an undo, a label in an unreached component, and on ten classes.
+
+The fast paths: one label added is ONE solve of the old system's Green's function whatever the
+number of classes (``F' = F + g (e_y - F_j) / g_j``), and the system is preconditioned by a
+multigrid hierarchy kept while labels arrive. Small pools with the threshold lowered, so that both
+run here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+from sklearn.datasets import make_blobs, make_moons
+
+import core.graph.active as active
+from core.graph import HarmonicFunction
+from core.graph.active import GraphLearner
+from core.graph.amg_precondition import GroundedLaplacianAMG
+from core.kernels.graph import knn_graph
+
+
+def _oracle(W, learner) -> np.ndarray:
+    labels = learner.labels
+    L = np.fromiter(labels, dtype=np.intp)
+    codes = np.array([learner.classes.index(v) for v in labels.values()])
+    fit = HarmonicFunction(solver="direct").fit(W, L, codes, classes=np.arange(len(learner.classes)))
+    return fit.decision_values_
+
+
+@pytest.fixture(params=[1, 150], ids=["multigrid", "jacobi"])
+def low_threshold(monkeypatch, request):
+    """The fast paths on small pools: multigrid forced (the Jacobi probe given 1 iteration) or
+    Jacobi kept (it converges within the probe on these graphs)."""
+    monkeypatch.setattr(active, "AMG_ABOVE", 50)
+    monkeypatch.setattr(active, "JACOBI_PROBE_ITER", request.param)
+    return request.param
+
+
+def test_one_label_at_a_time_matches_a_fresh_direct_fit(low_threshold):
+    X, y = make_moons(600, noise=0.08, random_state=0)
+    W = knn_graph(X, 8)
+    g = GraphLearner(W, ["0", "1"], "harmonic")
+    order = np.random.default_rng(0).permutation(600)[:12]
+    fast = 0
+    for k, i in enumerate(order):
+        before = g._amg.n_builds
+        g.add(int(i), str(y[i]))
+        if k >= 2:  # both classes labelled: the oracle has both columns
+            assert_allclose(g._F, _oracle(W, g), atol=1e-8)
+        fast += g._harmonic_fit is not None and g._amg.n_builds == before
+    assert fast >= 8  # the one-solve step (and the kept hierarchy) were used
+    assert (g._amg.n_builds > 0) == (low_threshold == 1)
+    g.remove(int(order[3]))  # an undo: U grows, a fresh fit
+    assert_allclose(g._F, _oracle(W, g), atol=1e-8)
+    g.add(int(order[3]), str(y[order[3]]))
+    assert_allclose(g._F, _oracle(W, g), atol=1e-8)
+
+
+def test_ten_classes_and_a_label_in_an_unreached_component(low_threshold):
+    X, y = make_blobs(700, centers=10, cluster_std=0.4, random_state=1)
+    W = knn_graph(X, 6)
+    classes = [str(c) for c in range(10)]
+    g = GraphLearner(W, classes, "harmonic")
+    rng = np.random.default_rng(1)
+    for i in rng.permutation(700)[:25]:
+        g.add(int(i), str(y[i]))
+        if len(set(g.labels.values())) == 10:
+            assert_allclose(g._F, _oracle(W, g), atol=1e-8)
+    # two disconnected copies: a label in the second one grows the reached set (a fresh fit)
+    W2 = sp.block_diag([W, W]).tocsr()
+    g2 = GraphLearner(W2, classes, "harmonic")
+    picks = [int(i) for i in rng.permutation(700)[:15]]
+    for i in picks:
+        g2.add(i, str(y[i]))
+    g2.add(700 + picks[0], str(y[picks[0]]))
+    g2.add(700 + picks[1], str(y[picks[1]]))
+    F = g2._F
+    expect = _oracle(W2, g2)
+    assert_allclose(F, expect, atol=1e-8)
+
+
+def test_the_restricted_v_cycle_is_symmetric_positive_definite():
+    X, _ = make_moons(300, noise=0.08, random_state=2)
+    W = knn_graph(X, 8)
+    deg = np.asarray(W.sum(1)).ravel()
+    free = np.arange(3, 300)
+    A = (sp.diags(deg[free]) - W[free][:, free]).tocsc()
+    amg = GroundedLaplacianAMG()
+    amg.operator(A, free)
+    sub = free[5:]
+    M = amg.operator(A[5:][:, 5:], sub)  # kept, restricted
+    assert amg.n_builds == 1
+    dense = np.column_stack([M.matvec(e) for e in np.eye(sub.size)])
+    assert_allclose(dense, dense.T, atol=1e-10)
+    assert np.linalg.eigvalsh((dense + dense.T) / 2).min() > 0
+    wider = np.arange(1, 300)  # a superset of the hierarchy's nodes (an undo): rebuilt
+    amg.operator((sp.diags(deg[wider]) - W[wider][:, wider]).tocsc(), wider)
+    assert amg.n_builds == 2
+
+
+def test_poisson_with_the_kept_multigrid_matches_the_direct_solve(monkeypatch):
+    """Poisson learning's CG preconditioned by the hierarchy kept between fits (the session's
+    learner) gives the direct sparse solve's answer, label after label."""
+    import core.graph.poisson as poisson
+    from core.graph.amg_precondition import NodeSetAMG
+    from core.graph.poisson import PoissonLearning
+
+    monkeypatch.setattr(poisson, "AMG_ABOVE", 50)
+    X, y = make_blobs(500, centers=3, cluster_std=2.5, random_state=3)  # overlapping: one component
+    W = knn_graph(X, 10)
+    amg = NodeSetAMG()
+    order = np.random.default_rng(3).permutation(500)[:8]
+    for k in range(3, 9):
+        L = order[:k]
+        fast = PoissonLearning(solver="cg", tol=1e-10, multigrid=amg).fit(W, L, y[L], classes=[0, 1, 2])
+        direct = PoissonLearning(solver="direct").fit(W, L, y[L], classes=[0, 1, 2])
+        assert_allclose(fast.decision_values_, direct.decision_values_, atol=1e-7)
+        assert fast.n_iter_ < 100
+    assert amg.n_builds == 1  # one graph component: the same nodes at every fit
+
+
+def test_the_loo_columns_carried_over_labels_match_a_fresh_learner(low_threshold, monkeypatch):
+    """The harmonic LOO (the app's calibration reads it on every label) from columns carried over
+    each label added (no solve), against a fresh learner that solves them (sparse LU)."""
+    X, y = make_moons(500, noise=0.1, random_state=4)
+    W = knn_graph(X, 8)
+    g = GraphLearner(W, ["0", "1"], "harmonic")
+    order = np.random.default_rng(4).permutation(500)[:14]
+    for k, i in enumerate(order):
+        g.add(int(i), str(y[i]))
+        if k == 3:
+            g.loo_decision_values()  # solved once here, then carried over
+    carried = g._loo_columns is not None
+    fast = g.loo_decision_values()
+    monkeypatch.setattr(active, "AMG_ABOVE", 10**9)
+    fresh = GraphLearner(W, ["0", "1"], "harmonic")
+    fresh.add_many([int(i) for i in order], [str(y[i]) for i in order])
+    assert carried
+    assert_allclose(fast, fresh.loo_decision_values(), atol=1e-8)
+    g.remove(int(order[5]))  # an undo: solved again
+    fresh.remove(int(order[5]))
+    assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
+
+
+def test_lgc_loo_with_the_kept_diagonal_matches_a_fresh_learner():
+    """LGC's LOO keeps each node's (A^-1)_jj (A = D - alpha W does not change with the labels):
+    the values after more labels, an undo and a new alpha equal a fresh learner's."""
+    X, y = make_moons(400, noise=0.1, random_state=5)
+    W = knn_graph(X, 8)
+    g = GraphLearner(W, ["0", "1"], "lgc")
+    order = [int(i) for i in np.random.default_rng(5).permutation(400)[:12]]
+    for k, i in enumerate(order):
+        g.add(i, str(y[i]))
+        if k in (3, 8):
+            g.loo_decision_values()
+    g.remove(order[2])
+    g.set_params(alpha=0.9)
+
+    fresh = GraphLearner(W, ["0", "1"], "lgc", alpha=0.9)
+    fresh.add_many([i for i in order if i != order[2]], [str(y[i]) for i in order if i != order[2]])
+    assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-9)
+
+
+def test_poisson_loo_with_kept_unit_sources_matches_a_fresh_learner():
+    """Poisson's LOO keeps each labelled node's unit-source solution between refits (it depends
+    on the node alone): after more labels and an undo, a fresh learner's values."""
+    from core.graph.poisson_learner import PoissonLearner
+
+    X, y = make_blobs(400, centers=3, cluster_std=2.5, random_state=6)
+    W = knn_graph(X, 10)
+    classes = ["0", "1", "2"]
+    g = PoissonLearner(W, classes)
+    order = [int(i) for i in np.random.default_rng(6).permutation(400)[:12]]
+    for k, i in enumerate(order):
+        g.add(i, str(y[i]))
+        if k in (4, 8):
+            g.loo_decision_values()
+    g.remove(order[3])
+    rest = [i for i in order if i != order[3]]
+    fresh = PoissonLearner(W, classes)
+    fresh.add_many(rest, [str(y[i]) for i in rest])
+    assert len(g._unit_sources) >= 9  # kept between refits
+    assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
