@@ -1,0 +1,122 @@
+"""A table whose label column is filled in some rows only: those labels start the session.
+
+Data layer (:func:`labeler.data.tables._label_column`, :class:`labeler.data.dataset.FileLabels`),
+the session (:func:`labeler.session.config.prepare`: initial labels of source "initial",
+export origin "file", exact reopening) and the point panel (the label column never shown).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labeler.data import DatasetError, load_dataset
+from labeler.errors import SettingsError
+from labeler.session import LabelingSession, SessionConfig
+from labeler.ui.point_panel import hidden_columns
+
+N = 60
+LABELLED = {0: "a", 7: "b", 13: "a", 21: "c", 40: "b"}  # class "c": a single labelled row
+
+
+def write_table(path, labels: dict, empty=np.nan, n=N):
+    """Two blobs of features; ``label`` filled at ``labels``' rows, ``empty`` elsewhere."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"f": rng.normal(size=n), "g": rng.normal(size=n)})
+    frame.loc[: n // 2, "f"] += 3.0
+    column = [empty] * n
+    for i, lab in labels.items():
+        column[i] = lab
+    frame["label"] = pd.Series(column, dtype=object)
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("empty", [np.nan, None, "", "   "])
+def test_partly_filled_label_column_is_accepted_as_file_labels(tmp_path, empty):
+    labels = {**LABELLED, 30: " \t"}  # whitespace only: empty as well
+    ds = load_dataset(write_table(tmp_path / "t.csv", labels, empty=empty))  # guessed as the label column
+    assert ds.y is None
+    assert ds.classes == ["a", "b", "c"]  # "c" has one labelled row: allowed
+    np.testing.assert_array_equal(ds.file_labels.rows, sorted(LABELLED))
+    assert ds.file_labels.labels.tolist() == [LABELLED[i] for i in sorted(LABELLED)]
+    assert ds.file_labels.summary() == "5 of 60 rows carry a label in column 'label'; they start the session"
+    assert ds.load_options["label_col"] == "label"
+    assert "label" not in ds.feature_names and ds.X.shape == (N, 2)
+
+
+def test_integer_labels_with_gaps_stay_integers(tmp_path):
+    path = write_table(tmp_path / "t.csv", {2: 0, 3: 1, 50: 1})
+    ds = load_dataset(path)  # the CSV reads the column as floats 0.0 / 1.0 / NaN
+    assert ds.classes == [0, 1] and ds.file_labels.labels.tolist() == [0, 1, 1]
+
+
+def test_all_empty_label_column_gives_no_labels(tmp_path):
+    ds = load_dataset(write_table(tmp_path / "t.csv", {}), label_col="label")
+    assert ds.y is None and ds.file_labels is None and ds.classes == []
+    assert ds.load_options["label_col"] == "label" and ds.feature_names == ["f", "g"]
+
+
+def test_a_single_labelled_class_is_refused_with_the_fix(tmp_path):
+    path = write_table(tmp_path / "t.csv", {1: "spam", 4: "spam"})
+    with pytest.raises(DatasetError, match=r"the 2 labelled row\(s\) of label column 'label' all have the "
+                       r"label 'spam'.*Label at least one row of another class"):
+        load_dataset(path)
+
+
+def test_full_column_is_still_the_truth(tmp_path):
+    path = write_table(tmp_path / "t.csv", {i: "ab"[i % 2] for i in range(N)})
+    ds = load_dataset(path)
+    assert ds.file_labels is None and ds.y.tolist() == ["ab"[i % 2] for i in range(N)]
+
+
+def test_missing_drop_keeps_the_unlabelled_rows(tmp_path):
+    path = write_table(tmp_path / "t.csv", LABELLED)
+    frame = pd.read_csv(path)
+    frame.loc[3, "g"] = np.nan  # an unlabelled row with a missing feature
+    frame.to_csv(path, index=False)
+    ds = load_dataset(path, missing="drop")
+    assert ds.X.shape[0] == N - 1
+    assert ds.file_labels.rows.tolist() == [0, 6, 12, 20, 39]  # renumbered after the dropped row 3
+
+
+def test_session_starts_from_the_file_labels_and_reopens_exactly(tmp_path):
+    path = write_table(tmp_path / "t.csv", LABELLED)
+    store = tmp_path / "s.sqlite"
+    s = LabelingSession.create(store, SessionConfig(dataset=str(path), seed=1))
+    assert s.labels == LABELLED
+    assert s.config["auto"]["file_labels"] == "5 of 60 rows carry a label in column 'label'; they start the session"
+    assert s.config["classes"] == ["a", "b", "c"]
+    q = s.next_query()
+    assert q not in LABELLED
+    s.label(q, "c", expected_query=q)
+    labels, preds, q2 = s.labels, s.predictions(), s.next_query()
+    sid = s.id
+    s.close()
+    r = LabelingSession.open(store, sid)
+    assert r.labels == labels and list(r.labels) == list(labels)
+    pd.testing.assert_frame_equal(r.predictions(), preds)
+    assert r.next_query() == q2
+    table = r.export_table()
+    by_id = table.set_index("id")
+    for i, lab in LABELLED.items():
+        assert by_id.loc[i, "label"] == lab and by_id.loc[i, "origin"] == "file"
+        assert by_id.loc[i, "source"] == "initial"
+    assert by_id.loc[q, "origin"] == "user"
+    r.undo()  # the user's label goes; the file's labels are one action of their own
+    assert r.labels == LABELLED
+    r.close()
+
+
+def test_session_refuses_initial_labels_and_unknown_classes(tmp_path):
+    path = write_table(tmp_path / "t.csv", LABELLED)
+    with pytest.raises(SettingsError, match=r"5 of 60 rows carry a label.*initial_labels=0"):
+        LabelingSession.create(tmp_path / "a.sqlite", SessionConfig(dataset=str(path), initial_labels=4))
+    with pytest.raises(SettingsError, match=r"label\(s\) \['c'\], not among the session's classes"):
+        LabelingSession.create(tmp_path / "b.sqlite", SessionConfig(dataset=str(path), classes=["a", "b"]))
+
+
+def test_the_label_column_is_never_shown_beside_a_point(tmp_path):
+    ds = load_dataset(write_table(tmp_path / "t.csv", LABELLED))
+    assert "label" in hidden_columns(ds)
