@@ -86,8 +86,8 @@ def test_session_starts_from_the_file_labels_and_reopens_exactly(tmp_path):
     store = tmp_path / "s.sqlite"
     s = LabelingSession.create(store, SessionConfig(dataset=str(path), seed=1))
     assert s.labels == LABELLED
-    assert s.config["auto"]["file_labels"] == "5 of 60 rows carry a label in column 'label'; they start the session"
-    assert s.config["classes"] == ["a", "b", "c"]
+    assert s.auto_settings["file_labels"] == "5 of 60 rows carry a label in column 'label'; they start the session"
+    assert s.config.classes == ["a", "b", "c"]
     q = s.next_query()
     assert q not in LABELLED
     s.label(q, "c", expected_query=q)

@@ -414,7 +414,10 @@ def prepare(config: SessionConfig | None) -> Prepared:
     cfg.weighting = check_weighting(cfg.weighting, cfg.classes)
 
     initial = None
-    if cfg.initial_labels > 0:
+    file_labels = getattr(dataset, "file_labels", None)
+    if file_labels is not None:  # a partly filled label column: its labels start the session
+        initial = _file_initial(file_labels, cfg)
+    elif cfg.initial_labels > 0:
         if getattr(dataset, "y", None) is None:
             raise SettingsError(
                 f"initial_labels={cfg.initial_labels} needs the data set's true labels, but "
@@ -422,9 +425,6 @@ def prepare(config: SessionConfig | None) -> Prepared:
                 "subfolder per class), or set initial_labels=0."
             )
         initial = data.initial_choice(dataset.y, cfg.classes, cfg.initial_labels, cfg.seed)
-    file_labels = getattr(dataset, "file_labels", None)
-    if file_labels is not None:  # a partly filled label column: its labels start the session
-        initial = _file_initial(file_labels, cfg)
     n_initial = 0 if initial is None else len(initial[0])
 
     # the learner must fit before anything is computed for it
