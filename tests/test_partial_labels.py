@@ -120,3 +120,41 @@ def test_session_refuses_initial_labels_and_unknown_classes(tmp_path):
 def test_the_label_column_is_never_shown_beside_a_point(tmp_path):
     ds = load_dataset(write_table(tmp_path / "t.csv", LABELLED))
     assert "label" in hidden_columns(ds)
+
+
+def write_partial_blobs(path, n=120, labelled=40, flips=(3, 17)):
+    """Two separated blobs; the first ``labelled`` rows carry a label (``flips`` wrong), the rest empty."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(2, size=n)
+    X = rng.standard_normal((n, 2)) + 5.0 * y[:, None]
+    label = np.where(y == 1, "pos", "neg").astype(object)
+    for i in flips:
+        label[i] = "neg" if label[i] == "pos" else "pos"
+    label[labelled:] = ""
+    pd.DataFrame({"id": [f"row{i}" for i in range(n)], "f1": X[:, 0], "f2": X[:, 1],
+                  "label": label}).to_csv(path, index=False)
+    return path
+
+
+def test_cli_suspects_ranks_only_the_labelled_rows(tmp_path, capsys):
+    from labeler import cli
+
+    path = write_partial_blobs(tmp_path / "t.csv")
+    code = cli.main(["suspects", str(path), "--out", str(tmp_path / "s.csv")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "40 of 120 rows carry a label in column 'label'; ranking those, ignoring the 80 unlabelled row(s)" in err
+    table = pd.read_csv(tmp_path / "s.csv")
+    assert len(table) == 40 and set(table["id"]) == {f"row{i}" for i in range(40)}
+    assert set(table["id"][:2]) == {"row3", "row17"}  # the wrong labels first
+
+
+def test_cli_simulate_refuses_a_partly_filled_label_column_with_the_fix(tmp_path, capsys):
+    from labeler import cli
+
+    path = write_partial_blobs(tmp_path / "t.csv")
+    code = cli.main(["simulate", str(path), "--budget", "5"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "40 of 120 rows carry a label in column 'label', but labeler simulate needs a label in every row" in err
+    assert "Fill column 'label' in every row" in err and f"labeler app {path}" in err
