@@ -118,8 +118,43 @@ def test_session_refuses_initial_labels_and_unknown_classes(tmp_path):
 
 
 def test_the_label_column_is_never_shown_beside_a_point(tmp_path):
+    from labeler.ui.view import feature_table
+
     ds = load_dataset(write_table(tmp_path / "t.csv", LABELLED))
     assert "label" in hidden_columns(ds)
+    for i in (7, 8):  # a labelled row and an unlabelled one
+        shown = feature_table(ds, i, skip=hidden_columns(ds))
+        assert shown["feature"].tolist() == ["f", "g"]
+
+
+def test_app_opens_the_table_with_its_labels_and_says_so(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from labeler.ui.registry import REGISTRY
+
+    path = write_table(tmp_path / "t.csv", LABELLED)
+    monkeypatch.setenv("LABELER_STORE", str(tmp_path / "s.sqlite"))
+    monkeypatch.setenv("LABELER_DATA", str(path))
+    monkeypatch.delenv("LABELER_DATA_OPTIONS", raising=False)
+    monkeypatch.delenv("LABELER_SESSION", raising=False)
+    REGISTRY.clear()
+    try:
+        app = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "labeler" / "app.py")
+        at = AppTest.from_file(app, default_timeout=120)
+        at.run()
+        assert not at.exception, at.exception
+        s, _ = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
+        assert s.labels == LABELLED
+        said = [md.value for md in at.markdown if 'class="file-labels"' in md.value]
+        assert len(said) == 1  # the column's name escaped as HTML
+        assert "5 of 60 rows carry a label in column &#x27;label&#x27;; they start the session." in said[0]
+        assert 'data-labeled="5"' in "".join(md.value for md in at.markdown)
+        panel = [df.value for df in at.dataframe] + [t.value for t in at.table]
+        for shown in panel:  # the point's table: its features, never the label column
+            if "feature" in getattr(shown, "columns", ()):
+                assert "label" not in shown["feature"].astype(str).tolist()
+    finally:
+        REGISTRY.clear()
 
 
 def write_partial_blobs(path, n=120, labelled=40, flips=(3, 17)):
