@@ -88,6 +88,8 @@ def test_session_starts_from_the_file_labels_and_reopens_exactly(tmp_path):
     assert s.labels == LABELLED
     assert s.auto_settings["file_labels"] == "5 of 60 rows carry a label in column 'label'; they start the session"
     assert s.config.classes == ["a", "b", "c"]
+    suspects = s.suspects()  # the Suspects tab ranks the file's labels like any other
+    assert sorted(suspects["index"]) == sorted(LABELLED) and set(suspects["source"]) == {"initial"}
     q = s.next_query()
     assert q not in LABELLED
     s.label(q, "c", expected_query=q)
