@@ -195,3 +195,15 @@ def test_cli_simulate_refuses_a_partly_filled_label_column_with_the_fix(tmp_path
     assert code == 2
     assert "40 of 120 rows carry a label in column 'label', but labeler simulate needs a label in every row" in err
     assert "Fill column 'label' in every row" in err and f"labeler app {path}" in err
+
+
+def test_reopening_replays_the_store_not_the_file_labels(tmp_path):
+    path = write_table(tmp_path / "t.csv", LABELLED)
+    store = tmp_path / "s.sqlite"
+    s = LabelingSession.create(store, SessionConfig(dataset=str(path), seed=1))
+    sid, labels = s.id, s.labels
+    s.close()
+    write_table(path, {**LABELLED, 50: "b", 0: "b"})  # the file's labels edited since
+    r = LabelingSession.open(store, sid)
+    assert r.labels == labels  # the session's own events, not the file's current labels
+    r.close()
