@@ -207,3 +207,20 @@ def test_reopening_replays_the_store_not_the_file_labels(tmp_path):
     r = LabelingSession.open(store, sid)
     assert r.labels == labels  # the session's own events, not the file's current labels
     r.close()
+
+
+def test_cli_app_says_how_many_rows_carry_a_label(tmp_path, capsys, monkeypatch):
+    import labeler.serve
+    from labeler import cli
+
+    calls = []
+    monkeypatch.setattr(labeler.serve, "run_app", lambda **kw: calls.append(kw))
+    monkeypatch.setenv("LABELER_CACHE", "off")
+    monkeypatch.delenv("LABELER_DATA_OPTIONS", raising=False)
+    path = write_partial_blobs(tmp_path / "t.csv")
+    code = cli.main(["app", str(path), "--port", "9003"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert ("labeler: t: 120 points, 2 features, 2 classes; 40 of 120 rows carry a label in column 'label'; "
+            "they start the session; starting the app") in err
+    assert calls and calls[-1]["data_options"]["label_col"] == "label"
