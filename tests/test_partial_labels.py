@@ -224,3 +224,16 @@ def test_cli_app_says_how_many_rows_carry_a_label(tmp_path, capsys, monkeypatch)
     assert ("labeler: t: 120 points, 2 features, 2 classes; 40 of 120 rows carry a label in column 'label'; "
             "they start the session; starting the app") in err
     assert calls and calls[-1]["data_options"]["label_col"] == "label"
+
+
+def test_a_column_named_label_stays_hidden_when_loaded_without_a_label_column(tmp_path):
+    from labeler.ui.view import feature_table
+
+    ds = load_dataset(write_table(tmp_path / "t.csv", LABELLED), label_col=None)
+    assert ds.file_labels is None and ds.y is None
+    assert "label" in hidden_columns(ds)
+    assert feature_table(ds, 7, skip=hidden_columns(ds))["feature"].tolist() == ["f", "g"]
+    numeric = pd.DataFrame({"f": [0.1, 0.5, 0.9, 0.3], "label": [1.0, 2.0, 3.0, 4.0]})
+    numeric.to_csv(tmp_path / "n.csv", index=False)
+    ds = load_dataset(tmp_path / "n.csv", label_col=None, feature_cols=["f", "label"])
+    assert "label" not in hidden_columns(ds)  # a feature is shown: it is what the model sees
