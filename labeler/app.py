@@ -113,6 +113,9 @@ with lock:
         f"{view.n_labeled}</b> of {view.n_samples:,} · {badges} · {strategy}</div>",
         unsafe_allow_html=True,
     )
+    started = session.auto_settings.get("file_labels")  # a partly filled label column's labels
+    if started:
+        st.markdown(f'<div class="file-labels">{html_text(started)}.</div>', unsafe_allow_html=True)
     choice = session.model_choice_summary()  # model "auto": which model answers and why (issue 20 §2)
     if choice is not None:
         st.markdown(f'<div class="model-choice">{html_text(choice["text"])}</div>', unsafe_allow_html=True)

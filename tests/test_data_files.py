@@ -306,10 +306,10 @@ def test_error_fewer_than_two_rows(tmp_path):
         load_dataset(tmp_path / "d.csv")
 
 
-def test_error_missing_label_values(tmp_path):
+def test_missing_label_values_make_the_labelled_rows_file_labels(tmp_path):
     pd.DataFrame({"a": [1.0, 2.0, 3.0], "label": ["x", None, "y"]}).to_csv(tmp_path / "d.csv", index=False)
-    with pytest.raises(DatasetError, match="row 1"):
-        load_dataset(tmp_path / "d.csv")
+    d = load_dataset(tmp_path / "d.csv")  # more in tests/test_partial_labels.py
+    assert d.y is None and d.file_labels.rows.tolist() == [0, 2] and d.classes == ["x", "y"]
 
 
 def test_error_duplicate_ids(tmp_path):

@@ -120,6 +120,9 @@ def _app_data_options(args) -> dict:
         dataset, options = open_data(str(path) if path.exists() else args.data, args, seed=0,
                                      options=options)
     classes = f"{len(dataset.classes)} classes" if dataset.y is not None else "no labels"
+    file_labels = getattr(dataset, "file_labels", None)
+    if file_labels is not None:  # a partly filled label column
+        classes = f"{len(dataset.classes)} classes; {file_labels.summary()}"
     print(f"labeler: {dataset.name}: {len(dataset.X):,} points, {dataset.X.shape[1]:,} features, "
           f"{classes}; starting the app", file=sys.stderr, flush=True)
     from labeler.data.load import hand_over

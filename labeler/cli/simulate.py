@@ -121,6 +121,14 @@ def run(args) -> int:
         raise CLIError("--out and --report name the same file; give the HTML report its own name.")
 
     dataset = load_data(args.data, args, args.seed, "DATA")
+    known = getattr(dataset, "file_labels", None)
+    if known is not None:
+        raise CLIError(
+            f"{args.data}: {known.summary().split(';')[0]}, but labeler simulate needs a label in every "
+            f"row (the oracle answers whichever point is queried). Fill column {known.column!r} in every "
+            "row, or simulate on the labelled rows alone (a file holding only them); to label the rest, "
+            f"open the file with labeler app {args.data}."
+        )
     if dataset.y is None:
         raise CLIError(
             f"{args.data} has no labels, so there is no oracle to answer the queries. Add a label "

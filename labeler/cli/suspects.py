@@ -1,7 +1,9 @@
 """``labeler suspects FILE --out CSV``: rank the labels of a table by how likely each is wrong.
 
 The table is read with the column roles of ``labeler app`` (:mod:`labeler.cli.columns`:
-guessed roles printed, ``--label-col`` ... to change them); every labelled row is a label;
+guessed roles printed, ``--label-col`` ... to change them); every labelled row is a label (a
+label column filled in some rows only: those rows are ranked, the empty ones ignored, as if the
+table held the labelled rows alone);
 the output has one row per labelled row, most suspect first, with columns ``id``, ``label``,
 ``suggested``, ``score`` (the calibrated leave-one-out probability that the label is wrong)
 and ``rank`` (:mod:`labeler.experiments.suspects`).
@@ -40,13 +42,19 @@ def run(args) -> int:
     from labeler.cli.simulate import load_data
     from labeler.data.load import is_table
     from labeler.experiments.predictions import write_predictions
-    from labeler.experiments.suspects import check_labels_for_suspects, fit_all_labels, suspect_table
+    from labeler.experiments.suspects import check_labels_for_suspects, fit_all_labels, labelled_only, suspect_table
 
     out = check_output_path(args.out, "--out")
     if not is_table(args.data):
         raise CLIError(f"{args.data}: labeler suspects reads a CSV or Parquet table with a label column; "
                        "give one (an image folder or a built-in data set is not a table).")
     dataset = load_data(args.data, args, args.seed, "FILE")
+    known = getattr(dataset, "file_labels", None)
+    if known is not None:  # a partly filled label column: its labelled rows are ranked, the rest ignored
+        if not args.quiet:
+            print(f"labeler suspects: {known.summary().split(';')[0]}; ranking those, ignoring the "
+                  f"{known.n_rows - len(known.rows):,} unlabelled row(s)", file=sys.stderr, flush=True)
+        dataset = labelled_only(dataset)
     try:
         check_labels_for_suspects(dataset, getattr(args, "label_col", None))
     except ValueError as exc:

@@ -214,8 +214,8 @@ def _strays(series: pd.Series) -> tuple[tuple, int] | None:
     numbers = pd.to_numeric(text, errors="coerce")
     bad = numbers.isna() & text.ne("")
     share = 1.0 - bad.mean()
-    if not bad.any() or share < MIXED_NUMERIC_SHARE:
-        return None
+    if not bad.any() or share < MIXED_NUMERIC_SHARE or not numbers.notna().any():
+        return None  # (no number at all: words among blanks, a partly filled label column)
     where = np.flatnonzero(bad.to_numpy())
     rows = [int(series.index.get_loc(text.index[i])) if series.index.is_unique else int(i) for i in where[:5]]
     return tuple(zip(rows, [str(v) for v in text.iloc[where[:5]]])), int(bad.sum())

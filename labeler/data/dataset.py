@@ -26,6 +26,7 @@ from labeler.data.classnames import normalise_labels
 __all__ = [
     "Dataset",
     "DatasetError",
+    "FileLabels",
     "FILE_SUFFIXES",
     "PARQUET_SUFFIXES",
     "IMAGE_SUFFIXES",
@@ -69,6 +70,38 @@ class DatasetError(ValueError):
     """A data set cannot be built or loaded; the message names the problem and the fix."""
 
 
+@dataclass(frozen=True)
+class FileLabels:
+    """The labels a table's partly filled label column already holds: they start a session.
+
+    A label column with a label in some rows and nothing in the others (NaN, None, an empty or
+    blank string) is the labels a user has so far: the labelled rows become a new session's
+    initial labels (source "initial", exported with origin "file"), the empty rows are the
+    unlabelled pool. ``Dataset.y`` stays None (there is no answer for every row).
+
+    Attributes
+    ----------
+    rows : ndarray of shape (n_labelled,), int64
+        Increasing row numbers (in the data set's order) that carry a label.
+    labels : ndarray of shape (n_labelled,)
+        Their labels (strings without surrounding whitespace, or integers).
+    column : str
+        The label column's name.
+    n_rows : int
+        Rows of the data set (labelled or not).
+    """
+
+    rows: np.ndarray
+    labels: np.ndarray
+    column: str
+    n_rows: int
+
+    def summary(self) -> str:
+        """The one line the command line and the app say about them."""
+        return (f"{len(self.rows):,} of {self.n_rows:,} rows carry a label in column {self.column!r}; "
+                "they start the session")
+
+
 @dataclass
 class Dataset:
     """A pool of points to label, with optional truth, pictures, layout and validation set.
@@ -80,9 +113,9 @@ class Dataset:
     X : ndarray of shape (n, d), float64
         Features for the kernel (not standardised; see ``params["standardize"]``).
     y : ndarray of shape (n,) or None
-        True labels, None if unknown.
+        True labels, None if unknown (or known for some rows only: ``file_labels``).
     classes : list
-        Sorted class labels (of ``y``; empty if ``y`` is None).
+        Sorted class labels (of ``y``, or of ``file_labels``; else empty).
     feature_names : list of str
         Name of each column of ``X``.
     ids : ndarray of shape (n,)
@@ -104,6 +137,9 @@ class Dataset:
     load_options : dict
         The options of :func:`~labeler.data.load_dataset` that load exactly this data set again
         (a table's column roles and text settings, resolved; empty for the others).
+    file_labels : FileLabels or None
+        A table's partly filled label column (``y`` is then None): the labels a new session
+        starts from.
     """
 
     name: str
@@ -121,6 +157,7 @@ class Dataset:
     params: dict = field(default_factory=dict)
     texts: np.ndarray | None = None
     load_options: dict = field(default_factory=dict)
+    file_labels: FileLabels | None = None
 
 
 def reject_unknown(options: dict, what: str, valid) -> None:
@@ -234,7 +271,7 @@ def subset(n_total: int, n: int | None, rng: np.random.Generator, what: str) -> 
 
 def finish(
     name, X, y, feature_names, *, ids=None, layout=None, images=None, image_paths=None, frame=None,
-    X_val=None, y_val=None, params=None, texts=None, load_options=None,
+    X_val=None, y_val=None, params=None, texts=None, load_options=None, file_labels=None,
 ) -> Dataset:
     """Build the :class:`Dataset` after the checks every loader shares.
 
@@ -272,6 +309,10 @@ def finish(
                 "classes. Add points of another class, or load without labels (no label column: "
                 "--label-col '' / label_col=None)."
             )
+    if file_labels is not None:
+        if y is not None:
+            raise ValueError("give either y (every row labelled) or file_labels (some rows), not both")
+        file_labels, classes = _check_file_labels(file_labels, name)
     ids = np.arange(n) if ids is None else np.asarray(ids)
     if len(ids) != n or not pd.Index(ids).is_unique:
         raise DatasetError(f"{name}: the ids must be {n} unique values; found duplicates or a wrong count.")
@@ -280,7 +321,32 @@ def finish(
         layout=None if layout is None else np.ascontiguousarray(layout, dtype=np.float64),
         images=images, image_paths=image_paths, frame=frame, X_val=X_val, y_val=y_val,
         params=dict(params or {}), texts=texts, load_options=dict(load_options or {}),
+        file_labels=file_labels,
     )
+
+
+def _check_file_labels(given: FileLabels, name: str) -> tuple[FileLabels, list]:
+    """``given`` with its labels normalised (as ``y``'s), and its sorted classes.
+
+    A class with a single labelled row is allowed (it is a label like any other); a single
+    class is refused, as for a full label column: a session needs two classes to start from.
+    """
+    labels = np.asarray(given.labels)
+    if labels.dtype == object:
+        labels = labels.astype(str)
+    try:
+        labels = normalise_labels(labels, f"{name} labels")
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None
+    classes = sorted(pd.unique(labels).tolist())
+    if len(classes) < 2:
+        raise DatasetError(
+            f"{name}: the {len(labels):,} labelled row(s) of label column {given.column!r} all have the label "
+            f"{classes[0]!r}; a session needs labels of at least two classes to start from them. Label "
+            "at least one row of another class in that column (the other rows may stay empty)."
+        )
+    rows = np.asarray(given.rows, dtype=np.int64)
+    return FileLabels(rows=rows, labels=labels, column=str(given.column), n_rows=int(given.n_rows)), classes
 
 
 def _check_magnitude(X: np.ndarray, name: str, feature_names) -> None:

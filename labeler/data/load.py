@@ -157,7 +157,10 @@ def load_dataset(
         feature; the text column is shown with each point and, without numeric features,
         gives TF-IDF features (:mod:`labeler.data.text`); the image column holds image file
         paths (relative to the file's folder, never outside it) or image arrays (Parquet
-        nested lists).
+        nested lists). A label column filled in every row is the data's truth (``y``); one
+        filled in some rows only (the others NaN, None, empty or blank) holds the labels a
+        session starts from (``file_labels``, :class:`~labeler.data.dataset.FileLabels`), and
+        one with no label at all gives no labels.
     layout_cols : pair of str, None or GUESS
         Columns with given 2-D coordinates (guessed: numeric ``x`` and ``y``). They are not
         features unless no other numeric column exists (a plain ``x, y, label`` file is its
@@ -189,7 +192,8 @@ def load_dataset(
     ------
     DatasetError
         Unknown built-in name, unsupported extension, unreadable file, unusable columns or
-        roles, NaN features, a text column without words, a single class, fewer than two rows,
+        roles, NaN features, a text column without words, a single class (also among the
+        labelled rows of a partly filled label column), fewer than two rows,
         an image path outside the data folder, or a file above ``max_bytes``.
     FileNotFoundError
         A path or an image file that does not exist.

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from labeler.data.dataset import GUESS, Dataset, DatasetError, finish, subset
+from labeler.data.dataset import GUESS, Dataset, DatasetError, FileLabels, finish, subset
 from labeler.data.images import images_from_column, pixel_features
 from labeler.data.roles import guess_roles, legacy_roles
 from labeler.data.text import default_components, text_features
@@ -162,8 +162,8 @@ def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=
     if n is not None:
         frame = frame.iloc[rows].reset_index(drop=True)
     if opts.missing == "drop":
-        used = [*((roles.feature_cols if roles.features_from == "columns" else ())), *(roles.layout_cols or ()),
-                *([roles.label_col] if roles.label_col is not None else [])]
+        # not the label column: its empty rows are the unlabelled pool (:func:`_label_column`)
+        used = [*((roles.feature_cols if roles.features_from == "columns" else ())), *(roles.layout_cols or ())]
         keep = _rows_without_missing(frame, list(dict.fromkeys(used)))
         if keep.sum() < 2:
             raise DatasetError(f"{name}: only {int(keep.sum())} row(s) have every chosen column filled; "
@@ -172,17 +172,9 @@ def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=
             frame = frame.loc[keep].reset_index(drop=True)
             rows = np.asarray(rows)[keep]
 
-    y = None
+    y = file_labels = None
     if roles.label_col is not None:
-        labels = frame[roles.label_col]
-        if labels.isna().any():
-            first = int(np.flatnonzero(labels.isna().to_numpy())[0])
-            raise DatasetError(
-                f"{name}: label column {roles.label_col!r} is empty at row {first} "
-                f"({int(labels.isna().sum())} missing label(s)). Fill or drop those rows, or load "
-                "without labels (no label column: --label-col '' / label_col=None)."
-            )
-        y = labels.to_numpy()
+        y, file_labels = _label_column(frame[roles.label_col], roles.label_col)
     ids = rows.copy() if roles.id_col is None else frame[roles.id_col].to_numpy()
     images = image_paths = None
     if roles.image_col is not None:
@@ -224,4 +216,31 @@ def from_frame(frame, *, name, folder, label_col=GUESS, id_col=GUESS, image_col=
         )
     return finish(name, X, y, feature_names, ids=ids, layout=layout, images=images,
                   image_paths=image_paths, frame=frame, params=params, texts=texts,
-                  load_options=options)
+                  load_options=options, file_labels=file_labels)
+
+
+def empty_labels(labels: pd.Series) -> np.ndarray:
+    """Boolean mask of the rows of a label column without a label: NaN, None, or a string that
+    is empty or only whitespace."""
+    empty = labels.isna().to_numpy()
+    if not (pd.api.types.is_numeric_dtype(labels) or pd.api.types.is_bool_dtype(labels)):
+        text = labels.astype(object).where(~empty, "").astype(str)
+        empty = empty | (text.str.strip() == "").to_numpy()
+    return empty
+
+
+def _label_column(labels: pd.Series, column: str) -> tuple[np.ndarray | None, FileLabels | None]:
+    """``(y, None)`` for a label column filled in every row; ``(None, FileLabels)`` for one
+    filled in some rows (they start a session, the others are the pool); ``(None, None)`` for
+    a column with no label at all. Whole numbers read as floats (a CSV integer column with
+    gaps) become integers again, as in a full column."""
+    empty = empty_labels(labels)
+    if not empty.any():
+        return labels.to_numpy(), None
+    if empty.all():
+        return None, None
+    rows = np.flatnonzero(~empty)
+    values = labels.to_numpy()[rows]
+    if values.dtype.kind == "f" and np.all(values == np.round(values)):
+        values = values.astype(np.int64)
+    return None, FileLabels(rows=rows, labels=values, column=str(column), n_rows=len(labels))

@@ -418,6 +418,11 @@ def simulate(
         Unlabelled data, unknown strategy, bad budget / initial / lam, validation labels
         outside the classes, or a budget larger than the points left.
     """
+    if getattr(dataset, "file_labels", None) is not None:
+        raise SettingsError(
+            f"{dataset.name}: {dataset.file_labels.summary().split(';')[0]}, so there is no oracle for the "
+            "others to simulate. Fill that column in every row, or simulate on the labelled rows alone."
+        )
     if dataset.y is None:
         raise SettingsError(
             f"{dataset.name} has no true labels, so there is no oracle to simulate. Give a file "

@@ -23,9 +23,39 @@ from ..session import model as _model
 from ..session.config import SessionConfig
 from .simulate import app_settings
 
-__all__ = ["SUSPECT_COLUMNS", "fit_all_labels", "suspect_table", "check_labels_for_suspects"]
+__all__ = ["SUSPECT_COLUMNS", "fit_all_labels", "suspect_table", "check_labels_for_suspects", "labelled_only"]
 
 SUSPECT_COLUMNS = ("id", "label", "suggested", "score", "rank")
+
+
+def labelled_only(dataset):
+    """The rows of ``dataset`` that carry a label, as a fully labelled data set.
+
+    A table whose label column is filled in some rows only (``dataset.file_labels``) is ranked
+    on its labelled rows; the unlabelled rows are left out (they have no label to doubt, and
+    the ranking is that of a table holding the labelled rows alone). Any other data set is
+    returned as it is.
+
+    Returns
+    -------
+    labeler.data.Dataset
+        With ``y`` the labels of its ``n_labelled`` rows (X, ids, layout, frame subset alike)
+        and ``file_labels`` None.
+    """
+    from dataclasses import replace
+
+    known = getattr(dataset, "file_labels", None)
+    if known is None:
+        return dataset
+    rows = np.asarray(known.rows)
+    frame = dataset.frame
+    return replace(
+        dataset, X=np.ascontiguousarray(dataset.X[rows]), y=np.asarray(known.labels), ids=np.asarray(dataset.ids)[rows],
+        layout=None if dataset.layout is None else dataset.layout[rows],
+        frame=None if frame is None else frame.iloc[rows].reset_index(drop=True),
+        texts=None if dataset.texts is None else dataset.texts[rows], images=None if dataset.images is None
+        else dataset.images[rows], image_paths=None if dataset.image_paths is None
+        else [dataset.image_paths[i] for i in rows.tolist()], file_labels=None)
 
 
 def check_labels_for_suspects(dataset, label_col: str | None = None) -> None:

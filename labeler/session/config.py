@@ -23,7 +23,12 @@ The session starts without labels, so leave-one-out cannot be used yet (:func:`p
   leading principal components, computed once and stored (bit-identical on reopening).
 * ``initial_labels=m``: m points labelled with the data set's true labels (stratified, seeded),
   one "accept" action (one undo step) before the first query, stored with the source
-  "initial" (a column of the events table since schema version 3) and shown and exported so.
+  "initial" (a column of the events table since schema version 3) and shown and exported so
+  (export origin "file"). A table whose label column is filled in some rows only
+  (``Dataset.file_labels``) starts likewise from every labelled row (``initial_labels`` must
+  be 0); ``config["auto"]["file_labels"]`` says "N of M rows carry a label in column C; they
+  start the session". The labels are events of the store, so reopening replays them without
+  the file's label column.
 * ``lam="auto"``: likewise ``Dataset.params["lam"]`` when it is a number and applies, else
   :data:`DEFAULT_LAM` = 0.1 (the thesis' value for most of its experiments, docs/algorithms.md §4).
 * ``auto_tune``: which of width and lam the session re-tunes by exact LOO while labels arrive
@@ -409,7 +414,10 @@ def prepare(config: SessionConfig | None) -> Prepared:
     cfg.weighting = check_weighting(cfg.weighting, cfg.classes)
 
     initial = None
-    if cfg.initial_labels > 0:
+    file_labels = getattr(dataset, "file_labels", None)
+    if file_labels is not None:  # a partly filled label column: its labels start the session
+        initial = _file_initial(file_labels, cfg)
+    elif cfg.initial_labels > 0:
         if getattr(dataset, "y", None) is None:
             raise SettingsError(
                 f"initial_labels={cfg.initial_labels} needs the data set's true labels, but "
@@ -417,14 +425,15 @@ def prepare(config: SessionConfig | None) -> Prepared:
                 "subfolder per class), or set initial_labels=0."
             )
         initial = data.initial_choice(dataset.y, cfg.classes, cfg.initial_labels, cfg.seed)
+    n_initial = 0 if initial is None else len(initial[0])
 
     # the learner must fit before anything is computed for it
     n_kernel_features = X_raw.shape[1] if cfg.pca_components is None else int(cfg.pca_components)
     if cfg.model == "rls":
-        posterior_note = resolve_posterior(cfg, X_raw.shape[0], n_kernel_features)
+        posterior_note = resolve_posterior(cfg, X_raw.shape[0], n_kernel_features, n_labels=n_initial)
     else:
         posterior_note = resolve_graph(cfg, X_raw.shape[0])
-        check_memory(X_raw.shape[0], n_kernel_features, len(cfg.classes), cfg.initial_labels, posterior="graph",
+        check_memory(X_raw.shape[0], n_kernel_features, len(cfg.classes), n_initial, posterior="graph",
                      knn=cfg.knn)
 
     # the roles and text settings used, resolved: reopening loads exactly this data set
@@ -433,6 +442,8 @@ def prepare(config: SessionConfig | None) -> Prepared:
     if layout_note:
         auto["layout"] = layout_note
     auto.update(posterior_note)
+    if file_labels is not None:
+        auto["file_labels"] = file_labels.summary()
     if cfg.name is None:
         cfg.name = f"{getattr(dataset, 'name', None) or Path(cfg.dataset).name}"
     if not isinstance(cfg.name, str) or not cfg.name.strip():
@@ -443,7 +454,27 @@ def prepare(config: SessionConfig | None) -> Prepared:
     return Prepared(cfg, stored, dataset, X, initial)
 
 
-def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, available: int | None = None) -> dict:
+def _file_initial(file_labels, cfg: SessionConfig) -> tuple[list[int], list[str]]:
+    """The initial labels of a partly filled label column (:class:`labeler.data.dataset.FileLabels`):
+    every labelled row, with its label, written as one action ("initial") at creation, so the
+    store replays them without the file's label column."""
+    if cfg.initial_labels > 0:
+        raise SettingsError(
+            f"initial_labels={cfg.initial_labels} draws labels from a fully labelled data set, but "
+            f"{file_labels.summary()}. Set initial_labels=0 (--initial 0): those labels are the initial ones."
+        )
+    labels = [str(v) for v in np.asarray(file_labels.labels).tolist()]
+    unknown = sorted(set(labels) - set(cfg.classes))
+    if unknown:
+        raise SettingsError(
+            f"Label column {file_labels.column!r} has the label(s) {unknown[:5]}, not among the session's "
+            f"classes {cfg.classes}; add them to the classes, or leave classes unset (the column's own)."
+        )
+    return [int(i) for i in np.asarray(file_labels.rows).tolist()], labels
+
+
+def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, available: int | None = None,
+                      n_labels: int | None = None) -> dict:
     """Check and resolve ``posterior``, ``rank``, ``landmarks``, ``knn`` of ``cfg`` in place, and
     check that the learner fits in memory (before anything is built).
 
@@ -468,7 +499,8 @@ def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, avail
     if cfg.rank is not None:
         cfg.rank = _check_count("rank", cfg.rank, 1)
     n_classes = len(cfg.classes or DEFAULT_CLASSES)
-    cfg.posterior, note = choose_posterior(cfg.posterior, n, n_features, n_classes, cfg.initial_labels,
+    n_labels = cfg.initial_labels if n_labels is None else int(n_labels)
+    cfg.posterior, note = choose_posterior(cfg.posterior, n, n_features, n_classes, n_labels,
                                            available=available)
     notes = {"posterior": note} if note else {}
     if cfg.posterior == "dense":
@@ -482,7 +514,7 @@ def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, avail
                              f"points; got {cfg.rank}. Choose a smaller --rank.")
         if cfg.posterior == "spectral" and not cfg.knn < n:
             raise SettingsError(f"knn must be below the pool size {n:,}; got {cfg.knn}.")
-    check_memory(n, n_features, n_classes, cfg.initial_labels, available=available,
+    check_memory(n, n_features, n_classes, n_labels, available=available,
                  posterior=cfg.posterior, rank=cfg.rank, knn=cfg.knn)
     spec = RlsSpec(strategy=cfg.strategy, posterior=cfg.posterior, rank=cfg.rank)
     scoring = scoring_note(spec, n)

@@ -127,7 +127,7 @@ def _column_back(prefix: str, how: dict, arrays: dict):
 
 def snapshot_arrays(dataset, printed: str, fingerprint: str, options: dict) -> tuple[dict, dict] | None:
     """The arrays and the manifest that give ``dataset`` back, or None when it is not kept
-    (images, image paths, texts, a validation set, a table column or index of another kind).
+    (images, image paths, texts, a validation set, a partly filled label column, a table column or index of another kind).
 
     Parameters
     ----------
@@ -146,7 +146,8 @@ def snapshot_arrays(dataset, printed: str, fingerprint: str, options: dict) -> t
     """
     import pandas as pd
 
-    if any(getattr(dataset, f, None) is not None for f in ("images", "image_paths", "texts", "X_val", "y_val")):
+    if any(getattr(dataset, f, None) is not None
+           for f in ("images", "image_paths", "texts", "X_val", "y_val", "file_labels")):
         return None
     meta = {"name": dataset.name, "classes": list(dataset.classes), "feature_names": list(dataset.feature_names),
             "params": dataset.params, "load_options": dataset.load_options, "printed": printed,

@@ -119,11 +119,16 @@ def shown_id(dataset, index: int) -> str:
 
 def hidden_columns(dataset) -> tuple[str, ...]:
     """Columns of the point's table never shown beside it: the text column (shown on its own)
-    and the label column the data came with (the answer; it stays the initial labels and is
-    exported)."""
+    and the label column the data came with (the answer, full or partly filled; it stays the
+    initial labels and is exported). A column named ``label`` that is not a feature is the
+    answer too, even when loaded with no label column (``--label-col ''``)."""
     options = getattr(dataset, "load_options", None) or {}
     hidden = [str(options[k]) for k in ("text_col", "label_col") if options.get(k)]
-    frame, y = getattr(dataset, "frame", None), getattr(dataset, "y", None)
+    frame = getattr(dataset, "frame", None)
+    if frame is not None and not options.get("label_col"):
+        features = {str(f) for f in (getattr(dataset, "feature_names", None) or ())}
+        hidden += [str(c) for c in frame.columns if str(c).lower() == "label" and str(c) not in features]
+    y = getattr(dataset, "y", None)
     if frame is not None and y is not None and "label" in frame.columns and "label" not in hidden \
             and len(frame) == len(y) and (frame["label"].astype(str).to_numpy() == np.asarray(y).astype(str)).all():
         hidden.append("label")  # a built-in's own label column
