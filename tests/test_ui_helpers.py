@@ -382,78 +382,49 @@ def test_build_view_reads_expected_risk_only_for_its_colour_mode(tmp_path, monke
     np.testing.assert_array_equal(legacy.predictions["expected_risk"].to_numpy(), real())
 
 
-def _panels(state, *shows):
-    """Session state after the panels ``shows`` (index, source, expected, classes) were drawn."""
-    state["panel_rev"] = len(shows)
-    state["panel_sent_at"] = -1e9  # long ago
-    state["panel_shows"] = shows[-1]
-    state["panel_shows_before"] = shows[-2] if len(shows) > 1 else None
-
-
-def test_a_press_heard_by_the_previous_panel_labels_the_point_shown(monkeypatch):
-    """Until a rerun ends the browser keeps the previous panel's buttons beside the new ones,
-    and a key can reach the old button while the new point is on the page: that press labels
-    the point shown (same classes, so the same keys); one from an older panel is refused."""
+def test_a_press_from_an_earlier_panel_is_refused_never_carried_over(monkeypatch):
+    """A press names the panel whose button it clicked: from the panel on the page it is
+    applied to that panel's point; from an earlier panel it is applied only when the panel on
+    the page shows the same point (a rerun redrew it), else refused and said (never applied to
+    the point drawn since, which the user may not have seen)."""
     from labeler.ui import actions
 
-    calls, fake_state = [], {}
+    calls, fake_state = [], {"panel_rev": 3, "panel_point": 5}
     monkeypatch.setattr(actions.st, "session_state", fake_state)
     monkeypatch.setattr(actions, "_applied_or_why", lambda do, i, q: calls.append((i, q)) or (True, None))
     monkeypatch.setattr(actions.state, "clear_selection", lambda: None)
-    ab = ("a", "b")
-    _panels(fake_state, (1, "queried", 1, ab), (3, "queried", 3, ab), (5, "queried", 5, ab))
-    actions.label(3, "a", "queried", 3, 2)  # the previous panel's button, point 5 on the page
-    assert calls == [(5, 5)]
-    assert fake_state["last_action"] == ("label", 5, "a")
-    actions.label(1, "b", "queried", 1, 1)  # two panels back: refused, and said
-    assert calls == [(5, 5)]
-    assert [k for k, _ in fake_state["flash"]] == ["warning"]
-    fake_state["flash"] = []
-    actions.skip(5, 5, 3)  # the panel on the page now
-    assert calls[-1] == (5, 5)
-    actions.label(5, "b", "chosen", None)  # no panel number: the session's checks alone
-    assert calls[-1] == (5, None)
-    # a class added between the two panels may have moved the keys: refused
-    _panels(fake_state, (3, "queried", 3, ab), (5, "queried", 5, ab + ("c",)))
-    n = len(calls)
-    actions.label(3, "a", "queried", 3, 1)
-    assert len(calls) == n and [k for k, _ in fake_state["flash"]] == ["warning"]
-    # a chosen point on the page: the press labels it as chosen, the skip skips it for good
-    _panels(fake_state, (3, "queried", 3, ab), (8, "chosen", None, ab))
-    actions.label(3, "b", "queried", 3, 1)
+    for rev in (2, 1):
+        fake_state["flash"] = []
+        actions.label(3, "a", "queried", 3, rev)
+        assert calls == [] and [k for k, _ in fake_state["flash"]] == ["warning"]
+        actions.skip(3, 3, rev)
+        assert calls == []
+    actions.label(5, "a", "queried", 5, 2)  # an earlier panel of the point on the page now
+    assert calls == [(5, 5)] and fake_state["last_action"] == ("label", 5, "a")
+    actions.skip(7, 7, 3)  # the panel on the page now
+    assert calls[-1] == (7, 7)
+    actions.label(8, "b", "chosen", None)  # no panel number: the session's checks alone
     assert calls[-1] == (8, None)
-    # a press read at once after the newer panel was sent was made before it could be seen
-    fake_state["panel_sent_at"] = actions.time.monotonic()
-    fake_state["flash"] = []
-    n = len(calls)
-    actions.label(3, "b", "queried", 3, 1)
-    assert len(calls) == n and [k for k, _ in fake_state["flash"]] == ["warning"]
 
 
 def test_the_twin_of_an_applied_key_press_says_nothing(monkeypatch):
-    """One key press heard by the old and the new panel's buttons: one label, no warning,
-    whichever is read first; the same key pressed again on the next point labels it."""
+    """The same button read twice for one point (a double click): one label, no warning; the
+    same press long after goes to the session (which says why it does not apply)."""
     from labeler.ui import actions
 
     clock = [100.0]
-    calls, fake_state = [], {}
+    calls, fake_state = [], {"panel_rev": 2, "panel_point": 5}
     monkeypatch.setattr(actions.st, "session_state", fake_state)
     monkeypatch.setattr(actions.time, "monotonic", lambda: clock[0])
     monkeypatch.setattr(actions, "_applied_or_why", lambda do, i, q: calls.append(i) or (True, None))
     monkeypatch.setattr(actions.state, "clear_selection", lambda: None)
-    ab = ("a", "b")
-    _panels(fake_state, (3, "queried", 3, ab), (5, "queried", 5, ab))
     actions.label(5, "a", "queried", 5, 2)  # applied
     clock[0] += 0.01
-    actions.label(3, "a", "queried", 3, 1)  # its twin from the old panel: the same point, silent
+    actions.label(5, "a", "queried", 5, 2)  # its twin: silent
     assert calls == [5] and not fake_state.get("flash")
-    _panels(fake_state, (3, "queried", 3, ab), (5, "queried", 5, ab), (9, "queried", 9, ab))
-    clock[0] += 0.8
-    actions.label(5, "a", "queried", 5, 2)  # the same key on the next point, heard by 5's button
-    assert calls == [5, 9]
     clock[0] += actions.TWIN_SECONDS + 1
-    actions.label(9, "a", "queried", 9, 3)  # a real repeated press, long after: to the session
-    assert calls == [5, 9, 9]
+    actions.label(5, "a", "queried", 5, 2)  # a real repeated press, long after: to the session
+    assert calls == [5, 5]
 
 
 # ---- text from the data made safe for the page ------------------------------------------------

@@ -50,45 +50,32 @@ def _stale_panel(panel_rev: int | None) -> bool:
 _OLD_PAGE = ("A key press on point #{index} was not applied: it came from the page of an "
              "earlier point (a repeated or early press). Press again on the point shown now.")
 
-#: A press read sooner than this after a newer panel was sent was not made in answer to it
-#: (below a person's reaction time): then it is refused as an early press, and said.
-REACTION_SECONDS = 0.15
-
-#: One key press heard by the buttons of two panels reaches the server as two presses this
-#: close together (they are read in the same or the next rerun, before anything is drawn).
+#: A button read twice for one point this close together is one press (a double click, or a
+#: browser that sends a widget's trigger again): the second is dropped without a message.
 TWIN_SECONDS = 2.0
 
 
 def _press_target(index: int, source: str, expected_query, panel_rev):
     """The point a label or skip press is for: ``(index, source, expected_query)``, or None
-    when it names a panel older than the previous one (then it is refused, and said).
+    when the press came from the buttons of an earlier panel that showed another point (then
+    it is refused, and said).
 
-    Until a rerun ends, the browser keeps the previous panel's buttons (greyed) beside the
-    new panel's, and a shortcut key can reach the old button although the new point is on
-    the page (seen on every second press of a harmonic session, and on RLS sessions of a busy
-    machine). The new panel's number is given only after its title was sent, and a press that
-    reaches the server before that interrupts the run first, so a press from the previous
-    panel that is read while a newer panel is numbered was made with the newer point on the
-    page: it is read as a press on that point. Only when the classes (and so the keys) are
-    the same on both panels, and the newer panel was sent at least :data:`REACTION_SECONDS`
-    before (a press read sooner was made before it could be seen: a double press, or a page
-    far away that had not shown it yet); a press from an older panel is refused.
+    A key press clicks the newest button with that key that is not greyed out, in the browser
+    (:data:`labeler.ui.keyboard.KEY_BUFFER_SCRIPT`); a press heard while the page is greyed
+    out (a rerun under way) waits for the new buttons and is dropped, and said, when they show
+    another point. So a press that names an earlier panel was made with that panel's point on
+    the screen: it applies when the panel on the page now shows the same point (a rerun that
+    redrew it), and is never carried over to another point, which the user may not have seen
+    (on a loaded machine a panel sent is not yet a panel shown).
     """
-    if not _stale_panel(panel_rev):
+    if not _stale_panel(panel_rev) or st.session_state.get("panel_point") == int(index):
         return int(index), source, expected_query
-    now, before = st.session_state.get("panel_shows"), st.session_state.get("panel_shows_before")
-    sent = st.session_state.get("panel_sent_at")
-    if (panel_rev == st.session_state.get("panel_rev", 0) - 1 and now is not None
-            and now[0] is not None and before is not None and before[0] == int(index)
-            and before[3] == now[3] and sent is not None
-            and time.monotonic() - sent >= REACTION_SECONDS):
-        return int(now[0]), now[1], now[2]
     return None
 
 
 def _twin(kind: str, name, target: int) -> bool:
     """True when this press is the twin of the press just applied (the same key, read for the
-    same point within :data:`TWIN_SECONDS`): one key press heard by two panels' buttons."""
+    same point within :data:`TWIN_SECONDS`)."""
     last = st.session_state.get("last_press")
     return (last is not None and last[0] == (kind, name, target)
             and time.monotonic() - last[1] <= TWIN_SECONDS)
@@ -112,10 +99,9 @@ def _applied_or_why(do, index: int, expected_query: int | None):
 
 def label(index: int, name, source: str, expected_query: int | None,
           panel_rev: int | None = None) -> None:
-    """Label point ``index`` as ``name`` (source 'queried' or 'chosen'); a press heard by the
-    previous panel's button is read as a press on the point shown (:func:`_press_target`); a
-    refused (stale) press is reported, never silently dropped (but for the twin of an applied
-    press)."""
+    """Label point ``index`` as ``name`` (source 'queried' or 'chosen'); a press from an earlier
+    panel's button is refused (:func:`_press_target`); a refused (stale) press is reported,
+    never silently dropped (but for the twin of an applied press)."""
     target = _press_target(index, source, expected_query, panel_rev)
     if target is None:
         state.flash("warning", _OLD_PAGE.format(index=int(index)))

@@ -19,9 +19,14 @@ was lost: no label, no message. The script hears every key press first (capture 
 of a single letter or digit, outside a text field, for which the page has NO button yet is kept
 (the latest one, for :data:`KEY_BUFFER_SECONDS`) and said on the page ("Key 1 noted: it applies
 when the buttons appear"), and applied by clicking the button with that key as soon as one
-appears that is not greyed out (a rerun's old panel). A press for which a button exists is left
-to Streamlit (and to :mod:`labeler.ui.actions`, which reads a press heard by the old panel of a
-rerun as a press on the point shown). It runs in the browser only and carries no user input.
+appears that is not greyed out (a rerun's old panel). A press for which a button exists
+clicks the newest button with that key that is not greyed out, and Streamlit's own shortcut does
+not hear it: the shortcut could reach a button of the previous panel, whose callback names the
+previous point. When every button with that key is greyed out (a rerun is under way: a repeated
+or early press), the press waits for the new buttons and applies only if they are for the point
+the page showed at the press; otherwise it is dropped and the page says so. A press is never
+carried over to a point the user has not seen. It runs in the
+browser only and carries no user input.
 """
 
 from __future__ import annotations
@@ -77,13 +82,15 @@ KEY_BUFFER_SCRIPT = """
   if (win.__labelerKeys) { return; }
   const K = win.__labelerKeys = {pending: null, applied: 0};
   const KEEP_MS = %d;
+  const NOTE_MS = 4000;
   const typing = (el) => !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
   const hint = (b) => { const k = b.querySelector("kbd"); return k ? k.innerText.trim().toLowerCase() : null; };
   function buttons(key) {
     return [...doc.querySelectorAll("button")].filter((b) => hint(b) === key);
   }
-  function live(key) {
-    return buttons(key).find((b) => !b.disabled && !b.closest('[data-stale="true"]')) || null;
+  function live(key) {  // the newest button with that key that is not greyed out
+    const fresh = buttons(key).filter((b) => !b.disabled && !b.closest('[data-stale="true"]'));
+    return fresh.length ? fresh[fresh.length - 1] : null;
   }
   function note(text) {
     let el = doc.getElementById("labeler-key-note");
@@ -100,6 +107,12 @@ KEY_BUFFER_SCRIPT = """
     }
     el.textContent = text;
   }
+  function shownPoint(live) {  // the point of the panel's title: the newest one not greyed out, or any
+    const tags = [...doc.querySelectorAll(".point-tag")];
+    const fresh = tags.filter((t) => !t.closest('[data-stale="true"]'));
+    const tag = live ? fresh[fresh.length - 1] : (fresh[fresh.length - 1] || tags[tags.length - 1]);
+    return tag ? tag.dataset.point : null;
+  }
   function flush() {
     const p = K.pending;
     if (!p) { return; }
@@ -107,6 +120,13 @@ KEY_BUFFER_SCRIPT = """
     const b = live(p.key);
     if (!b) { return; }
     K.pending = null;
+    const now = shownPoint(true);
+    if (p.point != null && now != null && now !== p.point) {  // pressed on a point no longer shown
+      note("Key " + p.key.toUpperCase() + " not applied: it was pressed while the page still showed " +
+           "the previous point. Press again on the point shown now.");
+      setTimeout(() => { if (!K.pending) { note(null); } }, NOTE_MS);
+      return;
+    }
     K.applied += 1;
     note(null);
     b.click();
@@ -115,8 +135,20 @@ KEY_BUFFER_SCRIPT = """
     if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.repeat || typing(doc.activeElement)) { return; }
     const key = (ev.key || "").toLowerCase();
     if (!/^[a-z0-9]$/.test(key)) { return; }
-    if (buttons(key).length) { return; }  // a button hears it: Streamlit's shortcut
-    K.pending = {key: key, t: performance.now()};
+    const all = buttons(key);
+    if (all.length) {
+      // Clicked here, not left to Streamlit's shortcut, which can reach a button of the previous
+      // panel: the newest button with that key that is not greyed out. With only greyed buttons
+      // (a rerun under way) the press waits for the new ones, and applies only if they are for
+      // the point the page showed at the press.
+      ev.preventDefault();
+      ev.stopImmediatePropagation();
+      const b = live(key);
+      if (b) { b.click(); return; }
+      K.pending = {key: key, t: performance.now(), point: shownPoint(false)};
+      return;
+    }
+    K.pending = {key: key, t: performance.now(), point: shownPoint(false)};
     note("Key " + key.toUpperCase() + " noted: it applies when the buttons appear.");
   }, true);
   new MutationObserver(() => { if (K.pending) { requestAnimationFrame(flush); } })

@@ -11,7 +11,6 @@ Markdown (:func:`~labeler.ui.text.md_text`).
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import streamlit as st
@@ -39,7 +38,7 @@ def render_point_panel(session, view: ScreenView) -> None:
     if index is None:
         st.markdown(f'#### <span class="point-tag" data-point="" data-query="{query_attr}">'
                     "All done</span>", unsafe_allow_html=True)
-        _number_panel(None, source, None, view.classes)
+        _number_panel(None)
         st.success("Every point is labelled or skipped. Export the labels below, or undo.")
         undo_button(session)
         return
@@ -47,7 +46,7 @@ def render_point_panel(session, view: ScreenView) -> None:
     # Everything the panel shows is computed first and then drawn without a pause, and the
     # slow parts (the explanation) come after the buttons: until this run ends the browser
     # keeps the previous point's buttons (greyed) beside the new ones, and they hear the same
-    # keys (see actions.label for how such a press is read).
+    # keys: a key press clicks the newest button that is not greyed out (labeler.ui.keyboard).
     draw_content = _point_content(session, index)
     row = view.predictions.iloc[index]
     ident = html_text(_point_id(session, index))
@@ -59,8 +58,7 @@ def render_point_panel(session, view: ScreenView) -> None:
         f'#### <span class="point-tag" data-point="{index}" data-query="{query_attr}">{title}</span>',
         unsafe_allow_html=True,
     )
-    expected = view.query if source == "queried" else None
-    panel_rev = _number_panel(index, source, expected, view.classes)
+    panel_rev = _number_panel(index)
     draw_content()
 
     predicted, confidence = row["predicted"], float(row["confidence"])
@@ -77,19 +75,14 @@ def render_point_panel(session, view: ScreenView) -> None:
         render_query_explanation(session, index)
 
 
-def _number_panel(index, source: str, expected, classes) -> int:
-    """Number this drawing of the panel, right after its title went to the browser (its
-    buttons carry the number: :func:`labeler.ui.actions._press_target`) and note what it shows.
-
-    A press that reaches the server before the title was sent interrupts this run before this
-    call (Streamlit handles a waiting rerun at the next element it sends), so a panel number
-    newer than a press's means the browser had the newer point when the press was read.
-    """
+def _number_panel(index: int | None) -> int:
+    """Number this drawing of the panel, right after its title went to the browser, and note
+    the point it shows (None: none); its buttons carry the number, and a press from an
+    earlier panel's buttons is applied only when this panel shows the same point
+    (:func:`labeler.ui.actions._press_target`)."""
     panel_rev = int(st.session_state.get("panel_rev", 0)) + 1
     st.session_state["panel_rev"] = panel_rev
-    st.session_state["panel_shows_before"] = st.session_state.get("panel_shows")
-    st.session_state["panel_shows"] = (index, source, expected, tuple(classes))
-    st.session_state["panel_sent_at"] = time.monotonic()
+    st.session_state["panel_point"] = None if index is None else int(index)
     return panel_rev
 
 
