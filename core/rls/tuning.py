@@ -233,7 +233,8 @@ def tuning_subsample(labels, cap: int, seed: int = 0) -> np.ndarray:
     """Deterministic, seeded, class-stratified subsample of at most about ``cap`` labels.
 
     Every class keeps ``max(MIN_SUBSAMPLE_PER_CLASS, floor(cap n_c / m))`` of its ``n_c``
-    points (all of them when it has fewer), drawn uniformly with a generator seeded by
+    points (all of them when it has fewer; the largest remainders get one more until the size
+    reaches ``cap``), drawn uniformly with a generator seeded by
     ``(seed, m)``; so a class with at least 2 labels keeps at least 2 and a subsample of
     labels :func:`loo_readiness` accepts is accepted too. The size exceeds ``cap`` by at most
     ``MIN_SUBSAMPLE_PER_CLASS`` per class.
@@ -258,11 +259,17 @@ def tuning_subsample(labels, cap: int, seed: int = 0) -> np.ndarray:
         return np.arange(m)
     rng = np.random.default_rng([int(seed), m])
     present, codes = np.unique(y, return_inverse=True)
+    sizes = np.bincount(codes, minlength=present.size)
+    share = cap * sizes / m
+    quota = np.minimum(sizes, np.maximum(MIN_SUBSAMPLE_PER_CLASS, np.floor(share).astype(np.intp)))
+    for c in np.argsort(-(share - np.floor(share)), kind="stable"):  # largest remainders: size cap
+        if quota.sum() >= cap:
+            break
+        quota[c] += int(quota[c] < sizes[c])
     keep = []
     for c in range(present.size):
         members = np.flatnonzero(codes == c)
-        quota = min(members.size, max(MIN_SUBSAMPLE_PER_CLASS, (cap * members.size) // m))
-        keep.append(members if quota == members.size else rng.choice(members, quota, replace=False))
+        keep.append(members if quota[c] == members.size else rng.choice(members, quota[c], replace=False))
     return np.sort(np.concatenate(keep))
 
 
