@@ -95,20 +95,23 @@ class _EigenFactor:
 
 
 class _LowRankFactor:
-    """``M = B B^T`` for ``B = W Phi`` of shape (m, r), from the thin SVD ``B = U diag(s) V^T``:
-    ``G^-1 = U diag(1 / (s^2 + lam)) U^T + (I - U U^T) / lam`` (docs/algorithms.md §16). One
-    O(m r^2) decomposition, then O(m r k) per lambda; no m x m matrix is formed."""
+    """``M = B B^T`` for ``B = W Phi`` of shape (m, r), through the r x r Gram matrix
+    ``B^T B = V diag(e) V^T`` and Woodbury: with ``P = B V``,
+    ``G^-1 = (I - P diag(1 / (e + lam)) P^T) / lam`` (docs/algorithms.md §16). O(m r^2) once
+    (two matrix products and an r x r eigendecomposition, no m x m matrix and no
+    decomposition of an m-row matrix), then O(m r k) per lambda."""
 
     def __init__(self, B: np.ndarray):
-        self.U, s, _ = np.linalg.svd(B, full_matrices=False)
-        self.e = s * s
-        e_max = float(self.e.max()) if self.e.size else 0.0
+        e, V = scipy.linalg.eigh(B.T @ B)
+        e_max = max(float(e[-1]), 0.0) if e.size else 0.0
         self.noise = max(B.shape) * _EPS * e_max
-        self.U2 = self.U * self.U
+        self.e = np.maximum(e, 0.0)  # B^T B is PSD: a negative eigenvalue is rounding
+        self.P = B @ V
+        self.P2 = self.P * self.P
 
     def positive_range(self) -> tuple[float, float]:
-        """(smallest positive, largest) eigenvalue of ``M``, as :class:`_EigenFactor`."""
-        pos = np.sort(self.e[self.e > self.noise])
+        """(smallest positive, largest) eigenvalue of ``M`` (those of ``B^T B``), as :class:`_EigenFactor`."""
+        pos = self.e[self.e > self.noise]
         if pos.size == 0:
             raise ValueError(
                 "The (weighted) kernel matrix is numerically zero, so no regularisation grid can "
@@ -120,13 +123,14 @@ class _LowRankFactor:
         """diag(G^-1) of shape (L, m) and G^-1 rhs of shape (L, m, k) for G = M + lam I."""
         if np.any(lams <= 0):
             raise ValueError(f"lam must be > 0 with a low-rank kernel; got {float(lams.min()):.3g}.")
-        s = 1.0 / (self.e[None, :] + lams[:, None]) - 1.0 / lams[:, None]  # (L, r)
-        diag = s @ self.U2.T + 1.0 / lams[:, None]
-        proj = self.U.T @ rhs  # (r, k)
+        s = 1.0 / (self.e[None, :] + lams[:, None])  # (L, r)
+        inv = 1.0 / lams[:, None]  # (L, 1)
+        diag = inv * (1.0 - s @ self.P2.T)
+        proj = self.P.T @ rhs  # (r, k)
         L, (m, k) = lams.size, rhs.shape
         r = proj.shape[0]
         scaled = (s[:, :, None] * proj[None, :, :]).transpose(1, 0, 2).reshape(r, L * k)
-        sol = (self.U @ scaled).reshape(m, L, k).transpose(1, 0, 2) + rhs[None] / lams[:, None, None]
+        sol = (rhs[None] - (self.P @ scaled).reshape(m, L, k).transpose(1, 0, 2)) * inv[:, :, None]
         return diag, sol
 
 
