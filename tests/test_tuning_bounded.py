@@ -145,3 +145,23 @@ def test_nystrom_auto_tune_equals_dense_gram_of_the_factor():
                       kernel=Kernel("linear"), lam=0.1, tune_width=False, tune_lam=True)
     np.testing.assert_allclose(low.lam_errors, dense.lam_errors)
     np.testing.assert_allclose(low.lams, dense.lams, rtol=1e-9)
+
+
+def test_explicit_tune_is_capped_and_says_it_estimates(monkeypatch):
+    X, labels = _blobs(2000, seed=4)
+    seen = _count_shapes(monkeypatch)
+    args = (X, labels, ["c0", "c1", "c2"], {"c0": 1.0, "c1": 1.0, "c2": 1.0})
+    fit = tuning.tune_lam_width(*args, kernel=Kernel("rbf", width=1.0), lams=[0.01, 0.1, 1.0], seed=5)
+    assert fit.tuned and "subsample" in fit.reason and "2,000" in fit.reason
+    assert all(kind == "K" and shape[0] <= tuning.MAX_TUNE_LABELS + 60 for kind, shape in seen)
+    again = tuning.tune_lam_width(*args, kernel=Kernel("rbf", width=1.0), lams=[0.01, 0.1, 1.0], seed=5)
+    assert again.lam == fit.lam and again.error == fit.error  # deterministic
+    few = tuning.tune_lam_width(X[:300], labels[:300], *args[2:], kernel=Kernel("rbf", width=1.0), lams=[0.1])
+    assert few.reason == ""
+
+
+def test_auto_tune_note_says_when_it_estimates():
+    X, labels = _blobs(1200, seed=6)
+    fit = auto_tune(X, labels, ["c0", "c1", "c2"], {"c0": 1.0, "c1": 1.0, "c2": 1.0},
+                    kernel=Kernel("rbf", width=1.0), lam=0.1, tune_width=False, tune_lam=True)
+    assert fit.reason.startswith("LOO estimated on a class-stratified subsample")

@@ -273,6 +273,11 @@ def tuning_subsample(labels, cap: int, seed: int = 0) -> np.ndarray:
     return np.sort(np.concatenate(keep))
 
 
+def _subsample_note(k: int, m: int) -> str:
+    return (f"LOO estimated on a class-stratified subsample of {k:,} of the {m:,} labels "
+            "(docs/algorithms.md §16: the exact LOO over every label costs O(m^3))")
+
+
 def _low_rank_features(kernel, X: np.ndarray):
     """Features ``Phi`` with ``kernel(X) = Phi Phi^T`` when their rank is below the number of
     rows (a Nystrom kernel, or the linear kernel with fewer features than points), else None."""
@@ -339,7 +344,7 @@ def _point_weights(labels: list, classes: list, class_weights) -> tuple[np.ndarr
 
 
 def tune_lam_width(X, labels, classes, class_weights, *, kernel, lams="auto", widths=None,
-                   default_lam: float = DEFAULT_LAM, n_lams: int = 50) -> LooTuning:
+                   default_lam: float = DEFAULT_LAM, n_lams: int = 50, seed: int = 0) -> LooTuning:
     """Choose ``lam`` (and the RBF width) by exact LOO on the labelled points.
 
     Parameters
@@ -364,6 +369,9 @@ def tune_lam_width(X, labels, classes, class_weights, *, kernel, lams="auto", wi
         Returned when there are too few labels.
     n_lams : int
         Size of the ``"auto"`` grid.
+    seed : int
+        Seeds the :func:`tuning_subsample` beyond :func:`tune_label_cap` labels (then the LOO
+        is an estimate, said in ``reason``; not with ``"precomputed"``, which is never capped).
 
     Returns
     -------
@@ -408,11 +416,19 @@ def tune_lam_width(X, labels, classes, class_weights, *, kernel, lams="auto", wi
         warnings.warn(f"{reason} Using lam={default_lam:g}.", LooTuningWarning, stacklevel=2)
         return LooTuning(lam=float(default_lam), width=fixed_width, tuned=False, reason=reason)
 
+    note = ""
+    cap = None if precomputed else tune_label_cap(_kernel_rank(kernel, X))
+    if cap is not None and len(labels) > cap:
+        keep = tuning_subsample(labels, cap, seed)
+        note = _subsample_note(keep.size, len(labels))
+        X, cls, a = X[keep], cls[keep], a[keep]
     Y = target_codes(1 if len(classes) == 2 else len(classes), len(classes))[cls]
 
     def path_at(width):
-        K = X if precomputed else (kernel if width is None else replace(kernel, width=float(width)))(X)
-        return loo_path(K, Y, a, grid, fit_offset=False, n_lams=n_lams)
+        if precomputed:
+            return loo_path(X, Y, a, grid, fit_offset=False, n_lams=n_lams)
+        return _loo_path_at(kernel if width is None else replace(kernel, width=float(width)), X, Y, a, grid,
+                            n_lams=n_lams)
 
     if widths is None:
         path = path_at(None)
@@ -428,7 +444,7 @@ def tune_lam_width(X, labels, classes, class_weights, *, kernel, lams="auto", wi
         extra = {"width": widths, "width_lam": np.array([p.lams[j] for p, j in zip(paths, best)]),
                  "width_classification": errors, "width_squared": squared}
     curve = {"lam": path.lams, "classification": path.classification, "squared": path.squared, **extra}
-    return LooTuning(lam=float(path.lams[i]), width=width, tuned=True,
+    return LooTuning(lam=float(path.lams[i]), width=width, tuned=True, reason=note,
                      error=float(path.classification[i]), squared=float(path.squared[i]), curve=curve)
 
 
@@ -602,8 +618,10 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
     cluster_cap = (cluster_width if tune_width and components is not None and cluster_width is not None
                    and clusters_agree(components, labels) else None)
     cap = tune_label_cap(_kernel_rank(kernel, X))
+    sample_note = ""
     if len(labels) > cap:
         keep = tuning_subsample(labels, cap, seed)  # keeps every class ready (never all m labels)
+        sample_note = _subsample_note(keep.size, len(labels))
         X, labels = X[keep], [labels[i] for i in keep]
         if components is not None:
             components = components[keep]
@@ -619,7 +637,7 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
         wrong = np.stack([predicted_class_indices(Y - r) != truth for r in path.residuals])
         return path.classification, path.squared, wrong
 
-    notes = []
+    notes = [sample_note] if sample_note else []
     w_grid = np.zeros(0)
     w_err = np.zeros(0)
     if tune_width:
