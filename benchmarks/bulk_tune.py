@@ -8,6 +8,10 @@ of rank r (exact factor LOO on every label up to :func:`core.rls.tuning.tune_lab
 docs/algorithms.md §16).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bulk_tune.py --m 500 1000 2000 4000 10000 30000
+
+``--session N M``: a moons session of N points (Nystrom, rank 100), 3 labels of each class, then
+ONE box label of M points of one class (``label_points``, the re-tune due in the request), then
+the page's other reads at that label count (calibration, suspects, stopping signal, tuning view).
 """
 
 from __future__ import annotations
@@ -19,7 +23,12 @@ import numpy as np
 
 from core.kernels import Kernel
 from core.kernels.factors import NystromKernel
-from core.rls.tuning import auto_tune, tune_label_cap
+from core.rls.tuning import auto_tune
+
+try:
+    from core.rls.tuning import tune_label_cap
+except ImportError:  # an older commit (the "before" of --session): the session run needs only auto_tune
+    tune_label_cap = None
 from core.rls.loo import loo_path
 
 
@@ -33,13 +42,44 @@ def problem(m: int, d: int = 32, seed: int = 0):
     return X, labels
 
 
+def session_run(n: int, m: int) -> None:
+    import os
+    import tempfile
+
+    from labeler.session import LabelingSession, SessionConfig
+
+    cfg = SessionConfig(dataset="moons", dataset_options={"n": n}, seed=1, posterior="nystrom", rank=100)
+    s = LabelingSession.create(os.path.join(tempfile.mkdtemp(), "s.sqlite"), cfg)
+    y = np.asarray(s.dataset.y).astype(str)
+    for c in np.unique(y):
+        for i in np.flatnonzero(y == c)[:3]:
+            s.label_points([int(i)], str(c))
+    first = str(np.unique(y)[0])
+    box = [int(i) for i in np.flatnonzero(y == first)[3:3 + m]]
+    print(f"moons n = {n:,}, Nystrom rank 100; one box label of {len(box):,} points")
+    print("| step | labels | seconds |")
+    print("|---|---|---|")
+    t = time.perf_counter()
+    s.label_points(box, first)
+    print(f"| label_points (store, update, re-tune) | {s.learner.n_labeled:,} | {time.perf_counter() - t:.2f} |")
+    for name, call in [("calibration", s.calibration), ("suspects", s.suspects),
+                       ("stopping_signal", s.stopping_signal), ("settings.tuning", s.settings.tuning)]:
+        t = time.perf_counter()
+        call()
+        print(f"| {name} | {s.learner.n_labeled:,} | {time.perf_counter() - t:.2f} |", flush=True)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--m", type=int, nargs="+", default=[500, 1000, 2000, 4000])
     ap.add_argument("--rank", type=int, default=300)
     ap.add_argument("--widths", type=float, nargs="+", default=[3.0, 6.0, 12.0])
     ap.add_argument("--before-max", type=int, default=4000, help="largest m timed for 'before'")
+    ap.add_argument("--session", type=int, nargs=2, metavar=("N", "M"), help="the session run instead")
     args = ap.parse_args(argv)
+    if args.session:
+        session_run(*args.session)
+        return
     classes, weights = ["c0", "c1", "c2"], {"c0": 1.0, "c1": 1.0, "c2": 1.0}
     print(f"widths {args.widths}, lam grid of 9 at the chosen width; Nystrom rank {args.rank} "
           f"(cap {tune_label_cap(args.rank):,} labels); dense cap {tune_label_cap(None):,}")
