@@ -5,7 +5,7 @@ the LOO over every label, an m x m eigendecomposition per width (O(W m^3)).
 "dense": :func:`core.rls.tuning.auto_tune` now with an RBF kernel (a class-stratified
 subsample of at most about MAX_TUNE_LABELS labels). "nystrom": the same with a Nystrom kernel
 of rank r (exact factor LOO on every label up to :func:`core.rls.tuning.tune_label_cap`,
-docs/algorithms.md §16).
+docs/algorithms.md §17).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bulk_tune.py --m 500 1000 2000 4000 10000 30000
 

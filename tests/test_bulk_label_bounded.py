@@ -1,5 +1,5 @@
 """A box selection of thousands of points on a factor (Nystrom) session: the request runs only
-bounded LOO work (docs/algorithms.md §16). Counted through the shapes the LOO sees, never timed."""
+bounded LOO work (docs/algorithms.md §17). Counted through the shapes the LOO sees, never timed."""
 
 from __future__ import annotations
 

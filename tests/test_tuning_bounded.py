@@ -1,4 +1,4 @@
-"""LOO re-tunes bounded at any label count (docs/algorithms.md §16).
+"""LOO re-tunes bounded at any label count (docs/algorithms.md §17).
 
 Oracles: the factor LOO equals the dense LOO of ``Phi Phi^T`` and brute-force refits; the
 stratified subsample is deterministic and keeps every class; a bulk label of thousands of one

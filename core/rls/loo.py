@@ -97,7 +97,7 @@ class _EigenFactor:
 class _LowRankFactor:
     """``M = B B^T`` for ``B = W Phi`` of shape (m, r), through the r x r Gram matrix
     ``B^T B = V diag(e) V^T`` and Woodbury: with ``P = B V``,
-    ``G^-1 = (I - P diag(1 / (e + lam)) P^T) / lam`` (docs/algorithms.md §16). O(m r^2) once
+    ``G^-1 = (I - P diag(1 / (e + lam)) P^T) / lam`` (docs/algorithms.md §17). O(m r^2) once
     (two matrix products and an r x r eigendecomposition, no m x m matrix and no
     decomposition of an m-row matrix), then O(m r k) per lambda."""
 
@@ -277,7 +277,7 @@ def loo_path(K, Y, sample_weight=None, lams=None, fit_offset: bool = True, *, n_
     features : array-like of shape (n, r), optional
         A feature map ``Phi`` with ``K = Phi Phi^T`` (pass ``K=None``): a low-rank kernel
         (Nystrom, spectral, linear). Same numbers as ``K = Phi Phi^T`` in O(n r^2 + L n r T)
-        time and O(n r + L n T) memory: no n x n matrix (docs/algorithms.md §16).
+        time and O(n r + L n T) memory: no n x n matrix (docs/algorithms.md §17).
 
     Returns
     -------

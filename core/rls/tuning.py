@@ -66,7 +66,7 @@ measured on the built-in sets (``benchmarks/autotune.py`` times it; README "Auto
   (10 up to 100 labels, 20 up to 200, ...): O(log) re-tunes, each O(W |L|^3) with |L|
   capped at :data:`MAX_TUNE_LABELS` (a seeded subsample beyond). A low-rank kernel (Nystrom,
   spectral, linear with fewer features than labels, rank r) runs the exact LOO of the factor
-  (docs/algorithms.md §16) in O(W m r^2) on up to :func:`tune_label_cap` labels (at least
+  (docs/algorithms.md §17) in O(W m r^2) on up to :func:`tune_label_cap` labels (at least
   :data:`MAX_TUNE_LABELS`, work about :data:`MAX_LOWRANK_TUNE_WORK` per width).
 * :func:`tuning_subsample`: beyond the cap the LOO is an ESTIMATE on a deterministic, seeded,
   class-stratified subsample (every labelled class keeps at least
@@ -275,7 +275,7 @@ def tuning_subsample(labels, cap: int, seed: int = 0) -> np.ndarray:
 
 def _subsample_note(k: int, m: int) -> str:
     return (f"LOO estimated on a class-stratified subsample of {k:,} of the {m:,} labels "
-            "(docs/algorithms.md §16: the exact LOO over every label costs O(m^3))")
+            "(docs/algorithms.md §17: the exact LOO over every label costs O(m^3))")
 
 
 def _low_rank_features(kernel, X: np.ndarray):
