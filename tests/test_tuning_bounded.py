@@ -166,3 +166,18 @@ def test_auto_tune_note_says_when_it_estimates():
     fit = auto_tune(X, labels, ["c0", "c1", "c2"], {"c0": 1.0, "c1": 1.0, "c2": 1.0},
                     kernel=Kernel("rbf", width=1.0), lam=0.1, tune_width=False, tune_lam=True)
     assert fit.reason.startswith("LOO estimated on a class-stratified subsample")
+
+
+def test_linear_kernel_on_few_features_uses_the_factor_and_matches(monkeypatch):
+    """The spectral posterior's kernel: linear on the factor rows (r columns < m labels)."""
+    X, labels = _blobs(400, seed=7)
+    args = (X, labels, ["c0", "c1", "c2"], {"c0": 1.0, "c1": 2.0, "c2": 1.0})
+    seen = _count_shapes(monkeypatch)
+    low = tuning.tune_lam_width(*args, kernel=Kernel("linear"), lams=[0.01, 0.1, 1.0, 10.0])
+    assert seen and all(kind == "features" and shape == (400, 4) for kind, shape in seen)
+    monkeypatch.setattr(tuning, "_low_rank_features", lambda kernel, X: None)
+    dense = tuning.tune_lam_width(*args, kernel=Kernel("linear"), lams=[0.01, 0.1, 1.0, 10.0])
+    assert seen[-1] == ("K", (400, 400))
+    assert low.lam == dense.lam
+    np.testing.assert_allclose(low.curve["classification"], dense.curve["classification"])
+    np.testing.assert_allclose(low.curve["squared"], dense.curve["squared"], rtol=1e-8)
