@@ -94,6 +94,46 @@ class _EigenFactor:
         return diag, sol
 
 
+class _LowRankFactor:
+    """``M = B B^T`` for ``B = W Phi`` of shape (m, r), through the r x r Gram matrix
+    ``B^T B = V diag(e) V^T`` and Woodbury: with ``P = B V``,
+    ``G^-1 = (I - P diag(1 / (e + lam)) P^T) / lam`` (docs/algorithms.md §17). O(m r^2) once
+    (two matrix products and an r x r eigendecomposition, no m x m matrix and no
+    decomposition of an m-row matrix), then O(m r k) per lambda."""
+
+    def __init__(self, B: np.ndarray):
+        e, V = scipy.linalg.eigh(B.T @ B)
+        e_max = max(float(e[-1]), 0.0) if e.size else 0.0
+        self.noise = max(B.shape) * _EPS * e_max
+        self.e = np.maximum(e, 0.0)  # B^T B is PSD: a negative eigenvalue is rounding
+        self.P = B @ V
+        self.P2 = self.P * self.P
+
+    def positive_range(self) -> tuple[float, float]:
+        """(smallest positive, largest) eigenvalue of ``M`` (those of ``B^T B``), as :class:`_EigenFactor`."""
+        pos = self.e[self.e > self.noise]
+        if pos.size == 0:
+            raise ValueError(
+                "The (weighted) kernel matrix is numerically zero, so no regularisation grid can "
+                "be built from its eigenvalues. Check the kernel width and the weights."
+            )
+        return float(pos[0]), float(pos[-1])
+
+    def solve(self, lams: np.ndarray, rhs: np.ndarray):
+        """diag(G^-1) of shape (L, m) and G^-1 rhs of shape (L, m, k) for G = M + lam I."""
+        if np.any(lams <= 0):
+            raise ValueError(f"lam must be > 0 with a low-rank kernel; got {float(lams.min()):.3g}.")
+        s = 1.0 / (self.e[None, :] + lams[:, None])  # (L, r)
+        inv = 1.0 / lams[:, None]  # (L, 1)
+        diag = inv * (1.0 - s @ self.P2.T)
+        proj = self.P.T @ rhs  # (r, k)
+        L, (m, k) = lams.size, rhs.shape
+        r = proj.shape[0]
+        scaled = (s[:, :, None] * proj[None, :, :]).transpose(1, 0, 2).reshape(r, L * k)
+        sol = (rhs[None] - (self.P @ scaled).reshape(m, L, k).transpose(1, 0, 2)) * inv[:, :, None]
+        return diag, sol
+
+
 class _CholeskyFactor:
     """``G = M + lam I = R R^T`` for one fixed lambda."""
 
@@ -211,7 +251,8 @@ def lambda_grid(lo: float, hi: float, n_lams: int) -> np.ndarray:
     return np.geomspace(lo, hi, n_lams)
 
 
-def loo_path(K, Y, sample_weight=None, lams=None, fit_offset: bool = True, *, n_lams: int = 50) -> LooPath:
+def loo_path(K, Y, sample_weight=None, lams=None, fit_offset: bool = True, *, n_lams: int = 50,
+             features=None) -> LooPath:
     """Exact LOO residuals and errors of weighted RLS for many lambdas from one factorisation.
 
     One eigendecomposition of ``M = W K W`` per distinct weight column (one in total when the
@@ -233,18 +274,38 @@ def loo_path(K, Y, sample_weight=None, lams=None, fit_offset: bool = True, *, n_
         Fit the unpenalised offset ``b`` (eq. A.40) or not (eq. A.10).
     n_lams : int
         Size of the default grid.
+    features : array-like of shape (n, r), optional
+        A feature map ``Phi`` with ``K = Phi Phi^T`` (pass ``K=None``): a low-rank kernel
+        (Nystrom, spectral, linear). Same numbers as ``K = Phi Phi^T`` in O(n r^2 + L n r T)
+        time and O(n r + L n T) memory: no n x n matrix (docs/algorithms.md §17).
 
     Returns
     -------
     LooPath
         Residuals, dual coefficients, intercepts and errors for every lambda (sorted).
     """
-    K = np.asarray(K, dtype=np.float64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] < 2:
-        raise ValueError(f"K must be a square (n, n) kernel matrix with n >= 2; got shape {K.shape}.")
-    if not np.all(np.isfinite(K)):
-        raise ValueError("K contains NaN or infinite values; check the kernel and the features.")
-    n = K.shape[0]
+    if features is not None:
+        if K is not None:
+            raise ValueError("Give the kernel matrix K or its features, not both (pass K=None).")
+        Phi = np.asarray(features, dtype=np.float64)
+        if Phi.ndim != 2 or Phi.shape[0] < 2:
+            raise ValueError(f"features must have shape (n, r) with n >= 2; got shape {Phi.shape}.")
+        if not np.all(np.isfinite(Phi)):
+            raise ValueError("features contain NaN or infinite values; check the kernel and the features.")
+        n = Phi.shape[0]
+
+        def block(rows, cols):
+            return Phi[rows] @ Phi[cols].T
+    else:
+        K = np.asarray(K, dtype=np.float64)
+        if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] < 2:
+            raise ValueError(f"K must be a square (n, n) kernel matrix with n >= 2; got shape {K.shape}.")
+        if not np.all(np.isfinite(K)):
+            raise ValueError("K contains NaN or infinite values; check the kernel and the features.")
+        n = K.shape[0]
+
+        def block(rows, cols):
+            return K[np.ix_(rows, cols)]
     Y = _as_2d("Y", Y, n)
     T = Y.shape[1]
     A = np.ones((n, T)) if sample_weight is None else _as_2d("sample_weight", sample_weight, n)
@@ -271,8 +332,11 @@ def loo_path(K, Y, sample_weight=None, lams=None, fit_offset: bool = True, *, n_
         a = A[:, cols[0]]
         idx = np.flatnonzero(a > 0)
         w = np.sqrt(a[idx])
-        M = w[:, None] * K[np.ix_(idx, idx)] * w[None, :]  # eq. A.14
-        factor = _EigenFactor(M) if lams is None or lams.size > 1 else _CholeskyFactor(M, float(lams[0]))
+        if features is not None:
+            factor = _LowRankFactor(w[:, None] * Phi[idx])  # M = (W Phi)(W Phi)^T, never formed
+        else:
+            M = w[:, None] * K[np.ix_(idx, idx)] * w[None, :]  # eq. A.14
+            factor = _EigenFactor(M) if lams is None or lams.size > 1 else _CholeskyFactor(M, float(lams[0]))
         systems.append((cols, idx, w, factor))
     if lams is None:
         ranges = np.array([s[3].positive_range() for s in systems])
@@ -295,7 +359,7 @@ def loo_path(K, Y, sample_weight=None, lams=None, fit_offset: bool = True, *, n_
         rest = np.setdiff1d(np.arange(n), idx)
         if rest.size:
             # weight-0 points do not influence the fit: LOO residual = plain residual
-            f_rest = np.einsum("rj,ljt->lrt", K[np.ix_(rest, idx)], dual[:, idx][:, :, cols])
+            f_rest = np.einsum("rj,ljt->lrt", block(rest, idx), dual[:, idx][:, :, cols])
             residuals[:, rest[:, None], cols] = Y[np.ix_(rest, cols)][None] - f_rest - intercept[:, None, cols]
     classification, squared = loo_errors(Y, residuals, A)
     return LooPath(lams, residuals, dual, intercept, classification, squared)

@@ -64,7 +64,14 @@ measured on the built-in sets (``benchmarks/autotune.py`` times it; README "Auto
 * :func:`retune_due`: after every label while there are at most :data:`TUNE_EVERY_LABEL_UNTIL`
   labels, then each time the count crosses a multiple of a step that doubles with the count
   (10 up to 100 labels, 20 up to 200, ...): O(log) re-tunes, each O(W |L|^3) with |L|
-  capped at :data:`MAX_TUNE_LABELS` (a seeded subsample beyond).
+  capped at :data:`MAX_TUNE_LABELS` (a seeded subsample beyond). A low-rank kernel (Nystrom,
+  spectral, linear with fewer features than labels, rank r) runs the exact LOO of the factor
+  (docs/algorithms.md §17) in O(W m r^2) on up to :func:`tune_label_cap` labels (at least
+  :data:`MAX_TUNE_LABELS`, work about :data:`MAX_LOWRANK_TUNE_WORK` per width).
+* :func:`tuning_subsample`: beyond the cap the LOO is an ESTIMATE on a deterministic, seeded,
+  class-stratified subsample (every labelled class keeps at least
+  :data:`MIN_SUBSAMPLE_PER_CLASS` points, or all of its points): a box selection of thousands
+  of one class never falls back to an O(m^3) LOO over every label.
 
 Numerics only (numpy, scipy through :mod:`core.rls`).
 """
@@ -85,6 +92,8 @@ __all__ = [
     "DEFAULT_LAM",
     "MIN_LOO_LABELS",
     "MAX_TUNE_LABELS",
+    "MAX_LOWRANK_TUNE_WORK",
+    "MIN_SUBSAMPLE_PER_CLASS",
     "TUNE_EVERY_LABEL_UNTIL",
     "AutoTuning",
     "LooTuning",
@@ -93,7 +102,9 @@ __all__ = [
     "lam_grid",
     "loo_readiness",
     "retune_due",
+    "tune_label_cap",
     "tune_lam_width",
+    "tuning_subsample",
 ]
 
 #: lam returned when there are too few labels for leave-one-out. The thesis' experiments use
@@ -109,6 +120,13 @@ TUNE_EVERY_LABEL_UNTIL = 50
 #: :func:`auto_tune` runs on at most this many labelled points (a seeded subsample beyond):
 #: its cost is O(W m^3) for W widths and m points.
 MAX_TUNE_LABELS = 500
+
+#: With a low-rank kernel of rank r, :func:`auto_tune` runs the exact factor LOO on up to
+#: ``MAX_LOWRANK_TUNE_WORK / r^2`` labels (at least :data:`MAX_TUNE_LABELS`): O(m r^2) per width.
+MAX_LOWRANK_TUNE_WORK = 1e9
+
+#: Fewest points of a labelled class a :func:`tuning_subsample` keeps (all of them when it has fewer).
+MIN_SUBSAMPLE_PER_CLASS = 20
 
 #: Significance of the sign test that lets :func:`auto_tune` move lam.
 LAM_ALPHA = 0.05
@@ -202,6 +220,102 @@ def loo_readiness(labels) -> str:
     return ""
 
 
+def tune_label_cap(rank: int | None = None) -> int:
+    """Most labels one LOO re-tune runs on: :data:`MAX_TUNE_LABELS` for a dense kernel
+    (``rank`` None: O(m^3) per width), ``max(MAX_TUNE_LABELS, MAX_LOWRANK_TUNE_WORK / rank^2)``
+    for a kernel of rank ``rank`` (the factor LOO, O(m r^2) per width)."""
+    if rank is None:
+        return MAX_TUNE_LABELS
+    return max(MAX_TUNE_LABELS, int(MAX_LOWRANK_TUNE_WORK // max(1, int(rank)) ** 2))
+
+
+def tuning_subsample(labels, cap: int, seed: int = 0) -> np.ndarray:
+    """Deterministic, seeded, class-stratified subsample of at most about ``cap`` labels.
+
+    Every class keeps ``max(MIN_SUBSAMPLE_PER_CLASS, floor(cap n_c / m))`` of its ``n_c``
+    points (all of them when it has fewer; the largest remainders get one more until the size
+    reaches ``cap``), drawn uniformly with a generator seeded by
+    ``(seed, m)``; so a class with at least 2 labels keeps at least 2 and a subsample of
+    labels :func:`loo_readiness` accepts is accepted too. The size exceeds ``cap`` by at most
+    ``MIN_SUBSAMPLE_PER_CLASS`` per class.
+
+    Parameters
+    ----------
+    labels : array-like of shape (m,)
+        The class of every labelled point.
+    cap : int >= 1
+    seed : int
+
+    Returns
+    -------
+    ndarray of int of shape (k,)
+        Sorted positions into ``labels``; ``arange(m)`` when ``m <= cap``.
+    """
+    y = np.asarray(labels, dtype=object).ravel().astype(str)
+    m, cap = y.size, int(cap)
+    if cap < 1:
+        raise ValueError(f"cap must be >= 1; got {cap}.")
+    if m <= cap:
+        return np.arange(m)
+    rng = np.random.default_rng([int(seed), m])
+    present, codes = np.unique(y, return_inverse=True)
+    sizes = np.bincount(codes, minlength=present.size)
+    share = cap * sizes / m
+    quota = np.minimum(sizes, np.maximum(MIN_SUBSAMPLE_PER_CLASS, np.floor(share).astype(np.intp)))
+    for c in np.argsort(-(share - np.floor(share)), kind="stable"):  # largest remainders: size cap
+        if quota.sum() >= cap:
+            break
+        quota[c] += int(quota[c] < sizes[c])
+    keep = []
+    for c in range(present.size):
+        members = np.flatnonzero(codes == c)
+        keep.append(members if quota[c] == members.size else rng.choice(members, quota[c], replace=False))
+    return np.sort(np.concatenate(keep))
+
+
+def _subsample_note(k: int, m: int) -> str:
+    return (f"LOO estimated on a class-stratified subsample of {k:,} of the {m:,} labels "
+            "(docs/algorithms.md §17: the exact LOO over every label costs O(m^3))")
+
+
+def _low_rank_features(kernel, X: np.ndarray):
+    """Features ``Phi`` with ``kernel(X) = Phi Phi^T`` when their rank is below the number of
+    rows (a Nystrom kernel, or the linear kernel with fewer features than points), else None."""
+    if getattr(kernel, "landmarks", None) is not None and hasattr(kernel, "features"):
+        rank = np.asarray(kernel.landmarks).shape[0]
+        return kernel.features(X) if rank < X.shape[0] else None
+    if isinstance(kernel, Kernel) and kernel.kind == "linear" and X.shape[1] < X.shape[0]:
+        return X
+    return None
+
+
+def _kernel_rank(kernel, X: np.ndarray):
+    """Rank bound of the kernel's factor on ``X`` (None: a dense kernel, no factor)."""
+    if getattr(kernel, "landmarks", None) is not None and hasattr(kernel, "features"):
+        return int(np.asarray(kernel.landmarks).shape[0])
+    if isinstance(kernel, Kernel) and kernel.kind == "linear":
+        return int(X.shape[1])
+    return None
+
+
+def _loo_path_at(kernel, X, Y, a, lams, fit_offset=False, n_lams=50):
+    """:func:`core.rls.loo.loo_path` of ``kernel`` on ``X``: from the factor when it has a low rank."""
+    Phi = _low_rank_features(kernel, X)
+    if Phi is not None:
+        return loo_path(None, Y, a, lams, fit_offset=fit_offset, n_lams=n_lams, features=Phi)
+    return loo_path(kernel(X), Y, a, lams, fit_offset=fit_offset, n_lams=n_lams)
+
+
+def _mean_diagonal(kernel, X) -> float:
+    """Mean of ``diag(kernel(X))`` without the m x m matrix."""
+    Phi = _low_rank_features(kernel, X)
+    if Phi is not None:
+        return float(np.mean(np.einsum("ij,ij->i", Phi, Phi)))
+    if hasattr(kernel, "diag"):
+        return float(np.mean(kernel.diag(X)))
+    return float(np.mean(np.diag(kernel(X))))
+
+
 def _point_weights(labels: list, classes: list, class_weights) -> tuple[np.ndarray, np.ndarray]:
     """Class index and weight ``w_{y_j}`` of every labelled point."""
     index = {c: t for t, c in enumerate(classes)}
@@ -230,7 +344,7 @@ def _point_weights(labels: list, classes: list, class_weights) -> tuple[np.ndarr
 
 
 def tune_lam_width(X, labels, classes, class_weights, *, kernel, lams="auto", widths=None,
-                   default_lam: float = DEFAULT_LAM, n_lams: int = 50) -> LooTuning:
+                   default_lam: float = DEFAULT_LAM, n_lams: int = 50, seed: int = 0) -> LooTuning:
     """Choose ``lam`` (and the RBF width) by exact LOO on the labelled points.
 
     Parameters
@@ -255,6 +369,9 @@ def tune_lam_width(X, labels, classes, class_weights, *, kernel, lams="auto", wi
         Returned when there are too few labels.
     n_lams : int
         Size of the ``"auto"`` grid.
+    seed : int
+        Seeds the :func:`tuning_subsample` beyond :func:`tune_label_cap` labels (then the LOO
+        is an estimate, said in ``reason``; not with ``"precomputed"``, which is never capped).
 
     Returns
     -------
@@ -299,11 +416,19 @@ def tune_lam_width(X, labels, classes, class_weights, *, kernel, lams="auto", wi
         warnings.warn(f"{reason} Using lam={default_lam:g}.", LooTuningWarning, stacklevel=2)
         return LooTuning(lam=float(default_lam), width=fixed_width, tuned=False, reason=reason)
 
+    note = ""
+    cap = None if precomputed else tune_label_cap(_kernel_rank(kernel, X))
+    if cap is not None and len(labels) > cap:
+        keep = tuning_subsample(labels, cap, seed)
+        note = _subsample_note(keep.size, len(labels))
+        X, cls, a = X[keep], cls[keep], a[keep]
     Y = target_codes(1 if len(classes) == 2 else len(classes), len(classes))[cls]
 
     def path_at(width):
-        K = X if precomputed else (kernel if width is None else replace(kernel, width=float(width)))(X)
-        return loo_path(K, Y, a, grid, fit_offset=False, n_lams=n_lams)
+        if precomputed:
+            return loo_path(X, Y, a, grid, fit_offset=False, n_lams=n_lams)
+        return _loo_path_at(kernel if width is None else replace(kernel, width=float(width)), X, Y, a, grid,
+                            n_lams=n_lams)
 
     if widths is None:
         path = path_at(None)
@@ -319,7 +444,7 @@ def tune_lam_width(X, labels, classes, class_weights, *, kernel, lams="auto", wi
         extra = {"width": widths, "width_lam": np.array([p.lams[j] for p, j in zip(paths, best)]),
                  "width_classification": errors, "width_squared": squared}
     curve = {"lam": path.lams, "classification": path.classification, "squared": path.squared, **extra}
-    return LooTuning(lam=float(path.lams[i]), width=width, tuned=True,
+    return LooTuning(lam=float(path.lams[i]), width=width, tuned=True, reason=note,
                      error=float(path.classification[i]), squared=float(path.squared[i]), curve=curve)
 
 
@@ -492,12 +617,14 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
                              f"got shape {components.shape}.")
     cluster_cap = (cluster_width if tune_width and components is not None and cluster_width is not None
                    and clusters_agree(components, labels) else None)
-    if len(labels) > MAX_TUNE_LABELS:
-        keep = np.sort(np.random.default_rng([int(seed), len(labels)]).choice(
-            len(labels), MAX_TUNE_LABELS, replace=False))
-        sub = [labels[i] for i in keep]
-        if not loo_readiness(sub):
-            X, labels = X[keep], sub
+    cap = tune_label_cap(_kernel_rank(kernel, X))
+    sample_note = ""
+    if len(labels) > cap:
+        keep = tuning_subsample(labels, cap, seed)  # keeps every class ready (never all m labels)
+        sample_note = _subsample_note(keep.size, len(labels))
+        X, labels = X[keep], [labels[i] for i in keep]
+        if components is not None:
+            components = components[keep]
     cls, a = _point_weights(labels, classes, class_weights)
     Y = target_codes(1 if len(classes) == 2 else len(classes), len(classes))[cls]
     truth = predicted_class_indices(Y)
@@ -506,11 +633,11 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
 
     def errors(width_, lams_):
         """Weighted error (L,), squared error (L,) and the wrong points (L, m) at each lam."""
-        path = loo_path(_kernel_at(kernel, width_)(X), Y, a, lams_, fit_offset=False)
+        path = _loo_path_at(_kernel_at(kernel, width_), X, Y, a, lams_)
         wrong = np.stack([predicted_class_indices(Y - r) != truth for r in path.residuals])
         return path.classification, path.squared, wrong
 
-    notes = []
+    notes = [sample_note] if sample_note else []
     w_grid = np.zeros(0)
     w_err = np.zeros(0)
     if tune_width:
@@ -565,7 +692,7 @@ def auto_tune(X, labels, classes, class_weights, *, kernel, lam: float, tune_wid
     lam_changed = False
     if tune_lam:
         if lams is None:
-            lams = lam_grid(float(np.mean(np.diag(_kernel_at(kernel, width)(X)))))
+            lams = lam_grid(_mean_diagonal(_kernel_at(kernel, width), X))
         l_grid = _with_value(lams, lam)
         l_err, _, l_wrong = errors(width, l_grid)
         j = select_index(np.round(l_err, 12))  # least error, ties to the largest lam

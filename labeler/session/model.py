@@ -482,7 +482,7 @@ def tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, widths=None, lams="
     if widths is not None and not width_ok:
         raise ValueError("The RBF width plays no part in a spectral (graph) posterior; tune lam alone.")
     return tune_lam_width(X_L, list(labels.values()), learner.classes, learner.class_weights,
-                          kernel=kernel, lams=lams, widths=widths, default_lam=spec.lam)
+                          kernel=kernel, lams=lams, widths=widths, default_lam=spec.lam, seed=spec.seed)
 
 
 def auto_tune(spec: ModelSpec, learner: ActiveRLS, X: np.ndarray, *, tune_width: bool, tune_lam: bool,
