@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from labeler.data.dataset import DatasetError
 from labeler.data.images import to_uint8
+from labeler.data.tables import filled_value
 
 __all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table",
            "map_hover_texts"]
@@ -197,7 +199,25 @@ def feature_table(dataset, index: int, max_rows: int = 40, skip=()) -> pd.DataFr
     else:
         names, values = feature_names, list(np.asarray(dataset.X[index]))
     shown = [f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v) for v in values]
+    if dataset.load_options.get("missing") == "mean" and frame is not None:
+        features = set(feature_names)  # a gap elsewhere (an unused column) stays a gap
+        shown = [_filled(frame, name, text) if name in features else text for name, text in zip(names, shown)]
     return pd.DataFrame({"feature": names[:max_rows], "value": shown[:max_rows]})
+
+
+def _filled(frame: pd.DataFrame, name: str, text: str) -> str:
+    """A table cell as shown: a gap of a numeric column that ``--missing mean`` filled shows the
+    value the features hold, marked ("0.53 (filled: mean)"), not "nan"."""
+    if text != "nan" or name not in frame.columns:
+        return text
+    series = frame[name]
+    if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+        return text
+    try:
+        value, how = filled_value(series)
+    except DatasetError:  # a column without any value was never filled (not a feature)
+        return text
+    return f"{value:.4g} (filled: {how})"
 
 
 def _frame_lacks_features(dataset, feature_names) -> bool:
