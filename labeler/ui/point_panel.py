@@ -21,7 +21,7 @@ from labeler.ui.label_controls import render_label_controls, undo_button
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import ScreenView, feature_table, point_image, upscale
 
-__all__ = ["render_point_panel", "shown_id", "hidden_columns"]
+__all__ = ["render_point_panel", "point_name", "shown_id", "hidden_columns"]
 
 
 def _shown_point(view: ScreenView) -> tuple[int | None, str]:
@@ -49,7 +49,7 @@ def render_point_panel(session, view: ScreenView) -> None:
     # keys: a key press clicks the newest button that is not greyed out (labeler.ui.keyboard).
     draw_content = _point_content(session, index)
     row = view.predictions.iloc[index]
-    ident = html_text(_point_id(session, index))
+    ident = html_text(point_name(session, index))
     if source == "queried":
         title = f"Next query · point {ident}"
     else:
@@ -86,7 +86,9 @@ def _number_panel(index: int | None) -> int:
     return panel_rev
 
 
-def _point_id(session, index: int) -> str:
+def point_name(session, index: int) -> str:
+    """How the app names point ``index``: "#58", or "#58 (1058)" when the data has its own ids
+    (:func:`shown_id`); the point panel's title and the Suspects rows."""
     ids = session.dataset.ids
     if ids is None:
         return f"#{index}"
