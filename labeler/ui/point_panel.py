@@ -19,7 +19,7 @@ from labeler.ui.charts import render_query_explanation
 from labeler.ui.map_colors import class_color
 from labeler.ui.label_controls import render_label_controls, undo_button
 from labeler.ui.text import html_text, md_text
-from labeler.ui.view import ScreenView, feature_table, point_image, upscale
+from labeler.ui.view import ScreenView, feature_table, point_image, shown_id, upscale
 
 __all__ = ["render_point_panel", "point_name", "shown_id", "hidden_columns"]
 
@@ -94,22 +94,6 @@ def point_name(session, index: int) -> str:
         return f"#{index}"
     ident = shown_id(session.dataset, index)
     return f"#{index}" if ident == str(index) else f"#{index} ({ident})"
-
-
-def shown_id(dataset, index: int) -> str:
-    """The point's id as the labeller sees it: without the answer the data came with.
-
-    An image folder's id is ``class/file.png``; a path component equal to the point's own
-    label (the class folder) is left out, so ``cat/001.png`` shows as ``001.png``. The full id
-    stays in the data set and the export.
-    """
-    ident = str(dataset.ids[index])
-    y = getattr(dataset, "y", None)
-    if y is None or "/" not in ident:
-        return ident
-    answer = str(y[index])
-    parts = [p for p in ident.split("/") if p != answer]
-    return "/".join(parts) if parts else ident
 
 
 def hidden_columns(dataset) -> tuple[str, ...]:
