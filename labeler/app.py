@@ -100,7 +100,7 @@ with lock:
     # ---- header: data set, counts ----------------------------------------------------------
     config = session.config  # a copy: read once
     data_name = session.dataset.name or config.dataset or "data"
-    strategy = strategy_label(config.strategy)
+    strategy = strategy_label(config.strategy, session.model_name, session.n_samples)  # as the sidebar says
 
     counts = session.class_counts()
     badges = "".join(

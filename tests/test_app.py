@@ -826,6 +826,8 @@ def test_poisson_session_from_the_model_box_labels_and_offers_the_variance_strat
     radio = at.radio(key=f"strategy_{s.id}")
     assert "VOpt (graph variance)" in radio.options and "ARLS (expected risk)" not in radio.options
     assert radio.value == "auto" and "Auto (VOpt, then margin)" in radio.options
+    header = next(md.value for md in at.markdown if 'class="counts"' in md.value)
+    assert "Auto (VOpt, then margin)" in header  # the header names the strategy as the panel does
     _, q0 = point_tag(at)
     class_button(at, 0).click().run()
     assert not at.exception and not errors(at), errors(at)

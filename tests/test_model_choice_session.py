@@ -115,3 +115,22 @@ def test_large_pools_keep_rls_and_say_why(tmp_path, monkeypatch):
     assert s.config.model == "rls" and not _model_events(s)
     assert "off above 100 points" in s.model_choice_summary()["text"]
     s.close()
+
+
+def test_the_model_line_says_weighted_and_which_label_an_older_evaluation_is_from(tmp_path):
+    import dataclasses
+
+    from labeler.ui.charts import stopping_loo_row
+
+    s = LabelingSession.create(tmp_path / "s.sqlite", _config())
+    _label(s, 6)
+    text = s.model_choice_summary()["text"]
+    assert "leave-one-out: weighted error " in text and text.endswith(" on 6 labels")
+    version, decision = s.model_choice._last  # the evaluation shown is from an earlier label
+    s.model_choice._last = (version, dataclasses.replace(decision, n_labels=5))
+    text = s.model_choice_summary()["text"]
+    assert " as of label 5 (you have 6" in text and " on 5 labels" not in text
+    sig = s.stopping_signal()
+    row = stopping_loo_row(sig)  # the stopping panel's plain error says it is not weighted
+    assert row.startswith(f"Unweighted LOO error of your {sig.loo_n} labels") and sig.loo_n == 6
+    s.close()

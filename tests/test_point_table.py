@@ -41,3 +41,16 @@ def test_a_table_lists_its_columns_once_and_a_text_table_no_components(tmp_path)
     ds = load_dataset(str(tmp_path / "s.csv"))
     assert ds.params.get("text_features")
     assert _panel_table(ds, 2) == {"id": "2"}  # the text is shown on its own, no SVD numbers
+
+
+def test_a_filled_missing_value_shows_the_fill_not_nan(tmp_path):
+    frame = pd.DataFrame({"id": [f"T{i:05d}" for i in range(20)], "f1": np.arange(20.0),
+                          "f2": np.arange(20.0) * 0.5 + 0.03, "label": ["a", "b"] * 10})
+    frame.loc[5, "f2"] = np.nan
+    frame.to_csv(tmp_path / "gaps.csv", index=False)
+    ds = load_dataset(str(tmp_path / "gaps.csv"), missing="mean")
+    fill = float(np.nanmean(frame["f2"]))
+    shown = _panel_table(ds, 5)
+    assert shown["f2"] == f"{fill:.4g} (filled: mean)"
+    assert "nan" not in " ".join(shown.values()).lower()
+    assert _panel_table(ds, 6)["f2"] == f"{frame.loc[6, 'f2']:.4g}"  # a value of its own: unmarked

@@ -64,3 +64,20 @@ def test_suspects_tab_ranks_a_wrong_label_first_and_fixes_it():
     assert not at.exception, at.exception
     assert s.labels[j] == truth[j] and s.n_events == before + 1
     assert s.undo() is not None and s.labels[j] == wrong  # one action, one undo
+
+
+def test_a_suspect_row_names_the_point_by_its_id_as_the_point_panel_does():
+    from types import SimpleNamespace
+
+    from labeler.ui.point_panel import point_name
+    from labeler.ui.suspects_panel import suspect_line
+
+    data = SimpleNamespace(ids=np.arange(1000, 1100), y=None)
+    session = SimpleNamespace(dataset=data)
+    row = {"index": 58, "label": "a", "suggested": "b", "source": "you", "score": 0.8}
+    line = suspect_line(session, row)
+    assert point_name(session, 58) == "#58 (1058)"
+    assert ">\\#58 (1058)</span>" in line  # the id, Markdown-escaped like the point panel's title
+    assert 'data-point="58"' in line  # the page's hooks keep the pool index
+    assert ">\\#7</span>" in suspect_line(SimpleNamespace(dataset=SimpleNamespace(ids=None, y=None)),
+                                        {**row, "index": 7})

@@ -23,7 +23,7 @@ from labeler.data.roles import guess_roles, legacy_roles
 from labeler.data.text import default_components, text_features
 from labeler.data.table_files import check_fits, estimate_parquet, read_csv_bounded
 
-__all__ = ["read_table", "from_frame"]
+__all__ = ["read_table", "from_frame", "filled_value"]
 
 
 def read_table(path: Path, suffix: str) -> pd.DataFrame:
@@ -93,6 +93,17 @@ def _fill_value(column: np.ndarray, series: pd.Series) -> float:
     if integral:
         return float(uniq[np.argmax(counts)])
     return float(values.mean())
+
+
+def filled_value(series: pd.Series) -> tuple[float, str]:
+    """The value ``missing="mean"`` puts in the gaps of the table column ``series``, and how it
+    was chosen ("mean" or "most frequent"), for display: the same rule as :func:`_fill_value`."""
+    column = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    value = _fill_value(column, series)
+    values = column[np.isfinite(column)]
+    integral = pd.api.types.is_bool_dtype(series) or (
+        np.all(values == np.round(values)) and np.unique(values).size <= FEW_VALUES)
+    return value, "most frequent" if integral else "mean"
 
 
 def _numeric_block(frame: pd.DataFrame, columns: list, what: str, missing: str = "error") -> np.ndarray:

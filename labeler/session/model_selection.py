@@ -400,8 +400,9 @@ class ModelChoice:
         Returns
         -------
         dict or None
-            ``model``, ``text`` ("Model: harmonic — chosen by leave-one-out: 12% vs RLS 18% on
-            40 labels", from the last evaluation on the schedule: not recomputed per page), ``errors``
+            ``model``, ``text`` ("Model: harmonic — chosen by leave-one-out: weighted error 12% vs
+            RLS 18% on 40 labels", or "... as of label 40 (you have 41: ...)" while the last
+            evaluation on the schedule is from an earlier label: not recomputed per page), ``errors``
             ({name: error}), ``n_labels`` (of that evaluation), ``reason``.
         """
         if not self.requested:
@@ -429,11 +430,14 @@ class ModelChoice:
                 d = self._last[1] if self._last is not None else self.evaluate()
         except (ValueError, ArithmeticError) as exc:
             return {**base, "text": f"Model: {model_words(name)} (leave-one-out not available: {exc})"}
-        n = d.n_labels
+        now, n = n, d.n_labels
         errors = {k: v for k, v in d.errors.items() if np.isfinite(v)}
         others = sorted((k for k in errors if k != name), key=lambda k: errors[k])
         vs = f" vs {model_words(others[0])} {100 * errors[others[0]]:.0f}%" if others else ""
         mine = f"{100 * errors[name]:.0f}%" if name in errors else "n/a"
         how = "chosen" if self.switches() else "kept"
-        text = f"Model: {model_words(name)} — {how} by leave-one-out: {mine}{vs} on {n} labels"
+        # the error weighs each label by the pool mass it stands for (not the stopping panel's
+        # plain LOO error); an evaluation from an earlier label says which label it is from
+        when = f"on {n} labels" if n == now else f"as of label {n} (you have {now}: compared again on schedule)"
+        text = f"Model: {model_words(name)} — {how} by leave-one-out: weighted error {mine}{vs} {when}"
         return {**base, "text": text, "errors": errors, "reason": d.reason, "n_labels": n}

@@ -19,7 +19,8 @@ from labeler.ui.text import md_text
 from labeler.ui.view import ScreenView, point_image, upscale
 
 __all__ = ["render_progress", "render_confidence", "render_history", "render_stopping",
-           "render_query_explanation", "loo_arrays", "bin_arrays", "tuning_caption", "accept_warning"]
+           "render_query_explanation", "loo_arrays", "bin_arrays", "tuning_caption", "accept_warning",
+           "stopping_loo_row"]
 
 _PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 INSPECT_LIMIT = 24
@@ -72,6 +73,14 @@ def tuning_caption(status: dict) -> str:
     return text
 
 
+def stopping_loo_row(sig) -> str:
+    """The stopping panel's line on the labels' LOO error: unweighted (each label counts once),
+    said so beside the model line's weighted error (labeler.session.model_selection)."""
+    return (f"Unweighted LOO error of your {sig.loo_n} labels (each counts once): **{_pct(sig.loo_error)}** "
+            f"(95 % interval {_pct(sig.loo_lower)} – {_pct(sig.loo_upper)}; the queried "
+            "points are the hard ones, so this overstates the pool's error)")
+
+
 def render_stopping(session) -> None:
     """The stopping signal (:mod:`labeler.session.stopping`) as a small panel in plain words."""
     with st.container(border=True, key="stopping_panel"):
@@ -85,9 +94,7 @@ def render_stopping(session) -> None:
         (st.success if sig.enough else st.info)(headline + " " + md_text(reason[:1].upper() + reason[1:]))
         rows = []
         if sig.loo_n:
-            rows.append(f"LOO error of your {sig.loo_n} labels: **{_pct(sig.loo_error)}** "
-                        f"(95 % interval {_pct(sig.loo_lower)} – {_pct(sig.loo_upper)}; the queried "
-                        "points are the hard ones, so this overstates the pool's error)")
+            rows.append(stopping_loo_row(sig))
         if sig.changed_since is not None:
             rows.append(f"Predictions changed over the last {sig.n_labels - sig.changed_since} labels: "
                         f"**{_pct(sig.changed_fraction)}** of the pool")

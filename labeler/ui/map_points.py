@@ -220,7 +220,9 @@ def points_figure(
         return go.Scattergl(
             x=xy[idx, 0], y=xy[idx, 1], mode="markers", name=name, customdata=idx,
             marker=dict(size=big, symbol=symbol, color=color, line=dict(width=3, color=color)),
-            hovertemplate=f"{name}: point %{{customdata}}<extra></extra>",
+            hovertemplate=f"{name}: point %{{customdata}}" + ("" if hover_text is None else "<br>%{text}")
+            + "<extra></extra>",
+            text=None if hover_text is None else hover_text[idx].tolist(),
             showlegend=index is not None,
             unselected=dict(marker=dict(opacity=1.0)),
         )
@@ -247,7 +249,9 @@ def points_figure(
                 name="skipped (not sure)", customdata=shown_skipped,
                 marker=dict(size=size + 5, symbol="x-thin-open", color=SKIPPED_COLOR,
                             line=dict(width=2, color=SKIPPED_COLOR)),
-                hovertemplate="point %{customdata} (skipped: not sure)<extra></extra>",
+                hovertemplate="point %{customdata} (skipped: not sure)"
+                              + ("" if hover_text is None else "<br>%{text}") + "<extra></extra>",
+                text=None if hover_text is None else hover_text[shown_skipped].tolist(),
                 unselected=dict(marker=dict(opacity=1.0)),
             )
         )

@@ -19,9 +19,9 @@ from labeler.ui.charts import render_query_explanation
 from labeler.ui.map_colors import class_color
 from labeler.ui.label_controls import render_label_controls, undo_button
 from labeler.ui.text import html_text, md_text
-from labeler.ui.view import ScreenView, feature_table, point_image, upscale
+from labeler.ui.view import ScreenView, feature_table, point_image, shown_id, upscale
 
-__all__ = ["render_point_panel", "shown_id", "hidden_columns"]
+__all__ = ["render_point_panel", "point_name", "shown_id", "hidden_columns"]
 
 
 def _shown_point(view: ScreenView) -> tuple[int | None, str]:
@@ -49,7 +49,7 @@ def render_point_panel(session, view: ScreenView) -> None:
     # keys: a key press clicks the newest button that is not greyed out (labeler.ui.keyboard).
     draw_content = _point_content(session, index)
     row = view.predictions.iloc[index]
-    ident = html_text(_point_id(session, index))
+    ident = html_text(point_name(session, index))
     if source == "queried":
         title = f"Next query · point {ident}"
     else:
@@ -86,28 +86,14 @@ def _number_panel(index: int | None) -> int:
     return panel_rev
 
 
-def _point_id(session, index: int) -> str:
+def point_name(session, index: int) -> str:
+    """How the app names point ``index``: "#58", or "#58 (1058)" when the data has its own ids
+    (:func:`shown_id`); the point panel's title and the Suspects rows."""
     ids = session.dataset.ids
     if ids is None:
         return f"#{index}"
     ident = shown_id(session.dataset, index)
     return f"#{index}" if ident == str(index) else f"#{index} ({ident})"
-
-
-def shown_id(dataset, index: int) -> str:
-    """The point's id as the labeller sees it: without the answer the data came with.
-
-    An image folder's id is ``class/file.png``; a path component equal to the point's own
-    label (the class folder) is left out, so ``cat/001.png`` shows as ``001.png``. The full id
-    stays in the data set and the export.
-    """
-    ident = str(dataset.ids[index])
-    y = getattr(dataset, "y", None)
-    if y is None or "/" not in ident:
-        return ident
-    answer = str(y[index])
-    parts = [p for p in ident.split("/") if p != answer]
-    return "/".join(parts) if parts else ident
 
 
 def hidden_columns(dataset) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.learner import WEIGHTINGS
+from core.strategies import cold_strategy
 from core.validation import LAM_RANGE, WIDTH_RANGE
 from labeler.ui import actions, state
 from labeler.ui.columns import is_table_path, picked_options, render_columns_box
@@ -13,6 +14,7 @@ from labeler.ui.charts import tuning_caption
 from labeler.ui.config import BUILTIN_CHOICES, SIZED_BUILTINS
 from labeler.data.preprocessing import parse_standardize
 from labeler.ui.inputs import check_data_path, parse_positive_or_auto
+from labeler.session.model import learner_capabilities
 from labeler.ui.model_choice import (DEFAULT_ALPHA, MODEL_LABELS, MODEL_OPTIONS, model_label, picked_model_settings,
                                     same_model_settings, strategies_for)
 from labeler.ui.registry import REGISTRY
@@ -22,14 +24,25 @@ from labeler.ui.text import md_text
 __all__ = ["render_sidebar", "strategy_label", "weighting_label"]
 
 # display names of core's strategy and weighting names (the lists themselves are core's)
-_STRATEGY_LABELS = {"auto": "Auto (expected risk, then margin)", "arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random",
+_STRATEGY_LABELS = {"arls": "ARLS (expected risk)", "margin": "Margin (uncertainty)", "random": "Random",
                     "vopt": "VOpt (graph variance)", "sigmaopt": "Sigma-opt (graph covariance)"}
 _WEIGHTING_LABELS = {"balanced": "Balanced (class weights)", "none": "None",
                      "evident": "Balanced once imbalance is evident"}
 
 
-def strategy_label(name) -> str:
-    """How the app names a strategy of :data:`core.strategies.STRATEGIES`."""
+#: What "auto" runs while cold (:func:`core.strategies.cold_strategy`), in the strategy's name.
+_AUTO_LABELS = {"arls": "Auto (expected risk, then margin)", "vopt": "Auto (VOpt, then margin)",
+                "margin": "Auto (margin)"}
+
+
+def strategy_label(name, model: str = "rls", n_samples: int | None = None) -> str:
+    """How the app names a strategy of :data:`core.strategies.STRATEGIES` for a session of
+    ``model`` on ``n_samples`` points: "auto" says what it runs while cold on that learner
+    (:func:`core.strategies.cold_strategy` of its capabilities, the rule the session and the
+    model's description follow), e.g. "Auto (VOpt, then margin)" for harmonic above
+    Zhu et al.'s size limit. The header and the learner panel both name it so."""
+    if name == "auto":
+        return _AUTO_LABELS[cold_strategy(learner_capabilities(model, n_samples))]
     return _STRATEGY_LABELS.get(name, str(name))
 
 
@@ -308,10 +321,7 @@ def _settings(session) -> None:
         model = summary["model"] if summary is not None else "rls"
         offered = strategies_for(model, session.n_samples)
         strategy = config.strategy
-        # without an expected-risk rule, "auto" starts with VOpt (core.strategies.cold_strategy)
-        label = strategy_label if "arls" in offered else (
-            lambda name: "Auto (VOpt, then margin)" if name == "auto" else strategy_label(name))
-        st.radio("Query strategy", offered, format_func=label,
+        st.radio("Query strategy", offered, format_func=lambda name: strategy_label(name, model, session.n_samples),
                  index=offered.index(strategy) if strategy in offered else 0,
                  key=f"strategy_{session.id}", on_change=actions.set_setting,
                  args=("set_strategy", f"strategy_{session.id}"))

@@ -50,8 +50,15 @@ def app_config() -> AppConfig:
 
 
 def flash(kind: str, text: str) -> None:
-    """Queue a message ('success' | 'info' | 'warning' | 'error') for the next render."""
-    st.session_state.setdefault("flash", []).append((kind, text))
+    """Queue a message ('success' | 'info' | 'warning' | 'error') for the next render.
+
+    A warning replaces the warning queued before it (several presses refused before the page
+    reran showed a stack of "not applied" warnings: the latest says what matters); a message of
+    another kind queued twice is shown once.
+    """
+    queued = st.session_state.setdefault("flash", [])
+    queued[:] = [(k, t) for k, t in queued if not (k == kind and (kind == "warning" or t == text))]
+    queued.append((kind, text))
 
 
 def pop_flash() -> list[tuple[str, str]]:

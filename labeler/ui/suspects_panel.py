@@ -21,10 +21,11 @@ import numpy as np
 import streamlit as st
 
 from labeler.ui import actions
+from labeler.ui.point_panel import point_name
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import point_image, upscale
 
-__all__ = ["render_suspects_tab", "SUSPECTS_SHOWN"]
+__all__ = ["render_suspects_tab", "suspect_line", "SUSPECTS_SHOWN"]
 
 #: How many of the most suspect labels the tab shows at once.
 SUSPECTS_SHOWN = 8
@@ -78,12 +79,7 @@ def render_suspects_tab(session) -> None:
             with left:
                 _content(session, i)
             with mid:
-                st.markdown(
-                    f'<span class="suspect-tag" data-point="{i}" data-label="{html_text(label)}" '
-                    f'data-suggested="{html_text(suggested)}">#{i}</span>'
-                    f" · labelled <b>{html_text(label)}</b> ({html_text(row['source'])})<br>"
-                    f"model: <b>{html_text(suggested)}</b> · "
-                    f"{100 * float(row['score']):.0f} % likely wrong", unsafe_allow_html=True)
+                st.markdown(suspect_line(session, row), unsafe_allow_html=True)
             with right, st.container(horizontal=True, gap="small"):
                 if suggested != label:
                     st.button(f"Change to {md_text(suggested)}", key=f"suspect_change_{i}_{version}",
@@ -94,3 +90,14 @@ def render_suspects_tab(session) -> None:
                                "list (one action: Undo reverts it)")
     if len(rest) > SUSPECTS_SHOWN:
         st.caption(f"{len(rest) - SUSPECTS_SHOWN} more labels, less suspect.")
+
+
+def suspect_line(session, row) -> str:
+    """One Suspects row's text (HTML): the point named as the point panel names it
+    (:func:`labeler.ui.point_panel.point_name`: "#58 (1058)" with the data's own ids), its label
+    and where it came from, the model's class and how likely the label is wrong."""
+    i, label, suggested = int(row["index"]), str(row["label"]), str(row["suggested"])
+    return (f'<span class="suspect-tag" data-point="{i}" data-label="{html_text(label)}" '
+            f'data-suggested="{html_text(suggested)}">{html_text(point_name(session, i))}</span>'
+            f" · labelled <b>{html_text(label)}</b> ({html_text(row['source'])})<br>"
+            f"model: <b>{html_text(suggested)}</b> · {100 * float(row['score']):.0f} % likely wrong")

@@ -11,9 +11,11 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from labeler.data.dataset import DatasetError
 from labeler.data.images import to_uint8
+from labeler.data.tables import filled_value
 
-__all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table",
+__all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table", "shown_id", "own_ids",
            "map_hover_texts"]
 
 
@@ -109,19 +111,60 @@ def build_view(session, color_mode: str | None = None) -> ScreenView:
     )
 
 
-def map_hover_texts(dataset) -> np.ndarray | None:
-    """The map's tooltip texts of ``dataset`` (:func:`~labeler.ui.figures.hover_texts` of its
-    text column), computed once per data set object: about a second at 20,000 texts, too
-    slow for every render."""
-    texts = dataset.texts
-    if texts is None:
+def shown_id(dataset, index: int) -> str:
+    """The point's id as the labeller sees it: without the answer the data came with.
+
+    An image folder's id is ``class/file.png``; a path component equal to the point's own
+    label (the class folder) is left out, so ``cat/001.png`` shows as ``001.png``. The full id
+    stays in the data set and the export.
+    """
+    ident = str(dataset.ids[index])
+    y = getattr(dataset, "y", None)
+    if y is None or "/" not in ident:
+        return ident
+    answer = str(y[index])
+    parts = [p for p in ident.split("/") if p != answer]
+    return "/".join(parts) if parts else ident
+
+
+def own_ids(dataset) -> np.ndarray | None:
+    """Each point's id as shown (:func:`shown_id`), or None when the ids are the pool indices
+    (then "point 5" names a point already).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of str (object), or None
+    """
+    ids = dataset.ids
+    if ids is None:
         return None
+    texts = np.asarray(ids).astype(str)
+    if np.array_equal(texts, np.arange(texts.shape[0]).astype(str)):
+        return None
+    if dataset.y is not None and np.char.find(texts, "/").max(initial=-1) >= 0:
+        return np.array([shown_id(dataset, i) for i in range(texts.shape[0])], dtype=object)
+    return texts.astype(object)
+
+
+def map_hover_texts(dataset) -> np.ndarray | None:
+    """The map's tooltip texts of ``dataset``: the point's own id when the data has one
+    ("id T00005", :func:`own_ids`), then :func:`~labeler.ui.figures.hover_texts` of its text
+    column; computed once per data set object: about a second at 20,000 texts, too slow for
+    every render. None when there is neither."""
+    texts, ids = dataset.texts, own_ids(dataset)
+    if texts is None and ids is None:
+        return None
+    n = len(texts) if texts is not None else len(ids)
     cached = getattr(dataset, "_map_hover_texts", None)
-    if cached is None or len(cached) != len(texts):
+    if cached is None or len(cached) != n:
         from labeler.ui.figures import hover_texts
+        from labeler.ui.text import plot_text
 
         cached = hover_texts(texts)
-        dataset._map_hover_texts = cached  # the texts of a data set never change
+        if ids is not None:
+            head = np.array(["id " + plot_text(i) for i in ids.tolist()], dtype=object)
+            cached = head if cached is None else head + "<br>" + cached
+        dataset._map_hover_texts = cached  # the texts and ids of a data set never change
     return cached
 
 
@@ -197,7 +240,25 @@ def feature_table(dataset, index: int, max_rows: int = 40, skip=()) -> pd.DataFr
     else:
         names, values = feature_names, list(np.asarray(dataset.X[index]))
     shown = [f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v) for v in values]
+    if dataset.load_options.get("missing") == "mean" and frame is not None:
+        features = set(feature_names)  # a gap elsewhere (an unused column) stays a gap
+        shown = [_filled(frame, name, text) if name in features else text for name, text in zip(names, shown)]
     return pd.DataFrame({"feature": names[:max_rows], "value": shown[:max_rows]})
+
+
+def _filled(frame: pd.DataFrame, name: str, text: str) -> str:
+    """A table cell as shown: a gap of a numeric column that ``--missing mean`` filled shows the
+    value the features hold, marked ("0.53 (filled: mean)"), not "nan"."""
+    if text != "nan" or name not in frame.columns:
+        return text
+    series = frame[name]
+    if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+        return text
+    try:
+        value, how = filled_value(series)
+    except DatasetError:  # a column without any value was never filled (not a feature)
+        return text
+    return f"{value:.4g} (filled: {how})"
 
 
 def _frame_lacks_features(dataset, feature_names) -> bool:
