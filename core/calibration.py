@@ -340,6 +340,51 @@ def pool_margin_weights(F_loo, F_pool, n_bins: int = 4, max_weight: float = 10.0
     return w * (n / w.sum())
 
 
+REFERENCE_MARGIN = 1.0
+"""The LOO margin (top decision value minus the second; binary ``2 |f|``) at which the
+class-count prior's slope is meant: one-vs-all targets ``+1`` / ``-1`` differ by 2, and a
+typical confident point has half of that."""
+
+MIN_RELATIVE_MARGIN = 1e-12
+"""Margins below this share of the largest LOO margin count as this share (a tie has margin 0)."""
+
+
+def loo_margin_scale(F_loo, weights=None) -> float:
+    """Geometric mean of the labels' LOO margins (top minus second decision value), the scale
+    the prior of the log-slope is relative to (:func:`fit_calibration`).
+
+    Parameters
+    ----------
+    F_loo : array-like of shape (n,), (n, 1) or (n, T)
+        LOO decision values of the labels.
+    weights : array-like of shape (n,), optional
+        Labels with weight 0 are left out (default: all count).
+
+    Returns
+    -------
+    float
+        :data:`REFERENCE_MARGIN` when no label counts or every margin is 0.
+    """
+    G = _columns(F_loo, "F_loo")
+    m = _margins(G)
+    if weights is not None:
+        m = m[np.asarray(weights, dtype=np.float64) > 0]
+    if m.size == 0 or not np.max(m) > 0:
+        return REFERENCE_MARGIN
+    m = np.maximum(m, MIN_RELATIVE_MARGIN * np.max(m))
+    return float(np.exp(np.mean(np.log(m))))
+
+
+def relative_prior(n_classes: int, margin_scale: float) -> CalibrationPrior:
+    """The class-count prior (:func:`class_count_prior`) moved to the labels' margin scale:
+    mean ``log(2 + log(K - 1)) + log(REFERENCE_MARGIN / margin_scale)``, so the prior
+    speaks of ``a * margin_scale`` and multiplying every decision value by ``c`` divides the
+    fitted slope by ``c`` (the probabilities do not move)."""
+    base = class_count_prior(n_classes)
+    return CalibrationPrior(log_slope=base.log_slope + float(np.log(REFERENCE_MARGIN / float(margin_scale))),
+                            scale=base.scale)
+
+
 def fit_calibration(F_loo, y, weights=None, F_pool=None, n_classes: int | None = None) -> TemperatureCalibration:
     """The calibration the app uses: :func:`fit_temperature` with the class-count weights and
     prior (module docstring), times ``weights`` (e.g. 0 for labels that repeat the model's
@@ -373,8 +418,9 @@ def fit_calibration(F_loo, y, weights=None, F_pool=None, n_classes: int | None =
             pw = np.zeros_like(w)
             pw[keep] = pool_margin_weights(np.asarray(F_loo)[keep], F_pool)
             w = w * pw
-    return fit_temperature(np.zeros((0, 2)) if G is None else F_loo, y, weights=w if G is not None else None,
-                           prior=class_count_prior(K))
+    if G is None:
+        return fit_temperature(np.zeros((0, 2)), y, prior=class_count_prior(K))
+    return fit_temperature(F_loo, y, weights=w, prior=relative_prior(K, loo_margin_scale(G, w)))
 
 
 def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:
