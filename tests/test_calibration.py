@@ -276,20 +276,21 @@ def test_loo_margin_scale_against_a_loop_and_the_prior_it_moves(T):
     want = float(np.exp(np.mean(np.log(margins))))
     assert loo_margin_scale(F, w) == pytest.approx(want, rel=1e-12)
     K = 2 if T == 1 else T
-    prior = relative_prior(K, want)
-    assert prior.log_slope == pytest.approx(class_count_prior(K).log_slope - np.log(want))
+    base = class_count_prior(K).log_slope
+    assert relative_prior(K, want).log_slope == base  # margins of the usual size: the prior unchanged
+    assert relative_prior(K, 1e-5).log_slope == pytest.approx(base + np.log(1e4))  # 0.1 / 1e-5
     assert loo_margin_scale(np.zeros((4, T))) == 1.0  # every margin 0: the reference
 
 
 @pytest.mark.parametrize("T", [1, 3])
-def test_fit_calibration_does_not_depend_on_the_scale_of_the_decision_values(T):
+def test_fit_calibration_does_not_depend_on_the_scale_of_small_decision_values(T):
     rng = np.random.default_rng(21 + T)
     K = 2 if T == 1 else T
     y = rng.integers(0, K, 30)
-    F = rng.normal(size=(30, T)) * 0.4 + np.eye(K)[y][:, -T:] * 0.5
-    pool = rng.normal(size=(100, T))
+    F = (rng.normal(size=(30, T)) * 0.4 + np.eye(K)[y][:, -T:] * 0.5) * 1e-3  # margin scale < 0.1
+    pool = rng.normal(size=(100, T)) * 1e-3
     base = fit_calibration(F, y)
-    for c in (1e-6, 1e-3, 30.0):
+    for c in (1e-6, 1e-3, 10.0):
         fit = fit_calibration(F * c, y)
         assert fit.slope * c == pytest.approx(base.slope, rel=1e-6)
         assert np.allclose(fit.confidence(pool * c)[1], base.confidence(pool)[1], atol=1e-9)
