@@ -38,7 +38,7 @@ import pandas as pd  # noqa: E402
 
 from core.calibration import (CalibrationPrior, class_count_prior, class_count_weights,  # noqa: E402
                               estimated_error_rate, expected_calibration_error, fit_calibration, fit_temperature,
-                              pool_margin_weights)
+                              loo_margin_scale, pool_margin_weights)
 from core.selection import nearest_labelled_mass  # noqa: E402
 from core.confidence import soft_confidence  # noqa: E402
 from core.criteria.risk import predicted_class_indices  # noqa: E402
@@ -161,6 +161,7 @@ def run_task(name: str, seed: int, checkpoints, tmp: str, variants: bool = False
             tracking.append({"task": name, "seed": seed, "labels": step, "fit": key, "estimated": est.rate,
                              "lower": est.lower, "upper": est.upper, "true": true_err})
         row["slope"] = fits["calibrated"].slope
+        row["margin_scale"] = loo_margin_scale(F_loo, class_count_weights(codes, len(classes)))
         if variants:  # alternatives tried for few labels (docs/trust.md), not used by the app
             row.update(few_label_variants(app_fit, F_loo, codes, F_pool if len(classes) > 2 else None,
                                           X, np.fromiter(labels, dtype=np.int64), F_val, correct))
@@ -186,7 +187,7 @@ def main(argv=None) -> int:
                 rows += r
                 tracking += t
                 print(f"# {name} seed {seed} done", file=sys.stderr, flush=True)
-    columns = ["accuracy", "ece_soft", "ece_plain", "ece_calibrated", "ece_pool_weighted", "slope"]
+    columns = ["accuracy", "ece_soft", "ece_plain", "ece_calibrated", "ece_pool_weighted", "slope", "margin_scale"]
     if args.variants:
         columns += ["ece_prior_slope_1", "ece_slope_averaged", "ece_mass_weighted"]
     table = pd.DataFrame(rows).groupby(["task", "labels"], sort=False)[columns].mean()

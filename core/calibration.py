@@ -38,6 +38,14 @@ Which labels, with which weight, and which prior (:func:`fit_calibration`, what 
   ``1 / (1 + (K - 1) exp(-a m))``; the slope ``a = 2 + log(K - 1)`` gives it the binary value
   ``1 / (1 + exp(-2 m))`` at the unit margin ``m = 1`` (one-vs-all targets ``+1`` / ``-1``
   differ by 2; a typical confident point has half of that).
+* when the labels' LOO margins are small, the prior speaks of the slope relative to them: its
+  mean is moved up by ``max(0, log(0.1 / c))``, ``c`` the geometric mean of the LOO margins
+  (top minus second value, binary ``2 |f|``) of the labels that count
+  (:func:`loo_margin_scale`, :func:`relative_prior`). Below ``c = 0.1`` the fitted
+  probabilities then do not depend on the scale of the decision values. A small RBF width makes the LOO values of
+  labels far from the others tiny (two moons at width 0.11: ~1e-7, right in sign): in absolute
+  units the prior held the slope near 2, every pool confidence near 0.5 and the estimated pool
+  error at 37 % when the true one was 0.6 %.
 * optionally (``pool_decision_values``) each label is weighted by how typical its LOO margin is
   of the unlabelled pool's margins (:func:`pool_margin_weights`): the active strategy asks for
   the hard points, so the labels' margins are smaller than the pool's.
@@ -59,6 +67,8 @@ __all__ = [
     "CalibrationPrior",
     "class_count_prior",
     "class_count_weights",
+    "loo_margin_scale",
+    "relative_prior",
     "pool_margin_weights",
     "fit_calibration",
     "TemperatureCalibration",
@@ -340,6 +350,58 @@ def pool_margin_weights(F_loo, F_pool, n_bins: int = 4, max_weight: float = 10.0
     return w * (n / w.sum())
 
 
+REFERENCE_MARGIN = 1.0
+"""The LOO margin (top decision value minus the second; binary ``2 |f|``) at which the
+class-count prior's slope is meant: one-vs-all targets ``+1`` / ``-1`` differ by 2, and a
+typical confident point has half of that."""
+
+MIN_RELATIVE_MARGIN = 1e-12
+"""Margins below this share of the largest LOO margin count as this share (a tie has margin 0)."""
+
+
+def loo_margin_scale(F_loo, weights=None) -> float:
+    """Geometric mean of the labels' LOO margins (top minus second decision value), the scale
+    the prior of the log-slope is relative to (:func:`fit_calibration`).
+
+    Parameters
+    ----------
+    F_loo : array-like of shape (n,), (n, 1) or (n, T)
+        LOO decision values of the labels.
+    weights : array-like of shape (n,), optional
+        Labels with weight 0 are left out (default: all count).
+
+    Returns
+    -------
+    float
+        :data:`REFERENCE_MARGIN` when no label counts or every margin is 0.
+    """
+    G = _columns(F_loo, "F_loo")
+    m = _margins(G)
+    if weights is not None:
+        m = m[np.asarray(weights, dtype=np.float64) > 0]
+    if m.size == 0 or not np.max(m) > 0:
+        return REFERENCE_MARGIN
+    m = np.maximum(m, MIN_RELATIVE_MARGIN * np.max(m))
+    return float(np.exp(np.mean(np.log(m))))
+
+
+SMALL_MARGIN_SCALE = 0.1
+"""LOO margin scale below which the prior of the log-slope moves with it (:func:`relative_prior`)."""
+
+
+def relative_prior(n_classes: int, margin_scale: float) -> CalibrationPrior:
+    """The class-count prior (:func:`class_count_prior`), moved when the labels' LOO margins are
+    small: mean ``log(2 + log(K - 1)) + max(0, log(SMALL_MARGIN_SCALE / margin_scale))``.
+
+    At a margin scale ``c >= SMALL_MARGIN_SCALE`` (the benchmark tasks at their starting
+    widths) this is the class-count prior unchanged. Below it the prior speaks of ``a * c``:
+    multiplying every decision value by a factor that keeps ``c`` below the threshold divides
+    the fitted slope by that factor and leaves the probabilities as they were."""
+    base = class_count_prior(n_classes)
+    shift = max(0.0, float(np.log(SMALL_MARGIN_SCALE / float(margin_scale))))
+    return CalibrationPrior(log_slope=base.log_slope + shift, scale=base.scale)
+
+
 def fit_calibration(F_loo, y, weights=None, F_pool=None, n_classes: int | None = None) -> TemperatureCalibration:
     """The calibration the app uses: :func:`fit_temperature` with the class-count weights and
     prior (module docstring), times ``weights`` (e.g. 0 for labels that repeat the model's
@@ -373,8 +435,9 @@ def fit_calibration(F_loo, y, weights=None, F_pool=None, n_classes: int | None =
             pw = np.zeros_like(w)
             pw[keep] = pool_margin_weights(np.asarray(F_loo)[keep], F_pool)
             w = w * pw
-    return fit_temperature(np.zeros((0, 2)) if G is None else F_loo, y, weights=w if G is not None else None,
-                           prior=class_count_prior(K))
+    if G is None:
+        return fit_temperature(np.zeros((0, 2)), y, prior=class_count_prior(K))
+    return fit_temperature(F_loo, y, weights=w, prior=relative_prior(K, loo_margin_scale(G, w)))
 
 
 def expected_calibration_error(confidence, correct, n_bins: int = 10) -> float:

@@ -14,6 +14,8 @@ from core.calibration import (
     expected_calibration_error,
     fit_temperature,
     label_suspicion,
+    loo_margin_scale,
+    relative_prior,
 )
 from core.confidence import soft_confidence
 from core.learner import ActiveRLS
@@ -181,14 +183,16 @@ def test_fit_calibration_is_fit_temperature_with_its_weights_and_prior(T):
     F = rng.normal(size=(30, T)) * 0.4
     user = (rng.random(30) > 0.2).astype(float)
     fit = fit_calibration(F, y, weights=user)
-    want = fit_temperature(F, y, weights=user * class_count_weights(y, K), prior=class_count_prior(K))
+    w = user * class_count_weights(y, K)
+    want = fit_temperature(F, y, weights=w, prior=relative_prior(K, loo_margin_scale(F, w)))
     assert fit.slope == pytest.approx(want.slope, rel=1e-12)
     pool = rng.normal(size=(200, T))
     fit = fit_calibration(F, y, weights=user, F_pool=pool)
     keep = user * class_count_weights(y, K) > 0
     pw = np.zeros(30)
     pw[keep] = pool_margin_weights(F[keep], pool)
-    want = fit_temperature(F, y, weights=user * class_count_weights(y, K) * pw, prior=class_count_prior(K))
+    w = user * class_count_weights(y, K) * pw
+    want = fit_temperature(F, y, weights=w, prior=relative_prior(K, loo_margin_scale(F, w)))
     assert fit.slope == pytest.approx(want.slope, rel=1e-12)
     assert fit_calibration(np.zeros((0, T)), np.zeros(0, dtype=int), n_classes=10).slope == pytest.approx(
         2.0 + np.log(9.0))
@@ -260,3 +264,66 @@ def test_standardized_suspicion_scales_by_the_spread_then_calibrates():
     assert np.array_equal(np.argsort(-score, kind="stable"), np.argsort(z, kind="stable"))
     with pytest.raises(ValueError, match="loo_sd must hold 40 finite numbers > 0"):
         standardized_suspicion(f, yb, np.zeros(40))
+
+
+@pytest.mark.parametrize("T", [1, 3])
+def test_loo_margin_scale_against_a_loop_and_the_prior_it_moves(T):
+    rng = np.random.default_rng(11 + T)
+    F = rng.normal(size=(25, T)) * 0.3
+    w = (rng.random(25) > 0.3).astype(float)
+    rows = [([-r[0], r[0]] if T == 1 else list(r)) for r in F]
+    margins = [_margin_loop(r) for r, wj in zip(rows, w) if wj > 0]
+    want = float(np.exp(np.mean(np.log(margins))))
+    assert loo_margin_scale(F, w) == pytest.approx(want, rel=1e-12)
+    K = 2 if T == 1 else T
+    base = class_count_prior(K).log_slope
+    assert relative_prior(K, want).log_slope == base  # margins of the usual size: the prior unchanged
+    assert relative_prior(K, 1e-5).log_slope == pytest.approx(base + np.log(1e4))  # 0.1 / 1e-5
+    assert loo_margin_scale(np.zeros((4, T))) == 1.0  # every margin 0: the reference
+
+
+@pytest.mark.parametrize("T", [1, 3])
+def test_fit_calibration_does_not_depend_on_the_scale_of_small_decision_values(T):
+    rng = np.random.default_rng(21 + T)
+    K = 2 if T == 1 else T
+    y = rng.integers(0, K, 30)
+    F = (rng.normal(size=(30, T)) * 0.4 + np.eye(K)[y][:, -T:] * 0.5) * 1e-3  # margin scale < 0.1
+    pool = rng.normal(size=(100, T)) * 1e-3
+    base = fit_calibration(F, y)
+    for c in (1e-6, 1e-3, 10.0):
+        fit = fit_calibration(F * c, y)
+        assert fit.slope * c == pytest.approx(base.slope, rel=1e-6)
+        assert np.allclose(fit.confidence(pool * c)[1], base.confidence(pool)[1], atol=1e-9)
+
+
+def test_moons_with_a_small_retuned_width_reads_its_pool_error_right():
+    """Issue 21: two moons, the app's defaults (the width re-tuned to ~0.11), 25 labels asked by
+    "auto". The LOO decision values of the isolated labels are ~1e-7 yet right in sign; the
+    prior on the slope in absolute units left the pool's confidences at 0.50-0.55 and the
+    estimated pool error near 37 % when the true one is under 1 %."""
+    import warnings
+
+    from labeler.data import load_dataset
+    from labeler.experiments.simulate import app_settings, simulate
+    from core.criteria.risk import predicted_class_indices
+
+    ds = load_dataset("moons")
+    chosen = app_settings(ds, seed=0)
+    final = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = simulate(ds, strategy="auto", budget=25, seed=0, kernel=chosen["kernel"], lam=chosen["lam"],
+                         weighting=chosen["weighting"], X=chosen["X"], auto_tune=chosen["auto_tune"], final=final)
+    assert frame["width"].iloc[-1] < 0.3  # the case of the issue: a re-tuned small width
+    learner = final["learner"]
+    classes = list(learner.classes)
+    codes = np.array([classes.index(v) for v in learner.labels.values()])
+    fit = fit_calibration(learner.loo_decision_values(), codes, n_classes=2)
+    pool = np.asarray(learner.unlabeled_indices)
+    F = np.asarray(learner.decision_values, dtype=np.float64)[pool]
+    truth = np.array([classes.index(v) for v in np.asarray(ds.y)[pool].tolist()])
+    true_error = float(np.mean(predicted_class_indices(F) != truth))
+    estimate = estimated_error_rate(fit, F)
+    assert abs(estimate.rate - true_error) < 0.03
+    _, confidence = fit.confidence(F)
+    assert np.mean(confidence > 0.9) > 0.8
