@@ -4,6 +4,7 @@ with the fast layout, the job kept across reruns, its progress, the swap, its er
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -125,6 +126,22 @@ def test_layout_in_a_separate_process_reads_the_cached_features(tmp_path, monkey
     np.testing.assert_array_equal(startup._layout_in_process(X, "pca", 2), want)  # copied over
     assert commands[1][3] != str(mapped.filename) and not Path(commands[1][3]).exists()  # temporary, removed
     assert not startup._CHILDREN  # none left running
+
+
+def test_leftover_folders_of_a_killed_server_are_swept():
+    import tempfile
+
+    old = Path(tempfile.mkdtemp(prefix=startup._TMP_PREFIX))
+    young = Path(tempfile.mkdtemp(prefix=startup._TMP_PREFIX))
+    (old / "features.npy").write_bytes(b"x")
+    os.utime(old, (time.time() - startup._TMP_STALE_S - 60,) * 2)
+    try:
+        startup._layout_in_process(np.eye(5, 3), "pca", 0)
+        assert not old.exists() and young.exists()  # a live job's folder stays
+    finally:
+        for folder in (old, young):
+            if folder.exists():
+                shutil.rmtree(folder)
 
 
 def _run_child(args, *flags):

@@ -38,6 +38,8 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from labeler.atomic import sweep_stale_dirs
+
 __all__ = ["layout_seconds_estimate", "LayoutJob", "start_layout_job", "layout_job", "render_layout_progress",
            "layout_command", "LayoutProcessError", "POLL_S"]
 
@@ -64,6 +66,11 @@ class LayoutProcessError(RuntimeError):
 #: outright leaves them to notice it themselves (``layout_job.watch_parent``).
 _CHILDREN: set[subprocess.Popen] = set()
 _CHILDREN_LOCK = threading.Lock()
+
+
+#: The temporary folders of layout processes, and the age at which one is a leftover of a
+#: killed server (a live one is younger: no layout runs for days).
+_TMP_PREFIX, _TMP_STALE_S = "labeler-layout-", 2 * 86400.0
 
 
 def _stop_children() -> None:
@@ -120,7 +127,8 @@ def _layout_in_process(X, method: str, seed: int) -> np.ndarray:
         memory, or by hand) or wrote no layout of the right shape.
     """
     n = int(X.shape[0])
-    with tempfile.TemporaryDirectory(prefix="labeler-layout-") as tmp:
+    sweep_stale_dirs(_TMP_PREFIX, older_than=_TMP_STALE_S)  # left by a server that was killed
+    with tempfile.TemporaryDirectory(prefix=_TMP_PREFIX) as tmp:
         source = _features_file(X)
         if source is None:
             source = os.path.join(tmp, "features.npy")
