@@ -19,8 +19,8 @@ The jobs live in a module-level registry keyed by (store, session id), so they s
 reruns of a page and are shared by the tabs of one session; the page draws
 :func:`render_layout_progress`, a fragment that reruns itself every second with a bar moving
 with the elapsed time against :func:`layout_seconds_estimate`, the time on a quiet machine, said
-so (UMAP reports no progress of its own that could be forwarded; capped at 95 % until it is there), then reruns the whole page
-once so the map is redrawn with the new layout.
+so (UMAP reports no progress of its own that could be forwarded; capped at 95 % until it is
+there), then reruns the whole page once so the map is redrawn with the new layout.
 """
 
 from __future__ import annotations
