@@ -236,6 +236,10 @@ def test_a_killed_layout_process_is_a_clear_error_and_the_fast_map_stays(tmp_pat
     job.thread.join(120)
     assert isinstance(job.error, startup.LayoutProcessError) and "stopped by signal 9" in str(job.error)
     assert s.layout_pending and s.layout is fast
+    monkeypatch.setattr(startup, "layout_command", lambda *args: [
+        sys.executable, "-c", "import sys; print('ValueError: no good', file=sys.stderr); sys.exit(1)"])
+    with pytest.raises(startup.LayoutProcessError, match="ended with status 1: ValueError: no good"):
+        startup._layout_in_process(np.eye(5, 3), "umap", 0)
     s.close()
 
 

@@ -144,20 +144,18 @@ def _layout_in_process(X, method: str, seed: int) -> np.ndarray:
             finally:
                 with _CHILDREN_LOCK:
                     _CHILDREN.discard(proc)
-        name = _NAMES.get(method, method)
+        if status < 0:  # the page says: "The UMAP map could not be computed (<this>); the PCA map stays."
+            raise LayoutProcessError(f"its process was stopped by signal {-status}: out of memory, or stopped "
+                                     "by hand")
         if status != 0:
             lines = Path(err).read_text(errors="replace").strip().splitlines()
-            if status < 0:
-                why = f"its process was stopped by signal {-status} (out of memory, or stopped by hand)"
-            else:
-                why = f"its process ended with status {status}" + (f": {lines[-1]}" if lines else "")
-            raise LayoutProcessError(f"The {name} layout was not computed: {why}.")
+            raise LayoutProcessError(f"its process ended with status {status}" + (f": {lines[-1]}" if lines else ""))
         try:
             Z = np.load(out, allow_pickle=False)
         except (OSError, ValueError) as exc:
-            raise LayoutProcessError(f"The {name} layout process wrote no readable layout ({exc}).") from exc
+            raise LayoutProcessError(f"its process wrote no readable layout: {exc}") from exc
         if Z.shape != (n, 2):
-            raise LayoutProcessError(f"The {name} layout process wrote shape {Z.shape}; expected ({n}, 2).")
+            raise LayoutProcessError(f"its process wrote a layout of shape {Z.shape}, not ({n}, 2)")
         return np.array(Z, dtype=np.float64)
 
 
