@@ -3,7 +3,13 @@ with the fast layout, the job kept across reruns, its progress, the swap, its er
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -97,7 +103,7 @@ def test_reopened_object_reads_what_the_job_kept(tmp_path, pool, gated_layout):
     again.close()
 
 
-def test_layout_in_a_separate_process_reads_the_cached_features(tmp_path):
+def test_layout_in_a_separate_process_reads_the_cached_features(tmp_path, monkeypatch):
     X = np.random.default_rng(0).standard_normal((40, 4))
     cache = SessionCache(tmp_path / "c")
     cache.save("features", "k", X)
@@ -106,23 +112,147 @@ def test_layout_in_a_separate_process_reads_the_cached_features(tmp_path):
 
     want = compute_layout(X, "pca", 2)
     assert isinstance(mapped, np.memmap) and str(mapped.filename).endswith(".npy")
-    sent = []
-    real_submit = startup.ProcessPoolExecutor.submit
+    commands = []
+    real_popen = subprocess.Popen
 
-    def submit(self, fn, *args):
-        sent.append(args)
-        return real_submit(self, fn, *args)
+    def popen(args, **kwargs):
+        commands.append(list(args))
+        return real_popen(args, **kwargs)
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(startup.ProcessPoolExecutor, "submit", submit)
-        np.testing.assert_array_equal(startup._layout_in_process(mapped, "pca", 2), want)  # by file name
-    assert sent[0][0] == mapped.filename and sent[0][2] is None  # the path went over, not the array
+    monkeypatch.setattr(startup.subprocess, "Popen", popen)
+    np.testing.assert_array_equal(startup._layout_in_process(mapped, "pca", 2), want)  # by file name
+    assert commands[0][1:4] == ["-m", "labeler.data.layout_job", str(mapped.filename)]
+    assert commands[0][5:] == ["pca", "2", str(os.getpid())]  # watches the server
     np.testing.assert_array_equal(startup._layout_in_process(X, "pca", 2), want)  # copied over
+    assert commands[1][3] != str(mapped.filename) and not Path(commands[1][3]).exists()  # temporary, removed
+    assert not startup._CHILDREN  # none left running
+
+
+def test_leftover_folders_of_a_killed_server_are_swept():
+    import tempfile
+
+    old = Path(tempfile.mkdtemp(prefix=startup._TMP_PREFIX))
+    young = Path(tempfile.mkdtemp(prefix=startup._TMP_PREFIX))
+    (old / "features.npy").write_bytes(b"x")
+    os.utime(old, (time.time() - startup._TMP_STALE_S - 60,) * 2)
+    try:
+        startup._layout_in_process(np.eye(5, 3), "pca", 0)
+        assert not old.exists() and young.exists()  # a live job's folder stays
+    finally:
+        for folder in (old, young):
+            if folder.exists():
+                shutil.rmtree(folder)
+
+
+def _run_child(args, *flags):
+    """``python [flags] -m labeler.data.layout_job args``, this worktree's code first."""
+    return subprocess.run([sys.executable, *flags, "-m", "labeler.data.layout_job", *map(str, args)],
+                          capture_output=True, text=True, env=startup._child_env(), timeout=600)
+
+
+@pytest.mark.parametrize("method", ["pca", "tsne"])
+def test_child_imports_only_the_layout_and_equals_the_in_process_layout(tmp_path, method):
+    from labeler.data.layout import compute_layout
+
+    X = np.random.default_rng(4).standard_normal((50, 6))
+    np.save(tmp_path / "X.npy", X)
+    done = _run_child([tmp_path / "X.npy", tmp_path / "Z.npy", method, 7], "-X", "importtime")
+    assert done.returncode == 0, done.stderr
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "labeler.data.layout" in imported and "numpy" in imported  # the parse works
+    unwanted = ["streamlit", "plotly", "labeler.app", "labeler.ui", "labeler.session", "labeler.data.load"]
+    for unwanted in unwanted + (["pandas"] if method == "pca" else []):  # scikit-learn's t-SNE imports pandas
+        assert unwanted not in imported, f"the layout process imported {unwanted}"
+    np.testing.assert_array_equal(np.load(tmp_path / "Z.npy"), compute_layout(X, method, 7))  # seeded: the same
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["X.npy", "Z.npy"]  # no part file left
+
+
+def test_child_reports_bad_input_and_writes_nothing(tmp_path):
+    np.save(tmp_path / "X.npy", np.zeros((5, 3)))
+    done = _run_child([tmp_path / "X.npy", tmp_path / "Z.npy", "bogus", 0])
+    assert done.returncode == 1 and done.stderr.strip().splitlines()[-1].startswith("ValueError: Unknown layout method")
+    assert not (tmp_path / "Z.npy").exists()
+    assert _run_child([tmp_path / "X.npy"]).returncode == 2
+
+
+def test_the_main_script_is_not_run_again(tmp_path):
+    """The regression: a multiprocessing spawn ran the app's script again in the child."""
+    marker = tmp_path / "imported-as.txt"
+    script = tmp_path / "main_script.py"
+    script.write_text(
+        "import numpy as np\n"
+        f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+        "if __name__ == '__main__':\n"
+        "    from labeler.ui.startup import _layout_in_process\n"
+        "    Z = _layout_in_process(np.random.default_rng(0).standard_normal((30, 4)), 'pca', 0)\n"
+        "    print(Z.shape)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=startup._child_env(), timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(30, 2)" and marker.read_text() == "__main__\n"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a zombie nobody reaps (no init in a container) has exited too
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_layout_process_exits_when_its_parent_is_killed(tmp_path):
+    child = ("import sys, time; from labeler.data.layout_job import watch_parent; "
+             "watch_parent(int(sys.argv[1]), 0.05); time.sleep(300)")  # as layout_command passes it
+    parent = ("import os, subprocess, sys, time; "
+              f"p = subprocess.Popen([sys.executable, '-c', {child!r}, str(os.getpid())]); "
+              "print(p.pid, flush=True); time.sleep(300)")
+    server = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True,
+                              env=startup._child_env())
+    try:
+        pid = int(server.stdout.readline())
+        assert not _gone(pid)
+        server.send_signal(signal.SIGKILL)  # the server killed outright: no atexit
+        server.wait(60)
+        for _ in range(600):
+            if _gone(pid):
+                break
+            time.sleep(0.1)
+        assert _gone(pid), "the layout process outlived its parent"
+    finally:
+        server.kill()
+        server.stdout.close()
+
+
+def test_a_killed_layout_process_is_a_clear_error_and_the_fast_map_stays(tmp_path, pool, monkeypatch):
+    monkeypatch.setattr(startup, "layout_command", lambda *args: [
+        sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
+    s = _session(tmp_path / "s.sqlite", pool)
+    fast = s.layout
+    job = start_layout_job(s, compute=startup._layout_in_process)
+    job.thread.join(120)
+    assert isinstance(job.error, startup.LayoutProcessError) and "stopped by signal 9" in str(job.error)
+    assert s.layout_pending and s.layout is fast
+    monkeypatch.setattr(startup, "layout_command", lambda *args: [
+        sys.executable, "-c", "import sys; print('ValueError: no good', file=sys.stderr); sys.exit(1)"])
+    with pytest.raises(startup.LayoutProcessError, match="ended with status 1: ValueError: no good"):
+        startup._layout_in_process(np.eye(5, 3), "umap", 0)
+    s.close()
 
 
 def test_estimates():
     assert layout_seconds_estimate("umap", 100_000) > layout_seconds_estimate("umap", 10_000) > 10
     assert layout_seconds_estimate("pca", 10**6) == 1.0
+
+
+def test_the_bar_says_the_estimate_is_for_a_quiet_machine():
+    job = startup.LayoutJob(session=None, method="umap", n_samples=100_000, estimate_s=220.0)
+    assert "0 s of about 220 s on a quiet machine" in job.text()
+    job.started -= 538.0
+    assert "538 s, longer than the 220 s it takes on a quiet machine (this one is busy)" in job.text()
 
 
 # ---- the app -------------------------------------------------------------------------------------

@@ -7,26 +7,41 @@ a worker thread, which hands the computation itself to a separate process (UMAP'
 holds the GIL for seconds at a time: in a thread of the server it would stall every page),
 and the session swaps the layout in and keeps it (store and session cache) when it is there.
 
+That process is ``python -m labeler.data.layout_job`` (:func:`layout_command`), not a
+``multiprocessing`` worker: spawn re-runs the parent's main script in the child, which under
+``streamlit run`` is the app itself (warnings by the hundred and ~1 GB at 10^5 points). The
+features go over as the session cache's ``.npy`` file (a temporary copy when the cache is
+off), the layout comes back as a ``.npy`` written atomically; a failed or killed process
+leaves a clear error on the page and the fast map in place; the server kills running layout
+processes when it exits, and a layout process exits by itself when its server is gone.
+
 The jobs live in a module-level registry keyed by (store, session id), so they survive the
 reruns of a page and are shared by the tabs of one session; the page draws
 :func:`render_layout_progress`, a fragment that reruns itself every second with a bar moving
-with the elapsed time against :func:`layout_seconds_estimate` (UMAP reports no progress of its
-own that could be forwarded; capped at 95 % until it is there), then reruns the whole page
-once so the map is redrawn with the new layout.
+with the elapsed time against :func:`layout_seconds_estimate`, the time on a quiet machine, said
+so (UMAP reports no progress of its own that could be forwarded; capped at 95 % until it is
+there), then reruns the whole page once so the map is redrawn with the new layout.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
+import subprocess
+import sys
+import tempfile
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
 
+from labeler.atomic import sweep_stale_dirs
+
 __all__ = ["layout_seconds_estimate", "LayoutJob", "start_layout_job", "layout_job", "render_layout_progress",
-           "POLL_S"]
+           "layout_command", "LayoutProcessError", "POLL_S"]
 
 #: Names of the layout methods, as the bar says them.
 _NAMES = {"umap": "UMAP", "tsne": "t-SNE", "pca": "PCA", "given": "the data set's own"}
@@ -43,29 +58,105 @@ def layout_seconds_estimate(method: str, n_samples: int) -> float:
     return 1.0
 
 
+class LayoutProcessError(RuntimeError):
+    """The layout process failed or was stopped; the message says how (the fast map stays)."""
+
+
+#: Layout processes running now: killed when the server exits (atexit); a server killed
+#: outright leaves them to notice it themselves (``layout_job.watch_parent``).
+_CHILDREN: set[subprocess.Popen] = set()
+_CHILDREN_LOCK = threading.Lock()
+
+
+#: The temporary folders of layout processes, and the age at which one is a leftover of a
+#: killed server (a live one is younger: no layout runs for days).
+_TMP_PREFIX, _TMP_STALE_S = "labeler-layout-", 2 * 86400.0
+
+
+def _stop_children() -> None:
+    with _CHILDREN_LOCK:
+        children = list(_CHILDREN)
+    for proc in children:
+        if proc.poll() is None:
+            proc.kill()
+
+
+atexit.register(_stop_children)
+
+
+def layout_command(features_path, out_path, method: str, seed: int) -> list[str]:
+    """The command of a layout process: :mod:`labeler.data.layout_job` run by this Python,
+    watching this process (it exits when the server is gone)."""
+    return [sys.executable, "-m", "labeler.data.layout_job", str(features_path), str(out_path), str(method),
+            str(int(seed)), str(os.getpid())]
+
+
+def _child_env() -> dict:
+    """This environment, with the folder holding this ``labeler`` package first on the path
+    (the child runs the same code as the server, installed or not)."""
+    import labeler
+
+    root = str(Path(labeler.__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+def _features_file(X) -> str | None:
+    """The ``.npy`` file ``X`` maps whole (the session cache's features), or None."""
+    if not (isinstance(X, np.memmap) and str(X.filename or "").endswith(".npy")):
+        return None
+    try:
+        whole = np.load(X.filename, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    return str(X.filename) if whole.shape == X.shape and whole.dtype == X.dtype else None
+
+
 def _layout_in_process(X, method: str, seed: int) -> np.ndarray:
-    """``compute_layout`` in a fresh process (one worker, spawned); a memory-mapped ``X`` (the
-    session cache's features) is opened there by its file name instead of being copied over."""
-    source = X.filename if isinstance(X, np.memmap) and str(X.filename or "").endswith(".npy") else None
-    with ProcessPoolExecutor(max_workers=1, mp_context=_spawn()) as pool:
-        return pool.submit(_child_layout, source, tuple(X.shape), None if source else np.asarray(X),
-                           method, seed).result()
+    """``compute_layout`` in a separate process, ``python -m labeler.data.layout_job``
+    (:func:`layout_command`), which imports only what the layout needs (a ``multiprocessing``
+    spawn would run the app's script again in the child). A memory-mapped ``X`` (the session
+    cache's features) is read there by its file name, any other is written to a temporary
+    ``.npy`` first; the layout comes back in a temporary ``.npy``, removed afterwards.
 
-
-def _spawn():
-    import multiprocessing
-
-    return multiprocessing.get_context("spawn")  # no fork of a threaded server
-
-
-def _child_layout(npy_path, shape: tuple, X, method: str, seed: int) -> np.ndarray:
-    from labeler.data.layout import compute_layout
-
-    if npy_path is not None:
-        X = np.load(npy_path, mmap_mode="r", allow_pickle=False)
-        if tuple(X.shape) != shape:
-            raise ValueError(f"{npy_path} holds {X.shape}, not the session's features {shape}.")
-    return compute_layout(np.asarray(X), method=method, seed=seed)
+    Raises
+    ------
+    LayoutProcessError
+        The process failed (its error's last line), was killed (by whom is unknown: out of
+        memory, or by hand) or wrote no layout of the right shape.
+    """
+    n = int(X.shape[0])
+    sweep_stale_dirs(_TMP_PREFIX, older_than=_TMP_STALE_S)  # left by a server that was killed
+    with tempfile.TemporaryDirectory(prefix=_TMP_PREFIX) as tmp:
+        source = _features_file(X)
+        if source is None:
+            source = os.path.join(tmp, "features.npy")
+            np.save(source, np.asarray(X, dtype=np.float64), allow_pickle=False)
+        out, err = os.path.join(tmp, "layout.npy"), os.path.join(tmp, "stderr.txt")
+        with open(err, "wb") as err_file:
+            proc = subprocess.Popen(layout_command(source, out, method, seed), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=err_file, env=_child_env())
+            with _CHILDREN_LOCK:
+                _CHILDREN.add(proc)
+            try:
+                status = proc.wait()
+            finally:
+                with _CHILDREN_LOCK:
+                    _CHILDREN.discard(proc)
+        if status < 0:  # the page says: "The UMAP map could not be computed (<this>); the PCA map stays."
+            raise LayoutProcessError(f"its process was stopped by signal {-status}: out of memory, or stopped "
+                                     "by hand")
+        if status != 0:
+            lines = Path(err).read_text(errors="replace").strip().splitlines()
+            raise LayoutProcessError(f"its process ended with status {status}" + (f": {lines[-1]}" if lines else ""))
+        try:
+            Z = np.load(out, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise LayoutProcessError(f"its process wrote no readable layout: {exc}") from exc
+        if Z.shape != (n, 2):
+            raise LayoutProcessError(f"its process wrote a layout of shape {Z.shape}, not ({n}, 2)")
+        return np.array(Z, dtype=np.float64)
 
 
 @dataclass
@@ -93,10 +184,13 @@ class LayoutJob:
         return min(0.95, self.elapsed_s / self.estimate_s) if self.running else 1.0
 
     def text(self) -> str:
-        name = _NAMES.get(self.method, self.method)
-        return (f"Computing the {name} map of {self.n_samples:,} points in the background: "
-                f"{self.elapsed_s:.0f} s of about {self.estimate_s:.0f} s; the PCA map is shown meanwhile "
-                "and replaced when it is ready (kept with the session)")
+        """The bar's words: the elapsed time against the estimate, which holds on a quiet
+        machine (measured so); past it, the machine is busy (other processes share its cores)."""
+        name, elapsed, estimate = _NAMES.get(self.method, self.method), self.elapsed_s, self.estimate_s
+        timing = (f"{elapsed:.0f} s of about {estimate:.0f} s on a quiet machine" if elapsed <= estimate else
+                  f"{elapsed:.0f} s, longer than the {estimate:.0f} s it takes on a quiet machine (this one is busy)")
+        return (f"Computing the {name} map of {self.n_samples:,} points in the background: {timing}; "
+                "the PCA map is shown meanwhile and replaced when it is ready (kept with the session)")
 
 
 _JOBS: dict[tuple[str, str], LayoutJob] = {}
