@@ -97,8 +97,8 @@ export default function (component) {
     const cancelClick = () => { clearTimeout(gd.__labelerClick); gd.__labelerClick = null; };
     gd.on("plotly_click", (ev) => {
       if (!ev || !ev.points || !ev.points.length) { return; }
-      // plotly's order on a double-click: click, doubleclick, deselect, click: neither counts
-      if (gd.__labelerClick || performance.now() - (gd.__labelerDouble || -1e9) < 600) { cancelClick(); return; }
+      // plotly's order on a double-click: click, doubleclick, deselect, click (at once): neither counts
+      if (gd.__labelerClick || performance.now() - (gd.__labelerDouble || -1e9) < 300) { cancelClick(); return; }
       const picked = point(ev.points[ev.points.length - 1]);
       gd.__labelerClick = setTimeout(() => {
         gd.__labelerClick = null;
