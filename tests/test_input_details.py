@@ -104,12 +104,15 @@ def test_labels_differing_only_in_whitespace_are_refused_with_both_spellings(tmp
         load_dataset(tmp_path / "d.csv")
 
 
-def test_a_blank_label_is_refused_with_its_row(tmp_path):
+def test_a_blank_label_leaves_its_row_unlabelled(tmp_path):
+    # a whitespace-only label is an empty one: the row joins the pool to label, the others
+    # carry their labels (a partly filled label column)
     t = _table()
     t.loc[7, "label"] = "   "
     t.to_csv(tmp_path / "d.csv", index=False)
-    with pytest.raises(DatasetError, match=r"blank.*row 7"):
-        load_dataset(tmp_path / "d.csv")
+    ds = load_dataset(tmp_path / "d.csv")
+    assert ds.y is None and ds.file_labels is not None
+    assert 7 not in set(ds.file_labels.rows) and len(ds.file_labels.rows) == len(t) - 1
 
 
 def test_npz_string_labels_are_normalised_too(tmp_path):

@@ -292,10 +292,13 @@ def click_point(page, index: int, tries: int = 3, timeout=20_000):
 
 def download_export_csv(page, path, timeout=60_000):
     """Open the Export tab, download the labelled set as CSV (the browser's own download) to
-    ``path`` and return ``path``."""
+    ``path`` and return ``path``. The button is pressed once the page is idle: a rerun under
+    way (the tab's own, a background job's) replaces the button's file and cancels a download
+    begun before it ends."""
     page.get_by_role("tab", name="Export").click()
     button = page.locator(".st-key-download_csv button").first
     button.wait_for(timeout=timeout)
+    wait_idle(page, timeout=timeout)
     with page.expect_download(timeout=timeout) as download:
         button.click()
     download.value.save_as(path)
