@@ -232,18 +232,27 @@ def wait_query_changed(page, old_query: int, timeout=60_000):
         arg=old_query, timeout=timeout)
 
 
-def class_keys(page) -> dict[str, str]:
-    """{class name: shortcut key} read from the class buttons (their ``<kbd>`` hints)."""
-    return page.evaluate(
-        """() => {
-            const out = {};
-            for (const el of document.querySelectorAll('.st-key-class_buttons [class*="st-key-class_"]')) {
-                const button = el.querySelector('button');
-                const name = button.querySelector('p'), kbd = button.querySelector('kbd');
-                if (name && kbd) out[name.innerText.trim()] = kbd.innerText.trim().toLowerCase();
-            }
-            return out;
-        }""")
+def class_keys(page, timeout_s: float = 60.0) -> dict[str, str]:
+    """{class name: shortcut key} read from the class buttons (their ``<kbd>`` hints), once
+    every class button on the page is drawn (on a slow first page a button's container can come
+    before the button)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = page.evaluate(
+            """() => {
+                const out = {};
+                let complete = true;
+                for (const el of document.querySelectorAll('.st-key-class_buttons [class*="st-key-class_"]')) {
+                    const button = el.querySelector('button');
+                    const name = button && button.querySelector('p'), kbd = button && button.querySelector('kbd');
+                    if (name && kbd) { out[name.innerText.trim()] = kbd.innerText.trim().toLowerCase(); }
+                    else { complete = false; }
+                }
+                return {keys: out, complete: complete};
+            }""")
+        if (found["complete"] and found["keys"]) or time.monotonic() > deadline:
+            return found["keys"]
+        page.wait_for_timeout(200)
 
 
 def plot_point_position(page, index: int) -> tuple[float, float]:
