@@ -94,12 +94,13 @@ class _EigenFactor:
         return diag, sol
 
 
-class _LowRankFactor:
+class _LowRankFactor(_EigenFactor):
     """``M = B B^T`` for ``B = W Phi`` of shape (m, r), through the r x r Gram matrix
     ``B^T B = V diag(e) V^T`` and Woodbury: with ``P = B V``,
     ``G^-1 = (I - P diag(1 / (e + lam)) P^T) / lam`` (docs/algorithms.md §17). O(m r^2) once
     (two matrix products and an r x r eigendecomposition, no m x m matrix and no
-    decomposition of an m-row matrix), then O(m r k) per lambda."""
+    decomposition of an m-row matrix), then O(m r k) per lambda. Its positive range is
+    :class:`_EigenFactor`'s, over the eigenvalues of ``B^T B`` (those of ``M`` but zeros)."""
 
     def __init__(self, B: np.ndarray):
         e, V = scipy.linalg.eigh(B.T @ B)
@@ -108,16 +109,6 @@ class _LowRankFactor:
         self.e = np.maximum(e, 0.0)  # B^T B is PSD: a negative eigenvalue is rounding
         self.P = B @ V
         self.P2 = self.P * self.P
-
-    def positive_range(self) -> tuple[float, float]:
-        """(smallest positive, largest) eigenvalue of ``M`` (those of ``B^T B``), as :class:`_EigenFactor`."""
-        pos = self.e[self.e > self.noise]
-        if pos.size == 0:
-            raise ValueError(
-                "The (weighted) kernel matrix is numerically zero, so no regularisation grid can "
-                "be built from its eigenvalues. Check the kernel width and the weights."
-            )
-        return float(pos[0]), float(pos[-1])
 
     def solve(self, lams: np.ndarray, rhs: np.ndarray):
         """diag(G^-1) of shape (L, m) and G^-1 rhs of shape (L, m, k) for G = M + lam I."""
