@@ -85,12 +85,20 @@ def percentile(values, q: float) -> float:
     hi = min(lo + 1, len(xs) - 1)
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
-_INSTALL = """() => {
+#: Registered before any script of the page (``page.add_init_script``): the app's own key
+#: listener (``labeler/ui/keyboard.py``) listens on ``window`` in the capture phase and stops the
+#: event there, so a listener added after it, or lower down (``document``), would never hear a
+#: press. Listeners on one target run in the order they were added: this one runs first.
+_KEY_CLOCK = """
     window.__lat = {t0: null, tQuery: null, tMap: null, q0: null};
-    document.addEventListener('keydown', () => {
+    window.addEventListener('keydown', () => {
         const t = document.querySelector('.point-tag');
         window.__lat = {t0: performance.now(), tQuery: null, tMap: null, q0: t ? t.dataset.query : null};
     }, true);
+"""
+
+_INSTALL = """() => {
+    window.__lat = {t0: null, tQuery: null, tMap: null, q0: null};
     const mapQuery = () => {
         const gd = [...document.querySelectorAll('.js-plotly-plot')]
                    .find(g => g._fullData && g._fullData[0] && g._fullData[0].name === 'pool');
@@ -214,6 +222,7 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
 
             page.on("websocket", on_socket)
             memory = PeakMemory(server.proc.pid)
+            page.add_init_script(_KEY_CLOCK)
             try:
                 page.goto(server.url)  # start-up of a large pool (factor, layout): minutes
                 page.wait_for_selector(POINT_TAG, timeout=3_600_000)
