@@ -36,6 +36,20 @@ REFINE_ROUNDS = 2
 
 
 @numba.njit(cache=True, nogil=True)
+def _move_forward(ind_row, d2_row, a):
+    """Move entry ``a`` of a row forward to its place among the sorted ``[0, a)``, by (distance,
+    index); the entries it passes shift back by one."""
+    di, ii = d2_row[a], ind_row[a]
+    b = a
+    while b > 0 and (d2_row[b - 1] > di or (d2_row[b - 1] == di and ind_row[b - 1] > ii)):
+        d2_row[b] = d2_row[b - 1]
+        ind_row[b] = ind_row[b - 1]
+        b -= 1
+    d2_row[b] = di
+    ind_row[b] = ii
+
+
+@numba.njit(cache=True, nogil=True)
 def _consider(X, i, c, best_d, best_i):
     """Put candidate ``c`` into point ``i``'s sorted lists if it is nearer (distance, index)."""
     k = best_i.shape[0]
@@ -51,13 +65,9 @@ def _consider(X, i, c, best_d, best_i):
     for j in range(k):
         if best_i[j] == c:
             return
-    pos = k - 1
-    while pos > 0 and (best_d[pos - 1] > s or (best_d[pos - 1] == s and best_i[pos - 1] > c)):
-        best_d[pos] = best_d[pos - 1]
-        best_i[pos] = best_i[pos - 1]
-        pos -= 1
-    best_d[pos] = s
-    best_i[pos] = c
+    best_d[k - 1] = s
+    best_i[k - 1] = c
+    _move_forward(best_i, best_d, k - 1)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -148,14 +158,7 @@ def _squared_distances(X, ind):
 def _sort_row(ind_row, d2_row):
     """Insertion sort of one row by (distance, index), in place: k is small."""
     for a in range(1, ind_row.shape[0]):
-        di, ii = d2_row[a], ind_row[a]
-        b = a
-        while b > 0 and (d2_row[b - 1] > di or (d2_row[b - 1] == di and ind_row[b - 1] > ii)):
-            d2_row[b] = d2_row[b - 1]
-            ind_row[b] = ind_row[b - 1]
-            b -= 1
-        d2_row[b] = di
-        ind_row[b] = ii
+        _move_forward(ind_row, d2_row, a)
 
 
 @numba.njit(parallel=True, cache=True)
