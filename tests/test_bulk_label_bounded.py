@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import core.rls.tuning as tuning
 from labeler.session import LabelingSession, SessionConfig
+from loo_spy import count_loo_shapes
 
 
 def test_bulk_label_on_a_nystrom_session_runs_only_factor_loo(tmp_path, monkeypatch):
-    seen = []
-    real = tuning.loo_path
-
-    def spy(K, Y, *args, features=None, **kw):
-        seen.append(("features", features.shape) if features is not None else ("K", np.shape(K)))
-        return real(K, Y, *args, features=features, **kw)
-
-    monkeypatch.setattr(tuning, "loo_path", spy)
+    seen = count_loo_shapes(monkeypatch)
     cfg = SessionConfig(dataset="moons", dataset_options={"n": 3000}, seed=1, posterior="nystrom", rank=40)
     s = LabelingSession.create(tmp_path / "s.sqlite", cfg)
     y = np.asarray(s.dataset.y).astype(str)

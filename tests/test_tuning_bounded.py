@@ -15,6 +15,7 @@ from core.kernels import Kernel
 from core.kernels.factors import NystromKernel
 from core.rls.loo import loo_path
 from core.rls.tuning import auto_tune, tune_label_cap, tuning_subsample
+from loo_spy import count_loo_shapes
 
 
 def _brute_loo(K, Y, a, lam):
@@ -97,23 +98,11 @@ def _blobs(m, seed=0):
     return X, labels
 
 
-def _count_shapes(monkeypatch):
-    seen = []
-    real = tuning.loo_path
-
-    def spy(K, Y, *args, features=None, **kw):
-        seen.append(("features", features.shape) if features is not None else ("K", np.shape(K)))
-        return real(K, Y, *args, features=features, **kw)
-
-    monkeypatch.setattr(tuning, "loo_path", spy)
-    return seen
-
-
 def test_dense_auto_tune_on_one_class_bulk_stays_capped(monkeypatch):
     """The reported case: thousands of one class plus a few of others. Before, the uniform
     subsample lost the small classes and the tuner fell back to every label (O(m^3))."""
     X, labels = _blobs(4000)
-    seen = _count_shapes(monkeypatch)
+    seen = count_loo_shapes(monkeypatch)
     fit = auto_tune(X, labels, ["c0", "c1", "c2"], {"c0": 1.0, "c1": 1.0, "c2": 1.0},
                     kernel=Kernel("rbf", width=1.0), lam=0.1, tune_width=True, tune_lam=True,
                     widths=[0.5, 1.0, 2.0])
@@ -126,7 +115,7 @@ def test_nystrom_auto_tune_uses_the_factor_on_every_label(monkeypatch):
     X, labels = _blobs(3000, seed=1)
     Z = X[np.random.default_rng(2).choice(X.shape[0], 40, replace=False)]
     kernel = NystromKernel("rbf", 1.0, landmarks=Z)
-    seen = _count_shapes(monkeypatch)
+    seen = count_loo_shapes(monkeypatch)
     fit = auto_tune(X, labels, ["c0", "c1", "c2"], {"c0": 1.0, "c1": 1.0, "c2": 1.0},
                     kernel=kernel, lam=0.1, tune_width=True, tune_lam=True, widths=[0.5, 1.0, 2.0])
     assert fit.n_points == 3000  # exact LOO of the model in use: no subsample below the cap
@@ -150,7 +139,7 @@ def test_nystrom_auto_tune_equals_dense_gram_of_the_factor(monkeypatch):
 
 def test_explicit_tune_is_capped_and_says_it_estimates(monkeypatch):
     X, labels = _blobs(2000, seed=4)
-    seen = _count_shapes(monkeypatch)
+    seen = count_loo_shapes(monkeypatch)
     args = (X, labels, ["c0", "c1", "c2"], {"c0": 1.0, "c1": 1.0, "c2": 1.0})
     fit = tuning.tune_lam_width(*args, kernel=Kernel("rbf", width=1.0), lams=[0.01, 0.1, 1.0], seed=5)
     assert fit.tuned and "subsample" in fit.reason and "2,000" in fit.reason
@@ -172,7 +161,7 @@ def test_linear_kernel_on_few_features_uses_the_factor_and_matches(monkeypatch):
     """The spectral posterior's kernel: linear on the factor rows (r columns < m labels)."""
     X, labels = _blobs(400, seed=7)
     args = (X, labels, ["c0", "c1", "c2"], {"c0": 1.0, "c1": 2.0, "c2": 1.0})
-    seen = _count_shapes(monkeypatch)
+    seen = count_loo_shapes(monkeypatch)
     low = tuning.tune_lam_width(*args, kernel=Kernel("linear"), lams=[0.01, 0.1, 1.0, 10.0])
     assert seen and all(kind == "features" and shape == (400, 4) for kind, shape in seen)
     monkeypatch.setattr(tuning, "_low_rank_features", lambda kernel, X: None)

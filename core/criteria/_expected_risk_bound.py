@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._expected_risk_numba import _LANES, candidate_prior
+from ._expected_risk_numba import _LANES, candidate_hypotheses
 
 __all__ = ["BoundData", "prepare_bounds", "risk_lower_bounds"]
 
@@ -219,12 +219,7 @@ def _bounds(R, rows, candidates, MT, lam_y, iw, dist, q, point, pid, pat, out):
         lam_min = min(lam_min, lam_y[t])
         lam_max = max(lam_max, lam_y[t])
     for k in prange(candidates.shape[0]):
-        i = candidates[k]
-        row = R[rows[k]]
-        cii = row[i]
-        a = np.empty(T)
-        prior = np.empty(T)
-        candidate_prior(MT, i, a, prior)
+        i, row, cii, a, prior = candidate_hypotheses(R, rows, candidates, MT, k)
         ha = np.empty(T)
         hb = np.empty(T)
         iwa = np.empty(T)

@@ -205,6 +205,41 @@ def candidate_prior(MT, i, a, prior):
         prior[t] = prior[t] / s_prior if s_prior > 0.0 else 1.0 / T
 
 
+@njit(cache=True)
+def candidate_hypotheses(R, rows, candidates, MT, k):
+    """What the T label hypotheses of the ``k``-th candidate start from.
+
+    Parameters
+    ----------
+    R : ndarray of shape (k_R, n)
+        Rows of the posterior covariance; ``R[rows[k]]`` is ``C[candidates[k], :]``.
+    rows, candidates : ndarray of shape (K,), int64
+    MT : ndarray of shape (T, n)
+        Current one-vs-all outputs, transposed.
+    k : int
+
+    Returns
+    -------
+    i : int
+        The candidate's pool index, ``candidates[k]``.
+    row : ndarray of shape (n,)
+        ``C[i, :]`` (a view of ``R``).
+    cii : float
+        ``C_ii``.
+    a : ndarray of shape (T,)
+        ``m_t(i) + 1``.
+    prior : ndarray of shape (T,)
+        ``p(t | x_i)`` (:func:`candidate_prior`).
+    """
+    T = MT.shape[0]
+    i = candidates[k]
+    row = R[rows[k]]
+    a = np.empty(T)
+    prior = np.empty(T)
+    candidate_prior(MT, i, a, prior)
+    return i, row, row[i], a, prior
+
+
 @njit(parallel=True, fastmath=False, cache=True)
 def expected_risk_multiclass_equal(R, rows, MT, candidates, lam_y, iw, out):
     """Expected risk of every one-vs-all candidate when all class weights are equal.
@@ -232,13 +267,9 @@ def expected_risk_multiclass_equal(R, rows, MT, candidates, lam_y, iw, out):
     n = R.shape[1]
     T = MT.shape[0]
     for k in prange(candidates.shape[0]):
-        i = candidates[k]
-        row = R[rows[k]]
-        a = np.empty(T)
-        prior = np.empty(T)
-        candidate_prior(MT, i, a, prior)
+        i, row, cii, a, prior = candidate_hypotheses(R, rows, candidates, MT, k)
         risk = np.zeros(T)
-        equal_candidate_sums(row, MT, n, a, 1.0 / (row[i] + lam_y), risk)
+        equal_candidate_sums(row, MT, n, a, 1.0 / (cii + lam_y), risk)
         total = 0.0
         for y in range(T):
             total += prior[y] * iw * iw * risk[y]

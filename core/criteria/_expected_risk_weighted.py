@@ -44,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._expected_risk_numba import _CANCEL, _LANES, _clip01, candidate_prior
+from ._expected_risk_numba import _CANCEL, _LANES, _clip01, candidate_hypotheses
 
 __all__ = ["expected_risk_multiclass_weighted", "weighted_slow_fraction"]
 
@@ -555,12 +555,7 @@ def _weighted(R, rows, candidates, MT, lam_y, iw, out, n_slow):
     glam, gstart, gmem = _groups(lam_y)
     G = glam.shape[0]
     for k in prange(candidates.shape[0]):
-        i = candidates[k]
-        row = R[rows[k]]
-        cii = row[i]
-        a = np.empty(T)
-        prior = np.empty(T)
-        candidate_prior(MT, i, a, prior)
+        i, row, cii, a, prior = candidate_hypotheses(R, rows, candidates, MT, k)
         # r_g = 1 / (C_ii + lam_g) decreases with lam_g: end A = largest lam, end B = smallest
         rg = np.empty(G)
         for g in range(G):

@@ -36,6 +36,20 @@ REFINE_ROUNDS = 2
 
 
 @numba.njit(cache=True, nogil=True)
+def _move_forward(ind_row, d2_row, a):
+    """Move entry ``a`` of a row forward to its place among the sorted ``[0, a)``, by (distance,
+    index); the entries it passes shift back by one."""
+    di, ii = d2_row[a], ind_row[a]
+    b = a
+    while b > 0 and (d2_row[b - 1] > di or (d2_row[b - 1] == di and ind_row[b - 1] > ii)):
+        d2_row[b] = d2_row[b - 1]
+        ind_row[b] = ind_row[b - 1]
+        b -= 1
+    d2_row[b] = di
+    ind_row[b] = ii
+
+
+@numba.njit(cache=True, nogil=True)
 def _consider(X, i, c, best_d, best_i):
     """Put candidate ``c`` into point ``i``'s sorted lists if it is nearer (distance, index)."""
     k = best_i.shape[0]
@@ -51,36 +65,37 @@ def _consider(X, i, c, best_d, best_i):
     for j in range(k):
         if best_i[j] == c:
             return
-    pos = k - 1
-    while pos > 0 and (best_d[pos - 1] > s or (best_d[pos - 1] == s and best_i[pos - 1] > c)):
-        best_d[pos] = best_d[pos - 1]
-        best_i[pos] = best_i[pos - 1]
-        pos -= 1
-    best_d[pos] = s
-    best_i[pos] = c
+    best_d[k - 1] = s
+    best_i[k - 1] = c
+    _move_forward(best_i, best_d, k - 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _consider_each(X, i, candidates, start, stop, best_d, best_i):
+    """:func:`_consider` each of ``candidates[start:stop]`` for point ``i``, in order."""
+    for p in range(start, stop):
+        _consider(X, i, candidates[p], best_d, best_i)
 
 
 @numba.njit(parallel=True, cache=True)
 def _refine_round(X, ind, d2, rev_ptr, rev_idx, out_ind, out_d2):
     """One Jacobi round of the local join; ``d2`` are squared distances (rows sorted)."""
     n, k = ind.shape
+    ind_flat = ind.reshape(n * k)  # row b's neighbours are ind_flat[b * k:(b + 1) * k]
     for i in numba.prange(n):
         best_i = out_ind[i]
         best_d = out_d2[i]
         for j in range(k):
             best_i[j] = ind[i, j]
             best_d[j] = d2[i, j]
-        n_fwd = k
         n_rev = rev_ptr[i + 1] - rev_ptr[i]
-        for a in range(n_fwd + n_rev):
-            b = ind[i, a] if a < n_fwd else rev_idx[rev_ptr[i] + a - n_fwd]
+        for a in range(k + n_rev):  # b in N(i), then R(i)
+            b = ind[i, a] if a < k else rev_idx[rev_ptr[i] + a - k]
             if b < 0:
                 continue
             _consider(X, i, b, best_d, best_i)
-            for j in range(k):
-                _consider(X, i, ind[b, j], best_d, best_i)
-            for p in range(rev_ptr[b], rev_ptr[b + 1]):
-                _consider(X, i, rev_idx[p], best_d, best_i)
+            _consider_each(X, i, ind_flat, b * k, (b + 1) * k, best_d, best_i)  # N(b)
+            _consider_each(X, i, rev_idx, rev_ptr[b], rev_ptr[b + 1], best_d, best_i)  # R(b)
 
 
 @numba.njit(cache=True)
@@ -139,33 +154,24 @@ def _squared_distances(X, ind):
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _sort_row(ind_row, d2_row):
+    """Insertion sort of one row by (distance, index), in place: k is small."""
+    for a in range(1, ind_row.shape[0]):
+        _move_forward(ind_row, d2_row, a)
+
+
 @numba.njit(parallel=True, cache=True)
 def _sort_rows(ind, d2):
     """Each row by (distance, index), duplicates and self already inf."""
     n, k = ind.shape
     for i in numba.prange(n):
-        for a in range(1, k):  # insertion sort: k is small
-            di, ii = d2[i, a], ind[i, a]
-            b = a
-            while b > 0 and (d2[i, b - 1] > di or (d2[i, b - 1] == di and ind[i, b - 1] > ii)):
-                d2[i, b] = d2[i, b - 1]
-                ind[i, b] = ind[i, b - 1]
-                b -= 1
-            d2[i, b] = di
-            ind[i, b] = ii
+        _sort_row(ind[i], d2[i])
         for a in range(1, k):  # a repeated neighbour keeps its first place only
             for b in range(a):
                 if ind[i, b] == ind[i, a] and ind[i, a] >= 0:
                     d2[i, a] = np.inf
-        for a in range(1, k):  # and sorts last
-            di, ii = d2[i, a], ind[i, a]
-            b = a
-            while b > 0 and (d2[i, b - 1] > di or (d2[i, b - 1] == di and ind[i, b - 1] > ii)):
-                d2[i, b] = d2[i, b - 1]
-                ind[i, b] = ind[i, b - 1]
-                b -= 1
-            d2[i, b] = di
-            ind[i, b] = ii
+        _sort_row(ind[i], d2[i])  # and sorts last
 
 
 def refine_neighbours(X: np.ndarray, ind: np.ndarray, *, rounds: int = REFINE_ROUNDS, reverse_cap: int = REVERSE_CAP,

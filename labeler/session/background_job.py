@@ -16,6 +16,8 @@ follow one pattern, kept here once:
   due while one runs is remembered, and is started as soon as the running one finishes (the
   owner's ``when_done`` callback, run in the worker thread under the session's lock, takes the
   finished result and starts the due job), not at the next label.
+* :class:`JobSlotOwner` is the owner's side of its slot, written once: the job held, whether
+  another run is due, ``pending``, ``wait`` and ``cancel``.
 
 The owner (:class:`.settings.Settings`, :class:`.model_selection.ModelChoice`) takes a finished
 result at the next change of the labels (or when a due job waits, as soon as it is done): it
@@ -29,7 +31,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-__all__ = ["BackgroundJob", "JobSlot", "labels_stale", "labels_added", "catch_up"]
+__all__ = ["BackgroundJob", "JobSlot", "JobSlotOwner", "labels_stale", "labels_added", "catch_up"]
 
 
 def labels_stale(before: Sequence, now: Sequence) -> str:
@@ -239,3 +241,47 @@ class JobSlot:
                 finally:
                     self._lock.release()
                 return
+
+
+class JobSlotOwner:
+    """The owner's side of its :class:`JobSlot` (:class:`.settings.Settings`,
+    :class:`.model_selection.ModelChoice`): a base class.
+
+    The owner calls :meth:`_open_slot` in its ``__init__`` and gives ``_job_finished()``, the
+    slot's ``when_done`` (take the finished job and start the due one).
+    """
+
+    _slot: JobSlot
+
+    def _open_slot(self, lock=None) -> None:
+        """Make the owner's slot; ``lock``: the session's lock (see :class:`JobSlot`)."""
+        self._slot = JobSlot(lock, self._job_finished)
+
+    def _job_finished(self) -> None:
+        """Take the finished job and start the due one (the owner's; see :class:`JobSlot`)."""
+        raise NotImplementedError
+
+    @property
+    def _job(self) -> BackgroundJob | None:
+        """The background job running or waiting to be taken (:attr:`JobSlot.job`)."""
+        return self._slot.job
+
+    @property
+    def _due_while_busy(self) -> bool:
+        """Another run came due while :attr:`_job` ran (:attr:`JobSlot.due`)."""
+        return self._slot.due
+
+    @property
+    def pending(self) -> bool:
+        """Whether a background job is running or waits to be taken."""
+        return self._slot.pending
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the background job (if any) is done; True if none is running then. Its
+        result applies at the next change of the labels."""
+        return self._slot.wait(timeout)
+
+    def cancel(self) -> None:
+        """Drop the background job and a due run (closing the session, or the background
+        turned off)."""
+        self._slot.cancel()

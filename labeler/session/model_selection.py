@@ -47,7 +47,7 @@ from core.learner.base import LOO
 from core.selection import ModelSelector, SwitchRule, evaluation_due
 
 from . import model
-from .background_job import JobSlot
+from .background_job import JobSlotOwner
 from .choice_job import ChoiceJob, ChoiceSnapshot
 from .graphs import MODELS, strategies_for
 from ..store import Setting, StoreWriteError
@@ -74,7 +74,7 @@ def model_words(name: str) -> str:
     return _WORDS.get(name, name)
 
 
-class ModelChoice:
+class ModelChoice(JobSlotOwner):
     """The automatic model choice of a session (module docstring).
 
     Parameters
@@ -124,7 +124,7 @@ class ModelChoice:
         self._last = None  # (n_events, Decision)
         self._swap = swap
         self.background = False
-        self._slot = JobSlot(lock, self._job_finished)  # the background evaluation (one at a time)
+        self._open_slot(lock)  # the background evaluation (one at a time): pending, wait, cancel
         self._pool: dict = {}  # the background evaluations' own candidates {name: (spec, learner)}
         self._pool_parts: dict = {}  # their graph's parts
 
@@ -300,30 +300,6 @@ class ModelChoice:
                               tuple(self._log.classes),
                               tuple((r.index, r.label) for r in self._log.labels.values()),
                               self._balanced(), len(self.switches()), self.rule)
-
-    @property
-    def _job(self) -> ChoiceJob | None:
-        """The background evaluation running or waiting to be taken (:class:`.background_job.JobSlot`)."""
-        return self._slot.job
-
-    @property
-    def _due_while_busy(self) -> bool:
-        return self._slot.due
-
-    @property
-    def pending(self) -> bool:
-        """Whether a background evaluation is running or waits to be taken."""
-        return self._slot.pending
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the background evaluation (if any) is done; True if none is running
-        then. Its result applies at the next change of the labels."""
-        return self._slot.wait(timeout)
-
-    def cancel(self) -> None:
-        """Drop the background evaluation (closing the session, or the background turned off);
-        its candidates are left to it."""
-        self._slot.cancel()
 
     def _start_job(self) -> None:
         snap = self._snapshot()

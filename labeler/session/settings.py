@@ -40,7 +40,7 @@ from core.rls.width_scale import MAX_CLUSTER_POINTS
 
 from . import model
 from .config import check_auto_tune, check_graph_strategy, check_setting
-from .background_job import JobSlot
+from .background_job import JobSlotOwner
 from .retune import RetuneJob, RetuneSnapshot
 from .stopping import StoppingMonitor
 from ..store import GUESS_SOURCES, Setting, StoreWriteError
@@ -50,7 +50,7 @@ __all__ = ["Settings", "STOPPING_ARRAY"]
 STOPPING_ARRAY = "stopping-checkpoints"  # store array: the stopping signal's checkpoints
 
 
-class Settings:
+class Settings(JobSlotOwner):
     """Setters and automatic tuning of a session (see the module docstring).
 
     Parameters
@@ -82,7 +82,7 @@ class Settings:
                  auto_settings, swap=None, lock=None):
         self._swap = swap
         self.background = False
-        self._slot = JobSlot(lock, self._job_finished)
+        self._open_slot(lock)  # the background re-tune (one at a time)
         self._config = config
         self._log = log
         self._commit = commit
@@ -228,28 +228,10 @@ class Settings:
         """Dense, Nystrom and spectral kernel-RLS sessions re-tune in the background (the app)."""
         return self.background and self._swap is not None and isinstance(self._spec, model.RlsSpec)
 
-    @property
-    def _job(self) -> RetuneJob | None:
-        """The background re-tune running or waiting to be applied (:class:`.background_job.JobSlot`)."""
-        return self._slot.job
-
-    @property
-    def _due_while_busy(self) -> bool:
-        return self._slot.due
-
-    @property
-    def retune_pending(self) -> bool:
-        """Whether a background re-tune is running or waits to be applied."""
-        return self._slot.pending
-
-    def wait_for_retune(self, timeout: float | None = None) -> bool:
-        """Wait until the pending background re-tune (if any) is done; True if none is running
-        then. Its result applies at the next change of the labels."""
-        return self._slot.wait(timeout)
-
-    def cancel_retune(self) -> None:
-        """Drop the pending background re-tune (closing the session)."""
-        self._slot.cancel()
+    # the background re-tune, under the names the session's call sites use
+    retune_pending = JobSlotOwner.pending
+    wait_for_retune = JobSlotOwner.wait
+    cancel_retune = JobSlotOwner.cancel
 
     def _snapshot(self, width: bool, lam: bool) -> RetuneSnapshot:
         """What a re-tune reads now (copied: the requests go on changing the session)."""
