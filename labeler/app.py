@@ -116,7 +116,11 @@ with lock:
     started = session.auto_settings.get("file_labels")  # a partly filled label column's labels
     if started:
         st.markdown(f'<div class="file-labels">{html_text(started)}.</div>', unsafe_allow_html=True)
-    choice = session.model_choice_summary()  # model "auto": which model answers and why (issue 20 §2)
+    # which model answers and why, computed ONCE per page run: the header and the sidebar's
+    # learner panel show this same dict (a background comparison finishing between two calls
+    # would otherwise make them disagree)
+    model_info = session.model_summary()
+    choice = model_info.get("choice")  # model "auto": the leave-one-out comparison (issue 20 §2)
     if choice is not None:
         st.markdown(f'<div class="model-choice">{html_text(choice["text"])}</div>', unsafe_allow_html=True)
 
@@ -202,5 +206,5 @@ with lock:
                         "\n| `Esc` | back to the query after clicking a point |")
 
     # ---- sidebar last: the point panel reaches the browser first --------------------------
-    render_sidebar(session, lock)
+    render_sidebar(session, lock, model_info=model_info)
     keep_zoom()
