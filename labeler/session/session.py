@@ -74,6 +74,7 @@ from core import coldstart, strategies
 
 from . import data, model
 from .cache import SessionCache
+from ..data.point_names import point_name
 from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
@@ -199,7 +200,7 @@ class LabelingSession:
         self._cache_version = -1
         # the collaborators, each given the narrow state it needs (never the session)
         self.labelling = Labelling(self.n_samples, self._log, self._commit, lambda: self.learner,
-                                   self.next_query)
+                                   self.next_query, point_name=self.point_name)
         self.class_actions = ClassActions(self._log, self._config, self._commit)
         self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
                                  self.X, lambda name: store.get_array(self.id, name), self._cache_array,
@@ -972,6 +973,12 @@ class LabelingSession:
     def label_points(self, indices, label, via: str = "selection", expected_version=None) -> int:
         """See :meth:`.labelling.Labelling.label_points`."""
         return self.labelling.label_points(indices, label, via, expected_version)
+
+    def point_name(self, index) -> str:
+        """How the messages and the page name point ``index``: "#58", or "#58 (1058)" with the
+        data's own ids, never with the label column's value
+        (:func:`labeler.data.point_names.point_name`)."""
+        return point_name(self.dataset, index)
 
     def why_not_applied(self, index, expected_query=None) -> str:
         """See :meth:`.labelling.Labelling.why_not_applied`."""
