@@ -59,3 +59,19 @@ def test_an_id_never_shows_the_label_column():
     assert shown_id(images, 0) == "001.png"
     assert point_name(SimpleNamespace(ids=None, y=None), 4) == "#4"
     assert point_name(SimpleNamespace(ids=np.arange(10), y=None), 4) == "#4"  # ids that are the indices
+
+
+def test_the_query_explanation_names_the_next_best_points_by_their_ids(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"id": [f"T{i:05d}" for i in range(40)], "f1": rng.normal(size=40),
+                          "f2": rng.normal(size=40), "label": ["a", "b"] * 20})
+    frame.to_csv(tmp_path / "pool.csv", index=False)
+    s = LabelingSession.create(tmp_path / "store.sqlite",
+                               SessionConfig(dataset=str(tmp_path / "pool.csv"), seed=1, strategy="arls"))
+    for j in range(4):
+        q = s.next_query()
+        s.label(q, "ab"[j % 2], expected_query=q)
+    why = s.explain_query()
+    text = " ".join(why.reasons)
+    i = why.alternatives[0][0]
+    assert f"Next best: point #{i} (T{i:05d})" in text
