@@ -156,7 +156,7 @@ def test_the_point_is_shown_only_once_the_key_script_hears_presses(tmp_path, pag
             fresh.wait_for_timeout(1000)
             assert not fresh.locator(POINT_TAG).first.is_visible(), \
                 "the point is shown before the key script can hear a press on it"
-            assert fresh.evaluate("() => document.documentElement.hasAttribute('data-labeler-keys')") is False
+            assert fresh.evaluate("() => document.documentElement.classList.contains('labeler-keys')") is False
             held[0].continue_()
             fresh.wait_for_selector(POINT_TAG, timeout=60_000)  # shown once the script is in
             point = fresh.locator(POINT_TAG).first.get_attribute("data-query")
