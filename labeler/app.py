@@ -29,7 +29,7 @@ from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import scatter_figure
-from labeler.ui.keyboard import SKIP_KEY, UNDO_KEY, class_shortcuts, install_key_buffer
+from labeler.ui.keyboard import KEYS_READY_CSS, SKIP_KEY, UNDO_KEY, class_shortcuts, install_key_buffer
 from labeler.ui.map_colors import class_color
 from labeler.ui.map_component import drop_selection, render_map, take_selection, uses_component
 from labeler.ui.map_density import uses_density
@@ -57,6 +57,7 @@ st.markdown(
     .point-text {display:block;font-size:1.05rem;line-height:1.5;padding:.6rem .85rem;margin-bottom:.6rem;
                  border-left:4px solid #0072B2;background:#f4f6f9;border-radius:4px;
                  max-height:16rem;overflow-y:auto;overflow-wrap:anywhere;}
+    """ + KEYS_READY_CSS + """
     </style>""",
     unsafe_allow_html=True,
 )
@@ -116,7 +117,11 @@ with lock:
     started = session.auto_settings.get("file_labels")  # a partly filled label column's labels
     if started:
         st.markdown(f'<div class="file-labels">{html_text(started)}.</div>', unsafe_allow_html=True)
-    choice = session.model_choice_summary()  # model "auto": which model answers and why (issue 20 §2)
+    # which model answers and why, computed ONCE per page run: the header and the sidebar's
+    # learner panel show this same dict (a background comparison finishing between two calls
+    # would otherwise make them disagree)
+    model_info = session.model_summary()
+    choice = model_info.get("choice")  # model "auto": the leave-one-out comparison (issue 20 §2)
     if choice is not None:
         st.markdown(f'<div class="model-choice">{html_text(choice["text"])}</div>', unsafe_allow_html=True)
 
@@ -202,5 +207,5 @@ with lock:
                         "\n| `Esc` | back to the query after clicking a point |")
 
     # ---- sidebar last: the point panel reaches the browser first --------------------------
-    render_sidebar(session, lock)
+    render_sidebar(session, lock, model_info=model_info)
     keep_zoom()

@@ -47,3 +47,29 @@ def test_new_session_form_keeps_auto():
     assert picked_model_settings({"pick_model": "auto"}) == {"model": "auto"}
     cfg = SessionConfig(model="rls", model_choice="auto")
     assert same_model_settings(cfg, {"knn": 10})["model"] == "auto"
+
+
+def test_header_and_sidebar_show_the_same_comparison_when_it_changes_during_the_run():
+    """A background comparison finishing between the header and the sidebar must not make them
+    disagree: the page computes the summary once and shows that one in both places."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    session, _ = REGISTRY.get(at.session_state["app_config"].store, at.session_state["session_id"])
+    calls = []
+
+    def changing_summary():  # every call a newer comparison, as if a job finished meanwhile
+        calls.append(1)
+        n = len(calls)
+        return {"model": "rls", "errors": {"rls": 0.1}, "n_labels": n, "reason": "",
+                "text": f"Model: RLS — kept by leave-one-out: comparison {n}"}
+
+    session.model_choice.summary = changing_summary
+    at.run()
+    assert not at.exception, at.exception
+    header = [md.value for md in at.markdown if 'class="model-choice"' in md.value]
+    why = [c.value for c in at.caption if c.value.startswith("Why: ")]
+    assert header and why
+    shown = header[0].split("comparison ")[1].split("<")[0]
+    assert why[0].startswith(f"Why: Model: RLS — kept by leave-one-out: comparison {shown}"), (header, why)
+    assert len(calls) == 1  # once per page run

@@ -57,6 +57,24 @@ def test_suspects_with_a_graph_model(tmp_path, capsys):
     assert table["id"][0] == "row5"
 
 
+@pytest.mark.parametrize("model", ["lgc", "poisson"])
+def test_suspects_with_every_graph_model_the_app_offers(tmp_path, capsys, model):
+    write_blobs(tmp_path / "t.csv", flips=(5,), sep=5.0)
+    code, _, err = run(["suspects", str(tmp_path / "t.csv"), "--model", model, "--quiet",
+                        "--out", str(tmp_path / "s.csv")], capsys)
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "s.csv")
+    assert len(table) == 120 and table["id"][0] == "row5"
+
+
+def test_suspects_refuses_model_auto_naming_the_choices(tmp_path, capsys):
+    write_blobs(tmp_path / "t.csv")
+    code, _, err = run(["suspects", str(tmp_path / "t.csv"), "--model", "auto",
+                        "--out", str(tmp_path / "s.csv")], capsys)
+    assert code == 2 and "Choose one of rls, harmonic, lgc, poisson" in err
+    assert not (tmp_path / "s.csv").exists()
+
+
 def test_suspect_scores_come_from_refits_without_the_point(tmp_path):
     """Oracle: each row's LOO decision values are those of the model refitted without it."""
     write_blobs(tmp_path / "t.csv", n=40, flips=(2,), sep=5.0)

@@ -83,6 +83,22 @@ def test_loo_equals_refits_without_each_label(blobs):
             assert pred[k] == refit.predict_indices()[L[k]]
 
 
+def test_every_node_labelled_fits_and_its_loo_equals_refits_without_each_label():
+    """``labeler suspects --model poisson`` fits every row: allowed (the sources sum to zero
+    without unlabelled nodes); each row's leave-one-out value is the refit without it."""
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(0, 1, (25, 2)), rng.normal(4, 1, (25, 2))])
+    y = np.repeat([0, 1], 25)
+    W = knn_graph(X, 6)
+    L = np.arange(50)
+    model = PoissonLearning(solver="direct").fit(W, L, y)
+    loo = model.loo_decision_values()
+    for k in (0, 7, 31, 49):
+        keep = L != k
+        refit = PoissonLearning(solver="direct").fit(W, L[keep], y[keep], classes=[0, 1])
+        assert_allclose(loo[k], refit.decision_values_[k], atol=1e-8)
+
+
 def test_loo_on_a_graph_with_two_labelled_components():
     rng = np.random.default_rng(1)
     X = np.vstack([rng.normal(0, 1, (60, 2)), rng.normal(40, 1, (60, 2))])

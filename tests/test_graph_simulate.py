@@ -166,3 +166,14 @@ def test_auto_is_zhus_rule_while_a_class_lacks_labels_then_margin(data):
     lgc_vopt = gs.simulate_graph(data, "lgc", "vopt", budget=12, seed=4, initial=2, n_neighbors=6, alpha=0.9)
     assert lgc_auto["index"].iloc[:8].tolist() == lgc_vopt["index"].iloc[:8].tolist()
     assert lgc_auto["index"].tolist() != lgc_vopt["index"].tolist()  # margin after 10 labels
+
+
+def test_harmonic_auto_above_zhus_limit_runs_vopt_as_a_session_does(data, monkeypatch):
+    """Above the exact rule's limit a session's harmonic "auto" asks VOpt while cold
+    (core.strategies.cold_strategy: no expected-risk rule); the simulation does the same
+    instead of refusing."""
+    monkeypatch.setattr(gs, "ZHU_MAX_POINTS", 50)  # the pool has 90 points
+    auto = gs.simulate_graph(data, "harmonic", "auto", budget=5, seed=2, initial=2)
+    vopt = gs.simulate_graph(data, "harmonic", "vopt", budget=5, seed=2, initial=2)
+    assert auto["index"].tolist() == vopt["index"].tolist()
+    assert auto.attrs["strategy"] == "auto"

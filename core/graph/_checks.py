@@ -36,7 +36,7 @@ def check_graph(W) -> sp.csr_matrix:
     return W
 
 
-def check_labels(n: int, labeled, labels, classes=None):
+def check_labels(n: int, labeled, labels, classes=None, allow_all: bool = False):
     """Labelled indices, their class indices and the class list.
 
     Parameters
@@ -49,6 +49,9 @@ def check_labels(n: int, labeled, labels, classes=None):
         Class label of each labelled node.
     classes : sequence, optional
         All class labels (default: the sorted distinct ``labels``; at least two).
+    allow_all : bool, optional
+        Accept every node labelled (a model whose equation needs no unlabelled node, fitted
+        for its leave-one-out values: Poisson learning); default False.
 
     Returns
     -------
@@ -67,7 +70,7 @@ def check_labels(n: int, labeled, labels, classes=None):
                          f"got min {L.min()}, max {L.max()}.")
     if np.unique(L).size != L.size:
         raise ValueError("labeled has repeated indices; give each labelled node once.")
-    if L.size == n:
+    if L.size == n and not allow_all:
         raise ValueError("every node is labelled: nothing to predict; leave some nodes unlabelled.")
     labels = np.asarray(labels)
     if labels.shape != L.shape:

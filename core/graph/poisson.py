@@ -177,7 +177,9 @@ class PoissonLearning:
         self._check_params()
         W = check_graph(W)
         n = W.shape[0]
-        Lab, y, classes = check_labels(n, labeled, labels, classes)
+        # every node labelled is allowed: the Poisson equation's sources sum to zero per
+        # component with or without unlabelled nodes (the leave-one-out values of every label)
+        Lab, y, classes = check_labels(n, labeled, labels, classes, allow_all=True)
         T = len(classes)
         self._sizes(T)  # checked before anything is stored
         self._W = W

@@ -15,6 +15,7 @@ import sys
 
 from labeler.cli.columns import add_role_arguments
 from labeler.cli.common import CLIError, Command, check_output_path
+from labeler.cli.graph import MODEL_CHOICES
 
 __all__ = ["COMMAND"]
 
@@ -28,9 +29,10 @@ def add_parser(sub):
         "of each row (the model fitted without it). Writes id, label, suggested, score, rank.")
     p.add_argument("data", metavar="FILE", help="CSV or Parquet table with a label column")
     p.add_argument("--out", metavar="CSV", required=True, help="where to write the ranking")
-    p.add_argument("--model", choices=("rls", "harmonic", "lgc"), default="rls",
+    p.add_argument("--model", choices=MODEL_CHOICES, default="rls",
                    help="rls: kernel RLS with the app's defaults (width and lam tuned by leave-one-out "
-                   "on the labels; default); harmonic or lgc: a graph model on the kNN graph")
+                   "on the labels; default); harmonic, lgc or poisson: a graph model on the kNN graph; "
+                   "auto is the app's choice as labels arrive and is refused here (choose one model)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model's random choices (default 0)")
     p.add_argument("--quiet", action="store_true", help="no messages on stderr")
     add_role_arguments(p)
@@ -44,6 +46,12 @@ def run(args) -> int:
     from labeler.experiments.predictions import write_predictions
     from labeler.experiments.suspects import check_labels_for_suspects, fit_all_labels, labelled_only, suspect_table
 
+    from labeler.session.graphs import MODELS
+
+    if args.model not in MODELS:  # "auto": the app's choice among them as labels arrive
+        raise CLIError(f"--model {args.model}: labeler suspects fits one model on every label; the app's "
+                       f"\"auto\" chooses among them as labels arrive. Choose one of {', '.join(MODELS)} "
+                       "(rls is the default).")
     out = check_output_path(args.out, "--out")
     if not is_table(args.data):
         raise CLIError(f"{args.data}: labeler suspects reads a CSV or Parquet table with a label column; "

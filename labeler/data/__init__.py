@@ -11,6 +11,7 @@
 ``images``         image folders, image columns, decoding and resizing
 ``npz``            NumPy archives (no pickle)
 ``preprocessing``  standardisation, PCA of image pixels
+``point_names``    how a point is named to the user (its id without the answer, "#58 (1058)")
 ``layout``         2-D display layouts (PCA, t-SNE, UMAP)
 ``layout_job``     a layout computed in a process of its own (``python -m labeler.data.layout_job``)
 =================  ============================================================================

@@ -156,7 +156,8 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     ------
     ValueError
         Unknown model / strategy / transform, a transform with a model other than rls, bad
-        counts, or a pool too large for the exact Zhu rule.
+        counts, or strategy "arls" on a pool too large for the exact Zhu rule (harmonic;
+        "auto" there runs VOpt while cold, as a session does).
     """
     if model not in GRAPH_MODELS:
         raise ValueError(f"model must be one of {GRAPH_MODELS}; got {model!r}.")
@@ -183,10 +184,13 @@ def simulate_graph(dataset, model: str = "harmonic", strategy: str = "margin", b
     if initial + budget > n - 1:
         raise SettingsError(f"initial + budget = {initial + budget} leaves no unlabelled point of the {n}; "
                          f"pass a budget <= {n - 1 - initial}.")
-    if model == "harmonic" and strategy in ("arls", "auto") and n > ZHU_MAX_POINTS:
+    # "auto" above the limit runs VOpt while cold, as a session does (the learner then has no
+    # expected-risk rule: core.strategies.cold_strategy); only "arls" asks for Zhu's rule itself
+    if model == "harmonic" and strategy == "arls" and n > ZHU_MAX_POINTS:
         raise SettingsError(f"Zhu et al.'s exact expected risk keeps a dense {n} x {n} inverse; it is limited to "
-                         f"{ZHU_MAX_POINTS:,} points. Use model='rls', transform='gaussian_field' (the same "
-                         "rule on a low-rank factor, docs/algorithms.md §9) or strategy='margin'.")
+                         f"{ZHU_MAX_POINTS:,} points. Use strategy='auto' (VOpt, then margin, as a session "
+                         "does there), model='rls', transform='gaussian_field' (the same rule on a low-rank "
+                         "factor, docs/algorithms.md §9) or strategy='margin'.")
     if model == "rls":
         lam = check_positive("lam", lam)
         rank = check_count("rank", rank, 1)

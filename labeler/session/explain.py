@@ -31,6 +31,8 @@ import numpy as np
 from core.learner.base import SIMILARITY
 from core.strategies import VARIANCE_STRATEGIES, auto_decision, resolve
 
+from ..data.point_names import point_name
+
 __all__ = ["QueryExplanation", "explain", "DENSITY_SAMPLE", "NOTABLE"]
 
 DENSITY_SAMPLE = 256
@@ -161,7 +163,7 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
         expected = float(E[index])
         order = unl[_smallest_stable(E[unl], int(n_alternatives) + 1)]
         alternatives = tuple((int(i), float(E[i])) for i in order if i != index)[:n_alternatives]
-        alt = ", ".join(f"point {i} ({e - expected:+.3g})" for i, e in alternatives)
+        alt = ", ".join(f"point {point_name(session.dataset, i)} ({e - expected:+.3g})" for i, e in alternatives)
         best = not alternatives or expected <= alternatives[0][1]
         reasons.append(
             ("Of all unlabelled points, its label is expected to leave the least risk: "

@@ -50,10 +50,14 @@ class Labelling:
         ``learner()``: the session's learner now (read: its predictions).
     next_query : callable
         ``next_query()``: the point the strategy asks for now, or None.
+    point_name : callable, optional
+        ``point_name(index)``: how the messages name a point ("#58 (1058)" with the data's own
+        ids: :func:`labeler.data.point_names.point_name`); default "#58".
     """
 
-    def __init__(self, n_samples: int, log, commit, learner, next_query):
+    def __init__(self, n_samples: int, log, commit, learner, next_query, point_name=None):
         self.n_samples = int(n_samples)
+        self._name = point_name if point_name is not None else (lambda index: f"#{int(index)}")
         self._log = log
         self._commit = commit
         self._learner = learner
@@ -75,16 +79,16 @@ class Labelling:
         (:meth:`label` or :meth:`skip` returned False), in words for the user."""
         rec = self._log.labels.get(index)
         if rec is not None:
-            return (f"Point #{index} is already labelled {rec.label!r} (by another tab, or by an "
+            return (f"Point {self._name(index)} is already labelled {rec.label!r} (by another tab, or by an "
                     "earlier press): this press was not applied.")
         if index in self._log.skipped:
-            return f"Point #{index} was already skipped: this press was not applied."
+            return f"Point {self._name(index)} was already skipped: this press was not applied."
         query = self.next_query()
         if expected_query is not None and expected_query != query:
-            now = "every point is done" if query is None else f"the query is now point #{query}"
-            return (f"This press on point #{index} was not applied: the query moved on (another "
-                    f"tab labelled or skipped point #{expected_query} first); {now}.")
-        return f"This press on point #{index} was not applied: the page was out of date."
+            now = "every point is done" if query is None else f"the query is now point {self._name(query)}"
+            return (f"This press on point {self._name(index)} was not applied: the query moved on (another "
+                    f"tab labelled or skipped point {self._name(expected_query)} first); {now}.")
+        return f"This press on point {self._name(index)} was not applied: the page was out of date."
 
     def label(self, index, label, source: str = "queried", expected_query=None) -> bool:
         """Label a point: stored first, then learnt.
@@ -288,23 +292,23 @@ class Labelling:
         not_applied = "this press was not applied"
         if action in ("relabel", "unlabel"):
             if rec is None:
-                return (f"Point #{index} is not labelled any more (another tab or Undo removed its "
+                return (f"Point {self._name(index)} is not labelled any more (another tab or Undo removed its "
                         f"label): {not_applied}.")
             if expected_label is not None and rec.label != expected_label:
-                return (f"Point #{index} is now labelled {rec.label!r}, not {expected_label!r} "
+                return (f"Point {self._name(index)} is now labelled {rec.label!r}, not {expected_label!r} "
                         f"(changed in another tab): {not_applied}. Check it and press again.")
             if action == "relabel" and label not in self._log.classes:
                 return (f"Class {label!r} no longer exists (renamed or deleted in another tab): "
                         f"{not_applied}.")
             if action == "relabel" and rec.label == label:
-                return f"Point #{index} is already labelled {label!r}: nothing to change."
+                return f"Point {self._name(index)} is already labelled {label!r}: nothing to change."
         if action == "unskip":
             if index in self._log.labels:
-                return f"Point #{index} is labelled now, not skipped: {not_applied}."
+                return f"Point {self._name(index)} is labelled now, not skipped: {not_applied}."
             if index not in self._log.skipped:
-                return (f"Point #{index} is not skipped any more (another tab or Undo un-skipped "
+                return (f"Point {self._name(index)} is not skipped any more (another tab or Undo un-skipped "
                         f"it): {not_applied}.")
-        return f"This press on point #{index} was not applied: the page was out of date."
+        return f"This press on point {self._name(index)} was not applied: the page was out of date."
 
     def undo(self, expected_action=None) -> int | None:
         """Undo the last undoable action exactly: a label, an accepted batch (all of it), a

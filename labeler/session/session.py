@@ -74,6 +74,7 @@ from core import coldstart, strategies
 
 from . import data, model
 from .cache import SessionCache
+from ..data.point_names import point_name
 from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
@@ -149,12 +150,9 @@ class LabelingSession:
                         else data.load(cfg.dataset, cfg.dataset_options, stored=True))
         X_raw = np.ascontiguousarray(self.dataset.X, dtype=np.float64)
         # (a new session's fingerprint was just computed from this data set by prepare())
-        if _dataset is None and record.config.get("fingerprint") not in (None, data.fingerprint_of(self.dataset, X_raw)):
-            raise ValueError(
-                f"The data set {cfg.dataset!r} has changed since session {self.id!r} was created "
-                "(its features differ), so the stored labels would point at the wrong rows. "
-                "Restore the original data or create a new session."
-            )
+        stored_fingerprint = record.config.get("fingerprint")
+        if _dataset is None and stored_fingerprint not in (None, data.fingerprint_of(self.dataset, X_raw)):
+            raise ValueError(_changed_data_message(cfg, self.id, self.dataset, X_raw, stored_fingerprint))
         if _dataset is None and data.is_text_features(self.dataset):
             # the text features the session was made with (an SVD's last bits may differ here)
             kept = store.get_array(self.id, _TEXT_ARRAY)
@@ -199,7 +197,7 @@ class LabelingSession:
         self._cache_version = -1
         # the collaborators, each given the narrow state it needs (never the session)
         self.labelling = Labelling(self.n_samples, self._log, self._commit, lambda: self.learner,
-                                   self.next_query)
+                                   self.next_query, point_name=self.point_name)
         self.class_actions = ClassActions(self._log, self._config, self._commit)
         self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
                                  self.X, lambda name: store.get_array(self.id, name), self._cache_array,
@@ -973,6 +971,12 @@ class LabelingSession:
         """See :meth:`.labelling.Labelling.label_points`."""
         return self.labelling.label_points(indices, label, via, expected_version)
 
+    def point_name(self, index) -> str:
+        """How the messages and the page name point ``index``: "#58", or "#58 (1058)" with the
+        data's own ids, never with the label column's value
+        (:func:`labeler.data.point_names.point_name`)."""
+        return point_name(self.dataset, index)
+
     def why_not_applied(self, index, expected_query=None) -> str:
         """See :meth:`.labelling.Labelling.why_not_applied`."""
         return self.labelling.why_not_applied(index, expected_query)
@@ -1105,3 +1109,27 @@ class LabelingSession:
     def export(self, path, format: str | None = None, include_predictions: bool = False) -> Path:
         """See :meth:`.views.Views.export`."""
         return self.views.export(path, format, include_predictions)
+
+
+def _changed_data_message(cfg, session_id: str, dataset, X_raw: np.ndarray, stored_fingerprint: str) -> str:
+    """Why a session's data set no longer matches its stored fingerprint, in words for the user.
+
+    One cause is named on its own: a session made with ``--missing drop`` on a table whose label
+    column is partly empty, before such rows became the unlabelled pool (they were dropped
+    then, they are kept now), recognised by the stored fingerprint being that of the rows with
+    a label. Any other change gets the general message.
+    """
+    known = dataset.file_labels
+    if ((cfg.dataset_options or {}).get("missing") == "drop" and known is not None
+            and data.fingerprint(X_raw[known.rows]) == stored_fingerprint):
+        kept = known.n_rows - len(known.rows)
+        return (f"Session {session_id!r} was made with --missing drop when rows with an empty label were "
+                f"dropped: {kept:,} rows of {cfg.dataset!r} have an empty label column {known.column!r}, and "
+                f"rows with an empty label are now the unlabelled pool, kept, so the table gives "
+                f"{known.n_rows:,} rows where the session has {len(known.rows):,}: its stored labels would "
+                f"point at the wrong rows. To reopen it, give it its rows again: save the file without those "
+                f"{kept:,} rows under the same name (keep the full file under another). To label them too, "
+                "create a new session on the full file (its labelled rows start it).")
+    return (f"The data set {cfg.dataset!r} has changed since session {session_id!r} was created "
+            "(its features differ), so the stored labels would point at the wrong rows. "
+            "Restore the original data or create a new session.")

@@ -38,6 +38,13 @@ def _run(action, *args):
     return None
 
 
+def _named(index) -> str:
+    """Point ``index`` as the messages name it: "#58 (1058)" with the data's own ids
+    (:meth:`~labeler.session.LabelingSession.point_name`)."""
+    session, _ = state.current()
+    return session.point_name(index) if session is not None else f"#{int(index)}"
+
+
 def _stale_panel(panel_rev: int | None) -> bool:
     """True when a button was drawn by an earlier point panel than the one on the page now.
 
@@ -47,7 +54,7 @@ def _stale_panel(panel_rev: int | None) -> bool:
     return panel_rev is not None and panel_rev != st.session_state.get("panel_rev")
 
 
-_OLD_PAGE = ("A key press on point #{index} was not applied: it came from the page of an "
+_OLD_PAGE = ("A key press on point {point} was not applied: it came from the page of an "
              "earlier point (a repeated or early press). Press again on the point shown now.")
 
 #: A button read twice for one point this close together is one press (a double click, or a
@@ -104,7 +111,7 @@ def label(index: int, name, source: str, expected_query: int | None,
     never silently dropped (but for the twin of an applied press)."""
     target = _press_target(index, source, expected_query, panel_rev)
     if target is None:
-        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        state.flash("warning", _OLD_PAGE.format(point=_named(index)))
         return
     index, source, expected_query = target
     if _twin("label", name, index):
@@ -127,7 +134,7 @@ def skip(index: int, expected_query: int | None, panel_rev: int | None = None) -
     target = _press_target(index, "queried" if expected_query is not None else "chosen",
                            expected_query, panel_rev)
     if target is None:
-        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        state.flash("warning", _OLD_PAGE.format(point=_named(index)))
         return
     index, _, expected_query = target
     if _twin("skip", None, index):
@@ -139,7 +146,7 @@ def skip(index: int, expected_query: int | None, panel_rev: int | None = None) -
         st.session_state["last_action"] = ("skip", int(index), None)
         if expected_query is None:
             state.clear_selection()
-            state.flash("info", f"Point #{int(index)} is skipped for good (Un-skip it from the "
+            state.flash("info", f"Point {_named(index)} is skipped for good (Un-skip it from the "
                                 "map, or Undo).")
     elif done is False:
         state.flash("warning", why)
@@ -159,12 +166,12 @@ def _changed_or_why(do, why):
 def unskip(index: int, panel_rev: int | None = None) -> None:
     """Un-skip point ``index`` (the panel stays on it, to label it)."""
     if _stale_panel(panel_rev):
-        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        state.flash("warning", _OLD_PAGE.format(point=_named(index)))
         return
     done, why = _changed_or_why(lambda s: s.unskip(int(index)),
                                 lambda s: s.why_not_changed(int(index), "unskip"))
     if done:
-        state.flash("info", f"Point #{int(index)} may be queried again.")
+        state.flash("info", f"Point {_named(index)} may be queried again.")
     elif done is False:
         state.flash("warning", why)
 
@@ -173,14 +180,14 @@ def relabel(index: int, name, expected_label, panel_rev: int | None = None) -> N
     """Change the label of point ``index`` from ``expected_label`` (as the panel showed it) to
     ``name``; refused, and explained, when the point changed first."""
     if _stale_panel(panel_rev):
-        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        state.flash("warning", _OLD_PAGE.format(point=_named(index)))
         return
     done, why = _changed_or_why(
         lambda s: s.relabel(int(index), name, expected_label=expected_label),
         lambda s: s.why_not_changed(int(index), "relabel", name, expected_label))
     if done:
         state.clear_selection()
-        state.flash("success", f"Point #{int(index)} is now labelled {name!r} (was "
+        state.flash("success", f"Point {_named(index)} is now labelled {name!r} (was "
                                f"{expected_label!r}; Undo reverts it).")
     elif done is False:
         state.flash("warning", why)
@@ -193,7 +200,7 @@ def keep(index: int, expected_label) -> None:
         lambda s: s.keep(int(index), expected_label=expected_label),
         lambda s: s.why_not_changed(int(index), "unlabel", None, expected_label))
     if done:
-        state.flash("success", f"Kept label {expected_label!r} of point #{int(index)}: it leaves the "
+        state.flash("success", f"Kept label {expected_label!r} of point {_named(index)}: it leaves the "
                                "suspects list until the model's view of it changes (Undo reverts it).")
     elif done is False:
         state.flash("warning", why)
@@ -202,14 +209,14 @@ def keep(index: int, expected_label) -> None:
 def unlabel(index: int, expected_label, panel_rev: int | None = None) -> None:
     """Remove the label ``expected_label`` (as the panel showed it) of point ``index``."""
     if _stale_panel(panel_rev):
-        state.flash("warning", _OLD_PAGE.format(index=int(index)))
+        state.flash("warning", _OLD_PAGE.format(point=_named(index)))
         return
     done, why = _changed_or_why(
         lambda s: s.unlabel(int(index), expected_label=expected_label),
         lambda s: s.why_not_changed(int(index), "unlabel", expected_label=expected_label))
     if done:
         state.clear_selection()
-        state.flash("success", f"Point #{int(index)} is unlabelled (it was {expected_label!r}; "
+        state.flash("success", f"Point {_named(index)} is unlabelled (it was {expected_label!r}; "
                                "Undo reverts it).")
     elif done is False:
         state.flash("warning", why)
@@ -233,7 +240,7 @@ def undo(expected_action: int) -> None:
     elif index < 0:
         state.flash("info", "Undid the last change of a class.")
     else:
-        state.flash("info", f"Undid the last action on point {index}.")
+        state.flash("info", f"Undid the last action on point {_named(index)}.")
         st.session_state["last_action"] = ("undo", int(index), None)
 
 

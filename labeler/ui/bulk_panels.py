@@ -133,7 +133,7 @@ def _cell(session, view, i: int, key: str) -> None:
     p = int(view.predicted_codes[i])
     conf = float(view.predictions["confidence"].iloc[i])
     name = view.classes[p] if p >= 0 else "?"
-    st.markdown(f'<small class="counts">#{i} · {_dot(p)}{html_text(name)} ({conf:.2f})</small>',
+    st.markdown(f'<small class="counts">{html_text(session.point_name(i))} · {_dot(p)}{html_text(name)} ({conf:.2f})</small>',
                 unsafe_allow_html=True)
     preset = p >= 0 and conf >= GUESS_MIN_CONFIDENCE  # an unsure guess is not preset
     st.selectbox("Class", view.classes, index=p if preset else None, key=key,
@@ -185,7 +185,7 @@ def render_similar_tab(session, view) -> None:
         k = st.number_input("Neighbours", 1, 50, 10, key="similar_k", bind="query-params",
                             help="How many of the most similar unlabelled points to show")
     found = similar_points(session, anchor, k=int(k))
-    st.markdown(f"**The {len(found)} unlabelled points most like point #{anchor}** (distance in "
+    st.markdown(f"**The {len(found)} unlabelled points most like point {md_text(session.point_name(anchor))}** (distance in "
                 "the features the model sees). Set each class, then label them all at once.")
     if not len(found):
         st.info("No unlabelled point is left to compare with.")

@@ -249,7 +249,7 @@ def _bin_inspector(session, view: ScreenView) -> None:
             for col, i in zip(cols, shown[start:start + per_row]):
                 with col:
                     st.image(upscale(point_image(session.dataset, int(i)), 96), width="stretch")
-                    st.caption(f"#{i} → **{md_text(predicted[i])}** ({conf[i]:.2f})")
+                    st.caption(f"{md_text(session.point_name(int(i)))} → **{md_text(predicted[i])}** ({conf[i]:.2f})")
                     st.button("Label", key=f"inspect_{i}", on_click=actions.choose, args=(int(i),),
                               width="stretch")
     else:

@@ -27,6 +27,14 @@ or early press), the press waits for the new buttons and applies only if they ar
 the page showed at the press; otherwise it is dropped and the page says so. A press is never
 carried over to a point the user has not seen. It runs in the
 browser only and carries no user input.
+
+Presses before the script itself is on the page: ``st.html`` is drawn by a code chunk the
+browser fetches when a page first uses it, so on a loaded machine the point panel (plain
+Markdown) could appear before the script, and a press then reached no button and no script: it
+was lost. The script marks the page (:data:`KEYS_READY_CLASS`) once it hears presses, and
+the page's first style block (:data:`KEYS_READY_CSS`) keeps the point panel's column hidden
+until then (at most :data:`KEYS_READY_WAIT_SECONDS`): a point is shown only once a press on it
+is taken (applied, or kept and said on the page).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = ["SKIP_KEY", "UNDO_KEY", "BACK_KEY", "RESERVED", "class_shortcuts", "KEY_BUFFER_SCRIPT",
-           "KEY_BUFFER_SECONDS", "install_key_buffer"]
+           "KEY_BUFFER_SECONDS", "KEYS_READY_CLASS", "KEYS_READY_CSS", "install_key_buffer"]
 
 SKIP_KEY = "s"
 UNDO_KEY = "u"
@@ -73,6 +81,26 @@ def class_shortcuts(classes: Sequence) -> list[str | None]:
 
 #: How long a press made before its button was on the page is kept, seconds.
 KEY_BUFFER_SECONDS = 60
+
+#: A class put on the page's ``<html>`` element by :data:`KEY_BUFFER_SCRIPT` once it hears key
+#: presses.
+KEYS_READY_CLASS = "labeler-keys"
+
+#: At most this long, seconds, the point panel waits hidden for :data:`KEY_BUFFER_SCRIPT` (a
+#: page whose script failed still shows its point).
+KEYS_READY_WAIT_SECONDS = 30
+
+#: CSS for the page's first style block (Markdown, in Streamlit's main bundle: drawn before
+#: anything else): the column holding the point panel (its ``.point-tag`` title) stays hidden
+#: until the key script is installed (module docstring).
+_WAITING_COLUMN = f"html:not(.{KEYS_READY_CLASS}) .stColumn:has(.point-tag)"
+#: (an animation, not a plain rule: it ends by itself, and it overrides the ``visibility:
+#: visible`` Streamlit sets on some of the column's elements, hence also on every descendant)
+KEYS_READY_CSS = (
+    "@keyframes labeler-keys-wait { from, to { visibility: hidden; } }\n"
+    f"{_WAITING_COLUMN}, {_WAITING_COLUMN} * "
+    f"{{ animation: labeler-keys-wait {KEYS_READY_WAIT_SECONDS}s step-end; }}"
+)
 
 KEY_BUFFER_SCRIPT = """
 <script>
@@ -154,9 +182,11 @@ KEY_BUFFER_SCRIPT = """
   new MutationObserver(() => { if (K.pending) { requestAnimationFrame(flush); } })
     .observe(doc.body, {childList: true, subtree: true, attributes: true, attributeFilter: ["data-stale", "disabled"]});
   setInterval(flush, 200);
+  // presses are heard from now on: the point panel may be shown (KEYS_READY_CSS)
+  doc.documentElement.classList.add("%s");
 })();
 </script>
-""" % (1000 * KEY_BUFFER_SECONDS)
+""" % (1000 * KEY_BUFFER_SECONDS, KEYS_READY_CLASS)
 
 
 def install_key_buffer() -> None:

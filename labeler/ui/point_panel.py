@@ -18,6 +18,7 @@ import streamlit as st
 from labeler.ui.charts import render_query_explanation
 from labeler.ui.map_colors import class_color
 from labeler.ui.label_controls import render_label_controls, undo_button
+from labeler.data.point_names import point_name as _point_name
 from labeler.ui.text import html_text, md_text
 from labeler.ui.view import ScreenView, feature_table, point_image, shown_id, upscale
 
@@ -88,12 +89,9 @@ def _number_panel(index: int | None) -> int:
 
 def point_name(session, index: int) -> str:
     """How the app names point ``index``: "#58", or "#58 (1058)" when the data has its own ids
-    (:func:`shown_id`); the point panel's title and the Suspects rows."""
-    ids = session.dataset.ids
-    if ids is None:
-        return f"#{index}"
-    ident = shown_id(session.dataset, index)
-    return f"#{index}" if ident == str(index) else f"#{index} ({ident})"
+    (:func:`labeler.data.point_names.point_name`); the point panel's title, the Suspects rows
+    and every message about a point."""
+    return _point_name(session.dataset, index)
 
 
 def hidden_columns(dataset) -> tuple[str, ...]:

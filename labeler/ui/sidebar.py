@@ -54,14 +54,18 @@ def weighting_label(weighting) -> str:
     return _WEIGHTING_LABELS.get(weighting, str(weighting))
 
 
-def render_sidebar(session, lock=None) -> None:
-    """Draw the sidebar; ``session`` may be None (nothing open yet), ``lock`` is its lock."""
+def render_sidebar(session, lock=None, model_info: dict | None = None) -> None:
+    """Draw the sidebar; ``session`` may be None (nothing open yet), ``lock`` is its lock.
+
+    ``model_info`` is the page run's :meth:`~labeler.session.LabelingSession.model_summary`,
+    the same dict the header shows (computed once per run); None computes it here.
+    """
     with st.sidebar:
         st.markdown("### :material/label: ARLS labeler")
         _data_picker()
         _saved_sessions(session, lock)
         if session is not None:
-            _settings(session)
+            _settings(session, model_info if model_info is not None else session.model_summary())
             render_class_manager(session)
 
 
@@ -306,14 +310,13 @@ def _short(dataset) -> str:
 
 
 # ------------------------------------------------------------------------------------------
-def _settings(session) -> None:
+def _settings(session, summary: dict) -> None:
     config = session.config
 
     def shown(value):
         return f"{value:.4g}" if isinstance(value, float) else str(value)
 
     with st.expander("Learner", icon=":material/tune:", expanded=True):
-        summary = session.model_summary()
         if summary is not None:
             with st.container(key="model_panel"):
                 st.markdown(f"**Model: {md_text(model_label(summary['model']))}.** {md_text(summary['description'])}")

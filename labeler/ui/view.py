@@ -13,6 +13,7 @@ from PIL import Image
 
 from labeler.data.dataset import DatasetError
 from labeler.data.images import to_uint8
+from labeler.data.point_names import shown_id  # the one naming, also the session's messages'
 from labeler.data.tables import filled_value
 
 __all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table", "shown_id", "own_ids",
@@ -109,22 +110,6 @@ def build_view(session, color_mode: str | None = None) -> ScreenView:
         version=int(session.n_events),
         skipped=frozenset(int(i) for i in session.skipped),
     )
-
-
-def shown_id(dataset, index: int) -> str:
-    """The point's id as the labeller sees it: without the answer the data came with.
-
-    An image folder's id is ``class/file.png``; a path component equal to the point's own
-    label (the class folder) is left out, so ``cat/001.png`` shows as ``001.png``. The full id
-    stays in the data set and the export.
-    """
-    ident = str(dataset.ids[index])
-    y = getattr(dataset, "y", None)
-    if y is None or "/" not in ident:
-        return ident
-    answer = str(y[index])
-    parts = [p for p in ident.split("/") if p != answer]
-    return "/".join(parts) if parts else ident
 
 
 def own_ids(dataset) -> np.ndarray | None:

@@ -104,14 +104,14 @@ def test_a_press_at_once_after_the_page_appears_is_stored(tmp_path, page, name, 
     timeout = 60_000 if n <= 2000 else 600_000
     with AppServer(tmp_path / "store.sqlite", data_options={"n": n}, env=_env(MODELS[name]),
                    timeout=120.0 if n <= 2000 else 1200.0) as server:
-        page.goto(server.url)
+        page.goto(server.url, timeout=timeout)  # a loaded machine: the page's load event took > 30 s
         page.wait_for_selector(POINT_TAG, timeout=timeout)
         open_app(page, server.url)  # the session is made; its class keys are read
         key, url = next(iter(class_keys(page).values())), page.url
         page.close()
         fresh = page.context.new_page()
         try:
-            fresh.goto(url)
+            fresh.goto(url, timeout=timeout)
             fresh.wait_for_selector(POINT_TAG, timeout=timeout)
             point = fresh.locator(POINT_TAG).first.get_attribute("data-query")
             fresh.keyboard.press(key)  # at once
@@ -124,6 +124,44 @@ def test_a_press_at_once_after_the_page_appears_is_stored(tmp_path, page, name, 
                     f"alerts {fresh.locator('[data-testid=stAlert]').all_inner_texts()}") from None
             alerts = " ".join(fresh.locator('[data-testid="stAlert"]').all_inner_texts())
             assert "was not applied" not in alerts
+        finally:
+            fresh.close()
+        assert list(_stored_labels(server.store, url)) == [int(point)]
+
+
+def test_the_point_is_shown_only_once_the_key_script_hears_presses(tmp_path, page):
+    """The key script comes in ``st.html``, whose code the browser fetches when a page first
+    uses it; on a loaded machine that came after the point panel, and a press at once after the
+    point appeared reached neither a button nor the script: lost. Here that code is held back:
+    the point stays hidden while it is, and once it arrives a press at once is stored."""
+    import re
+
+    with AppServer(tmp_path / "store.sqlite", data_options={"n": 300}, timeout=120.0) as server:
+        page.goto(server.url, timeout=60_000)
+        page.wait_for_selector(POINT_TAG, timeout=60_000)
+        open_app(page, server.url)
+        key, url = next(iter(class_keys(page).values())), page.url
+        page.close()
+        fresh = page.context.new_page()
+        held = []
+        fresh.route(re.compile(r"/static/js/Html\.[^/]*\.js"), lambda route: held.append(route))  # st.html's code, held
+        try:
+            fresh.goto(url, timeout=60_000)
+            fresh.wait_for_selector(POINT_TAG, state="attached", timeout=60_000)
+            for _ in range(300):
+                if held:
+                    break
+                fresh.wait_for_timeout(100)
+            assert held, "the page did not fetch st.html's code"
+            fresh.wait_for_timeout(1000)
+            assert not fresh.locator(POINT_TAG).first.is_visible(), \
+                "the point is shown before the key script can hear a press on it"
+            assert fresh.evaluate("() => document.documentElement.classList.contains('labeler-keys')") is False
+            held[0].continue_()
+            fresh.wait_for_selector(POINT_TAG, timeout=60_000)  # shown once the script is in
+            point = fresh.locator(POINT_TAG).first.get_attribute("data-query")
+            fresh.keyboard.press(key)  # at once
+            fresh.wait_for_selector('.labeled-count[data-labeled="1"]', timeout=60_000)
         finally:
             fresh.close()
         assert list(_stored_labels(server.store, url)) == [int(point)]
