@@ -286,3 +286,67 @@ def test_numba_warm_up_leaves_the_kernels_exact():
     expected_risk_binary(R, rows, m, cand, 0.5, 0.5, 1.0, 1.0, out)
     want = expected_risk_reference_rows(R, rows, m[None, :].T, cand, np.array([0.5, 0.5]), np.ones(2))
     np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+
+
+# ---- a partly filled label column ----------------------------------------------------------------
+def _partly_labelled(tmp_path, suffix):
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    label = np.where(np.arange(300) < 150, "a", "b").astype(object)
+    label[rng.choice(300, 240, replace=False)] = None  # 60 rows carry a label, the rest are the pool
+    label[[i for i in range(300) if label[i] is None][:3]] = "  "  # blank: unlabelled too
+    frame = pd.DataFrame({**{f"f{j}": rng.normal(size=300) for j in range(4)}, "label": label})
+    path = tmp_path / f"partly{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_partly_filled_label_column_is_kept_and_reopens_the_same(tmp_path, monkeypatch, suffix):
+    import pandas as pd
+
+    path = _partly_labelled(tmp_path, suffix)
+    store = tmp_path / "s.sqlite"
+    with _start(path, store) as cold:
+        sid, query, labels, cold_data = cold.id, cold.next_query(), cold.labels, cold.dataset
+        assert len(labels) == 60
+    assert list(cache_folder(store).glob("dataset-meta-*.npy"))  # the snapshot was kept
+    reads = _reads(monkeypatch)
+    with _start(path, store, sid) as again:
+        assert reads == []  # mapped, not read
+        assert again.next_query() == query and again.labels == labels
+        known, before = again.dataset.file_labels, cold_data.file_labels
+        assert known.column == before.column and known.n_rows == before.n_rows
+        assert np.array_equal(known.rows, before.rows) and known.labels.dtype == before.labels.dtype
+        assert np.array_equal(known.labels, before.labels)
+        pd.testing.assert_frame_equal(again.dataset.frame, cold_data.frame)
+    reads.clear()
+    # a new session on the same file, from the snapshot, starts from the same file labels
+    with _start(path, store) as second:
+        assert reads == [] and second.labels == labels and second.next_query() == query
+
+
+@pytest.mark.parametrize("gaps", [[None, None], [np.nan, np.nan], [None, np.nan]])
+def test_string_columns_with_missing_values_come_back_exactly(tmp_path, gaps):
+    import pandas as pd
+
+    from labeler.data.dataset import Dataset
+    from labeler.session.cache import SessionCache
+
+    values = np.array(["u", gaps[0], "v", gaps[1], "u"], dtype=object)
+    frame = pd.DataFrame({"f": np.arange(5.0), "s": pd.Series(values, dtype=object),
+                          "t": pd.array(["p", None, "q", "p", None], dtype="string"),
+                          "u": pd.Series(["p", None, "q", "p", None], dtype="str")})
+    d = Dataset(name="m", X=np.arange(10.0).reshape(5, 2), y=None, classes=[], feature_names=["a", "b"],
+                ids=np.arange(5), layout=None, images=None, image_paths=None, frame=frame, params={},
+                load_options={})
+    kept = snap.snapshot_arrays(d, "", "fp", {})
+    if gaps[0] is not gaps[1]:  # missing values of two kinds: not kept (the file is read)
+        assert kept is None
+        return
+    cache = SessionCache(tmp_path / "c")
+    assert snap.save_snapshot(cache, "k", *kept)
+    back, _, _ = snap.load_snapshot(cache, "k")
+    pd.testing.assert_frame_equal(back.frame, frame)
+    assert [type(v) for v in back.frame["s"]] == [type(v) for v in values]
