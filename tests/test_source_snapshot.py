@@ -152,6 +152,7 @@ def test_reopen_maps_the_snapshot_and_shows_the_cold_starts_query(tmp_path, monk
     with _start(path, store, sid) as again:
         assert reads == []  # the file was not read: the snapshot was mapped
         assert again.next_query() == query
+        assert {"features", "nystrom-factor", "nystrom-factor-norms"} <= set(again.disk_cache.hits)
         d = again.dataset
         assert isinstance(d.X, np.memmap) and np.array_equal(d.X, cold_data.X)
         assert d.y.dtype == cold_data.y.dtype and np.array_equal(d.y, cold_data.y)
@@ -350,3 +351,39 @@ def test_string_columns_with_missing_values_come_back_exactly(tmp_path, gaps):
     back, _, _ = snap.load_snapshot(cache, "k")
     pd.testing.assert_frame_equal(back.frame, frame)
     assert [type(v) for v in back.frame["s"]] == [type(v) for v in values]
+
+
+# ---- the factor's row norms, kept beside it ------------------------------------------------------
+def test_a_factor_posterior_given_its_row_norms_equals_one_that_computes_them():
+    from core.kernels import Kernel
+    from core.posteriors import FactorPosterior, NystromPosterior
+
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((200, 4))
+    computed = NystromPosterior(X, Kernel("rbf", 1.5), X[:20])
+    norms = np.einsum("ij,ij->i", computed.factor, computed.factor)  # the obvious way
+    given = NystromPosterior(X, Kernel("rbf", 1.5), X[:20], Phi=np.array(computed.factor), row_norms=norms)
+    assert np.array_equal(computed.prior_diag(), norms) and np.array_equal(given.prior_diag(), norms)
+    idx = [3, 50, 120]
+    for post in (computed, given):
+        post.update(idx, -0.1 * np.eye(3))
+    assert np.array_equal(computed.diag(), given.diag())
+    with pytest.raises(ValueError, match="row_norms must have shape"):
+        FactorPosterior(computed.factor, row_norms=norms[:-1])
+    bad = norms.copy()
+    bad[5] = np.nan  # a non-finite norm is refused as a non-finite row is
+    with pytest.raises(ValueError):
+        FactorPosterior(computed.factor, row_norms=bad)
+
+
+def test_a_factor_cached_without_its_norms_gets_them_on_reopen(tmp_path, npz_file):
+    store = tmp_path / "s.sqlite"
+    with _start(npz_file, store) as cold:
+        sid, query = cold.id, cold.next_query()
+    for f in cache_folder(store).glob("nystrom-factor-norms-*"):
+        f.unlink()  # as a cache written before the norms were kept
+    with _start(npz_file, store, sid) as again:
+        assert "nystrom-factor" in again.disk_cache.hits and "nystrom-factor-norms" in again.disk_cache.misses
+        assert again.next_query() == query
+    with _start(npz_file, store, sid) as third:
+        assert "nystrom-factor-norms" in third.disk_cache.hits and third.next_query() == query
