@@ -261,18 +261,22 @@ class NystromPosterior(FactorPosterior):
     row_norms : ndarray of shape (n,), optional
         That factor's squared row norms, if kept with it (ignored when ``Phi`` is computed
         here).
+    threads : int, default 1
+        Threads computing ``Phi`` here (:func:`core.kernels.factors.nystrom_map`: the same
+        bits whatever their number).
     progress : callable(message, fraction), optional
         Progress of the factor's rows.
     """
 
-    def __init__(self, X, kernel, landmarks, Phi=None, progress=None, row_norms=None):
+    def __init__(self, X, kernel, landmarks, Phi=None, progress=None, row_norms=None, threads: int = 1):
         from ..kernels.factors import nystrom_map
 
         self.features = X
         self.kernel = kernel
         self.landmarks = np.ascontiguousarray(landmarks, dtype=np.float64)
         if Phi is None:
-            Phi, row_norms = nystrom_map(X, kernel, self.landmarks, progress=progress), None
+            Phi = nystrom_map(X, kernel, self.landmarks, progress=progress, threads=threads)
+            row_norms = None
         super().__init__(Phi, copy=False, row_norms=row_norms)
 
     def set_kernel(self, kernel, progress=None) -> None:
