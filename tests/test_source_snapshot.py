@@ -160,6 +160,9 @@ def test_reopen_maps_the_snapshot_and_shows_the_cold_starts_query(tmp_path, monk
         assert d.classes == cold_data.classes and d.feature_names == cold_data.feature_names
         assert d.load_options == cold_data.load_options and d.params == cold_data.params
         pd.testing.assert_frame_equal(d.frame, cold_data.frame)
+        if which == "parquet_file":  # the feature columns are views of the mapped features, not copies
+            assert all(np.shares_memory(d.frame[f"f{j}"].to_numpy(), d.X) for j in range(3))
+            assert not list(cache_folder(store).glob("dataset-col1-*"))  # (f0: not kept twice)
         values = again.learner.decision_values.copy()
     assert capsys.readouterr().err == printed_cold  # the same lines (a table's roles) printed
     monkeypatch.setenv("LABELER_CACHE", "off")  # everything read and computed afresh
