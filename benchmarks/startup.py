@@ -79,7 +79,7 @@ def _phase_timers():
     load = cache.SessionCache.load
 
     def cache_load(self, name, key, *args, **kwargs):
-        phase = "features" if name == "features" else "factor" if "factor" in name else None
+        phase = "features" if name == "features" else "factor" if "factor" in name or "nystrom" in name else None
         if phase is None:
             return load(self, name, key, *args, **kwargs)
         return timed(phase, load)(self, name, key, *args, **kwargs)

@@ -33,10 +33,10 @@ import os
 import sys
 
 __all__ = ["THREAD_DEFAULTS", "configure_threads", "limit_malloc_arenas", "MALLOC_ARENAS", "warm_numba",
-           "warm_numba_in_background", "factor_threads", "MAX_FACTOR_THREADS"]
+           "warm_numba_in_background", "block_threads", "MAX_BLOCK_THREADS"]
 
-#: Most threads computing a Nystrom factor's blocks of rows (:func:`factor_threads`).
-MAX_FACTOR_THREADS = 4
+#: Most threads working on the blocks of one large array (:func:`block_threads`).
+MAX_BLOCK_THREADS = 4
 
 THREAD_DEFAULTS = {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -103,21 +103,22 @@ def warm_numba_in_background():
     return thread
 
 
-def factor_threads() -> int:
-    """Threads that compute a new session's Nystrom factor, block by block of rows
-    (:func:`core.kernels.factors.nystrom_map`; the factor's bits do not depend on it): the
-    cores this process may use, at most :data:`MAX_FACTOR_THREADS`; ``LABELER_FACTOR_THREADS``
-    sets it (1: one thread, as before). The largest step of a cold start at 10^6 points, and
-    one block of rows per thread in memory (64 MiB each)."""
-    given = os.environ.get("LABELER_FACTOR_THREADS", "").strip()
+def block_threads() -> int:
+    """Threads that work on independent blocks of one large array at start-up: a new session's
+    Nystrom factor, block by block of rows (:func:`core.kernels.factors.nystrom_map`), and the
+    session cache's checksums (:func:`labeler.session.cache.checksum`); neither result depends
+    on it. The cores this process may use, at most :data:`MAX_BLOCK_THREADS`;
+    ``LABELER_BLOCK_THREADS`` sets it (1: one thread, as before). Each thread holds one block
+    (64 MiB) at a time."""
+    given = os.environ.get("LABELER_BLOCK_THREADS", "").strip()
     if given:
         try:
             return max(1, int(given))
         except ValueError:
-            raise ValueError(f"LABELER_FACTOR_THREADS must be a whole number of threads such as 2; got {given!r}.") \
+            raise ValueError(f"LABELER_BLOCK_THREADS must be a whole number of threads such as 2; got {given!r}.") \
                 from None
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(MAX_FACTOR_THREADS, cores))
+    return max(1, min(MAX_BLOCK_THREADS, cores))

@@ -34,11 +34,12 @@ def _checksum_oracle(data: bytes, block: int) -> str:
     return f"{total % 2**64:016x}-{weighted % 2**64:016x}-{zlib.crc32(data[n_words * 8:]):08x}"
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("dtype,size", [(np.float64, 1000), (np.uint8, 1003), (np.int32, 7), (np.float64, 0)])
-def test_checksum_equals_the_word_by_word_sum(monkeypatch, dtype, size):
+def test_checksum_equals_the_word_by_word_sum(monkeypatch, dtype, size, threads):
     monkeypatch.setattr(cache_module, "_CRC_BLOCK", 256)  # several blocks
     a = np.random.default_rng(3).integers(0, 2**31, size).astype(dtype)
-    assert checksum(a) == _checksum_oracle(a.tobytes(), 256)
+    assert checksum(a, threads=threads) == _checksum_oracle(a.tobytes(), 256)
 
 
 def test_checksum_sees_a_flipped_bit_and_swapped_blocks(monkeypatch):
@@ -152,7 +153,7 @@ def test_reopen_maps_the_snapshot_and_shows_the_cold_starts_query(tmp_path, monk
     with _start(path, store, sid) as again:
         assert reads == []  # the file was not read: the snapshot was mapped
         assert again.next_query() == query
-        assert {"features", "nystrom-factor", "nystrom-factor-norms"} <= set(again.disk_cache.hits)
+        assert {"features", "nystrom-factor", "nystrom-norms"} <= set(again.disk_cache.hits)
         d = again.dataset
         assert isinstance(d.X, np.memmap) and np.array_equal(d.X, cold_data.X)
         assert d.y.dtype == cold_data.y.dtype and np.array_equal(d.y, cold_data.y)
@@ -383,10 +384,10 @@ def test_a_factor_cached_without_its_norms_gets_them_on_reopen(tmp_path, npz_fil
     store = tmp_path / "s.sqlite"
     with _start(npz_file, store) as cold:
         sid, query = cold.id, cold.next_query()
-    for f in cache_folder(store).glob("nystrom-factor-norms-*"):
+    for f in cache_folder(store).glob("nystrom-norms-*"):
         f.unlink()  # as a cache written before the norms were kept
     with _start(npz_file, store, sid) as again:
-        assert "nystrom-factor" in again.disk_cache.hits and "nystrom-factor-norms" in again.disk_cache.misses
+        assert "nystrom-factor" in again.disk_cache.hits and "nystrom-norms" in again.disk_cache.misses
         assert again.next_query() == query
     with _start(npz_file, store, sid) as third:
-        assert "nystrom-factor-norms" in third.disk_cache.hits and third.next_query() == query
+        assert "nystrom-norms" in third.disk_cache.hits and third.next_query() == query

@@ -86,10 +86,10 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
         norms = parts.get("factor_norms") if Phi is not None and parts.get("factor") is Phi else None
         if norms is not None and norms.shape != (n,):
             norms = None
-        from labeler.runtime import factor_threads
+        from labeler.runtime import block_threads
 
         return (NystromPosterior(X, spec.kernel_function(), Z, Phi=Phi, progress=progress, row_norms=norms,
-                                 threads=factor_threads()),
+                                 threads=block_threads()),
                 {"landmarks": Z})
     if spec.posterior == "spectral":
         Phi, lam = parts.get("factor"), parts.get("eigenvalues")

@@ -450,7 +450,7 @@ class LabelingSession:
             if Phi is not None:
                 parts["factor"] = Phi  # the factor rows k(X, Z) T, memory-mapped: not recomputed
                 # their squared norms, kept beside them (a pass over the factor saved); missing: computed
-                norms = self.disk_cache.load("nystrom-factor-norms", factor_key, shape=(Phi.shape[0],),
+                norms = self.disk_cache.load("nystrom-norms", factor_key, shape=(Phi.shape[0],),
                                              dtype=np.float64)
                 norms_cached = norms is not None
                 if norms is not None:
@@ -470,9 +470,9 @@ class LabelingSession:
             # by a background thread (2.4 GB at 10^6 points, rank 300), which close() waits for
             factor_key = self._nystrom_key(spec, learner.posterior.landmarks)
             self._keep_later("nystrom-factor", factor_key, learner.posterior.factor)
-            self._keep_later("nystrom-factor-norms", factor_key, learner.posterior.prior_diag())
+            self._keep_later("nystrom-norms", factor_key, learner.posterior.prior_diag())
         elif factor_cached and not norms_cached:  # a factor cached before its norms were
-            self._keep_later("nystrom-factor-norms", self._nystrom_key(spec, learner.posterior.landmarks),
+            self._keep_later("nystrom-norms", self._nystrom_key(spec, learner.posterior.landmarks),
                              learner.posterior.prior_diag())
         if recs:
             learner.add_many([r.index for r in recs], [r.label for r in recs])
