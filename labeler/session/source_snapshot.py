@@ -50,7 +50,7 @@ N_BLOCKS, BLOCK_BYTES = 64, 1 << 16
 #: Part of every key: a change of what a snapshot holds makes every old one a miss.
 SNAPSHOT_VERSION = 2  # 2: a table's feature columns are X's columns, not copies
 _META = "dataset-meta"
-#: pandas dtypes of string columns kept (as codes and distinct values; without missing values).
+#: pandas dtypes of string columns kept (as codes and distinct values; a missing value as code -1).
 _STRING_DTYPES = ("object", "str", "string")
 
 
