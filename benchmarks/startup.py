@@ -22,7 +22,9 @@ factor rows (or their cached map) and the posterior on them, "session, other" th
 session's creation / reopening (the store, the model's settings, the initial labels), "layout"
 the map's first layout, "first query"; "total" from the process's start to the first query.
 The machine's load average (1 minute) is printed before each run, since the machine is
-shared. Peak RSS is the process's ``ru_maxrss``.
+shared. Peak RSS is the process's ``ru_maxrss``. The header says how many threads compute the
+Nystrom factor's blocks of rows and sum the cache's checksums
+(:func:`labeler.runtime.block_threads`; ``LABELER_BLOCK_THREADS=1`` for one).
 Targets (issue 23): cold <= 20 s, reopen <= 5 s at 10^6 rows x 32 features.
 
 Usage::
@@ -79,7 +81,7 @@ def _phase_timers():
     load = cache.SessionCache.load
 
     def cache_load(self, name, key, *args, **kwargs):
-        phase = "features" if name == "features" else "factor" if "factor" in name else None
+        phase = "features" if name == "features" else "factor" if "factor" in name or "nystrom" in name else None
         if phase is None:
             return load(self, name, key, *args, **kwargs)
         return timed(phase, load)(self, name, key, *args, **kwargs)
@@ -157,9 +159,11 @@ def main(argv=None) -> int:
     if args.child:
         print(json.dumps(child(args.child, args.store, args.session, args.start, args.no_cache)))
         return 0
+    from labeler.runtime import block_threads
+
     print(f"# start-up to the first query (server side), {os.cpu_count()} cores; "
-          f"cache {'off' if args.no_cache else 'on'}; targets at 10^6 rows: cold <= {TARGETS['cold']:.0f} s, "
-          f"reopen <= {TARGETS['reopen']:.0f} s")
+          f"cache {'off' if args.no_cache else 'on'}; {block_threads()} threads for the factor's rows and the "
+          f"checksums; targets at 10^6 rows: cold <= {TARGETS['cold']:.0f} s, reopen <= {TARGETS['reopen']:.0f} s")
     head = ("| file | n x d | run | load avg | what | " + " | ".join(f"{p} s" for p in PHASES)
             + " | total s | target s | peak GB | same query |")
     print(head)

@@ -2,7 +2,8 @@
 
 * imports: ``import labeler.cli.entry, labeler.session`` in a fresh process (what the command
   line and the session need before anything is read);
-* checksum: the session cache's check of an array (:func:`labeler.session.cache.checksum`)
+* checksum: the session cache's check of an array (:func:`labeler.session.cache.checksum`),
+  in one thread and in :func:`labeler.runtime.block_threads` threads (what a load uses),
   against the CRC-32 it replaced, on ``--gb`` GB (a 10^6 x 300 factor is 2.4 GB);
 * the first call of the expected-risk kernel in a fresh process: with numba's on-disk cache
   emptied (``NUMBA_CACHE_DIR`` a new folder: the compile, once per installation), with the
@@ -64,7 +65,13 @@ def main(argv=None) -> int:
     (s,) = _python(_IMPORTS)
     print(f"| imports (labeler.cli.entry, labeler.session) | {load:.1f} | {s:.2f} | fresh process |", flush=True)
     a = np.arange(int(args.gb * 2**30 / 8), dtype=np.float64)
-    for name, f in (("checksum (sum64)", checksum), ("CRC-32 (before)", _crc32)):
+    from functools import partial
+
+    from labeler.runtime import block_threads
+
+    k = block_threads()
+    for name, f in (("checksum (sum64)", checksum), (f"checksum (sum64), {k} threads", partial(checksum, threads=k)),
+                    ("CRC-32 (before)", _crc32)):
         load = os.getloadavg()[0]
         t = time.perf_counter()
         f(a)

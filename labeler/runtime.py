@@ -33,7 +33,10 @@ import os
 import sys
 
 __all__ = ["THREAD_DEFAULTS", "configure_threads", "limit_malloc_arenas", "MALLOC_ARENAS", "warm_numba",
-           "warm_numba_in_background"]
+           "warm_numba_in_background", "block_threads", "MAX_BLOCK_THREADS"]
+
+#: Most threads working on the blocks of one large array (:func:`block_threads`).
+MAX_BLOCK_THREADS = 4
 
 THREAD_DEFAULTS = {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -98,3 +101,24 @@ def warm_numba_in_background():
     thread = threading.Thread(target=run, name="labeler-numba-warm-up", daemon=True)
     thread.start()
     return thread
+
+
+def block_threads() -> int:
+    """Threads that work on independent blocks of one large array at start-up: a new session's
+    Nystrom factor, block by block of rows (:func:`core.kernels.factors.nystrom_map`), and the
+    session cache's checksums (:func:`labeler.session.cache.checksum`); neither result depends
+    on it. The cores this process may use, at most :data:`MAX_BLOCK_THREADS`;
+    ``LABELER_BLOCK_THREADS`` sets it (1: one thread, as before). Each thread holds one block
+    (64 MiB) at a time."""
+    given = os.environ.get("LABELER_BLOCK_THREADS", "").strip()
+    if given:
+        try:
+            return max(1, int(given))
+        except ValueError:
+            raise ValueError(f"LABELER_BLOCK_THREADS must be a whole number of threads such as 2; got {given!r}.") \
+                from None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_BLOCK_THREADS, cores))

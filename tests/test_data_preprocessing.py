@@ -104,3 +104,22 @@ def test_parse_standardize():
     assert parse_standardize(True) is True
     with pytest.raises(ValueError, match="auto, on, off"):
         parse_standardize("yes")
+
+
+def test_shared_column_moments_give_the_same_bits_as_computing_them_apart():
+    from labeler.data.preprocessing import ColumnMoments, shared_scale, standardize
+
+    rng = np.random.default_rng(6)
+    X = np.ascontiguousarray(rng.standard_normal((400, 5)) * [1, 10, 0.1, 3, 7] + [0, 5, -2, 1, 0])
+    X[:, 3] = 2.5  # a constant column: scaled by 1, with the warning
+    moments = ColumnMoments(X)
+    assert shared_scale(X, moments=moments) == shared_scale(X)
+    with pytest.warns(UserWarning, match="constant"):
+        alone, (mean_a, scale_a) = standardize(X)
+    with pytest.warns(UserWarning, match="constant"):
+        shared, (mean_s, scale_s) = standardize(X, moments=moments)
+    assert np.array_equal(alone, shared) and np.array_equal(mean_a, mean_s) and np.array_equal(scale_a, scale_s)
+    assert np.array_equal(moments.std, X.std(axis=0))  # the shared moments are not changed by the scaling
+    other = X.copy()
+    other[0, 0] += 1.0  # moments of another array are not used
+    assert np.array_equal(standardize(other, moments=moments)[0], standardize(other)[0])

@@ -88,3 +88,24 @@ def test_bad_nystrom_arguments_are_named(pool):
         nystrom_factor(X, kernel, 0)
     with pytest.raises(ValueError, match="method"):
         nystrom_factor(X, kernel, 5, method="boost")
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_nystrom_map_in_threads_gives_the_same_bits_and_progress_in_order(monkeypatch, threads):
+    import threading
+
+    import core.kernels.factors as factors
+    from core.kernels import Kernel
+    from core.kernels.factors import nystrom_map
+
+    monkeypatch.setattr(factors, "_BLOCK_BYTES", 8 * 20 * 37)  # blocks of 37 rows: several, the last short
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((500, 5))
+    Z = X[:20]
+    alone = nystrom_map(X, Kernel("rbf", 1.3), Z)
+    told = []
+    shared = nystrom_map(X, Kernel("rbf", 1.3), Z, threads=threads,
+                         progress=lambda message, f: told.append((f, threading.current_thread())))
+    assert np.array_equal(alone, shared)
+    assert [f for f, _ in told] == sorted(f for f, _ in told) and told[-1][0] == 1.0
+    assert len(told) == -(-500 // 37) and {t for _, t in told} == {threading.current_thread()}

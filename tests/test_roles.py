@@ -234,3 +234,19 @@ def test_roles_describe_themselves_for_the_user():
     assert rows["id"][0] == "id" and "unique integers" in rows["id"][1]
     assert ColumnRoles().lines()[0][1] == "- (row numbers)"
     assert repr(GUESS) == "GUESS"
+
+
+def test_a_feature_columns_distinct_count_is_counted_when_asked_and_equals_nunique():
+    import pandas as pd
+
+    from labeler.data.columns import _Distinct, summarize_columns
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"f": np.round(rng.normal(size=500), 1), "label": np.round(rng.random(500) * 2),
+                          "k": rng.integers(0, 7, 500), "s": rng.choice(["a", "b", None], 500)})
+    infos = summarize_columns(frame)
+    assert isinstance(infos[0].distinct, _Distinct)  # a float feature: not counted yet
+    assert not isinstance(infos[1].distinct, _Distinct)  # named like a label: counted (the guess reads it)
+    for info, column in zip(infos, frame.columns):
+        assert info.n_unique == frame[column].nunique(dropna=True)
+    assert isinstance(infos[0].distinct, int)  # counted once, kept

@@ -95,3 +95,15 @@ def test_the_page_caps_the_arenas_under_streamlit_run_too(tmp_path, monkeypatch)
     app = Path(runtime.__file__).resolve().parent / "app.py"
     AppTest.from_file(str(app), default_timeout=120).run()
     assert calls == ["limit"]
+
+
+def test_block_threads_are_the_usable_cores_at_most_four_or_the_environments(monkeypatch):
+    from labeler.runtime import MAX_BLOCK_THREADS, block_threads
+
+    monkeypatch.delenv("LABELER_BLOCK_THREADS", raising=False)
+    assert 1 <= block_threads() <= MAX_BLOCK_THREADS
+    monkeypatch.setenv("LABELER_BLOCK_THREADS", "3")
+    assert block_threads() == 3
+    monkeypatch.setenv("LABELER_BLOCK_THREADS", "two")
+    with pytest.raises(ValueError, match="LABELER_BLOCK_THREADS must be a whole number"):
+        block_threads()

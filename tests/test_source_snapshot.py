@@ -34,11 +34,12 @@ def _checksum_oracle(data: bytes, block: int) -> str:
     return f"{total % 2**64:016x}-{weighted % 2**64:016x}-{zlib.crc32(data[n_words * 8:]):08x}"
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("dtype,size", [(np.float64, 1000), (np.uint8, 1003), (np.int32, 7), (np.float64, 0)])
-def test_checksum_equals_the_word_by_word_sum(monkeypatch, dtype, size):
+def test_checksum_equals_the_word_by_word_sum(monkeypatch, dtype, size, threads):
     monkeypatch.setattr(cache_module, "_CRC_BLOCK", 256)  # several blocks
     a = np.random.default_rng(3).integers(0, 2**31, size).astype(dtype)
-    assert checksum(a) == _checksum_oracle(a.tobytes(), 256)
+    assert checksum(a, threads=threads) == _checksum_oracle(a.tobytes(), 256)
 
 
 def test_checksum_sees_a_flipped_bit_and_swapped_blocks(monkeypatch):
@@ -152,6 +153,7 @@ def test_reopen_maps_the_snapshot_and_shows_the_cold_starts_query(tmp_path, monk
     with _start(path, store, sid) as again:
         assert reads == []  # the file was not read: the snapshot was mapped
         assert again.next_query() == query
+        assert {"features", "nystrom-factor", "nystrom-norms"} <= set(again.disk_cache.hits)
         d = again.dataset
         assert isinstance(d.X, np.memmap) and np.array_equal(d.X, cold_data.X)
         assert d.y.dtype == cold_data.y.dtype and np.array_equal(d.y, cold_data.y)
@@ -159,6 +161,9 @@ def test_reopen_maps_the_snapshot_and_shows_the_cold_starts_query(tmp_path, monk
         assert d.classes == cold_data.classes and d.feature_names == cold_data.feature_names
         assert d.load_options == cold_data.load_options and d.params == cold_data.params
         pd.testing.assert_frame_equal(d.frame, cold_data.frame)
+        if which == "parquet_file":  # the feature columns are views of the mapped features, not copies
+            assert all(np.shares_memory(d.frame[f"f{j}"].to_numpy(), d.X) for j in range(3))
+            assert not list(cache_folder(store).glob("dataset-col1-*"))  # (f0: not kept twice)
         values = again.learner.decision_values.copy()
     assert capsys.readouterr().err == printed_cold  # the same lines (a table's roles) printed
     monkeypatch.setenv("LABELER_CACHE", "off")  # everything read and computed afresh
@@ -286,3 +291,103 @@ def test_numba_warm_up_leaves_the_kernels_exact():
     expected_risk_binary(R, rows, m, cand, 0.5, 0.5, 1.0, 1.0, out)
     want = expected_risk_reference_rows(R, rows, m[None, :].T, cand, np.array([0.5, 0.5]), np.ones(2))
     np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+
+
+# ---- a partly filled label column ----------------------------------------------------------------
+def _partly_labelled(tmp_path, suffix):
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    label = np.where(np.arange(300) < 150, "a", "b").astype(object)
+    label[rng.choice(300, 240, replace=False)] = None  # 60 rows carry a label, the rest are the pool
+    label[[i for i in range(300) if label[i] is None][:3]] = "  "  # blank: unlabelled too
+    frame = pd.DataFrame({**{f"f{j}": rng.normal(size=300) for j in range(4)}, "label": label})
+    path = tmp_path / f"partly{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_partly_filled_label_column_is_kept_and_reopens_the_same(tmp_path, monkeypatch, suffix):
+    import pandas as pd
+
+    path = _partly_labelled(tmp_path, suffix)
+    store = tmp_path / "s.sqlite"
+    with _start(path, store) as cold:
+        sid, query, labels, cold_data = cold.id, cold.next_query(), cold.labels, cold.dataset
+        assert len(labels) == 60
+    assert list(cache_folder(store).glob("dataset-meta-*.npy"))  # the snapshot was kept
+    reads = _reads(monkeypatch)
+    with _start(path, store, sid) as again:
+        assert reads == []  # mapped, not read
+        assert again.next_query() == query and again.labels == labels
+        known, before = again.dataset.file_labels, cold_data.file_labels
+        assert known.column == before.column and known.n_rows == before.n_rows
+        assert np.array_equal(known.rows, before.rows) and known.labels.dtype == before.labels.dtype
+        assert np.array_equal(known.labels, before.labels)
+        pd.testing.assert_frame_equal(again.dataset.frame, cold_data.frame)
+    reads.clear()
+    # a new session on the same file, from the snapshot, starts from the same file labels
+    with _start(path, store) as second:
+        assert reads == [] and second.labels == labels and second.next_query() == query
+
+
+@pytest.mark.parametrize("gaps", [[None, None], [np.nan, np.nan], [None, np.nan]])
+def test_string_columns_with_missing_values_come_back_exactly(tmp_path, gaps):
+    import pandas as pd
+
+    from labeler.data.dataset import Dataset
+    from labeler.session.cache import SessionCache
+
+    values = np.array(["u", gaps[0], "v", gaps[1], "u"], dtype=object)
+    frame = pd.DataFrame({"f": np.arange(5.0), "s": pd.Series(values, dtype=object),
+                          "t": pd.array(["p", None, "q", "p", None], dtype="string"),
+                          "u": pd.Series(["p", None, "q", "p", None], dtype="str")})
+    d = Dataset(name="m", X=np.arange(10.0).reshape(5, 2), y=None, classes=[], feature_names=["a", "b"],
+                ids=np.arange(5), layout=None, images=None, image_paths=None, frame=frame, params={},
+                load_options={})
+    kept = snap.snapshot_arrays(d, "", "fp", {})
+    if gaps[0] is not gaps[1]:  # missing values of two kinds: not kept (the file is read)
+        assert kept is None
+        return
+    cache = SessionCache(tmp_path / "c")
+    assert snap.save_snapshot(cache, "k", *kept)
+    back, _, _ = snap.load_snapshot(cache, "k")
+    pd.testing.assert_frame_equal(back.frame, frame)
+    assert [type(v) for v in back.frame["s"]] == [type(v) for v in values]
+
+
+# ---- the factor's row norms, kept beside it ------------------------------------------------------
+def test_a_factor_posterior_given_its_row_norms_equals_one_that_computes_them():
+    from core.kernels import Kernel
+    from core.posteriors import FactorPosterior, NystromPosterior
+
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((200, 4))
+    computed = NystromPosterior(X, Kernel("rbf", 1.5), X[:20])
+    norms = np.einsum("ij,ij->i", computed.factor, computed.factor)  # the obvious way
+    given = NystromPosterior(X, Kernel("rbf", 1.5), X[:20], Phi=np.array(computed.factor), row_norms=norms)
+    assert np.array_equal(computed.prior_diag(), norms) and np.array_equal(given.prior_diag(), norms)
+    idx = [3, 50, 120]
+    for post in (computed, given):
+        post.update(idx, -0.1 * np.eye(3))
+    assert np.array_equal(computed.diag(), given.diag())
+    with pytest.raises(ValueError, match="row_norms must have shape"):
+        FactorPosterior(computed.factor, row_norms=norms[:-1])
+    bad = norms.copy()
+    bad[5] = np.nan  # a non-finite norm is refused as a non-finite row is
+    with pytest.raises(ValueError):
+        FactorPosterior(computed.factor, row_norms=bad)
+
+
+def test_a_factor_cached_without_its_norms_gets_them_on_reopen(tmp_path, npz_file):
+    store = tmp_path / "s.sqlite"
+    with _start(npz_file, store) as cold:
+        sid, query = cold.id, cold.next_query()
+    for f in cache_folder(store).glob("nystrom-norms-*"):
+        f.unlink()  # as a cache written before the norms were kept
+    with _start(npz_file, store, sid) as again:
+        assert "nystrom-factor" in again.disk_cache.hits and "nystrom-norms" in again.disk_cache.misses
+        assert again.next_query() == query
+    with _start(npz_file, store, sid) as third:
+        assert "nystrom-norms" in third.disk_cache.hits and third.next_query() == query

@@ -148,3 +148,26 @@ def test_cli_missing_option(tmp_path):
         ok = subprocess.run([*base, "--missing", choice], cwd=str(REPO), capture_output=True, text=True,
                             timeout=300, env=env)
         assert ok.returncode == 0, ok.stderr
+
+
+@pytest.mark.parametrize("n", [1, 5, 7, 16, 23])
+def test_the_feature_block_equals_the_stacked_columns(monkeypatch, n):
+    import labeler.data.tables as tables
+
+    monkeypatch.setattr(tables, "_ROWS_STEP", 5)  # several steps, the last one short
+    rng = np.random.default_rng(n)
+    columns = [rng.standard_normal(n), np.arange(n, dtype=np.float64), rng.standard_normal(2 * n)[::2]]
+    block = tables._rows_of(columns, n)
+    assert block.flags.c_contiguous and np.array_equal(block, np.column_stack(columns))
+
+
+@pytest.mark.parametrize("dtype", [object, "str", "string"])
+def test_empty_labels_equal_the_row_by_row_rule(dtype):
+    from labeler.data.tables import empty_labels
+
+    values = ["a", None, "", "  ", "b", "\t", " a ", None, "b"] if dtype != object else \
+        ["a", None, "", "  ", 3, float("nan"), " a ", 1.5, "\t\n"]
+    labels = pd.Series(values, dtype=dtype)
+    missing = labels.isna().to_numpy()
+    oracle = np.array([bool(m) or str(v).strip() == "" for v, m in zip(labels.tolist(), missing)])
+    assert np.array_equal(empty_labels(labels), oracle)

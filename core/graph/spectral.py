@@ -42,7 +42,6 @@ those vectors has no meaning: here they are all left free.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize_scalar, nnls
 
 from ._checks import check_labels
 
@@ -159,6 +158,8 @@ def aligned_spectrum(eigenvalues, V, labeled, labels, transform: str = "improved
         keep = e > e.max() * 1e-12
         R = np.sqrt(e[keep])[:, None] * Q[:, keep].T  # Hb = R^T R
         z = (Q[:, keep].T @ ab) / np.sqrt(e[keep])  # R^T z = ab (ab lies in the range of R^T)
+        from scipy.optimize import nnls  # imported here: SciPy's optimize is slow to import (app start-up)
+
         t, _ = nnls(R, z, maxiter=50 * B.shape[0])
     else:
         t = _clarabel_alignment(VL, T, B)
@@ -228,6 +229,8 @@ def fit_parametric_spectrum(eigenvalues, V, labeled, labels, transform: str,
     def spectrum(logp):
         p = float(np.exp(logp))
         return parametric_spectrum(lam, transform, **({"s": p} if transform == "diffusion" else {"eps": p}))
+
+    from scipy.optimize import minimize_scalar  # (as nnls above)
 
     res = minimize_scalar(lambda lp: -kernel_target_alignment((VL * spectrum(lp)) @ VL.T, T),
                           bounds=(np.log(lo), np.log(hi)), method="bounded", options={"xatol": 1e-6})

@@ -151,12 +151,16 @@ def nystrom_transform(kernel, Z, rtol: float = 1e-10, warn: bool = True) -> np.n
     return np.ascontiguousarray(U[:, keep] / np.sqrt(s[keep]))
 
 
-def nystrom_map(X, kernel, Z, *, rtol: float = 1e-10, progress=None, warn: bool = True) -> np.ndarray:
+def nystrom_map(X, kernel, Z, *, rtol: float = 1e-10, progress=None, warn: bool = True,
+                threads: int = 1) -> np.ndarray:
     """The Nystrom factor ``Phi = k(X, Z) T`` of given landmarks ``Z`` (:func:`nystrom_transform`).
 
-    Built in blocks of rows (temporaries of at most 64 MiB): memory ``8 n r`` + O(m^2), never
-    n x n. Deterministic: the same ``X``, kernel and ``Z`` give the same bits, which is how a
-    reopened session reproduces its factor from the stored landmarks.
+    Built in blocks of rows (temporaries of at most 64 MiB each): memory ``8 n r`` + O(m^2),
+    never n x n. Deterministic: the same ``X``, kernel and ``Z`` give the same bits, which is
+    how a reopened session reproduces its factor from the stored landmarks. With ``threads``
+    > 1 the blocks are shared among that many threads (numpy's products and ufuncs release
+    the GIL), each block computed exactly as alone, so the bits do not depend on ``threads``
+    (BLAS's own threads would split a product differently: those stay at one).
 
     Parameters
     ----------
@@ -165,7 +169,9 @@ def nystrom_map(X, kernel, Z, *, rtol: float = 1e-10, progress=None, warn: bool 
     Z : array-like of shape (m, d)
     rtol : float
     progress : callable(message, fraction), optional
-        Called after each block of rows.
+        Called after each block of rows, in order, from the calling thread.
+    threads : int, default 1
+        Threads computing blocks at once (at most one block each in memory).
 
     Returns
     -------
@@ -177,9 +183,22 @@ def nystrom_map(X, kernel, Z, *, rtol: float = 1e-10, progress=None, warn: bool 
     n = X.shape[0]
     Phi = np.empty((n, T.shape[1]))
     step = max(1, _BLOCK_BYTES // (8 * max(Z.shape[0], 1)))
-    for a in range(0, n, step):
+    starts = range(0, n, step)
+
+    def block(a: int) -> int:
         np.matmul(kernel(X[a:a + step], Z), T, out=Phi[a:a + step])  # no temporary, no copy
-        _report(progress, f"Nystrom factor: {min(n, a + step):,} of {n:,} rows", min(n, a + step) / n)
+        return min(n, a + step)
+
+    if int(threads) <= 1 or len(starts) < 2:
+        done = map(block, starts)
+        for end in done:
+            _report(progress, f"Nystrom factor: {end:,} of {n:,} rows", end / n)
+        return Phi
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(int(threads), len(starts)), thread_name_prefix="nystrom") as pool:
+        for end in pool.map(block, starts):  # in order: the progress is told from this thread
+            _report(progress, f"Nystrom factor: {end:,} of {n:,} rows", end / n)
     return Phi
 
 

@@ -34,6 +34,11 @@ class FactorPosterior:
     ----------
     Phi : array-like of shape (n, r)
         Kernel factor, ``K = Phi Phi^T``; finite. Copied (C-contiguous float64).
+    copy : bool, default True
+        False: a C-contiguous float64 ``Phi`` is taken over, not copied.
+    row_norms : array-like of shape (n,), optional
+        ``|phi_i|^2`` of these rows, computed before (``einsum("ij,ij->i", Phi, Phi)``) and
+        kept with the factor; default computed here. Finiteness is checked on them.
 
     Attributes
     ----------
@@ -45,13 +50,13 @@ class FactorPosterior:
     kernel = None
     features = None
 
-    def __init__(self, Phi, copy: bool = True):
+    def __init__(self, Phi, copy: bool = True, row_norms=None):
         # finiteness is checked on the row norms below (one pass over Phi instead of two and no
         # n x r temporary: 2.4 GB at 10^6 points, rank 300)
         Phi = check_features(Phi, name="Phi", min_samples=1, finite=False)
         # copy=False takes a C-contiguous float64 Phi over (no second n x r array at 10^6 points)
         self._Phi = np.array(Phi, dtype=np.float64, order="C", copy=True if copy else None)
-        self._set_factor_shape()
+        self._set_factor_shape(row_norms)
         self._check_finite()
 
     def _check_finite(self) -> None:
@@ -74,10 +79,20 @@ class FactorPosterior:
             "factor down."
         )
 
-    def _set_factor_shape(self) -> None:
+    def _set_factor_shape(self, row_norms=None) -> None:
+        """``n_samples``, ``rank``, ``P = I`` and the squared row norms ``K_ii = |phi_i|^2``:
+        ``row_norms`` when given (of shape (n,): computed so from this ``Phi`` before and kept,
+        e.g. with a cached factor; one pass over a 2.4 GB factor saved), else computed."""
         self.n_samples, self.rank = self._Phi.shape
         self._P = np.eye(self.rank)
-        self._prior_diag = np.einsum("ij,ij->i", self._Phi, self._Phi)
+        if row_norms is not None:
+            row_norms = np.asarray(row_norms, dtype=np.float64)
+            if row_norms.shape != (self.n_samples,):
+                raise ValueError(f"row_norms must have shape ({self.n_samples},), one per row of Phi; "
+                                 f"got {row_norms.shape}.")
+            self._prior_diag = np.array(row_norms)
+        else:
+            self._prior_diag = np.einsum("ij,ij->i", self._Phi, self._Phi)
 
     @property
     def factor(self) -> np.ndarray:
@@ -243,19 +258,26 @@ class NystromPosterior(FactorPosterior):
     Phi : ndarray of shape (n, r), optional
         The factor, if already computed with this kernel and these landmarks (taken over,
         not copied); default computed here.
+    row_norms : ndarray of shape (n,), optional
+        That factor's squared row norms, if kept with it (ignored when ``Phi`` is computed
+        here).
+    threads : int, default 1
+        Threads computing ``Phi`` here (:func:`core.kernels.factors.nystrom_map`: the same
+        bits whatever their number).
     progress : callable(message, fraction), optional
         Progress of the factor's rows.
     """
 
-    def __init__(self, X, kernel, landmarks, Phi=None, progress=None):
+    def __init__(self, X, kernel, landmarks, Phi=None, progress=None, row_norms=None, threads: int = 1):
         from ..kernels.factors import nystrom_map
 
         self.features = X
         self.kernel = kernel
         self.landmarks = np.ascontiguousarray(landmarks, dtype=np.float64)
         if Phi is None:
-            Phi = nystrom_map(X, kernel, self.landmarks, progress=progress)
-        super().__init__(Phi, copy=False)
+            Phi = nystrom_map(X, kernel, self.landmarks, progress=progress, threads=threads)
+            row_norms = None
+        super().__init__(Phi, copy=False, row_norms=row_norms)
 
     def set_kernel(self, kernel, progress=None) -> None:
         """Recompute ``Phi = k(X, Z) T`` with ``kernel`` (same landmarks); ``P`` back to ``I``.

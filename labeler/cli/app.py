@@ -134,7 +134,7 @@ def _app_data_options(args) -> dict:
 def _load_file(path: Path, args, options: dict):
     """:func:`open_data` of a file, or its snapshot in the session cache when the file is
     unchanged (:mod:`labeler.session.source_snapshot`: identified by size, modification time
-    and sampled blocks; mapped, not read). After a read the snapshot is written in a
+    and sampled blocks; mapped, not read). After a read the snapshot is made and written in a
     background thread at the lowest priority (not a daemon: it finishes before the process
     ends). Returns ``(dataset, options)`` as :func:`open_data` does."""
     import io
@@ -171,16 +171,18 @@ def _load_file(path: Path, args, options: dict):
     X = np.ascontiguousarray(dataset.X, dtype=np.float64)
     digest = fingerprint(X)  # the session's check of its data: computed once, here
     dataset._fingerprint = (digest, X.shape)
-    kept = snap.snapshot_arrays(dataset, seen.copy.getvalue(), digest, options)
-    if kept is not None:
-        def write():
-            try:  # Linux: this thread alone at the lowest priority (the first query goes first)
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-            except (AttributeError, OSError):
-                pass
+    printed = seen.copy.getvalue()
+
+    def write():
+        try:  # Linux: this thread alone at the lowest priority (the first query goes first)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (AttributeError, OSError):
+            pass
+        kept = snap.snapshot_arrays(dataset, printed, digest, options)  # (the labels' codes: ~1 s at 10^6 rows)
+        if kept is not None:
             snap.save_snapshot(cache, key, *kept)
 
-        threading.Thread(target=write, name="labeler-snapshot-write", daemon=False).start()
+    threading.Thread(target=write, name="labeler-snapshot-write", daemon=False).start()
     return dataset, options
 
 

@@ -58,7 +58,8 @@ def load_npz(path: Path, *, seed, n, opts: FileOptions) -> Dataset:
     if n_rows < 2:
         raise DatasetError(f"{path.name} has {n_rows} row(s); at least two points are needed to label anything.")
     rows = subset(n_rows, n, np.random.default_rng(seed), path.name)
-    arrays = {k: v[rows] for k, v in arrays.items()}
+    if n is not None:  # a subset (all rows: the arrays as read, not copied once more)
+        arrays = {k: v[rows] for k, v in arrays.items()}
     images = None
     if "images" in arrays:
         images = _npz_images(arrays["images"], path.name)
@@ -68,7 +69,7 @@ def load_npz(path: Path, *, seed, n, opts: FileOptions) -> Dataset:
             X = X[:, None]
         if X.ndim != 2 or X.dtype.kind not in "biuf":
             raise DatasetError(f"{path.name}: X must be a numeric 2-D array (n, d); got {X.dtype} {X.shape}.")
-        X = X.astype(np.float64)
+        X = X.astype(np.float64, copy=False)  # (read from the file: already this process's own)
         bad = ~np.isfinite(X)
         if bad.any():
             r, c = (int(v[0]) for v in np.nonzero(bad))

@@ -115,13 +115,16 @@ def _numeric_block(frame: pd.DataFrame, columns: list, what: str, missing: str =
     bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))]
     if bad:
         raise DatasetError(_not_numeric_message(frame, bad, what))
-    block = np.empty((len(frame), len(columns)), dtype=np.float64)
-    for j, c in enumerate(columns):  # column by column: no copy of the whole selection first
-        block[:, j] = frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = []
+    for c in columns:  # each column as float64 (a view of the frame's own when it is one)
+        column = frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
         if missing == "mean":
-            gaps = np.isnan(block[:, j])
+            gaps = np.isnan(column)
             if gaps.any():
-                block[gaps, j] = _fill_value(block[:, j], frame[c])
+                column = column.copy()
+                column[gaps] = _fill_value(column, frame[c])
+        values.append(column)
+    block = _rows_of(values, len(frame))
     finite = np.isfinite(block)
     if not finite.all():
         rows, cols = np.nonzero(~finite)
@@ -138,6 +141,25 @@ def _numeric_block(frame: pd.DataFrame, columns: list, what: str, missing: str =
             "the column mean / most frequent value (the Columns box's 'Missing values', or "
             "--missing drop|mean)."
         )
+    return block
+
+
+#: Rows per step of :func:`_rows_of` (its buffer, columns x rows, stays in the CPU's cache).
+_ROWS_STEP = 1 << 14
+
+
+def _rows_of(columns: list, n: int) -> np.ndarray:
+    """The C-ordered (n, len(columns)) float64 block of the 1-D ``columns``: copied through a
+    small column-major buffer, step by step of :data:`_ROWS_STEP` rows, and that buffer
+    transposed into the block (writing one column at a time straight into a C-ordered block
+    touches all of its memory once per column: 3x slower at 10^6 x 32)."""
+    block = np.empty((n, len(columns)), dtype=np.float64)
+    buffer = np.empty((len(columns), min(n, _ROWS_STEP)), dtype=np.float64)
+    for a in range(0, n, _ROWS_STEP):
+        b = min(n, a + _ROWS_STEP)
+        for j, column in enumerate(columns):
+            buffer[j, :b - a] = column[a:b]
+        block[a:b] = buffer[:, :b - a].T
     return block
 
 
@@ -235,8 +257,11 @@ def empty_labels(labels: pd.Series) -> np.ndarray:
     is empty or only whitespace."""
     empty = labels.isna().to_numpy()
     if not (pd.api.types.is_numeric_dtype(labels) or pd.api.types.is_bool_dtype(labels)):
-        text = labels.astype(object).where(~empty, "").astype(str)
-        empty = empty | (text.str.strip() == "").to_numpy()
+        # each distinct value looked at once (a label column has a few): 10^6 string strips saved
+        codes, uniques = pd.factorize(labels.to_numpy(dtype=object), use_na_sentinel=True)
+        blank = np.array([str(u).strip() == "" for u in uniques], dtype=bool)
+        if blank.any():
+            empty = empty | ((codes >= 0) & blank[np.maximum(codes, 0)])
     return empty
 
 

@@ -131,7 +131,7 @@ def _bytes(array: np.ndarray) -> np.ndarray:
     return array.reshape(-1).view(np.uint8) if array.size else np.zeros(0, np.uint8)
 
 
-def checksum(array: np.ndarray) -> str:
+def checksum(array: np.ndarray, threads: int = 1) -> str:
     """A checksum of ``array``'s bytes, as a hex string: for each block ``b = 0, 1, ...`` of
     :data:`_CRC_BLOCK` bytes, ``s_b`` = the sum of its little-endian 64-bit words modulo 2^64,
     the bytes after the last whole word as a CRC-32; the result is ``sum_b s_b`` and
@@ -144,6 +144,9 @@ def checksum(array: np.ndarray) -> str:
     Parameters
     ----------
     array : ndarray (C-contiguous; a memory map is read block by block)
+    threads : int, default 1
+        Threads summing blocks at once (:func:`labeler.runtime.block_threads` when a cached
+        array is loaded); the result does not depend on it.
 
     Returns
     -------
@@ -154,9 +157,21 @@ def checksum(array: np.ndarray) -> str:
     n_words = flat.shape[0] // 8
     words = flat[:n_words * 8].view("<u8")
     step = _CRC_BLOCK // 8
+    starts = range(0, n_words, step)
+
+    def block_sum(a: int) -> int:
+        return int(np.add.reduce(words[a:a + step], dtype=np.uint64))
+
+    threads = min(threads or 1, len(starts))
+    if threads > 1:  # blocks summed at once (numpy's sums release the GIL); the same integers
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="labeler-checksum") as pool:
+            sums = list(pool.map(block_sum, starts))
+    else:
+        sums = [block_sum(a) for a in starts]
     total = weighted = 0
-    for b, a in enumerate(range(0, n_words, step)):
-        s = int(np.add.reduce(words[a:a + step], dtype=np.uint64))
+    for b, s in enumerate(sums):
         total += s
         weighted += (b + 1) * s
     tail = zlib.crc32(flat[n_words * 8:])
@@ -167,7 +182,9 @@ def checksum(array: np.ndarray) -> str:
 def _matches(array: np.ndarray, meta: dict) -> bool:
     """Whether ``array``'s bytes match the manifest's checksum (its own kind, or CRC-32)."""
     if CHECKSUM in meta:
-        return checksum(array) == str(meta[CHECKSUM])
+        from labeler.runtime import block_threads
+
+        return checksum(array, threads=block_threads()) == str(meta[CHECKSUM])
     return _crc32(array) == int(meta["crc32"])
 
 

@@ -69,7 +69,7 @@ from core.validation import LAM_RANGE, WIDTH_RANGE, check_lam, check_positive
 
 from labeler.data.classnames import check_class_name
 from labeler.errors import SettingsError
-from labeler.data.preprocessing import parse_standardize, shared_scale
+from labeler.data.preprocessing import ColumnMoments, parse_standardize, shared_scale
 
 from . import data
 from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
@@ -538,10 +538,11 @@ def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.nd
         How each "auto" value was resolved, in words.
     """
     auto = {}
+    moments = ColumnMoments(X_raw)  # computed when first needed, shared by the test and the scaling
     cfg.standardize = parse_standardize(cfg.standardize)  # "on" / "off" -> bool; "auto" stays
     if isinstance(cfg.standardize, str):  # "auto"
         image, text = data.is_image_data(dataset), data.is_text_features(dataset)
-        shared = None if (image or text) else shared_scale(X_raw)
+        shared = None if (image or text) else shared_scale(X_raw, moments=moments)
         cfg.standardize = not (image or text or shared)
         auto["standardize"] = (
             "off for image data (pixels share one scale)" if image
@@ -551,7 +552,7 @@ def resolve_model(cfg: SessionConfig, dataset, X_raw: np.ndarray) -> tuple[np.nd
         )
     cfg.standardize = bool(cfg.standardize)
     cfg.pca_components = _check_pca_components(cfg.pca_components, X_raw.shape)
-    X = data.kernel_features(X_raw, cfg.standardize, cfg.pca_components, cfg.seed)
+    X = data.kernel_features(X_raw, cfg.standardize, cfg.pca_components, cfg.seed, moments=moments)
     if getattr(cfg, "model", "rls") != "rls":  # the graph is built on X; no width or lam (resolve_graph)
         return X, auto
     params = dict(getattr(dataset, "params", None) or {})

@@ -102,7 +102,8 @@ def is_text_features(dataset) -> bool:
     return "text_features" in (getattr(dataset, "params", None) or {})
 
 
-def kernel_features(X_raw: np.ndarray, scale: bool, pca_components: int | None, seed: int) -> np.ndarray:
+def kernel_features(X_raw: np.ndarray, scale: bool, pca_components: int | None, seed: int,
+                    moments=None) -> np.ndarray:
     """The features the kernel sees: ``X_raw`` standardised if ``scale``, then projected on
     its ``pca_components`` leading principal components if given (seeded with ``seed``).
 
@@ -112,12 +113,14 @@ def kernel_features(X_raw: np.ndarray, scale: bool, pca_components: int | None, 
     scale : bool
     pca_components : int or None
     seed : int
+    moments : labeler.data.preprocessing.ColumnMoments, optional
+        ``X_raw``'s column moments if computed already (the "auto" standardisation's test).
 
     Returns
     -------
     ndarray of shape (n_samples, n_features) or (n_samples, pca_components)
     """
-    X = standardize(X_raw)[0] if scale else X_raw
+    X = standardize(X_raw, moments=moments)[0] if scale else X_raw
     if pca_components is not None:
         X = pca_reduce(X, int(pca_components), seed=seed)[0]
     return np.ascontiguousarray(X, dtype=np.float64)

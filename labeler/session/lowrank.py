@@ -48,7 +48,8 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
     ----------
     parts : dict, optional
         ``{"landmarks": Z}`` (and optionally ``"factor"``: its rows ``k(X, Z) T`` for the
-        spec's kernel, taken as they are) or ``{"factor": Phi, "eigenvalues": lam}`` from an
+        spec's kernel, taken as they are, with ``"factor_norms"``, their squared norms kept
+        beside them: not computed again) or ``{"factor": Phi, "eigenvalues": lam}`` from an
         earlier build; parts that do not fit ``X`` and ``spec`` are ignored (rebuilt).
     progress : callable(message, fraction), optional
     executor : core.criteria.blocks.BlockExecutor, optional
@@ -82,7 +83,14 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
 
             say(f"Nystrom factor of {n:,} rows on {executor!r}", 0.1)
             Phi = nystrom_rows(X, spec.kernel_function(), Z, executor=executor)
-        return NystromPosterior(X, spec.kernel_function(), Z, Phi=Phi, progress=progress), {"landmarks": Z}
+        norms = parts.get("factor_norms") if Phi is not None and parts.get("factor") is Phi else None
+        if norms is not None and norms.shape != (n,):
+            norms = None
+        from labeler.runtime import block_threads
+
+        return (NystromPosterior(X, spec.kernel_function(), Z, Phi=Phi, progress=progress, row_norms=norms,
+                                 threads=block_threads()),
+                {"landmarks": Z})
     if spec.posterior == "spectral":
         Phi, lam = parts.get("factor"), parts.get("eigenvalues")
         if Phi is None or lam is None or Phi.shape != (n, r) or lam.shape != (r,):

@@ -440,13 +440,19 @@ class LabelingSession:
         if spec.has_parts and not self._factor_parts:  # e.g. another session on the same data made them
             self._factor_parts = self._disk_parts(spec)
         parts = dict(self._factor_parts) if spec.has_parts else None
-        factor_cached = False
+        factor_cached = norms_cached = False
         if spec.low_rank and spec.posterior == "nystrom" and parts.get("landmarks") is not None:
-            Phi = self.disk_cache.load("nystrom-factor", self._nystrom_key(spec, parts["landmarks"]),
-                                       dtype=np.float64)
+            factor_key = self._nystrom_key(spec, parts["landmarks"])
+            Phi = self.disk_cache.load("nystrom-factor", factor_key, dtype=np.float64)
             factor_cached = Phi is not None
             if Phi is not None:
                 parts["factor"] = Phi  # the factor rows k(X, Z) T, memory-mapped: not recomputed
+                # their squared norms, kept beside them (a pass over the factor saved); missing: computed
+                norms = self.disk_cache.load("nystrom-norms", factor_key, shape=(Phi.shape[0],),
+                                             dtype=np.float64)
+                norms_cached = norms is not None
+                if norms is not None:
+                    parts["factor_norms"] = norms
         executor = process_executor() if spec.low_rank else None
         learner = model.build_learner(spec, self.X, self._log.classes, n_block=len(recs), parts=parts,
                                       progress=progress, executor=executor)
@@ -460,8 +466,12 @@ class LabelingSession:
         if spec.low_rank and spec.posterior == "nystrom" and not factor_cached:
             # computed here (a new width recomputes it: kept under the width's own key); written
             # by a background thread (2.4 GB at 10^6 points, rank 300), which close() waits for
-            self._keep_later("nystrom-factor", self._nystrom_key(spec, learner.posterior.landmarks),
-                             learner.posterior.factor)
+            factor_key = self._nystrom_key(spec, learner.posterior.landmarks)
+            self._keep_later("nystrom-factor", factor_key, learner.posterior.factor)
+            self._keep_later("nystrom-norms", factor_key, learner.posterior.prior_diag())
+        elif factor_cached and not norms_cached:  # a factor cached before its norms were
+            self._keep_later("nystrom-norms", self._nystrom_key(spec, learner.posterior.landmarks),
+                             learner.posterior.prior_diag())
         if recs:
             learner.add_many([r.index for r in recs], [r.label for r in recs])
         return learner

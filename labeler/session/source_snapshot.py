@@ -23,7 +23,10 @@ hand. Any other change is a miss: the file is read as before, and a session made
 contents refuses it (its stored fingerprint of the features differs).
 
 Only data sets made of numbers and short strings are kept: images, image paths, texts and
-validation sets are read from the file as before (:func:`snapshot_arrays` returns None).
+validation sets are read from the file as before (:func:`snapshot_arrays` returns None). A
+table's feature columns are not kept twice: a column with the same bits as a column of the
+features is given back as that column of the mapped features (a view, no copy), so a Parquet
+file's snapshot maps and checks as many bytes as an NPZ file's.
 """
 
 from __future__ import annotations
@@ -45,9 +48,9 @@ WHOLE_FILE_BYTES = 1 << 24
 #: Larger files: this many blocks of this many bytes, evenly spread, the last ending at the end.
 N_BLOCKS, BLOCK_BYTES = 64, 1 << 16
 #: Part of every key: a change of what a snapshot holds makes every old one a miss.
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2  # 2: a table's feature columns are X's columns, not copies
 _META = "dataset-meta"
-#: pandas dtypes of string columns kept (as codes and distinct values; without missing values).
+#: pandas dtypes of string columns kept (as codes and distinct values; a missing value as code -1).
 _STRING_DTYPES = ("object", "str", "string")
 
 
@@ -86,38 +89,66 @@ def snapshot_key(identity: dict, **load) -> str:
                             snapshot=SNAPSHOT_VERSION)
 
 
-def _strings(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(codes, uniques)`` of an array of str (object or unicode), uniques as a unicode
-    array; None when a value is not a str (None, NaN, bytes...)."""
+def _strings(values: np.ndarray, missing: bool = False) -> tuple[np.ndarray, np.ndarray, str | None] | None:
+    """``(codes, uniques, gap)`` of an array of str (object or unicode), uniques as a unicode
+    array; None when a value is not a str (bytes, numbers...).
+
+    ``missing=True`` also takes missing values (code -1), all of one kind, said by ``gap``:
+    "none" (None) or "nan" (float NaN, pandas' missing string); without them ``gap`` is None.
+    Missing values of mixed or other kinds (``pd.NA`` beside None...) give None."""
     import pandas as pd
 
-    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
-    if (codes < 0).any() or not all(type(u) is str for u in uniques):
+    values = np.asarray(values, dtype=object)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if not all(type(u) is str for u in uniques):
         return None
-    return codes.astype(np.int32 if len(uniques) < 2**31 else np.int64), np.asarray(list(uniques), dtype=str)
+    gap = None
+    absent = codes < 0
+    if absent.any():
+        if not missing:
+            return None
+        gaps = values[absent]
+        if all(v is None for v in gaps):
+            gap = "none"
+        elif all(type(v) is float and v != v for v in gaps):
+            gap = "nan"
+        else:
+            return None
+    return codes.astype(np.int32 if len(uniques) < 2**31 else np.int64), np.asarray(list(uniques), dtype=str), gap
 
 
-def _column_arrays(prefix: str, values) -> tuple[dict, dict] | None:
-    """Arrays that give back ``values`` exactly, and how (``{"kind", "dtype"}``); None if not
-    kept (a dtype other than numbers, bools and strings)."""
+def _column_arrays(prefix: str, values, missing: bool = False) -> tuple[dict, dict] | None:
+    """Arrays that give back ``values`` exactly, and how (``{"kind", "dtype"}``, and
+    ``"missing"`` for strings with missing values: :func:`_strings`); None if not kept (a
+    dtype other than numbers, bools and strings)."""
     a = np.asarray(values)
     if a.dtype.kind in "biuf":
         return {prefix: a}, {"kind": "plain"}
     if a.dtype.kind == "U" or a.dtype == object:
-        split = _strings(a)
+        split = _strings(a, missing=missing)
         if split is None:
             return None
-        return ({f"{prefix}-codes": split[0], f"{prefix}-uniques": split[1]},
-                {"kind": "strings", "dtype": "object" if a.dtype == object else str(a.dtype)})
+        how = {"kind": "strings", "dtype": "object" if a.dtype == object else str(a.dtype)}
+        if split[2] is not None:
+            how["missing"] = split[2]
+        return {f"{prefix}-codes": split[0], f"{prefix}-uniques": split[1]}, how
     return None
 
 
 def _column_back(prefix: str, how: dict, arrays: dict):
     if how["kind"] == "plain":
         return np.asarray(arrays[prefix])  # a plain ndarray view of the memory map
-    out = np.asarray(arrays[f"{prefix}-uniques"])[np.asarray(arrays[f"{prefix}-codes"])]
+    if how["kind"] == "features":  # a table's feature column: the column of X it equals, not a copy
+        return np.asarray(arrays["X"])[:, int(how["j"])]
+    codes, uniques = np.asarray(arrays[f"{prefix}-codes"]), np.asarray(arrays[f"{prefix}-uniques"])
+    gap = how.get("missing")
+    if gap is None:
+        out = uniques[codes]
+    else:  # strings with missing values (code -1): None or NaN where they were
+        out = uniques.astype(object)[codes] if len(uniques) else np.empty(codes.shape[0], dtype=object)
+        out[codes < 0] = None if gap == "none" else np.nan
     if how["dtype"] == "object":
-        return out.astype(object)
+        return out.astype(object, copy=False)
     if how["dtype"] in _STRING_DTYPES:  # a table's pandas string column
         import pandas as pd
 
@@ -127,7 +158,9 @@ def _column_back(prefix: str, how: dict, arrays: dict):
 
 def snapshot_arrays(dataset, printed: str, fingerprint: str, options: dict) -> tuple[dict, dict] | None:
     """The arrays and the manifest that give ``dataset`` back, or None when it is not kept
-    (images, image paths, texts, a validation set, a partly filled label column, a table column or index of another kind).
+    (images, image paths, texts, a validation set, a table column or index of another kind).
+    A partly filled label column is kept: its labelled rows and labels
+    (:class:`labeler.data.dataset.FileLabels`), and in the table its missing values.
 
     Parameters
     ----------
@@ -147,7 +180,7 @@ def snapshot_arrays(dataset, printed: str, fingerprint: str, options: dict) -> t
     import pandas as pd
 
     if any(getattr(dataset, f, None) is not None
-           for f in ("images", "image_paths", "texts", "X_val", "y_val", "file_labels")):
+           for f in ("images", "image_paths", "texts", "X_val", "y_val")):
         return None
     meta = {"name": dataset.name, "classes": list(dataset.classes), "feature_names": list(dataset.feature_names),
             "params": dataset.params, "load_options": dataset.load_options, "printed": printed,
@@ -174,19 +207,38 @@ def snapshot_arrays(dataset, printed: str, fingerprint: str, options: dict) -> t
         meta[name] = kept[1]
     if dataset.layout is not None:
         arrays["layout"] = dataset.layout
+    known = getattr(dataset, "file_labels", None)
+    meta["file_labels"] = None
+    if known is not None:  # a partly filled label column: the rows that carry a label, and their labels
+        kept = _column_arrays("file_labels-labels", known.labels)
+        if kept is None:
+            return None
+        arrays.update(kept[0])
+        arrays["file_labels-rows"] = np.asarray(known.rows, dtype=np.int64)
+        meta["file_labels"] = {"column": str(known.column), "n_rows": int(known.n_rows), "labels": kept[1]}
     frame = dataset.frame
     if frame is not None:
         if not isinstance(frame.index, pd.RangeIndex) or frame.index.start != 0 or frame.index.step != 1 \
                 or not all(isinstance(c, str) for c in frame.columns) or frame.columns.duplicated().any():
             return None
         order = []
+        feature_of = {str(f): k for k, f in enumerate(dataset.feature_names)}
+        X = arrays["X"]
         for j, column in enumerate(frame.columns):
             series = frame[column]
             name = str(series.dtype)
             numeric = isinstance(series.dtype, np.dtype) and series.dtype.kind in "biuf"
             if not (numeric or name in _STRING_DTYPES):
                 return None
-            kept = _column_arrays(f"col{j}", series.to_numpy())
+            k = feature_of.get(column)
+            if k is not None and k < X.shape[1] and series.dtype == np.float64 \
+                    and np.array_equal(series.to_numpy().view(np.uint64), X[:, k].view(np.uint64)):
+                order.append([column, {"kind": "features", "j": k}])  # the same bits as X's column
+                continue
+            values = series.to_numpy()
+            if not numeric and name != "object":  # a pandas string dtype: its missing values as None
+                values = series.to_numpy(dtype=object, na_value=None)
+            kept = _column_arrays(f"col{j}", values, missing=not numeric)
             if kept is None:
                 return None
             if not numeric:
@@ -226,7 +278,7 @@ def load_snapshot(cache: SessionCache, key: str):
     """
     import pandas as pd
 
-    from labeler.data.dataset import Dataset
+    from labeler.data.dataset import Dataset, FileLabels
 
     raw = cache.load(_META, key, dtype=np.uint8)
     if raw is None:
@@ -246,13 +298,24 @@ def load_snapshot(cache: SessionCache, key: str):
     ids = np.arange(X.shape[0]) if meta["ids"] is None else _column_back("ids", meta["ids"], arrays)
     frame = None
     if meta["columns"] is not None:
-        frame = pd.DataFrame({column: _column_back(f"col{j}", how, arrays)
-                              for j, (column, how) in enumerate(meta["columns"]["order"])},
-                             copy=False)
+        columns = {}
+        for j, (column, how) in enumerate(meta["columns"]["order"]):
+            values = _column_back(f"col{j}", how, arrays)
+            if how.get("dtype") == "object":  # kept as object (pandas would make it a string column)
+                values = pd.Series(values, dtype=object, copy=False)
+            columns[column] = values
+        frame = pd.DataFrame(columns, copy=False)
+    known = meta.get("file_labels")
+    file_labels = None
+    if known is not None:
+        file_labels = FileLabels(rows=np.asarray(arrays["file_labels-rows"]),
+                                 labels=_column_back("file_labels-labels", known["labels"], arrays),
+                                 column=str(known["column"]), n_rows=int(known["n_rows"]))
     dataset = Dataset(name=meta["name"], X=X, y=y, classes=list(meta["classes"]),
                       feature_names=list(meta["feature_names"]), ids=ids,
                       layout=arrays.get("layout") if meta["has_layout"] else None, images=None,
-                      image_paths=None, frame=frame, params=meta["params"], load_options=meta["load_options"])
+                      image_paths=None, frame=frame, params=meta["params"], load_options=meta["load_options"],
+                      file_labels=file_labels)
     dataset._fingerprint = (meta["fingerprint"], X.shape)
     return dataset, str(meta.get("printed") or ""), dict(meta["options"])
 
