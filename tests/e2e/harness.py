@@ -112,7 +112,8 @@ class AppServer:
         raise RuntimeError(f"the app did not answer on {health} within {timeout:.0f} s:\n{self.log()}")
 
     def log(self) -> str:
-        self._log.flush()
+        if not self._log.closed:  # after stop() (a server that never answered) it is closed
+            self._log.flush()
         return self.log_path.read_text(errors="replace")[-5000:]
 
     def stop(self):
