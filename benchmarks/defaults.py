@@ -457,15 +457,16 @@ def run_graph(ds, seed, budget, model, strategy="auto"):
     return _curve_rows(curve)
 
 
-def run_default(ds, seed, budget, **rls_switches):
+def run_default(ds, seed, budget, weighting=None, **rls_switches):
     """``labeler simulate FILE`` with no options: the model chosen by exact LOO (``--model auto``)
     where :func:`labeler.cli.auto_model.default_simulate_model` applies it (a dense posterior and at
     most :data:`labeler.session.model_selection.AUTO_MAX_POINTS` points: every task here), else
-    kernel RLS alone; ``rls_switches`` (:data:`SWITCHES`) set a module's rule for the run."""
+    kernel RLS alone; ``weighting`` replaces the default class weighting (None: the default's);
+    ``rls_switches`` (:data:`SWITCHES`) set a module's rule for the run."""
     from labeler.session.model_selection import AUTO_MAX_POINTS, DEFAULT_MODEL
-    chosen = _app(ds, seed)
+    chosen = _app(ds, seed, weighting=weighting)
     if DEFAULT_MODEL != "auto" or chosen["posterior"] != "dense" or len(chosen["X"]) > AUTO_MAX_POINTS:
-        return run_app(ds, seed, budget, **rls_switches)
+        return run_app(ds, seed, budget, weighting=weighting, **rls_switches)
     return run_auto_model(ds, seed, budget, chosen=chosen, **rls_switches)
 
 
@@ -686,6 +687,8 @@ CANDIDATES = {
                         ["auto-cold-multi"]),
     "auto-graph-vopt": (_single(lambda d, s, b: run_auto_model(d, s, b, cold_start=0, graph_strategy="vopt")),
                         ["auto-graph-vopt"]),
+    # class weights (issue 20 §4): the default with the weighting of the RLS model changed
+    "auto-evident": (_single(lambda d, s, b: run_default(d, s, b, weighting="evident")), ["auto-evident"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
@@ -1017,7 +1020,8 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 #: The base each candidate was chosen against (the default of its round; :data:`CANDIDATES`).
 #: A candidate not named here is paired with "before".
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
-                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "auto-model", "auto-graph-vopt": "auto-model"}
+                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "auto-model", "auto-graph-vopt": "auto-model",
+                  "auto-evident": "default"}
 
 
 def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:
