@@ -49,9 +49,9 @@ def stopping_check(seeds, budget=150, weightings=WEIGHTINGS, marks=(30, 50, 100,
     marks = [m for m in marks if m <= budget]
     print(f"\nmagic (800 points): ARLS with the app's settings and re-tunes, {budget} labels; balanced error (%) "
           "on the validation set")
-    print("| weighting | seed | 'likely enough' at (labels) | error there | least error | "
-          + " | ".join(f"@{m}" for m in marks) + " | check |")
-    print("|---|---|---|---|---|" + "---|" * (len(marks) + 1))
+    print("| weighting | seed | 'likely enough' at (labels) | error there | labels per class at the first | "
+          "least error | " + " | ".join(f"@{m}" for m in marks) + " | check |")
+    print("|---|---|---|---|---|---|" + "---|" * (len(marks) + 1))
     for weighting in weightings:
         for seed in seeds:
             ds = load_dataset("magic", seed=seed, n=800)
@@ -66,7 +66,10 @@ def stopping_check(seeds, budget=150, weightings=WEIGHTINGS, marks=(30, 50, 100,
             ok = not np.any(enough & ((error > 15) | (error > error.min() + 3)))
             at = (f"{labels[enough].min()}-{labels[enough].max()} ({enough.sum()})" if enough.any() else "never")
             there = f"{error[enough].min():.1f}-{error[enough].max():.1f}" if enough.any() else "-"
-            print(f"| {weighting} | {seed} | {at} | {there} | {error.min():.1f} | "
+            first = int(np.argmax(enough))
+            counts = (":".join(str(int(np.sum(c["label"].to_numpy()[: first + 1] == k))) for k in ds.classes)
+                      if enough.any() else "-")
+            print(f"| {weighting} | {seed} | {at} | {there} | {counts} | {error.min():.1f} | "
                   + " | ".join(f"{error[labels == m][0]:.1f}" for m in marks) + f" | {'pass' if ok else 'FAIL'} |",
                   flush=True)
 
