@@ -189,3 +189,28 @@ def test_a_learner_with_evident_weights_matches_one_with_the_same_fixed_weights(
     fixed.add_many([i for i, _ in labels], [c for _, c in labels])
     assert_allclose([ev.class_weights[c] for c in ("a", "b")], w)
     assert_allclose(ev.decision_values, fixed.decision_values, atol=1e-9)
+
+
+@pytest.mark.parametrize("classes, own", [(["a", "b"], "evident"), (["a", "b", "c"], "none"),
+                                          (["a", "b", "c"], "balanced")])
+def test_outputs_under_another_weighting_match_a_learner_built_with_it(classes, own):
+    """decision_values_under: the reweighted outputs without touching the learner, against a
+    learner that carries the other weighting from the start (a direct solve)."""
+    from core.kernels import Kernel
+    from core.learner import ActiveRLS
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((70, 3))
+    names = np.array(classes)
+    labels = [(i, str(names[rng.integers(len(classes))]) if i % 4 else str(names[0])) for i in range(0, 45, 2)]
+    kw = dict(classes=classes, kernel=Kernel("rbf", width=1.2), lam=0.2)
+    learner = ActiveRLS.from_features(X, weighting=own, **kw)
+    for i, c in labels:
+        learner.add(i, c)
+    before = learner.decision_values
+    for other in ("balanced", "none", {classes[0]: 0.5, classes[1]: 3.0}):
+        direct = ActiveRLS.from_features(X, weighting=other, **kw)
+        direct.add_many([i for i, _ in labels], [c for _, c in labels])
+        assert_allclose(learner.decision_values_under(other), direct.decision_values, atol=1e-9)
+        assert_allclose(learner.decision_values, before, atol=0)  # unchanged
+    assert_allclose(learner.decision_values_under(own), before, atol=0)  # nothing moves: its own outputs

@@ -35,7 +35,7 @@ from ..validation import check_features, check_index, check_lam
 from .base import KERNEL, LabelBook, check_classes
 from .state import LearnerState
 from .updates import (GuardTripped, RebuildIsCheaper, add_reweight_step, add_step, relabel_step, remove_step,
-                      reweight_step)
+                      reweight_matrices, reweight_step)
 from .weighting import WEIGHTINGS, check_weighting, class_weight_vector
 
 __all__ = ["ActiveRLS", "WEIGHTINGS", "NumericalRebuildWarning"]
@@ -459,6 +459,38 @@ class ActiveRLS(LearnerState):
 
         self._apply(update, saved)
         return self
+
+    def decision_values_under(self, weighting) -> np.ndarray | None:
+        """The outputs the learner would give under ``weighting``, its own state unchanged.
+
+        The block reweight's mean update (:func:`core.learner.updates.reweight_matrices`)
+        without the update of ``C``: ``m' = m + C[:, S] W`` over the labels ``S`` whose lambda
+        differs, O(|S|^3 + n |S| T). The stopping signal reads it to ask whether the
+        predictions hold under "balanced" weights while "evident" keeps every weight at 1.
+
+        Parameters
+        ----------
+        weighting : "none", "balanced", "evident" or dict
+
+        Returns
+        -------
+        ndarray of shape (n, T), or None
+            None when the step's numerical guard trips (then nothing can be said cheaply).
+        """
+        weighting = check_weighting(weighting, self._book.classes)
+        L = self._book.labeled_indices()
+        w = class_weight_vector(weighting, self._book.classes, self._book.counts)
+        lam_new = self._lam / w[self._book.codes[L]]
+        moved = lam_new != self._lam_pt[L]
+        S = L[moved]
+        if S.size == 0:
+            return self.decision_values
+        try:
+            _, W, _ = reweight_matrices(self._post.block(S), self._mT[:, S], self._codes()[self._book.codes[S]],
+                                        self._lam_pt[S], lam_new[moved], self._scale)
+        except (GuardTripped, LinAlgError):
+            return None
+        return (self._mT + self._post.combine(S, W)).T
 
     def set_weighting(self, weighting) -> "ActiveRLS":
         """Change the class weights (``"none"``, ``"balanced"`` or a dict); exact block update.

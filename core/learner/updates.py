@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
-__all__ = ["GuardTripped", "RebuildIsCheaper", "add_step", "add_reweight_step", "remove_step", "reweight_step",
+__all__ = ["GuardTripped", "RebuildIsCheaper", "add_step", "add_reweight_step", "remove_step", "reweight_matrices", "reweight_step",
            "relabel_step"]
 
 DENOM_RTOL = 1e-8  # a denominator must exceed this fraction of (its lambda + the kernel scale)
@@ -136,7 +136,7 @@ def remove_step(post, mT: np.ndarray, S: np.ndarray, codes_S: np.ndarray, lam_s:
     return amp * cond
 
 
-def _reweight_matrices(C_SS: np.ndarray, m_S: np.ndarray, codes_S: np.ndarray, lam_old: np.ndarray,
+def reweight_matrices(C_SS: np.ndarray, m_S: np.ndarray, codes_S: np.ndarray, lam_old: np.ndarray,
                        lam_new: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray, float]:
     """The small matrices of a block reweight (module docstring) from ``C_SS`` and ``m_S`` (T, s).
 
@@ -164,7 +164,7 @@ def _reweight_matrices(C_SS: np.ndarray, m_S: np.ndarray, codes_S: np.ndarray, l
 def reweight_step(post, mT: np.ndarray, S: np.ndarray, codes_S: np.ndarray, lam_old: np.ndarray,
                   lam_new: np.ndarray, scale: float) -> float:
     """Block (Woodbury) reweight of labels ``S`` from ``lam_old`` to ``lam_new`` (module docstring)."""
-    M, W, amp = _reweight_matrices(post.block(S), mT[:, S], codes_S, lam_old, lam_new, scale)
+    M, W, amp = reweight_matrices(post.block(S), mT[:, S], codes_S, lam_old, lam_new, scale)
     mT += post.combine(S, W)
     post.update(S, M)
     return amp
@@ -196,7 +196,7 @@ def add_reweight_step(post, mT: np.ndarray, i: int, code: np.ndarray, lam_i: flo
     resid = mT[:, i] - code  # (T,)
     C1_SS = B[:s, :s] - np.outer(c_S, c_S) / den
     m1_S = mT[:, S] - np.outer(resid, c_S) / den
-    M2, W2, amp_rw = _reweight_matrices(C1_SS, m1_S, codes_S, lam_old, lam_new, scale)
+    M2, W2, amp_rw = reweight_matrices(C1_SS, m1_S, codes_S, lam_old, lam_new, scale)
     E = np.vstack([np.eye(s), -c_S[None, :] / den])
     N = E @ M2 @ E.T
     N[s, s] -= 1.0 / den

@@ -19,7 +19,7 @@ import pandas as pd
 
 from core.criteria.risk import predicted_class_indices
 from core.strategies import query_one
-from labeler.session.stopping import StoppingMonitor, uncovered_share
+from labeler.session.stopping import StoppingMonitor, reweighted_codes, uncovered_share
 
 __all__ = ["CURVE_COLUMNS", "balanced_accuracy", "loo_correct", "oracle_loop", "curve_frame"]
 
@@ -151,7 +151,8 @@ def oracle_loop(learner, y, strategy: str, budget: int, rng, *, evaluate=None, a
         monitor.record(learner.n_labeled, codes)
         loo_ok = loo_correct(learner) if loo_ready is not None and loo_ready(learner) else None
         uncovered = None if clusters is None else uncovered_share(clusters, np.flatnonzero(labeled))
-        rows["stop"].append(monitor.signal(learner.n_labeled, codes, loo_ok, uncovered=uncovered).verdict)
+        rows["stop"].append(monitor.signal(learner.n_labeled, codes, loo_ok, uncovered=uncovered,
+                                           reweighted=reweighted_codes(learner)).verdict)
         if observe is not None:
             observe(learner, labeled)
         if progress is not None:

@@ -36,9 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.confidence import wilson_interval
+from core.criteria.risk import predicted_class_indices
 
-__all__ = ["StoppingMonitor", "StoppingSignal", "cohen_kappa", "uncovered_share", "KEEP_GOING", "LIKELY_ENOUGH",
-           "MAX_UNCOVERED"]
+__all__ = ["StoppingMonitor", "StoppingSignal", "cohen_kappa", "reweighted_codes", "uncovered_share", "KEEP_GOING",
+           "LIKELY_ENOUGH", "MAX_UNCOVERED"]
 
 KEEP_GOING = "keep going"
 LIKELY_ENOUGH = "likely enough"
@@ -80,6 +81,26 @@ def uncovered_share(components, labelled) -> float:
     hit = comp[idx]
     covered[hit[hit >= 0]] = True
     return float(sizes[~covered].sum() / comp.size)
+
+
+def reweighted_codes(learner):
+    """Predicted class codes under "balanced" weights of a learner weighted "evident".
+
+    "evident" keeps every class weight at 1 until the label counts show imbalance
+    (:mod:`core.learner.weighting`); the predictions of such an unweighted model can settle
+    while it still misses a smaller class. These are the predictions the same labels give
+    with the weights "balanced" would use (``ActiveRLS.decision_values_under``), for
+    :meth:`StoppingMonitor.signal`'s ``reweighted``.
+
+    Returns
+    -------
+    ndarray of int32, shape (n_points,), or None
+        None for any other weighting or learner (nothing to check).
+    """
+    if getattr(learner, "weighting", None) != "evident" or not hasattr(learner, "decision_values_under"):
+        return None
+    F = learner.decision_values_under("balanced")
+    return None if F is None else predicted_class_indices(F).astype(np.int32)
 
 
 def cohen_kappa(a, b) -> float:
@@ -269,7 +290,8 @@ class StoppingMonitor:
                 self._checkpoints[int(row[0])] = row[1:].astype(np.int32)
 
     # ---- the signal ----------------------------------------------------------------------
-    def signal(self, n_labels: int, predicted, loo_correct=None, uncovered: float | None = None) -> StoppingSignal:
+    def signal(self, n_labels: int, predicted, loo_correct=None, uncovered: float | None = None,
+               reweighted=None) -> StoppingSignal:
         """The stopping signal for the current model.
 
         Parameters
@@ -284,6 +306,11 @@ class StoppingMonitor:
             Share of the pool in clusters holding no label (:func:`uncovered_share`); None
             when the pool has no clusters to check. Above ``max_uncovered`` the verdict is
             "keep going" whatever the agreement.
+        reweighted : array-like of int, shape (n_points,), optional
+            The predicted class codes the model would give with "balanced" class weights,
+            while its own weighting ("evident") keeps the weights at 1. Unless they agree with
+            ``predicted`` (kappa at least ``threshold``) the verdict is "keep going": stable
+            predictions of an unweighted model can still miss a minority class.
 
         Returns
         -------
@@ -326,6 +353,13 @@ class StoppingMonitor:
                        "label yet. Their predictions come from other clusters and cannot change until "
                        "one of their points is labelled, so the agreement of successive predictions "
                        f"(κ = {mean_kappa:.3f}) says nothing about them. Label a point in each.")
+        elif mean_kappa >= self.threshold and reweighted is not None and (
+                weighted_kappa := cohen_kappa(codes, reweighted)) < self.threshold:
+            verdict = KEEP_GOING
+            message = (f"Keep going: the predictions have stopped changing (κ = {mean_kappa:.3f}), but "
+                       f"{100 * float(np.mean(np.asarray(reweighted) != codes)):.1f} % of them change when "
+                       f"the classes are weighted by their label counts (κ = {weighted_kappa:.3f}): the "
+                       "model may still miss a smaller class.")
         elif mean_kappa >= self.threshold:
             verdict = LIKELY_ENOUGH
             message = (f"Likely enough: predictions have stopped changing (agreement κ = "

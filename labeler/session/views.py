@@ -30,7 +30,7 @@ from .. import export as _export
 from ..store import GUESS_SOURCES
 from .config import SessionConfig
 from .explain import explain
-from .stopping import uncovered_share
+from .stopping import reweighted_codes, uncovered_share
 
 __all__ = ["Views", "INITIAL_SOURCE", "BULK_ACCEPT_MIN_ACCURACY", "KEEP_SCORE_MARGIN", "label_origin"]
 
@@ -360,7 +360,8 @@ class Views:
             return self._settings.stopping_monitor.signal(self._settings.user_label_count(),
                                                           self._settings.predicted_codes(),
                                                           correct if ready and correct.size else None,
-                                                          uncovered=uncovered)
+                                                          uncovered=uncovered,
+                                                          reweighted=reweighted_codes(self._learner()))
 
         return self._cached("stopping", compute)
 
