@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.confidence import wilson_interval
+from core.coverage import uncovered_share  # the share of the pool in clusters without a label
 
 __all__ = ["StoppingMonitor", "StoppingSignal", "cohen_kappa", "uncovered_share", "KEEP_GOING", "LIKELY_ENOUGH",
            "MAX_UNCOVERED"]
@@ -46,40 +47,6 @@ LIKELY_ENOUGH = "likely enough"
 #: Largest share of the pool that may lie in clusters holding no label when the rule says
 #: "likely enough" (:func:`uncovered_share`).
 MAX_UNCOVERED = 0.01
-
-
-def uncovered_share(components, labelled) -> float:
-    """Share of the pool lying in clusters that hold no label.
-
-    The clusters are the connected components of the pool's nearest-neighbour graph
-    (:func:`core.rls.width_scale.width_scale`: ``components``, -1 for points of small
-    components, which are never counted as uncovered). While a cluster holds no label, its
-    predictions come from other clusters and do not change from one label to the next, so
-    agreement of successive predictions says nothing about it.
-
-    Parameters
-    ----------
-    components : array-like of int, shape (n_points,)
-        Cluster of every pool point (>= 0), or -1.
-    labelled : array-like of int
-        Pool indices of the labelled points.
-
-    Returns
-    -------
-    float in [0, 1]
-    """
-    comp = np.asarray(components)
-    if comp.ndim != 1 or comp.size == 0 or comp.dtype.kind not in "iu":
-        raise ValueError(f"components must be a non-empty 1-D integer array; got shape {comp.shape}, "
-                         f"dtype {comp.dtype}.")
-    idx = np.asarray(labelled, dtype=np.int64).reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= comp.size):
-        raise ValueError(f"labelled indices must lie in [0, {comp.size}); got {idx.min()}..{idx.max()}.")
-    sizes = np.bincount(comp[comp >= 0], minlength=1)
-    covered = np.zeros(sizes.size, dtype=bool)
-    hit = comp[idx]
-    covered[hit[hit >= 0]] = True
-    return float(sizes[~covered].sum() / comp.size)
 
 
 def cohen_kappa(a, b) -> float:
