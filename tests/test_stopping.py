@@ -237,3 +237,31 @@ def test_session_pool_clusters_above_the_limit_come_from_a_sample(tmp_path, monk
     clusters = s.settings.pool_clusters()
     assert isinstance(clusters, SampledClusters) and clusters.sample.size == s.n_samples  # pool <= the sample size
     assert s.stopping_signal().uncovered == pytest.approx(57 / 60)
+
+
+def test_high_kappa_is_not_enough_while_the_window_still_changes_more_than_its_limit():
+    """Ten balanced classes: 0.8 % of the pool changes between models 5 labels apart, so kappa
+    is about 0.991 >= 0.99, but the window's net change is 2.4 % > 0.5 %: keep going. With the
+    condition off (max_window_changed 1) kappa alone says "likely enough"; at 0.1 % per step
+    (0.3 % net) both do."""
+    n = 1000
+
+    def run(step_changed, **options):
+        m = StoppingMonitor(n, **options)
+        codes = np.arange(n) % 10
+        for k, labels in enumerate((5, 10, 15, 20)):
+            if k:
+                codes = codes.copy()
+                moved = np.arange((k - 1) * step_changed, k * step_changed)  # fresh points each step
+                codes[moved] = (codes[moved] + 1) % 10
+            m.record(labels, codes.astype(np.int32))
+        return m.signal(20, codes.astype(np.int32))
+
+    sig = run(8)
+    assert sig.mean_kappa >= 0.99 and sig.window_changed == pytest.approx(0.024)
+    assert sig.verdict == KEEP_GOING and "2.4 % of the pool's predictions changed over the last 15 labels" in sig.message
+    assert run(8, max_window_changed=1.0).verdict == LIKELY_ENOUGH
+    sig = run(1)
+    assert sig.enough and sig.window_changed == pytest.approx(0.003)
+    with pytest.raises(ValueError, match="max_window_changed"):
+        StoppingMonitor(n, max_window_changed=2.0)
