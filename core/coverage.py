@@ -122,7 +122,10 @@ def sampled_clusters(X, max_points: int = MAX_CLUSTER_POINTS, seed: int = 0) -> 
     sample = np.arange(n)
     if n > int(max_points):
         sample = np.sort(np.random.default_rng([int(seed), 23]).choice(n, int(max_points), replace=False))
-    comp = large_components(neighbour_components(np.asarray(X[sample], dtype=np.float64), NEIGHBOURS))
+    from sklearn import config_context
+
+    with config_context(working_memory=64):  # the brute-force search in blocks of 64 MB, not m x m at once
+        comp = large_components(neighbour_components(np.asarray(X[sample], dtype=np.float64), NEIGHBOURS))
     return None if comp is None else SampledClusters(X, sample, comp)
 
 
