@@ -21,8 +21,8 @@ so agreement of successive predictions says nothing about it (the stopping rule 
   of the pool): clusters below that are not counted, like the small components of the exact
   rule. On a sample the neighbour distances are larger than on the pool, so two clusters the
   pool's graph keeps apart can join in the sample's graph when the gap between them is below
-  the sample's neighbour distance: the sampled rule can only see fewer, larger clusters, never
-  split a connected one (the test errs towards "κ alone", the rule before clusters).
+  the sample's neighbour distance: the sampled rule tends to see fewer, larger clusters (it
+  errs towards "κ alone", the rule before clusters), as the sample's neighbours reach further.
 
 Numerics only (numpy, scikit-learn's exact neighbour search through
 :mod:`core.rls.width_scale`).
