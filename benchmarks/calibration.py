@@ -226,8 +226,8 @@ def main(argv=None) -> int:
     parser.add_argument("--labels", type=int, nargs="+", default=[20, 50, 100, 200])
     parser.add_argument("--variants", action="store_true",
                         help="also the alternatives tried for few labels (few_label_variants: ece_prior_slope_1, "
-                             "ece_slope_averaged, ece_mass_weighted, ece_prior_mixture, ece_lapse, ece_pool_scale_prior, "
-                             "ece_best_slope)")
+                             "ece_slope_averaged, ece_mass_weighted, ece_prior_mixture, ece_lapse, "
+                             "ece_pool_scale_prior, ece_best_slope)")
     args = parser.parse_args(argv)
     rows, tracking = [], []
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():

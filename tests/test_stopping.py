@@ -259,7 +259,8 @@ def test_high_kappa_is_not_enough_while_the_window_still_changes_more_than_its_l
 
     sig = run(8)
     assert sig.mean_kappa >= 0.99 and sig.window_changed == pytest.approx(0.024)
-    assert sig.verdict == KEEP_GOING and "2.4 % of the pool's predictions changed over the last 15 labels" in sig.message
+    assert sig.verdict == KEEP_GOING
+    assert "2.4 % of the pool's predictions changed over the last 15 labels" in sig.message
     assert run(8, max_window_changed=1.0).verdict == LIKELY_ENOUGH
     sig = run(1)
     assert sig.enough and sig.window_changed == pytest.approx(0.003)
