@@ -38,7 +38,7 @@ import pandas as pd  # noqa: E402
 
 from core.calibration import (CalibrationPrior, class_count_prior, class_count_weights,  # noqa: E402
                               estimated_error_rate, expected_calibration_error, fit_calibration, fit_temperature,
-                              loo_margin_scale, pool_margin_weights)
+                              loo_margin_scale, pool_margin_weights, relative_prior)
 from core.selection import nearest_labelled_mass  # noqa: E402
 from core.confidence import soft_confidence  # noqa: E402
 from core.criteria.risk import predicted_class_indices  # noqa: E402
@@ -99,16 +99,51 @@ class _Sub:
         raise AttributeError(key)
 
 
+def _lapse_fit(F_loo, codes, weights, prior, beta: float = 20.0):
+    """MAP fit of ``p = (1 - eps) softmax(a G) + eps / K`` (a lapse rate: a ceiling on the
+    confidence) to the LOO values, ``eps ~ Beta(1, beta)`` on a grid of 51 values in [0, 0.5]
+    and the slope's prior as the app's. Returns (slope, eps)."""
+    from scipy.optimize import minimize_scalar
+    from scipy.special import log_softmax
+
+    G = np.asarray(F_loo, dtype=np.float64)
+    G = np.column_stack([-G.reshape(-1), G.reshape(-1)]) if G.ndim == 1 or G.shape[1] == 1 else G  # binary: (-f, f)
+    rows = np.arange(G.shape[0])
+    best = None
+    for eps in np.linspace(0.0, 0.5, 51):
+        def objective(s):
+            p = (1 - eps) * np.exp(log_softmax(np.exp(s) * G, axis=1))[rows, codes] + eps / G.shape[1]
+            return (-(weights * np.log(p)).sum() + (s - prior.log_slope) ** 2 / (2 * prior.scale ** 2)
+                    - (beta - 1.0) * np.log1p(-eps))
+        r = minimize_scalar(objective, bounds=(prior.log_slope - 20, prior.log_slope + 20), method="bounded")
+        if best is None or r.fun < best[0]:
+            best = (r.fun, float(np.exp(r.x)), float(eps))
+    return best[1], best[2]
+
+
 def few_label_variants(app_fit, F_loo, codes, F_pool, X, labelled, F_val, correct) -> dict:
-    """ECE of the alternatives tried for few labels: the prior centred on the slope 1 (the soft
-    confidence's slope at 0; binary only changes), the probabilities averaged over the slope's
-    Laplace posterior (9-point Gauss-Hermite), and labels weighted by the pool mass each stands
-    for (:func:`core.selection.nearest_labelled_mass`)."""
+    """ECE of the alternatives tried for few labels:
+
+    * ``prior_slope_1``: the prior centred on the slope 1 (the soft confidence's slope at 0);
+    * ``slope_averaged``: the probabilities averaged over the slope's Laplace posterior
+      (9-point Gauss-Hermite);
+    * ``mass_weighted``: labels weighted by the pool mass each stands for
+      (:func:`core.selection.nearest_labelled_mass`);
+    * ``prior_mixture``: a mixture with the class prior, ``(1 - e) p + e pi`` with
+      ``e = 2 / (n + 2)`` (``n`` labels in the fit, ``pi`` the labels' class shares plus one
+      each): a confidence ceiling that fades as labels arrive;
+    * ``lapse``: a lapse rate fitted with the slope (:func:`_lapse_fit`, prior Beta(1, 20));
+    * ``pool_scale_prior``: the prior's mean moved to the unlabelled pool's margin scale
+      (``log(2 + log(K - 1)) - log c_pool``, ``c_pool`` the geometric mean of the pool's
+      margins) instead of the labels' LOO margin scale;
+    * ``best_slope``: the least ECE any one slope reaches on the validation set (an oracle:
+      what a temperature could do if its slope were known)."""
     K = 2 if np.asarray(F_loo).ndim == 1 or np.asarray(F_loo).shape[1] == 1 else np.asarray(F_loo).shape[1]
     weights = class_count_weights(codes, K)
-    if F_pool is not None:
+    if F_pool is not None and K > 2:
         weights = weights * np.where(weights > 0, pool_margin_weights(F_loo, F_pool), 0.0)
     prior = class_count_prior(K)
+    app_prior = relative_prior(K, loo_margin_scale(F_loo, weights))
     low = fit_temperature(F_loo, codes, weights=weights,
                           prior=CalibrationPrior(log_slope=prior.log_slope - np.log(2.0), scale=prior.scale))
     mass = nearest_labelled_mass(X, labelled)
@@ -118,9 +153,24 @@ def few_label_variants(app_fit, F_loo, codes, F_pool, X, labelled, F_val, correc
     s, sd = np.log(app_fit.slope), app_fit.log_slope_sd
     P = sum(w * app_fit.probabilities(F_val, slope=float(np.exp(s + sd * x))) for x, w in zip(nodes, node_weights))
     top = predicted_class_indices(F_val)
+    rows = np.arange(top.size)
+    share = (np.bincount(codes, minlength=K) + 1.0) / (len(codes) + K)
+    e = 2.0 / (float((weights > 0).sum()) + 2.0)
+    mixed = (1 - e) * app_fit.probabilities(F_val) + e * share
+    slope, eps = _lapse_fit(F_loo, codes, weights, app_prior)
+    lapsed = (1 - eps) * app_fit.probabilities(F_val, slope=slope) + eps / K
+    c_pool = loo_margin_scale(F_val if F_pool is None else F_pool)  # the same geometric mean, of the pool
+    pool_prior = CalibrationPrior(log_slope=prior.log_slope - np.log(c_pool), scale=prior.scale)
+    pooled = fit_temperature(F_loo, codes, weights=weights, prior=pool_prior)
+    best = min(expected_calibration_error(app_fit.probabilities(F_val, slope=a)[rows, top], correct)
+               for a in np.exp(np.linspace(-4.0, 8.0, 241)))
     return {"ece_prior_slope_1": expected_calibration_error(low.confidence(F_val)[1], correct),
-            "ece_slope_averaged": expected_calibration_error(P[np.arange(top.size), top], correct),
-            "ece_mass_weighted": expected_calibration_error(massed.confidence(F_val)[1], correct)}
+            "ece_slope_averaged": expected_calibration_error(P[rows, top], correct),
+            "ece_mass_weighted": expected_calibration_error(massed.confidence(F_val)[1], correct),
+            "ece_prior_mixture": expected_calibration_error(mixed[rows, top], correct),
+            "ece_lapse": expected_calibration_error(lapsed[rows, top], correct), "lapse_rate": eps,
+            "ece_pool_scale_prior": expected_calibration_error(pooled.confidence(F_val)[1], correct),
+            "ece_best_slope": best}
 
 
 def run_task(name: str, seed: int, checkpoints, tmp: str, variants: bool = False) -> tuple[list, list]:
@@ -163,8 +213,8 @@ def run_task(name: str, seed: int, checkpoints, tmp: str, variants: bool = False
         row["slope"] = fits["calibrated"].slope
         row["margin_scale"] = loo_margin_scale(F_loo, class_count_weights(codes, len(classes)))
         if variants:  # alternatives tried for few labels (docs/trust.md), not used by the app
-            row.update(few_label_variants(app_fit, F_loo, codes, F_pool if len(classes) > 2 else None,
-                                          X, np.fromiter(labels, dtype=np.int64), F_val, correct))
+            row.update(few_label_variants(app_fit, F_loo, codes, F_pool, X, np.fromiter(labels, dtype=np.int64),
+                                          F_val, correct))
         rows.append(row)
     return rows, tracking
 
@@ -175,8 +225,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--labels", type=int, nargs="+", default=[20, 50, 100, 200])
     parser.add_argument("--variants", action="store_true",
-                        help="also the alternatives tried for few labels (ece_prior_slope_1, ece_slope_averaged, "
-                             "ece_mass_weighted)")
+                        help="also the alternatives tried for few labels (few_label_variants: ece_prior_slope_1, "
+                             "ece_slope_averaged, ece_mass_weighted, ece_prior_mixture, ece_lapse, "
+                             "ece_pool_scale_prior, ece_best_slope)")
     args = parser.parse_args(argv)
     rows, tracking = [], []
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
@@ -189,7 +240,8 @@ def main(argv=None) -> int:
                 print(f"# {name} seed {seed} done", file=sys.stderr, flush=True)
     columns = ["accuracy", "ece_soft", "ece_plain", "ece_calibrated", "ece_pool_weighted", "slope", "margin_scale"]
     if args.variants:
-        columns += ["ece_prior_slope_1", "ece_slope_averaged", "ece_mass_weighted"]
+        columns += ["ece_prior_slope_1", "ece_slope_averaged", "ece_mass_weighted", "ece_prior_mixture", "ece_lapse",
+                    "lapse_rate", "ece_pool_scale_prior", "ece_best_slope"]
     table = pd.DataFrame(rows).groupby(["task", "labels"], sort=False)[columns].mean()
     pd.set_option("display.width", 200)
     print(f"ECE on the validation set (10 equal-width bins), mean of {args.seeds} seed(s), strategy auto")

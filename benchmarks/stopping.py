@@ -4,8 +4,9 @@ was chosen from.
 For each task, ``labeler simulate``'s loop (:func:`labeler.experiments.simulate.simulate`, the
 app's defaults through ``app_settings``) labels up to ``--budget`` points (or the pool's end).
 After every label the app's rule (:mod:`labeler.session.stopping`: successive predictions over
-the whole pool agree, kappa, and every cluster of the pool's nearest-neighbour graph holds a
-label) gives its verdict; the same run also feeds the other rules of :data:`RULES`, each a
+the whole pool agree, kappa; at most 0.5 % of the pool's predictions changed over the window;
+every cluster of the pool's nearest-neighbour graph holds a label) gives its verdict; the same
+run also feeds the other rules of :data:`RULES`, each a
 :class:`~labeler.session.stopping.StoppingMonitor` of its own. Per rule, task and seed the
 table gives the label count of the first "likely enough", the accuracy there (validation set,
 else the unlabelled pool), the final accuracy, their gap in points and the labels the rule
@@ -15,6 +16,8 @@ Usage::
 
     python benchmarks/stopping.py --seeds 3                 # 4 tasks, budget 500, 3 seeds
     python benchmarks/stopping.py --tasks moons --budget 200
+    python benchmarks/stopping.py --tasks digits --seeds 3 --budget 150 --trace runs/   # keep each run
+    python benchmarks/stopping.py --tasks digits --seeds 3 --replay runs/               # the rules on them again
 """
 
 from __future__ import annotations
@@ -42,14 +45,18 @@ TASKS = {"moons": ("moons", {}), "magic": ("magic", {}), "digits": ("digits", {}
          "spheres": ("spheres", {})}
 
 #: name: (StoppingMonitor options, use the clusters, largest fall of the estimated pool error
-#: over the window in points (None: not used)). "app" is the rule the app uses.
+#: over the window in points (None: not used)). "app" is the rule the app uses; the rules with
+#: ``max_window_changed`` 1 leave out the window's net change (the app's rule before it).
+BEFORE = {"max_window_changed": 1.0}
 RULES = {
-    "kappa": ({}, False, None),
+    "kappa": (BEFORE, False, None),
     "app": ({}, True, None),
-    "clusters_2pct": ({"max_uncovered": 0.02}, True, None),
-    "kappa_spacing10": ({"spacing": 10}, True, None),
-    "kappa_0.995": ({"threshold": 0.995}, True, None),
-    "error_settled": ({}, True, 1.0),
+    "app_before": (BEFORE, True, None),
+    "window_1pct": ({"max_window_changed": 0.01}, True, None),
+    "clusters_2pct": ({"max_uncovered": 0.02, **BEFORE}, True, None),
+    "kappa_spacing10": ({"spacing": 10, **BEFORE}, True, None),
+    "kappa_0.995": ({"threshold": 0.995, **BEFORE}, True, None),
+    "error_settled": (BEFORE, True, 1.0),
 }
 
 
@@ -77,6 +84,12 @@ class RuleBank:
             cal = fit_calibration(learner.loo_decision_values(), y, F_pool=pool if len(classes) > 2 else None,
                                   n_classes=len(classes))
             estimate = estimated_error_rate(cal, pool).rate
+        self.feed(n, codes, uncovered, estimate, loo_ok)
+
+    def feed(self, n: int, codes, uncovered, estimate: float, loo_ok=None) -> None:
+        """One step: the label count, the pool's predicted codes, the uncovered share (None: no
+        clusters) and the estimated pool error; every rule gives its verdict."""
+        codes = np.asarray(codes).astype(np.int32)
         self.n_labeled.append(n)
         self.codes.append(codes.astype(np.int16))
         self.uncovered.append(np.nan if uncovered is None else uncovered)
@@ -105,19 +118,24 @@ def run(name: str, seed: int, budget: int, trace: str | None = None) -> list[dic
                      auto_tune=chosen["auto_tune"], observe=bank)
     app = curve["stop"].to_numpy() == LIKELY_ENOUGH
     assert np.array_equal(app, np.asarray(bank.verdicts["app"])), "the 'app' rule must be the session's"
-    final = float(curve["accuracy"].iloc[-1])
     labels = curve["n_labeled"].to_numpy()
     if trace:  # every step's predictions, for trying further rules on this run
         np.savez_compressed(os.path.join(trace, f"{name}_{seed}.npz"), codes=np.array(bank.codes), n_labeled=labels,
                             accuracy=curve["accuracy"].to_numpy(), uncovered=np.array(bank.uncovered),
                             estimate=np.array(bank.estimate), index=curve["index"].to_numpy())
+    return rule_rows(name, seed, bank, labels, curve["accuracy"].to_numpy())
+
+
+def rule_rows(name: str, seed: int, bank: RuleBank, labels, accuracy) -> list[dict]:
+    """Per rule: where it first says "likely enough", the accuracy there against the last one."""
+    final = float(accuracy[-1])
     rows = []
     for rule, verdicts in bank.verdicts.items():
         enough = np.flatnonzero(verdicts)
         row = {"rule": rule, "task": name, "seed": seed, "labels_run": int(labels[-1]), "final_accuracy": final}
         if enough.size:
             k = int(enough[0])
-            at = float(curve["accuracy"].iloc[k])
+            at = float(accuracy[k])
             row.update(stop_at=int(labels[k]), accuracy_at_stop=at, gap_points=100 * (final - at),
                        saved=int(labels[-1] - labels[k]), uncovered_at_stop=bank.uncovered[k])
         else:
@@ -126,12 +144,25 @@ def run(name: str, seed: int, budget: int, trace: str | None = None) -> list[dic
     return rows
 
 
+def replay(name: str, seed: int, trace: str) -> list[dict]:
+    """The rules of :data:`RULES` on a run written by ``--trace`` (its predictions per step,
+    cluster shares and error estimates), without simulating again: the rules do not steer the
+    queries, so a run's verdicts do not depend on the rule it was made with."""
+    data = np.load(os.path.join(trace, f"{name}_{seed}.npz"))
+    bank = RuleBank(data["codes"].shape[1], None)
+    for n, codes, uncovered, estimate in zip(data["n_labeled"], data["codes"], data["uncovered"], data["estimate"]):
+        bank.feed(int(n), codes, None if np.isnan(uncovered) else float(uncovered), float(estimate))
+    return rule_rows(name, seed, bank, data["n_labeled"], data["accuracy"])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--budget", type=int, default=500)
     parser.add_argument("--trace", help="folder to write each run's predictions per step to (npz)")
+    parser.add_argument("--replay", help="folder of runs written by --trace: apply the rules to them instead of "
+                                         "simulating (TASK_SEED.npz)")
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     args = parser.parse_args(argv)
     rows = []
@@ -139,7 +170,7 @@ def main(argv=None) -> int:
         warnings.simplefilter("ignore")
         for name in args.tasks:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
-                rows += run(name, seed, args.budget, args.trace)
+                rows += replay(name, seed, args.replay) if args.replay else run(name, seed, args.budget, args.trace)
                 for r in rows[-len(RULES):]:
                     print(f"# {r}", file=sys.stderr, flush=True)
     pd.set_option("display.width", 200)

@@ -168,3 +168,101 @@ def test_session_reports_the_share_of_the_pool_in_clusters_without_a_label(tmp_p
     assert sig.uncovered == pytest.approx(57 / 60)
     s.accept_predictions([60, 80])
     assert s.stopping_signal().uncovered == pytest.approx(57 / 60)
+
+
+def _blobs(n_per, seed=0):
+    """Well-separated 2-D blobs of the given sizes (unit spread, 40 apart), point i in blob of[i]."""
+    rng = np.random.default_rng(seed)
+    of = np.repeat(np.arange(len(n_per)), n_per)
+    centres = 40.0 * np.column_stack([np.arange(len(n_per)), np.arange(len(n_per)) % 2])
+    return centres[of] + rng.normal(size=(of.size, 2)), of
+
+
+def test_sampled_clusters_find_the_nearest_sample_point_as_a_loop_does():
+    from core.coverage import SampledClusters
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 3))
+    sample = np.sort(rng.choice(400, 60, replace=False))
+    clusters = SampledClusters(X, sample, np.zeros(60, dtype=np.intp))
+    points = rng.choice(400, 50, replace=False)
+    slow = [int(np.argmin([np.sum((X[p] - X[s]) ** 2) for s in sample])) for p in points]
+    assert clusters.nearest_sample(points).tolist() == slow
+    assert clusters.nearest_sample(sample[[3, 7]]).tolist() == [3, 7]  # a sample point is its own nearest
+    with pytest.raises(ValueError, match="labelled indices"):
+        clusters.uncovered_share([400])
+
+
+def test_sampled_uncovered_share_tracks_the_exact_one_on_a_pool_above_the_limit():
+    """A pool of 12,000 points in 7 blobs (one of 2 %, one of 0.8 %): the share estimated on a
+    sample of 3,000 points against the exact share of the pool's own 10-NN graph, for label
+    sets that leave different blobs without a label."""
+    from core.coverage import sampled_clusters
+    from core.rls.width_scale import MAX_CLUSTER_POINTS, large_components, neighbour_components
+
+    sizes = [4000, 3000, 2000, 1500, 1164, 240, 96]
+    X, of = _blobs(sizes)
+    assert X.shape[0] > MAX_CLUSTER_POINTS
+    exact = large_components(neighbour_components(X))
+    assert exact is not None and len(np.unique(exact[exact >= 0])) == 7
+    sampled = sampled_clusters(X, max_points=3000, seed=0)
+    assert sampled is not None and sampled.sample.size == 3000
+    # every sampled cluster lies inside one blob
+    for c in np.unique(sampled.components[sampled.components >= 0]):
+        assert np.unique(of[sampled.sample[sampled.components == c]]).size == 1
+    first = np.array([np.flatnonzero(of == b)[0] for b in range(7)])
+    rng = np.random.default_rng(1)
+    for blobs in ([], [0], [0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5], list(range(7)), [5, 6]):
+        labelled = np.concatenate([first[blobs], rng.choice(np.flatnonzero(np.isin(of, blobs)), 3)]) \
+            if blobs else np.zeros(0, dtype=np.int64)
+        truth = uncovered_share(exact, labelled)
+        assert uncovered_share(sampled, labelled) == pytest.approx(truth, abs=0.01), blobs
+    # the 2 % blob unlabelled keeps the rule going; with it labelled, only the 0.8 % one is left
+    assert uncovered_share(sampled, first[:6]) <= 0.01 < uncovered_share(sampled, first[:5])
+    assert sampled_clusters(np.random.default_rng(2).normal(size=(6000, 2)), max_points=3000) is None  # one mass
+
+
+def test_session_pool_clusters_above_the_limit_come_from_a_sample(tmp_path, monkeypatch):
+    """Above MAX_CLUSTER_POINTS (lowered here to 500 for a small session) the session's
+    clusters are a sample's: spheres, 60 discs of 20 points, labels in 3 discs."""
+    from core.coverage import SampledClusters
+    from labeler.session import settings
+
+    monkeypatch.setattr(settings, "MAX_CLUSTER_POINTS", 500)
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="spheres", seed=0))
+    assert s.n_samples > 500
+    y = np.asarray(s.dataset.y).astype(str)
+    for i in (0, 20, 40):
+        assert s.label(i, y[i])
+    clusters = s.settings.pool_clusters()
+    assert isinstance(clusters, SampledClusters) and clusters.sample.size == s.n_samples  # pool <= the sample size
+    assert s.stopping_signal().uncovered == pytest.approx(57 / 60)
+
+
+def test_high_kappa_is_not_enough_while_the_window_still_changes_more_than_its_limit():
+    """Ten balanced classes: 0.8 % of the pool changes between models 5 labels apart, so kappa
+    is about 0.991 >= 0.99, but the window's net change is 2.4 % > 0.5 %: keep going. With the
+    condition off (max_window_changed 1) kappa alone says "likely enough"; at 0.1 % per step
+    (0.3 % net) both do."""
+    n = 1000
+
+    def run(step_changed, **options):
+        m = StoppingMonitor(n, **options)
+        codes = np.arange(n) % 10
+        for k, labels in enumerate((5, 10, 15, 20)):
+            if k:
+                codes = codes.copy()
+                moved = np.arange((k - 1) * step_changed, k * step_changed)  # fresh points each step
+                codes[moved] = (codes[moved] + 1) % 10
+            m.record(labels, codes.astype(np.int32))
+        return m.signal(20, codes.astype(np.int32))
+
+    sig = run(8)
+    assert sig.mean_kappa >= 0.99 and sig.window_changed == pytest.approx(0.024)
+    assert sig.verdict == KEEP_GOING
+    assert "2.4 % of the pool's predictions changed over the last 15 labels" in sig.message
+    assert run(8, max_window_changed=1.0).verdict == LIKELY_ENOUGH
+    sig = run(1)
+    assert sig.enough and sig.window_changed == pytest.approx(0.003)
+    with pytest.raises(ValueError, match="max_window_changed"):
+        StoppingMonitor(n, max_window_changed=2.0)

@@ -40,7 +40,7 @@ from ..kernels import median_distance
 
 __all__ = ["LOW_QUANTILE", "MAX_CLUSTER_POINTS", "MAX_GRID_POINTS", "MIN_COVER", "NEIGHBOURS", "POOL_WIDTH_RULES",
            "WidthScale",
-           "clusters_agree", "component_gaps", "neighbour_components", "width_scale"]
+           "clusters_agree", "component_gaps", "large_components", "neighbour_components", "width_scale"]
 
 #: Neighbours of the graph whose distances set the grid's lower end and whose components are
 #: the clusters.
@@ -126,6 +126,31 @@ def neighbour_components(X, k: int = NEIGHBOURS) -> np.ndarray:
     return renumber[labels].astype(np.intp)
 
 
+def large_components(components) -> np.ndarray | None:
+    """The clusters from the components of a neighbour graph: components smaller than
+    ``NEIGHBOURS + 1`` points become -1, and there are clusters only when at least two large
+    components cover :data:`MIN_COVER` of the points.
+
+    Parameters
+    ----------
+    components : array-like of int, shape (n,)
+        Component of every point, ids >= 0 (:func:`neighbour_components`).
+
+    Returns
+    -------
+    ndarray of int of shape (n,) or None
+        None when the graph is one mass.
+    """
+    comp = np.asarray(components)
+    if comp.ndim != 1 or comp.size == 0 or comp.dtype.kind not in "iu" or comp.min() < 0:
+        raise ValueError(f"components must be a non-empty 1-D array of ids >= 0; got shape {comp.shape}.")
+    sizes = np.bincount(comp)
+    big = sizes >= NEIGHBOURS + 1
+    if big.sum() < 2 or sizes[big].sum() < MIN_COVER * comp.size:
+        return None
+    return np.where(big[comp], comp, -1).astype(np.intp)
+
+
 def component_gaps(X, components) -> np.ndarray:
     """Per component (ids >= 0, in order): the least distance from its points to a point of
     another component (ids >= 0), shape (C,). O(n^2 d) in blocks of rows."""
@@ -182,11 +207,8 @@ def width_scale(X, *, max_points: int = 1000, seed: int = 0) -> WidthScale:
     widths = median * 2.0 ** (np.arange(j_low, 5) / 2.0)
     components = cluster_width = None
     if POOL_WIDTH_RULES and NEIGHBOURS < n <= MAX_CLUSTER_POINTS:
-        comp = neighbour_components(X, NEIGHBOURS)
-        sizes = np.bincount(comp)
-        big = sizes >= NEIGHBOURS + 1
-        if big.sum() >= 2 and sizes[big].sum() >= MIN_COVER * n:
-            comp = np.where(big[comp], comp, -1)
+        comp = large_components(neighbour_components(X, NEIGHBOURS))
+        if comp is not None:
             cluster_width = 0.5 * float(np.median(component_gaps(X, comp)))
             components = comp
     return WidthScale(widths=widths, median=median, components=components, cluster_width=cluster_width)

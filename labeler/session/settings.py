@@ -36,6 +36,7 @@ import numpy as np
 from core.criteria.risk import predicted_class_indices
 from core.learner.base import KERNEL, LAM, WEIGHTING
 from core.rls.tuning import loo_readiness, retune_due
+from core.coverage import sampled_clusters
 from core.rls.width_scale import MAX_CLUSTER_POINTS
 
 from . import model
@@ -95,6 +96,7 @@ class Settings(JobSlotOwner):
         self._read_only = read_only
         self._auto_settings = dict(auto_settings)
         self._widths = None
+        self._sampled_clusters = None  # (clusters of a sample of a large pool, or None,), once computed
         self._stopping = None
 
     @property
@@ -165,10 +167,13 @@ class Settings(JobSlotOwner):
 
     def pool_clusters(self) -> np.ndarray | None:
         """The pool's clusters (components of its nearest-neighbour graph, -1 for small ones;
-        :func:`core.rls.width_scale.width_scale`), or None when the pool has none to check
-        (more than ``MAX_CLUSTER_POINTS`` points, one connected mass, or no spread)."""
-        if self._widths is None and self.X.shape[0] > MAX_CLUSTER_POINTS:
-            return None  # no clusters computed on large pools: nothing to measure here
+        :func:`core.rls.width_scale.width_scale`); above ``MAX_CLUSTER_POINTS`` points those
+        of a seeded sample (:func:`core.coverage.sampled_clusters`, computed once); None when
+        the pool has none to check (one connected mass, or no spread)."""
+        if self.X.shape[0] > MAX_CLUSTER_POINTS:  # the width tuner has none: the clusters of a sample
+            if self._sampled_clusters is None:
+                self._sampled_clusters = (sampled_clusters(self.X, seed=int(self._config.seed)),)
+            return self._sampled_clusters[0]
         try:
             return self._width_scale().components
         except ValueError:  # SettingsError: a median distance of 0

@@ -101,6 +101,10 @@ def render_stopping(session) -> None:
         if sig.kappas:
             rows.append("Agreement κ of successive models: " + ", ".join(f"{k:.3f}" for k in sig.kappas)
                         + f" (stable at a mean ≥ {session.stopping_monitor.threshold:g})")
+        if sig.window_changed == sig.window_changed:  # NaN until the window is full
+            rows.append(f"Predicted differently by the oldest and newest model of the window: "
+                        f"**{_pct(sig.window_changed)}** of the pool (at most "
+                        f"{_pct(session.stopping_monitor.max_window_changed)} for \"likely enough\")")
         if sig.uncovered == sig.uncovered:  # NaN: the pool has no separate clusters to check
             rows.append(f"Pool in clusters without any of your labels: **{_pct(sig.uncovered)}** "
                         f"(at most {_pct(session.stopping_monitor.max_uncovered)} for \"likely enough\")")
