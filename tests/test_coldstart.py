@@ -147,3 +147,58 @@ def test_the_shipped_rule_is_ten_labels_on_three_classes_or_more():
     """The defaults chosen on the benchmark's first half (docs/defaults.md, round 5)."""
     assert coldstart.COLD_START_LABELS == 10 and coldstart.COLD_START_MIN_CLASSES == 3
     assert coldstart.cold_start_labels(2) == 0 and coldstart.cold_start_labels(3) == 10
+
+
+# --------------------------------------------------------------------------- cluster cover
+def _slow_cover_pick(X, comp, labeled, exclude=()):
+    """Oracle: the largest cluster (ties: lower id) with no label and a free point; its most
+    typical free point (typicality by sorting every row)."""
+    blocked = set(labeled) | set(exclude)
+    best = None
+    for c in sorted(set(comp.tolist()) - {-1}):
+        members = [i for i in range(len(X)) if comp[i] == c]
+        if any(comp[j] == c for j in labeled) or all(i in blocked for i in members):
+            continue
+        if best is None or len(members) > len(best):
+            best = members
+    if best is None:
+        return None
+    typ = _slow_typicality(X[best])
+    return max((typ[t], -i) for t, i in enumerate(best) if i not in blocked)[1] * -1
+
+
+def test_cover_pick_matches_the_rule_in_words():
+    X, blob = _blobs(1)
+    comp = blob.copy()
+    comp[:3] = -1  # points of no cluster are never a cluster of their own
+    labeled, exclude = [], [70]
+    for _ in range(5):
+        i = coldstart.cover_pick(X, comp, labeled, exclude)
+        assert i == _slow_cover_pick(X, comp, labeled, exclude)
+        if i is None:
+            break
+        labeled.append(i)
+    assert sorted(comp[labeled]) == [0, 1, 2, 3]  # one per cluster, then None
+
+
+def test_cluster_cover_stops_for_good_once_a_cluster_holds_two_classes():
+    X, blob = _blobs(2)
+    labels = {}
+    cover = coldstart.ClusterCover(X, blob, lambda: labels)
+    assert cover.active(0)
+    labels[int(np.flatnonzero(blob == 0)[0])] = "a"
+    assert cover.active(1) and blob[cover.pick(list(labels))] != 0
+    labels[int(np.flatnonzero(blob == 0)[1])] = "b"  # cluster 0 holds two classes
+    assert not cover.active(2)
+    del labels[int(np.flatnonzero(blob == 0)[1])]
+    assert not cover.active(1)  # refuted once, off for good
+
+
+def test_starters_answer_in_order():
+    X, blob = _blobs(3)
+    labels = {}
+    both = coldstart.Starters(ColdStart(X, 1, seed=0), coldstart.ClusterCover(X, blob, lambda: labels))
+    assert both.active(0) and both.pick([]) == typiclust_pick(X, [], seed=0)
+    first = typiclust_pick(X, [], seed=0)
+    labels[first] = blob[first]
+    assert both.active(1) and both.pick([first]) == coldstart.cover_pick(X, blob, [first])
