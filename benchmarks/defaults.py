@@ -692,7 +692,9 @@ CANDIDATES = {
                         ["auto-graph-vopt"]),
     # round 6 (cluster target): the default asking one label per pool cluster first while the labels
     # agree with the clusters (core.coldstart.ClusterCover)
-    "auto-cover": (_single(lambda d, s, b: run_default(d, s, b, cluster_cover=True)), ["auto-cover"]),
+    "auto-cover": (_single(lambda d, s, b: run_default(d, s, b, cluster_cover="typical")), ["auto-cover"]),
+    # the same, the pick in the uncovered clusters by the model's own criterion (expected risk, margin)
+    "auto-cover-model": (_single(lambda d, s, b: run_default(d, s, b, cluster_cover="model")), ["auto-cover-model"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
@@ -1002,7 +1004,8 @@ SILENT = {"width-pool": ("std-auto", _pool_width_silent),
           "pool-evident": ("w-evident", _std_and_pool_silent),
           "pool-cold10": ("cold-typiclust", _pool_width_silent),
           "auto-cold-multi": ("auto-model", lambda task, seed: _n_classes(task) < 3),
-          "auto-cover": ("default", lambda task, seed: _no_pool_clusters(task, seed))}
+          "auto-cover": ("default", lambda task, seed: _no_pool_clusters(task, seed)),
+          "auto-cover-model": ("default", lambda task, seed: _no_pool_clusters(task, seed))}
 
 
 def silent_seeds(task, candidate, seeds) -> list:
@@ -1035,7 +1038,7 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 #: A candidate not named here is paired with "before".
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
                   "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "auto-model", "auto-graph-vopt": "auto-model",
-                  "auto-cover": "default"}
+                  "auto-cover": "default", "auto-cover-model": "default"}
 
 
 def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:

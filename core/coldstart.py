@@ -170,8 +170,10 @@ class ColdStart:
 
 
 #: Whether "auto" first asks for one label in every pool cluster while the labels agree with
-#: the clusters (:class:`ClusterCover`). Off: a candidate of the defaults benchmark
-#: (``cover`` in benchmarks/defaults.py, docs/defaults.md), not adopted.
+#: the clusters (:class:`ClusterCover`): False (off), "typical" (the most typical point of the
+#: largest cluster with no label, :func:`cover_pick`) or "model" (the point the model's own
+#: criterion ranks first among the clusters with no label). Off: candidates ``auto-cover`` and
+#: ``auto-cover-model`` of the defaults benchmark (docs/defaults.md), not adopted.
 CLUSTER_COVER = False
 
 
@@ -226,15 +228,20 @@ class ClusterCover:
         As :func:`cover_pick`.
     labels_of : callable() -> dict {index: label}
         The labels stored now (the learner's ``labels``).
+    score : callable() -> ndarray of shape (n_samples,), optional
+        The model's query scores now (lower first, ``core.strategies.scores``): the pick is then
+        the best-scored free point of the clusters with no label (ties to the lower index)
+        instead of :func:`cover_pick`'s most typical point.
     """
 
-    def __init__(self, X, components, labels_of):
+    def __init__(self, X, components, labels_of, score=None):
         self._X = np.asarray(X, dtype=np.float64)
         self._comp = np.asarray(components)
         if self._comp.shape != (self._X.shape[0],):
             raise ValueError(f"components must have one entry per point ({self._X.shape[0]}); "
                              f"got shape {self._comp.shape}.")
         self._labels_of = labels_of
+        self._score = score
         self.refuted = False
 
     def _agree(self) -> bool:
@@ -258,7 +265,17 @@ class ClusterCover:
         i = cover_pick(self._X, self._comp, labeled, exclude)
         if i is None:
             raise ValueError("every cluster holds a label: nothing to cover.")
-        return i
+        if self._score is None:
+            return i
+        comp = self._comp
+        free = comp >= 0
+        free[np.asarray(labeled, dtype=np.intp)] = False
+        if exclude is not None and len(exclude):
+            free[np.asarray(exclude, dtype=np.intp)] = False
+        free &= ~np.isin(comp, comp[np.asarray(labeled, dtype=np.intp)])
+        s = np.asarray(self._score(), dtype=np.float64)
+        cand = np.flatnonzero(free)
+        return int(cand[int(np.argmin(s[cand]))])
 
 
 class Starters:

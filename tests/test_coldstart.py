@@ -202,3 +202,15 @@ def test_starters_answer_in_order():
     first = typiclust_pick(X, [], seed=0)
     labels[first] = blob[first]
     assert both.active(1) and both.pick([first]) == coldstart.cover_pick(X, blob, [first])
+
+
+def test_cluster_cover_by_score_takes_the_best_scored_point_of_an_uncovered_cluster():
+    X, blob = _blobs(4)
+    rng = np.random.default_rng(0)
+    s = rng.random(len(X))
+    first = int(np.flatnonzero(blob == 1)[0])
+    labels = {first: 1}
+    cover = coldstart.ClusterCover(X, blob, lambda: labels, score=lambda: s)
+    exclude = [int(np.argmin(np.where(blob != 1, s, np.inf)))]  # the best point outside cluster 1, skipped
+    free = [i for i in range(len(X)) if blob[i] != 1 and i not in exclude]
+    assert cover.pick([first], exclude) == min(free, key=lambda i: (s[i], i))

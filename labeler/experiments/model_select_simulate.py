@@ -222,8 +222,11 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     if strategy == "auto" and _coldstart.CLUSTER_COVER:
         components = _pool_components(X)
         if components is not None:
+            from core.strategies import scores as _scores
+            score = (lambda: _scores(selector.learner, strategy_in_use(selector.learner, "auto"))
+                     if _coldstart.CLUSTER_COVER == "model" else None)
             starter = _coldstart.Starters(starter, _coldstart.ClusterCover(X, components,
-                                                                          lambda: selector.learner.labels))
+                                                                          lambda: selector.learner.labels, score=score))
     rng = np.random.default_rng(seed)
     rows = oracle_loop(ChosenModel(selector), y, strategy, budget, rng, after_label=after_label, settings=settings,
                        progress=progress, cold_start=starter, strategy_of=strategy_in_use)
