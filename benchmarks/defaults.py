@@ -1264,6 +1264,63 @@ and spheres by rerunning, and on digits-10, iris, breast-cancer and mnist-4v9 se
 """
 
 
+def _is_peer(method) -> bool:
+    return method.startswith(("gl-", "sk-"))
+
+
+def targets_table(tasks, out=RESULTS, budget=BUDGET, name="default") -> str:
+    """Issue 20's targets per task: the default against the best peer (AUBC within 0.5 points)
+    and against the best peer at 10 labels (within 2 points); mean ± sd over seeds (n)."""
+    head = ("| task | default: seeds | AUBC | @10 | @25 | @50 | @100 | best peer (seeds) | its AUBC | gap | "
+            "best peer @10 | gap @10 | target |")
+    lines = [head, "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    misses = []
+    for task in tasks:
+        rows = {r["method"]: r for r in summarise(task, out, budget)}
+        if name not in rows:
+            lines.append(f"| {task} | - | | | | | | | | | | | no default rows |")
+            continue
+        d = rows[name]
+        peers = [r for m, r in rows.items() if _is_peer(m) and np.isfinite(r["aubc"][0])]
+        best = max(peers, key=lambda r: r["aubc"][0]) if peers else None
+        best10 = max(peers, key=lambda r: np.nan_to_num(r[10][0], nan=-1)) if peers else None
+        gap = 100 * (d["aubc"][0] - best["aubc"][0]) if best else float("nan")
+        gap10 = 100 * (d[10][0] - best10[10][0]) if best10 else float("nan")
+        why = []
+        if gap < -0.5:
+            why.append(f"AUBC {gap:+.1f}")
+        if gap10 < -2.0:
+            why.append(f"@10 {gap10:+.1f}")
+        verdict = "met" if best and not why else ("no peer" if not best else "**missed** (" + ", ".join(why) + ")")
+        if why:
+            misses.append(f"{task} ({', '.join(why)})")
+        lines.append(
+            f"| {task} | {d['seeds']} | {_pm(d['aubc'])} | " + " | ".join(_pm(d[c]) for c in CHECKPOINTS) + " | "
+            + (f"{best['method']} ({best['seeds']}) | {_pm(best['aubc'])} | {gap:+.1f} | "
+               f"{best10['method']} {_pm(best10[10])} | {gap10:+.1f} | " if best else "- | - | - | - | - | ")
+            + verdict + " |")
+    lines += ["", "Where the default misses a target: " + ("; ".join(misses) if misses else "nowhere") + "."]
+    return "\n".join(lines)
+
+
+def cluster_targets(out=RESULTS) -> str:
+    """The cluster target (100 % from one query per cluster + 2 labels on, with the defaults) per
+    seed, and two-moons at 25 labels (>= 99 %)."""
+    lines = []
+    for task, clusters in (("spheres", 60), ("blobs-24", 24)):
+        for m in ("default", "auto-cover", "auto-cover-model", "gl-vopt/laplace", "sk-typiclust/laplace"):
+            got = labels_to_perfect(task, m, out)
+            if got:
+                met = sum(1 for v in got if v is not None and v <= clusters + 2)
+                lines.append(f"- {task} ({clusters} clusters, target {clusters + 2} labels), {m}: 100 % from "
+                             f"{got} labels; target met on {met} of {len(got)} seeds")
+    moons = [acc[lab == 25][0] for lab, acc in curves("moons", out).get("default", {}).values() if (lab == 25).any()]
+    if moons:
+        lines.append(f"- moons, default at 25 labels: {', '.join(f'{100 * v:.1f}' for v in moons)} % "
+                     f"(least {100 * min(moons):.1f}; target >= 99 %)")
+    return "\n".join(lines)
+
+
 def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) -> str:
     parts = [f"AUBC = mean accuracy on the unlabelled pool over {AUBC_FROM} -> {budget} labels (trapezoids); "
              "accuracy at 10 / 25 / 50 / 100 labels; mean ± sd over seeds, in %.", ""]
@@ -1285,6 +1342,15 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True) 
         verdicts.append("")
         verdicts.append("Runs stopped (failed.csv): " + "; ".join(f"{t} seed {s} {k}" for t, s, k in fails))
     text = "\n".join(parts + ["### Where the default stands", ""] + verdicts) + "\n"
+    second = [t for t in tasks if t in SECOND_HALF]
+    if extras and second:
+        text = ("## Second half against the targets (issue 20)\n\n"
+                f"```\n{command}\n```\n\n"
+                "Peers: GraphLearning's VOpt (Laplace / Poisson learning predicting), scikit-activeml's "
+                "TypiClust and ProbCover (their picks scored by Laplace learning and by fixed RLS). Targets: "
+                "default AUBC >= the best peer's - 0.5 points; at 10 labels within 2 points of the best peer "
+                "there (mean of the seeds; a peer's seeds in brackets).\n\n"
+                + targets_table(second, out, budget) + "\n\n" + cluster_targets(out) + "\n\n") + text
     if extras:
         first = [t for t in tasks if t in FIRST_HALF]
         text += "\n### Candidate rules (first half)\n"
