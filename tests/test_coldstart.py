@@ -214,3 +214,23 @@ def test_cluster_cover_by_score_takes_the_best_scored_point_of_an_uncovered_clus
     exclude = [int(np.argmin(np.where(blob != 1, s, np.inf)))]  # the best point outside cluster 1, skipped
     free = [i for i in range(len(X)) if blob[i] != 1 and i not in exclude]
     assert cover.pick([first], exclude) == min(free, key=lambda i: (s[i], i))
+
+
+def test_a_session_on_clusters_asks_one_label_per_cluster_first(tmp_path, monkeypatch):
+    """The session asks the cluster cover's picks, as `labeler simulate` does."""
+    from labeler.session import LabelingSession, SessionConfig
+    monkeypatch.setattr(coldstart, "CLUSTER_COVER", "model")
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="spheres", dataset_options={"n": 720}))
+    clusters = s.settings.pool_clusters()
+    assert clusters is not None and clusters.max() + 1 == 60
+    y = np.asarray(s.dataset.y)
+    asked = []
+    for _ in range(4):
+        q = s.next_query()
+        assert q == s._cluster_cover().pick(list(s.labels))
+        assert s.label(q, str(y[q]), expected_query=q)
+        asked.append(q)
+    assert len(set(clusters[asked].tolist())) == 4
+    monkeypatch.setattr(coldstart, "CLUSTER_COVER", False)
+    s2 = LabelingSession.create(tmp_path / "t.sqlite", SessionConfig(dataset="spheres", dataset_options={"n": 720}))
+    assert s2._cluster_cover() is None
