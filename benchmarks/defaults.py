@@ -423,7 +423,7 @@ class _switched:
 
 #: The app's defaults before issue 20 (standardise every table, "balanced", unbounded width moves).
 BEFORE = {"weighting": "balanced", "standardize": "legacy", "max_width_step": None, "pool_width": False,
-          "cold_start": 0}
+          "cold_start": 0, "cluster_cover": False}
 #: The defaults shipped when the first rules of issue 20 were chosen (standardise "auto"; the
 #: rest as BEFORE): the base every later candidate is paired with.
 SHIPPED = dict(BEFORE, standardize="auto")
@@ -441,7 +441,7 @@ def run_fixed(ds, seed, budget, strategy):
     """Median-distance width, lambda 0.1, raw features, no class weights."""
     from labeler.experiments.simulate import simulate
     X = np.asarray(ds.X, dtype=np.float64)
-    with warnings.catch_warnings():
+    with _switched({"cluster_cover": False}), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         curve = simulate(ds, strategy=strategy, budget=budget, seed=seed, kernel=fixed_kernel(X, seed), lam=0.1,
                          weighting="none", X=X, cold_start=0)
@@ -639,7 +639,7 @@ def _single(fn):
 #: run key -> (function(ds, seed, budget) -> {suffix: rows}, recorded method names)
 RUNS = {
     "default": (_single(lambda d, s, b: run_default(d, s, b)), ["default"]),
-    "rls-default": (_single(lambda d, s, b: run_app(d, s, b, cold_start=0)), ["rls-default"]),
+    "rls-default": (_single(lambda d, s, b: run_app(d, s, b, cold_start=0, cluster_cover=False)), ["rls-default"]),
     "default-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin")), ["default-margin"]),
     "before": (_single(lambda d, s, b: run_app(d, s, b, **BEFORE)), ["before"]),
     "before-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin", **BEFORE)), ["before-margin"]),
@@ -671,11 +671,13 @@ CANDIDATES = {
     "w-none": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, weighting="none"))), ["w-none"]),
     # issue 20 §2: the model chosen by exact LOO (pool-mass label weights, threshold halved per switch);
     # "-fixed-p": one threshold; "-plain": one threshold and unweighted LOO
-    "auto-model": (_single(lambda d, s, b: run_auto_model(d, s, b, cold_start=0)), ["auto-model"]),
-    "auto-model-fixed-p": (_single(lambda d, s, b: run_auto_model(d, s, b, spend=False, cold_start=0)),
-                           ["auto-model-fixed-p"]),
+    "auto-model": (_single(lambda d, s, b: run_auto_model(d, s, b, cold_start=0, cluster_cover=False)),
+                   ["auto-model"]),
+    "auto-model-fixed-p": (_single(lambda d, s, b: run_auto_model(d, s, b, spend=False, cold_start=0,
+                                                                   cluster_cover=False)), ["auto-model-fixed-p"]),
     "auto-model-plain": (_single(lambda d, s, b: run_auto_model(d, s, b, correction="none", spend=False,
-                                                                 cold_start=0)), ["auto-model-plain"]),
+                                                                 cold_start=0, cluster_cover=False)),
+                         ["auto-model-plain"]),
     "std-auto": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, standardize="auto"))), ["std-auto"]),
     "width-step2": (_single(lambda d, s, b: run_app(d, s, b, **dict(BEFORE, max_width_step=2.0))), ["width-step2"]),
     # later candidates: SHIPPED (= the std-auto rows) with one rule changed
@@ -686,9 +688,10 @@ CANDIDATES = {
     "pool-evident": (_single(lambda d, s, b: run_app(d, s, b, **dict(SHIPPED, pool_width=True, weighting="evident"))),
                      ["pool-evident"]),
     # round 5: the default (model chosen by LOO) with one rule changed
-    "auto-cold-multi": (_single(lambda d, s, b: run_default(d, s, b, cold_start=10, cold_min_classes=3)),
-                        ["auto-cold-multi"]),
-    "auto-graph-vopt": (_single(lambda d, s, b: run_auto_model(d, s, b, cold_start=0, graph_strategy="vopt")),
+    "auto-cold-multi": (_single(lambda d, s, b: run_default(d, s, b, cold_start=10, cold_min_classes=3,
+                                                            cluster_cover=False)), ["auto-cold-multi"]),
+    "auto-graph-vopt": (_single(lambda d, s, b: run_auto_model(d, s, b, cold_start=0, graph_strategy="vopt",
+                                                                cluster_cover=False)),
                         ["auto-graph-vopt"]),
     # round 6 (cluster target): the default asking one label per pool cluster first while the labels
     # agree with the clusters (core.coldstart.ClusterCover)
@@ -1004,8 +1007,8 @@ SILENT = {"width-pool": ("std-auto", _pool_width_silent),
           "pool-evident": ("w-evident", _std_and_pool_silent),
           "pool-cold10": ("cold-typiclust", _pool_width_silent),
           "auto-cold-multi": ("auto-model", lambda task, seed: _n_classes(task) < 3),
-          "auto-cover": ("default", lambda task, seed: _no_pool_clusters(task, seed)),
-          "auto-cover-model": ("default", lambda task, seed: _no_pool_clusters(task, seed))}
+          "auto-cover": ("auto-cold-multi", lambda task, seed: _no_pool_clusters(task, seed)),
+          "auto-cover-model": ("auto-cold-multi", lambda task, seed: _no_pool_clusters(task, seed))}
 
 
 def silent_seeds(task, candidate, seeds) -> list:
@@ -1038,7 +1041,7 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 #: A candidate not named here is paired with "before".
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
                   "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "auto-model", "auto-graph-vopt": "auto-model",
-                  "auto-cover": "default", "auto-cover-model": "default"}
+                  "auto-cover": "auto-cold-multi", "auto-cover-model": "auto-cold-multi"}
 
 
 def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:
@@ -1073,6 +1076,41 @@ def accuracy_at_table(tasks, methods, out=RESULTS, labels=10) -> str:
             v = [acc[lab == labels][0] for lab, acc in c.get(m, {}).values() if (lab == labels).any()]
             cells.append(f"{100 * np.mean(v):.1f} ({len(v)})" if v else "-")
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def score_picks(task, methods=("default",), ks=(5, 10, 15, 20, 25, 30, 40), out=RESULTS) -> str:
+    """The first k picks of each method (stored column ``index``) scored by other models:
+    its own accuracy, GraphLearning's Poisson and Laplace learning, fixed RLS; mean over the
+    seeds every method has (%). Tells the picks from the model that answers."""
+    import collections
+    rows = collections.defaultdict(dict)
+    for r in read_rows(task, out):
+        rows[(r["method"], int(r["seed"]))][int(r["labels"])] = (float(r["accuracy"]), int(r["index"]))
+    res = collections.defaultdict(list)
+    seeds = sorted({s for _, s in rows})
+    for seed in seeds:
+        if not all((m, seed) in rows for m in methods):
+            continue
+        ds = dict(TASKS, **QUICK_TASKS)[task][1](seed)
+        X, y = _app(ds, seed)["X"], np.asarray(ds.y)
+        g, kernel = _GLModels(X), fixed_kernel(X, seed)
+        for m in methods:
+            got = rows[(m, seed)]
+            picks = [got[k][1] for k in sorted(got)]
+            for k in ks:
+                L = picks[:k]
+                res[(m, "own", k)].append(got[k][0])
+                res[(m, "poisson", k)].append(_pool_accuracy(g.predict("poisson", L, y[L]), y, L))
+                res[(m, "laplace", k)].append(_pool_accuracy(g.predict("laplace", L, y[L]), y, L))
+                res[(m, "rls", k)].append(_pool_accuracy(_rls_predict(X, y, L, kernel), y, L))
+    n = len(res[(methods[0], "own", ks[0])])
+    lines = [f"{task}: the first k picks scored by each model (%, mean of {n} seeds)", "",
+             "| picks / model | " + " | ".join(f"@{k}" for k in ks) + " |", "|---|" + "---|" * len(ks)]
+    for m in methods:
+        for model in ("own", "poisson", "laplace", "rls"):
+            lines.append(f"| {m} / {model} | " + " | ".join(f"{100 * np.mean(res[(m, model, k)]):.1f}" for k in ks)
+                         + " |")
     return "\n".join(lines)
 
 
@@ -1406,6 +1444,8 @@ def main(argv=None) -> int:
     ap.add_argument("--forget", help="comma-separated method names whose stored rows of the chosen tasks are "
                     "stale (the code they measured changed): drop them, then run")
     ap.add_argument("--quick", action="store_true", help="two tiny tasks, 1 seed, 20 labels, two methods")
+    ap.add_argument("--score-picks", help="comma-separated stored methods: print their first picks on --tasks "
+                    "scored by Poisson / Laplace learning and fixed RLS (picks against model)")
     args = ap.parse_args(argv)
     if args.quick:
         tasks, seeds, keys, budget = list(QUICK_TASKS), [0], list(QUICK_RUNS), 20
@@ -1424,6 +1464,10 @@ def main(argv=None) -> int:
         for task in tasks:
             dropped = forget_rows(task, set(args.forget.split(",")), args.out)
             print(f"{task}: {dropped} stale rows of {args.forget} dropped", file=sys.stderr)
+    if args.score_picks:
+        for task in tasks:
+            print(score_picks(task, tuple(args.score_picks.split(",")), out=args.out) + "\n")
+        return 0
     if args.report:
         cmd = "python benchmarks/defaults.py " + " ".join(a for a in (argv if argv is not None else sys.argv[1:]))
         print(report(tasks, args.out, args.doc, cmd.strip(), budget, extras=not args.quick))

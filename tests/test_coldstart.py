@@ -144,8 +144,9 @@ def test_a_two_class_session_has_no_cold_start_when_it_needs_three(tmp_path, mon
 
 
 def test_the_shipped_rule_is_ten_labels_on_three_classes_or_more():
-    """The defaults chosen on the benchmark's first half (docs/defaults.md, round 5)."""
+    """The defaults chosen on the benchmark's first half (docs/defaults.md, rounds 5 and 6)."""
     assert coldstart.COLD_START_LABELS == 10 and coldstart.COLD_START_MIN_CLASSES == 3
+    assert coldstart.CLUSTER_COVER == "model"
     assert coldstart.cold_start_labels(2) == 0 and coldstart.cold_start_labels(3) == 10
 
 
