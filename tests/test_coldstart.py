@@ -144,6 +144,94 @@ def test_a_two_class_session_has_no_cold_start_when_it_needs_three(tmp_path, mon
 
 
 def test_the_shipped_rule_is_ten_labels_on_three_classes_or_more():
-    """The defaults chosen on the benchmark's first half (docs/defaults.md, round 5)."""
+    """The defaults chosen on the benchmark's first half (docs/defaults.md, rounds 5 and 6)."""
     assert coldstart.COLD_START_LABELS == 10 and coldstart.COLD_START_MIN_CLASSES == 3
+    assert coldstart.CLUSTER_COVER == "model"
     assert coldstart.cold_start_labels(2) == 0 and coldstart.cold_start_labels(3) == 10
+
+
+# --------------------------------------------------------------------------- cluster cover
+def _slow_cover_pick(X, comp, labeled, exclude=()):
+    """Oracle: the largest cluster (ties: lower id) with no label and a free point; its most
+    typical free point (typicality by sorting every row)."""
+    blocked = set(labeled) | set(exclude)
+    best = None
+    for c in sorted(set(comp.tolist()) - {-1}):
+        members = [i for i in range(len(X)) if comp[i] == c]
+        if any(comp[j] == c for j in labeled) or all(i in blocked for i in members):
+            continue
+        if best is None or len(members) > len(best):
+            best = members
+    if best is None:
+        return None
+    typ = _slow_typicality(X[best])
+    return max((typ[t], -i) for t, i in enumerate(best) if i not in blocked)[1] * -1
+
+
+def test_cover_pick_matches_the_rule_in_words():
+    X, blob = _blobs(1)
+    comp = blob.copy()
+    comp[:3] = -1  # points of no cluster are never a cluster of their own
+    labeled, exclude = [], [70]
+    for _ in range(5):
+        i = coldstart.cover_pick(X, comp, labeled, exclude)
+        assert i == _slow_cover_pick(X, comp, labeled, exclude)
+        if i is None:
+            break
+        labeled.append(i)
+    assert sorted(comp[labeled]) == [0, 1, 2, 3]  # one per cluster, then None
+
+
+def test_cluster_cover_stops_for_good_once_a_cluster_holds_two_classes():
+    X, blob = _blobs(2)
+    labels = {}
+    cover = coldstart.ClusterCover(X, blob, lambda: labels)
+    assert cover.active(0)
+    labels[int(np.flatnonzero(blob == 0)[0])] = "a"
+    assert cover.active(1) and blob[cover.pick(list(labels))] != 0
+    labels[int(np.flatnonzero(blob == 0)[1])] = "b"  # cluster 0 holds two classes
+    assert not cover.active(2)
+    del labels[int(np.flatnonzero(blob == 0)[1])]
+    assert not cover.active(1)  # refuted once, off for good
+
+
+def test_starters_answer_in_order():
+    X, blob = _blobs(3)
+    labels = {}
+    both = coldstart.Starters(ColdStart(X, 1, seed=0), coldstart.ClusterCover(X, blob, lambda: labels))
+    assert both.active(0) and both.pick([]) == typiclust_pick(X, [], seed=0)
+    first = typiclust_pick(X, [], seed=0)
+    labels[first] = blob[first]
+    assert both.active(1) and both.pick([first]) == coldstart.cover_pick(X, blob, [first])
+
+
+def test_cluster_cover_by_score_takes_the_best_scored_point_of_an_uncovered_cluster():
+    X, blob = _blobs(4)
+    rng = np.random.default_rng(0)
+    s = rng.random(len(X))
+    first = int(np.flatnonzero(blob == 1)[0])
+    labels = {first: 1}
+    cover = coldstart.ClusterCover(X, blob, lambda: labels, score=lambda: s)
+    exclude = [int(np.argmin(np.where(blob != 1, s, np.inf)))]  # the best point outside cluster 1, skipped
+    free = [i for i in range(len(X)) if blob[i] != 1 and i not in exclude]
+    assert cover.pick([first], exclude) == min(free, key=lambda i: (s[i], i))
+
+
+def test_a_session_on_clusters_asks_one_label_per_cluster_first(tmp_path, monkeypatch):
+    """The session asks the cluster cover's picks, as `labeler simulate` does."""
+    from labeler.session import LabelingSession, SessionConfig
+    monkeypatch.setattr(coldstart, "CLUSTER_COVER", "model")
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="spheres", dataset_options={"n": 720}))
+    clusters = s.settings.pool_clusters()
+    assert clusters is not None and clusters.max() + 1 == 60
+    y = np.asarray(s.dataset.y)
+    asked = []
+    for _ in range(4):
+        q = s.next_query()
+        assert q == s._cluster_cover().pick(list(s.labels))
+        assert s.label(q, str(y[q]), expected_query=q)
+        asked.append(q)
+    assert len(set(clusters[asked].tolist())) == 4
+    monkeypatch.setattr(coldstart, "CLUSTER_COVER", False)
+    s2 = LabelingSession.create(tmp_path / "t.sqlite", SessionConfig(dataset="spheres", dataset_options={"n": 720}))
+    assert s2._cluster_cover() is None

@@ -117,6 +117,17 @@ class ChosenModel:
         return self
 
 
+def _pool_components(X):
+    """The pool's clusters (core.rls.width_scale), or None where the cluster rule does not apply."""
+    from core.rls.width_scale import MAX_CLUSTER_POINTS, width_scale
+    if X.shape[0] > MAX_CLUSTER_POINTS:
+        return None
+    try:
+        return width_scale(X).components
+    except ValueError:  # a median distance of 0: no clusters
+        return None
+
+
 def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed: int = 0, *,
                         candidates=AUTO_CANDIDATES, n_neighbors: int = 10, correction: str = "mass",
                         rule: SwitchRule | None = None, chosen: dict | None = None, cold_start: int | None = None,
@@ -208,6 +219,14 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     if cold_start is None:
         cold_start = _coldstart.cold_start_labels(len(classes))  # read at call time
     starter = _coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None
+    if strategy == "auto" and _coldstart.CLUSTER_COVER:
+        components = _pool_components(X)
+        if components is not None:
+            from core.strategies import scores as _scores
+            score = (lambda: _scores(selector.learner, strategy_in_use(selector.learner, "auto"))
+                     if _coldstart.CLUSTER_COVER == "model" else None)
+            starter = _coldstart.Starters(starter, _coldstart.ClusterCover(X, components,
+                                                                          lambda: selector.learner.labels, score=score))
     rng = np.random.default_rng(seed)
     rows = oracle_loop(ChosenModel(selector), y, strategy, budget, rng, after_label=after_label, settings=settings,
                        progress=progress, cold_start=starter, strategy_of=strategy_in_use)

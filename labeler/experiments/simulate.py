@@ -547,6 +547,11 @@ def simulate(
     if cold_start is None:
         cold_start = _coldstart.cold_start_labels(len(classes))  # read at call time
     starter = (_coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None)
+    if strategy == "auto" and _coldstart.CLUSTER_COVER and pool_scale is not None and pool_scale.components is not None:
+        from core.strategies import scores as _scores
+        starter = _coldstart.Starters(starter, _coldstart.ClusterCover(
+            X, pool_scale.components, lambda: learner.labels,
+            score=(lambda: _scores(learner, "auto")) if _coldstart.CLUSTER_COVER == "model" else None))
     rows = oracle_loop(learner, y, strategy, budget, rng, evaluate=evaluate, after_label=retune, settings=settings,
                        loo_ready=lambda lr: not loo_readiness(list(lr.labels.values())), progress=progress,
                        cold_start=starter, observe=observe, clusters=None if pool_scale is None else pool_scale.components)

@@ -873,12 +873,29 @@ class LabelingSession:
         model, built once per pool; None while :func:`core.coldstart.cold_start_labels` of the
         session's class count is 0."""
         n = coldstart.cold_start_labels(len(self.classes))
-        if n <= 0 or not isinstance(self._spec, model.RlsSpec):
+        rls_or_auto = isinstance(self._spec, model.RlsSpec) or self._config.model_choice == "auto"
+        starter = None
+        if n > 0 and isinstance(self._spec, model.RlsSpec):
+            starter = getattr(self, "_starter", None)
+            if starter is None or starter.n_labels != n:
+                starter = self._starter = coldstart.ColdStart(self.X, n, self._config.seed)
+        cover = self._cluster_cover() if rls_or_auto else None
+        return starter if cover is None else coldstart.Starters(starter, cover)
+
+    def _cluster_cover(self):
+        """One label per pool cluster first (:class:`core.coldstart.ClusterCover`, as
+        ``labeler simulate``) while :data:`core.coldstart.CLUSTER_COVER` is on and the pool has
+        clusters (``settings.pool_clusters``); built once per pool, None otherwise."""
+        if not coldstart.CLUSTER_COVER:
             return None
-        starter = getattr(self, "_starter", None)
-        if starter is None or starter.n_labels != n:
-            starter = self._starter = coldstart.ColdStart(self.X, n, self._config.seed)
-        return starter
+        cached = getattr(self, "_cover", None)
+        if cached is None:
+            clusters = self.settings.pool_clusters()
+            score = ((lambda: strategies.scores(self.learner, "auto")) if coldstart.CLUSTER_COVER == "model"
+                     else None)
+            cached = self._cover = ((None,) if clusters is None else
+                                    (coldstart.ClusterCover(self.X, clusters, lambda: self.labels, score=score),))
+        return cached[0]
 
     def next_query(self) -> int | None:
         """The point the strategy asks for next; None when every point is labelled or skipped.
