@@ -369,6 +369,7 @@ SWITCHES = {
     "cold_start": ("core.coldstart", "COLD_START_LABELS"),
     "cold_min_classes": ("core.coldstart", "COLD_START_MIN_CLASSES"),
     "graph_strategy": ("core.selection.selector", "GRAPH_STRATEGY"),
+    "auto_candidates": ("labeler.session.model_selection", "AUTO_CANDIDATES"),
 }
 
 
@@ -686,6 +687,9 @@ CANDIDATES = {
                         ["auto-cold-multi"]),
     "auto-graph-vopt": (_single(lambda d, s, b: run_auto_model(d, s, b, cold_start=0, graph_strategy="vopt")),
                         ["auto-graph-vopt"]),
+    # graph-kernel RLS (kernel RLS on the kNN graph's spectral kernel) as a fifth candidate of the default
+    "auto-graph-rls": (_single(lambda d, s, b: run_default(d, s, b, auto_candidates=(
+        "rls", "harmonic", "lgc", "poisson", "graph-rls"))), ["auto-graph-rls"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
@@ -1017,7 +1021,8 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 #: The base each candidate was chosen against (the default of its round; :data:`CANDIDATES`).
 #: A candidate not named here is paired with "before".
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
-                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "auto-model", "auto-graph-vopt": "auto-model"}
+                  "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "auto-model", "auto-graph-vopt": "auto-model",
+                  "auto-graph-rls": "default"}
 
 
 def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:
