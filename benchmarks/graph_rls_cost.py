@@ -8,10 +8,14 @@ remove step of docs/algorithms.md §8, §18) beside the same for the harmonic fu
 refit and its LOO solves, §5). Seconds, the median of ``--repeat`` runs; the 1-minute load
 average is printed (a shared machine: compare within one run, never as quiet-machine figures).
 
+``--switches TASK:SEED ...`` prints instead the model choice's switches on tasks of
+``benchmarks/defaults.py`` (the default's settings, 100 labels) without and with the candidate.
+
 Usage::
 
     python benchmarks/graph_rls_cost.py                       # n = 1,000, 5,000, 20,000; l = 50, 200
     python benchmarks/graph_rls_cost.py --n 2000 --labels 100
+    python benchmarks/graph_rls_cost.py --switches iris:0 spheres:1 digits-10:1
 """
 
 from __future__ import annotations
@@ -73,12 +77,42 @@ def measure(n, labels, repeat=3, seed=0):
     return rows
 
 
+def switches(task, seed):
+    """The switches of the default's model choice on ``task`` / ``seed`` without and with graph-kernel RLS."""
+    import warnings
+
+    import defaults as bench
+    from labeler.experiments.model_select_simulate import simulate_auto_model
+    from labeler.session.model_selection import AUTO_CANDIDATES
+
+    ds = bench.TASKS[task][1](seed)
+    chosen = bench._app(ds, seed)
+    out = []
+    for candidates in (AUTO_CANDIDATES, tuple(AUTO_CANDIDATES) + ("graph-rls",)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            curve = simulate_auto_model(ds, budget=min(bench.BUDGET, len(ds.y) - 1), seed=seed, chosen=chosen,
+                                        candidates=candidates)
+        out.append("; ".join(f"{a} -> {b} at {n} labels ({r[r.index('p = '):].split(' <')[0]})"
+                             for n, a, b, r in curve.attrs["switches"]) or "no switch")
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1_000, 5_000, 20_000])
     ap.add_argument("--labels", type=int, nargs="+", default=[50, 200])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--switches", nargs="+", metavar="TASK:SEED", help="print the switches instead")
     args = ap.parse_args(argv)
+    if args.switches:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        print("| task | seed | without graph-kernel RLS | with it |")
+        print("|---|---:|---|---|")
+        for item in args.switches:
+            task, seed = item.rsplit(":", 1)
+            print(f"| {task} | {seed} | " + " | ".join(switches(task, int(seed))) + " |", flush=True)
+        return 0
     print(f"load average (1 min) at start: {os.getloadavg()[0]:.1f}")
     print("| n | labels | eigenpairs, once (s) | graph-RLS: labels + LOO (s) | harmonic: refit + LOO (s) |")
     print("|---:|---:|---:|---:|---:|")
