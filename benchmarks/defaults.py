@@ -1283,7 +1283,8 @@ First half (5 seeds), paired AUBC difference against `default` (points):
 (mnist-4v9 -0.24). `AUTO_CANDIDATES` (labeler/session/model_selection.py) stays RLS, harmonic,
 LGC and Poisson learning; graph-kernel RLS stays an optional candidate of the simulation
 (`simulate_auto_model(..., candidates=(..., "graph-rls"))`). Where it took part it did harm
-(seed by seed, `labeler simulate`-equivalent runs with and without it):
+(the switches with and without it: `python benchmarks/graph_rls_cost.py --switches iris:0
+spheres:1 digits-10:1`):
 
 - on four of the nine tasks it never wins the sign test: the runs are identical; where it does,
   it takes over from the model that would have answered anyway and answers no better:
