@@ -30,6 +30,16 @@ def _graph(model, **kw):
     return lambda X, classes, seed: build_learner(GraphSpec(model=model, knn=6, seed=seed, **kw), X, classes)
 
 
+def _graph_rls():
+    """Graph-kernel RLS as the model choice builds it (kernel RLS on the kNN graph's spectral kernel)."""
+    def build(X, classes, seed):
+        from core.kernels import knn_graph
+        from labeler.experiments.model_select_simulate import graph_rls_candidate
+        chosen = {"lam": 0.1, "weighting": "balanced", "auto_tune": {"lam": True}}
+        return graph_rls_candidate(X, knn_graph(X, 6, seed=seed), classes, chosen, seed, n_neighbors=6, rank=12)[0]
+    return build
+
+
 #: Every learner the app can build: (name, build(X, classes, seed)).
 BUILDERS = [
     ("rls-dense", _rls()),
@@ -38,6 +48,7 @@ BUILDERS = [
     ("harmonic", _graph("harmonic")),
     ("lgc", _graph("lgc", alpha=0.9)),
     ("poisson", _graph("poisson")),
+    ("graph-rls", _graph_rls()),
 ]
 
 

@@ -159,3 +159,26 @@ def test_graph_strategy_asks_vopt_of_a_graph_model_in_use(monkeypatch):
 def app_X(ds):
     from labeler.experiments.simulate import app_settings
     return app_settings(ds, 0)["X"]
+
+
+def test_graph_kernel_rls_candidate_answers_and_retunes_its_lam():
+    """Graph-kernel RLS as a candidate: with an eager rule it takes over on two rings (the kNN
+    graph's kernel separates them), then answers with its own lam; the LOO of the model in use
+    after the switch is its own (the switch's label count is when it took over)."""
+    ds = _two_rings()
+    eager = SwitchRule(p_switch=1.0 + 1e-9, min_labels=10)
+    curve = simulate_auto_model(ds, budget=16, seed=0, rule=eager, candidates=("rls", "graph-rls"))
+    assert set(curve["model"]) <= {"rls", "graph-rls"}
+    graph = curve["model"] == "graph-rls"
+    assert graph.any() and curve.attrs["switches"][0][2] == "graph-rls"
+    assert curve.loc[graph, "lam"].gt(0).all() and curve.loc[graph, "width"].isna().all()
+    assert curve["accuracy"].iloc[-1] > 0.95
+
+
+def test_graph_kernel_rls_is_an_optional_candidate():
+    from labeler.experiments.model_select_simulate import AUTO_CANDIDATES, CANDIDATE_MODELS
+    from labeler.session import model_selection
+    assert AUTO_CANDIDATES == model_selection.AUTO_CANDIDATES
+    assert set(AUTO_CANDIDATES) <= set(CANDIDATE_MODELS) and "graph-rls" in CANDIDATE_MODELS
+    with pytest.raises(Exception, match="candidates must include 'rls'"):
+        simulate_auto_model(_two_rings(), budget=3, candidates=("graph-rls",))

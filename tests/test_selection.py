@@ -15,6 +15,7 @@ from core.graph.active import GraphLearner
 from core.graph.poisson_learner import PoissonLearner
 from core.kernels import Kernel, knn_graph
 from core.learner import ActiveRLS
+from labeler.experiments.model_select_simulate import graph_rls_candidate
 from core.selection import (ModelSelector, SwitchRule, evaluation_due, label_weights, loo_losses,
                             nearest_labelled_mass, weighted_error, weighted_sign_test)
 
@@ -40,11 +41,14 @@ def _builders(X, classes):
         "harmonic": lambda: GraphLearner(W, classes, "harmonic"),
         "lgc": lambda: GraphLearner(W, classes, "lgc", alpha=0.9),
         "poisson": lambda: PoissonLearner(W, classes),
+        # graph-kernel RLS, the model choice's candidate (labeler/experiments/model_select_simulate.py)
+        "graph-rls": lambda: graph_rls_candidate(X, W, classes, {"lam": 0.05, "auto_tune": {}, "weighting": {
+            c: 1.0 + t for t, c in enumerate(classes)}}, seed=0, n_neighbors=6, rank=20)[0],
     }
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.parametrize("name", ["rls", "rls-balanced", "harmonic", "lgc", "poisson"])
+@pytest.mark.parametrize("name", ["rls", "rls-balanced", "harmonic", "lgc", "poisson", "graph-rls"])
 def test_loo_losses_match_refits(name, n_classes):
     X, y = _pool(n_classes=n_classes)
     classes = list(range(n_classes))

@@ -32,10 +32,15 @@ from labeler.errors import SettingsError
 from labeler.experiments.oracle import curve_frame, oracle_loop
 from labeler.session import model as _model
 
-__all__ = ["AUTO_CANDIDATES", "simulate_auto_model", "rls_candidate", "graph_candidates", "ChosenModel"]
+__all__ = ["AUTO_CANDIDATES", "CANDIDATE_MODELS", "simulate_auto_model", "rls_candidate", "graph_rls_candidate",
+           "graph_candidates", "ChosenModel"]
 
-#: The candidates of ``--model auto`` in order of preference on equal errors (RLS answers first).
-AUTO_CANDIDATES = ("rls", "harmonic", "lgc", "poisson")
+#: The candidates of ``--model auto`` in order of preference on equal errors (RLS answers first):
+#: the session's (:data:`labeler.session.model_selection.AUTO_CANDIDATES`).
+from labeler.session.model_selection import AUTO_CANDIDATES  # noqa: E402
+#: Every candidate this simulation builds: the default's and "graph-rls", kernel RLS on the spectral
+#: graph kernel of the kNN graph (:func:`graph_rls_candidate`; docs/defaults.md "Graph-kernel RLS").
+CANDIDATE_MODELS = ("rls", "harmonic", "lgc", "poisson", "graph-rls")
 
 
 def rls_candidate(X, classes, chosen: dict, seed: int):
@@ -70,6 +75,13 @@ def rls_candidate(X, classes, chosen: dict, seed: int):
     tune = dict(chosen["auto_tune"])
     tune["width"] = tune.get("width", False) and kernel.kind == "rbf" and spec.posterior != "spectral"
     tune["lam"] = tune.get("lam", False)
+    return (learner,) + _retuner(spec, X, tune)
+
+
+def _retuner(spec, X, tune: dict):
+    """The re-tune hook ``retune(learner, n_before)`` of a kernel-RLS candidate and its spec now:
+    width (``tune["width"]``) and lam (``tune["lam"]``) by LOO on the schedule of
+    :func:`core.rls.tuning.retune_due` (one ``set_params``), the rule of ``labeler simulate``."""
     widths = _model.width_grid(X) if tune["width"] else None
     now = {"spec": spec}
 
@@ -87,7 +99,49 @@ def rls_candidate(X, classes, chosen: dict, seed: int):
         _model.apply(now["spec"], new, learner)
         now["spec"] = new
 
-    return learner, retune, lambda: now["spec"]
+    return retune, lambda: now["spec"]
+
+
+def graph_rls_candidate(X, W, classes, chosen: dict, seed: int, n_neighbors: int = 10, rank: int | None = None):
+    """Graph-kernel RLS: kernel RLS on the spectral graph kernel of ``W`` (the session's
+    ``--posterior spectral``: the Gaussian field ``1 / (lambda_i + 0.01)`` on the ``rank`` smallest
+    eigenpairs of the normalised Laplacian, docs/algorithms.md §9, §18), with the app's class
+    weights and lam re-tuned by LOO on its factor (docs/algorithms.md §17) on the schedule of RLS.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The kernel's features (the mass weights' and the LOO problem's pool).
+    W : sparse matrix of shape (n, n)
+        The kNN graph the graph models share (its eigenpairs are computed once, here).
+    classes : list
+    chosen : dict
+        :func:`labeler.experiments.simulate.app_settings`'s output (lam, weighting, auto_tune).
+    seed : int
+    n_neighbors : int
+        k of ``W`` (the spec's ``knn``).
+    rank : int, optional
+        Eigenpairs; default :func:`labeler.session.model.default_rank` of "spectral".
+
+    Returns
+    -------
+    learner : core.learner.ActiveRLS
+    retune : callable(learner, n_before)
+    spec : callable() -> RlsSpec
+    """
+    from core.kernels.graph import spectral_factor
+
+    n = X.shape[0]
+    rank = _model.default_rank("spectral", n) if rank is None else int(rank)
+    spec = _model.RlsSpec(kernel="linear", lam=float(chosen["lam"]), seed=int(seed), posterior="spectral", rank=rank,
+                          knn=int(n_neighbors),
+                          weighting=chosen["weighting"] if isinstance(chosen["weighting"], str) else "none")
+    Phi, eigenvalues = spectral_factor(W, rank, seed=int(seed))
+    learner = _model.build_learner(spec, X, classes, 0, parts={"factor": Phi, "eigenvalues": eigenvalues})
+    if not isinstance(chosen["weighting"], str):
+        learner.set_params(weighting=chosen["weighting"])
+    tune = {"width": False, "lam": bool(dict(chosen["auto_tune"]).get("lam", False))}
+    return (learner,) + _retuner(spec, X, tune)
 
 
 def graph_candidates(W, classes, seed: int, names=("harmonic", "lgc", "poisson"), alpha: float = 0.99) -> dict:
@@ -129,7 +183,7 @@ def _pool_components(X):
 
 
 def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed: int = 0, *,
-                        candidates=AUTO_CANDIDATES, n_neighbors: int = 10, correction: str = "mass",
+                        candidates=None, n_neighbors: int = 10, correction: str = "mass",
                         rule: SwitchRule | None = None, chosen: dict | None = None, cold_start: int | None = None,
                         progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Simulate active labelling with the model chosen by exact LOO (module docstring).
@@ -141,8 +195,9 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     strategy : {"auto", "margin", "random"}
         Asked of the model in use ("arls" would be refused by LGC and Poisson learning).
     budget, seed : int
-    candidates : sequence of str
-        From :data:`AUTO_CANDIDATES`; must hold "rls" (the model that answers first).
+    candidates : sequence of str, optional
+        From :data:`CANDIDATE_MODELS`; must hold "rls" (the model that answers first). Default
+        the session's :data:`labeler.session.model_selection.AUTO_CANDIDATES` (read at call time).
     n_neighbors : int
         k of the graph models' kNN graph.
     correction : {"mass", "none"}
@@ -166,9 +221,12 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     """
     from labeler.experiments.simulate import app_settings
 
+    if candidates is None:
+        from labeler.session import model_selection
+        candidates = model_selection.AUTO_CANDIDATES
     candidates = tuple(candidates)
-    if "rls" not in candidates or any(c not in AUTO_CANDIDATES for c in candidates):
-        raise SettingsError(f"candidates must include 'rls' and come from {', '.join(AUTO_CANDIDATES)}; "
+    if "rls" not in candidates or any(c not in CANDIDATE_MODELS for c in candidates):
+        raise SettingsError(f"candidates must include 'rls' and come from {', '.join(CANDIDATE_MODELS)}; "
                             f"got {', '.join(candidates)}.")
     if strategy not in ("auto", "margin", "random"):
         raise SettingsError(f"strategy {strategy!r} does not apply to --model auto (the graph candidates have no "
@@ -186,18 +244,22 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
         raise SettingsError(f"a budget of {budget} leaves no unlabelled point of the {n}; pass a budget <= {n - 1}.")
     classes = list(dataset.classes)
     rls, retune, rls_spec = rls_candidate(X, classes, chosen, seed)
-    learners = {"rls": rls}
-    graphs = [c for c in candidates if c != "rls"]
-    if graphs:
+    learners, prepare = {"rls": rls}, {"rls": retune}
+    graphs = [c for c in candidates if c not in ("rls", "graph-rls")]
+    if len(candidates) > 1:
         W = knn_graph(X, n_neighbors, seed=seed)
         learners.update(graph_candidates(W, classes, seed, graphs))
+        if "graph-rls" in candidates:
+            learners["graph-rls"], prepare["graph-rls"], _ = graph_rls_candidate(X, W, classes, chosen, seed,
+                                                                                 n_neighbors)
     learners = {c: learners[c] for c in candidates}
-    selector = ModelSelector(learners, "rls", X, correction=correction, rule=rule, prepare={"rls": retune})
+    selector = ModelSelector(learners, "rls", X, correction=correction, rule=rule, prepare=prepare)
     switches, in_use = [], []
 
     def after_label(proxy):
-        if selector.incumbent == "rls":
-            retune(rls, rls.n_labeled - 1)
+        hook = prepare.get(selector.incumbent)  # a kernel-RLS model in use re-tunes as it answers
+        if hook is not None:
+            hook(selector.learner, selector.learner.n_labeled - 1)
         n_labels = proxy.n_labeled
         if evaluation_due(n_labels):
             before = selector.incumbent
@@ -210,8 +272,10 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
                 switches.append((n_labels, before, decision.model, decision.reason))
         in_use.append(selector.incumbent)
 
-    def settings():  # the RLS width and lam while RLS answers, NaN while a graph model does
+    def settings():  # the RLS width and lam while RLS answers, graph-kernel RLS's lam, else NaN
         spec = rls_spec()
+        if selector.incumbent == "graph-rls":
+            return float("nan"), float(selector.learner.get_params()["lam"])
         if selector.incumbent != "rls":
             return float("nan"), float("nan")
         return (float(spec.width) if spec.width is not None else float("nan")), float(spec.lam)
