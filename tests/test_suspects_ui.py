@@ -77,7 +77,7 @@ def test_a_suspect_row_names_the_point_by_its_id_as_the_point_panel_does():
     row = {"index": 58, "label": "a", "suggested": "b", "source": "you", "score": 0.8}
     line = suspect_line(session, row)
     assert point_name(session, 58) == "#58 (1058)"
-    assert ">\\#58 (1058)</span>" in line  # the id, Markdown-escaped like the point panel's title
+    assert ">&#35;58 (1058)</span>" in line  # the id, Markdown-escaped like the point panel's title
     assert 'data-point="58"' in line  # the page's hooks keep the pool index
-    assert ">\\#7</span>" in suspect_line(SimpleNamespace(dataset=SimpleNamespace(ids=None, y=None)),
+    assert ">&#35;7</span>" in suspect_line(SimpleNamespace(dataset=SimpleNamespace(ids=None, y=None)),
                                         {**row, "index": 7})

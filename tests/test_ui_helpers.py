@@ -463,8 +463,28 @@ def test_html_and_plot_text_escape_tags():
     assert plot_text("<b>a</b> & c") == "&lt;b&gt;a&lt;/b&gt; &amp; c"
     assert html_text(3) == "3"
     # Streamlit reads Markdown between the tags too: an image there would render
-    assert html_text("![t](http://e/t.png)") == "\\!\\[t\\](http://e/t.png)"
+    assert html_text("![t](http://e/t.png)") == "&#33;&#91;t&#93;(http://e/t.png)"
     assert html_text("a\n# b") == "a # b"
+    # references, not backslashes: inside a <div> block Markdown is not read and a backslash shows
+    assert html_text("feature_request") == "feature&#95;request"
+
+
+@settings(max_examples=300, deadline=None)
+@given(hs.text(alphabet=hs.sampled_from(list("ab1 .-+#>()[]!<>*_`~|$&\\\n:=\"'")), max_size=30))
+def test_html_text_reads_as_written_in_html_and_leaves_no_mark_nor_backslash(text):
+    import html
+    import re
+
+    from labeler.ui.text import html_text
+
+    out = html_text(text)
+    assert "\n" not in out
+    assert html.unescape(out) == " ".join(text.splitlines())  # what the browser shows in a <div>
+    plain = re.sub(r"&(#\d+|#x[0-9a-f]+|[a-z]+);", "", out)  # every character left as typed
+    assert not set(plain) & set("<>[]!*_`~|$&\\\"'"), (text, out)
+    stripped = out.lstrip()  # no block mark starts the line
+    assert not stripped[:1] in ("#", "-", "+", ">", "="), out
+    assert not re.match(r"\d+[.)]", stripped), out
 
 
 @pytest.mark.parametrize("text", ["1e300", "1e301", "1e-301"])

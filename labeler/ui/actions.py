@@ -348,8 +348,8 @@ def _label_many_or_why(labels: dict, via: str, version: int, guessed=()) -> None
     if n:
         state.clear_selection()
         skipped = len(labels) - n
-        more = f" ({skipped} were labelled already and kept their label)" if skipped else ""
-        state.flash("success", f"Labelled {n} {_VIA_WORDS[via]} point{'s' * (n != 1)}{more}; "
+        more = f" ({skipped:,} were labelled already and kept their label)" if skipped else ""
+        state.flash("success", f"Labelled {n:,} {_VIA_WORDS[via]} point{'s' * (n != 1)}{more}; "
                                "one Undo reverts them all.")
         st.session_state["last_action"] = (via, -1, None)
     else:

@@ -98,12 +98,12 @@ def render_area_panel(session, view, area: dict) -> None:
             with st.container(horizontal=True, gap="small", key="area_buttons"):
                 for j, name in enumerate(view.classes):
                     against = spread["against"][j]
-                    note = f" ({against} against a confident prediction)" if against else ""
-                    st.button(f"Label {free.size} as {md_text(name)}{note}", key=f"area_{j}",
+                    note = f" ({against:,} against a confident prediction)" if against else ""
+                    st.button(f"Label {free.size:,} as {md_text(name)}{note}", key=f"area_{j}",
                               type="primary", on_click=actions.label_area,
                               args=(free, name, view.version),
-                              help=f"Label the {free.size} unlabelled selected points as "
-                                   f"{md_text(name)}: one action, one Undo. {against} of them the model "
+                              help=f"Label the {free.size:,} unlabelled selected points as "
+                                   f"{md_text(name)}: one action, one Undo. {against:,} of them the model "
                                    f"predicts as another class with confidence ≥ {CONFIDENT:.0%}.")
     with st.container(horizontal=True, gap="small", key="area_step_buttons"):
         st.button("Clear selection", key="area_clear", icon=":material/deselect:",

@@ -47,12 +47,22 @@ def _escape(text: str, marks: re.Pattern) -> str:
 
 def html_text(value) -> str:
     """``str(value)`` as text between the tags of Markdown with ``unsafe_allow_html=True``:
-    ``&``, ``<``, ``>``, ``"`` and ``'`` as entities, Markdown's marks escaped, one line.
+    ``&``, ``<``, ``>``, ``"`` and ``'`` as entities, Markdown's marks as numeric character
+    references (``_`` as ``&#95;``), one line.
 
-    Also safe in an attribute value (no quote survives), though attribute values keep the
-    backslashes: the app writes only numbers and colours there.
+    References, not backslashes: text inside an HTML block (a line that starts with ``<div``)
+    is not read as Markdown, so a backslash there would show (``feature\\_request``), while a
+    reference reads as its character both there and in a paragraph, where Markdown takes it
+    as literal text and never as a mark. Also safe in an attribute value (no quote survives).
     """
-    return _escape(html.escape(str(value), quote=True), _MD_IN_HTML)
+    text = " ".join(html.escape(str(value), quote=True).splitlines())
+    text = _MD_IN_HTML.sub(lambda m: f"&#{ord(m.group(1))};", text)
+    m = _MD_LINE_START.match(text)  # a heading, quote or list mark at the start
+    if m:
+        mark = m.group(2)
+        at = m.end() if mark.isdigit() else m.start(2)  # "1." : the dot; "#": the mark
+        text = text[:at] + f"&#{ord(text[at])};" + text[at + 1:]
+    return text
 
 
 def md_text(value) -> str:

@@ -112,7 +112,7 @@ class AppServer:
         raise RuntimeError(f"the app did not answer on {health} within {timeout:.0f} s:\n{self.log()}")
 
     def log(self) -> str:
-        if not self._log.closed:  # after stop() (a server that never answered) it is closed
+        if not self._log.closed:  # stop() closes it: a server that never answered is stopped first
             self._log.flush()
         return self.log_path.read_text(errors="replace")[-5000:]
 
