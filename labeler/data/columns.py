@@ -244,6 +244,18 @@ class _Distinct:
                                "(summarize_columns) to count its distinct values")
         return int(frame.iloc[:, self._j].nunique(dropna=True))
 
+    def __reduce__(self):
+        # pickled (Streamlit's cache_data keeps the picker's guess so) as the count itself: a
+        # weak reference cannot be pickled, and the copy outlives the table
+        return (int, (self.count(),))
+
+
+def count_distinct(infos) -> None:
+    """Count now every distinct count :class:`_Distinct` left for later, while the summarised
+    table is alive (before a summary is kept beyond its table: the column picker's guess)."""
+    for info in infos:
+        info.n_unique  # noqa: B018 (the property stores the count)
+
 
 #: The last table summarised and its summary: reading a table's roles summarises it two or three
 #: times (the guess, the picker's descriptions, the load's own guess), 5 s a time at 10^6 rows.

@@ -35,6 +35,7 @@ from labeler.data.dataset import (
 )
 from labeler.data.images import load_image_folder
 from labeler.data.npz import load_npz
+from labeler.data.columns import count_distinct
 from labeler.data.roles import TableGuess, guess_roles, summarize_columns
 from labeler.data.synthetic import load_circles, load_moons, load_moons_imbalanced, load_spheres
 from labeler.data.tables import from_frame, read_table
@@ -308,10 +309,13 @@ def read_roles(path, *, max_bytes: int = DEFAULT_MAX_BYTES, keep_frame: bool = F
             continue
         if where.size:
             missing_at[name] = where.astype(np.int64)
+    columns = summarize_columns(frame)
     if keep_frame:
         global _KEPT_FRAME
         _KEPT_FRAME = (_table_key(path), frame)
-    return TableGuess(roles=roles, columns=summarize_columns(frame), n_rows=len(frame), missing_at=missing_at)
+    else:  # the guess outlives the table (the column picker keeps it): no count left for later
+        count_distinct(columns)
+    return TableGuess(roles=roles, columns=columns, n_rows=len(frame), missing_at=missing_at)
 
 
 def _builtin_loader(name, loader):
