@@ -106,12 +106,12 @@ with lock:
     counts = session.class_counts()
     badges = "".join(
         f'<span class="dot" style="background:{class_color(j)}"></span>{html_text(c)}: '
-        f"<b>{counts.get(c, 0)}</b>" for j, c in enumerate(view.classes)
+        f"<b>{counts.get(c, 0):,}</b>" for j, c in enumerate(view.classes)
     )
     st.markdown(f"### {md_text(data_name)}")
     st.markdown(
         f'<div class="counts">Labelled <b class="labeled-count" data-labeled="{view.n_labeled}">'
-        f"{view.n_labeled}</b> of {view.n_samples:,} · {badges} · {strategy}</div>",
+        f"{view.n_labeled:,}</b> of {view.n_samples:,} · {badges} · {strategy}</div>",
         unsafe_allow_html=True,
     )
     started = session.auto_settings.get("file_labels")  # a partly filled label column's labels
