@@ -27,7 +27,7 @@ __all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "self_tuned_graph",
            "EIGEN_METHODS", "LOBPCG_ABOVE", "EXACT_KNN_MAX"]
 
 TRANSFORMS = ("diffusion", "gaussian_field")
-EIGEN_METHODS = ("auto", "eigsh", "lobpcg")
+EIGEN_METHODS = ("auto", "eigsh", "lobpcg", "chebyshev")
 #: "auto" finds Laplacian eigenpairs by LOBPCG with a multigrid preconditioner beyond this many
 #: points, by Lanczos (eigsh) up to it; None: always eigsh. Measured on the crowded spectrum of a
 #: 10-NN graph of a 32-dimensional mixture (rank 100), LOBPCG to residual 1e-5 took 4x eigsh's CPU
@@ -233,10 +233,12 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, metho
     normalized : bool
     seed : int
         Start vector(s) of the iteration (deterministic results).
-    method : {"auto", "eigsh", "lobpcg"}
+    method : {"auto", "eigsh", "lobpcg", "chebyshev"}
         ``"eigsh"``: Lanczos on ``c I - L`` (ARPACK, residuals ~1e-10);
         ``"lobpcg"``: LOBPCG with an algebraic multigrid preconditioner
         (:func:`core.kernels.laplacian_eigen.lobpcg_eigenpairs`, residuals ~1e-5);
+        ``"chebyshev"``: Lanczos on a Chebyshev filter of ``L``
+        (:func:`core.kernels.laplacian_eigen.chebyshev_eigenpairs`);
         ``"auto"``: eigsh, or lobpcg beyond :data:`LOBPCG_ABOVE` points when that is set.
     progress : callable(fraction), optional
         Hears the solver's progress (eigsh: its products so far against a typical count).
@@ -263,6 +265,11 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, metho
         near_null = np.sqrt(np.where(d > 0, d, 1.0)) if normalized else np.ones(n)
         return lobpcg_eigenpairs(L, int(rank), near_null / np.linalg.norm(near_null), seed=int(seed),
                                  progress=progress)
+    if method == "chebyshev" and n - int(rank) >= 2:
+        from .laplacian_eigen import chebyshev_eigenpairs
+
+        upper = 2.0 if normalized else 2.0 * float(L.diagonal().max())  # Gershgorin
+        return chebyshev_eigenpairs(L, int(rank), upper=upper, seed=int(seed), progress=progress)
     v0 = np.random.default_rng(seed).standard_normal(n)
     # the smallest eigenvalues of L are the largest of (c I - L), c above the spectrum
     c = 2.0 if normalized else 2.0 * float(L.diagonal().max())
