@@ -132,3 +132,16 @@ def test_chebyshev_is_seeded_and_reports_progress():
     np.testing.assert_allclose(a[0], b[0], atol=1e-12)
     assert np.linalg.svd(a[1].T @ b[1], compute_uv=False).min() > 1 - 1e-9
     assert heard and heard[-1] == 1.0 and all(0 <= f <= 1 for f in heard)
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+def test_filtered_subspace_matches_dense_eigh(normalized):
+    W = graph(seed=11)
+    L = laplacian(W, normalized)
+    ref = np.linalg.eigh(L.toarray())[0][:30]
+    heard = []
+    lam, V = laplacian_eigenpairs(W, 30, normalized=normalized, method="subspace", seed=1, progress=heard.append)
+    np.testing.assert_allclose(lam, np.clip(ref, 0, None), atol=1e-8 * max(1.0, ref[-1]))
+    np.testing.assert_allclose(V.T @ V, np.eye(30), atol=1e-8)
+    assert np.linalg.norm(L @ V - V * lam, axis=0).max() < 1e-6 * max(1.0, ref[-1])
+    assert heard and heard[-1] == 1.0 and heard == sorted(heard)
