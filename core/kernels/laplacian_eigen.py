@@ -324,7 +324,7 @@ def filtered_subspace_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float
     b = min(int(rank) + int(guard), n)
     cut = float(CHEBYSHEV_CUT * upper if cut is None else cut)
     V = np.random.default_rng(seed).standard_normal((n, b))
-    theta = None
+    theta, shown = None, 0.0
     for _ in range(int(maxiter)):
         apply = chebyshev_filter(L, upper, cut, int(degree))
         for a in range(0, b, _FILTER_COLUMNS):  # in place, a few columns at a time
@@ -341,7 +341,8 @@ def filtered_subspace_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float
         residual = np.linalg.norm(LV[:, :rank], axis=0)
         del LV
         done = int(np.sum(residual < tol))
-        say(min(0.99, done / rank))
+        shown = max(shown, min(0.99, done / rank))  # the bar never moves back
+        say(shown)
         if done == rank:
             break
         cut = float(min(theta[-1], upper * (1 - 1e-9)))
