@@ -34,6 +34,8 @@ Usage::
     python benchmarks/knn_scale.py --n 100000 --part sweep --efs 20,60   # hnsw: one build, several ef,
                                                                          # recall before/after the local join
     python benchmarks/knn_scale.py --n 1000000 --part sweep --hnsw M=12,ef_construction=60,parts=2 --refine 1
+    python benchmarks/knn_scale.py --n 1000000 --part refine --refine 3   # the stored graph, round by round
+    python benchmarks/knn_scale.py --n 100000 --part eig --methods chebyshev,subspace,eigsh
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ import numpy as np  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 KNN_METHODS = ("hnsw", "nndescent", "exact")
-EIG_METHODS = ("lobpcg", "eigsh")
+EIG_METHODS = ("subspace", "chebyshev", "lobpcg", "eigsh")
 
 
 def mixture(n: int, d: int, seed: int) -> np.ndarray:
@@ -158,6 +160,7 @@ def sweep_job(method: str, n: int, args) -> dict:
     indices, blocks = knn_search.hnsw_build(Xf, args.k, args.seed)
     out = {"settings": settings, "build_s": time.perf_counter() - t0, "build_cpu_s": time.process_time() - c0,
            "rows": []}
+    print(json.dumps({"built": out}), file=sys.stderr, flush=True)
     for ef in [int(v) for v in args.efs.split(",")]:
         t0, c0 = time.perf_counter(), time.process_time()
         cand = knn_search.hnsw_query(indices, blocks, Xf, args.k, ef)
@@ -165,11 +168,42 @@ def sweep_job(method: str, n: int, args) -> dict:
         ind = np.ascontiguousarray(ind[:, :args.k])
         row = {"ef": ef, "query_s": time.perf_counter() - t0, "query_cpu_s": time.process_time() - c0,
                "recall_search": recall(ind)}
+        print(json.dumps({"partial": row}), file=sys.stderr, flush=True)
         del cand
-        t0, c0 = time.perf_counter(), time.process_time()
-        ind, _ = refine_neighbours(X, ind, rounds=knn_search.REFINE_ROUNDS)
-        row.update(refine_s=time.perf_counter() - t0, refine_cpu_s=time.process_time() - c0, recall=recall(ind))
+        row.update(refine_s=0.0, refine_cpu_s=0.0, recall_rounds=[])
+        for _ in range(knn_search.REFINE_ROUNDS):  # one round at a time: the recall after each
+            t0, c0 = time.perf_counter(), time.process_time()
+            ind, _ = refine_neighbours(X, ind, rounds=1)
+            row["refine_s"] += time.perf_counter() - t0
+            row["refine_cpu_s"] += time.process_time() - c0
+            row["recall_rounds"].append(recall(ind))
+            print(json.dumps({"partial": row}), file=sys.stderr, flush=True)
+        row["recall"] = row["recall_rounds"][-1] if row["recall_rounds"] else row["recall_search"]
         out["rows"].append(row)
+    out["peak_gb"] = peak_gb()
+    return out
+
+
+def refine_job(method: str, n: int, args) -> dict:
+    """The stored neighbours of ``graph_path`` (written by the knn table) refined round by round
+    (``--refine`` rounds): the recall after each and each round's CPU / wall time."""
+    from core.kernels.knn_refine import refine_neighbours
+
+    X = mixture(n, args.dim, args.seed)
+    ind = np.load(graph_path(n, args))["ind"]
+    sample = np.random.default_rng(args.seed + 1).choice(n, size=min(args.sample, n), replace=False)
+    exact = exact_sample(X, sample, args.k)
+
+    def recall(ind):
+        return float(np.mean([len(set(a) & set(b)) / args.k for a, b in zip(ind[sample], exact)]))
+
+    out = {"recall_start": recall(ind), "rounds": []}
+    for _ in range(args.refine if args.refine is not None else 2):
+        t0, c0 = time.perf_counter(), time.process_time()
+        ind, _ = refine_neighbours(X, ind, rounds=1)
+        out["rounds"].append({"recall": recall(ind), "cpu_s": time.process_time() - c0,
+                              "wall_s": time.perf_counter() - t0, "load": os.getloadavg()[0]})
+        print(json.dumps({"partial": out}), file=sys.stderr, flush=True)
     out["peak_gb"] = peak_gb()
     return out
 
@@ -217,8 +251,9 @@ def main(argv=None) -> int:
     p.add_argument("--sample", type=int, default=1000, help="points whose exact neighbours give the recall")
     p.add_argument("--exact-max", type=int, default=200_000, help="largest n searched exactly")
     p.add_argument("--eigsh-max", type=int, default=10**7, help="largest n solved by eigsh")
-    p.add_argument("--part", choices=("knn", "eig", "both", "sweep"), default="both",
-                   help="sweep: hnsw with the --hnsw settings, built once, queried at each of --efs")
+    p.add_argument("--part", choices=("knn", "eig", "both", "sweep", "refine"), default="both",
+                   help="sweep: hnsw with the --hnsw settings, built once, queried at each of --efs; "
+                        "refine: the stored graph of the knn table refined round by round (--refine rounds)")
     p.add_argument("--efs", default="40,100", help="query ef values of --part sweep")
     p.add_argument("--methods", default=None, help="kNN methods (default all) or, with --part eig, eigen methods")
     p.add_argument("--graph-from", default="hnsw", help="the kNN method whose graph the eig table uses")
@@ -232,7 +267,7 @@ def main(argv=None) -> int:
         (["--repeat"] if args.repeat else []) + ([f"--refine={args.refine}"] if args.refine is not None else [])
     if args.child:
         part, method, n = args.child
-        out = {"knn": knn_job, "eig": eig_job, "sweep": sweep_job}[part](method, int(n), args)
+        out = {"knn": knn_job, "eig": eig_job, "sweep": sweep_job, "refine": refine_job}[part](method, int(n), args)
         print(json.dumps(out))
         return 0
     sizes = [20_000] if args.quick else [int(v) for v in args.n.split(",")]
@@ -251,6 +286,20 @@ def main(argv=None) -> int:
                 print(f"| {n:,} | {r['settings']} | {row['ef']} | {row['recall_search']:.4f} | {row['recall']:.4f} | "
                       f"{r['build_cpu_s']:.1f} ({r['build_s']:.1f}) | {row['query_cpu_s']:.1f} ({row['query_s']:.1f}) | "
                       f"{row['refine_cpu_s']:.1f} ({row['refine_s']:.1f}) | {total:.1f} | {r['peak_gb']:.2f} |", flush=True)
+        print(load())
+        return 0
+    if args.part == "refine":
+        print(f"the stored {args.graph_from} neighbours refined round by round; k = {args.k}; {load()}")
+        print("| n | recall@10 stored | round | recall@10 | CPU s (wall) | load | peak GB |")
+        print("|---|---|---|---|---|---|---|")
+        for n in sizes:
+            r = run_child("refine", args.graph_from, n, args)
+            if "error" in r:
+                print(f"| {n:,} | error: {r['error']} | | | | | |")
+                continue
+            for j, row in enumerate(r["rounds"], 1):
+                print(f"| {n:,} | {r['recall_start']:.4f} | {j} | {row['recall']:.4f} | {row['cpu_s']:.1f} "
+                      f"({row['wall_s']:.1f}) | {row['load']:.1f} | {r['peak_gb']:.2f} |", flush=True)
         print(load())
         return 0
     if args.part in ("knn", "both"):

@@ -32,7 +32,8 @@ Usage::
     python benchmarks/scale.py --n 20000 --kinds step,harmonic-step,lgc-step,poisson-step --runs 2
 
 ``harmonic-step``, ``lgc-step``, ``poisson-step``: the graph models' step on the same pool's kNN
-graph (``--knn``): margin query, then the label's refit (:class:`core.graph.active.GraphLearner`,
+graph (``--knn``; ``--neighbours FILE`` reads the neighbours instead of searching them, e.g.
+``--n 1000000 --dim 32 --kinds harmonic-step,poisson-step --neighbours /tmp/knn_scale-1000000-32-10-0.npz``): margin query, then the label's refit (:class:`core.graph.active.GraphLearner`,
 :class:`core.graph.poisson_learner.PoissonLearner`), median and 95th percentile of ``--steps``.
 Every step row prints the targets of issue 23 beside it (key -> next query median <= 0.3 s up to
 2x10^4 points, <= 1 s up to 10^6; p95 <= 2 x median) and the load average around each run
@@ -76,12 +77,29 @@ def peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
 
 
+def pool_graph(X: np.ndarray, args):
+    """The pool's kNN graph: searched, or built from the neighbours in ``--neighbours`` (checked
+    against the pool: their distances recomputed on 100 rows)."""
+    from core.kernels.graph import knn_graph, neighbour_graph
+
+    if not args.neighbours:
+        return knn_graph(X, args.knn, seed=args.seed)
+    f = np.load(args.neighbours)
+    ind, dist = f["ind"][:, :args.knn], f["dist"][:, :args.knn]
+    rows = np.arange(0, X.shape[0], max(1, X.shape[0] // 100))
+    if ind.shape[0] != X.shape[0] or not np.allclose(
+            np.linalg.norm(X[ind[rows]] - X[rows][:, None, :], axis=2), dist[rows], rtol=1e-5):
+        raise SystemExit(f"--neighbours {args.neighbours}: not the neighbours of this pool (n, --dim, --classes "
+                         "and --seed must match the file's; benchmarks/knn_scale.py's pool is --classes 2).")
+    return neighbour_graph(ind, dist)
+
+
 def job(kind: str, n: int, args) -> dict:
     """One measurement in this process (called in a subprocess)."""
     from core.criteria.subsampled import SubsampledExpectedRisk
     from core.kernels import Kernel
     from core.kernels.factors import nystrom_factor
-    from core.kernels.graph import knn_graph, spectral_factor
+    from core.kernels.graph import spectral_factor
     from core.learner import ActiveRLS
     from core.rls import default_widths
 
@@ -98,7 +116,7 @@ def job(kind: str, n: int, args) -> dict:
         out["build_s"] = time.perf_counter() - t0
         out["rank"] = Phi.shape[1]
     elif kind == "spectral":
-        W = knn_graph(X, args.knn, seed=args.seed)
+        W = pool_graph(X, args)
         out["knn_s"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         Phi, _ = spectral_factor(W, args.graph_rank, seed=args.seed)
@@ -136,7 +154,7 @@ def job(kind: str, n: int, args) -> dict:
         from core.graph.active import GraphLearner
         from core.graph.poisson_learner import PoissonLearner
 
-        W = knn_graph(X, args.knn, seed=args.seed)
+        W = pool_graph(X, args)
         out["knn_s"] = time.perf_counter() - t0
         out["build_s"] = time.perf_counter() - t0
         classes = [str(c) for c in range(args.classes)]
@@ -216,6 +234,10 @@ def main(argv=None):
     p.add_argument("--n-points", type=int, default=2_000)
     p.add_argument("--kinds", default="nystrom-uniform,nystrom-kmeans,spectral,step,simulate")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--neighbours", default=None,
+                   help="graph rows: the pool's neighbours from this .npz (ind, dist), e.g. the one "
+                        "benchmarks/knn_scale.py writes (/tmp/knn_scale-N-32-10-0.npz with --dim 32 --classes 2), "
+                        "instead of searching them")
     p.add_argument("--runs", type=int, default=1, help="runs of each row (compare them: a shared machine)")
     p.add_argument("--job", help=argparse.SUPPRESS)
     args = p.parse_args(argv)

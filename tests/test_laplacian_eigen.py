@@ -81,3 +81,67 @@ def test_eigsh_progress_does_not_change_the_answer():
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
     assert heard[-1] == 1.0 and heard == sorted(heard) and len(heard) > 1
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+def test_chebyshev_matches_dense_eigh(normalized):
+    W = graph(seed=7)
+    L = laplacian(W, normalized)
+    ref = np.linalg.eigh(L.toarray())[0][:30]
+    lam, V = laplacian_eigenpairs(W, 30, normalized=normalized, method="chebyshev", seed=1)
+    assert lam.shape == (30,) and V.shape == (900, 30)
+    np.testing.assert_allclose(lam, np.clip(ref, 0, None), atol=1e-8 * max(1.0, ref[-1]))
+    np.testing.assert_allclose(V.T @ V, np.eye(30), atol=1e-8)
+    assert np.linalg.norm(L @ V - V * lam, axis=0).max() < 1e-6 * max(1.0, ref[-1])
+    assert (np.diff(lam) >= 0).all()
+
+
+def test_chebyshev_widens_a_cut_below_the_wanted_eigenvalues():
+    """A cut below the r-th eigenvalue maps some wanted ones into [-1, 1]: detected, cut raised."""
+    from core.kernels.laplacian_eigen import chebyshev_eigenpairs
+
+    W = graph(seed=8)
+    L = laplacian(W)
+    ref = np.linalg.eigh(L.toarray())[0][:20]
+    assert ref[-1] > 0.01
+    lam, V = chebyshev_eigenpairs(L, 20, cut=0.01, seed=3)
+    np.testing.assert_allclose(lam, np.clip(ref, 0, None), atol=1e-8)
+
+
+def test_chebyshev_filter_is_the_polynomial():
+    """The three-term recurrence equals T_m(t(lambda)) on eigenvectors (numpy's Chebyshev series)."""
+    from core.kernels.laplacian_eigen import chebyshev_filter
+
+    W = graph(seed=9, n=300)
+    L = laplacian(W)
+    lam, U = np.linalg.eigh(L.toarray())
+    apply = chebyshev_filter(L, 2.0, 0.4, 7)
+    t = (2.0 + 0.4 - 2 * lam) / (2.0 - 0.4)
+    expected = U @ (np.polynomial.chebyshev.chebval(t, [0] * 7 + [1])[:, None] * U.T)
+    np.testing.assert_allclose(apply(np.eye(300)), expected, atol=1e-8 * np.abs(expected).max())
+    v = np.random.default_rng(0).standard_normal(300)
+    np.testing.assert_allclose(apply(v), apply(v[:, None])[:, 0], rtol=1e-12)
+    assert np.abs(np.polynomial.chebyshev.chebval(t[lam >= 0.4], [0] * 7 + [1])).max() <= 1 + 1e-12
+
+
+def test_chebyshev_is_seeded_and_reports_progress():
+    W = graph(seed=10)
+    heard = []
+    a = laplacian_eigenpairs(W, 12, method="chebyshev", seed=4, progress=heard.append)
+    b = laplacian_eigenpairs(W, 12, method="chebyshev", seed=4)
+    np.testing.assert_allclose(a[0], b[0], atol=1e-12)
+    assert np.linalg.svd(a[1].T @ b[1], compute_uv=False).min() > 1 - 1e-9
+    assert heard and heard[-1] == 1.0 and all(0 <= f <= 1 for f in heard)
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+def test_filtered_subspace_matches_dense_eigh(normalized):
+    W = graph(seed=11)
+    L = laplacian(W, normalized)
+    ref = np.linalg.eigh(L.toarray())[0][:30]
+    heard = []
+    lam, V = laplacian_eigenpairs(W, 30, normalized=normalized, method="subspace", seed=1, progress=heard.append)
+    np.testing.assert_allclose(lam, np.clip(ref, 0, None), atol=1e-8 * max(1.0, ref[-1]))
+    np.testing.assert_allclose(V.T @ V, np.eye(30), atol=1e-8)
+    assert np.linalg.norm(L @ V - V * lam, axis=0).max() < 1e-6 * max(1.0, ref[-1])
+    assert heard and heard[-1] == 1.0 and heard == sorted(heard)

@@ -21,19 +21,24 @@ from scipy.sparse.linalg import eigsh
 
 from ..validation import check_features
 from .knn_search import EXACT_KNN_MAX, KNN_METHODS, nearest_neighbours
-from .laplacian_eigen import GUARD
+from .laplacian_eigen import GUARD, SUBSPACE_GUARD
 
 __all__ = ["knn_graph", "knn_neighbours", "neighbour_graph", "self_tuned_graph", "laplacian", "laplacian_eigenpairs", "spectral_factor", "TRANSFORMS",
-           "EIGEN_METHODS", "LOBPCG_ABOVE", "EXACT_KNN_MAX"]
+           "EIGEN_METHODS", "LOBPCG_ABOVE", "CHEBYSHEV_ABOVE", "EXACT_KNN_MAX"]
 
 TRANSFORMS = ("diffusion", "gaussian_field")
-EIGEN_METHODS = ("auto", "eigsh", "lobpcg")
+EIGEN_METHODS = ("auto", "eigsh", "lobpcg", "chebyshev", "subspace")
 #: "auto" finds Laplacian eigenpairs by LOBPCG with a multigrid preconditioner beyond this many
 #: points, by Lanczos (eigsh) up to it; None: always eigsh. Measured on the crowded spectrum of a
 #: 10-NN graph of a 32-dimensional mixture (rank 100), LOBPCG to residual 1e-5 took 4x eigsh's CPU
 #: time at 10^4 points and more than 2x at 10^5 (benchmarks/knn_scale.py --part eig;
 #: docs/benchmarks.md §15), so eigsh stays the default.
 LOBPCG_ABOVE: int | None = None
+#: "auto" runs Lanczos on a Chebyshev filter of L (``"chebyshev"``) beyond this many points, plain
+#: Lanczos up to it. Rank 100 on the 10-NN graph of benchmarks/knn_scale.py's mixture, the same
+#: eigenvalues to 2e-14: 4.7 CPU s against eigsh's 22.5 at 5,000 points, 40 against 66 at 10^5
+#: (docs/benchmarks.md §15).
+CHEBYSHEV_ABOVE = 2_000
 #: The progress of eigsh, which reports none, counts its matrix-vector products against this many
 #: per eigenpair (rank 100 on a 10-NN graph of 10^4 points of the benchmark's mixture took about
 #: 850; the bar stops at 95 % until the solver returns).
@@ -233,11 +238,16 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, metho
     normalized : bool
     seed : int
         Start vector(s) of the iteration (deterministic results).
-    method : {"auto", "eigsh", "lobpcg"}
+    method : {"auto", "eigsh", "lobpcg", "chebyshev", "subspace"}
         ``"eigsh"``: Lanczos on ``c I - L`` (ARPACK, residuals ~1e-10);
         ``"lobpcg"``: LOBPCG with an algebraic multigrid preconditioner
         (:func:`core.kernels.laplacian_eigen.lobpcg_eigenpairs`, residuals ~1e-5);
-        ``"auto"``: eigsh, or lobpcg beyond :data:`LOBPCG_ABOVE` points when that is set.
+        ``"chebyshev"``: Lanczos on a Chebyshev filter of ``L``
+        (:func:`core.kernels.laplacian_eigen.chebyshev_eigenpairs`);
+        ``"subspace"``: Chebyshev-filtered subspace iteration
+        (:func:`core.kernels.laplacian_eigen.filtered_subspace_eigenpairs`, residuals ~1e-6);
+        ``"auto"``: chebyshev beyond :data:`CHEBYSHEV_ABOVE` points, eigsh up to it (lobpcg
+        beyond :data:`LOBPCG_ABOVE` points when that is set).
     progress : callable(fraction), optional
         Hears the solver's progress (eigsh: its products so far against a typical count).
 
@@ -255,7 +265,8 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, metho
     if isinstance(rank, bool) or int(rank) != rank or not 1 <= rank < n:
         raise ValueError(f"rank must be an integer in [1, {n - 1}]; got {rank!r}.")
     if method == "auto":
-        method = "lobpcg" if LOBPCG_ABOVE is not None and n > LOBPCG_ABOVE else "eigsh"
+        method = ("lobpcg" if LOBPCG_ABOVE is not None and n > LOBPCG_ABOVE
+                  else "chebyshev" if n > CHEBYSHEV_ABOVE else "eigsh")
     if method == "lobpcg" and n - int(rank) > 2 * GUARD:
         from .laplacian_eigen import lobpcg_eigenpairs
 
@@ -263,6 +274,16 @@ def laplacian_eigenpairs(W, rank: int, *, normalized: bool = True, seed=0, metho
         near_null = np.sqrt(np.where(d > 0, d, 1.0)) if normalized else np.ones(n)
         return lobpcg_eigenpairs(L, int(rank), near_null / np.linalg.norm(near_null), seed=int(seed),
                                  progress=progress)
+    if method == "chebyshev" and n - int(rank) >= 2:
+        from .laplacian_eigen import chebyshev_eigenpairs
+
+        upper = 2.0 if normalized else 2.0 * float(L.diagonal().max())  # Gershgorin
+        return chebyshev_eigenpairs(L, int(rank), upper=upper, seed=int(seed), progress=progress)
+    if method == "subspace" and n - int(rank) > SUBSPACE_GUARD:
+        from .laplacian_eigen import filtered_subspace_eigenpairs
+
+        upper = 2.0 if normalized else 2.0 * float(L.diagonal().max())
+        return filtered_subspace_eigenpairs(L, int(rank), upper=upper, seed=int(seed), progress=progress)
     v0 = np.random.default_rng(seed).standard_normal(n)
     # the smallest eigenvalues of L are the largest of (c I - L), c above the spectrum
     c = 2.0 if normalized else 2.0 * float(L.diagonal().max())

@@ -47,7 +47,9 @@ EXACT_KNN_MAX = 50_000
 #: (docs/benchmarks.md §15): recall@10 0.992 at 10^5 points with one refinement round; at 10^6
 #: the 0.95 target was not reached within the issue's time budget by any setting measured.
 HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60, "parts": 2}
-#: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search.
+#: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search: at 10^5 points a
+#: second and third round leave recall@10 at the first round's 0.9922 (``benchmarks/knn_scale.py
+#: --part sweep --refine 3``, docs/benchmarks.md §15).
 REFINE_ROUNDS = 1
 #: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
 #: k + 1, gave 0.68 on the same data).
