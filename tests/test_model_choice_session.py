@@ -52,7 +52,7 @@ def test_auto_starts_on_rls_and_says_why(tmp_path):
     text = s.model_choice_summary()["text"]
     assert text.startswith("Model: RLS — kept by leave-one-out: ") and text.endswith(" on 6 labels")
     assert " vs " in text
-    assert s.model_summary()["why"].startswith("Model: RLS")
+    assert s.model_summary()["why"].startswith("kept by leave-one-out: ")
     s.close()
 
 

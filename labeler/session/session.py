@@ -80,7 +80,7 @@ from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
 from .labelling import Labelling
 from .settings import Settings
-from .model_selection import ModelChoice
+from .model_selection import ModelChoice, model_words
 from .views import Views
 from ..store import (
     Accept,
@@ -1044,7 +1044,14 @@ class LabelingSession:
         summary = self.settings.model_summary()
         choice = self.model_choice.summary()
         if choice is not None:
-            summary["why"] = f"{choice['text']}" + (f" ({choice['reason']})" if choice["reason"] else "")
+            # the text opens with "Model: <name> — " (the header's line); the sidebar's "Why:" sits
+            # under the model's name already, so it gives the reason only
+            why = choice["text"]
+            head = f"Model: {model_words(choice['model'])}"
+            if why.startswith(head):
+                why = why[len(head):].strip()
+                why = why[1:].strip() if why.startswith("—") else why.strip("()")
+            summary["why"] = why + (f" ({choice['reason']})" if choice["reason"] else "")
             summary["choice"] = choice
         return summary
 
