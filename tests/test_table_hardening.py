@@ -157,8 +157,16 @@ def test_the_feature_block_equals_the_stacked_columns(monkeypatch, n):
     monkeypatch.setattr(tables, "_ROWS_STEP", 5)  # several steps, the last one short
     rng = np.random.default_rng(n)
     columns = [rng.standard_normal(n), np.arange(n, dtype=np.float64), rng.standard_normal(2 * n)[::2]]
-    block = tables._rows_of(columns, n)
-    assert block.flags.c_contiguous and np.array_equal(block, np.column_stack(columns))
+    gappy = rng.standard_normal(n)
+    gappy[::3] = np.nan
+    ints = pd.Series(np.arange(n) % 4, dtype="Int64")  # converted a step at a time, gaps as NaN
+    ints[::2] = pd.NA
+    sources = [(None, c, None) for c in columns] + [(None, gappy, 9.5), (ints, None, None), (ints, None, -1.0)]
+    block = tables._rows_of(sources, n)
+    as_float = ints.to_numpy(dtype=np.float64, na_value=np.nan)
+    oracle = np.column_stack(columns + [np.where(np.isnan(gappy), 9.5, gappy), as_float,
+                                        np.where(np.isnan(as_float), -1.0, as_float)])
+    assert block.flags.c_contiguous and np.array_equal(block, oracle, equal_nan=True)
 
 
 @pytest.mark.parametrize("dtype", [object, "str", "string"])

@@ -115,16 +115,21 @@ def _numeric_block(frame: pd.DataFrame, columns: list, what: str, missing: str =
     bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))]
     if bad:
         raise DatasetError(_not_numeric_message(frame, bad, what))
-    values = []
-    for c in columns:  # each column as float64 (a view of the frame's own when it is one)
-        column = frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
+    sources = []
+    for c in columns:
+        series = frame[c]
+        # a numpy float64 column is read as it is (a view); any other kind is converted a step of
+        # rows at a time in _rows_of: converting every column first held a second copy of the
+        # whole block at the peak
+        own = series.to_numpy() if series.dtype == np.float64 else None
+        fill = None
         if missing == "mean":
-            gaps = np.isnan(column)
-            if gaps.any():
-                column = column.copy()
-                column[gaps] = _fill_value(column, frame[c])
-        values.append(column)
-    block = _rows_of(values, len(frame))
+            whole = own if own is not None else series.to_numpy(dtype=np.float64, na_value=np.nan)
+            if np.isnan(whole).any():  # one column's copy at a time
+                fill = _fill_value(whole, series)
+            del whole
+        sources.append((series, own, fill))
+    block = _rows_of(sources, len(frame))
     finite = np.isfinite(block)
     if not finite.all():
         rows, cols = np.nonzero(~finite)
@@ -148,17 +153,25 @@ def _numeric_block(frame: pd.DataFrame, columns: list, what: str, missing: str =
 _ROWS_STEP = 1 << 14
 
 
-def _rows_of(columns: list, n: int) -> np.ndarray:
-    """The C-ordered (n, len(columns)) float64 block of the 1-D ``columns``: copied through a
+def _rows_of(sources: list, n: int) -> np.ndarray:
+    """The C-ordered (n, len(sources)) float64 block of the columns ``sources``, copied through a
     small column-major buffer, step by step of :data:`_ROWS_STEP` rows, and that buffer
     transposed into the block (writing one column at a time straight into a C-ordered block
-    touches all of its memory once per column: 3x slower at 10^6 x 32)."""
-    block = np.empty((n, len(columns)), dtype=np.float64)
-    buffer = np.empty((len(columns), min(n, _ROWS_STEP)), dtype=np.float64)
+    touches all of its memory once per column: 3x slower at 10^6 x 32).
+
+    ``sources`` holds ``(series, values, fill)`` per column: ``values`` the column's float64
+    array when it has one (else the step's rows of ``series`` are converted, missing values as
+    NaN), ``fill`` the value for its missing values (None: left as NaN)."""
+    block = np.empty((n, len(sources)), dtype=np.float64)
+    buffer = np.empty((len(sources), min(n, _ROWS_STEP)), dtype=np.float64)
     for a in range(0, n, _ROWS_STEP):
         b = min(n, a + _ROWS_STEP)
-        for j, column in enumerate(columns):
-            buffer[j, :b - a] = column[a:b]
+        for j, (series, values, fill) in enumerate(sources):
+            row = buffer[j, :b - a]
+            row[:] = values[a:b] if values is not None else series.iloc[a:b].to_numpy(
+                dtype=np.float64, na_value=np.nan)
+            if fill is not None:
+                row[np.isnan(row)] = fill
         block[a:b] = buffer[:, :b - a].T
     return block
 
