@@ -295,14 +295,7 @@ def finish(
         _check_magnitude(np.ascontiguousarray(X_val, dtype=np.float64), f"{name} validation set", feature_names)
     classes: list = []
     if y is not None:
-        y = np.asarray(y)
-        if y.dtype == object:
-            y = y.astype(str)
-        try:
-            y = normalise_labels(y, f"{name} labels")
-        except ValueError as exc:
-            raise DatasetError(str(exc)) from None
-        classes = sorted(pd.unique(y).tolist())  # hashed, not sorted: 10^6 labels, a few classes
+        y, classes = _labels_and_classes(y, name)
         if len(classes) < 2:
             raise DatasetError(
                 f"{name}: every point has the label {classes[0]!r}; a classifier needs at least two "
@@ -325,20 +318,26 @@ def finish(
     )
 
 
-def _check_file_labels(given: FileLabels, name: str) -> tuple[FileLabels, list]:
-    """``given`` with its labels normalised (as ``y``'s), and its sorted classes.
-
-    A class with a single labelled row is allowed (it is a label like any other); a single
-    class is refused, as for a full label column: a session needs two classes to start from.
-    """
-    labels = np.asarray(given.labels)
+def _labels_and_classes(labels, name: str) -> tuple[np.ndarray, list]:
+    """``labels`` normalised (:func:`normalise_labels`; objects as strings) and their sorted
+    classes (found by hashing, not sorting: 10^6 labels, a few classes)."""
+    labels = np.asarray(labels)
     if labels.dtype == object:
         labels = labels.astype(str)
     try:
         labels = normalise_labels(labels, f"{name} labels")
     except ValueError as exc:
         raise DatasetError(str(exc)) from None
-    classes = sorted(pd.unique(labels).tolist())
+    return labels, sorted(pd.unique(labels).tolist())
+
+
+def _check_file_labels(given: FileLabels, name: str) -> tuple[FileLabels, list]:
+    """``given`` with its labels normalised (as ``y``'s), and its sorted classes.
+
+    A class with a single labelled row is allowed (it is a label like any other); a single
+    class is refused, as for a full label column: a session needs two classes to start from.
+    """
+    labels, classes = _labels_and_classes(given.labels, name)
     if len(classes) < 2:
         raise DatasetError(
             f"{name}: the {len(labels):,} labelled row(s) of label column {given.column!r} all have the label "
