@@ -234,7 +234,8 @@ def test_session_pool_clusters_above_the_limit_come_from_a_sample(tmp_path, monk
     y = np.asarray(s.dataset.y).astype(str)
     for i in (0, 20, 40):
         assert s.label(i, y[i])
-    clusters = s.settings.pool_clusters()
+    assert s.settings.pool_clusters() is None  # no cluster per point above the limit
+    clusters = s.settings.coverage_clusters()
     assert isinstance(clusters, SampledClusters) and clusters.sample.size == s.n_samples  # pool <= the sample size
     assert s.stopping_signal().uncovered == pytest.approx(57 / 60)
 

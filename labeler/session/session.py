@@ -890,14 +890,11 @@ class LabelingSession:
             return None
         cached = getattr(self, "_cover", None)
         if cached is None:
-            clusters = self.settings.pool_clusters()
+            clusters = self.settings.pool_clusters()  # None above settings' MAX_CLUSTER_POINTS:
+            # the cover was chosen on pools where every point has its cluster
             score = ((lambda: strategies.scores(self.learner, "auto")) if coldstart.CLUSTER_COVER == "model"
                      else None)
-            # a cluster per point (pools up to settings' MAX_CLUSTER_POINTS); above, the clusters
-            # are a sample's (core.coverage.SampledClusters, for the stopping rule's coverage
-            # only): the cover was chosen on pools where every point has its cluster
-            per_point = isinstance(clusters, np.ndarray)
-            cached = self._cover = ((None,) if not per_point else
+            cached = self._cover = ((None,) if clusters is None else
                                     (coldstart.ClusterCover(self.X, clusters, lambda: self.labels, score=score),))
         return cached[0]
 

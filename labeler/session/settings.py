@@ -166,18 +166,26 @@ class Settings(JobSlotOwner):
         return scale
 
     def pool_clusters(self) -> np.ndarray | None:
-        """The pool's clusters (components of its nearest-neighbour graph, -1 for small ones;
-        :func:`core.rls.width_scale.width_scale`); above ``MAX_CLUSTER_POINTS`` points those
-        of a seeded sample (:func:`core.coverage.sampled_clusters`, computed once); None when
-        the pool has none to check (one connected mass, or no spread)."""
-        if self.X.shape[0] > MAX_CLUSTER_POINTS:  # the width tuner has none: the clusters of a sample
-            if self._sampled_clusters is None:
-                self._sampled_clusters = (sampled_clusters(self.X, seed=int(self._config.seed)),)
-            return self._sampled_clusters[0]
+        """The cluster of every pool point (components of its nearest-neighbour graph, -1 for
+        small ones; :func:`core.rls.width_scale.width_scale`), shape (n_samples,); None above
+        ``MAX_CLUSTER_POINTS`` points (no per-point clusters are built there) and when the pool
+        has none to check (one connected mass, or no spread)."""
+        if self.X.shape[0] > MAX_CLUSTER_POINTS:
+            return None
         try:
             return self._width_scale().components
         except ValueError:  # SettingsError: a median distance of 0
             return None
+
+    def coverage_clusters(self):
+        """The clusters the stopping rule's coverage reads: :meth:`pool_clusters` up to
+        ``MAX_CLUSTER_POINTS`` points, above it those of a seeded sample
+        (:class:`core.coverage.SampledClusters`, computed once); None when there are none."""
+        if self.X.shape[0] > MAX_CLUSTER_POINTS:
+            if self._sampled_clusters is None:
+                self._sampled_clusters = (sampled_clusters(self.X, seed=int(self._config.seed)),)
+            return self._sampled_clusters[0]
+        return self.pool_clusters()
 
     def _width_grid(self) -> np.ndarray:
         return self._width_scale().widths

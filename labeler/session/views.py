@@ -354,7 +354,7 @@ class Views:
         def compute():
             correct, _ = self._loo_correct()
             ready = not loo_readiness([r.label for r in self._log.labels.values()])
-            clusters = self._settings.pool_clusters()
+            clusters = self._settings.coverage_clusters()
             users = [i for i, r in self._log.labels.items() if r.source not in GUESS_SOURCES]  # guesses cover nothing
             uncovered = None if clusters is None else uncovered_share(clusters, users)
             return self._settings.stopping_monitor.signal(self._settings.user_label_count(),
