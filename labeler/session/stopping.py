@@ -377,7 +377,8 @@ class StoppingMonitor:
                        "labels are unlikely to change many predictions. Check the uncertain "
                        "points, then export.")
         else:
-            share = "" if np.isnan(changed) else f"{100 * changed:.1f} % of the predictions changed over the last {n_labels - since} labels; "
+            share = "" if np.isnan(changed) else (f"{100 * changed:.1f} % of the predictions changed over "
+                                                  f"the last {n_labels - since} labels; ")
             verdict = KEEP_GOING
             message = (f"Keep going: the predictions are still changing ({share}agreement κ = "
                        f"{mean_kappa:.3f} < {self.threshold:g}). Further labels are likely to help.")
