@@ -180,11 +180,14 @@ def test_explanation_says_which_rule_answered():
     text = auto_reason(decide([1] * 10), list("abcdefghij"))
     assert text.startswith("Auto strategy: margin answered, because 10 labels are stored, at least 10")
     cold = auto_reason(decide([2, 0, 1]), ["x", "y", "z"])
-    assert cold.startswith("Auto strategy: expected risk (ARLS) answered, because 3 label(s) are stored, "
+    assert cold.startswith("Auto strategy: expected risk (ARLS) answered, because 3 labels are stored, "
                            "fewer than 10;")
     both = auto_reason(decide([2, 0, 1], min_labels=3), ["x", "y", "z"])
-    assert "fewer than 10 and class 'y' has 0 label(s), fewer than 3" in both
+    assert "fewer than 10 and class 'y' has 0 labels, fewer than 3" in both
     covered = auto_reason(decide([3, 4], min_labels=3), ["x", "y"])
     assert "margin answered, because every class has at least 3 labels (the fewest: 3, class 'x')" in covered
     only_cov = auto_reason(decide([2, 4], min_labels=3, max_labels=None), ["x", "y"])
-    assert "because class 'x' has 2 label(s), fewer than 3;" in only_cov
+    assert "because class 'x' has 2 labels, fewer than 3;" in only_cov
+    one = auto_reason(decide([1, 0], min_labels=3), ["x", "y"])
+    assert "because 1 label is stored, fewer than 10 and class 'y' has 0 labels" in one
+    assert "(s)" not in one + cold + both + only_cov

@@ -72,6 +72,22 @@ def test_app_defaults(app_calls, capsys):
                           "extra_args": (), "token": None, "allow_hosts": ()}]
 
 
+def test_app_options_without_the_sub_command_start_the_app(app_calls, capsys):
+    """``labeler`` alone is the app, so ``labeler --port 8611`` is ``labeler app --port 8611``
+    (it was refused with "unrecognized arguments"); labeler's own options and unknown ones stay
+    the top parser's."""
+    assert cli.main(["--port", "8611"]) == 0
+    assert cli.main(["--port=8612", "digits", "--host", "0.0.0.0", "--", "--server.headless", "true"]) == 0
+    assert [(c["port"], c["data"], c["host"], c["extra_args"]) for c in app_calls] == [
+        (8611, None, "127.0.0.1", ()), (8612, "digits", "0.0.0.0", ("--server.headless", "true"))]
+    code, _, err = run(["--port", "0"], capsys)  # the app's own check
+    assert code == 2 and "--port" in err and len(app_calls) == 2
+    code, _, err = run(["--bogus"], capsys)
+    assert code == 2 and "unrecognized arguments: --bogus" in err and len(app_calls) == 2
+    assert cli.main(["--version"]) == 0 and capsys.readouterr().out.startswith("labeler ")
+    assert len(app_calls) == 2
+
+
 @pytest.mark.parametrize("port", ["0", "70000", "http"])
 def test_app_bad_port_exits_2(app_calls, capsys, port):
     code, _, err = run(["app", "--port", port], capsys)

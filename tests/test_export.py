@@ -229,3 +229,23 @@ def test_zip_names_image_folder_ids_by_their_file_stem(tmp_path):
     path = write_image_zip(label_table(ids, recs), tmp_path / "o.zip", images=imgs)
     with zipfile.ZipFile(path) as zf:
         assert zf.namelist() == ["labels.csv", "circle/circle_09.png", "square/sq.png"]
+
+
+@pytest.mark.parametrize("with_pred", [False, True])
+def test_the_export_tab_names_the_columns_the_file_has_in_order(with_pred):
+    """The Export tab's caption listed "source, order, timestamp": the file also has ``origin``
+    (and ``predicted``, ``confidence`` with predictions); it names every column before the
+    original ones, in the file's order, and every source and origin value."""
+    import re
+
+    from labeler.export import ORIGINS
+    from labeler.store import LABEL_SOURCES
+    from labeler.ui.export_panel import columns_caption
+
+    caption = columns_caption(with_pred)
+    columns = list(table(with_pred).columns)
+    own = columns[:len(columns) - len(ORIGINAL.columns)]  # the original columns come last
+    named = re.findall(r"(?:Columns: |\), |, )([a-z]+)\b", caption)
+    assert named[:len(own)] == own
+    assert all(s in caption for s in LABEL_SOURCES) and all(o in caption for o in ORIGINS.values())
+    assert caption.endswith("then the original columns.")

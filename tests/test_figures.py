@@ -115,11 +115,18 @@ def test_scatter_expected_risk_replaces_inf():
     assert fig.data[0].marker.cmax == pytest.approx(p["expected_risk"][finite].max())
 
 
-def test_no_class_legend_beyond_six_classes():
-    fig = F.scatter_figure(**_pool(k=7))
+def test_class_legend_for_every_distinct_colour_and_none_when_colours_repeat():
+    """Ten classes (digits, MNIST) get their legend entries, each in its class colour (the map
+    showed only "next query"); beyond the palette's distinct colours no entry."""
+    fig = F.scatter_figure(query=3, **_pool(k=10))
+    legend = [t for t in fig.data if t.showlegend is not False]
+    assert [t.name for t in legend] == ["next query"] + [f"c{j}" for j in range(10)]
+    assert [t.marker.color for t in fig.data[4:]] == [C.class_color(j) for j in range(10)]
+    assert len(set(C.CLASS_COLORS)) == len(C.CLASS_COLORS)
+    fig = F.scatter_figure(**_pool(k=len(C.CLASS_COLORS)))
+    assert [t.name for t in fig.data[4:]] == [f"c{j}" for j in range(len(C.CLASS_COLORS))]
+    fig = F.scatter_figure(**_pool(k=len(C.CLASS_COLORS) + 1))
     assert len(fig.data) == 4
-    fig = F.scatter_figure(**_pool(k=6))
-    assert [t.name for t in fig.data[4:]] == [f"c{j}" for j in range(6)]
 
 
 def test_scatter_selected_equal_to_query_is_drawn_once():

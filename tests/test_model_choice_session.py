@@ -134,3 +134,28 @@ def test_the_model_line_says_weighted_and_which_label_an_older_evaluation_is_fro
     row = stopping_loo_row(sig)  # the stopping panel's plain error says it is not weighted
     assert row.startswith(f"Unweighted LOO error of your {sig.loo_n} labels") and sig.loo_n == 6
     s.close()
+
+
+def test_labels_of_one_class_give_no_comparison_but_what_the_loo_panel_says(tmp_path):
+    """Every candidate's LOO error is 0 % on labels of one class: the header (and the sidebar's
+    "Why:") says leave-one-out needs two classes, as the LOO panel does, not "0% vs harmonic 0%";
+    an evaluation from an earlier label of one class says so too."""
+    import dataclasses
+
+    s = LabelingSession.create(tmp_path / "s.sqlite", _config())
+    first, other = s.classes[0], s.classes[1]
+    for _ in range(3):
+        s.label(s.next_query(), first)
+    text = s.model_choice_summary()["text"]
+    assert text == "Model: RLS — leave-one-out needs labels of at least 2 classes; there are 3 labels of 1 class"
+    assert "%" not in text and " vs " not in text
+    assert s.model_summary()["why"] == "leave-one-out needs labels of at least 2 classes; there are 3 labels of 1 class"
+    with pytest.raises(ValueError, match=r"at least 2 classes; there are 3 of 1 class\. Label"):
+        s.loo_curve()  # the LOO panel's words
+    s.label(s.next_query(), other)
+    text = s.model_choice_summary()["text"]
+    assert " vs " in text and text.endswith(" on 4 labels")
+    version, decision = s.model_choice._last  # an evaluation from label 3: one class then
+    s.model_choice._last = (version, dataclasses.replace(decision, n_labels=3))
+    assert "needs labels of at least 2 classes; there are 3 labels" in s.model_choice_summary()["text"]
+    s.close()

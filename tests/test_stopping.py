@@ -66,6 +66,39 @@ def test_monitor_verdicts_and_the_loo_interval():
     assert "unlikely to change" in sig.message and sig.changed_fraction == 0.0
 
 
+def _labels_until_full(m: StoppingMonitor, n_labels: int, codes) -> int:
+    """The oracle: label one at a time on a copy of ``m`` until the window is full."""
+    copy = StoppingMonitor(m.n_points, spacing=m.spacing, window=m.window)
+    copy.load_array(m.to_array(), n_labels)
+    more = 0
+    while len(copy.signal(n_labels + more, codes).kappas) < copy.window:
+        more += 1
+        copy.record(n_labels + more, codes)
+    return more
+
+
+@pytest.mark.parametrize("jumps", [[1] * 20, [3, 1, 1, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]])
+def test_labels_to_go_is_what_labelling_one_at_a_time_takes(jumps):
+    """The estimate in "Keep going: too early" is the count the checkpoint rule needs, at
+    every step (not off by one at the start, not floored at the spacing near the end), also
+    after a bulk labelling jumped ahead; and it is written "1 label" / "N labels"."""
+    m = StoppingMonitor(8, spacing=5, window=3)
+    codes = np.zeros(8, dtype=np.int32)
+    n, seen = 0, set()
+    for step in [0] + jumps:
+        n += step
+        if step:
+            m.record(n, codes)
+        sig = m.signal(n, codes)
+        want = _labels_until_full(m, n, codes)
+        assert sig.labels_to_go == want, (n, m.checkpoints)
+        if want:
+            words = "1 more label first" if want == 1 else f"{want} more labels first"
+            assert words in sig.message and "(s)" not in sig.message
+            seen.add(want)
+    assert 16 in seen and 1 in seen
+
+
 def _label_truly(s, k, record=None):
     y = np.asarray(s.dataset.y).astype(str)
     for _ in range(k):

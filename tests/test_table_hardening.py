@@ -142,12 +142,25 @@ def test_cli_missing_option(tmp_path):
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
     refused = subprocess.run(base, cwd=str(REPO), capture_output=True, text=True, timeout=300, env=env)
     assert refused.returncode != 0 and "--missing drop|mean" in refused.stderr and "Traceback" not in refused.stderr
-    assert "2 row(s) have missing values in the features" in refused.stderr
+    assert "2 rows have missing values in the features; --missing drop drops them, --missing mean fills" in refused.stderr
     assert "'year' is left out of the features" in refused.stderr
-    for choice in ("drop", "mean"):
+    for choice, other in (("drop", "mean"), ("mean", "drop")):
         ok = subprocess.run([*base, "--missing", choice], cwd=str(REPO), capture_output=True, text=True,
                             timeout=300, env=env)
         assert ok.returncode == 0, ok.stderr
+        # the note says what the choice given does and offers the other one, never the same
+        (note,) = [line for line in ok.stderr.splitlines() if "missing values in the features" in line]
+        assert f"; --missing {choice} " in note and f"(--missing {other} " in note and note.endswith(" instead)")
+        assert note.count(f"--missing {choice}") == 1
+
+
+def test_missing_note_singular():
+    from labeler.cli.columns import _missing_note
+
+    assert _missing_note(1, None).startswith("1 row has missing values")
+    assert _missing_note(1234, "mean") == ("1,234 rows have missing values in the features; --missing mean fills "
+                                           "them with the column mean / most frequent value (--missing drop "
+                                           "drops them instead)")
 
 
 @pytest.mark.parametrize("n", [1, 5, 7, 16, 23])

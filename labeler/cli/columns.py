@@ -97,8 +97,24 @@ def given_roles(args) -> dict:
     return out
 
 
-def format_roles(guess, name: str) -> str:
-    """The roles of table ``name`` as printed at start: one line per role, with the reason."""
+#: What each ``--missing`` choice does to the rows with missing values, for the start-up note.
+_MISSING_DOES = {"drop": "drops them", "mean": "fills them with the column mean / most frequent value"}
+
+
+def _missing_note(n_missing: int, missing: str | None) -> str:
+    """The start-up note on rows with missing feature values: what the chosen ``--missing``
+    does, and the choice not made as the alternative (never the one already given)."""
+    rows = "1 row has" if n_missing == 1 else f"{n_missing:,} rows have"
+    if missing in _MISSING_DOES:
+        other = next(k for k in _MISSING_DOES if k != missing)
+        return (f"{rows} missing values in the features; --missing {missing} {_MISSING_DOES[missing]} "
+                f"(--missing {other} {_MISSING_DOES[other].split(' with ')[0]} instead)")
+    return f"{rows} missing values in the features; --missing drop drops them, --missing mean fills them"
+
+
+def format_roles(guess, name: str, missing: str | None = None) -> str:
+    """The roles of table ``name`` as printed at start: one line per role, with the reason;
+    ``missing`` the ``--missing`` choice given (None: none yet)."""
     roles = guess.roles
     rows = roles.lines()
     width = max(len(r[0]) for r in rows)
@@ -110,8 +126,7 @@ def format_roles(guess, name: str) -> str:
     used = [*(roles.feature_cols if roles.features_from == "columns" else ()), *(roles.layout_cols or ())]
     n_missing = guess.missing_rows(used)
     if n_missing:
-        lines.append(f"  note: {n_missing:,} row(s) have missing values in the features; --missing drop "
-                     "drops them, --missing mean fills them")
+        lines.append(f"  note: {_missing_note(n_missing, missing)}")
     lines.append("  (change them with --id-col, --label-col, --text-col, --image-col, --feature-cols, "
                  "--features-from, --layout-cols; '' for none)")
     return "\n".join(lines)
@@ -175,7 +190,7 @@ def open_data(source: str, args, *, seed: int, options: dict | None = None, stre
     limit = {"max_bytes": rest["max_bytes"]} if "max_bytes" in rest else {}
     guess = read_roles(source, **limit, keep_frame=True, **given)  # the load below takes its table
     if not quiet:
-        print(format_roles(guess, Path(source).name), file=stream, flush=True)
+        print(format_roles(guess, Path(source).name, rest.get("missing")), file=stream, flush=True)
     dataset = load_dataset(source, **{"seed": seed, **rest}, **guess.roles.options())
     if not quiet and "text_features" in dataset.params:
         print(f"labeler: text features: {dataset.params['text_features']['summary']}", file=stream,

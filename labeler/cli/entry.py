@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="labeler",
         description="Interactive active labelling with exact incremental Active RLS. "
-        "Without a sub-command: the app on the two-moons demo.",
+        "Without a sub-command: the app on the two-moons demo ('labeler app' options work "
+        "there too: labeler --port 8502 is labeler app --port 8502).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(c.name for c in COMMANDS) + "}")
@@ -47,6 +48,20 @@ def _version() -> str:
         return version("arls-labeler")
     except PackageNotFoundError:  # not installed (running from a checkout)
         return "0.1.0"
+
+
+def _app_options_alone(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``labeler --port 8502`` (an option of ``labeler app`` first, no sub-command) is
+    ``labeler app --port 8502``: ``labeler`` alone is the app, so its options are too. Any
+    other argument list is returned unchanged."""
+    if not argv or not argv[0].startswith("-"):
+        return argv
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    app_parser = subs.choices[app.COMMAND.name]
+    option = argv[0].split("=", 1)[0]
+    if option in parser._option_string_actions or option not in app_parser._option_string_actions:
+        return argv  # labeler's own (--help, --version) or unknown: the top parser says so
+    return [app.COMMAND.name, *argv]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,6 +81,7 @@ def _main(argv: list[str]) -> int:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
     parser = build_parser()
+    argv = _app_options_alone(parser, argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed usage and the message

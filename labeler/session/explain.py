@@ -203,6 +203,11 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
 _VARIANCE_NAMES = {"vopt": "VOpt", "sigmaopt": "Sigma-opt"}
 
 
+def _labels(n: int) -> str:
+    """``"1 label"``, ``"3 labels"``."""
+    return f"{n} label" if n == 1 else f"{n} labels"
+
+
 def auto_reason(decision, classes, answered_by: str | None = None) -> str:
     """The sentence saying which strategy "auto" used and why (:class:`core.criteria.auto.AutoDecision`;
     ``answered_by``: the plain strategy that answered, when the model runs VOpt in place of
@@ -217,9 +222,9 @@ def auto_reason(decision, classes, answered_by: str | None = None) -> str:
         return (f"Auto strategy: margin answered, because every class has at least {decision.min_labels} "
                 f"labels (the fewest: {decision.fewest}, class {name!r}); from here on margin refines the "
                 "boundary better than expected risk.")
-    why = [f"{n} label(s) are stored, fewer than {cap}"] if cap is not None else []
+    why = [f"{_labels(n)} {'is' if n == 1 else 'are'} stored, fewer than {cap}"] if cap is not None else []
     if decision.min_labels is not None:
-        why.append(f"class {name!r} has {decision.fewest} label(s), fewer than {decision.min_labels}")
+        why.append(f"class {name!r} has {_labels(decision.fewest)}, fewer than {decision.min_labels}")
     if answered_by in VARIANCE_STRATEGIES:
         return (f"Auto strategy: {_VARIANCE_NAMES[answered_by]} answered (this model has no expected-risk rule), "
                 f"because {' and '.join(why)}; while labels are few, the variance criterion spreads them over the "

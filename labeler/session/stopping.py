@@ -283,6 +283,16 @@ class StoppingMonitor:
                 self._checkpoints[int(row[0])] = row[1:].astype(np.int32)
 
     # ---- the signal ----------------------------------------------------------------------
+    def _labels_to_go(self, keys: list[int], n_labels: int) -> int:
+        """User labels, one at a time, until the window is full under :meth:`record`'s rule:
+        the first checkpoint comes with the next label, each further one ``spacing`` labels
+        after the last, and the window needs ``window + 1`` of them (at least 1 while it is
+        not full)."""
+        if not keys:
+            return 1 + self.window * self.spacing
+        missing = self.window + 1 - len(keys)
+        return max(1, keys[-1] + missing * self.spacing - n_labels)
+
     def signal(self, n_labels: int, predicted, loo_correct=None, uncovered: float | None = None,
                reweighted=None) -> StoppingSignal:
         """The stopping signal for the current model.
@@ -334,13 +344,12 @@ class StoppingMonitor:
 
         full = len(kappas) == self.window
         net = float(np.mean(self._checkpoints[window[0]] != self._checkpoints[window[-1]])) if full else float("nan")
-        first = keys[0] if keys else n_labels
-        to_go = 0 if full else max(self.spacing, first + self.window * self.spacing - n_labels)
+        to_go = 0 if full else self._labels_to_go(keys, n_labels)
         if not full:
             verdict = KEEP_GOING
             message = (f"Keep going: too early to judge. The signal compares the predictions of "
                        f"models {self.spacing} labels apart over {self.window * self.spacing} labels; "
-                       f"about {to_go} more label(s) first.")
+                       f"{to_go} more {'label' if to_go == 1 else 'labels'} first.")
         elif mean_kappa >= self.threshold and uncovered is not None and uncovered > self.max_uncovered:
             verdict = KEEP_GOING
             message = (f"Keep going: {100 * uncovered:.1f} % of the pool lies in clusters that hold no "
@@ -368,9 +377,10 @@ class StoppingMonitor:
                        "labels are unlikely to change many predictions. Check the uncertain "
                        "points, then export.")
         else:
-            share = "" if np.isnan(changed) else f" {100 * changed:.1f} % of the predictions changed over the last {n_labels - since} labels;"
+            share = "" if np.isnan(changed) else (f"{100 * changed:.1f} % of the predictions changed over "
+                                                  f"the last {n_labels - since} labels; ")
             verdict = KEEP_GOING
-            message = (f"Keep going: the predictions are still changing ({share} agreement κ = "
+            message = (f"Keep going: the predictions are still changing ({share}agreement κ = "
                        f"{mean_kappa:.3f} < {self.threshold:g}). Further labels are likely to help.")
         return StoppingSignal(verdict=verdict, message=message, n_labels=n_labels, kappas=kappas,
                               mean_kappa=mean_kappa, changed_fraction=changed, changed_since=since,

@@ -9,8 +9,9 @@ from pathlib import Path
 import streamlit as st
 
 from labeler.atomic import sweep_stale_dirs
+from labeler.ui.text import md_text
 
-__all__ = ["render_export", "export_bytes", "session_file_bytes", "session_file_name", "EXPORT_MIME"]
+__all__ = ["render_export", "columns_caption", "export_bytes", "session_file_bytes", "session_file_name", "EXPORT_MIME"]
 
 EXPORT_MIME = {
     "csv": "text/csv",
@@ -77,6 +78,17 @@ def render_export(session, lock, n_labeled: int) -> None:
                 on_click="ignore",
                 icon=":material/download:",
             )
-    st.caption("Columns: id, label, source (queried / chosen / accepted / initial / selection / "
-               "similar / batch), order, timestamp, "
-               "then the original columns.")
+    st.caption(md_text(columns_caption(with_pred)))
+
+
+def columns_caption(include_predictions: bool) -> str:
+    """The export's columns in the order the file has them (:mod:`labeler.export`): ``origin``
+    and, with predictions, ``predicted`` and ``confidence`` included."""
+    from labeler.export import ORIGINS
+    from labeler.store import LABEL_SOURCES
+
+    origins = " / ".join(dict.fromkeys(ORIGINS.values()))
+    predicted = "predicted, confidence, " if include_predictions else ""
+    return (f"Columns: id, label, source ({' / '.join(LABEL_SOURCES)}), origin ({origins}: the labels "
+            f"ending in 'guess' repeat the model's guess), order, timestamp, {predicted}then the original "
+            "columns.")

@@ -19,16 +19,18 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from labeler.ui.map_colors import (COLOR_MODES, QUERY_COLOR, SELECTED_COLOR, SKIPPED_COLOR, UNLABELED_COLOR,
-                                   VALUE_COLORSCALES, class_color, class_palette, discrete_colorscale,
+from labeler.ui.map_colors import (CLASS_COLORS, COLOR_MODES, QUERY_COLOR, SELECTED_COLOR, SKIPPED_COLOR,
+                                   UNLABELED_COLOR, VALUE_COLORSCALES, class_color, class_palette, discrete_colorscale,
                                    value_range)
 from labeler.ui.text import plot_text
 
 __all__ = ["POOL_TRACE", "LABELED_TRACE", "QUERY_TRACE", "SELECTED_TRACE", "LEGEND_MAX_CLASSES",
            "points_figure"]
 
-#: Class legend entries are drawn up to this many classes (the page header lists them all).
-LEGEND_MAX_CLASSES = 6
+#: Class legend entries are drawn up to this many classes: one per distinct class colour
+#: (digits' and MNIST's ten fit); beyond, colours repeat and only the page header, which lists
+#: every class, tells them apart.
+LEGEND_MAX_CLASSES = len(CLASS_COLORS)
 
 #: Trace order of :func:`points_figure` (curve numbers in selection events).
 POOL_TRACE, LABELED_TRACE, QUERY_TRACE, SELECTED_TRACE = 0, 1, 2, 3
