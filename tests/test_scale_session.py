@@ -256,6 +256,14 @@ def test_explain_density_oracles(monkeypatch):
     Phi = factor.posterior.factor
     slow = (Phi[rows] @ Phi[unl].T).mean(axis=1)
     np.testing.assert_allclose(explain._mean_similarity(factor, X, rows, unl), slow, atol=1e-12)
+    # the kept column sums: the same bits as the pass over the factor on every call before
+    others = np.ones(300, dtype=bool)
+    others[unl] = False
+    before = (Phi[rows] @ (Phi.sum(axis=0) - Phi[others].sum(axis=0))) / unl.size
+    assert np.array_equal(explain._mean_similarity(factor, X, rows, unl), before)
+    assert np.array_equal(factor.posterior.column_sums(), Phi.sum(axis=0))
+    factor.posterior.set_kernel(Kernel("rbf", width=0.5))  # a new factor: its own sums
+    assert np.array_equal(factor.posterior.column_sums(), factor.posterior.factor.sum(axis=0))
     dense = model.build_learner(dataclasses.replace(spec, posterior="dense"), X, ["a", "b"])
     monkeypatch.setattr(explain, "_COLUMN_BLOCK", 7)  # many column blocks
     slow = Kernel("rbf", width=0.8)(X[rows], X[unl]).mean(axis=1)

@@ -85,6 +85,7 @@ class FactorPosterior:
         e.g. with a cached factor; one pass over a 2.4 GB factor saved), else computed."""
         self.n_samples, self.rank = self._Phi.shape
         self._P = np.eye(self.rank)
+        self._column_sums = None
         if row_norms is not None:
             row_norms = np.asarray(row_norms, dtype=np.float64)
             if row_norms.shape != (self.n_samples,):
@@ -127,6 +128,14 @@ class FactorPosterior:
     def prior_diag(self) -> np.ndarray:
         """``K_ii = |phi_i|^2``, ndarray of shape (n,), a copy."""
         return self._prior_diag.copy()
+
+    def column_sums(self) -> np.ndarray:
+        """``sum_i phi_i`` = ``Phi.sum(axis=0)``, ndarray of shape (r,), a copy: one pass over the
+        n x r factor when first asked, then kept with the factor (the same bits every time; the
+        mean kernel similarity to a set of points is this minus the few rows outside the set)."""
+        if self._column_sums is None:
+            self._column_sums = self._Phi.sum(axis=0)
+        return self._column_sums.copy()
 
     def block(self, idx) -> np.ndarray:
         """``C[idx][:, idx] = Phi_S P Phi_S^T``, ndarray of shape (k, k)."""
