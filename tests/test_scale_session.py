@@ -248,6 +248,14 @@ def test_no_view_allocates_an_n_by_n_array(tmp_path):
 def test_explain_density_oracles(monkeypatch):
     from labeler.session import explain
 
+    rng0 = np.random.default_rng(8)
+    for _ in range(5):
+        unlabeled = np.sort(rng0.choice(500, 300, replace=False))
+        skipped = list(rng0.choice(500, 20, replace=False))
+        assert np.array_equal(explain._unlabelled_not_skipped(unlabeled, skipped, 500),
+                              np.setdiff1d(unlabeled, np.asarray(skipped, dtype=np.intp)))
+    assert np.array_equal(explain._unlabelled_not_skipped(np.arange(5), [], 5), np.arange(5))
+
     rng = np.random.default_rng(3)
     X = rng.standard_normal((300, 2))
     rows, unl = np.array([0, 5, 9]), np.sort(rng.choice(300, 200, replace=False))

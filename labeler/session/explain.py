@@ -138,6 +138,14 @@ def _smallest_stable(values: np.ndarray, k: int) -> np.ndarray:
     return cand[np.argsort(values[cand], kind="stable")][:k]
 
 
+def _unlabelled_not_skipped(unlabeled: np.ndarray, skipped, n: int) -> np.ndarray:
+    """``np.setdiff1d(unlabeled, skipped)`` (sorted) by a mask: O(n), no sort of 10^6 indices."""
+    keep = np.zeros(int(n), dtype=bool)
+    keep[np.asarray(unlabeled, dtype=np.intp)] = True
+    keep[np.asarray(skipped, dtype=np.intp)] = False
+    return np.flatnonzero(keep)
+
+
 def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
     """The :class:`QueryExplanation` of pool point ``index`` in ``session``'s current state."""
     learner = session.learner
@@ -146,7 +154,7 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
     if strategy == "auto":
         answered_by = resolve(learner, "auto")
         reasons.append(auto_reason(auto_decision(learner), learner.classes, answered_by))
-    unl = np.setdiff1d(learner.unlabeled_indices, np.asarray(session.skipped, dtype=np.intp))
+    unl = _unlabelled_not_skipped(learner.unlabeled_indices, session.skipped, learner.n_samples)
     margins = _margins(learner.decision_values)
     margin = float(margins[index])
     margin_share = float(np.mean(margins[unl] <= margin)) if unl.size else float("nan")
