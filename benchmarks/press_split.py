@@ -5,8 +5,9 @@ browser, no websocket) on a data file or two-moons, then labels ``--presses`` qu
 the other the way a key press does (the class button of the shown query is clicked and the page
 reruns), after one warm-up press that is not counted. Every function named in :data:`TARGETS`
 is timed inclusively (a wrapper around it, in every module that holds it), and the table gives
-the median and maximum milliseconds per press of each, with the median of the whole rerun on
-top: the label's update, the stopping checkpoint, the risk estimate written with the label,
+the median and maximum milliseconds per press of each, with the whole rerun and the part of it
+up to the point panel's title on top (the browser shows the next query when that element
+arrives, while the rest of the page still runs): the label's update, the stopping checkpoint, the risk estimate written with the label,
 the next query, the predictions table, the page's map and panels. Times are wall-clock times
 on a shared machine: compare the rows of one run, or two runs back to back (the load average is
 printed with each).
@@ -72,6 +73,8 @@ TARGETS = [
     "labeler.ui.figures:scatter_figure",
     "labeler.ui.map_component:render_map",
     "labeler.ui.sidebar:render_sidebar",
+    "labeler.ui.charts:render_progress",
+    "labeler.ui.charts:render_query_explanation",
 ]
 
 
@@ -112,6 +115,22 @@ class Timers:
                     setattr(mod, name, replacement)
                     self._undo.append((mod, name, original))
 
+    def mark_title(self, start: float) -> None:
+        """Time the page's point title (the new query) from ``start``: the browser shows the
+        next query when this element arrives, before the rest of the rerun runs."""
+        import labeler.ui.point_panel as panel
+
+        original = panel._number_panel
+        timers = self
+
+        def numbered(index):
+            timers.now.setdefault("(to the point's title)", time.perf_counter() - timers.start)
+            return original(index)
+
+        panel._number_panel = numbered
+        self._undo.append((panel, "_number_panel", original))
+        self.start = start
+
     def end_press(self, total: float) -> None:
         row = dict(self.now)
         row["(whole rerun)"] = total
@@ -133,7 +152,7 @@ def query_of(at) -> int | None:
     return None
 
 
-def press_label(at, k: int) -> float:
+def press_label(at, k: int, timers=None) -> float:
     """Click the ``k``-th class button (cycling) of the shown query; the rerun's seconds."""
     q = query_of(at)
     keys = sorted(b.key for b in at.button if b.key and b.key.startswith("class_") and b.key.endswith(f"_{q}"))
@@ -141,6 +160,8 @@ def press_label(at, k: int) -> float:
         raise SystemExit(f"no class button for the query {q}: {[b.key for b in at.button]}")
     button = at.button(key=keys[k % len(keys)])
     t = time.perf_counter()
+    if timers is not None:
+        timers.start = t
     button.click().run()
     took = time.perf_counter() - t
     if at.exception:
@@ -213,8 +234,10 @@ def main(argv=None) -> int:
     timers = Timers()
     for spec in TARGETS:
         timers.wrap(spec)
+    timers.mark_title(time.perf_counter())
     press_label(at, 0)  # warm-up: not counted
     timers.now.clear()
+    timers.calls.clear()
     spy = None
     if args.py_spy is not None:
         exe = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
@@ -224,21 +247,21 @@ def main(argv=None) -> int:
         time.sleep(2.0)
     load1 = os.getloadavg()
     for k in range(1, args.presses + 1):
-        timers.end_press(press_label(at, k))
+        timers.end_press(press_label(at, k, timers))
     load2 = os.getloadavg()
     if spy is not None:
         spy.send_signal(signal.SIGINT)
         spy.wait(timeout=60)
     timers.restore()
 
-    names = ["(whole rerun)"] + [s.split(":")[1] for s in TARGETS]
+    names = ["(whole rerun)", "(to the point's title)"] + [s.split(":")[1] for s in TARGETS]
     n_label = REPO.name
     print(f"\n{args.data or f'moons {args.n}'}, posterior {args.posterior or '(default)'}, "
           f"{args.presses} presses; load {load1[0]:.2f} -> {load2[0]:.2f} ({n_label})")
     print(f"{'function (inclusive)':<58}{'median ms':>10}{'max ms':>9}{'calls':>7}")
     for name in names:
         xs = [row.get(name, 0.0) * 1e3 for row in timers.per_press]
-        calls = timers.calls.get(name, len(xs) if name == "(whole rerun)" else 0)
+        calls = timers.calls.get(name, len(xs) if name.startswith("(") else 0)
         print(f"{name:<58}{statistics.median(xs):>10.1f}{max(xs):>9.1f}{calls / len(xs):>7.1f}")
     if args.py_spy is not None and args.py_spy.exists():
         print(f"\npy-spy, the page's thread: share of samples per function (inclusive), {args.py_spy}")
