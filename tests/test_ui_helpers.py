@@ -515,6 +515,11 @@ def test_point_codes_are_the_codes_of_the_tables_names(tmp_path, model):
         view = build_view(s, color_mode="label")
         np.testing.assert_array_equal(view.label_codes, label)
         np.testing.assert_array_equal(view.predicted_codes, predicted)
+        # the screen's confidence and predicted names, read without the table
+        np.testing.assert_array_equal(view.confidence, pred["confidence"].to_numpy(dtype=float))
+        assert [view.predicted_name(i) for i in range(len(pred))] == pred["predicted"].tolist()
+        assert view._predictions is None  # not built until read
+        pd.testing.assert_frame_equal(view.predictions, pred)
 
     check()
     for i in range(5):

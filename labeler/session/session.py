@@ -1131,6 +1131,10 @@ class LabelingSession:
         """See :meth:`.views.Views.points_in_bin`."""
         return self.views.points_in_bin(lo, hi)
 
+    def confidence(self) -> np.ndarray:
+        """See :meth:`.views.Views.confidence`."""
+        return self.views.confidence()
+
     def point_codes(self):
         """See :meth:`.views.Views.point_codes`."""
         return self.views.point_codes()

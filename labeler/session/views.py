@@ -507,6 +507,11 @@ class Views:
         inside[list(self._log.labels)] = False
         return np.flatnonzero(inside)
 
+    def confidence(self) -> np.ndarray:
+        """The calibrated confidence of every prediction (the ``confidence`` column of
+        :meth:`predictions`), shape (n_samples,), a copy."""
+        return np.array(self._soft()[1], dtype=np.float64)
+
     def point_codes(self) -> tuple[np.ndarray, np.ndarray]:
         """The class code (index in ``classes``) of every point's label, -1 where unlabelled,
         and of its prediction: what :func:`labeler.ui.view.class_codes` gives for the

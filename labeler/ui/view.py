@@ -5,7 +5,8 @@ Plain code (no Streamlit): the tests build a :class:`ScreenView` from a session 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -30,34 +31,57 @@ class ScreenView:
     classes : list of str
     query : int or None
         Next query (None when every point is labelled or skipped).
-    predictions : pandas.DataFrame
-        ``session.predictions()``: predicted, confidence, label, source, and expected_risk
-        when it was asked for.
+    label_codes, predicted_codes : ndarray of shape (n_samples,) of int32
+        Class codes of the current labels (-1 unlabelled) and of the predictions.
+    confidence : ndarray of shape (n_samples,)
+        The calibrated confidence of each prediction (the ``confidence`` column of
+        :attr:`predictions`).
+    n_samples, n_labeled : int
     expected_risk : ndarray of shape (n_samples,) or None
         ``session.expected_risk()`` when asked for (the map coloured by it), else None.
     version : int
         ``session.n_events`` of this snapshot (actions drawn from it pass it back).
     skipped : frozenset of int
         Points marked "not sure / skip for good" (``session.skipped``).
-    label_codes, predicted_codes : ndarray of shape (n_samples,) of int32
-        Class codes of the current labels (-1 unlabelled) and of the predictions.
-    n_samples, n_labeled : int
+    table : callable, optional
+        Returns :attr:`predictions` (read on first use).
+    predictions : pandas.DataFrame
+        ``session.predictions()``: predicted, confidence, label, source, and expected_risk
+        when it was asked for. Built on first use only: at 10^6 points a table of Python
+        strings costs a few tenths of a second, and the labelling screen needs none of it (the
+        codes and the confidence above are what it draws); the tabs that list points read it.
     """
 
     classes: list
     query: int | None
-    predictions: pd.DataFrame
     label_codes: np.ndarray
     predicted_codes: np.ndarray
+    confidence: np.ndarray
     n_samples: int
     n_labeled: int
     expected_risk: np.ndarray | None = None
     version: int = 0
     skipped: frozenset = frozenset()
+    table: Callable[[], pd.DataFrame] | None = field(default=None, repr=False, compare=False)
+    _predictions: pd.DataFrame | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def predictions(self) -> pd.DataFrame:
+        if self._predictions is None:
+            self._predictions = self.table()
+        return self._predictions
+
+    def predicted_name(self, index: int):
+        """The predicted class of point ``index`` as :attr:`predictions` names it."""
+        code = int(self.predicted_codes[index])
+        if 0 <= code < len(self.classes):
+            return self.classes[code]
+        return self.predictions["predicted"].iloc[int(index)]  # a class outside the list
 
 
 def build_view(session, color_mode: str | None = None) -> ScreenView:
-    """Read the next query and the predictions of ``session`` once.
+    """Read the next query, the class codes and the confidence of ``session`` once (the
+    predictions table when first used).
 
     Parameters
     ----------
@@ -69,22 +93,22 @@ def build_view(session, color_mode: str | None = None) -> ScreenView:
     """
     query = session.next_query()
     with_risk = color_mode is None or color_mode == "expected_risk"
-    pred = session.predictions(with_risk=with_risk)
     classes = list(session.classes)
-    # the codes of the labels and predictions from integers (what class_codes of the table's
-    # "label" and "predicted" columns gives: tests/test_app.py checks it)
+    # the codes of the labels and predictions from integers: what class_codes of the table's
+    # "label" and "predicted" columns gives (tests/test_ui_helpers.py checks it)
     label_codes, predicted_codes = session.point_codes()
     return ScreenView(
         classes=classes,
         query=None if query is None else int(query),
-        predictions=pred,
         label_codes=label_codes,
         predicted_codes=predicted_codes,
-        n_samples=len(pred),
+        confidence=session.confidence(),
+        n_samples=int(label_codes.shape[0]),
         n_labeled=int((label_codes >= 0).sum()),
-        expected_risk=pred["expected_risk"].to_numpy(dtype=float) if with_risk else None,
+        expected_risk=session.expected_risk() if with_risk else None,
         version=int(session.n_events),
         skipped=frozenset(int(i) for i in session.skipped),
+        table=lambda: session.predictions(with_risk=with_risk),
     )
 
 
