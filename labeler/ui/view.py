@@ -135,22 +135,27 @@ def map_hover_texts(dataset) -> np.ndarray | None:
     """The map's tooltip texts of ``dataset``: the point's own id when the data has one
     ("id T00005", :func:`own_ids`), then :func:`~labeler.ui.figures.hover_texts` of its text
     column; computed once per data set object: about a second at 20,000 texts, too slow for
-    every render. None when there is neither."""
-    texts, ids = dataset.texts, own_ids(dataset)
+    every render (and so is the answer None: deciding that the ids are the pool indices reads
+    10^6 ids as strings). None when there is neither."""
+    texts, ids = dataset.texts, dataset.ids
     if texts is None and ids is None:
         return None
     n = len(texts) if texts is not None else len(ids)
     cached = getattr(dataset, "_map_hover_texts", None)
-    if cached is None or len(cached) != n:
+    if isinstance(cached, tuple) and cached[0] == n:  # (points, texts or None) of this data set
+        return cached[1]
+    ids = own_ids(dataset)
+    result = None
+    if texts is not None or ids is not None:
         from labeler.ui.figures import hover_texts
         from labeler.ui.text import plot_text
 
-        cached = hover_texts(texts)
+        result = hover_texts(texts)
         if ids is not None:
             head = np.array(["id " + plot_text(i) for i in ids.tolist()], dtype=object)
-            cached = head if cached is None else head + "<br>" + cached
-        dataset._map_hover_texts = cached  # the texts and ids of a data set never change
-    return cached
+            result = head if result is None else head + "<br>" + result
+    dataset._map_hover_texts = (n, result)  # the texts and ids of a data set never change
+    return result
 
 
 def upscale(image: np.ndarray, target: int = 280) -> np.ndarray:
