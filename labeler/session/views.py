@@ -438,7 +438,7 @@ class Views:
 
     def _soft(self):
         def compute():
-            _, conf = self.calibration().confidence(self.learner.decision_values)
+            conf = self.calibration().top_confidence(self.learner.decision_values)
             if CHEAP_LOO in self.learner.capabilities:  # ARLS: cheap; a graph model's LOO is not
                 self.pool_error_rate()  # one point of the progress tab's trace per state
             return np.asarray(self.learner.predict()), conf
