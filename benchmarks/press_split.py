@@ -52,6 +52,11 @@ TARGETS = [
     "labeler.session.session:LabelingSession.refresh",
     "labeler.session.session:LabelingSession.label",
     "core.learner.arls:ActiveRLS.add",
+    "core.learner.arls:ActiveRLS._save",
+    "core.learner.arls:ActiveRLS._refresh_lambdas",
+    "core.learner.updates:add_reweight_step",
+    "core.posteriors.factor:FactorPosterior.combine",
+    "core.posteriors.factor:FactorPosterior.block",
     "labeler.store.store:Store.append",
     "labeler.session.settings:Settings.after_labels_change",
     "labeler.session.settings:Settings._record_stopping",
@@ -60,6 +65,9 @@ TARGETS = [
     "labeler.store.store:Store.put_risks",
     "labeler.session.session:LabelingSession.next_query",
     "core.strategies:query_one",
+    "core.criteria.subsampled:SubsampledExpectedRisk.choose",
+    "core.criteria.subsampled:SubsampledExpectedRisk.score",
+    "labeler.store.store:Store.put_query",
     "labeler.ui.view:build_view",
     "labeler.session.views:Views.predictions",
     "labeler.session.views:Views._soft",
@@ -77,6 +85,8 @@ TARGETS = [
     "labeler.ui.charts:render_progress",
     "labeler.ui.charts:render_query_explanation",
     "labeler.session.views:Views.explain_query",
+    "labeler.session.views:Views.stopping_signal",
+    "labeler.ui.view:map_hover_texts",
 ]
 
 
