@@ -153,7 +153,14 @@ def top_probabilities(F, slopes) -> np.ndarray:
     arr = _outputs(F)
     a = np.ascontiguousarray(slopes, dtype=np.float64).reshape(-1)
     out = np.empty((a.size, arr.shape[0]))
-    if arr.shape[0]:
+    if arr.shape[0] and arr.shape[1] == 1:
+        # binary, G = (-f, f): the predicted class holds the row's maximum, so its log-softmax is
+        # -log(1 + exp(-2 |a f|)) (the other column's shifted value is exactly -2 |a f|); numpy's
+        # vectorised exp and log, about 3 ms a pass at 10^6 points against 45 ns a point scalar
+        f = arr[:, 0]
+        for k in range(a.size):
+            np.exp(-np.log(1.0 + np.exp(-2.0 * np.abs(a[k] * f))), out=out[k])
+    elif arr.shape[0]:
         kernel(arr, a, out)
     return out
 
