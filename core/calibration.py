@@ -64,6 +64,7 @@ import numpy as np
 from scipy.special import log_softmax, ndtri
 
 __all__ = [
+    "top_probabilities",
     "CalibrationPrior",
     "class_count_prior",
     "class_count_weights",
@@ -121,6 +122,49 @@ def _columns(F, name: str = "F") -> np.ndarray:
     return arr
 
 
+def _outputs(F, name: str = "F") -> np.ndarray:
+    """Decision values as a float64 array of shape (n, T), checked as :func:`_columns` checks
+    them (no ``(-f, f)`` copy: :func:`top_probabilities` reads the binary columns from ``f``)."""
+    arr = np.asarray(F)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold numeric decision values; got dtype {arr.dtype}.")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise ValueError(f"{name} must have shape (n,), (n, 1) or (n, T); got {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite decision values; pass a fitted model's outputs.")
+    return arr
+
+
+def top_probabilities(F, slopes) -> np.ndarray:
+    """The predicted class's probability ``softmax(a G)[predicted]`` of every row of ``F`` at each
+    slope ``a`` in ``slopes``, ndarray of shape (len(slopes), n): one parallel pass
+    (:mod:`core._calibration_numba`), the values of ``exp(log_softmax(a G))`` to rounding.
+
+    Parameters
+    ----------
+    F : array-like of shape (n,), (n, 1) or (n, T)
+    slopes : sequence of float > 0
+    """
+    from ._calibration_numba import top_probabilities as kernel
+
+    arr = _outputs(F)
+    a = np.ascontiguousarray(slopes, dtype=np.float64).reshape(-1)
+    out = np.empty((a.size, arr.shape[0]))
+    if arr.shape[0] and arr.shape[1] == 1:
+        # binary, G = (-f, f): the predicted class holds the row's maximum, so its log-softmax is
+        # -log(1 + exp(-2 |a f|)) (the other column's shifted value is exactly -2 |a f|); numpy's
+        # vectorised exp and log, about 3 ms a pass at 10^6 points against 45 ns a point scalar
+        f = arr[:, 0]
+        for k in range(a.size):
+            np.exp(-np.log(1.0 + np.exp(-2.0 * np.abs(a[k] * f))), out=out[k])
+    elif arr.shape[0]:
+        kernel(arr, a, out)
+    return out
+
+
 def _predicted(G: np.ndarray) -> np.ndarray:
     """The learner's predicted class from ``G``: binary ``f > 0`` (ties to class 0), else argmax."""
     return np.argmax(G, axis=1) if G.shape[1] > 2 else (G[:, 1] > G[:, 0]).astype(np.int64)
@@ -167,6 +211,11 @@ class TemperatureCalibration:
         G = _columns(F)
         P = np.exp(log_softmax(self.slope * G, axis=1))
         return P, P[np.arange(P.shape[0]), _predicted(G)]
+
+    def top_confidence(self, F) -> np.ndarray:
+        """The probability of the predicted class alone (the second result of
+        :meth:`confidence`, to rounding), ndarray of shape (n,): one pass, no (n, K) array."""
+        return top_probabilities(F, [self.slope])[0]
 
 
 def _check_labels(G: np.ndarray, y, weights) -> tuple[np.ndarray, np.ndarray]:
@@ -515,22 +564,16 @@ def estimated_error_rate(calibration: TemperatureCalibration, F, level: float = 
         raise ValueError(f"level must lie in (0, 1); got {level!r}.")
     if np.asarray(F).size == 0:
         return ErrorRate(float("nan"), float("nan"), float("nan"), 0, float(level))
-    G = _columns(F)
-    rows = np.arange(G.shape[0])
-    top = _predicted(G)
     z = float(ndtri(0.5 + float(level) / 2.0))
-
-    def rate(a: float) -> tuple[float, np.ndarray]:
-        q = 1.0 - np.exp(log_softmax(a * G, axis=1)[rows, top])
-        return float(q.mean()), q
-
     s = float(np.log(calibration.slope))
-    mid, q = rate(calibration.slope)
-    high, _ = rate(float(np.exp(s - z * calibration.log_slope_sd)))
-    low, _ = rate(float(np.exp(s + z * calibration.log_slope_sd)))
-    spread = z * float(np.sqrt((q * (1.0 - q)).sum())) / G.shape[0]
+    # the top class's probability at the fitted slope and at the interval's two slopes, one pass
+    Q = 1.0 - top_probabilities(F, [calibration.slope, float(np.exp(s - z * calibration.log_slope_sd)),
+                                    float(np.exp(s + z * calibration.log_slope_sd))])
+    q = Q[0]
+    mid, high, low = (float(Q[k].mean()) for k in range(3))
+    spread = z * float(np.sqrt((q * (1.0 - q)).sum())) / q.shape[0]
     return ErrorRate(rate=mid, lower=max(0.0, low - spread), upper=min(1.0, high + spread),
-                     n=int(G.shape[0]), level=float(level))
+                     n=int(q.shape[0]), level=float(level))
 
 
 def label_suspicion(calibration: TemperatureCalibration, F_loo, y) -> tuple[np.ndarray, np.ndarray]:

@@ -140,13 +140,12 @@ with lock:
         state.keep_color_mode_in_url(mode)
         layout_bar = st.empty()  # the background layout's bar, filled once the map is drawn
         job = layout_job(session)
-        pred = view.predictions
         selected = st.session_state.get("selected")
         map_key = f"{session.id}" if not job else f"{session.id}-{session.layout_method}"
         fig = scatter_figure(
             session.layout, view.classes, color_mode=mode or "label",
             label_codes=view.label_codes, predicted_codes=view.predicted_codes,
-            confidence=pred["confidence"].to_numpy(dtype=float),
+            confidence=view.confidence,
             expected_risk=view.expected_risk,
             query=view.query, selected=selected, skipped=sorted(view.skipped),
             view_key=map_key,  # a new layout (UMAP swapped in) starts unzoomed
@@ -155,7 +154,7 @@ with lock:
         )
         if in_place:  # the whole figure once per map, then only what changed
             render_map(fig, base=f"{map_key}|{view.n_samples}|{mode}", height=fig.layout.height or 560,
-                       hover=(view.classes, view.predicted_codes, pred["confidence"].to_numpy(dtype=float)))
+                       hover=(view.classes, view.predicted_codes, view.confidence))
         else:  # LABELER_MAP_COMPONENT=0: the whole figure on every rerun
             st.plotly_chart(fig, key="scatter", on_select="rerun",
                             selection_mode=("points", "box", "lasso"),

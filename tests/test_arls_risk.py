@@ -219,3 +219,22 @@ def test_expected_risk_cache_is_invalidated_by_updates():
     assert np.isinf(E2[i]) and not np.isinf(E1[i])
     learner.remove(i)
     assert_allclose(learner.expected_risk(), E1, rtol=1e-10)
+
+
+def test_estimated_risk_is_the_sum_of_the_pointwise_terms():
+    """The one-pass kernel of estimated_risk against pointwise_risk(F).sum() (the numpy
+    reference), binary and one-vs-all, with ties, rows whose outputs are all <= -1 (uniform
+    probabilities), outputs beyond +-1 (clipped), weights and none, a transposed view."""
+    from core.criteria.risk import estimated_risk, pointwise_risk
+
+    rng = np.random.default_rng(12)
+    for T in (1, 2, 4):
+        F = rng.standard_normal((3000, T)) * 1.5
+        F[:40] = np.round(F[:40])
+        F[40:60] = -1.0 - rng.random((20, T))  # every output <= -1
+        n_classes = 2 if T == 1 else T
+        for w in (None, rng.random(n_classes) + 0.2):
+            assert_allclose(estimated_risk(F, w), pointwise_risk(F, w).sum(), rtol=1e-12)
+            assert_allclose(estimated_risk(np.asfortranarray(F), w), pointwise_risk(F, w).sum(), rtol=1e-12)
+    assert estimated_risk(np.zeros((0, 1))) == 0.0
+    assert_allclose(estimated_risk(F[:, 0]), pointwise_risk(F[:, 0]).sum(), rtol=1e-12)

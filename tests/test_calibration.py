@@ -327,3 +327,41 @@ def test_moons_with_a_small_retuned_width_reads_its_pool_error_right():
     assert abs(estimate.rate - true_error) < 0.03
     _, confidence = fit.confidence(F)
     assert np.mean(confidence > 0.9) > 0.8
+
+
+def test_top_probabilities_are_those_of_the_softmax_table():
+    """The one-pass kernel against exp(log_softmax(a G)) at the predicted class (binary and
+    one-vs-all, ties included), and the confidence and error rate built on it against the
+    obvious formulas."""
+    from scipy.special import log_softmax, ndtri
+
+    from core.calibration import TemperatureCalibration, estimated_error_rate, top_probabilities
+
+    rng = np.random.default_rng(7)
+    for T in (1, 3, 12):
+        F = rng.standard_normal((2000, T)) * 3
+        F[:50] = np.round(F[:50])  # ties between outputs (and f = 0 binary)
+        G = np.column_stack([-F[:, 0], F[:, 0]]) if T == 1 else F
+        top = (G[:, 1] > G[:, 0]).astype(int) if T == 1 else np.argmax(G, axis=1)
+        slopes = [0.3, 1.0, 4.5]
+        want = np.array([np.exp(log_softmax(a * G, axis=1))[np.arange(len(G)), top] for a in slopes])
+        np.testing.assert_allclose(top_probabilities(F, slopes), want, rtol=0, atol=1e-13)
+        cal = TemperatureCalibration(slope=1.7, log_slope_sd=0.4, n_fitted=9)
+        np.testing.assert_allclose(cal.top_confidence(F), cal.confidence(F)[1], rtol=0, atol=1e-13)
+        # the interval of the pool error rate, written out as it was computed before
+        z = float(ndtri(0.975))
+        s = np.log(cal.slope)
+
+        def rate(a):
+            q = 1.0 - np.exp(log_softmax(a * G, axis=1)[np.arange(len(G)), top])
+            return q.mean(), q
+
+        mid, q = rate(cal.slope)
+        high, low = rate(np.exp(s - z * 0.4))[0], rate(np.exp(s + z * 0.4))[0]
+        spread = z * np.sqrt((q * (1 - q)).sum()) / len(G)
+        got = estimated_error_rate(cal, F, 0.95)
+        np.testing.assert_allclose([got.rate, got.lower, got.upper],
+                                   [mid, max(0, low - spread), min(1, high + spread)], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        top_probabilities(np.array([1.0, np.nan]), [1.0])
+    assert top_probabilities(np.zeros((0, 2)), [1.0, 2.0]).shape == (2, 0)

@@ -47,3 +47,18 @@ def test_every_tooltip_of_a_point_names_its_own_id(tmp_path):
 def test_data_without_ids_of_their_own_keep_the_pool_index(tmp_path):
     ds = _pool(tmp_path, with_ids=False)
     assert map_hover_texts(ds) is None
+
+
+def test_ids_that_are_the_pool_indices_are_read_once_per_data_set(tmp_path, monkeypatch):
+    """None (the ids are the pool indices) is kept like any answer: the 10^6 ids are not read
+    as strings on every render."""
+    import labeler.ui.view as view
+
+    ds = _pool(tmp_path, with_ids=False)
+    calls = []
+    real = view.own_ids
+    monkeypatch.setattr(view, "own_ids", lambda d: calls.append(1) or real(d))
+    assert map_hover_texts(ds) is None and map_hover_texts(ds) is None and calls == [1]
+    with_ids = _pool(tmp_path, with_ids=True)
+    first = map_hover_texts(with_ids)
+    assert map_hover_texts(with_ids) is first and calls == [1, 1]

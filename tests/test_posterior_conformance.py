@@ -107,3 +107,28 @@ def test_candidate_blocks_cover_the_candidates_in_order(store):
             assert_allclose(R[rows[k]], C[i], atol=1e-12)
         seen.extend(cb.tolist())
     assert seen == cand.tolist()
+
+
+def test_the_threaded_products_with_the_factor_are_those_of_one_call(monkeypatch):
+    """times_factor (combine, columns, condition's shift) in row blocks over threads against the
+    plain product and against a learner whose factor runs one thread."""
+    import core.posteriors.factor as factor_module
+    from core.learner.arls import ActiveRLS
+
+    monkeypatch.setattr(factor_module, "ROW_BLOCK", 64)  # many blocks at a small n
+    rng = np.random.default_rng(4)
+    Phi = rng.standard_normal((1000, 7))
+    post = FactorPosterior(Phi)
+    coef = rng.standard_normal((3, 7))
+    for threads in (2, 3, 16):
+        post.threads = threads
+        assert_allclose(post.times_factor(coef), coef @ Phi.T, rtol=0, atol=1e-12)
+        assert_allclose(post.columns([5, 900]), Phi[[5, 900]] @ Phi.T, rtol=0, atol=1e-12)
+    one, many = (ActiveRLS(FactorPosterior(Phi), classes=["a", "b"], lam=0.3, weighting="balanced")
+                 for _ in range(2))
+    many.posterior.threads = 3
+    for learner in (one, many):
+        learner.add_many([1, 2, 3], ["a", "b", "a"])
+        for i in (10, 500, 999):
+            learner.add(i, "b" if i % 2 else "a")
+    assert_allclose(many.decision_values, one.decision_values, rtol=0, atol=1e-12)

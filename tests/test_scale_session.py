@@ -248,6 +248,14 @@ def test_no_view_allocates_an_n_by_n_array(tmp_path):
 def test_explain_density_oracles(monkeypatch):
     from labeler.session import explain
 
+    rng0 = np.random.default_rng(8)
+    for _ in range(5):
+        unlabeled = np.sort(rng0.choice(500, 300, replace=False))
+        skipped = list(rng0.choice(500, 20, replace=False))
+        assert np.array_equal(explain._unlabelled_not_skipped(unlabeled, skipped, 500),
+                              np.setdiff1d(unlabeled, np.asarray(skipped, dtype=np.intp)))
+    assert np.array_equal(explain._unlabelled_not_skipped(np.arange(5), [], 5), np.arange(5))
+
     rng = np.random.default_rng(3)
     X = rng.standard_normal((300, 2))
     rows, unl = np.array([0, 5, 9]), np.sort(rng.choice(300, 200, replace=False))
@@ -256,6 +264,14 @@ def test_explain_density_oracles(monkeypatch):
     Phi = factor.posterior.factor
     slow = (Phi[rows] @ Phi[unl].T).mean(axis=1)
     np.testing.assert_allclose(explain._mean_similarity(factor, X, rows, unl), slow, atol=1e-12)
+    # the kept column sums: the same bits as the pass over the factor on every call before
+    others = np.ones(300, dtype=bool)
+    others[unl] = False
+    before = (Phi[rows] @ (Phi.sum(axis=0) - Phi[others].sum(axis=0))) / unl.size
+    assert np.array_equal(explain._mean_similarity(factor, X, rows, unl), before)
+    assert np.array_equal(factor.posterior.column_sums(), Phi.sum(axis=0))
+    factor.posterior.set_kernel(Kernel("rbf", width=0.5))  # a new factor: its own sums
+    assert np.array_equal(factor.posterior.column_sums(), factor.posterior.factor.sum(axis=0))
     dense = model.build_learner(dataclasses.replace(spec, posterior="dense"), X, ["a", "b"])
     monkeypatch.setattr(explain, "_COLUMN_BLOCK", 7)  # many column blocks
     slow = Kernel("rbf", width=0.8)(X[rows], X[unl]).mean(axis=1)

@@ -300,3 +300,33 @@ def test_high_kappa_is_not_enough_while_the_window_still_changes_more_than_its_l
     assert sig.enough and sig.window_changed == pytest.approx(0.003)
     with pytest.raises(ValueError, match="max_window_changed"):
         StoppingMonitor(n, max_window_changed=2.0)
+
+
+def test_kappa_of_codes_counted_directly_is_the_sorted_unions_and_kept_per_pair():
+    """cohen_kappa's bincount path against the np.unique one (the same bits), and the monitor's
+    kappas kept per checkpoint pair against fresh ones through records, an undo and a reload."""
+    import labeler.session.stopping as stopping
+
+    rng = np.random.default_rng(21)
+    for lo, k in ((0, 2), (-1, 4), (5, 7), (0, 1)):
+        a = rng.integers(lo, lo + k, 4000).astype(np.int32)
+        b = np.where(rng.random(4000) < 0.9, a, rng.integers(lo, lo + k + 1, 4000)).astype(np.int32)
+        fast = cohen_kappa(a, b)
+        old = stopping.KAPPA_COUNT_MAX
+        stopping.KAPPA_COUNT_MAX = 0  # the sorted union
+        try:
+            assert fast == cohen_kappa(a, b)
+        finally:
+            stopping.KAPPA_COUNT_MAX = old
+    m = StoppingMonitor(500, spacing=2, window=3)
+    codes = rng.integers(0, 3, 500)
+    for n_labels in [2, 4, 6, 8, 10, 12, 7, 8, 9, 11, 13, 15]:  # 7: an undo back past 8-12
+        codes = np.where(rng.random(500) < 0.1, rng.integers(0, 3, 500), codes)
+        m.record(n_labels, codes)
+        got = m.signal(n_labels, codes).kappas
+        keys = [k for k in m.checkpoints if k <= n_labels][-4:]
+        want = tuple(cohen_kappa(m._checkpoints[a], m._checkpoints[b]) for a, b in zip(keys[:-1], keys[1:]))
+        assert got == want
+    again = StoppingMonitor(500, spacing=2, window=3)
+    again.load_array(m.to_array(), 15)
+    assert again.signal(15, codes).kappas == m.signal(15, codes).kappas

@@ -76,3 +76,32 @@ def test_the_setter_refuses_what_is_not_a_criterion(posterior):
     with pytest.raises(TypeError, match="core.criteria.Criterion.*Pass None"):
         learner.set_risk_criterion("arls")
     assert learner.risk_criterion is before
+
+
+def test_smallest_stable_is_the_head_of_the_stable_argsort():
+    from core.criteria.subsampled import smallest_stable
+
+    rng = np.random.default_rng(5)
+    for values in (rng.standard_normal(5000), rng.integers(0, 7, 5000).astype(float),  # many ties
+                   np.r_[rng.standard_normal(50), np.full(20, np.nan)]):
+        for k in (0, 1, 3, 40, 60, values.size - 1, values.size, values.size + 3):
+            assert np.array_equal(smallest_stable(values, k), np.argsort(values, kind="stable")[:max(k, 0)])
+
+
+def test_the_candidates_are_those_of_the_slow_obvious_choice():
+    """choose() against a full stable argsort of the margins (the rest drawn from in pool order)."""
+    from core.criteria.base import ScoringState
+    from core.criteria.simple import margins
+
+    rng = np.random.default_rng(6)
+    n = 3000
+    for T in (1, 3):
+        outputs = np.round(rng.standard_normal((T, n)), 2)  # rounded: ties among the margins
+        state = ScoringState(outputs, np.ones(max(T, 2)), np.ones(max(T, 2)))
+        cand = np.sort(rng.choice(n, 2500, replace=False))
+        crit = SubsampledExpectedRisk(n_uncertain=70, n_random=90, n_points=500, seed=2)
+        fast = crit.choose(state, cand, np.random.default_rng(11))
+        order = np.argsort(margins(outputs[:, cand]), kind="stable")
+        rest = np.sort(order[70:])
+        extra = np.random.default_rng(11).choice(rest, size=90, replace=False)
+        assert np.array_equal(fast, np.sort(cand[np.concatenate([order[:70], extra])]))

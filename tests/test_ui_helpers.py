@@ -495,3 +495,42 @@ def test_the_lambda_box_refuses_values_float64_does_not_support_with_the_range(t
         return
     with pytest.raises(ValueError, match=r"between 1e-300 and 1e\+300"):
         parse_positive_or_auto(text, "λ", LAM_RANGE)
+
+
+@pytest.mark.parametrize("model", ["rls", "harmonic"])
+def test_point_codes_are_the_codes_of_the_tables_names(tmp_path, model):
+    """The screen's label and prediction codes (from integers, per state) against class_codes
+    of the predictions table's names, through labels, a relabel, a new class, undo, unlabel."""
+    from labeler.session import LabelingSession, SessionConfig
+
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(
+        dataset="moons", dataset_options={"n": 80}, model=model, seed=2))
+
+    def check():
+        pred = s.predictions()
+        label, predicted = s.point_codes()
+        np.testing.assert_array_equal(label, class_codes(pred["label"].to_numpy(), s.classes))
+        np.testing.assert_array_equal(predicted, class_codes(pred["predicted"].to_numpy(), s.classes))
+        assert label.dtype == predicted.dtype == np.int32
+        view = build_view(s, color_mode="label")
+        np.testing.assert_array_equal(view.label_codes, label)
+        np.testing.assert_array_equal(view.predicted_codes, predicted)
+        # the screen's confidence and predicted names, read without the table
+        np.testing.assert_array_equal(view.confidence, pred["confidence"].to_numpy(dtype=float))
+        assert [view.predicted_name(i) for i in range(len(pred))] == pred["predicted"].tolist()
+        assert view._predictions is None  # not built until read
+        pd.testing.assert_frame_equal(view.predictions, pred)
+
+    check()
+    for i in range(5):
+        s.label(i, str(s.dataset.y[i]), source="chosen")
+        check()
+    s.relabel(1, s.classes[1 - s.classes.index(s.labels[1])])
+    check()
+    s.add_class("third")
+    s.label(7, "third", source="chosen")
+    check()
+    s.undo()
+    s.unlabel(2)
+    check()
+    s.close()

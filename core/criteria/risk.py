@@ -168,7 +168,15 @@ def estimated_risk(F, class_weights=None) -> float:
     -------
     float
     """
-    return float(pointwise_risk(F, class_weights).sum())
+    from ._risk_numba import pointwise_risk_terms
+
+    F = _as_outputs(F)
+    n_classes = 2 if F.shape[1] == 1 else F.shape[1]
+    inv_w = 1.0 / _weights(class_weights, n_classes)
+    terms = np.empty(F.shape[0])
+    if F.shape[0]:  # the terms of pointwise_risk in one parallel pass (no (n, K) table), summed as they were
+        pointwise_risk_terms(F, inv_w, terms)
+    return float(terms.sum())
 
 
 def target_codes(n_outputs: int, n_classes: int) -> np.ndarray:

@@ -4,8 +4,9 @@ Exact expected risk reads one covariance row of length n per candidate: O(n^2) p
 dense, O(n^2 r) with a factor (docs/algorithms.md §8), hopeless at 10^5-10^6 points. This criterion
 estimates it:
 
-* candidates: the ``n_uncertain`` points with the smallest margin (the cheap score, O(n T))
-  plus ``n_random`` points drawn uniformly from the rest, so that the cluster centres ARLS
+* candidates: the ``n_uncertain`` points with the smallest margin (the cheap score, O(n T);
+  ties by position, found by a partition, not a sort of all n margins) plus ``n_random``
+  points drawn uniformly from the rest (in pool order), so that the cluster centres ARLS
   prefers early on stay reachable;
 * the risk sum ``R(F) = sum_z r_z(F)`` (eq. 3.49) over a uniform subsample ``Z`` of
   ``n_points`` pool points, the SAME for every candidate (common random numbers: the
@@ -26,7 +27,7 @@ from .base import ScoringState
 from .expected_risk import score_block
 from .simple import margins
 
-__all__ = ["SubsampledExpectedRisk"]
+__all__ = ["SubsampledExpectedRisk", "smallest_stable"]
 
 
 class SubsampledExpectedRisk:
@@ -63,9 +64,10 @@ class SubsampledExpectedRisk:
         if cand.size <= self.n_uncertain + self.n_random:
             return np.sort(cand)
         marg = margins(state.outputs_T[:, cand])
-        order = np.argsort(marg, kind="stable")
-        chosen = order[: self.n_uncertain]
-        rest = order[self.n_uncertain:]
+        chosen = smallest_stable(marg, self.n_uncertain)
+        rest = np.ones(cand.size, dtype=bool)
+        rest[chosen] = False
+        rest = np.flatnonzero(rest)  # positions in cand, in order (not sorted by margin: O(n))
         extra = rng.choice(rest, size=min(self.n_random, rest.size), replace=False)
         return np.sort(cand[np.concatenate([chosen, extra])])
 
@@ -102,6 +104,23 @@ class SubsampledExpectedRisk:
         out = np.full(cand.size, np.inf)
         out[positions(cand, scored)] = est
         return out
+
+
+def smallest_stable(values: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` smallest ``values``, ties by position: the first ``k`` of
+    ``np.argsort(values, kind="stable")``, in that order, in O(n) plus a sort of the values at
+    or below the k-th smallest (not of all n: 0.1-0.3 s at 10^6 margins)."""
+    values = np.asarray(values)
+    k = int(k)
+    if k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    if k >= values.size:
+        return np.argsort(values, kind="stable")
+    kth = np.partition(values, k - 1)[k - 1]
+    if kth != kth:  # NaN among the k smallest (sorted last): the plain sort orders them
+        return np.argsort(values, kind="stable")[:k]
+    cand = np.flatnonzero(values <= kth)  # >= k positions, in order
+    return cand[np.argsort(values[cand], kind="stable")][:k]
 
 
 def positions(cand: np.ndarray, scored: np.ndarray) -> np.ndarray:

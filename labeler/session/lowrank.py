@@ -109,8 +109,11 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
                                        progress=lambda f: say(eig_say, KNN_SHARE + (1 - KNN_SHARE) * f))
             del W
             say("spectral factor ready", 1.0)
-        return FactorPosterior(np.ascontiguousarray(Phi, dtype=np.float64), copy=False), \
-            {"factor": Phi, "eigenvalues": lam}
+        from labeler.runtime import block_threads
+
+        post = FactorPosterior(np.ascontiguousarray(Phi, dtype=np.float64), copy=False)
+        post.threads = block_threads()  # the O(n r) products of every label (the same bits)
+        return post, {"factor": Phi, "eigenvalues": lam}
     raise ValueError(f"Unknown posterior {spec.posterior!r}; choose one of dense, nystrom, spectral.")
 
 

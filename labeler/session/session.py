@@ -1128,6 +1128,14 @@ class LabelingSession:
         """See :meth:`.views.Views.points_in_bin`."""
         return self.views.points_in_bin(lo, hi)
 
+    def confidence(self) -> np.ndarray:
+        """See :meth:`.views.Views.confidence`."""
+        return self.views.confidence()
+
+    def point_codes(self):
+        """See :meth:`.views.Views.point_codes`."""
+        return self.views.point_codes()
+
     def class_counts(self) -> dict[str, int]:
         """See :meth:`.views.Views.class_counts`."""
         return self.views.class_counts()

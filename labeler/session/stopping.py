@@ -84,6 +84,11 @@ def reweighted_codes(learner):
     return None if F is None else predicted_class_indices(F).astype(np.int32)
 
 
+#: Integer codes spanning fewer values than this are counted by :func:`numpy.bincount` in
+#: :func:`cohen_kappa` (no sort of the 2 x 10^6 codes of two checkpoints).
+KAPPA_COUNT_MAX = 1 << 16
+
+
 def cohen_kappa(a, b) -> float:
     """Cohen's kappa of two label vectors: ``(p_o - p_e) / (1 - p_e)``.
 
@@ -104,11 +109,22 @@ def cohen_kappa(a, b) -> float:
     b = np.asarray(b)
     if a.shape != b.shape or a.ndim != 1 or a.size == 0:
         raise ValueError(f"need two non-empty 1-D label vectors of one length; got {a.shape}, {b.shape}.")
-    values, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
-    ia, ib = inverse[: a.size], inverse[a.size:]
-    p_o = float(np.mean(ia == ib))
-    fa = np.bincount(ia, minlength=values.size) / a.size
-    fb = np.bincount(ib, minlength=values.size) / b.size
+    lo = hi = 0
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu":
+        lo, hi = int(min(a.min(), b.min())), int(max(a.max(), b.max()))
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu" and hi - lo < KAPPA_COUNT_MAX:
+        # class codes: counted directly (O(n)), the codes present in the order np.unique gives
+        ca = np.bincount((a - lo).astype(np.intp), minlength=hi - lo + 1)
+        cb = np.bincount((b - lo).astype(np.intp), minlength=hi - lo + 1)
+        present = np.flatnonzero(ca + cb)
+        p_o = float(np.mean(a == b))
+        fa, fb = ca[present] / a.size, cb[present] / b.size
+    else:  # any other values: their union sorted (a sort of 2n values)
+        values, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
+        ia, ib = inverse[: a.size], inverse[a.size:]
+        p_o = float(np.mean(ia == ib))
+        fa = np.bincount(ia, minlength=values.size) / a.size
+        fb = np.bincount(ib, minlength=values.size) / b.size
     p_e = float(fa @ fb)
     if p_e >= 1.0 - 1e-15:
         return 1.0 if p_o >= 1.0 else 0.0
@@ -216,6 +232,7 @@ class StoppingMonitor:
             raise ValueError(f"max_window_changed must lie in [0, 1]; got {max_window_changed!r}.")
         self.max_window_changed = float(max_window_changed)
         self._checkpoints: dict[int, np.ndarray] = {}  # user label count -> predicted codes
+        self._kappas: dict[tuple[int, int], float] = {}  # of two kept checkpoints (signal's window)
 
     # ---- history -------------------------------------------------------------------------
     @property
@@ -253,13 +270,25 @@ class StoppingMonitor:
             )
         for k in [k for k in self._checkpoints if k > n_labels]:
             del self._checkpoints[k]
+            self._kappas.clear()  # a checkpoint of this count may come back with other codes
         last = max(self._checkpoints, default=None)
         if last is not None and n_labels < last + self.spacing:
             return False
         self._checkpoints[n_labels] = codes.astype(np.int32, copy=True)
         for k in self.checkpoints[: -self._keep()]:
             del self._checkpoints[k]
+        self._kappas = {key: v for key, v in self._kappas.items()
+                        if key[0] in self._checkpoints and key[1] in self._checkpoints}
         return True
+
+    def _kappa(self, a: int, b: int) -> float:
+        """:func:`cohen_kappa` of the checkpoints at label counts ``a`` and ``b``, kept until the
+        checkpoints change (every call of :meth:`signal` reads the same pairs: three passes
+        over the pool per label at 10^6 points otherwise)."""
+        key = (a, b)
+        if key not in self._kappas:
+            self._kappas[key] = cohen_kappa(self._checkpoints[a], self._checkpoints[b])
+        return self._kappas[key]
 
     def to_array(self) -> np.ndarray:
         """The checkpoints as one int32 array of shape (k, 1 + n_points): the label count,
@@ -275,6 +304,7 @@ class StoppingMonitor:
         """Restore checkpoints from :meth:`to_array`; rows past ``n_labels`` are dropped, and a
         malformed array is ignored (the history is a cache: it only delays the verdict)."""
         self._checkpoints.clear()
+        self._kappas.clear()
         arr = None if array is None else np.asarray(array)
         if arr is None or arr.ndim != 2 or arr.shape[1] != 1 + self.n_points or arr.dtype.kind not in "iu":
             return
@@ -325,8 +355,7 @@ class StoppingMonitor:
             raise ValueError(f"uncovered must be a share in [0, 1] (or None); got {uncovered!r}.")
         keys = [k for k in self.checkpoints if k <= n_labels]
         window = keys[-(self.window + 1):]
-        kappas = tuple(cohen_kappa(self._checkpoints[a], self._checkpoints[b])
-                       for a, b in zip(window[:-1], window[1:]))
+        kappas = tuple(self._kappa(a, b) for a, b in zip(window[:-1], window[1:]))
         mean_kappa = float(np.mean(kappas)) if kappas else float("nan")
         older = [k for k in keys if k <= n_labels - self.changed_over]
         since = older[-1] if older else None

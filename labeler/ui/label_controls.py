@@ -28,9 +28,9 @@ __all__ = ["render_label_controls", "undo_button"]
 def render_label_controls(session, view, index: int, source: str, panel_rev: int) -> None:
     """Draw the controls of point ``index`` shown as ``source`` ("queried" or "chosen") on the
     panel drawing number ``panel_rev`` (call under the session's lock)."""
-    row = view.predictions.iloc[index]
-    current = row["label"]
     is_labeled = bool(view.label_codes[index] >= 0)
+    row = view.predictions.iloc[index] if is_labeled else None  # the table: a labelled point only
+    current = row["label"] if is_labeled else None
     is_skipped = index in view.skipped and not is_labeled
     keys = class_shortcuts(view.classes)
     if is_labeled:

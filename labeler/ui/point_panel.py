@@ -49,7 +49,6 @@ def render_point_panel(session, view: ScreenView) -> None:
     # keeps the previous point's buttons (greyed) beside the new ones, and they hear the same
     # keys: a key press clicks the newest button that is not greyed out (labeler.ui.keyboard).
     draw_content = _point_content(session, index)
-    row = view.predictions.iloc[index]
     ident = html_text(point_name(session, index))
     if source == "queried":
         title = f"Next query · point {ident}"
@@ -62,7 +61,7 @@ def render_point_panel(session, view: ScreenView) -> None:
     panel_rev = _number_panel(index)
     draw_content()
 
-    predicted, confidence = row["predicted"], float(row["confidence"])
+    predicted, confidence = view.predicted_name(index), float(view.confidence[index])
     p_code = int(view.predicted_codes[index])
     st.markdown(
         # the class colour on a dot, the name in the text colour: a light class colour (yellow,

@@ -5,7 +5,8 @@ Plain code (no Streamlit): the tests build a :class:`ScreenView` from a session 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -15,35 +16,10 @@ from labeler.data.dataset import DatasetError
 from labeler.data.images import to_uint8
 from labeler.data.point_names import shown_id  # the one naming, also the session's messages'
 from labeler.data.tables import filled_value
+from labeler.session.views import class_codes  # re-exported: the screen's name for it
 
 __all__ = ["ScreenView", "build_view", "class_codes", "point_image", "upscale", "feature_table", "shown_id", "own_ids",
            "map_hover_texts"]
-
-
-def class_codes(values, classes) -> np.ndarray:
-    """Integer code of each value in ``classes`` (-1 for None / unknown values).
-
-    Parameters
-    ----------
-    values : array-like of shape (n,)
-        Class names or None.
-    classes : sequence of length k
-
-    Returns
-    -------
-    ndarray of shape (n,) of int32
-
-    Notes
-    -----
-    The values are factorised first (``pandas.factorize``: one hash pass, missing values coded
-    -1) and only the distinct values are looked up: at n = 10^6 this is about 0.05 s where
-    ``Series.map(dict)`` took 0.4 s, and the screen calls it twice per render.
-    """
-    code_of = {c: j for j, c in enumerate(classes)}
-    code_of.update({str(c): j for j, c in enumerate(classes)})
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object).to_numpy(), use_na_sentinel=True)
-    lookup = np.array([code_of.get(u, -1) for u in uniques] + [-1], dtype=np.int32)
-    return lookup[codes]  # codes == -1 (missing) reads the final -1
 
 
 @dataclass
@@ -55,34 +31,57 @@ class ScreenView:
     classes : list of str
     query : int or None
         Next query (None when every point is labelled or skipped).
-    predictions : pandas.DataFrame
-        ``session.predictions()``: predicted, confidence, label, source, and expected_risk
-        when it was asked for.
+    label_codes, predicted_codes : ndarray of shape (n_samples,) of int32
+        Class codes of the current labels (-1 unlabelled) and of the predictions.
+    confidence : ndarray of shape (n_samples,)
+        The calibrated confidence of each prediction (the ``confidence`` column of
+        :attr:`predictions`).
+    n_samples, n_labeled : int
     expected_risk : ndarray of shape (n_samples,) or None
         ``session.expected_risk()`` when asked for (the map coloured by it), else None.
     version : int
         ``session.n_events`` of this snapshot (actions drawn from it pass it back).
     skipped : frozenset of int
         Points marked "not sure / skip for good" (``session.skipped``).
-    label_codes, predicted_codes : ndarray of shape (n_samples,) of int32
-        Class codes of the current labels (-1 unlabelled) and of the predictions.
-    n_samples, n_labeled : int
+    table : callable, optional
+        Returns :attr:`predictions` (read on first use).
+    predictions : pandas.DataFrame
+        ``session.predictions()``: predicted, confidence, label, source, and expected_risk
+        when it was asked for. Built on first use only: at 10^6 points a table of Python
+        strings costs a few tenths of a second, and the labelling screen needs none of it (the
+        codes and the confidence above are what it draws); the tabs that list points read it.
     """
 
     classes: list
     query: int | None
-    predictions: pd.DataFrame
     label_codes: np.ndarray
     predicted_codes: np.ndarray
+    confidence: np.ndarray
     n_samples: int
     n_labeled: int
     expected_risk: np.ndarray | None = None
     version: int = 0
     skipped: frozenset = frozenset()
+    table: Callable[[], pd.DataFrame] | None = field(default=None, repr=False, compare=False)
+    _predictions: pd.DataFrame | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def predictions(self) -> pd.DataFrame:
+        if self._predictions is None:
+            self._predictions = self.table()
+        return self._predictions
+
+    def predicted_name(self, index: int):
+        """The predicted class of point ``index`` as :attr:`predictions` names it."""
+        code = int(self.predicted_codes[index])
+        if 0 <= code < len(self.classes):
+            return self.classes[code]
+        return self.predictions["predicted"].iloc[int(index)]  # a class outside the list
 
 
 def build_view(session, color_mode: str | None = None) -> ScreenView:
-    """Read the next query and the predictions of ``session`` once.
+    """Read the next query, the class codes and the confidence of ``session`` once (the
+    predictions table when first used).
 
     Parameters
     ----------
@@ -94,21 +93,22 @@ def build_view(session, color_mode: str | None = None) -> ScreenView:
     """
     query = session.next_query()
     with_risk = color_mode is None or color_mode == "expected_risk"
-    pred = session.predictions(with_risk=with_risk)
     classes = list(session.classes)
-    label_codes = class_codes(pred["label"].to_numpy(), classes)
-    predicted_codes = class_codes(pred["predicted"].to_numpy(), classes)
+    # the codes of the labels and predictions from integers: what class_codes of the table's
+    # "label" and "predicted" columns gives (tests/test_ui_helpers.py checks it)
+    label_codes, predicted_codes = session.point_codes()
     return ScreenView(
         classes=classes,
         query=None if query is None else int(query),
-        predictions=pred,
         label_codes=label_codes,
         predicted_codes=predicted_codes,
-        n_samples=len(pred),
+        confidence=session.confidence(),
+        n_samples=int(label_codes.shape[0]),
         n_labeled=int((label_codes >= 0).sum()),
-        expected_risk=pred["expected_risk"].to_numpy(dtype=float) if with_risk else None,
+        expected_risk=session.expected_risk() if with_risk else None,
         version=int(session.n_events),
         skipped=frozenset(int(i) for i in session.skipped),
+        table=lambda: session.predictions(with_risk=with_risk),
     )
 
 
@@ -135,22 +135,27 @@ def map_hover_texts(dataset) -> np.ndarray | None:
     """The map's tooltip texts of ``dataset``: the point's own id when the data has one
     ("id T00005", :func:`own_ids`), then :func:`~labeler.ui.figures.hover_texts` of its text
     column; computed once per data set object: about a second at 20,000 texts, too slow for
-    every render. None when there is neither."""
-    texts, ids = dataset.texts, own_ids(dataset)
+    every render (and so is the answer None: deciding that the ids are the pool indices reads
+    10^6 ids as strings). None when there is neither."""
+    texts, ids = dataset.texts, dataset.ids
     if texts is None and ids is None:
         return None
     n = len(texts) if texts is not None else len(ids)
     cached = getattr(dataset, "_map_hover_texts", None)
-    if cached is None or len(cached) != n:
+    if isinstance(cached, tuple) and cached[0] == n:  # (points, texts or None) of this data set
+        return cached[1]
+    ids = own_ids(dataset)
+    result = None
+    if texts is not None or ids is not None:
         from labeler.ui.figures import hover_texts
         from labeler.ui.text import plot_text
 
-        cached = hover_texts(texts)
+        result = hover_texts(texts)
         if ids is not None:
             head = np.array(["id " + plot_text(i) for i in ids.tolist()], dtype=object)
-            cached = head if cached is None else head + "<br>" + cached
-        dataset._map_hover_texts = cached  # the texts and ids of a data set never change
-    return cached
+            result = head if result is None else head + "<br>" + result
+    dataset._map_hover_texts = (n, result)  # the texts and ids of a data set never change
+    return result
 
 
 def upscale(image: np.ndarray, target: int = 280) -> np.ndarray:
