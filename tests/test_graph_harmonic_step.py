@@ -184,3 +184,58 @@ def test_poisson_loo_with_kept_unit_sources_matches_a_fresh_learner():
     fresh.add_many(rest, [str(y[i]) for i in rest])
     assert len(g._unit_sources) >= 9  # kept between refits
     assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
+
+
+@pytest.mark.parametrize("amg_above", [50, 10**9], ids=["multigrid", "jacobi-free cg"])
+def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monkeypatch, amg_above):
+    """Poisson learning after one more label is the last fit plus one unit-source solution
+    (PoissonLearning.add_label, docs/algorithms.md §10): the learner's outputs against a fresh
+    direct solve of the same labels, label after label, then an undo, a label of a second
+    component (a fresh fit) and class mass normalisation."""
+    import core.graph.poisson as poisson
+    from core.graph.poisson import PoissonLearning
+    from core.graph.poisson_learner import PoissonLearner
+
+    monkeypatch.setattr(poisson, "AMG_ABOVE", amg_above)
+    X, y = make_blobs(600, centers=3, cluster_std=2.5, random_state=5)
+    W = knn_graph(X, 10)
+    learner = PoissonLearner(W, ["a", "b", "c"])
+    names = np.array(["a", "b", "c"])
+    order = np.random.default_rng(5).permutation(600)[:15]
+    linear = 0
+
+    def check(learner, W):
+        L = learner._book.labeled_indices()
+        codes = learner._book.labeled_codes()
+        direct = PoissonLearning(solver="direct").fit(W, L, codes, classes=[0, 1, 2])
+        assert_allclose(learner._fit.decision_values_, direct.decision_values_, atol=1e-8)
+        assert np.array_equal(learner._fit.predict_indices(), direct.predict_indices())
+
+    for k, i in enumerate(order):
+        learner.add(int(i), names[y[i]])
+        linear += bool(np.isnan(learner._fit.residual_).all())
+        check(learner, W)
+    assert linear == len(order) - 1  # every label after the first by one unit-source solve
+    fresh = PoissonLearner(W, ["a", "b", "c"])
+    fresh.add_many([int(i) for i in order], list(names[y[order]]))
+    assert_allclose(learner.class_values, fresh.class_values, atol=1e-8)
+    assert_allclose(learner.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
+    learner.remove(int(order[4]))  # an undo: a fresh fit
+    check(learner, W)
+    learner.add(int(order[4]), names[y[order[4]]])
+    check(learner, W)
+    learner.set_params(class_mass=True)
+    learner.add(int(np.setdiff1d(np.arange(600), order)[0]), "b")
+    weighted = PoissonLearner(W, ["a", "b", "c"], class_mass=True)
+    weighted.add_many(list(learner.labels), list(learner.labels.values()))
+    assert_allclose(learner.class_values, weighted.class_values, atol=1e-8)
+    # two copies of the graph: a label in the second one is a fresh fit (two components)
+    W2 = sp.block_diag([W, W]).tocsr()
+    two = PoissonLearner(W2, ["a", "b", "c"])
+    for i in order[:6]:
+        two.add(int(i), names[y[i]])
+    assert two._fit.add_label(600 + int(order[0]), 0) is None
+    two.add(600 + int(order[0]), names[y[order[0]]])
+    check(two, W2)
+    two.add(600 + int(order[1]), names[y[order[1]]])  # two components hold labels: fresh fits
+    check(two, W2)

@@ -247,11 +247,24 @@ class PoissonLearner(GraphOutputs):
             self._fit = None
             self._P = np.full((n, c), 1.0 / c)
             return
-        fit = PoissonLearning(solver="cg", tol=1e-10, class_sizes="uniform" if self._class_mass else None,
-                              multigrid=self._multigrid, unit_sources=self._unit_sources)
-        fit.fit(self._W, L, y, classes=list(range(c)))
+        fit = self._one_more(L, y)
+        if fit is None:
+            fit = PoissonLearning(solver="cg", tol=1e-10, class_sizes="uniform" if self._class_mass else None,
+                                  multigrid=self._multigrid, unit_sources=self._unit_sources)
+            fit.fit(self._W, L, y, classes=list(range(c)))
         self._fit = fit
         self._P = self._shown(fit, fit.decision_values_, fit.label_mean_, fit.reached_)
+
+    def _one_more(self, L: np.ndarray, y: np.ndarray):
+        """The fit after ONE label added to the last one, by linearity
+        (:meth:`PoissonLearning.add_label`: one unit-source solve, kept for the LOO too), or
+        None when the labels changed otherwise (the caller fits from scratch)."""
+        last = self._fit
+        if (last is None or L.size != last.labeled_.size + 1 or len(last.classes_) != self.n_classes
+                or last.class_sizes != ("uniform" if self._class_mass else None)
+                or not np.array_equal(L[:-1], last.labeled_) or not np.array_equal(y[:-1], last.label_indices_)):
+            return None
+        return last.add_label(int(L[-1]), int(y[-1]))
 
     def _shown(self, fit: PoissonLearning, U: np.ndarray, ybar: np.ndarray, reached: np.ndarray) -> np.ndarray:
         """``P`` (rows summing to 1) of the values ``U`` (module docstring)."""
