@@ -239,3 +239,40 @@ def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monke
     check(two, W2)
     two.add(600 + int(order[1]), names[y[order[1]]])  # two components hold labels: fresh fits
     check(two, W2)
+
+
+@pytest.mark.parametrize("iterative_above", [3000, 50], ids=["lu", "cg"])
+def test_lgc_rank_one_corrections_match_a_direct_solve(monkeypatch, iterative_above):
+    """LGC after a label added, undone or changed is the last fit plus one column of A^-1
+    (A = D - alpha W does not change with the labels): against a direct sparse solve of
+    (D - alpha W) F = (1 - alpha) D Y after every change, on two and on three classes."""
+    from scipy.sparse.linalg import spsolve
+
+    monkeypatch.setattr(active, "ITERATIVE_ABOVE", iterative_above)
+    X, y = make_blobs(500, centers=3, cluster_std=1.5, random_state=7)
+    W = knn_graph(X, 8)
+    d = np.asarray(W.sum(axis=1)).ravel()
+
+    def direct(g):
+        c = g.n_classes
+        Y = np.full((500, c), 1.0 / c)
+        L, codes = g._book.labeled_indices(), g._book.labeled_codes()
+        Y[L] = 0.0
+        Y[L, codes] = 1.0
+        A = (sp.diags(d) - 0.9 * W).tocsc()
+        return spsolve(A, (1 - 0.9) * d[:, None] * Y)
+
+    for classes in (["0", "1"], ["0", "1", "2"]):
+        g = GraphLearner(W, classes, "lgc", alpha=0.9)
+        order = [int(i) for i in np.random.default_rng(7).permutation(500)[:10]]
+        for i in order:
+            g.add(i, str(min(y[i], len(classes) - 1)))
+            assert_allclose(g._F, direct(g), atol=1e-8)
+        assert len(g._lgc_diag[1]) == len(order)  # (A^-1)_jj of every label, from the corrections
+        g.remove(order[3])
+        assert_allclose(g._F, direct(g), atol=1e-8)
+        g.relabel(order[5], "0" if g.labels[order[5]] != "0" else "1")
+        assert_allclose(g._F, direct(g), atol=1e-8)
+        fresh = GraphLearner(W, classes, "lgc", alpha=0.9)
+        fresh.add_many(list(g.labels), list(g.labels.values()))
+        assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)

@@ -86,6 +86,9 @@ ITERATIVE_ABOVE = 3_000
 #: CG's relative residual (CG and the sparse LU agreed to 1e-13 on a 10-NN graph of 3,000
 #: points in 10 dimensions).
 CG_TOL = 1e-12
+#: LGC refits by a rank-k correction of the last fit (one solve per changed row of the targets)
+#: when at most this many rows changed; a full refit (one warm-started solve per class) above.
+LGC_RANK_UPDATE_MAX = 4
 #: Jacobi CG iterations tried on the first large harmonic solve before the multigrid takes over.
 JACOBI_PROBE_ITER = 150
 #: The harmonic LOO's columns ``Delta_UU^-1 W_UL`` are kept (and carried over each label added)
@@ -166,6 +169,7 @@ class GraphLearner(GraphOutputs):
         self._criterion = HarmonicExpectedRisk(ZHU_EPS)
         self._lgc = None
         self._lgc_diag = None  # (A, {node: (A^-1)_jj}): LGC's matrix does not change with the labels
+        self._lgc_last = None  # (A, Y): the targets of the last LGC fit (its rank-k correction)
         self._loo = None
         self._F = None
         self._amg = GroundedLaplacianAMG()  # the harmonic system's multigrid, kept while labels arrive
@@ -519,9 +523,31 @@ class GraphLearner(GraphOutputs):
         return Y
 
     def _fit_lgc(self, L, y, prev=None) -> np.ndarray:
+        """LGC's ``F`` for the labels: from the last fit by a rank-k correction where at most
+        :data:`LGC_RANK_UPDATE_MAX` rows of the targets ``Y`` changed (a label added, undone or
+        changed: ``A`` does not depend on the labels, so ``F' = F + (1 - alpha) A^-1 E_R
+        D_R (Y'_R - Y_R)``, docs/algorithms.md §5: one solve per changed row, whose diagonal
+        entry ``(A^-1)_jj`` the LOO keeps); otherwise one solve per class, warm-started."""
         A, lu, d = self._lgc_system()
         Y = self._lgc_targets(L, y)
-        return self._solve(A, (1 - self._alpha) * d[:, None] * Y, prev, lu)
+        last, self._lgc_last = self._lgc_last, None
+        if prev is not None and last is not None and last[0] is A and last[1].shape == Y.shape:
+            rows = np.flatnonzero((Y != last[1]).any(axis=1))
+            if rows.size <= min(LGC_RANK_UPDATE_MAX, self.n_classes):
+                F = prev.copy()
+                if rows.size:
+                    E = np.zeros((self.n_samples, rows.size))
+                    E[rows, np.arange(rows.size)] = 1.0
+                    Z = self._solve(A, E, None, lu)  # columns of A^-1 (A is symmetric)
+                    F += (1 - self._alpha) * Z @ (d[rows, None] * (Y[rows] - last[1][rows]))
+                    if self._lgc_diag is None or self._lgc_diag[0] is not A:
+                        self._lgc_diag = (A, {})
+                    self._lgc_diag[1].update(zip(rows.tolist(), Z[rows, np.arange(rows.size)].tolist()))
+                self._lgc_last = (A, Y)
+                return F
+        F = self._solve(A, (1 - self._alpha) * d[:, None] * Y, prev, lu)
+        self._lgc_last = (A, Y)
+        return F
 
     # ------------------------------------------------------------------ leave-one-out
     def loo_decision_values(self) -> np.ndarray:
