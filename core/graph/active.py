@@ -63,6 +63,8 @@ LGC: ``F' = F + (1 - alpha) d_j (A^-1)_jj (1/c - e_yj)`` at ``j`` (``Y_j`` back 
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
@@ -294,6 +296,18 @@ class GraphLearner(GraphOutputs):
                              f"{self._model} model scores expected risk with its risk_criterion "
                              "(HarmonicExpectedRisk, Zhu et al.).")
         return super().score(criterion, candidates)
+
+    def twin(self) -> GraphLearner:
+        """A copy that can be refitted in another thread while this one is read: it shares the
+        graph and every array a refit replaces rather than changes (``F``, ``P``, the LU and
+        the systems), and has its own label book, multigrid hierarchy holder, generator and
+        expected-risk criterion. Its outputs equal this learner's."""
+        twin = copy.copy(self)
+        twin._book = self._book.copy()
+        twin._amg = copy.copy(self._amg)
+        twin.rng = copy.deepcopy(self.rng)
+        twin._criterion = HarmonicExpectedRisk(ZHU_EPS)
+        return twin
 
     # ------------------------------------------------------------------ label changes
     def _changing(self):

@@ -31,6 +31,8 @@ truncation, :mod:`core.graph.variance`), scored through ``learner.score(criterio
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LOO, SIMILARITY, LabelBook
@@ -179,6 +181,17 @@ class PoissonLearner(GraphOutputs):
         """The output-only criteria read nothing more (the variance criteria read
         :meth:`~core.graph.outputs.GraphOutputs.spectral_field`)."""
         return None
+
+    def twin(self) -> PoissonLearner:
+        """A copy that can be refitted in another thread while this one is read: it shares the
+        graph, the fit (never changed in place: :meth:`PoissonLearning.add_label` makes a new
+        one) and the unit sources (each a function of its node alone), and has its own label
+        book, multigrid holder and generator. Its outputs equal this learner's."""
+        twin = copy.copy(self)
+        twin._book = self._book.copy()
+        twin._multigrid = copy.copy(self._multigrid)
+        twin.rng = copy.deepcopy(self.rng)
+        return twin
 
     # ------------------------------------------------------------------ label changes
     def _changed(self) -> None:
