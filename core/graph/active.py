@@ -605,12 +605,12 @@ class GraphLearner(GraphOutputs):
         Y[L, y] = 1.0
         FU = self._F[U]
         if U.size:
-            A = (sp.diags(self._deg[U]) - W[U][:, U]).tocsc()
             held = self._loo_columns
             if held is not None and np.array_equal(held[0], U) and np.array_equal(np.sort(held[1]), np.sort(L)):
                 col = {int(node): k for k, node in enumerate(held[1])}
                 H = held[2][:, [col[int(j)] for j in L]]  # carried over the labels added (no solve)
             else:
+                A = (sp.diags(self._deg[U]) - W[U][:, U]).tocsc()
                 # l right-hand sides: one sparse LU up to ITERATIVE_ABOVE nodes beats l CG runs
                 lu = splu(A, permc_spec="MMD_AT_PLUS_A") if U.size <= ITERATIVE_ABOVE else None
                 H = self._solve(A, np.asarray(W[U][:, L].todense()), lu=lu, free=U)  # h_j = Delta_UU^-1 W_Uj
