@@ -14,12 +14,14 @@ Large pools without a session (``--neighbours FILE``: the kNN neighbours ``ind``
 ``benchmarks/scale.py``'s Gaussian mixture of n points in 32 dimensions, as
 ``benchmarks/knn_scale.py`` stores them): the graph learner alone receives ``--presses`` labels,
 each the margin query of the model of the moment, with the reads a session makes per press
-(``loo_decision_values`` for the calibration, ``decision_values``, ``predict``).
+(``loo_decision_values`` for the calibration, ``decision_values``, ``predict``, the next margin
+query); the refit runs in a worker thread on the learner's twin while the press is timed, as
+``labeler/session/graph_refit.py`` does (``--in-request``: in the press, as before).
 
 Usage::
 
     python benchmarks/graph_keypress.py [--n 20000] [--models rls harmonic lgc poisson] [--presses 20]
-    python benchmarks/graph_keypress.py --neighbours /tmp/knn_scale-1000000-32-10-0.npz --models harmonic poisson --presses 5
+    python benchmarks/graph_keypress.py --neighbours /tmp/knn_scale-1000000-32-10-0.npz --models harmonic lgc poisson --presses 5
 
 prints, per model, the median and 95th percentile of each part in milliseconds and the load
 average before and after. Wall-clock times of a process sharing the machine: compare rows of
@@ -145,12 +147,21 @@ def run(n: int, model: str, presses: int, seed: int = 0) -> dict:
     return {"create": create, "rows": rows}
 
 
+LEARNER_ORDER = ["key press (request)", "refit (worker)", "refit (in the request)"]
 ORDER = ["total", "label", "model update", "after label (stopping, re-tune)", "next query", "query criterion",
          "predictions", "calibration (LOO)", "header + sidebar", "why this point", "progress tab"]
 
 
-def run_learner(neighbours: str, model: str, presses: int, seed: int = 0) -> dict:
-    """The graph learner alone on stored neighbours (see the module docstring)."""
+def run_learner(neighbours: str, model: str, presses: int, seed: int = 0, background: bool = True) -> dict:
+    """The graph learner alone on stored neighbours (see the module docstring).
+
+    Each press: the margin query of the learner of the moment (the labels being fitted
+    excluded), then its reads (decision values, predictions, LOO values) in this thread, timed
+    as "key press (request)"; with ``background`` the label goes to the learner's twin in a
+    worker thread meanwhile ("refit (worker)", as labeler/session/graph_refit.py runs it), which
+    is swapped in before the next press; without, the refit is part of the press."""
+    import threading
+
     from scale import mixture  # benchmarks/scale.py: the pool the neighbours were searched on
 
     from core import strategies
@@ -173,20 +184,37 @@ def run_learner(neighbours: str, model: str, presses: int, seed: int = 0) -> dic
     learner.add_many(first, [str(y[i]) for i in first])
     learner.loo_decision_values()
     create = time.perf_counter() - t
+    background = background and hasattr(learner, "twin")
     rows = []
     for _ in range(presses):
         SPENT.clear()
         t = time.perf_counter()
-        with part("query criterion"):
-            i = strategies.query_one(learner, "margin", rng)
-        with part("model update"):
-            learner.add(i, str(y[i]))
-        with part("calibration (LOO)"):
-            learner.loo_decision_values()
-        with part("predictions"):
-            learner.decision_values
-            learner.predict()
-        SPENT["total"] = time.perf_counter() - t
+        i = strategies.query_one(learner, "margin", rng)
+        worker = None
+        if background:
+            twin = learner.twin()
+
+            def refit(twin=twin, i=i):
+                t0 = time.perf_counter()
+                twin.add(i, str(y[i]))
+                twin.loo_decision_values()
+                SPENT["refit (worker)"] = time.perf_counter() - t0
+
+            worker = threading.Thread(target=refit)
+            worker.start()
+        else:
+            with part("refit (in the request)"):
+                learner.add(i, str(y[i]))
+                learner.loo_decision_values()
+        learner.decision_values
+        learner.predict()
+        learner.loo_decision_values()
+        nxt = strategies.query_one(learner, "margin", rng, exclude=np.array([i]))
+        SPENT["key press (request)"] = time.perf_counter() - t
+        if worker is not None:
+            worker.join()
+            learner = twin
+        assert nxt != i
         rows.append(dict(SPENT))
     return {"create": create, "rows": rows, "n": n}
 
@@ -198,6 +226,8 @@ def main(argv=None) -> int:
     p.add_argument("--models", nargs="+", default=["rls", "harmonic", "lgc", "poisson"],
                    choices=["rls", "harmonic", "lgc", "poisson"])
     p.add_argument("--neighbours", help="the graph learner alone on these stored kNN neighbours (.npz: ind, dist)")
+    p.add_argument("--in-request", action="store_true",
+                   help="with --neighbours: the refit in the press (as before the background refits)")
     args = p.parse_args(argv)
     if not args.neighbours:
         install_timers()
@@ -207,13 +237,15 @@ def main(argv=None) -> int:
     for n in ([None] if args.neighbours else args.n):
         for model in args.models:
             if args.neighbours:
-                r = run_learner(args.neighbours, model, args.presses)
+                r = run_learner(args.neighbours, model, args.presses, background=not args.in_request)
                 n = r["n"]
                 print(f"| {model} | {n:,} | first fit + LOO | {1000 * r['create']:.0f} | |", flush=True)
             else:
                 r = run(n, model, args.presses)
-            for name in ORDER:
-                vals = [1000 * row.get(name, 0.0) for row in r["rows"]]
+            for name in (LEARNER_ORDER if args.neighbours else ORDER):
+                vals = [1000 * row[name] for row in r["rows"] if name in row]
+                if not vals:
+                    continue
                 p95 = float(np.percentile(vals, 95))
                 print(f"| {model} | {n:,} | {name} | {statistics.median(vals):.0f} | {p95:.0f} |", flush=True)
     print("load average after:", " ".join(f"{v:.2f}" for v in os.getloadavg()))

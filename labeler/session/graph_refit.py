@@ -8,7 +8,8 @@ to the learner in the request: the label is stored at once, and
 
 * a :class:`GraphRefitJob` gives it to a TWIN of the learner (``learner.twin()``: the same
   graph and solutions, its own label book) in a worker thread, with the learner's own exact
-  update (``add`` / ``add_many``, :func:`.background_job.catch_up`);
+  update (``add`` / ``add_many``, :func:`.background_job.catch_up`), and computes the twin's
+  exact LOO values there too (the calibration of the confidence reads them after each label);
 * meanwhile the session answers from the learner of the moment: the next query is picked by
   its outputs among the points without a label (the labels still being fitted are excluded,
   :attr:`GraphRefits.pending_indices`), and its predictions are shown;
@@ -67,6 +68,8 @@ class GraphRefitJob(BackgroundJob):
 
     def compute(self) -> None:
         catch_up(self.learner, self.snapshot)
+        if not self.cancelled:  # the calibration reads it after every label: solved here, not in a request
+            self.learner.loo_decision_values()
 
     def discard(self) -> None:
         self.learner = None
