@@ -220,6 +220,11 @@ def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monke
     fresh.add_many([int(i) for i in order], list(names[y[order]]))
     assert_allclose(learner.class_values, fresh.class_values, atol=1e-8)
     assert_allclose(learner.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
+    reopened = PoissonLearner(W, ["a", "b", "c"])  # a reopen: no unit source held, s by one solve
+    reopened.add_many([int(i) for i in order[:-1]], list(names[y[order[:-1]]]))
+    reopened.add(int(order[-1]), names[y[order[-1]]])
+    assert len(reopened._unit_sources) == 1 and np.isnan(reopened._fit.residual_).all()
+    check(reopened, W)
     learner.remove(int(order[4]))  # an undo: a fresh fit
     check(learner, W)
     learner.add(int(order[4]), names[y[order[4]]])

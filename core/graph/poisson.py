@@ -403,6 +403,28 @@ class PoissonLearning:
                 held[j] = np.ascontiguousarray(G[:, k])
         return held
 
+    def _source_sum_of(self, L: np.ndarray) -> np.ndarray:
+        """``s = sum_{i in L} g_i`` (n,) of labels on one component: the sum of the held unit
+        sources, or ONE solve for the summed source ``sum_i (e_i - pi_c)`` when some are not held
+        (the solution is linear in the sources)."""
+        held = self._held_sources()
+        if all(j in held for j in L.tolist()):
+            s = np.zeros(self._W.shape[0])
+            for j in L.tolist():
+                s += held[j]
+            return s
+        comp = self._comp[L[0]]
+        nodes = self._comp == comp
+        E = np.zeros((self._W.shape[0], 1))
+        np.add.at(E[:, 0], L, 1.0)
+        vol = self._deg[nodes].sum()
+        if vol > 0:
+            E[nodes, 0] -= L.size * self._deg[nodes] / vol
+        kept = self.n_iter_, self.residual_
+        s = self._solve(E, nodes)[:, 0]
+        self.n_iter_, self.residual_ = kept
+        return s
+
     def add_label(self, node: int, class_index: int):
         """This fit with one more label, by linearity: ONE unit-source solve, no refit.
 
@@ -440,13 +462,10 @@ class PoissonLearning:
         held_comps = np.unique(self._comp[L])
         if held_comps.size != 1 or self._comp[node] != held_comps[0]:
             return None
-        sources = self._unit_sources_of(np.append(L, node))
         s = getattr(self, "_source_sum", None)
         if s is None:
-            s = np.zeros(self._W.shape[0])
-            for j in L.tolist():
-                s += sources[j]
-        g = sources[node]
+            s = self._source_sum_of(L)
+        g = self._unit_sources_of([node])[node]
         l = L.size
         e = np.zeros(T)
         e[t] = 1.0
