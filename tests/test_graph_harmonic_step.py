@@ -30,12 +30,14 @@ def _oracle(W, learner) -> np.ndarray:
     return fit.decision_values_
 
 
-@pytest.fixture(params=[1, 150], ids=["multigrid", "jacobi"])
+@pytest.fixture(params=[1, 150, "lu"], ids=["multigrid", "jacobi", "kept lu"])
 def low_threshold(monkeypatch, request):
-    """The fast paths on small pools: multigrid forced (the Jacobi probe given 1 iteration) or
-    Jacobi kept (it converges within the probe on these graphs)."""
+    """The fast paths on small pools: multigrid forced (the Jacobi probe given 1 iteration, no
+    sparse LU), Jacobi kept (it converges within the probe on these graphs), or the kept sparse
+    LU (the probe given 1 iteration, the LU allowed)."""
     monkeypatch.setattr(active, "AMG_ABOVE", 50)
-    monkeypatch.setattr(active, "JACOBI_PROBE_ITER", request.param)
+    monkeypatch.setattr(active, "JACOBI_PROBE_ITER", 1 if request.param == "lu" else request.param)
+    monkeypatch.setattr(active, "DIRECT_FILL_MAX", 10**12 if request.param == "lu" else 0)
     return request.param
 
 
@@ -53,6 +55,7 @@ def test_one_label_at_a_time_matches_a_fresh_direct_fit(low_threshold):
         fast += g._harmonic_fit is not None and g._amg.n_builds == before
     assert fast >= 8  # the one-solve step (and the kept hierarchy) were used
     assert (g._amg.n_builds > 0) == (low_threshold == 1)
+    assert (g._direct.n_factorisations > 0) == (low_threshold == "lu")
     g.remove(int(order[3]))  # an undo: U grows, a fresh fit
     assert_allclose(g._F, _oracle(W, g), atol=1e-8)
     g.add(int(order[3]), str(y[order[3]]))
@@ -281,3 +284,44 @@ def test_lgc_rank_one_corrections_match_a_direct_solve(monkeypatch, iterative_ab
         fresh = GraphLearner(W, classes, "lgc", alpha=0.9)
         fresh.add_many(list(g.labels), list(g.labels.values()))
         assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
+
+
+def test_the_kept_lu_solves_later_systems_by_bordering_as_a_fresh_lu():
+    """GroundedLaplacianLU: one factorisation of Delta_U0U0, then solves on U' inside U0 (nodes
+    labelled since, one of them unlabelled again) equal a fresh sparse LU of Delta_U'U'; past its
+    limit, or on a U' outside U0, it factorises again."""
+    from scipy.sparse.linalg import splu
+
+    from core.graph.bordered_lu import GroundedLaplacianLU
+
+    X, _ = make_moons(400, noise=0.08, random_state=8)
+    W = knn_graph(X, 8)
+    deg = np.asarray(W.sum(1)).ravel()
+    rng = np.random.default_rng(8)
+
+    def system(free):
+        return (sp.diags(deg[free]) - W[free][:, free]).tocsc()
+
+    direct = GroundedLaplacianLU(refactor_after=6)
+    assert direct.accepts(W, 400)
+    assert not GroundedLaplacianLU(fill_max=100).accepts(W, 400)
+    free = np.arange(2, 400)
+    B = rng.standard_normal((free.size, 2))
+    assert_allclose(direct.solve(system(free), free, B), splu(system(free)).solve(B), atol=1e-10)
+    labelled = [10, 50, 120, 300]
+    for j in labelled:
+        free = free[free != j]
+        B = rng.standard_normal((free.size, 2))
+        assert_allclose(direct.solve(system(free), free, B), splu(system(free)).solve(B), atol=1e-10)
+    free = np.sort(np.append(free, 50))  # an undo: 50 is free again, still inside U0
+    B = rng.standard_normal((free.size, 3))
+    assert_allclose(direct.solve(system(free), free, B), splu(system(free)).solve(B), atol=1e-10)
+    assert direct.n_factorisations == 1
+    free = np.setdiff1d(free, [5, 6, 7, 8])  # 7 removed since the factorisation: past the limit
+    B = rng.standard_normal((free.size, 1))
+    assert_allclose(direct.solve(system(free), free, B), splu(system(free)).solve(B), atol=1e-10)
+    assert direct.n_factorisations == 2
+    wider = np.union1d(free, [5, 6])  # outside U0 (5 and 6 were labelled then): factorised again
+    B = rng.standard_normal((wider.size, 1))
+    assert_allclose(direct.solve(system(wider), wider, B), splu(system(wider)).solve(B), atol=1e-10)
+    assert direct.n_factorisations == 3

@@ -74,6 +74,7 @@ from ..criteria.harmonic_risk import ZHU_EPS, GraphField, HarmonicExpectedRisk
 from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LAM, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
 from .amg_precondition import AMG_ABOVE, GroundedLaplacianAMG
+from .bordered_lu import FILL_MAX, GroundedLaplacianLU
 from .harmonic import class_mass_normalize, solve_spd
 from .outputs import GraphOutputs
 from .variance import VarianceCriterion
@@ -91,6 +92,10 @@ CG_TOL = 1e-12
 #: LGC refits by a rank-k correction of the last fit (one solve per changed row of the targets)
 #: when at most this many rows changed; a full refit (one warm-started solve per class) above.
 LGC_RANK_UPDATE_MAX = 4
+#: Where Jacobi CG is slow, the harmonic system is solved by a kept sparse LU (bordered on later
+#: labels, :mod:`core.graph.bordered_lu`) when the graph's fill bound allows this many numbers,
+#: else by multigrid-preconditioned CG.
+DIRECT_FILL_MAX = FILL_MAX
 #: Jacobi CG iterations tried on the first large harmonic solve before the multigrid takes over.
 JACOBI_PROBE_ITER = 150
 #: The harmonic LOO's columns ``Delta_UU^-1 W_UL`` are kept (and carried over each label added)
@@ -175,6 +180,7 @@ class GraphLearner(GraphOutputs):
         self._loo = None
         self._F = None
         self._amg = GroundedLaplacianAMG()  # the harmonic system's multigrid, kept while labels arrive
+        self._direct = GroundedLaplacianLU(fill_max=DIRECT_FILL_MAX)  # ... or its sparse LU, where it fills little
         self._harmonic_fit = None  # (labels, U, reached, Delta_UU) of the last harmonic fit
         self._jacobi_enough = None  # Jacobi CG converges fast on this graph (probed at the first large solve)
         self._loo_columns = None  # (U, labelled nodes, Delta_UU^-1 W_UL) of the harmonic LOO, carried over labels
@@ -305,6 +311,7 @@ class GraphLearner(GraphOutputs):
         twin = copy.copy(self)
         twin._book = self._book.copy()
         twin._amg = copy.copy(self._amg)
+        twin._direct = self._direct.copy()
         twin.rng = copy.deepcopy(self.rng)
         twin._criterion = HarmonicExpectedRisk(ZHU_EPS)
         return twin
@@ -515,6 +522,9 @@ class GraphLearner(GraphOutputs):
                 if reached:
                     return X
                 x0 = X
+            if self._direct.accepts(self._W, free.size):  # small separators: a kept sparse LU
+                self.n_iter_ = 0
+                return self._direct.solve(A, free, B)
             preconditioner = self._amg.operator(A, free)
         X, n_iter = solve_spd(A, B, x0=x0, tol=CG_TOL, lu=lu, preconditioner=preconditioner)
         self.n_iter_ = int(n_iter.max(initial=0))
