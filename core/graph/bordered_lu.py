@@ -82,9 +82,11 @@ class GroundedLaplacianLU:
         """Whether a factorisation of ``u`` unknowns of the graph ``W`` keeps its fill bound
         ``u b <= fill_max`` (``b``: the graph's reverse Cuthill-McKee bandwidth, computed once)."""
         if self._bandwidth is None or self._bandwidth[0] is not W:
-            perm = reverse_cuthill_mckee(sp.csr_matrix(W), symmetric_mode=True)
-            P = sp.csr_matrix(W)[perm][:, perm].tocoo()
-            self._bandwidth = (W, int(np.abs(P.row - P.col).max(initial=0)))
+            W_csr = sp.csr_matrix(W)
+            rank = np.empty(W_csr.shape[0], dtype=np.int64)
+            rank[reverse_cuthill_mckee(W_csr, symmetric_mode=True)] = np.arange(W_csr.shape[0])
+            rows = np.repeat(rank, np.diff(W_csr.indptr))  # each stored entry's row, renumbered
+            self._bandwidth = (W, int(np.abs(rows - rank[W_csr.indices]).max(initial=0)))
         return int(u) * max(self._bandwidth[1], 1) <= self.fill_max
 
     def solve(self, A: sp.spmatrix, free: np.ndarray, B: np.ndarray) -> np.ndarray:
