@@ -189,7 +189,7 @@ def test_poisson_loo_with_kept_unit_sources_matches_a_fresh_learner():
     assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
 
 
-@pytest.mark.parametrize("amg_above", [50, 10**9], ids=["multigrid", "jacobi-free cg"])
+@pytest.mark.parametrize("amg_above", [50, 10**9, "lu"], ids=["multigrid", "jacobi-free cg", "kept lu"])
 def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monkeypatch, amg_above):
     """Poisson learning after one more label is the last fit plus one unit-source solution
     (PoissonLearning.add_label, docs/algorithms.md §10): the learner's outputs against a fresh
@@ -199,7 +199,10 @@ def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monke
     from core.graph.poisson import PoissonLearning
     from core.graph.poisson_learner import PoissonLearner
 
-    monkeypatch.setattr(poisson, "AMG_ABOVE", amg_above)
+    import core.graph.poisson_learner as poisson_learner
+
+    monkeypatch.setattr(poisson, "AMG_ABOVE", 50 if amg_above == "lu" else amg_above)
+    monkeypatch.setattr(poisson_learner, "DIRECT_FILL_MAX", 10**12 if amg_above == "lu" else 0)
     X, y = make_blobs(600, centers=3, cluster_std=2.5, random_state=5)
     W = knn_graph(X, 10)
     learner = PoissonLearner(W, ["a", "b", "c"])
@@ -219,6 +222,7 @@ def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monke
         linear += bool(np.isnan(learner._fit.residual_).all())
         check(learner, W)
     assert linear == len(order) - 1  # every label after the first by one unit-source solve
+    assert ("lu" in learner._fit._system_cache) == (amg_above == "lu")  # the kept LU, or CG
     fresh = PoissonLearner(W, ["a", "b", "c"])
     fresh.add_many([int(i) for i in order], list(names[y[order]]))
     assert_allclose(learner.class_values, fresh.class_values, atol=1e-8)
@@ -257,6 +261,7 @@ def test_lgc_rank_one_corrections_match_a_direct_solve(monkeypatch, iterative_ab
     from scipy.sparse.linalg import spsolve
 
     monkeypatch.setattr(active, "ITERATIVE_ABOVE", iterative_above)
+    monkeypatch.setattr(active, "DIRECT_FILL_MAX", 10**12 if iterative_above > 500 else 0)
     X, y = make_blobs(500, centers=3, cluster_std=1.5, random_state=7)
     W = knn_graph(X, 8)
     d = np.asarray(W.sum(axis=1)).ravel()

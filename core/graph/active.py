@@ -28,9 +28,12 @@ of :data:`CG_TOL` (the tests compare against :class:`~core.graph.HarmonicFunctio
 to 1e-8): :func:`core.graph.harmonic.solve_spd`, the one graph solve, which warns
 (:class:`~core.graph.harmonic.HarmonicSolverWarning`) and solves by a sparse LU if CG stops early.
 A warm-started refit after one label takes a few CG iterations, where a sparse LU of
-``Delta_UU`` suffers fill-in (timings: docs/benchmarks.md §8, ``python benchmarks/graph_session.py``).
-LGC's matrix ``D - alpha W`` does not change: it is factorised once up to :data:`ITERATIVE_ABOVE`
-nodes (one solve per refit), CG above.
+``Delta_UU`` suffers fill-in on a graph of many dimensions (timings: docs/benchmarks.md §8,
+``python benchmarks/graph_session.py``); on a graph of few dimensions, where Jacobi CG is slow and
+the fill bound is small, a sparse LU of the harmonic system is kept and solved by bordering as
+labels arrive (:mod:`core.graph.bordered_lu`). LGC's matrix ``D - alpha W`` does not change: it is
+factorised once up to :data:`ITERATIVE_ABOVE` nodes and wherever the fill bound is small (one
+solve per refit), CG elsewhere.
 
 Outputs as the session reads them
 ---------------------------------
@@ -531,11 +534,13 @@ class GraphLearner(GraphOutputs):
         return X
 
     def _lgc_system(self):
-        """``A = D - alpha W`` (isolated nodes: degree 1), its LU when small, and ``d``."""
+        """``A = D - alpha W`` (isolated nodes: degree 1), its LU up to :data:`ITERATIVE_ABOVE`
+        nodes or where the graph's fill bound is small (:mod:`core.graph.bordered_lu`), and ``d``."""
         if self._lgc is None:
             d = np.where(self._deg > 0, self._deg, 1.0)
             A = (sp.diags(d) - self._alpha * self._W).tocsc()
-            lu = splu(A, permc_spec="MMD_AT_PLUS_A") if self.n_samples <= ITERATIVE_ABOVE else None
+            small = self.n_samples <= ITERATIVE_ABOVE or self._direct.accepts(self._W, self.n_samples)
+            lu = splu(A, permc_spec="MMD_AT_PLUS_A") if small else None
             self._lgc = (A, lu, d)
         return self._lgc
 

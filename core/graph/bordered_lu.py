@@ -30,13 +30,23 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from scipy.sparse.linalg import splu
 
-__all__ = ["GroundedLaplacianLU", "REFACTOR_AFTER", "FILL_MAX"]
+__all__ = ["GroundedLaplacianLU", "rcm_bandwidth", "REFACTOR_AFTER", "FILL_MAX"]
 
 #: Nodes labelled since the factorisation after which it is made again (each adds a column to
 #: ``Z`` and a row and column to ``C``).
 REFACTOR_AFTER = 64
 #: Largest fill bound ``u b`` (numbers of the LU, 8 bytes each: 800 MB) the factorisation is tried at.
 FILL_MAX = 100_000_000
+
+
+def rcm_bandwidth(W) -> int:
+    """The bandwidth of the symmetric sparse ``W`` (n, n) in reverse Cuthill-McKee order: a
+    sparse LU of a matrix with its pattern fills at most ``n`` times this many numbers. O(nnz)."""
+    W_csr = sp.csr_matrix(W)
+    rank = np.empty(W_csr.shape[0], dtype=np.int64)
+    rank[reverse_cuthill_mckee(W_csr, symmetric_mode=True)] = np.arange(W_csr.shape[0])
+    rows = np.repeat(rank, np.diff(W_csr.indptr))  # each stored entry's row, renumbered
+    return int(np.abs(rows - rank[W_csr.indices]).max(initial=0))
 
 
 class GroundedLaplacianLU:
@@ -82,11 +92,7 @@ class GroundedLaplacianLU:
         """Whether a factorisation of ``u`` unknowns of the graph ``W`` keeps its fill bound
         ``u b <= fill_max`` (``b``: the graph's reverse Cuthill-McKee bandwidth, computed once)."""
         if self._bandwidth is None or self._bandwidth[0] is not W:
-            W_csr = sp.csr_matrix(W)
-            rank = np.empty(W_csr.shape[0], dtype=np.int64)
-            rank[reverse_cuthill_mckee(W_csr, symmetric_mode=True)] = np.arange(W_csr.shape[0])
-            rows = np.repeat(rank, np.diff(W_csr.indptr))  # each stored entry's row, renumbered
-            self._bandwidth = (W, int(np.abs(rows - rank[W_csr.indices]).max(initial=0)))
+            self._bandwidth = (W, rcm_bandwidth(W))
         return int(u) * max(self._bandwidth[1], 1) <= self.fill_max
 
     def solve(self, A: sp.spmatrix, free: np.ndarray, B: np.ndarray) -> np.ndarray:

@@ -100,6 +100,10 @@ class PoissonLearning:
         by its multigrid V-cycle (kept by the caller between fits: the matrix depends only on
         the nodes reached by a label); the answer is the same (same relative residual), in
         about 30 iterations instead of hundreds.
+    factorise : bool, default False
+        With ``solver="cg"``: solve by a sparse LU of the grounded Laplacian instead, made once
+        per node set and kept with its matrices (shared with the fits :meth:`add_label` makes);
+        for a caller that found the graph's fill small (:func:`core.graph.bordered_lu.rcm_bandwidth`).
     unit_sources : dict, optional
         ``{node: g_node}``, the unit-source solutions of :meth:`unit_source_solutions` (shape
         (n,) each) kept by the caller between fits on the same graph: each depends on its node
@@ -122,8 +126,9 @@ class PoissonLearning:
     """
 
     def __init__(self, solver: str = "cg", tol: float = 1e-10, max_iter: int | None = None, class_sizes=None,
-                 multigrid=None, unit_sources=None):
+                 multigrid=None, unit_sources=None, factorise: bool = False):
         self.solver = solver
+        self.factorise = factorise
         self.unit_sources = unit_sources
         self.tol = tol
         self.max_iter = max_iter
@@ -229,6 +234,8 @@ class PoissonLearning:
         BS = self._project(B[S], d, comp, source=True)  # exactly in the range
         if self.solver == "direct":
             X = self._direct(W_S, d, comp, BS)
+        elif self.solver == "cg" and self.factorise:  # the caller found the fill small: a kept LU
+            X = self._direct(W_S, d, comp, BS, kept=system)
         elif self.solver == "iteration":
             X = self._iterate(W_S, d, BS)
         else:
@@ -273,15 +280,22 @@ class PoissonLearning:
         X -= shift * d[:, None] if source else shift
         return X
 
-    def _direct(self, W_S, d, comp, BS) -> np.ndarray:
+    def _direct(self, W_S, d, comp, BS, kept: dict | None = None) -> np.ndarray:
+        """One node per component grounded, a sparse LU of the rest (kept in ``kept``, the node
+        set's matrices of :meth:`_system`, when given)."""
         first = np.zeros(comp.size, dtype=bool)
         _, idx = np.unique(comp, return_index=True)
         first[idx] = True  # ground the first node of each component
         keep = np.flatnonzero(~first)
         X = np.zeros_like(BS)
         if keep.size:
-            A = (sp.diags(d[keep]) - W_S[keep][:, keep]).tocsc()
-            X[keep] = splu(A, permc_spec="MMD_AT_PLUS_A").solve(np.ascontiguousarray(BS[keep]))
+            lu = None if kept is None else kept.get("lu")
+            if lu is None:
+                A = (sp.diags(d[keep]) - W_S[keep][:, keep]).tocsc()
+                lu = splu(A, permc_spec="MMD_AT_PLUS_A")
+                if kept is not None:
+                    kept["lu"] = lu
+            X[keep] = lu.solve(np.ascontiguousarray(BS[keep]))
         return X
 
     def _iterate(self, W_S, d, BS) -> np.ndarray:
@@ -474,7 +488,7 @@ class PoissonLearning:
         U = self.decision_values_ + np.outer(s, ybar - ybar_new) + np.outer(g, e - ybar_new)
         twin = PoissonLearning(solver=self.solver, tol=self.tol, max_iter=self.max_iter,
                                class_sizes=self.class_sizes, multigrid=self.multigrid,
-                               unit_sources=self.unit_sources)
+                               unit_sources=self.unit_sources, factorise=self.factorise)
         twin._W, twin._deg, twin._comp = self._W, self._deg, self._comp
         twin._own_sources = getattr(self, "_own_sources", None)
         twin._system_cache = getattr(self, "_system_cache", None)

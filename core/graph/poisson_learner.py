@@ -38,6 +38,7 @@ import numpy as np
 from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
 from .amg_precondition import NodeSetAMG
+from .bordered_lu import FILL_MAX, rcm_bandwidth
 from .outputs import GraphOutputs
 from .poisson import PoissonLearning
 from .variance import VARIANCE_RANK, SpectralField, VarianceCriterion
@@ -46,6 +47,9 @@ __all__ = ["PoissonLearner", "VarianceCriterion", "SpectralField", "VARIANCE_RAN
 _PARAMS = ("model", "class_mass")
 #: Up to this many nodes the LOO's unit-source solves share one sparse LU (l CG runs above).
 LOO_DIRECT_MAX = 3_000
+#: Fits solve by a sparse LU kept per node set where the graph's fill bound is at most this
+#: (numbers; :mod:`core.graph.bordered_lu`), by multigrid-preconditioned CG elsewhere.
+DIRECT_FILL_MAX = FILL_MAX
 
 
 class _NoExpectedRisk:
@@ -105,6 +109,7 @@ class PoissonLearner(GraphOutputs):
         self._spectrum = None
         self._multigrid = NodeSetAMG()  # the CG preconditioner, kept while the reached nodes are
         self._unit_sources = {}  # node -> its unit-source solution (LOO), on this fixed graph
+        self._direct = None  # solve by a kept sparse LU (decided at the first fit)
         self._fit = None
         self._loo = None
         self._refit()
@@ -263,10 +268,20 @@ class PoissonLearner(GraphOutputs):
         fit = self._one_more(L, y)
         if fit is None:
             fit = PoissonLearning(solver="cg", tol=1e-10, class_sizes="uniform" if self._class_mass else None,
-                                  multigrid=self._multigrid, unit_sources=self._unit_sources)
+                                  multigrid=self._multigrid, unit_sources=self._unit_sources,
+                                  factorise=self._factorise())
             fit.fit(self._W, L, y, classes=list(range(c)))
         self._fit = fit
         self._P = self._shown(fit, fit.decision_values_, fit.label_mean_, fit.reached_)
+
+    def _factorise(self) -> bool:
+        """Solve by a kept sparse LU (the graph's fill bound, RCM bandwidth x nodes, is at most
+        :data:`DIRECT_FILL_MAX`: a graph of few dimensions, where CG needs its multigrid), else
+        by CG; decided once per learner."""
+        if self._direct is None:
+            n = self.n_samples
+            self._direct = n * max(rcm_bandwidth(self._W), 1) <= DIRECT_FILL_MAX
+        return self._direct
 
     def _one_more(self, L: np.ndarray, y: np.ndarray):
         """The fit after ONE label added to the last one, by linearity
