@@ -95,9 +95,9 @@ CG_TOL = 1e-12
 #: LGC refits by a rank-k correction of the last fit (one solve per changed row of the targets)
 #: when at most this many rows changed; a full refit (one warm-started solve per class) above.
 LGC_RANK_UPDATE_MAX = 4
-#: Where Jacobi CG is slow, the harmonic system is solved by a kept sparse LU (bordered on later
+#: From AMG_ABOVE unknowns the harmonic system is solved by a kept sparse LU (bordered on later
 #: labels, :mod:`core.graph.bordered_lu`) when the graph's fill bound allows this many numbers,
-#: else by multigrid-preconditioned CG.
+#: else by Jacobi CG, or multigrid-preconditioned CG where Jacobi is slow.
 DIRECT_FILL_MAX = FILL_MAX
 #: Jacobi CG iterations tried on the first large harmonic solve before the multigrid takes over.
 JACOBI_PROBE_ITER = 150
@@ -513,11 +513,16 @@ class GraphLearner(GraphOutputs):
     def _solve(self, A, B, x0=None, lu=None, free=None):
         """``A X = B`` for SPD sparse ``A``: with ``lu``, or by CG from ``x0`` (:func:`solve_spd`).
 
-        ``free``: the nodes of the harmonic system's rows. From :data:`AMG_ABOVE` of them, the
-        first solve tries Jacobi CG for :data:`JACOBI_PROBE_ITER` iterations; a graph on which
-        that is not enough (a long, thin graph: two-moons needs about 700) is solved with the
-        multigrid preconditioner from then on, continuing from where Jacobi stopped."""
+        ``free``: the nodes of the harmonic system's rows. From :data:`AMG_ABOVE` of them, a
+        graph whose fill bound is at most :data:`DIRECT_FILL_MAX` (few dimensions) is solved by
+        the kept sparse LU (:class:`~core.graph.bordered_lu.GroundedLaplacianLU`); otherwise the
+        first solve tries Jacobi CG for :data:`JACOBI_PROBE_ITER` iterations, and a graph on
+        which that is not enough (a long, thin graph: two-moons needs about 700) is solved with
+        the multigrid preconditioner from then on, continuing from where Jacobi stopped."""
         preconditioner = "jacobi"
+        if lu is None and free is not None and free.size >= AMG_ABOVE and self._direct.accepts(self._W, free.size):
+            self.n_iter_ = 0  # a graph that fills little (few dimensions): the kept sparse LU
+            return self._direct.solve(A, free, B)
         if lu is None and free is not None and free.size >= AMG_ABOVE and self._jacobi_enough is not True:
             if self._jacobi_enough is None:
                 X, reached = _jacobi_probe(A, B, x0, CG_TOL, JACOBI_PROBE_ITER)
@@ -525,9 +530,6 @@ class GraphLearner(GraphOutputs):
                 if reached:
                     return X
                 x0 = X
-            if self._direct.accepts(self._W, free.size):  # small separators: a kept sparse LU
-                self.n_iter_ = 0
-                return self._direct.solve(A, free, B)
             preconditioner = self._amg.operator(A, free)
         X, n_iter = solve_spd(A, B, x0=x0, tol=CG_TOL, lu=lu, preconditioner=preconditioner)
         self.n_iter_ = int(n_iter.max(initial=0))
