@@ -123,6 +123,31 @@ def _jacobi_probe(A, B, x0, tol, max_iter):
 _PARAMS = ("model", "alpha", "class_mass")
 
 
+class _Principal:
+    """``Delta_UU`` as the principal submatrix of a larger system's on ``U``, sliced on first use
+    (a label added costs no slicing while the kept sparse LU answers by bordering).
+
+    Call it for the matrix (CSC, rows and columns in the order of ``U``)."""
+
+    def __init__(self, base, base_free, free):
+        self._base, self._base_free, self._free, self._matrix = base, base_free, free, None
+
+    @classmethod
+    def of(cls, A, free_A, free) -> "_Principal":
+        """The submatrix on ``free`` of ``A`` (a matrix on ``free_A``, or a :class:`_Principal`)."""
+        if isinstance(A, _Principal):
+            if A._matrix is not None:
+                return cls(A._matrix, A._free, free)
+            return cls(A._base, A._base_free, free)
+        return cls(A, free_A, free)
+
+    def __call__(self):
+        if self._matrix is None:
+            pos = np.searchsorted(self._base_free, self._free)
+            self._matrix = sp.csc_matrix(self._base)[pos][:, pos].tocsc()
+        return self._matrix
+
+
 def _check_params(model, alpha, class_mass) -> tuple:
     if model not in GRAPH_MODELS:
         raise ValueError(f"model must be one of {GRAPH_MODELS}; got {model!r}.")
@@ -507,7 +532,7 @@ class GraphLearner(GraphOutputs):
         F[j, labels[j]] = 1.0
         keep = np.ones(old_U.size, dtype=bool)
         keep[pos] = False
-        self._harmonic_fit = (labels, U, reached, A_old[keep][:, keep].tocsc())
+        self._harmonic_fit = (labels, U, reached, _Principal.of(A_old, old_U, U))
         return F
 
     def _solve(self, A, B, x0=None, lu=None, free=None):
@@ -522,7 +547,9 @@ class GraphLearner(GraphOutputs):
         preconditioner = "jacobi"
         if lu is None and free is not None and free.size >= AMG_ABOVE and self._direct.accepts(self._W, free.size):
             self.n_iter_ = 0  # a graph that fills little (few dimensions): the kept sparse LU
-            return self._direct.solve(A, free, B)
+            return self._direct.solve(A, free, B)  # (A sliced only if it factorises again)
+        if isinstance(A, _Principal):
+            A = A()
         if lu is None and free is not None and free.size >= AMG_ABOVE and self._jacobi_enough is not True:
             if self._jacobi_enough is None:
                 X, reached = _jacobi_probe(A, B, x0, CG_TOL, JACOBI_PROBE_ITER)

@@ -100,8 +100,9 @@ class GroundedLaplacianLU:
 
         Parameters
         ----------
-        A : scipy.sparse matrix of shape (u, u)
-            The grounded Laplacian on ``free`` (rows and columns in the order of ``free``).
+        A : scipy.sparse matrix of shape (u, u), or a callable returning it
+            The grounded Laplacian on ``free`` (rows and columns in the order of ``free``); read
+            only when it factorises again.
         free : ndarray of int, shape (u,)
         B : ndarray of shape (u, T)
 
@@ -117,7 +118,7 @@ class GroundedLaplacianLU:
             if pos.size and (pos[-1] >= kept.size or not np.array_equal(kept[np.minimum(pos, kept.size - 1)], free)):
                 pos = None
         if pos is None:
-            self._lu = splu(sp.csc_matrix(A), permc_spec="MMD_AT_PLUS_A")
+            self._lu = splu(sp.csc_matrix(A() if callable(A) else A), permc_spec="MMD_AT_PLUS_A")
             self._free = free.copy()
             self._removed = []
             self._Z = np.zeros((free.size, 0))
