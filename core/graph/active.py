@@ -662,16 +662,17 @@ class GraphLearner(GraphOutputs):
                     self._loo_columns = (U.copy(), L.copy(), H)
         else:
             H = np.zeros((0, L.size))
-        W_LU = W[L][:, U]
-        W_LL = np.asarray(W[L][:, L].todense())
-        for k, j in enumerate(L):
-            w_jU = W_LU[k]
-            cj = float((w_jU @ H[:, k])[0]) if U.size else 0.0
-            a = np.asarray(w_jU @ FU).ravel() + W_LL[k] @ Y[L] - W_LL[k, k] * Y[j]
-            den = self._deg[j] - cj
-            if den <= 1e-12 * max(self._deg[j], 1e-300):
-                continue  # j was the only label of its component: unreached without it (row 0)
-            out[k] = (a - cj * Y[j]) / den
+        W_L = W[L]
+        W_LU = W_L[:, U]
+        W_LL = np.asarray(W_L[:, L].todense())
+        YL = Y[L]
+        # c_k = w_kU . h_k and a_k = w_kU F_U + w_kL' Y_L' (L' = L without k), all labels at once
+        c_ = np.asarray(W_LU.multiply(H.T).sum(axis=1)).ravel() if U.size else np.zeros(L.size)
+        a = (np.asarray(W_LU @ FU) if U.size else np.zeros((L.size, c))) + W_LL @ YL - np.diag(W_LL)[:, None] * YL
+        deg_L = self._deg[L]
+        den = deg_L - c_
+        ok = den > 1e-12 * np.maximum(deg_L, 1e-300)  # else j was the only label of its component:
+        out[ok] = (a[ok] - c_[ok, None] * YL[ok]) / den[ok, None]  # unreached without it (row 0)
         return out
 
     def _loo_lgc(self, L, y) -> np.ndarray:
