@@ -30,12 +30,14 @@ def _oracle(W, learner) -> np.ndarray:
     return fit.decision_values_
 
 
-@pytest.fixture(params=[1, 150], ids=["multigrid", "jacobi"])
+@pytest.fixture(params=[1, 150, "lu"], ids=["multigrid", "jacobi", "kept lu"])
 def low_threshold(monkeypatch, request):
-    """The fast paths on small pools: multigrid forced (the Jacobi probe given 1 iteration) or
-    Jacobi kept (it converges within the probe on these graphs)."""
+    """The fast paths on small pools: multigrid forced (the Jacobi probe given 1 iteration, no
+    sparse LU), Jacobi kept (it converges within the probe on these graphs), or the kept sparse
+    LU (the probe given 1 iteration, the LU allowed)."""
     monkeypatch.setattr(active, "AMG_ABOVE", 50)
-    monkeypatch.setattr(active, "JACOBI_PROBE_ITER", request.param)
+    monkeypatch.setattr(active, "JACOBI_PROBE_ITER", 1 if request.param == "lu" else request.param)
+    monkeypatch.setattr(active, "DIRECT_FILL_MAX", 10**12 if request.param == "lu" else 0)
     return request.param
 
 
@@ -53,6 +55,7 @@ def test_one_label_at_a_time_matches_a_fresh_direct_fit(low_threshold):
         fast += g._harmonic_fit is not None and g._amg.n_builds == before
     assert fast >= 8  # the one-solve step (and the kept hierarchy) were used
     assert (g._amg.n_builds > 0) == (low_threshold == 1)
+    assert (g._direct.n_factorisations > 0) == (low_threshold == "lu")
     g.remove(int(order[3]))  # an undo: U grows, a fresh fit
     assert_allclose(g._F, _oracle(W, g), atol=1e-8)
     g.add(int(order[3]), str(y[order[3]]))
@@ -184,3 +187,146 @@ def test_poisson_loo_with_kept_unit_sources_matches_a_fresh_learner():
     fresh.add_many(rest, [str(y[i]) for i in rest])
     assert len(g._unit_sources) >= 9  # kept between refits
     assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
+
+
+@pytest.mark.parametrize("amg_above", [50, 10**9, "lu"], ids=["multigrid", "jacobi-free cg", "kept lu"])
+def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monkeypatch, amg_above):
+    """Poisson learning after one more label is the last fit plus one unit-source solution
+    (PoissonLearning.add_label, docs/algorithms.md §10): the learner's outputs against a fresh
+    direct solve of the same labels, label after label, then an undo, a label of a second
+    component (a fresh fit) and class mass normalisation."""
+    import core.graph.poisson as poisson
+    from core.graph.poisson import PoissonLearning
+    from core.graph.poisson_learner import PoissonLearner
+
+    import core.graph.poisson_learner as poisson_learner
+
+    monkeypatch.setattr(poisson, "AMG_ABOVE", 50 if amg_above == "lu" else amg_above)
+    monkeypatch.setattr(poisson_learner, "DIRECT_FILL_MAX", 10**12 if amg_above == "lu" else 0)
+    X, y = make_blobs(600, centers=3, cluster_std=2.5, random_state=5)
+    W = knn_graph(X, 10)
+    learner = PoissonLearner(W, ["a", "b", "c"])
+    names = np.array(["a", "b", "c"])
+    order = np.random.default_rng(5).permutation(600)[:15]
+    linear = 0
+
+    def check(learner, W):
+        L = learner._book.labeled_indices()
+        codes = learner._book.labeled_codes()
+        direct = PoissonLearning(solver="direct").fit(W, L, codes, classes=[0, 1, 2])
+        assert_allclose(learner._fit.decision_values_, direct.decision_values_, atol=1e-8)
+        assert np.array_equal(learner._fit.predict_indices(), direct.predict_indices())
+
+    for k, i in enumerate(order):
+        learner.add(int(i), names[y[i]])
+        linear += bool(np.isnan(learner._fit.residual_).all())
+        check(learner, W)
+    assert linear == len(order) - 1  # every label after the first by one unit-source solve
+    assert ("lu" in learner._fit._system_cache) == (amg_above == "lu")  # the kept LU, or CG
+    fresh = PoissonLearner(W, ["a", "b", "c"])
+    fresh.add_many([int(i) for i in order], list(names[y[order]]))
+    assert_allclose(learner.class_values, fresh.class_values, atol=1e-8)
+    assert_allclose(learner.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
+    reopened = PoissonLearner(W, ["a", "b", "c"])  # a reopen: no unit source held, s by one solve
+    reopened.add_many([int(i) for i in order[:-1]], list(names[y[order[:-1]]]))
+    reopened.add(int(order[-1]), names[y[order[-1]]])
+    assert len(reopened._unit_sources) == 1 and np.isnan(reopened._fit.residual_).all()
+    check(reopened, W)
+    learner.remove(int(order[4]))  # an undo: a fresh fit
+    check(learner, W)
+    learner.add(int(order[4]), names[y[order[4]]])
+    check(learner, W)
+    learner.set_params(class_mass=True)
+    learner.add(int(np.setdiff1d(np.arange(600), order)[0]), "b")
+    weighted = PoissonLearner(W, ["a", "b", "c"], class_mass=True)
+    weighted.add_many(list(learner.labels), list(learner.labels.values()))
+    assert_allclose(learner.class_values, weighted.class_values, atol=1e-8)
+    # two copies of the graph: a label in the second one is a fresh fit (two components)
+    W2 = sp.block_diag([W, W]).tocsr()
+    two = PoissonLearner(W2, ["a", "b", "c"])
+    for i in order[:6]:
+        two.add(int(i), names[y[i]])
+    assert two._fit.add_label(600 + int(order[0]), 0) is None
+    two.add(600 + int(order[0]), names[y[order[0]]])
+    check(two, W2)
+    two.add(600 + int(order[1]), names[y[order[1]]])  # two components hold labels: fresh fits
+    check(two, W2)
+
+
+@pytest.mark.parametrize("iterative_above", [3000, 50], ids=["lu", "cg"])
+def test_lgc_rank_one_corrections_match_a_direct_solve(monkeypatch, iterative_above):
+    """LGC after a label added, undone or changed is the last fit plus one column of A^-1
+    (A = D - alpha W does not change with the labels): against a direct sparse solve of
+    (D - alpha W) F = (1 - alpha) D Y after every change, on two and on three classes."""
+    from scipy.sparse.linalg import spsolve
+
+    monkeypatch.setattr(active, "ITERATIVE_ABOVE", iterative_above)
+    monkeypatch.setattr(active, "DIRECT_FILL_MAX", 10**12 if iterative_above > 500 else 0)
+    X, y = make_blobs(500, centers=3, cluster_std=1.5, random_state=7)
+    W = knn_graph(X, 8)
+    d = np.asarray(W.sum(axis=1)).ravel()
+
+    def direct(g):
+        c = g.n_classes
+        Y = np.full((500, c), 1.0 / c)
+        L, codes = g._book.labeled_indices(), g._book.labeled_codes()
+        Y[L] = 0.0
+        Y[L, codes] = 1.0
+        A = (sp.diags(d) - 0.9 * W).tocsc()
+        return spsolve(A, (1 - 0.9) * d[:, None] * Y)
+
+    for classes in (["0", "1"], ["0", "1", "2"]):
+        g = GraphLearner(W, classes, "lgc", alpha=0.9)
+        order = [int(i) for i in np.random.default_rng(7).permutation(500)[:10]]
+        for i in order:
+            g.add(i, str(min(y[i], len(classes) - 1)))
+            assert_allclose(g._F, direct(g), atol=1e-8)
+        assert len(g._lgc_diag[1]) == len(order)  # (A^-1)_jj of every label, from the corrections
+        g.remove(order[3])
+        assert_allclose(g._F, direct(g), atol=1e-8)
+        g.relabel(order[5], "0" if g.labels[order[5]] != "0" else "1")
+        assert_allclose(g._F, direct(g), atol=1e-8)
+        fresh = GraphLearner(W, classes, "lgc", alpha=0.9)
+        fresh.add_many(list(g.labels), list(g.labels.values()))
+        assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-8)
+
+
+def test_the_kept_lu_solves_later_systems_by_bordering_as_a_fresh_lu():
+    """GroundedLaplacianLU: one factorisation of Delta_U0U0, then solves on U' inside U0 (nodes
+    labelled since, one of them unlabelled again) equal a fresh sparse LU of Delta_U'U'; past its
+    limit, or on a U' outside U0, it factorises again."""
+    from scipy.sparse.linalg import splu
+
+    from core.graph.bordered_lu import GroundedLaplacianLU
+
+    X, _ = make_moons(400, noise=0.08, random_state=8)
+    W = knn_graph(X, 8)
+    deg = np.asarray(W.sum(1)).ravel()
+    rng = np.random.default_rng(8)
+
+    def system(free):
+        return (sp.diags(deg[free]) - W[free][:, free]).tocsc()
+
+    direct = GroundedLaplacianLU(refactor_after=6)
+    assert direct.accepts(W, 400)
+    assert not GroundedLaplacianLU(fill_max=100).accepts(W, 400)
+    free = np.arange(2, 400)
+    B = rng.standard_normal((free.size, 2))
+    assert_allclose(direct.solve(system(free), free, B), splu(system(free)).solve(B), atol=1e-10)
+    labelled = [10, 50, 120, 300]
+    for j in labelled:
+        free = free[free != j]
+        B = rng.standard_normal((free.size, 2))
+        assert_allclose(direct.solve(system(free), free, B), splu(system(free)).solve(B), atol=1e-10)
+    free = np.sort(np.append(free, 50))  # an undo: 50 is free again, still inside U0
+    B = rng.standard_normal((free.size, 3))
+    assert_allclose(direct.solve(system(free), free, B), splu(system(free)).solve(B), atol=1e-10)
+    assert direct.n_factorisations == 1
+    free = np.setdiff1d(free, [5, 6, 7, 8])  # 7 removed since the factorisation: past the limit
+    B = rng.standard_normal((free.size, 1))
+    assert_allclose(direct.solve(system(free), free, B), splu(system(free)).solve(B), atol=1e-10)
+    assert direct.n_factorisations == 2
+    wider = np.union1d(free, [5, 6])  # outside U0 (5 and 6 were labelled then): factorised again
+    B = rng.standard_normal((wider.size, 1))
+    assert_allclose(direct.solve(system(wider), wider, B), splu(system(wider)).solve(B), atol=1e-10)
+    assert direct.n_factorisations == 3

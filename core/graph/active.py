@@ -28,9 +28,12 @@ of :data:`CG_TOL` (the tests compare against :class:`~core.graph.HarmonicFunctio
 to 1e-8): :func:`core.graph.harmonic.solve_spd`, the one graph solve, which warns
 (:class:`~core.graph.harmonic.HarmonicSolverWarning`) and solves by a sparse LU if CG stops early.
 A warm-started refit after one label takes a few CG iterations, where a sparse LU of
-``Delta_UU`` suffers fill-in (timings: docs/benchmarks.md §8, ``python benchmarks/graph_session.py``).
-LGC's matrix ``D - alpha W`` does not change: it is factorised once up to :data:`ITERATIVE_ABOVE`
-nodes (one solve per refit), CG above.
+``Delta_UU`` suffers fill-in on a graph of many dimensions (timings: docs/benchmarks.md §8,
+``python benchmarks/graph_session.py``); on a graph of few dimensions, where Jacobi CG is slow and
+the fill bound is small, a sparse LU of the harmonic system is kept and solved by bordering as
+labels arrive (:mod:`core.graph.bordered_lu`). LGC's matrix ``D - alpha W`` does not change: it is
+factorised once up to :data:`ITERATIVE_ABOVE` nodes and wherever the fill bound is small (one
+solve per refit), CG elsewhere.
 
 Outputs as the session reads them
 ---------------------------------
@@ -63,6 +66,8 @@ LGC: ``F' = F + (1 - alpha) d_j (A^-1)_jj (1/c - e_yj)`` at ``j`` (``Y_j`` back 
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
@@ -72,6 +77,7 @@ from ..criteria.harmonic_risk import ZHU_EPS, GraphField, HarmonicExpectedRisk
 from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LAM, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
 from .amg_precondition import AMG_ABOVE, GroundedLaplacianAMG
+from .bordered_lu import FILL_MAX, GroundedLaplacianLU
 from .harmonic import class_mass_normalize, solve_spd
 from .outputs import GraphOutputs
 from .variance import VarianceCriterion
@@ -86,6 +92,13 @@ ITERATIVE_ABOVE = 3_000
 #: CG's relative residual (CG and the sparse LU agreed to 1e-13 on a 10-NN graph of 3,000
 #: points in 10 dimensions).
 CG_TOL = 1e-12
+#: LGC refits by a rank-k correction of the last fit (one solve per changed row of the targets)
+#: when at most this many rows changed; a full refit (one warm-started solve per class) above.
+LGC_RANK_UPDATE_MAX = 4
+#: From AMG_ABOVE unknowns the harmonic system is solved by a kept sparse LU (bordered on later
+#: labels, :mod:`core.graph.bordered_lu`) when the graph's fill bound allows this many numbers,
+#: else by Jacobi CG, or multigrid-preconditioned CG where Jacobi is slow.
+DIRECT_FILL_MAX = FILL_MAX
 #: Jacobi CG iterations tried on the first large harmonic solve before the multigrid takes over.
 JACOBI_PROBE_ITER = 150
 #: The harmonic LOO's columns ``Delta_UU^-1 W_UL`` are kept (and carried over each label added)
@@ -108,6 +121,31 @@ def _jacobi_probe(A, B, x0, tol, max_iter):
         reached = reached and info == 0
     return X, reached
 _PARAMS = ("model", "alpha", "class_mass")
+
+
+class _Principal:
+    """``Delta_UU`` as the principal submatrix of a larger system's on ``U``, sliced on first use
+    (a label added costs no slicing while the kept sparse LU answers by bordering).
+
+    Call it for the matrix (CSC, rows and columns in the order of ``U``)."""
+
+    def __init__(self, base, base_free, free):
+        self._base, self._base_free, self._free, self._matrix = base, base_free, free, None
+
+    @classmethod
+    def of(cls, A, free_A, free) -> "_Principal":
+        """The submatrix on ``free`` of ``A`` (a matrix on ``free_A``, or a :class:`_Principal`)."""
+        if isinstance(A, _Principal):
+            if A._matrix is not None:
+                return cls(A._matrix, A._free, free)
+            return cls(A._base, A._base_free, free)
+        return cls(A, free_A, free)
+
+    def __call__(self):
+        if self._matrix is None:
+            pos = np.searchsorted(self._base_free, self._free)
+            self._matrix = sp.csc_matrix(self._base)[pos][:, pos].tocsc()
+        return self._matrix
 
 
 def _check_params(model, alpha, class_mass) -> tuple:
@@ -166,9 +204,11 @@ class GraphLearner(GraphOutputs):
         self._criterion = HarmonicExpectedRisk(ZHU_EPS)
         self._lgc = None
         self._lgc_diag = None  # (A, {node: (A^-1)_jj}): LGC's matrix does not change with the labels
+        self._lgc_last = None  # (A, Y): the targets of the last LGC fit (its rank-k correction)
         self._loo = None
         self._F = None
         self._amg = GroundedLaplacianAMG()  # the harmonic system's multigrid, kept while labels arrive
+        self._direct = GroundedLaplacianLU(fill_max=DIRECT_FILL_MAX)  # ... or its sparse LU, where it fills little
         self._harmonic_fit = None  # (labels, U, reached, Delta_UU) of the last harmonic fit
         self._jacobi_enough = None  # Jacobi CG converges fast on this graph (probed at the first large solve)
         self._loo_columns = None  # (U, labelled nodes, Delta_UU^-1 W_UL) of the harmonic LOO, carried over labels
@@ -290,6 +330,19 @@ class GraphLearner(GraphOutputs):
                              f"{self._model} model scores expected risk with its risk_criterion "
                              "(HarmonicExpectedRisk, Zhu et al.).")
         return super().score(criterion, candidates)
+
+    def twin(self) -> GraphLearner:
+        """A copy that can be refitted in another thread while this one is read: it shares the
+        graph and every array a refit replaces rather than changes (``F``, ``P``, the LU and
+        the systems), and has its own label book, multigrid hierarchy holder, generator and
+        expected-risk criterion. Its outputs equal this learner's."""
+        twin = copy.copy(self)
+        twin._book = self._book.copy()
+        twin._amg = copy.copy(self._amg)
+        twin._direct = self._direct.copy()
+        twin.rng = copy.deepcopy(self.rng)
+        twin._criterion = HarmonicExpectedRisk(ZHU_EPS)
+        return twin
 
     # ------------------------------------------------------------------ label changes
     def _changing(self):
@@ -479,17 +532,24 @@ class GraphLearner(GraphOutputs):
         F[j, labels[j]] = 1.0
         keep = np.ones(old_U.size, dtype=bool)
         keep[pos] = False
-        self._harmonic_fit = (labels, U, reached, A_old[keep][:, keep].tocsc())
+        self._harmonic_fit = (labels, U, reached, _Principal.of(A_old, old_U, U))
         return F
 
     def _solve(self, A, B, x0=None, lu=None, free=None):
         """``A X = B`` for SPD sparse ``A``: with ``lu``, or by CG from ``x0`` (:func:`solve_spd`).
 
-        ``free``: the nodes of the harmonic system's rows. From :data:`AMG_ABOVE` of them, the
-        first solve tries Jacobi CG for :data:`JACOBI_PROBE_ITER` iterations; a graph on which
-        that is not enough (a long, thin graph: two-moons needs about 700) is solved with the
-        multigrid preconditioner from then on, continuing from where Jacobi stopped."""
+        ``free``: the nodes of the harmonic system's rows. From :data:`AMG_ABOVE` of them, a
+        graph whose fill bound is at most :data:`DIRECT_FILL_MAX` (few dimensions) is solved by
+        the kept sparse LU (:class:`~core.graph.bordered_lu.GroundedLaplacianLU`); otherwise the
+        first solve tries Jacobi CG for :data:`JACOBI_PROBE_ITER` iterations, and a graph on
+        which that is not enough (a long, thin graph: two-moons needs about 700) is solved with
+        the multigrid preconditioner from then on, continuing from where Jacobi stopped."""
         preconditioner = "jacobi"
+        if lu is None and free is not None and free.size >= AMG_ABOVE and self._direct.accepts(self._W, free.size):
+            self.n_iter_ = 0  # a graph that fills little (few dimensions): the kept sparse LU
+            return self._direct.solve(A, free, B)  # (A sliced only if it factorises again)
+        if isinstance(A, _Principal):
+            A = A()
         if lu is None and free is not None and free.size >= AMG_ABOVE and self._jacobi_enough is not True:
             if self._jacobi_enough is None:
                 X, reached = _jacobi_probe(A, B, x0, CG_TOL, JACOBI_PROBE_ITER)
@@ -503,11 +563,13 @@ class GraphLearner(GraphOutputs):
         return X
 
     def _lgc_system(self):
-        """``A = D - alpha W`` (isolated nodes: degree 1), its LU when small, and ``d``."""
+        """``A = D - alpha W`` (isolated nodes: degree 1), its LU up to :data:`ITERATIVE_ABOVE`
+        nodes or where the graph's fill bound is small (:mod:`core.graph.bordered_lu`), and ``d``."""
         if self._lgc is None:
             d = np.where(self._deg > 0, self._deg, 1.0)
             A = (sp.diags(d) - self._alpha * self._W).tocsc()
-            lu = splu(A, permc_spec="MMD_AT_PLUS_A") if self.n_samples <= ITERATIVE_ABOVE else None
+            small = self.n_samples <= ITERATIVE_ABOVE or self._direct.accepts(self._W, self.n_samples)
+            lu = splu(A, permc_spec="MMD_AT_PLUS_A") if small else None
             self._lgc = (A, lu, d)
         return self._lgc
 
@@ -519,9 +581,31 @@ class GraphLearner(GraphOutputs):
         return Y
 
     def _fit_lgc(self, L, y, prev=None) -> np.ndarray:
+        """LGC's ``F`` for the labels: from the last fit by a rank-k correction where at most
+        :data:`LGC_RANK_UPDATE_MAX` rows of the targets ``Y`` changed (a label added, undone or
+        changed: ``A`` does not depend on the labels, so ``F' = F + (1 - alpha) A^-1 E_R
+        D_R (Y'_R - Y_R)``, docs/algorithms.md §5: one solve per changed row, whose diagonal
+        entry ``(A^-1)_jj`` the LOO keeps); otherwise one solve per class, warm-started."""
         A, lu, d = self._lgc_system()
         Y = self._lgc_targets(L, y)
-        return self._solve(A, (1 - self._alpha) * d[:, None] * Y, prev, lu)
+        last, self._lgc_last = self._lgc_last, None
+        if prev is not None and last is not None and last[0] is A and last[1].shape == Y.shape:
+            rows = np.flatnonzero((Y != last[1]).any(axis=1))
+            if rows.size <= min(LGC_RANK_UPDATE_MAX, self.n_classes):
+                F = prev.copy()
+                if rows.size:
+                    E = np.zeros((self.n_samples, rows.size))
+                    E[rows, np.arange(rows.size)] = 1.0
+                    Z = self._solve(A, E, None, lu)  # columns of A^-1 (A is symmetric)
+                    F += (1 - self._alpha) * Z @ (d[rows, None] * (Y[rows] - last[1][rows]))
+                    if self._lgc_diag is None or self._lgc_diag[0] is not A:
+                        self._lgc_diag = (A, {})
+                    self._lgc_diag[1].update(zip(rows.tolist(), Z[rows, np.arange(rows.size)].tolist()))
+                self._lgc_last = (A, Y)
+                return F
+        F = self._solve(A, (1 - self._alpha) * d[:, None] * Y, prev, lu)
+        self._lgc_last = (A, Y)
+        return F
 
     # ------------------------------------------------------------------ leave-one-out
     def loo_decision_values(self) -> np.ndarray:
@@ -565,12 +649,12 @@ class GraphLearner(GraphOutputs):
         Y[L, y] = 1.0
         FU = self._F[U]
         if U.size:
-            A = (sp.diags(self._deg[U]) - W[U][:, U]).tocsc()
             held = self._loo_columns
             if held is not None and np.array_equal(held[0], U) and np.array_equal(np.sort(held[1]), np.sort(L)):
                 col = {int(node): k for k, node in enumerate(held[1])}
                 H = held[2][:, [col[int(j)] for j in L]]  # carried over the labels added (no solve)
             else:
+                A = (sp.diags(self._deg[U]) - W[U][:, U]).tocsc()
                 # l right-hand sides: one sparse LU up to ITERATIVE_ABOVE nodes beats l CG runs
                 lu = splu(A, permc_spec="MMD_AT_PLUS_A") if U.size <= ITERATIVE_ABOVE else None
                 H = self._solve(A, np.asarray(W[U][:, L].todense()), lu=lu, free=U)  # h_j = Delta_UU^-1 W_Uj
@@ -578,16 +662,17 @@ class GraphLearner(GraphOutputs):
                     self._loo_columns = (U.copy(), L.copy(), H)
         else:
             H = np.zeros((0, L.size))
-        W_LU = W[L][:, U]
-        W_LL = np.asarray(W[L][:, L].todense())
-        for k, j in enumerate(L):
-            w_jU = W_LU[k]
-            cj = float((w_jU @ H[:, k])[0]) if U.size else 0.0
-            a = np.asarray(w_jU @ FU).ravel() + W_LL[k] @ Y[L] - W_LL[k, k] * Y[j]
-            den = self._deg[j] - cj
-            if den <= 1e-12 * max(self._deg[j], 1e-300):
-                continue  # j was the only label of its component: unreached without it (row 0)
-            out[k] = (a - cj * Y[j]) / den
+        W_L = W[L]
+        W_LU = W_L[:, U]
+        W_LL = np.asarray(W_L[:, L].todense())
+        YL = Y[L]
+        # c_k = w_kU . h_k and a_k = w_kU F_U + w_kL' Y_L' (L' = L without k), all labels at once
+        c_ = np.asarray(W_LU.multiply(H.T).sum(axis=1)).ravel() if U.size else np.zeros(L.size)
+        a = (np.asarray(W_LU @ FU) if U.size else np.zeros((L.size, c))) + W_LL @ YL - np.diag(W_LL)[:, None] * YL
+        deg_L = self._deg[L]
+        den = deg_L - c_
+        ok = den > 1e-12 * np.maximum(deg_L, 1e-300)  # else j was the only label of its component:
+        out[ok] = (a[ok] - c_[ok, None] * YL[ok]) / den[ok, None]  # unreached without it (row 0)
         return out
 
     def _loo_lgc(self, L, y) -> np.ndarray:

@@ -100,6 +100,10 @@ class PoissonLearning:
         by its multigrid V-cycle (kept by the caller between fits: the matrix depends only on
         the nodes reached by a label); the answer is the same (same relative residual), in
         about 30 iterations instead of hundreds.
+    factorise : bool, default False
+        With ``solver="cg"``: solve by a sparse LU of the grounded Laplacian instead, made once
+        per node set and kept with its matrices (shared with the fits :meth:`add_label` makes);
+        for a caller that found the graph's fill small (:func:`core.graph.bordered_lu.rcm_bandwidth`).
     unit_sources : dict, optional
         ``{node: g_node}``, the unit-source solutions of :meth:`unit_source_solutions` (shape
         (n,) each) kept by the caller between fits on the same graph: each depends on its node
@@ -118,12 +122,13 @@ class PoissonLearning:
     n_iter_ : int
         Iterations of the last solve (0 for ``"direct"``).
     residual_ : ndarray of shape (T,)
-        Relative residual of each column.
+        Relative residual of each column (NaN for a fit made by :meth:`add_label`).
     """
 
     def __init__(self, solver: str = "cg", tol: float = 1e-10, max_iter: int | None = None, class_sizes=None,
-                 multigrid=None, unit_sources=None):
+                 multigrid=None, unit_sources=None, factorise: bool = False):
         self.solver = solver
+        self.factorise = factorise
         self.unit_sources = unit_sources
         self.tol = tol
         self.max_iter = max_iter
@@ -224,24 +229,41 @@ class PoissonLearning:
         self.residual_ = np.zeros(T)
         if S.size == 0 or not B[S].any():
             return U
-        W_S = self._W[S][:, S]
-        d = self._deg[S]
-        comp = self._comp[S]
+        system = self._system(S)
+        W_S, d, comp = system["W_S"], system["d"], system["comp"]
         BS = self._project(B[S], d, comp, source=True)  # exactly in the range
         if self.solver == "direct":
             X = self._direct(W_S, d, comp, BS)
+        elif self.solver == "cg" and self.factorise:  # the caller found the fill small: a kept LU
+            X = self._direct(W_S, d, comp, BS, kept=system)
         elif self.solver == "iteration":
             X = self._iterate(W_S, d, BS)
         else:
             self._cg_nodes = S
             X = self._cg(W_S, d, comp, BS)
         X = self._project(X, d, comp)
-        Lap = sp.diags(d) - W_S
-        num = np.linalg.norm(BS - Lap @ X, axis=0)
+        num = np.linalg.norm(BS - system["laplacian"] @ X, axis=0)
         den = np.linalg.norm(BS, axis=0)
         self.residual_ = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
         U[S] = X
         return U
+
+    def _system(self, S: np.ndarray) -> dict:
+        """The matrices of the nodes ``S`` (sorted): ``W_S``, degrees ``d``, components, the
+        Laplacian ``D - W_S`` and CG's ``I - D^-1/2 W_S D^-1/2``; built once per node set and
+        shared with the fits :meth:`add_label` derives (the set changes only when a label
+        reaches a new component)."""
+        held = getattr(self, "_system_cache", None)
+        if held is not None and np.array_equal(held["S"], S):
+            return held
+        W_S = self._W[S][:, S]
+        d = self._deg[S]
+        r = 1.0 / np.sqrt(d)
+        self._system_cache = {
+            "S": S, "W_S": W_S, "d": d, "comp": self._comp[S], "laplacian": (sp.diags(d) - W_S).tocsr(),
+            "normalised": (sp.identity(S.size, format="csr") - sp.diags(r) @ W_S @ sp.diags(r)).tocsr(),
+        }
+        return self._system_cache
 
     @staticmethod
     def _project(X: np.ndarray, d: np.ndarray, comp: np.ndarray, source: bool = False) -> np.ndarray:
@@ -258,15 +280,22 @@ class PoissonLearning:
         X -= shift * d[:, None] if source else shift
         return X
 
-    def _direct(self, W_S, d, comp, BS) -> np.ndarray:
+    def _direct(self, W_S, d, comp, BS, kept: dict | None = None) -> np.ndarray:
+        """One node per component grounded, a sparse LU of the rest (kept in ``kept``, the node
+        set's matrices of :meth:`_system`, when given)."""
         first = np.zeros(comp.size, dtype=bool)
         _, idx = np.unique(comp, return_index=True)
         first[idx] = True  # ground the first node of each component
         keep = np.flatnonzero(~first)
         X = np.zeros_like(BS)
         if keep.size:
-            A = (sp.diags(d[keep]) - W_S[keep][:, keep]).tocsc()
-            X[keep] = splu(A, permc_spec="MMD_AT_PLUS_A").solve(np.ascontiguousarray(BS[keep]))
+            lu = None if kept is None else kept.get("lu")
+            if lu is None:
+                A = (sp.diags(d[keep]) - W_S[keep][:, keep]).tocsc()
+                lu = splu(A, permc_spec="MMD_AT_PLUS_A")
+                if kept is not None:
+                    kept["lu"] = lu
+            X[keep] = lu.solve(np.ascontiguousarray(BS[keep]))
         return X
 
     def _iterate(self, W_S, d, BS) -> np.ndarray:
@@ -289,7 +318,7 @@ class PoissonLearning:
     def _cg(self, W_S, d, comp, BS) -> np.ndarray:
         s, T = BS.shape
         r = 1.0 / np.sqrt(d)
-        A = (sp.identity(s, format="csr") - sp.diags(r) @ W_S @ sp.diags(r)).tocsr()
+        A = self._system_cache["normalised"]
         rhs = r[:, None] * BS
         cap = int(self.max_iter) if self.max_iter is not None else 10 * s
         M = None
@@ -353,8 +382,23 @@ class PoissonLearning:
         One solve per label (for ``"direct"`` one LU and ``l`` triangular solves)."""
         self._check_fitted()
         L_all = self.labeled_
-        held = self.unit_sources if self.unit_sources is not None else {}
-        L = np.array([j for j in L_all.tolist() if j not in held], dtype=np.intp)
+        held = self._unit_sources_of(L_all)
+        return np.stack([held[j][L_all] for j in L_all.tolist()], axis=1)
+
+    def _held_sources(self) -> dict:
+        """:attr:`unit_sources`, or this fit's own dict when the caller keeps none."""
+        if self.unit_sources is not None:
+            return self.unit_sources
+        if getattr(self, "_own_sources", None) is None:
+            self._own_sources = {}
+        return self._own_sources
+
+    def _unit_sources_of(self, nodes) -> dict:
+        """``{node: g_node}`` (each of shape (n,)) for ``nodes``, solving those not held yet (in
+        :attr:`unit_sources` when the caller keeps them; else in a dict of this fit)."""
+        held = self._held_sources()
+        self.unit_iter_ = 0
+        L = np.array([j for j in np.asarray(nodes).tolist() if j not in held], dtype=np.intp)
         n = self._W.shape[0]
         if L.size:
             E = np.zeros((n, L.size))
@@ -367,10 +411,98 @@ class PoissonLearning:
                     E[np.ix_(nodes, np.flatnonzero(comp_L == c))] -= (self._deg[nodes] / vol)[:, None]
             kept = self.n_iter_, self.residual_  # the fit's, not these solves'
             G = self._solve(E, np.isin(self._comp, comp_L))
+            self.unit_iter_ = self.n_iter_
             self.n_iter_, self.residual_ = kept
             for k, j in enumerate(L.tolist()):  # each column is zero outside its node's component
-                held[j] = G[:, k]
-        return np.column_stack([held[j] for j in L_all.tolist()])[L_all]
+                held[j] = np.ascontiguousarray(G[:, k])
+        return held
+
+    def _source_sum_of(self, L: np.ndarray) -> np.ndarray:
+        """``s = sum_{i in L} g_i`` (n,) of labels on one component: the sum of the held unit
+        sources, or ONE solve for the summed source ``sum_i (e_i - pi_c)`` when some are not held
+        (the solution is linear in the sources)."""
+        held = self._held_sources()
+        if all(j in held for j in L.tolist()):
+            s = np.zeros(self._W.shape[0])
+            for j in L.tolist():
+                s += held[j]
+            return s
+        comp = self._comp[L[0]]
+        nodes = self._comp == comp
+        E = np.zeros((self._W.shape[0], 1))
+        np.add.at(E[:, 0], L, 1.0)
+        vol = self._deg[nodes].sum()
+        if vol > 0:
+            E[nodes, 0] -= L.size * self._deg[nodes] / vol
+        kept = self.n_iter_, self.residual_
+        s = self._solve(E, nodes)[:, 0]
+        self.n_iter_, self.residual_ = kept
+        return s
+
+    def add_label(self, node: int, class_index: int):
+        """This fit with one more label, by linearity: ONE unit-source solve, no refit.
+
+        On a component ``c`` holding every label, ``U = sum_i g_i (y_i - ybar)^T`` (the unit-source
+        solutions ``g_i`` of the module docstring: the sources ``e_i - pi_c`` of labels whose
+        coefficients sum to zero combine to ``B``). One more label ``x_j`` of class ``t`` moves the
+        mean from ``ybar`` to ``ybar'`` and adds a source (docs/algorithms.md §10)::
+
+            U' = U + s (ybar - ybar')^T + g_j (e_t - ybar')^T,      s = sum_{i in L} g_i
+
+        exact up to the solves' residuals (the tests compare with the direct solve). The unit
+        sources are kept in :attr:`unit_sources` (the leave-one-out reads the same ones).
+
+        Parameters
+        ----------
+        node : int
+            An unlabelled node.
+        class_index : int
+            Its class, an index into ``classes_``.
+
+        Returns
+        -------
+        PoissonLearning or None
+            A new fitted instance (this one is unchanged), sharing the graph's matrices; None
+            where the update does not apply (several components hold labels, or ``node`` lies
+            in a component without one): fit from scratch then.
+        """
+        self._check_fitted()
+        node, t = int(node), int(class_index)
+        L = self.labeled_
+        T = len(self.classes_)
+        if not 0 <= t < T or not 0 <= node < self._W.shape[0] or node in set(L.tolist()):
+            raise ValueError(f"add_label needs an unlabelled node in [0, {self._W.shape[0] - 1}] and a class index "
+                             f"in [0, {T - 1}]; got node {node}, class index {t}.")
+        held_comps = np.unique(self._comp[L])
+        if held_comps.size != 1 or self._comp[node] != held_comps[0]:
+            return None
+        s = getattr(self, "_source_sum", None)
+        if s is None:
+            s = self._source_sum_of(L)
+        g = self._unit_sources_of([node])[node]
+        l = L.size
+        e = np.zeros(T)
+        e[t] = 1.0
+        ybar = self.label_mean_
+        ybar_new = (l * ybar + e) / (l + 1)
+        U = self.decision_values_ + np.outer(s, ybar - ybar_new) + np.outer(g, e - ybar_new)
+        twin = PoissonLearning(solver=self.solver, tol=self.tol, max_iter=self.max_iter,
+                               class_sizes=self.class_sizes, multigrid=self.multigrid,
+                               unit_sources=self.unit_sources, factorise=self.factorise)
+        twin._W, twin._deg, twin._comp = self._W, self._deg, self._comp
+        twin._own_sources = getattr(self, "_own_sources", None)
+        twin._system_cache = getattr(self, "_system_cache", None)
+        twin.classes_ = self.classes_
+        twin.labeled_ = np.append(L, node).astype(np.int64)
+        twin.label_indices_ = np.append(self.label_indices_, t).astype(np.int64)
+        twin.label_mean_ = ybar_new
+        twin.decision_values_ = U
+        twin.reached_ = self.reached_
+        twin.n_iter_ = getattr(self, "unit_iter_", 0)  # the unit-source solve's (0 when it was held)
+        twin.residual_ = np.full(T, np.nan)  # not computed (a product with the Laplacian per class)
+        twin._source_sum = s + g
+        twin._loo = None
+        return twin
 
     def loo_decision_values(self) -> np.ndarray:
         """``U`` at each labelled node without its own label, shape (l, T), rows in the order of

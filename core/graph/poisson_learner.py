@@ -31,11 +31,14 @@ truncation, :mod:`core.graph.variance`), scored through ``learner.score(criterio
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
 from .amg_precondition import NodeSetAMG
+from .bordered_lu import FILL_MAX, rcm_bandwidth
 from .outputs import GraphOutputs
 from .poisson import PoissonLearning
 from .variance import VARIANCE_RANK, SpectralField, VarianceCriterion
@@ -44,6 +47,9 @@ __all__ = ["PoissonLearner", "VarianceCriterion", "SpectralField", "VARIANCE_RAN
 _PARAMS = ("model", "class_mass")
 #: Up to this many nodes the LOO's unit-source solves share one sparse LU (l CG runs above).
 LOO_DIRECT_MAX = 3_000
+#: Fits solve by a sparse LU kept per node set where the graph's fill bound is at most this
+#: (numbers; :mod:`core.graph.bordered_lu`), by multigrid-preconditioned CG elsewhere.
+DIRECT_FILL_MAX = FILL_MAX
 
 
 class _NoExpectedRisk:
@@ -103,6 +109,7 @@ class PoissonLearner(GraphOutputs):
         self._spectrum = None
         self._multigrid = NodeSetAMG()  # the CG preconditioner, kept while the reached nodes are
         self._unit_sources = {}  # node -> its unit-source solution (LOO), on this fixed graph
+        self._direct = None  # solve by a kept sparse LU (decided at the first fit)
         self._fit = None
         self._loo = None
         self._refit()
@@ -180,6 +187,17 @@ class PoissonLearner(GraphOutputs):
         :meth:`~core.graph.outputs.GraphOutputs.spectral_field`)."""
         return None
 
+    def twin(self) -> PoissonLearner:
+        """A copy that can be refitted in another thread while this one is read: it shares the
+        graph, the fit (never changed in place: :meth:`PoissonLearning.add_label` makes a new
+        one) and the unit sources (each a function of its node alone), and has its own label
+        book, multigrid holder and generator. Its outputs equal this learner's."""
+        twin = copy.copy(self)
+        twin._book = self._book.copy()
+        twin._multigrid = copy.copy(self._multigrid)
+        twin.rng = copy.deepcopy(self.rng)
+        return twin
+
     # ------------------------------------------------------------------ label changes
     def _changed(self) -> None:
         self._loo = None
@@ -247,11 +265,34 @@ class PoissonLearner(GraphOutputs):
             self._fit = None
             self._P = np.full((n, c), 1.0 / c)
             return
-        fit = PoissonLearning(solver="cg", tol=1e-10, class_sizes="uniform" if self._class_mass else None,
-                              multigrid=self._multigrid, unit_sources=self._unit_sources)
-        fit.fit(self._W, L, y, classes=list(range(c)))
+        fit = self._one_more(L, y)
+        if fit is None:
+            fit = PoissonLearning(solver="cg", tol=1e-10, class_sizes="uniform" if self._class_mass else None,
+                                  multigrid=self._multigrid, unit_sources=self._unit_sources,
+                                  factorise=self._factorise())
+            fit.fit(self._W, L, y, classes=list(range(c)))
         self._fit = fit
         self._P = self._shown(fit, fit.decision_values_, fit.label_mean_, fit.reached_)
+
+    def _factorise(self) -> bool:
+        """Solve by a kept sparse LU (the graph's fill bound, RCM bandwidth x nodes, is at most
+        :data:`DIRECT_FILL_MAX`: a graph of few dimensions, where CG needs its multigrid), else
+        by CG; decided once per learner."""
+        if self._direct is None:
+            n = self.n_samples
+            self._direct = n * max(rcm_bandwidth(self._W), 1) <= DIRECT_FILL_MAX
+        return self._direct
+
+    def _one_more(self, L: np.ndarray, y: np.ndarray):
+        """The fit after ONE label added to the last one, by linearity
+        (:meth:`PoissonLearning.add_label`: one unit-source solve, kept for the LOO too), or
+        None when the labels changed otherwise (the caller fits from scratch)."""
+        last = self._fit
+        if (last is None or L.size != last.labeled_.size + 1 or len(last.classes_) != self.n_classes
+                or last.class_sizes != ("uniform" if self._class_mass else None)
+                or not np.array_equal(L[:-1], last.labeled_) or not np.array_equal(y[:-1], last.label_indices_)):
+            return None
+        return last.add_label(int(L[-1]), int(y[-1]))
 
     def _shown(self, fit: PoissonLearning, U: np.ndarray, ybar: np.ndarray, reached: np.ndarray) -> np.ndarray:
         """``P`` (rows summing to 1) of the values ``U`` (module docstring)."""

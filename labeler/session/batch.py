@@ -145,6 +145,7 @@ def batch_queries(session, k: int = 5, rule: str = "greedy") -> np.ndarray:
             first = session.next_query()
             if first is None:
                 return np.zeros(0, dtype=np.int64)
+            session.graph_refits.settle()  # the picks after the first read a learner holding every label
             exclude = np.fromiter(session._log.skipped, dtype=np.intp, count=len(session._log.skipped))
             strategy = session._config.strategy
             rng = np.random.default_rng([session._config.seed, session.n_events, 7])

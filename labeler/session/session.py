@@ -80,6 +80,7 @@ from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
 from .labelling import Labelling
 from .settings import Settings
+from .graph_refit import GraphRefits
 from .model_selection import ModelChoice, model_words
 from .views import Views
 from ..store import (
@@ -206,6 +207,8 @@ class LabelingSession:
         self.model_choice = ModelChoice(self._config, self._log, self._commit, lambda: self.learner, self.X,
                                         lambda: self._store.read_only, lambda: self._store.events(self.id),
                                         swap=self._swap_learner, lock=self._lock)
+        # a graph model's refit after a label, off the key press's request on large pools (the app)
+        self.graph_refits = GraphRefits(lambda: self.learner, self._refitted, self.n_samples, lock=self._lock)
         self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
                            self.settings, self._stored_config.get("auto", {}),
                            lambda: self._store.risks(self.id), self.next_query)
@@ -341,6 +344,7 @@ class LabelingSession:
         with self._lock:
             self.settings.cancel_retune()
             self.model_choice.cancel()
+            self.graph_refits.drop()
             self.closed = True
             self._store.close()
             self.learner = None
@@ -539,6 +543,7 @@ class LabelingSession:
 
     def _rebuild(self):
         """Replace the learner by one built from the log (after a failed write)."""
+        self.graph_refits.drop()  # the learner built from the log holds every label
         self.learner = None  # one n x n matrix at a time
         self.learner = self._build_learner()
 
@@ -550,6 +555,7 @@ class LabelingSession:
         with self._lock:
             events = self._store.append(self.id, rows, after=self._log.n_events)
             change = self._log.apply(events)
+            self.graph_refits.drop()  # the learner swapped in was given every label of the log
             self.learner = learner
             self._apply(change, given=True)
 
@@ -562,8 +568,22 @@ class LabelingSession:
         self.settings.background = bool(on)
         self.model_choice.background = bool(on)
         if not on:
+            with self._lock:
+                self.graph_refits.settle()
+        self.graph_refits.background = bool(on)
+        if not on:
             self.settings.cancel_retune()
             self.model_choice.cancel()
+
+    def _refitted(self, learner) -> None:
+        """Swap in a graph learner refitted in the background (:mod:`.graph_refit`; under the
+        session's lock): what was computed from the learner it replaces goes, but the next
+        query of this state (recorded in the store) stays."""
+        self.learner = learner
+        query = self._cache.get("next_query")
+        self._cache.clear()
+        if query is not None:
+            self._cache["next_query"] = query
 
     def _give_to_learner(self, rows):
         """Give a setting or a new class to the learner BEFORE it is written (the learner
@@ -571,6 +591,8 @@ class LabelingSession:
         stored). Returns how to take it back if the write then fails, or None for rows that
         are applied after the write (labels, skips, undo)."""
         kind = rows[0].kind
+        if kind in ("setting", "add_class"):
+            self.graph_refits.settle()  # the learner holds every label first
         if kind == "setting" and any(row.name == "model" for row in rows):  # a model choice: another learner
             return self._switch_model(next(row.value for row in rows if row.name == "model"))
         if kind == "setting":  # one or several settings changed together: one model.apply
@@ -607,7 +629,13 @@ class LabelingSession:
 
     def _apply(self, change, given: bool = False):
         """Apply one action to the learner incrementally (live, and events of other tabs);
-        ``given``: its setting or new class is in the learner already."""
+        ``given``: its setting or new class is in the learner already. Labels added to a graph
+        model of a large pool go to a background refit in the app (:mod:`.graph_refit`); any
+        other change first settles it."""
+        if self.graph_refits.defers(change):
+            self.graph_refits.add(change.added)
+            return
+        self.graph_refits.settle()
         learner = self.learner
         if len(change.removed) == 1:
             learner.remove(change.removed[0].index)  # exact undo (docs/algorithms.md §3)
@@ -912,6 +940,8 @@ class LabelingSession:
                 if stored is not None and self._queryable(stored):
                     return stored
                 exclude = np.fromiter(self._log.skipped, dtype=np.intp, count=len(self._log.skipped))
+                # labels still being fitted in the background (large graph pools): never asked again
+                exclude = np.union1d(exclude, self.graph_refits.pending_indices).astype(np.intp)
                 if np.isin(self.learner.unlabeled_indices, exclude).all():
                     return None  # every point labelled or skipped
                 q = strategies.query_one(self.learner, self._config.strategy, self._rng(), exclude=exclude,

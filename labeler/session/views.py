@@ -222,12 +222,16 @@ class Views:
         idx, y = self._labelled_arrays()
         keep = np.array([r.source not in GUESS_SOURCES for r in self._log.labels.values()],
                         dtype=bool)
-        T = self.learner.n_outputs
+        learner = self.learner
+        T = learner.n_outputs
+        # rows follow the learner's order, which a relabel or an undo may make differ from the log's
+        row = {i: k for k, i in enumerate(learner.labels)}
+        if len(row) < idx.size:  # labels still being fitted in the background (labeler/session/graph_refit.py)
+            held = np.array([i in row for i in idx.tolist()], dtype=bool)
+            idx, y, keep = idx[held], y[held], keep[held]
         if idx.size == 0:
             return idx, y, np.zeros((0, T)), keep
-        F = np.asarray(self.learner.loo_decision_values(), dtype=np.float64)
-        # rows follow the learner's order, which a relabel or an undo may make differ from the log's
-        row = {i: k for k, i in enumerate(self.learner.labels)}
+        F = np.asarray(learner.loo_decision_values(), dtype=np.float64)
         return idx, y, F[[row[i] for i in idx.tolist()]], keep
 
     def calibration(self):

@@ -1,0 +1,124 @@
+"""A graph model's refit off the key press's request (labeler/session/graph_refit.py): the label
+is stored at once, the next query is picked by the model of the moment among the points without
+a label, the refitted twin is swapped in when done, any other change settles first, and a
+reopened session replays the same queries and the same model (against a fresh fit).
+
+The pool threshold is lowered so that a small pool takes the background path, and the refit is
+held at a gate so that labels arrive while it runs."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import labeler.session.graph_refit as graph_refit
+from labeler.session import LabelingSession, SessionConfig
+
+N = 300
+
+
+@pytest.fixture
+def gate(monkeypatch):
+    """Background refits on pools of >= 100 points, each held until ``gate.set()``."""
+    monkeypatch.setattr(graph_refit, "BACKGROUND_REFIT_ABOVE", 100)
+    event = threading.Event()
+    compute = graph_refit.GraphRefitJob.compute
+
+    def held(job):
+        event.wait(30)
+        compute(job)
+
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "compute", held)
+    return event
+
+
+def _session(tmp_path, model):
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
+                                                                    model=model, layout="pca", seed=1))
+    s.retune_in_background(True)
+    return s
+
+
+def _press(s, y):
+    q = s.next_query()
+    assert q not in s.labels
+    assert s.label(q, str(y[q]), expected_query=q)
+    return q
+
+
+@pytest.mark.parametrize("model", ["harmonic", "lgc", "poisson"])
+def test_labels_arrive_while_the_refit_runs_and_the_twin_is_swapped_in(tmp_path, gate, model):
+    s = _session(tmp_path, model)
+    y = np.asarray(s.dataset.y)
+    before = s.learner
+    asked = [_press(s, y) for _ in range(4)]  # the gate holds the first refit: none applied yet
+    assert len(set(asked)) == 4 and s.n_labeled == 4
+    assert s.learner is before and s.learner.n_labeled == 0  # the model of the moment answered
+    assert set(s.graph_refits.pending_indices.tolist()) == set(asked)
+    s.predictions()
+    s.confidence_bins()  # the LOO rows of the labels the learner holds (none yet)
+    gate.set()
+    assert s.graph_refits.wait(30)
+    for _ in range(200):  # the first refit swapped in, the second (three labels) started at once
+        if not s.graph_refits.pending and s.learner.n_labeled == 4:
+            break
+        threading.Event().wait(0.05)
+    assert s.learner.labels == s.labels
+    gate.clear()  # the next refits wait again: the session closes with labels still being fitted
+    for _ in range(3):
+        _press(s, y)
+    assert s.learner.n_labeled == 4 and s.n_labeled == 7
+    shown = s.next_query()  # picked by the model holding 4 of the 7 labels, recorded in the store
+    sid = s.id
+    s.close()
+    gate.set()
+    r = LabelingSession.open(tmp_path / "s.sqlite", sid)
+    assert r.labels == r.learner.labels and r.n_labeled == 7
+    assert r.next_query() == shown  # the same query after a reopen
+    r.retune_in_background(True)
+    _press(r, y)
+    r.undo()  # settles: the learner holds every label, then the undo applies in the request
+    assert r.learner.labels == r.labels and not r.graph_refits.pending
+    reopened = LabelingSession.open(tmp_path / "s.sqlite", sid)
+    assert_allclose(r.learner.class_values, reopened.learner.class_values, atol=1e-8)  # a fresh fit
+    r.close()
+    reopened.close()
+
+
+def test_small_pools_and_the_library_refit_in_the_request(tmp_path, monkeypatch):
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
+                                                                    model="harmonic", layout="pca"))
+    y = np.asarray(s.dataset.y)
+    s.retune_in_background(True)  # the pool is below BACKGROUND_REFIT_ABOVE
+    _press(s, y)
+    assert s.learner.n_labeled == 1 and not s.graph_refits.pending
+    monkeypatch.setattr(graph_refit, "BACKGROUND_REFIT_ABOVE", 100)
+    s.retune_in_background(False)  # the library: in the request whatever the size
+    _press(s, y)
+    assert s.learner.n_labeled == 2 and not s.graph_refits.pending
+    s.close()
+
+
+def test_a_failed_refit_gives_its_labels_in_the_next_request(tmp_path, monkeypatch):
+    monkeypatch.setattr(graph_refit, "BACKGROUND_REFIT_ABOVE", 100)
+    compute = graph_refit.GraphRefitJob.compute
+    calls = []
+
+    def fails_once(job):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("solver broke")
+        compute(job)
+
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "compute", fails_once)
+    s = _session(tmp_path, "harmonic")
+    y = np.asarray(s.dataset.y)
+    q = _press(s, y)
+    s.graph_refits.wait(30)
+    s.skip(s.next_query())  # another change: settles (the failed job's label given here)
+    assert isinstance(s.graph_refits.error, RuntimeError) and s.learner.n_labeled == 1
+    assert q in s.learner.labels
+    s.close()
