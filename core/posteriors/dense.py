@@ -5,11 +5,16 @@ Implements :class:`core.posteriors.base.Posterior`. Memory: exactly one n x n ar
 filled in place by ``kernel(X, out=C)``; built from a precomputed kernel matrix it keeps a
 reference to that matrix (two n x n arrays) so that :meth:`DensePosterior.reset` can restore
 the prior.
+
+An update ``C += C[:, S] M C[S, :]`` is kept pending (O(n |S|)) until ``C`` is read as a whole:
+the next query's binary scoring applies it in the same pass over ``C``
+(:meth:`DensePosterior.apply_pending`), any other whole read first (:meth:`DensePosterior.settle`),
+and the small reads in between return the updated values (:mod:`._dense_numba`).
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, solve_triangular
@@ -18,7 +23,7 @@ from scipy.linalg.blas import dgemm
 from . import _dense_numba
 from .base import DEFAULT_BLOCK_BYTES, CandidateBlock
 
-__all__ = ["DensePosterior"]
+__all__ = ["DensePosterior", "PendingUpdate"]
 
 NOT_PD_MESSAGE = (
     "K_LL + Lambda_L is not positive definite: the kernel matrix is not positive "
@@ -28,6 +33,19 @@ NOT_PD_MESSAGE = (
 
 def _as_index(idx) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(idx, dtype=np.int64).reshape(-1))
+
+
+class PendingUpdate(NamedTuple):
+    """An update ``C += U M U^T`` (``U = C[:, S]`` before it) not applied to ``C`` yet.
+
+    The arguments of :func:`core.posteriors._dense_numba.apply_update` after ``C``: ``UT`` (k, n)
+    = ``C[S, :]``, ``V`` (n, k) = ``U M`` (k > 1; an empty (0, 1) array for k = 1) and
+    ``alpha`` = ``M[0, 0]`` (k = 1; 0.0 otherwise).
+    """
+
+    UT: np.ndarray
+    V: np.ndarray
+    alpha: float
 
 
 class DensePosterior:
@@ -48,6 +66,7 @@ class DensePosterior:
         self._X = X
         self._K = K
         self.n_samples = array.shape[0]
+        self._pending = None  # an update of C not applied yet: PendingUpdate or None
         if K is not None:
             self._prior_diag = np.diagonal(K).astype(np.float64, copy=True)
         else:
@@ -99,7 +118,9 @@ class DensePosterior:
     # ------------------------------------------------------------------ read access
     @property
     def array(self) -> np.ndarray:
-        """The covariance array itself as a read-only view (benchmarks read it directly)."""
+        """The covariance array itself as a read-only view (benchmarks read it directly);
+        a pending update is applied first."""
+        self.settle()
         view = self._C.view()
         view.flags.writeable = False
         return view
@@ -111,6 +132,10 @@ class DensePosterior:
 
     def diag(self, idx=None) -> np.ndarray:
         """``C_ii`` (posterior variances of f), ndarray of shape (n,) or (k,), a copy."""
+        p = self._pending
+        if p is not None:
+            idx = np.arange(self.n_samples, dtype=np.int64) if idx is None else _as_index(idx)
+            return _dense_numba.updated_diagonal(self._C, p.UT, p.V, p.alpha, idx)
         d = np.diagonal(self._C)
         return d.copy() if idx is None else d[_as_index(idx)]
 
@@ -121,11 +146,15 @@ class DensePosterior:
     def block(self, idx) -> np.ndarray:
         """``C[idx][:, idx]``, ndarray of shape (k, k)."""
         idx = _as_index(idx)
-        return self._C[np.ix_(idx, idx)]
+        return self.cross(idx, idx)
 
     def cross(self, rows, cols) -> np.ndarray:
         """``C[rows][:, cols]``, ndarray of shape (k, m)."""
-        return self._C[np.ix_(_as_index(rows), _as_index(cols))]
+        rows, cols = _as_index(rows), _as_index(cols)
+        p = self._pending
+        if p is not None:
+            return _dense_numba.updated_entries(self._C, p.UT, p.V, p.alpha, rows, cols)
+        return self._C[np.ix_(rows, cols)]
 
     def prior_block(self, idx) -> np.ndarray:
         """``K[idx][:, idx]`` (k, k), from the kept matrix or the kernel; ``C`` untouched."""
@@ -136,19 +165,26 @@ class DensePosterior:
 
     def columns(self, idx) -> np.ndarray:
         """``C[idx, :]`` (= ``C[:, idx]^T``, ``C`` is symmetric), ndarray of shape (k, n), a copy."""
-        return self._C[_as_index(idx)]
+        idx = _as_index(idx)
+        p = self._pending
+        if p is not None:
+            return _dense_numba.updated_rows(self._C, p.UT, p.V, p.alpha, idx)
+        return self._C[idx]
 
     def combine(self, idx, W) -> np.ndarray:
         """``W^T C[idx, :]``, ndarray of shape (t, n), for ``W`` of shape (k, t)."""
         idx = _as_index(idx)
         W = np.asarray(W, dtype=np.float64).reshape(idx.size, -1)
+        R = self.columns(idx)
         if idx.size == 1:
-            return np.outer(W[0], self._C[idx[0]])
-        return W.T @ self._C[idx]
+            return np.outer(W[0], R[0])
+        return W.T @ R
 
     def candidate_blocks(self, candidates, max_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[CandidateBlock]:
-        """One block: ``C`` itself with ``rows = candidates`` (zero copy)."""
+        """One block: ``C`` itself with ``rows = candidates`` (zero copy; a pending update is
+        applied first)."""
         cand = _as_index(candidates)
+        self.settle()
         yield CandidateBlock(self._C, cand, cand)
 
     def rebuild_is_cheaper(self, n_changed: int) -> bool:
@@ -157,13 +193,20 @@ class DensePosterior:
 
     def to_array(self) -> np.ndarray:
         """A copy of ``C`` as an (n, n) array (tests and small pools only)."""
+        self.settle()
         return self._C.copy()
 
     # ------------------------------------------------------------------ updates
     def update(self, idx, M) -> None:
-        """``C += C[:, idx] M C[idx, :]`` in place with one BLAS call (no n x n temporary).
+        """``C += C[:, idx] M C[idx, :]``, kept pending until ``C`` is read as a whole.
 
-        Rank one uses a numba kernel that keeps ``C`` exactly symmetric.
+        The update is recorded (``U^T = C[idx, :]`` and ``V = U M``, O(n k)) and applied by
+        the next whole read of ``C``: :meth:`apply_pending` (the next query's scoring, in the
+        same pass over ``C``), or :meth:`settle` (every other read of many rows). Small reads
+        in between (:meth:`diag`, :meth:`block`, :meth:`cross`, :meth:`columns`,
+        :meth:`combine`) return the updated values, equal to the bit to what ``C`` holds once
+        the update is applied (:mod:`core.posteriors._dense_numba`). Rank one keeps ``C``
+        exactly symmetric. An earlier pending update is applied first.
 
         Parameters
         ----------
@@ -174,15 +217,51 @@ class DensePosterior:
         if idx.size == 0:
             return
         M = np.asarray(M, dtype=np.float64).reshape(idx.size, idx.size)
-        R = self._C[idx]  # (k, n) copy: C[:, idx]^T before the update
+        self.settle()
+        UT = self._C[idx]  # (k, n) copy: C[:, idx]^T before the update
         if idx.size == 1:
-            _dense_numba.rank_one_update(self._C, np.ascontiguousarray(R[0]), float(M[0, 0]))
+            self._pending = PendingUpdate(UT, np.empty((0, 1)), float(M[0, 0]))
             return
         M = 0.5 * (M + M.T)
-        U = np.asfortranarray(R.T)
-        W = np.asfortranarray(U @ M)
-        # C^T (Fortran view of the C-ordered array) += U W^T == U M U^T, in place
-        dgemm(1.0, U, W, beta=1.0, c=self._C.T, trans_b=1, overwrite_c=1)
+        self._pending = PendingUpdate(UT, np.ascontiguousarray(UT.T @ M), 0.0)
+
+    @property
+    def has_pending(self) -> bool:
+        """Whether an update of ``C`` is recorded and not applied yet (:meth:`update`)."""
+        return self._pending is not None
+
+    def settle(self) -> None:
+        """Apply a pending update to ``C`` (one parallel pass; nothing when there is none)."""
+        p = self._pending
+        if p is not None:
+            _dense_numba.apply_update(self._C, p.UT, p.V, p.alpha)
+            self._pending = None
+
+    def apply_pending(self, apply) -> bool:
+        """Hand a pending update to ``apply``, which applies it to ``C`` while reading ``C``.
+
+        For a kernel that reads every row of ``C`` anyway (the next query's scoring,
+        :func:`core.criteria._expected_risk_numba.update_and_score_binary`): it updates each
+        block of rows with :func:`core.posteriors._dense_numba.update_row_block` and reads it
+        while it is in cache, so the update and the read are one pass over ``C``.
+
+        Parameters
+        ----------
+        apply : callable
+            ``apply(C, UT, V, alpha)`` (the fields of :class:`PendingUpdate`); it must update
+            every row of ``C`` with ``update_row_block``, or raise before writing any.
+
+        Returns
+        -------
+        bool
+            False (``apply`` not called) when no update is pending.
+        """
+        p = self._pending
+        if p is None:
+            return False
+        apply(self._C, p.UT, p.V, p.alpha)
+        self._pending = None
+        return True
 
     def condition(self, idx, noise, residual) -> np.ndarray:
         """Condition on noisy observations at ``idx``: the direct solve behind ``rebuild``.
@@ -214,6 +293,7 @@ class DensePosterior:
         residual = np.asarray(residual, dtype=np.float64).reshape(idx.size, -1)
         if idx.size == 0:
             return np.zeros((residual.shape[1], self.n_samples))
+        self.settle()
         R = self._C[idx]  # (s, n) = C[:, S]^T
         A = R[:, idx] + np.diag(np.asarray(noise, dtype=np.float64))
         try:
@@ -228,7 +308,9 @@ class DensePosterior:
         return shift
 
     def reset(self) -> None:
-        """Overwrite ``C`` with the prior ``K`` in place (no new n x n array)."""
+        """Overwrite ``C`` with the prior ``K`` in place (no new n x n array); a pending update
+        is dropped."""
+        self._pending = None
         if self._K is not None:
             np.copyto(self._C, self._K)
         else:
