@@ -1,14 +1,10 @@
 """Numba kernels of the dense posterior (private): the in-place low-rank update of ``C``.
 
-Every update of ``C`` is ``C += U M U^T`` with ``U = C[:, S]`` (n x k, taken before the update)
-and a small symmetric ``M`` (docs/algorithms.md §3). :class:`core.posteriors.DensePosterior`
-keeps it pending (``U^T``, and ``V = U M`` for k > 1) until ``C`` is read, so that the next
-query's scoring can apply it row by row while each row is in cache
-(:func:`core.criteria._expected_risk_numba.update_and_score_binary`): one pass over ``C``
-instead of two. Every entry of an updated ``C`` is computed by :func:`updated_entry`'s
-arithmetic, in the same order whichever kernel computes it (whole rows, a block of
-columns, one entry), so a value read before the update is applied equals, to the bit, the one
-stored after.
+The held updates of a dense ``C`` are one low-rank correction ``C += U M U^T`` (``U`` n x k,
+``M`` symmetric; :mod:`core.posteriors.pending`), written by :func:`apply_update`, or row block
+by row block by a kernel that reads ``C`` in the same pass
+(:func:`core.criteria._expected_risk_numba.update_and_score_binary`, the next query's scoring):
+one pass over ``C`` instead of two. Every row is updated by :func:`update_segment`:
 
 * rank one (``k = 1``, ``M = [[alpha]]``): ``C_rz += alpha * (c_r * c_z)``, which keeps a
   symmetric ``C`` exactly symmetric;
@@ -17,7 +13,6 @@ stored after.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange
 
 #: Columns of one tile: the k x TILE block of ``U^T`` a block of rows shares stays in cache.
@@ -88,54 +83,3 @@ def apply_update(C, UT, V, alpha):
     for blk in prange(n_blocks):
         r0 = blk * ROW_BLOCK
         update_row_block(C, UT, V, alpha, r0, min(n, r0 + ROW_BLOCK))
-
-
-@njit(cache=True)
-def updated_entries(C, UT, V, alpha, rows, cols):
-    """``(C + U M U^T)[rows][:, cols]`` without changing ``C``, shape (len(rows), len(cols)).
-
-    The same arithmetic as :func:`apply_update`, entry by entry (bit for bit what ``C`` holds
-    once the update is applied).
-    """
-    k = UT.shape[0]
-    out = np.empty((rows.shape[0], cols.shape[0]))
-    for a in range(rows.shape[0]):
-        r = rows[a]
-        for c in range(cols.shape[0]):
-            z = cols[c]
-            x = C[r, z]
-            if k == 1:
-                x += alpha * (UT[0, r] * UT[0, z])
-            else:
-                for b in range(k):
-                    x += V[r, b] * UT[b, z]
-            out[a, c] = x
-    return out
-
-
-@njit(parallel=True, fastmath=False, cache=True)
-def updated_diagonal(C, UT, V, alpha, idx):
-    """``diag(C + U M U^T)[idx]`` without changing ``C``, shape (len(idx),) (O(len(idx) k))."""
-    k = UT.shape[0]
-    out = np.empty(idx.shape[0])
-    for a in prange(idx.shape[0]):
-        r = idx[a]
-        x = C[r, r]
-        if k == 1:
-            x += alpha * (UT[0, r] * UT[0, r])
-        else:
-            for b in range(k):
-                x += V[r, b] * UT[b, r]
-        out[a] = x
-    return out
-
-
-@njit(parallel=True, fastmath=False, cache=True)
-def updated_rows(C, UT, V, alpha, rows):
-    """``(C + U M U^T)[rows, :]`` without changing ``C``, shape (len(rows), n)."""
-    n = C.shape[1]
-    out = np.empty((rows.shape[0], n))
-    for a in prange(rows.shape[0]):
-        out[a] = C[rows[a]]
-        update_segment(out[a], rows[a], UT, V, alpha, 0, n)
-    return out

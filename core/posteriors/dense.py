@@ -6,15 +6,16 @@ filled in place by ``kernel(X, out=C)``; built from a precomputed kernel matrix 
 reference to that matrix (two n x n arrays) so that :meth:`DensePosterior.reset` can restore
 the prior.
 
-An update ``C += C[:, S] M C[S, :]`` is kept pending (O(n |S|)) until ``C`` is read as a whole:
-the next query's binary scoring applies it in the same pass over ``C``
-(:meth:`DensePosterior.apply_pending`), any other whole read first (:meth:`DensePosterior.settle`),
-and the small reads in between return the updated values (:mod:`._dense_numba`).
+The updates ``C += C[:, S] M C[S, :]`` are held as one low-rank correction (:mod:`.pending`)
+until ``C`` is read as a whole: the next query's binary scoring writes them in the same pass
+over ``C`` (:meth:`DensePosterior.apply_pending`), any other whole read first
+(:meth:`DensePosterior.settle`); the reads of a few rows or entries in between add the
+correction.
 """
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, solve_triangular
@@ -22,8 +23,17 @@ from scipy.linalg.blas import dgemm
 
 from . import _dense_numba
 from .base import DEFAULT_BLOCK_BYTES, CandidateBlock
+from .pending import PendingCorrection
 
-__all__ = ["DensePosterior", "PendingUpdate"]
+__all__ = ["DensePosterior", "SETTLE_FLOOR", "MAX_PENDING"]
+
+#: The pending correction is written into C before it would exceed this rank (memory: p n doubles)
+MAX_PENDING = 256
+#: ... or this rank, unless one update alone had half of it (then writing C gains nothing: under
+#: "balanced" weights every label touches every other). Writing a rank-16 correction costs about
+#: what one rank-one update costs (one pass over C, bound by memory), so a run of rank-one
+#: updates (weights fixed, the margin strategy) writes C once every 16 labels.
+SETTLE_FLOOR = 16
 
 NOT_PD_MESSAGE = (
     "K_LL + Lambda_L is not positive definite: the kernel matrix is not positive "
@@ -33,19 +43,6 @@ NOT_PD_MESSAGE = (
 
 def _as_index(idx) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(idx, dtype=np.int64).reshape(-1))
-
-
-class PendingUpdate(NamedTuple):
-    """An update ``C += U M U^T`` (``U = C[:, S]`` before it) not applied to ``C`` yet.
-
-    The arguments of :func:`core.posteriors._dense_numba.apply_update` after ``C``: ``UT`` (k, n)
-    = ``C[S, :]``, ``V`` (n, k) = ``U M`` (k > 1; an empty (0, 1) array for k = 1) and
-    ``alpha`` = ``M[0, 0]`` (k = 1; 0.0 otherwise).
-    """
-
-    UT: np.ndarray
-    V: np.ndarray
-    alpha: float
 
 
 class DensePosterior:
@@ -66,7 +63,7 @@ class DensePosterior:
         self._X = X
         self._K = K
         self.n_samples = array.shape[0]
-        self._pending = None  # an update of C not applied yet: PendingUpdate or None
+        self._pending = PendingCorrection(array.shape[0])  # updates not yet written into C
         if K is not None:
             self._prior_diag = np.diagonal(K).astype(np.float64, copy=True)
         else:
@@ -132,12 +129,12 @@ class DensePosterior:
 
     def diag(self, idx=None) -> np.ndarray:
         """``C_ii`` (posterior variances of f), ndarray of shape (n,) or (k,), a copy."""
-        p = self._pending
-        if p is not None:
-            idx = np.arange(self.n_samples, dtype=np.int64) if idx is None else _as_index(idx)
-            return _dense_numba.updated_diagonal(self._C, p.UT, p.V, p.alpha, idx)
         d = np.diagonal(self._C)
-        return d.copy() if idx is None else d[_as_index(idx)]
+        idx = None if idx is None else _as_index(idx)
+        d = d.copy() if idx is None else d[idx]
+        if self._pending.size:
+            d += self._pending.diagonal(idx)
+        return d
 
     def prior_diag(self) -> np.ndarray:
         """``K_ii``, ndarray of shape (n,), a copy."""
@@ -151,10 +148,10 @@ class DensePosterior:
     def cross(self, rows, cols) -> np.ndarray:
         """``C[rows][:, cols]``, ndarray of shape (k, m)."""
         rows, cols = _as_index(rows), _as_index(cols)
-        p = self._pending
-        if p is not None:
-            return _dense_numba.updated_entries(self._C, p.UT, p.V, p.alpha, rows, cols)
-        return self._C[np.ix_(rows, cols)]
+        out = self._C[np.ix_(rows, cols)]
+        if self._pending.size:
+            out += self._pending.cross(rows, cols)
+        return out
 
     def prior_block(self, idx) -> np.ndarray:
         """``K[idx][:, idx]`` (k, k), from the kept matrix or the kernel; ``C`` untouched."""
@@ -166,19 +163,19 @@ class DensePosterior:
     def columns(self, idx) -> np.ndarray:
         """``C[idx, :]`` (= ``C[:, idx]^T``, ``C`` is symmetric), ndarray of shape (k, n), a copy."""
         idx = _as_index(idx)
-        p = self._pending
-        if p is not None:
-            return _dense_numba.updated_rows(self._C, p.UT, p.V, p.alpha, idx)
-        return self._C[idx]
+        out = self._C[idx]
+        if self._pending.size:
+            out += self._pending.combined_rows(idx, np.eye(idx.size))
+        return out
 
     def combine(self, idx, W) -> np.ndarray:
         """``W^T C[idx, :]``, ndarray of shape (t, n), for ``W`` of shape (k, t)."""
         idx = _as_index(idx)
         W = np.asarray(W, dtype=np.float64).reshape(idx.size, -1)
-        R = self.columns(idx)
-        if idx.size == 1:
-            return np.outer(W[0], R[0])
-        return W.T @ R
+        out = np.outer(W[0], self._C[idx[0]]) if idx.size == 1 else W.T @ self._C[idx]
+        if self._pending.size:
+            out += self._pending.combined_rows(idx, W)
+        return out
 
     def candidate_blocks(self, candidates, max_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[CandidateBlock]:
         """One block: ``C`` itself with ``rows = candidates`` (zero copy; a pending update is
@@ -198,47 +195,50 @@ class DensePosterior:
 
     # ------------------------------------------------------------------ updates
     def update(self, idx, M) -> None:
-        """``C += C[:, idx] M C[idx, :]``, kept pending until ``C`` is read as a whole.
+        """``C += C[:, idx] M C[idx, :]``, held in the pending correction (:mod:`.pending`).
 
-        The update is recorded (``U^T = C[idx, :]`` and ``V = U M``, O(n k)) and applied by
-        the next whole read of ``C``: :meth:`apply_pending` (the next query's scoring, in the
-        same pass over ``C``), or :meth:`settle` (every other read of many rows). Small reads
-        in between (:meth:`diag`, :meth:`block`, :meth:`cross`, :meth:`columns`,
-        :meth:`combine`) return the updated values, equal to the bit to what ``C`` holds once
-        the update is applied (:mod:`core.posteriors._dense_numba`). Rank one keeps ``C``
-        exactly symmetric. An earlier pending update is applied first.
+        O(p^2 k) and O(n) per point new to the correction (p its rank); the n x n array is
+        written when it is read as a whole: :meth:`apply_pending` (the next query's scoring,
+        in the same pass over ``C``), :meth:`settle` (every other whole read), or here before
+        the correction would exceed :data:`MAX_PENDING`, or :data:`SETTLE_FLOOR` while its
+        updates are small. Every read returns the updated values (equal to those written, to
+        rounding).
 
         Parameters
         ----------
-        idx : array-like of int, shape (k,)
+        idx : array-like of int, shape (k,), distinct
         M : array-like of shape (k, k), symmetric
         """
         idx = _as_index(idx)
         if idx.size == 0:
             return
         M = np.asarray(M, dtype=np.float64).reshape(idx.size, idx.size)
-        self.settle()
-        UT = self._C[idx]  # (k, n) copy: C[:, idx]^T before the update
-        if idx.size == 1:
-            self._pending = PendingUpdate(UT, np.empty((0, 1)), float(M[0, 0]))
-            return
-        M = 0.5 * (M + M.T)
-        self._pending = PendingUpdate(UT, np.ascontiguousarray(UT.T @ M), 0.0)
+        pend = self._pending
+        if pend.size:
+            rank = pend.size + int(np.count_nonzero(~np.isin(idx, pend.J)))
+            step = max(pend.largest_step, idx.size)
+            if rank > MAX_PENDING or (rank > SETTLE_FLOOR and 2 * step < rank):
+                self.settle()
+        pend.add(self._C, idx, 0.5 * (M + M.T))
 
     @property
     def has_pending(self) -> bool:
-        """Whether an update of ``C`` is recorded and not applied yet (:meth:`update`)."""
-        return self._pending is not None
+        """Whether updates are held and not yet written into the array (:meth:`update`)."""
+        return self._pending.size > 0
+
+    @property
+    def pending_rank(self) -> int:
+        """The rank of the held correction (0: the array is ``C``)."""
+        return self._pending.size
 
     def settle(self) -> None:
-        """Apply a pending update to ``C`` (one parallel pass; nothing when there is none)."""
-        p = self._pending
-        if p is not None:
-            _dense_numba.apply_update(self._C, p.UT, p.V, p.alpha)
-            self._pending = None
+        """Write the held updates into ``C`` (one parallel pass; nothing when none is held)."""
+        if self._pending.size:
+            _dense_numba.apply_update(self._C, *self._pending.kernel_arguments())
+            self._pending.clear()
 
     def apply_pending(self, apply) -> bool:
-        """Hand a pending update to ``apply``, which applies it to ``C`` while reading ``C``.
+        """Hand the held updates to ``apply``, which writes them into ``C`` while reading ``C``.
 
         For a kernel that reads every row of ``C`` anyway (the next query's scoring,
         :func:`core.criteria._expected_risk_numba.update_and_score_binary`): it updates each
@@ -248,19 +248,19 @@ class DensePosterior:
         Parameters
         ----------
         apply : callable
-            ``apply(C, UT, V, alpha)`` (the fields of :class:`PendingUpdate`); it must update
-            every row of ``C`` with ``update_row_block``, or raise before writing any.
+            ``apply(C, UT, V, alpha)`` (the arguments of
+            :func:`core.posteriors._dense_numba.apply_update`); it must update every row of
+            ``C`` with ``update_row_block``, or raise before writing any.
 
         Returns
         -------
         bool
-            False (``apply`` not called) when no update is pending.
+            False (``apply`` not called) when nothing is held.
         """
-        p = self._pending
-        if p is None:
+        if not self._pending.size:
             return False
-        apply(self._C, p.UT, p.V, p.alpha)
-        self._pending = None
+        apply(self._C, *self._pending.kernel_arguments())
+        self._pending.clear()
         return True
 
     def condition(self, idx, noise, residual) -> np.ndarray:
@@ -310,7 +310,7 @@ class DensePosterior:
     def reset(self) -> None:
         """Overwrite ``C`` with the prior ``K`` in place (no new n x n array); a pending update
         is dropped."""
-        self._pending = None
+        self._pending.clear()
         if self._K is not None:
             np.copyto(self._C, self._K)
         else:
