@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _dense_numba
+
 __all__ = ["PendingCorrection"]
 
 
@@ -103,7 +105,7 @@ class PendingCorrection:
         BT = self.BT
         if self.size == 1:
             return BT, np.empty((0, 1)), float(self.N[0, 0])
-        return BT, np.ascontiguousarray(BT.T @ self.N), 0.0
+        return BT, _dense_numba.weighted_columns(BT, np.ascontiguousarray(self.N)), 0.0
 
     def diagonal(self, idx: np.ndarray | None) -> np.ndarray:
         """``diag(B N B^T)`` at ``idx`` (all points when None), O(len(idx) p^2)."""
