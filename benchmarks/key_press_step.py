@@ -1,7 +1,7 @@
 """The server's side of a key press in the app, without a browser: where its time goes.
 
-A session as ``labeler app`` makes it (two-moons of n points, the app's defaults: dense RLS,
-"balanced" weights, re-tunes in the background), then ``--presses`` key presses after one
+A session as ``labeler app`` makes it (two-moons of n points, the app's defaults: RLS,
+"balanced" weights, re-tunes in the background; ``--posterior``, default dense: the exact learner), then ``--presses`` key presses after one
 warm-up, as ``benchmarks/ui_latency.py`` presses them (the query labelled with the classes in
 turn): ``LabelingSession.label(q, label, expected_query=q)`` then ``next_query()``, and what
 the page reads on the rerun that follows (``predictions``, ``confidence_bins``,
@@ -49,7 +49,7 @@ PARTS = ("press", "label", "learner.add", "retune+stopping", "store", "estimated
          "score", "page reads")
 
 
-def measure(n: int, presses: int) -> dict:
+def measure(n: int, presses: int, posterior: str = "dense") -> dict:
     """Time ``presses`` key presses on a new session of ``n`` moons (this process's code)."""
     from labeler.runtime import configure_threads
 
@@ -60,7 +60,7 @@ def measure(n: int, presses: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="key-press-") as tmp:
         t = time.perf_counter()
         s = LabelingSession.create(Path(tmp) / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": n},
-                                                                         layout="pca"))
+                                                                         layout="pca", posterior=posterior))
         s.retune_in_background(True)
         create_s = time.perf_counter() - t
         bucket: dict = {}
@@ -101,18 +101,18 @@ def measure(n: int, presses: int) -> dict:
             row.update({key: bucket.get(key, 0.0) for key in PARTS if key not in row})
             rows.append(row)
         s.close()
-    return {"n": n, "presses": presses, "create_s": create_s,
+    return {"n": n, "presses": presses, "create_s": create_s, "posterior": posterior,
             "median": {key: statistics.median(r[key] for r in rows) for key in PARTS},
             "p95": {key: sorted(r[key] for r in rows)[int(0.95 * (len(rows) - 1))] for key in PARTS},
             "load": os.getloadavg()[0]}
 
 
-def run_tree(tree: Path, n: int, presses: int) -> dict:
+def run_tree(tree: Path, n: int, presses: int, posterior: str) -> dict:
     """:func:`measure` in a new process with ``tree`` first on the path."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     code = (f"import json, sys; sys.path.insert(0, {str(tree)!r}); "
             f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
-            f"import key_press_step as k; print(json.dumps(k.measure({n}, {presses})))")
+            f"import key_press_step as k; print(json.dumps(k.measure({n}, {presses}, {posterior!r})))")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(tree), capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -124,6 +124,8 @@ def main(argv=None) -> int:
     p.add_argument("--presses", type=int, default=20)
     p.add_argument("--trees", nargs="*", default=None, help="checkouts to time in turn (default: this one, in process)")
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--posterior", default="dense", help="the session's posterior (default dense: the exact learner; "
+                   "the app's default 'auto' takes nystrom above 17,320 points)")
     args = p.parse_args(argv)
     header = ["tree", "round", "load before", "load after"] + [f"{k} (ms)" for k in PARTS] + ["p95 press (ms)"]
     print("| " + " | ".join(header) + " |")
@@ -132,11 +134,12 @@ def main(argv=None) -> int:
     for rnd in range(1, args.rounds + 1):
         for tree in trees:
             before = os.getloadavg()[0]
-            r = measure(args.n, args.presses) if tree is None else run_tree(tree, args.n, args.presses)
+            r = (measure(args.n, args.presses, args.posterior) if tree is None
+                 else run_tree(tree, args.n, args.presses, args.posterior))
             cells = [str(tree or "."), str(rnd), f"{before:.2f}", f"{r['load']:.2f}"]
             cells += [f"{1e3 * r['median'][k]:.0f}" for k in PARTS] + [f"{1e3 * r['p95']['press']:.0f}"]
             print("| " + " | ".join(cells) + " |", flush=True)
-    print(f"n = {args.n:,}, {args.presses} presses after one warm-up, medians per part "
+    print(f"n = {args.n:,}, posterior {args.posterior}, {args.presses} presses after one warm-up, medians per part "
           "(press = label + next query; the parts overlap: label holds learner.add, retune+stopping, store, "
           "estimated_risk; next_query holds score)")
     return 0
