@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..posteriors import _dense_numba as _dense
+
 _LANES = 32  # independent partial sums per row (a multiple of the SIMD width)
 _CANCEL = 1e-3  # recompute a normaliser exactly when it dropped below this fraction
 
@@ -41,6 +43,44 @@ def _binary_point_risk(f, iw_neg, iw_pos):
     # eq. 3.49 for one point: p(+|z) = clip((f+1)/2); predicted + iff f > 0 (sign(0) = -1)
     p = _clip01(0.5 * (f + 1.0))
     return (1.0 - p) * iw_neg if f > 0.0 else p * iw_pos
+
+
+@njit(inline="always")
+def binary_candidate_risk(row, i, m, lam_neg, lam_pos, iw_neg, iw_pos):
+    """Expected risk (eq. 3.50) of binary candidate ``i`` from its covariance row ``row`` = ``C[i, :]``.
+
+    The body of :func:`expected_risk_binary` and :func:`update_and_score_binary` (the same
+    arithmetic, so the two give the same bits for the same row).
+    """
+    n = row.shape[0]
+    B = _LANES
+    nb = n - n % B
+    mi = m[i]
+    cii = row[i]
+    # f_{L+(x_i, y)} = m - (m_i - y) / (C_ii + lam_y) * C[:, i]    (eq. 3.53)
+    a_pos = (mi - 1.0) / (cii + lam_pos)
+    a_neg = (mi + 1.0) / (cii + lam_neg)
+    acc = np.zeros((2, B))
+    acc_pos = acc[0]
+    acc_neg = acc[1]
+    for z0 in range(0, nb, B):
+        r = row[z0:z0 + B]
+        mm = m[z0:z0 + B]
+        for u in range(B):
+            c = r[u]
+            mz = mm[u]
+            acc_pos[u] += _binary_point_risk(mz - a_pos * c, iw_neg, iw_pos)
+            acc_neg[u] += _binary_point_risk(mz - a_neg * c, iw_neg, iw_pos)
+    risk_pos = 0.0
+    risk_neg = 0.0
+    for z in range(nb, n):
+        risk_pos += _binary_point_risk(m[z] - a_pos * row[z], iw_neg, iw_pos)
+        risk_neg += _binary_point_risk(m[z] - a_neg * row[z], iw_neg, iw_pos)
+    for u in range(B):
+        risk_pos += acc_pos[u]
+        risk_neg += acc_neg[u]
+    p_pos = _clip01(0.5 * (mi + 1.0))
+    return (1.0 - p_pos) * iw_neg * risk_neg + p_pos * iw_pos * risk_pos
 
 
 @njit(parallel=True, fastmath=False, cache=True)
@@ -63,38 +103,48 @@ def expected_risk_binary(R, rows, m, candidates, lam_neg, lam_pos, iw_neg, iw_po
         ``1 / w`` of ``classes[0]`` / ``classes[1]`` (bias correction, eq. 3.49).
     out : ndarray of shape (k,)
     """
-    n = R.shape[1]
-    B = _LANES
-    nb = n - n % B
     for k in prange(candidates.shape[0]):
-        i = candidates[k]
-        row = R[rows[k]]
-        mi = m[i]
-        cii = row[i]
-        # f_{L+(x_i, y)} = m - (m_i - y) / (C_ii + lam_y) * C[:, i]    (eq. 3.53)
-        a_pos = (mi - 1.0) / (cii + lam_pos)
-        a_neg = (mi + 1.0) / (cii + lam_neg)
-        acc = np.zeros((2, B))
-        acc_pos = acc[0]
-        acc_neg = acc[1]
-        for z0 in range(0, nb, B):
-            r = row[z0:z0 + B]
-            mm = m[z0:z0 + B]
-            for u in range(B):
-                c = r[u]
-                mz = mm[u]
-                acc_pos[u] += _binary_point_risk(mz - a_pos * c, iw_neg, iw_pos)
-                acc_neg[u] += _binary_point_risk(mz - a_neg * c, iw_neg, iw_pos)
-        risk_pos = 0.0
-        risk_neg = 0.0
-        for z in range(nb, n):
-            risk_pos += _binary_point_risk(m[z] - a_pos * row[z], iw_neg, iw_pos)
-            risk_neg += _binary_point_risk(m[z] - a_neg * row[z], iw_neg, iw_pos)
-        for u in range(B):
-            risk_pos += acc_pos[u]
-            risk_neg += acc_neg[u]
-        p_pos = _clip01(0.5 * (mi + 1.0))
-        out[k] = (1.0 - p_pos) * iw_neg * risk_neg + p_pos * iw_pos * risk_pos
+        out[k] = binary_candidate_risk(R[rows[k]], candidates[k], m, lam_neg, lam_pos, iw_neg, iw_pos)
+
+
+@njit(parallel=True, fastmath=False, cache=True)
+def update_and_score_binary(C, UT, V, alpha, position, m, lam_neg, lam_pos, iw_neg, iw_pos, out):
+    """Apply a dense posterior's pending update to ``C`` and score the binary candidates, in
+    one pass over ``C``.
+
+    Each block of :data:`core.posteriors._dense_numba.ROW_BLOCK` rows is updated
+    (:func:`core.posteriors._dense_numba.update_row_block`, the arithmetic of every update of a
+    dense ``C``) and its candidate rows are scored (:func:`binary_candidate_risk`) while they
+    are in cache: the same numbers as applying the update and then calling
+    :func:`expected_risk_binary`, with one read and one write of ``C`` instead of two reads
+    and a write. The outputs ``m`` must be those after the update (the learner updates ``m``
+    from the updated columns before it updates ``C``).
+
+    Parameters
+    ----------
+    C : ndarray of shape (n, n), C-contiguous
+        The covariance before the pending update (updated in place).
+    UT, V, alpha
+        The pending update (:class:`core.posteriors.dense.PendingUpdate`).
+    position : ndarray of shape (n,), int64
+        ``position[i]`` = the place of pool index ``i`` among the candidates, -1 for a point
+        that is not a candidate (each candidate once).
+    m, lam_neg, lam_pos, iw_neg, iw_pos
+        As in :func:`expected_risk_binary`.
+    out : ndarray of shape (k,)
+        ``out[position[i]]`` = the expected risk of candidate ``i``.
+    """
+    n = C.shape[0]
+    RB = _dense.ROW_BLOCK
+    n_blocks = (n + RB - 1) // RB
+    for blk in prange(n_blocks):
+        r0 = blk * RB
+        r1 = min(n, r0 + RB)
+        _dense.update_row_block(C, UT, V, alpha, r0, r1)
+        for r in range(r0, r1):
+            k = position[r]
+            if k >= 0:
+                out[k] = binary_candidate_risk(C[r], r, m, lam_neg, lam_pos, iw_neg, iw_pos)
 
 
 @njit(cache=True)

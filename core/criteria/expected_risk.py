@@ -78,8 +78,16 @@ class ExpectedRisk:
         self.backend = backend
 
     def score(self, state: ScoringState, posterior, candidates) -> np.ndarray:
-        """Expected risk of each candidate, ndarray of shape (k,), in the order given."""
+        """Expected risk of each candidate, ndarray of shape (k,), in the order given.
+
+        Binary, on a posterior with an update pending (a dense ``C`` after a label): the
+        update is applied in the same pass over ``C`` as the scoring
+        (:meth:`_score_with_pending_update`).
+        """
         cand = np.ascontiguousarray(candidates, dtype=np.int64)
+        fused = self._score_with_pending_update(state, posterior, cand)
+        if fused is not None:
+            return fused
         out = np.empty(cand.shape[0])
         calm = None
         if self.backend == "numba" and state.outputs_T.shape[0] > 1 and cand.size:
@@ -90,6 +98,32 @@ class ExpectedRisk:
             out[pos:pos + k] = score_block(block, state, self.backend, calm)
             pos += k
         return out
+
+    def _score_with_pending_update(self, state: ScoringState, posterior, cand: np.ndarray):
+        """Binary scores of ``cand`` by :func:`~core.criteria._expected_risk_numba.update_and_score_binary`
+        when ``posterior`` has an update pending (``posterior.apply_pending``), else None.
+
+        The same numbers as applying the update and scoring the rows of ``C``
+        (``tests/test_fused_step.py``); one pass over ``C`` instead of two.
+        """
+        if (self.backend != "numba" or state.outputs_T.shape[0] != 1 or cand.size == 0
+                or not posterior.has_pending):
+            return None
+        n = posterior.n_samples
+        position = np.full(n, -1, dtype=np.int64)
+        position[cand] = np.arange(cand.size, dtype=np.int64)
+        if np.count_nonzero(position >= 0) != cand.size:
+            return None  # a candidate given twice: the plain path scores each place
+        m = np.ascontiguousarray(state.outputs_T[0], dtype=np.float64)
+        lam_y = np.asarray(state.hypothetical_lam, dtype=np.float64)
+        iw = 1.0 / np.asarray(state.class_weights, dtype=np.float64)
+        out = np.empty(cand.size)
+
+        def apply(C, UT, V, alpha):
+            _nb.update_and_score_binary(C, UT, V, alpha, position, m, float(lam_y[0]), float(lam_y[1]),
+                                        float(iw[0]), float(iw[1]), out)
+
+        return out if posterior.apply_pending(apply) else None
 
     def score_to_pick(self, state: ScoringState, posterior, candidates, tie_rtol: float = 0.0) -> np.ndarray:
         """Scores that pick the same candidate as :meth:`score`, at a fraction of its cost.

@@ -73,6 +73,21 @@ class Posterior(Protocol):
     def update(self, idx, M) -> None:
         """``C <- C + C[:, idx] M C[idx, :]`` in place, ``M`` symmetric of shape (k, k)."""
 
+    @property
+    def has_pending(self) -> bool:
+        """Whether an :meth:`update` is recorded and not yet applied to the stored ``C``
+        (a dense store keeps it until ``C`` is read as a whole; every read returns the
+        updated values either way)."""
+
+    def settle(self) -> None:
+        """Apply a pending update (nothing when none is pending)."""
+
+    def apply_pending(self, apply) -> bool:
+        """Hand a pending update to ``apply``, a kernel that applies it while it reads the
+        whole store (the next query's scoring: one pass instead of two); False, ``apply`` not
+        called, when none is pending. Dense: ``apply(C, UT, V, alpha)``
+        (:meth:`core.posteriors.DensePosterior.apply_pending`)."""
+
     def condition(self, idx, noise, residual) -> np.ndarray:
         """Condition on noisy observations at ``idx`` by a direct (Cholesky) solve.
 

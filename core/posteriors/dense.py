@@ -5,6 +5,12 @@ Implements :class:`core.posteriors.base.Posterior`. Memory: exactly one n x n ar
 filled in place by ``kernel(X, out=C)``; built from a precomputed kernel matrix it keeps a
 reference to that matrix (two n x n arrays) so that :meth:`DensePosterior.reset` can restore
 the prior.
+
+The updates ``C += C[:, S] M C[S, :]`` are held as one low-rank correction (:mod:`.pending`)
+until ``C`` is read as a whole: the next query's binary scoring writes them in the same pass
+over ``C`` (:meth:`DensePosterior.apply_pending`), any other whole read first
+(:meth:`DensePosterior.settle`); the reads of a few rows or entries in between add the
+correction.
 """
 
 from __future__ import annotations
@@ -17,8 +23,17 @@ from scipy.linalg.blas import dgemm
 
 from . import _dense_numba
 from .base import DEFAULT_BLOCK_BYTES, CandidateBlock
+from .pending import PendingCorrection
 
-__all__ = ["DensePosterior"]
+__all__ = ["DensePosterior", "SETTLE_FLOOR", "MAX_PENDING"]
+
+#: The pending correction is written into C before it would exceed this rank (memory: p n doubles)
+MAX_PENDING = 256
+#: ... or this rank, unless one update alone had half of it (then writing C gains nothing: under
+#: "balanced" weights every label touches every other). Writing a rank-16 correction costs about
+#: what one rank-one update costs (one pass over C, bound by memory), so a run of rank-one
+#: updates (weights fixed, the margin strategy) writes C once every 16 labels.
+SETTLE_FLOOR = 16
 
 NOT_PD_MESSAGE = (
     "K_LL + Lambda_L is not positive definite: the kernel matrix is not positive "
@@ -48,6 +63,7 @@ class DensePosterior:
         self._X = X
         self._K = K
         self.n_samples = array.shape[0]
+        self._pending = PendingCorrection(array.shape[0])  # updates not yet written into C
         if K is not None:
             self._prior_diag = np.diagonal(K).astype(np.float64, copy=True)
         else:
@@ -99,7 +115,9 @@ class DensePosterior:
     # ------------------------------------------------------------------ read access
     @property
     def array(self) -> np.ndarray:
-        """The covariance array itself as a read-only view (benchmarks read it directly)."""
+        """The covariance array itself as a read-only view (benchmarks read it directly);
+        a pending update is applied first."""
+        self.settle()
         view = self._C.view()
         view.flags.writeable = False
         return view
@@ -112,7 +130,11 @@ class DensePosterior:
     def diag(self, idx=None) -> np.ndarray:
         """``C_ii`` (posterior variances of f), ndarray of shape (n,) or (k,), a copy."""
         d = np.diagonal(self._C)
-        return d.copy() if idx is None else d[_as_index(idx)]
+        idx = None if idx is None else _as_index(idx)
+        d = d.copy() if idx is None else d[idx]
+        if self._pending.size:
+            d += self._pending.diagonal(idx)
+        return d
 
     def prior_diag(self) -> np.ndarray:
         """``K_ii``, ndarray of shape (n,), a copy."""
@@ -121,11 +143,15 @@ class DensePosterior:
     def block(self, idx) -> np.ndarray:
         """``C[idx][:, idx]``, ndarray of shape (k, k)."""
         idx = _as_index(idx)
-        return self._C[np.ix_(idx, idx)]
+        return self.cross(idx, idx)
 
     def cross(self, rows, cols) -> np.ndarray:
         """``C[rows][:, cols]``, ndarray of shape (k, m)."""
-        return self._C[np.ix_(_as_index(rows), _as_index(cols))]
+        rows, cols = _as_index(rows), _as_index(cols)
+        out = self._C[np.ix_(rows, cols)]
+        if self._pending.size:
+            out += self._pending.cross(rows, cols)
+        return out
 
     def prior_block(self, idx) -> np.ndarray:
         """``K[idx][:, idx]`` (k, k), from the kept matrix or the kernel; ``C`` untouched."""
@@ -136,19 +162,26 @@ class DensePosterior:
 
     def columns(self, idx) -> np.ndarray:
         """``C[idx, :]`` (= ``C[:, idx]^T``, ``C`` is symmetric), ndarray of shape (k, n), a copy."""
-        return self._C[_as_index(idx)]
+        idx = _as_index(idx)
+        out = self._C[idx]
+        if self._pending.size:
+            out += self._pending.combined_rows(idx, np.eye(idx.size))
+        return out
 
     def combine(self, idx, W) -> np.ndarray:
         """``W^T C[idx, :]``, ndarray of shape (t, n), for ``W`` of shape (k, t)."""
         idx = _as_index(idx)
         W = np.asarray(W, dtype=np.float64).reshape(idx.size, -1)
-        if idx.size == 1:
-            return np.outer(W[0], self._C[idx[0]])
-        return W.T @ self._C[idx]
+        out = np.outer(W[0], self._C[idx[0]]) if idx.size == 1 else W.T @ self._C[idx]
+        if self._pending.size:
+            out += self._pending.combined_rows(idx, W)
+        return out
 
     def candidate_blocks(self, candidates, max_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[CandidateBlock]:
-        """One block: ``C`` itself with ``rows = candidates`` (zero copy)."""
+        """One block: ``C`` itself with ``rows = candidates`` (zero copy; a pending update is
+        applied first)."""
         cand = _as_index(candidates)
+        self.settle()
         yield CandidateBlock(self._C, cand, cand)
 
     def rebuild_is_cheaper(self, n_changed: int) -> bool:
@@ -157,32 +190,78 @@ class DensePosterior:
 
     def to_array(self) -> np.ndarray:
         """A copy of ``C`` as an (n, n) array (tests and small pools only)."""
+        self.settle()
         return self._C.copy()
 
     # ------------------------------------------------------------------ updates
     def update(self, idx, M) -> None:
-        """``C += C[:, idx] M C[idx, :]`` in place with one BLAS call (no n x n temporary).
+        """``C += C[:, idx] M C[idx, :]``, held in the pending correction (:mod:`.pending`).
 
-        Rank one uses a numba kernel that keeps ``C`` exactly symmetric.
+        O(p^2 k) and O(n) per point new to the correction (p its rank); the n x n array is
+        written when it is read as a whole: :meth:`apply_pending` (the next query's scoring,
+        in the same pass over ``C``), :meth:`settle` (every other whole read), or here before
+        the correction would exceed :data:`MAX_PENDING`, or :data:`SETTLE_FLOOR` while its
+        updates are small. Every read returns the updated values (equal to those written, to
+        rounding).
 
         Parameters
         ----------
-        idx : array-like of int, shape (k,)
+        idx : array-like of int, shape (k,), distinct
         M : array-like of shape (k, k), symmetric
         """
         idx = _as_index(idx)
         if idx.size == 0:
             return
         M = np.asarray(M, dtype=np.float64).reshape(idx.size, idx.size)
-        R = self._C[idx]  # (k, n) copy: C[:, idx]^T before the update
-        if idx.size == 1:
-            _dense_numba.rank_one_update(self._C, np.ascontiguousarray(R[0]), float(M[0, 0]))
-            return
-        M = 0.5 * (M + M.T)
-        U = np.asfortranarray(R.T)
-        W = np.asfortranarray(U @ M)
-        # C^T (Fortran view of the C-ordered array) += U W^T == U M U^T, in place
-        dgemm(1.0, U, W, beta=1.0, c=self._C.T, trans_b=1, overwrite_c=1)
+        pend = self._pending
+        if pend.size:
+            rank = pend.size + int(np.count_nonzero(~np.isin(idx, pend.J)))
+            step = max(pend.largest_step, idx.size)
+            if rank > MAX_PENDING or (rank > SETTLE_FLOOR and 2 * step < rank):
+                self.settle()
+        pend.add(self._C, idx, 0.5 * (M + M.T))
+
+    @property
+    def has_pending(self) -> bool:
+        """Whether updates are held and not yet written into the array (:meth:`update`)."""
+        return self._pending.size > 0
+
+    @property
+    def pending_rank(self) -> int:
+        """The rank of the held correction (0: the array is ``C``)."""
+        return self._pending.size
+
+    def settle(self) -> None:
+        """Write the held updates into ``C`` (one parallel pass; nothing when none is held)."""
+        if self._pending.size:
+            _dense_numba.apply_update(self._C, *self._pending.kernel_arguments())
+            self._pending.clear()
+
+    def apply_pending(self, apply) -> bool:
+        """Hand the held updates to ``apply``, which writes them into ``C`` while reading ``C``.
+
+        For a kernel that reads every row of ``C`` anyway (the next query's scoring,
+        :func:`core.criteria._expected_risk_numba.update_and_score_binary`): it updates each
+        block of rows with :func:`core.posteriors._dense_numba.update_row_block` and reads it
+        while it is in cache, so the update and the read are one pass over ``C``.
+
+        Parameters
+        ----------
+        apply : callable
+            ``apply(C, UT, V, alpha)`` (the arguments of
+            :func:`core.posteriors._dense_numba.apply_update`); it must update every row of
+            ``C`` with ``update_row_block``, or raise before writing any.
+
+        Returns
+        -------
+        bool
+            False (``apply`` not called) when nothing is held.
+        """
+        if not self._pending.size:
+            return False
+        apply(self._C, *self._pending.kernel_arguments())
+        self._pending.clear()
+        return True
 
     def condition(self, idx, noise, residual) -> np.ndarray:
         """Condition on noisy observations at ``idx``: the direct solve behind ``rebuild``.
@@ -214,6 +293,7 @@ class DensePosterior:
         residual = np.asarray(residual, dtype=np.float64).reshape(idx.size, -1)
         if idx.size == 0:
             return np.zeros((residual.shape[1], self.n_samples))
+        self.settle()
         R = self._C[idx]  # (s, n) = C[:, S]^T
         A = R[:, idx] + np.diag(np.asarray(noise, dtype=np.float64))
         try:
@@ -228,7 +308,9 @@ class DensePosterior:
         return shift
 
     def reset(self) -> None:
-        """Overwrite ``C`` with the prior ``K`` in place (no new n x n array)."""
+        """Overwrite ``C`` with the prior ``K`` in place (no new n x n array); a pending update
+        is dropped."""
+        self._pending.clear()
         if self._K is not None:
             np.copyto(self._C, self._K)
         else:

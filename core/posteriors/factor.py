@@ -233,6 +233,18 @@ class FactorPosterior:
         P = self._P + A @ (0.5 * (M + M.T)) @ A.T
         self._P = 0.5 * (P + P.T)
 
+    @property
+    def has_pending(self) -> bool:
+        """Always False: an update of ``P`` is applied at once (O(r^2 |S|), no pass over n)."""
+        return False
+
+    def settle(self) -> None:
+        """Nothing to apply (:attr:`has_pending` is always False)."""
+
+    def apply_pending(self, apply) -> bool:
+        """False: no update is ever pending; ``apply`` is not called."""
+        return False
+
     def condition(self, idx, noise, residual) -> np.ndarray:
         """Condition on noisy observations at ``idx`` (direct solve; see the protocol).
 
