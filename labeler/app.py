@@ -127,13 +127,14 @@ with lock:
 
     # ---- main: point panel (drawn first: shown sooner) and the pool map ------------------
     left, right = st.columns([3, 2], gap="large")
+    explain_query = None  # the point panel's slow last part, drawn after the map
     with right:
         for kind, text in flashes:
             getattr(st, kind)(md_text(text))  # messages quote file and class names: shown as typed
         if area is not None:
             render_area_panel(session, view, area)
         else:
-            render_point_panel(session, view)
+            explain_query = render_point_panel(session, view)
     with left:
         mode = st.segmented_control("Colour by", list(modes), format_func=modes.get,
                                     key="color_mode", required=True, label_visibility="collapsed")
@@ -166,6 +167,8 @@ with lock:
                    + (" Large pool: the map shows where points are; zoom in to see and click "
                       "single points. A box or lasso selects every point inside it, drawn or "
                       "not." if uses_density(view.n_samples) else ""))
+        if explain_query is not None:  # in its place in the point panel, once the map is sent
+            explain_query()
         if session.layout_pending:  # UMAP / t-SNE in the background, started once the query and
             start_layout_job(session)  # the fast map are drawn (its process would compete with them)
         job = layout_job(session)
