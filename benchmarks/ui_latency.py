@@ -94,8 +94,53 @@ _KEY_CLOCK = """
     window.addEventListener('keydown', () => {
         const t = document.querySelector('.point-tag');
         window.__lat = {t0: performance.now(), tQuery: null, tMap: null, q0: t ? t.dataset.query : null};
+        window.__frames = [];
     }, true);
+    // when each websocket message of the server arrives (page clock), and which carry the point
+    // panel's query tag and the map's message: splits the time into server and browser parts
+    window.__frames = [];
+    (() => {
+        const Native = window.WebSocket, latin1 = new TextDecoder('latin1');
+        function Wrapped(...args) {
+            const ws = new Native(...args);
+            ws.addEventListener('message', (ev) => {
+                const t = performance.now();
+                const text = ev.data instanceof ArrayBuffer ? latin1.decode(ev.data)
+                           : (typeof ev.data === 'string' ? ev.data : '');
+                const q = /data-query="(\\d*)/.exec(text);
+                const m = /"message": \\{"base": "[^"]*", "rev": (\\d+)/.exec(text);
+                window.__frames.push({t, query: q ? q[1] : null, mapRev: m ? Number(m[1]) : null});
+            });
+            return ws;
+        }
+        Wrapped.prototype = Native.prototype;
+        for (const k of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) { Wrapped[k] = Native[k]; }
+        window.WebSocket = Wrapped;
+    })();
 """
+
+#: Per press, after the map was drawn: when (ms after the key) the server's messages came -
+#: the first (the rerun began), the point panel with the new query, the map's message - and when
+#: the page called the map's script with it, started ``Plotly.react`` and finished drawing.
+_SPLIT = """() => {
+    const L = window.__lat, F = (window.__frames || []).filter(f => f.t >= L.t0);
+    const at = (f) => f ? f.t - L.t0 : null;
+    const tag = F.find(f => f.query === L.q1);
+    const mapFrame = F.find(f => f.mapRev !== null && (!tag || f.t >= tag.t));
+    const log = ((window.__labelerMap && window.__labelerMap.log) || []);
+    const drawn = mapFrame ? log.find(e => e.rev === mapFrame.mapRev) : null;
+    return {first: at(F[0]), tag: at(tag), mapFrame: at(mapFrame),
+            called: drawn ? drawn.called - L.t0 : null, reactStart: drawn ? drawn.reactStart - L.t0 : null,
+            drawn: drawn ? drawn.drawn - L.t0 : null, query: L.tQuery - L.t0,
+            map: L.tMap === null ? null : L.tMap - L.t0};
+}"""
+
+#: Parts of the split (``_SPLIT``), printed as medians: (name, from, to)
+SPLIT_PARTS = (("key -> first message", None, "first"), ("-> query's panel message", "first", "tag"),
+               ("-> query shown", "tag", "query"), ("query's panel -> map message (server)", "tag", "mapFrame"),
+               ("map message -> script called", "mapFrame", "called"),
+               ("script -> Plotly.react", "called", "reactStart"), ("Plotly.react", "reactStart", "drawn"),
+               ("drawn -> map seen", "drawn", "map"))
 
 _INSTALL = """() => {
     window.__lat = {t0: null, tQuery: null, tMap: null, q0: null};
@@ -249,7 +294,7 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
             keys = class_keys(page)
             names = list(keys)
             page.evaluate(_INSTALL)
-            to_query, to_map, sizes = [], [], []
+            to_query, to_map, sizes, splits = [], [], [], []
             for k in range(presses + 1):  # the first press warms up (JIT, caches): not counted
                 bytes_before = received[0]
                 press(page, keys[names[k % len(names)]])
@@ -263,6 +308,7 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
                     to_query.append(lat["tQuery"] - lat["t0"])
                     if lat["tMap"] is not None:
                         to_map.append(lat["tMap"] - lat["t0"])
+                        splits.append(page.evaluate(_SPLIT))
                 page.wait_for_timeout(300)  # let the rest of the page settle before the next press
                 wait_idle(page)
                 if k > 0:
@@ -287,7 +333,18 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
                         query_median=statistics.median(to_query), query_max=max(to_query),
                         map_median=statistics.median(to_map) if to_map else float("nan"),
                         map_max=max(to_map) if to_map else float("nan"),
-                        map_mode=map_mode, kb_per_press=statistics.median(sizes) / 1024)
+                        map_mode=map_mode, kb_per_press=statistics.median(sizes) / 1024,
+                        split=split_medians(splits))
+
+
+def split_medians(splits: list[dict]) -> dict:
+    """Median of each part of :data:`SPLIT_PARTS` over the presses where both ends were seen."""
+    out = {}
+    for name, start, end in SPLIT_PARTS:
+        parts = [s[end] - (0.0 if start is None else s[start]) for s in splits
+                 if s.get(end) is not None and (start is None or s.get(start) is not None)]
+        out[name] = statistics.median(parts) if parts else float("nan")
+    return out
 
 
 def rows_of(path: str) -> int:
@@ -337,7 +394,21 @@ def main(argv=None) -> int:
     print(f"load average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after; "
           f"{os.cpu_count()} cores")
     print_rows(rows)
+    print()
+    print_split(rows)
     return 0
+
+
+def print_split(rows) -> None:
+    """Where key -> map goes, medians in ms (page clock; "server" parts include the transfer
+    over the local socket): the server's messages, the page's call of the map script, its
+    ``Plotly.react``."""
+    names = [name for name, _, _ in SPLIT_PARTS]
+    print("| n | model | map | run | " + " | ".join(names) + " |")
+    print("|---:|---|---|---:|" + "---:|" * len(names))
+    for r in rows:
+        print(f"| {r['n']:,} | {r['model']} | {r['map']} ({r['map_mode']}) | {r['run']} | "
+              + " | ".join(f"{r['split'][name]:.0f}" for name in names) + " |")
 
 
 def print_rows(rows, header: bool = True) -> None:

@@ -21,6 +21,7 @@ configure_threads()
 # server's threads exist already, but later reruns' threads get no new arenas either
 limit_malloc_arenas()
 
+import plotly.graph_objects as go  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from labeler.ui import state
@@ -28,7 +29,7 @@ from labeler.ui.access import require_token
 from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
-from labeler.ui.figures import scatter_figure
+from labeler.ui.figures import scatter_spec
 from labeler.ui.keyboard import KEYS_READY_CSS, SKIP_KEY, UNDO_KEY, class_shortcuts, install_key_buffer
 from labeler.ui.map_colors import class_color
 from labeler.ui.map_component import drop_selection, render_map, take_selection, uses_component
@@ -127,13 +128,14 @@ with lock:
 
     # ---- main: point panel (drawn first: shown sooner) and the pool map ------------------
     left, right = st.columns([3, 2], gap="large")
+    explain_query = None  # the point panel's slow last part, drawn after the map
     with right:
         for kind, text in flashes:
             getattr(st, kind)(md_text(text))  # messages quote file and class names: shown as typed
         if area is not None:
             render_area_panel(session, view, area)
         else:
-            render_point_panel(session, view)
+            explain_query = render_point_panel(session, view)
     with left:
         mode = st.segmented_control("Colour by", list(modes), format_func=modes.get,
                                     key="color_mode", required=True, label_visibility="collapsed")
@@ -142,7 +144,7 @@ with lock:
         job = layout_job(session)
         selected = st.session_state.get("selected")
         map_key = f"{session.id}" if not job else f"{session.id}-{session.layout_method}"
-        fig = scatter_figure(
+        spec = scatter_spec(  # a plain figure dict: plotly validates it only for st.plotly_chart
             session.layout, view.classes, color_mode=mode or "label",
             label_codes=view.label_codes, predicted_codes=view.predicted_codes,
             confidence=view.confidence,
@@ -151,12 +153,13 @@ with lock:
             view_key=map_key,  # a new layout (UMAP swapped in) starts unzoomed
             hover_text=map_hover_texts(session.dataset), hover_predictions=True,
             viewport=map_viewport(map_key) if uses_density(view.n_samples) else None,
+            compact_hover=in_place,  # the page builds the pool's tooltips from arrays
         )
         if in_place:  # the whole figure once per map, then only what changed
-            render_map(fig, base=f"{map_key}|{view.n_samples}|{mode}", height=fig.layout.height or 560,
-                       hover=(view.classes, view.predicted_codes, view.confidence))
+            render_map(spec, base=f"{map_key}|{view.n_samples}|{mode}",
+                       height=spec["layout"].get("height") or 560)
         else:  # LABELER_MAP_COMPONENT=0: the whole figure on every rerun
-            st.plotly_chart(fig, key="scatter", on_select="rerun",
+            st.plotly_chart(go.Figure(spec), key="scatter", on_select="rerun",
                             selection_mode=("points", "box", "lasso"),
                             config={"displaylogo": False, "scrollZoom": True})
         st.caption("Click a point to see it and label it out of turn. Box or lasso select "
@@ -165,6 +168,8 @@ with lock:
                    + (" Large pool: the map shows where points are; zoom in to see and click "
                       "single points. A box or lasso selects every point inside it, drawn or "
                       "not." if uses_density(view.n_samples) else ""))
+        if explain_query is not None:  # in its place in the point panel, once the map is sent
+            explain_query()
         if session.layout_pending:  # UMAP / t-SNE in the background, started once the query and
             start_layout_job(session)  # the fast map are drawn (its process would compete with them)
         job = layout_job(session)

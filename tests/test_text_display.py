@@ -58,3 +58,18 @@ def test_the_maps_tooltip_texts_are_computed_once_per_data_set(monkeypatch):
     first = map_hover_texts(data)
     assert list(first) == ["a &lt;b&gt;", "c"] and map_hover_texts(data) is first and calls == [1]
     assert map_hover_texts(StubDataset(texts=None)) is None
+
+
+def test_a_data_set_without_texts_or_own_ids_is_looked_at_once(monkeypatch):
+    """"No tooltip texts" is kept too: finding it compares every id with its index (an O(n)
+    pass that every label paid between the next query and the map at 10^5 points)."""
+    import labeler.ui.view as view
+
+    calls = []
+    real = view.own_ids
+    monkeypatch.setattr(view, "own_ids", lambda d: calls.append(1) or real(d))
+    data = StubDataset(texts=None)
+    data.ids, data.y = np.arange(50), None
+    assert view.map_hover_texts(data) is None and view.map_hover_texts(data) is None and calls == [1]
+    data.ids = np.array([f"T{i}" for i in range(50)], dtype=object)  # other ids: looked at again
+    assert list(view.map_hover_texts(data)[:2]) == ["id T0", "id T1"] and calls == [1, 1]

@@ -16,12 +16,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from labeler.ui.map_colors import CLASS_COLORS, QUERY_COLOR
-from labeler.ui.map_density import density_figure, uses_density
-from labeler.ui.map_points import POOL_TRACE, points_figure
+from labeler.ui.map_density import density_spec, uses_density
+from labeler.ui.map_points import POOL_TRACE, points_spec
 from labeler.ui.text import plot_text
 
 __all__ = [
     "scatter_figure",
+    "scatter_spec",
     "hover_texts",
     "point_index_from_selection",
     "risk_curve_figure",
@@ -71,7 +72,14 @@ def hover_texts(texts, max_chars: int = HOVER_TEXT_CHARS, line: int = HOVER_LINE
     return out
 
 
-def scatter_figure(
+def scatter_figure(layout: np.ndarray, classes, **options) -> go.Figure:
+    """:func:`scatter_spec` as a ``plotly.graph_objects.Figure`` (validated by plotly): what
+    ``st.plotly_chart`` draws (``LABELER_MAP_COMPONENT=0``) and the tests read. Same
+    parameters."""
+    return go.Figure(scatter_spec(layout, classes, **options))
+
+
+def scatter_spec(
     layout: np.ndarray,
     classes,
     *,
@@ -89,12 +97,15 @@ def scatter_figure(
     hover_predictions: bool = False,
     viewport=None,
     density: bool | None = None,
-) -> go.Figure:
-    """Map of the whole pool, coloured by label, prediction, confidence or expected risk.
+    compact_hover: bool = False,
+) -> dict:
+    """Map of the whole pool, coloured by label, prediction, confidence or expected risk, as a
+    plain figure dict (the in-place map turns it into the page's figure state without plotly's
+    validation: :func:`labeler.ui.map_points.points_spec` says why).
 
     Up to :func:`labeler.ui.map_density.density_above` points (``density=None``) every point
-    is drawn (:func:`labeler.ui.map_points.points_figure`); above, the map is
-    :func:`labeler.ui.map_density.density_figure`: a density image of the pool plus the
+    is drawn (:func:`labeler.ui.map_points.points_spec`); above, the map is
+    :func:`labeler.ui.map_density.density_spec`: a density image of the pool plus the
     labelled, query, selected, skipped and viewport points, in the same trace order.
 
     Parameters
@@ -136,11 +147,14 @@ def scatter_figure(
         Axis ranges the user zoomed to; only the density map uses it (draws the points there).
     density : bool or None
         Draw the density map (True), every point (False), or decide by pool size (None).
+    compact_hover : bool
+        With ``hover_predictions``, the map of every point gives its pool trace's tooltips as
+        compact arrays (:func:`labeler.ui.map_points.points_spec`): the in-place map's form.
 
     Returns
     -------
-    plotly.graph_objects.Figure
-        Traces in this order (curve numbers of selection events): 0 pool (all points; the
+    dict
+        ``{"data": [trace, ...], "layout": {...}}``; traces in this order (curve numbers of selection events): 0 pool (all points; the
         point number is the pool index), 1 labelled points, 2 next query, 3 selected point,
         then one legend-only entry per class (at most
         :data:`~labeler.ui.map_points.LEGEND_MAX_CLASSES`), then, when there are unlabelled
@@ -153,16 +167,16 @@ def scatter_figure(
     if xy.ndim != 2 or xy.shape[1] != 2:
         raise ValueError(f"layout must have shape (n_samples, 2); got {xy.shape}.")
     if density or (density is None and uses_density(xy.shape[0])):  # large pool: map_density.py
-        return density_figure(
+        return density_spec(
             layout, classes, color_mode=color_mode, label_codes=label_codes,
             predicted_codes=predicted_codes, confidence=confidence, expected_risk=expected_risk,
             query=query, selected=selected, skipped=skipped, view_key=view_key, height=height,
             hover_text=hover_text, hover_predictions=hover_predictions, viewport=viewport)
-    return points_figure(
+    return points_spec(
         layout, classes, color_mode=color_mode, label_codes=label_codes,
         predicted_codes=predicted_codes, confidence=confidence, expected_risk=expected_risk,
         query=query, selected=selected, skipped=skipped, view_key=view_key, height=height,
-        hover_text=hover_text, hover_predictions=hover_predictions)
+        hover_text=hover_text, hover_predictions=hover_predictions, compact_hover=compact_hover)
 
 
 def point_index_from_selection(selection: Mapping | None) -> int | None:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from labeler.ui.map_delta import NEED_FULL, MapSync, compact_pool_hover, figure_state, next_message
+from labeler.ui.map_delta import NEED_FULL, MapSync, next_message, spec_state
 
 __all__ = ["COMPONENT_KEY", "SYNC_KEY", "uses_component", "plotly_js_folder", "take_selection",
            "drop_selection", "render_map"]
@@ -112,22 +112,21 @@ def drop_selection() -> None:
     st.session_state.pop("scatter_seen", None)
 
 
-def render_map(fig, base: str, height: int, hover=None) -> dict:
-    """Draw ``fig`` in the component: the whole figure the first time (or when asked), else
-    the delta from what this page was sent last.
+def render_map(spec: dict, base: str, height: int) -> dict:
+    """Draw the map ``spec`` in the component: the whole figure the first time (or when
+    asked), else the delta from what this page was sent last.
 
     Parameters
     ----------
-    fig : plotly.graph_objects.Figure
-        The map (:func:`labeler.ui.figures.scatter_figure`).
+    spec : dict
+        The map as a plain figure dict (:func:`labeler.ui.figures.scatter_spec`, with
+        ``compact_hover=True``: the pool's tooltips as compact arrays), turned into the page's
+        figure state without plotly's validation (:func:`~labeler.ui.map_delta.spec_state`).
     base : str
-        Key of the map: a change (another session, layout, pool, colour mode) sends the whole
-        figure.
+        Key of the map: a change (another session, layout, pool size, colour mode) sends the
+        whole figure.
     height : int
         Height of the map in pixels.
-    hover : (classes, predicted_codes, confidence), optional
-        What the pool's tooltips were made of: sent as compact arrays
-        (:func:`~labeler.ui.map_delta.compact_pool_hover`) when every point is drawn.
 
     Returns
     -------
@@ -142,10 +141,7 @@ def render_map(fig, base: str, height: int, hover=None) -> dict:
         sync = st.session_state[SYNC_KEY] = MapSync()
     value = st.session_state.get(COMPONENT_KEY)
     need_full = value.get(NEED_FULL) if hasattr(value, "get") else None
-    state = figure_state(fig)
-    if hover is not None:
-        state = compact_pool_hover(state, *hover)
-    message = next_message(sync, base, state, need_full)
+    message = next_message(sync, base, spec_state(spec), need_full)
     _component(
         key=COMPONENT_KEY,
         data={"name": COMPONENT_KEY, "message": message, "plotly_url": _plotly_url(),

@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["figure_state", "figure_delta", "apply_delta", "MapSync", "next_message", "NEED_FULL",
+__all__ = ["figure_state", "spec_state", "hover_arrays", "figure_delta", "apply_delta", "MapSync", "next_message", "NEED_FULL",
            "message_size", "HOVER_KEY", "compact_pool_hover", "expand_hover"]
 
 #: Trace key of the compact tooltips of the pool trace (:func:`compact_pool_hover`).
@@ -53,6 +53,69 @@ def figure_state(fig) -> dict:
     """
     state = json.loads(fig.to_json())
     return {"data": state.get("data", []), "layout": state.get("layout", {})}
+
+
+_TEMPLATE: list = []
+
+
+def _default_template() -> dict:
+    """The JSON of plotly's default template (``layout.template`` of every new figure), read
+    once."""
+    if not _TEMPLATE:
+        import plotly.graph_objects as go
+
+        _TEMPLATE.append(json.loads(go.Figure().to_json())["layout"].get("template"))
+    return _TEMPLATE[0]
+
+
+#: Keys whose arrays plotly never turns into typed arrays (``_plotly_utils.utils.is_skipped_key``).
+_PLAIN_ARRAY_KEYS = frozenset({"geojson", "layer", "layers", "range"})
+
+
+def _plain(value, key=None):
+    """``value`` as plotly's JSON gives it: numeric numpy arrays as typed arrays (plotly's own
+    rule, ``to_typed_array_spec``), other arrays and tuples as lists, numpy scalars as numbers,
+    dict entries that are None left out (plotly leaves such a property unset)."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {k: (v if k == HOVER_KEY else _plain(v, k)) for k, v in value.items() if v is not None}
+    if isinstance(value, np.ndarray):
+        if value.size and key not in _PLAIN_ARRAY_KEYS and value.dtype.kind in "iuf":
+            from _plotly_utils.utils import to_typed_array_spec
+
+            spec = to_typed_array_spec(value)
+            if isinstance(spec, dict):
+                return spec
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def spec_state(spec: dict) -> dict:
+    """The figure state of a plain figure dict (``{"data": [...], "layout": {...}}`` as
+    :func:`labeler.ui.figures.scatter_spec` builds it), without plotly's validation: equal to
+    :func:`figure_state` ``(go.Figure(spec))`` (tests/test_map_spec.py), in a fraction of the
+    time (plotly validates every property of every trace: 50-200 ms per map).
+
+    Parameters
+    ----------
+    spec : dict
+        Traces (each with its ``type``) and layout; numpy arrays, tuples and numpy scalars
+        allowed; None values mean "not set". Keys plotly does not know pass unchanged (the
+        page's own: :data:`HOVER_KEY`).
+
+    Returns
+    -------
+    dict
+        ``{"data": list of dict, "layout": dict}`` with the default template in the layout.
+    """
+    layout = _plain(spec.get("layout", {}))
+    layout.setdefault("template", _default_template())
+    return {"data": [_plain(trace) for trace in spec.get("data", [])], "layout": layout}
 
 
 def _is_branch(value) -> bool:
@@ -227,6 +290,37 @@ def _typed(values, dtype: str) -> dict:
     return {"dtype": dtype, "bdata": base64.b64encode(array.tobytes()).decode("ascii")}
 
 
+def hover_arrays(names, predicted, confidence, extra=None) -> dict | None:
+    """The pool's tooltips as compact arrays (see :func:`compact_pool_hover`): ``{"names",
+    "pred", "conf", "extra"}``, or None when a confidence is outside [0, 1] or not finite
+    (then the strings are sent).
+
+    Parameters
+    ----------
+    names : list of str
+        Class names as the tooltips show them (already escaped), "?" last: code ``j`` is
+        ``names[j]``, code -1 is ``names[-1]``.
+    predicted : ndarray of shape (n_samples,) of int
+        Predicted class code of each pool point (-1: none).
+    confidence : ndarray of shape (n_samples,) of float
+    extra : list of str, optional
+        Each point's own text, shown after the prediction (None: no text).
+    """
+    import numpy as np
+
+    predicted = np.asarray(predicted)
+    conf = np.asarray(confidence, dtype=np.float64)
+    # hundredths exactly as the strings print them (f"{c:.2f}": correctly rounded decimals)
+    hundredths = np.char.mod("%.2f", conf).astype(np.float64) * 100.0
+    if hundredths.size and (not np.all(np.isfinite(hundredths)) or hundredths.min() < 0
+                            or hundredths.max() > 255):
+        return None
+    return {"names": list(names),
+            "pred": _typed(np.where(predicted >= 0, predicted, -1), "i2"),
+            "conf": _typed(np.round(hundredths), "u1"),
+            "extra": extra}
+
+
 def compact_pool_hover(state: dict, names, predicted, confidence) -> dict:
     """The pool trace's per-point tooltip strings (predicted class and confidence, then the
     point's own text) replaced by two compact arrays the page turns back into the strings
@@ -268,18 +362,13 @@ def compact_pool_hover(state: dict, names, predicted, confidence) -> dict:
     extra = None
     if any(prefix in t for t in text[:1]):
         extra = [t.split(prefix, 1)[1] if prefix in t else "" for t in text]
-    conf = np.asarray(confidence, dtype=np.float64)
-    # hundredths exactly as the strings print them (f"{c:.2f}": correctly rounded decimals)
-    hundredths = np.char.mod("%.2f", conf).astype(np.float64) * 100.0
-    if not np.all(np.isfinite(hundredths)) or hundredths.min() < 0 or hundredths.max() > 255:
-        return state  # confidences outside [0, 1] or not finite: keep the strings
-    pool = {k: v for k, v in data[0].items() if k != "text"}
     from labeler.ui.text import plot_text
 
-    pool[HOVER_KEY] = {"names": [plot_text(n) for n in names] + ["?"],
-                       "pred": _typed(np.where(predicted >= 0, predicted, -1), "i2"),
-                       "conf": _typed(np.round(hundredths), "u1"),
-                       "extra": extra}
+    arrays = hover_arrays([plot_text(n) for n in names] + ["?"], predicted, confidence, extra)
+    if arrays is None:
+        return state  # confidences outside [0, 1] or not finite: keep the strings
+    pool = {k: v for k, v in data[0].items() if k != "text"}
+    pool[HOVER_KEY] = arrays
     return {"data": [pool, *data[1:]], "layout": state.get("layout", {})}
 
 

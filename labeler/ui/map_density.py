@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from labeler.ui.map_colors import COLOR_MODES, DENSITY_GREY, VALUE_COLORSCALES, class_palette, hex_rgb, value_range
-from labeler.ui.map_points import points_figure
+from labeler.ui.map_points import points_spec
 
 __all__ = [
     "DENSITY_ABOVE",
@@ -52,6 +52,7 @@ __all__ = [
     "viewport_points",
     "png_data_uri",
     "density_figure",
+    "density_spec",
 ]
 
 #: Pools of more points than this are drawn as a density image (env LABELER_MAP_DENSITY_ABOVE).
@@ -343,7 +344,15 @@ def png_data_uri(rgba: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def density_figure(
+def density_figure(layout: np.ndarray, classes, **options):
+    """:func:`density_spec` as a ``plotly.graph_objects.Figure`` (validated by plotly). Same
+    parameters."""
+    import plotly.graph_objects as go
+
+    return go.Figure(density_spec(layout, classes, **options))
+
+
+def density_spec(
     layout: np.ndarray,
     classes,
     *,
@@ -360,10 +369,11 @@ def density_figure(
     hover_text: np.ndarray | None = None,
     hover_predictions: bool = False,
     viewport=None,
-):
-    """The map of a large pool: density image plus real points (see the module docstring).
+) -> dict:
+    """The map of a large pool: density image plus real points (see the module docstring), as
+    a plain figure dict (:func:`labeler.ui.map_points.points_spec` says why).
 
-    Parameters are those of :func:`labeler.ui.map_points.points_figure`, plus
+    Parameters are those of :func:`labeler.ui.map_points.points_spec`, plus
 
     viewport : (x0, x1, y0, y1) or None
         The axis ranges the user zoomed to (:mod:`labeler.ui.viewport`); its points are drawn
@@ -371,8 +381,8 @@ def density_figure(
 
     Returns
     -------
-    plotly.graph_objects.Figure
-        :func:`~labeler.ui.map_points.points_figure` of the shown subset (traces 0 "pool" (the
+    dict
+        :func:`~labeler.ui.map_points.points_spec` of the shown subset (traces 0 "pool" (the
         viewport's points), 1 labelled, 2 next query, 3 selected, legend, skipped), every trace's
         ``customdata`` the POOL index, one ``layout.images`` entry (the density image, under
         the traces) and the axes set to the whole pool's extent.
@@ -420,7 +430,7 @@ def density_figure(
     def sub(a):
         return None if a is None else np.asarray(a)[subset]
 
-    fig = points_figure(
+    fig = points_spec(
         xy[subset], classes, color_mode=color_mode, label_codes=label_codes[subset],
         predicted_codes=sub(predicted_codes), confidence=sub(confidence),
         expected_risk=sub(expected_risk),
@@ -431,45 +441,46 @@ def density_figure(
         hover_predictions=hover_predictions,
     )
     # trace 0 holds only the viewport's points (the others have their own traces)
-    pool = fig.data[0]
+    pool = fig["data"][0]
+    marker = pool["marker"]
     shown = np.isin(subset, in_view)
     keep = np.flatnonzero(shown)
-    marker_color = pool.marker.color
-    pool.update(x=np.asarray(pool.x)[keep], y=np.asarray(pool.y)[keep],
+    marker_color = marker.get("color")
+    pool.update(x=np.asarray(pool["x"])[keep], y=np.asarray(pool["y"])[keep],
                 customdata=subset[keep].astype(np.int32),
-                hovertemplate=str(pool.hovertemplate).replace("%{pointNumber}", "%{customdata}"))
+                hovertemplate=str(pool["hovertemplate"]).replace("%{pointNumber}", "%{customdata}"))
     if keep.size:  # zoomed in: the real points stand out over a faint image
-        pool.marker.size = max(float(pool.marker.size or 0), 6.0)
-        pool.marker.line = dict(width=1, color="#4a5060")
-    if pool.text is not None:
-        pool.text = np.asarray(pool.text, dtype=object)[keep]
+        marker["size"] = max(float(marker.get("size") or 0), 6.0)
+        marker["line"] = dict(width=1, color="#4a5060")
+    if pool.get("text") is not None:
+        pool["text"] = np.asarray(pool["text"], dtype=object)[keep]
     if marker_color is not None and np.ndim(marker_color) == 1:
-        pool.marker.color = np.asarray(marker_color)[keep]
+        marker["color"] = np.asarray(marker_color)[keep]
     if values is not None:  # the whole pool's colour range, as in the image
         lo, hi = value_range(values, color_mode)
-        pool.marker.cmin, pool.marker.cmax = lo, hi
+        marker["cmin"], marker["cmax"] = lo, hi
         if not keep.size:  # an empty trace draws no colour bar: a data-less one does (last)
-            import plotly.graph_objects as go
-
-            fig.add_trace(go.Scatter(
-                x=[None], y=[None], mode="markers", name="colour scale", showlegend=False,
-                hoverinfo="skip",
-                marker=dict(color=[lo], colorscale=pool.marker.colorscale, cmin=lo, cmax=hi,
-                            reversescale=pool.marker.reversescale, showscale=True,
-                            colorbar=pool.marker.colorbar.to_plotly_json())))
-            pool.marker.showscale = False
-    for trace in fig.data[1:]:  # local -> pool indices
-        if trace.customdata is not None and len(trace.customdata):
-            trace.customdata = subset[np.asarray(trace.customdata, dtype=np.int64)].astype(np.int32)
+            fig["data"].append(dict(
+                type="scatter", x=[None], y=[None], mode="markers", name="colour scale",
+                showlegend=False, hoverinfo="skip",
+                marker=dict(color=[lo], colorscale=marker.get("colorscale"), cmin=lo, cmax=hi,
+                            reversescale=marker.get("reversescale"), showscale=True,
+                            colorbar=marker.get("colorbar"))))
+            marker["showscale"] = False
+    for trace in fig["data"][1:]:  # local -> pool indices
+        custom = trace.get("customdata")
+        if custom is not None and len(custom):
+            trace["customdata"] = subset[np.asarray(custom, dtype=np.int64)].astype(np.int32)
 
     x0, x1, y0, y1 = bounds
-    fig.add_layout_image(
+    layout_spec = fig["layout"]
+    layout_spec["images"] = [dict(
         source=grey_png if image is None else png_data_uri(image.rgba),  # "label": the grey one
         xref="x", yref="y", x=x0, y=y1, sizex=x1 - x0,
         sizey=y1 - y0, xanchor="left", yanchor="top", sizing="stretch", layer="below",
         opacity=0.35 if keep.size else 1.0, name="density",
-    )
-    fig.update_xaxes(range=[x0, x1])
-    fig.update_yaxes(range=[y0, y1])
-    fig.update_layout(meta=str(view_key))
+    )]
+    layout_spec["xaxis"] = dict(layout_spec.get("xaxis", {}), range=[x0, x1])
+    layout_spec["yaxis"] = dict(layout_spec.get("yaxis", {}), range=[y0, y1])
+    layout_spec["meta"] = str(view_key)
     return fig

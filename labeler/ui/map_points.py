@@ -15,6 +15,7 @@ of colour strings would be validated one element at a time, which costs seconds 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
@@ -22,10 +23,11 @@ import plotly.graph_objects as go
 from labeler.ui.map_colors import (CLASS_COLORS, COLOR_MODES, QUERY_COLOR, SELECTED_COLOR, SKIPPED_COLOR,
                                    UNLABELED_COLOR, VALUE_COLORSCALES, class_color, class_palette, discrete_colorscale,
                                    value_range)
+from labeler.ui.map_delta import HOVER_KEY, hover_arrays
 from labeler.ui.text import plot_text
 
 __all__ = ["POOL_TRACE", "LABELED_TRACE", "QUERY_TRACE", "SELECTED_TRACE", "LEGEND_MAX_CLASSES",
-           "points_figure"]
+           "points_figure", "points_spec"]
 
 #: Class legend entries are drawn up to this many classes: one per distinct class colour
 #: (digits' and MNIST's ten fit); beyond, colours repeat and only the page header, which lists
@@ -47,12 +49,27 @@ def _marker_size(n: int) -> float:
     return 3.5
 
 
+@lru_cache(maxsize=None)
+def _named_colorscale(name: str) -> tuple:
+    """A named plotly colour scale as its list of ``(position, colour)`` pairs, as plotly's
+    validation turns the name into (a plain figure dict holds what the validated one would)."""
+    from _plotly_utils.basevalidators import ColorscaleValidator
+
+    return tuple(tuple(pair) for pair in ColorscaleValidator("colorscale", "marker").validate_coerce(name))
+
+
 def _codes_or_unlabeled(codes: np.ndarray) -> np.ndarray:
     """Shift codes by one so that -1 (unlabelled / unknown) becomes band 0."""
     return np.asarray(codes, dtype=np.float32) + 1.0
 
 
-def points_figure(
+def points_figure(layout: np.ndarray, classes: Sequence[str], **options) -> go.Figure:
+    """:func:`points_spec` as a ``plotly.graph_objects.Figure`` (validated by plotly): the map
+    ``st.plotly_chart`` draws, and what the tests read. Same parameters."""
+    return go.Figure(points_spec(layout, classes, **options))
+
+
+def points_spec(
     layout: np.ndarray,
     classes: Sequence[str],
     *,
@@ -68,9 +85,16 @@ def points_figure(
     height: int = 560,
     hover_text: np.ndarray | None = None,
     hover_predictions: bool = False,
-) -> go.Figure:
+    compact_hover: bool = False,
+) -> dict:
     """Map of the pool with every point drawn, coloured by label, prediction, confidence or
-    expected risk.
+    expected risk, as a plain figure dict (plotly's own keys; numpy arrays as they are).
+
+    Plain data, not plotly objects: plotly's validation of a figure's objects cost 50-200 ms
+    per map (a few hundred properties, whatever the pool size), on every label; the in-place
+    map (:mod:`labeler.ui.map_component`) turns this dict into the page's figure state directly
+    (:func:`labeler.ui.map_delta.spec_state`, equal to plotly's JSON of the same figure:
+    tests/test_map_spec.py), and :func:`points_figure` validates it for ``st.plotly_chart``.
 
     Parameters
     ----------
@@ -108,11 +132,16 @@ def points_figure(
         ``confidence``), and on labelled points the label too. Costs a short string per point
         in the figure (sent as a list: plotly validates a list of strings in one pass, a numpy
         object array one element at a time).
+    compact_hover : bool
+        With ``hover_predictions``: the pool trace's tooltips as compact arrays under
+        :data:`~labeler.ui.map_delta.HOVER_KEY` (:func:`~labeler.ui.map_delta.hover_arrays`),
+        not one string per point: the in-place map's form (the page builds the strings); not
+        a plotly property, so not for :func:`points_figure`.
 
     Returns
     -------
-    plotly.graph_objects.Figure
-        Traces in this order (curve numbers of selection events): 0 pool (all points; the
+    dict
+        ``{"data": [trace, ...], "layout": {...}}``; traces in this order (curve numbers of selection events): 0 pool (all points; the
         point number is the pool index), 1 labelled points, 2 next query, 3 selected point,
         then one legend-only entry per class (at most :data:`LEGEND_MAX_CLASSES`), then, when
         there are unlabelled skipped points, their trace (named "skipped (not sure)"). Traces
@@ -140,16 +169,26 @@ def points_figure(
     labeled = np.flatnonzero(label_codes >= 0)
     labeled_text = None if hover_text is None else hover_text[labeled]
     labeled_hover = "point %{customdata} (labelled)" + text_line + "<extra></extra>"
+    compact = None  # the pool's tooltips as arrays (compact_hover)
     if hover_predictions and predicted_codes is not None and confidence is not None:
         names = [plot_text(c) for c in classes] + ["?"]
-        pcodes = np.asarray(predicted_codes).tolist()
-        conf = np.asarray(confidence, dtype=np.float64).tolist()
-        pred = [f"{names[p]} ({c:.2f})" for p, c in zip(pcodes, conf)]
-        extra = [""] * n if hover_text is None else ["<br>" + str(t) for t in hover_text.tolist()]
-        pool_text = [a + b for a, b in zip(pred, extra)]
+
+        def predicted_texts(rows) -> list:
+            """"<class> (<confidence>)" then the point's own text, of the points ``rows``."""
+            pcodes = np.asarray(predicted_codes)[rows].tolist()
+            conf = np.asarray(confidence, dtype=np.float64)[rows].tolist()
+            pred = [f"{names[p]} ({c:.2f})" for p, c in zip(pcodes, conf)]
+            if hover_text is None:
+                return pred
+            return [a + "<br>" + str(t) for a, t in zip(pred, hover_text[rows].tolist())]
+
+        if compact_hover:
+            compact = hover_arrays(names, predicted_codes, confidence,
+                                   None if hover_text is None else [str(t) for t in hover_text.tolist()])
+        pool_text = None if compact is not None else predicted_texts(slice(None))
         text_line = "<br>predicted (confidence): %{text}"
-        labeled_text = [f"{names[label_codes[i]]}<br>predicted (confidence): {pool_text[i]}"
-                        for i in labeled.tolist()]
+        labeled_text = [f"{names[label_codes[i]]}<br>predicted (confidence): {t}"
+                        for i, t in zip(labeled.tolist(), predicted_texts(labeled))]
         labeled_hover = "point %{customdata} · label %{text}<extra></extra>"
 
     # --- trace 0: the pool, numeric colours only ------------------------------------------
@@ -179,7 +218,7 @@ def points_figure(
         colorscale, reverse = VALUE_COLORSCALES[color_mode]
         marker.update(
             color=shown,
-            colorscale=colorscale,
+            colorscale=_named_colorscale(colorscale),
             reversescale=reverse,
             cmin=lo,
             cmax=hi,
@@ -190,17 +229,19 @@ def points_figure(
         hover = ("point %{pointNumber}<br>" + COLOR_MODES[color_mode] + " %{marker.color:.3g}"
                  + text_line + "<extra></extra>")
     traces = [
-        go.Scattergl(
-            x=xy[:, 0], y=xy[:, 1], mode="markers", marker=marker, name="pool",
+        dict(
+            type="scattergl", x=xy[:, 0], y=xy[:, 1], mode="markers", marker=marker, name="pool",
             hovertemplate=hover, showlegend=False, text=pool_text,
             unselected=dict(marker=dict(opacity=0.85)), selected=dict(marker=dict(opacity=1.0)),
         )
     ]
+    if compact is not None:
+        traces[0][HOVER_KEY] = compact
 
     # --- trace 1: labelled points, class colour with a dark outline ------------------------
     traces.append(
-        go.Scattergl(
-            x=xy[labeled, 0], y=xy[labeled, 1], mode="markers", name="labelled",
+        dict(
+            type="scattergl", x=xy[labeled, 0], y=xy[labeled, 1], mode="markers", name="labelled",
             customdata=labeled.astype(np.int32),
             marker=dict(
                 size=size + 4,
@@ -219,8 +260,8 @@ def points_figure(
     # --- traces 2, 3: next query and selected point ----------------------------------------
     def single(index, name, symbol, color, big):
         idx = np.array([] if index is None else [int(index)], dtype=np.int32)
-        return go.Scattergl(
-            x=xy[idx, 0], y=xy[idx, 1], mode="markers", name=name, customdata=idx,
+        return dict(
+            type="scattergl", x=xy[idx, 0], y=xy[idx, 1], mode="markers", name=name, customdata=idx,
             marker=dict(size=big, symbol=symbol, color=color, line=dict(width=3, color=color)),
             hovertemplate=f"{name}: point %{{customdata}}" + ("" if hover_text is None else "<br>%{text}")
             + "<extra></extra>",
@@ -237,8 +278,8 @@ def points_figure(
     if (color_mode in ("label", "predicted") or labeled.size) and len(classes) <= LEGEND_MAX_CLASSES:
         for j, name in enumerate(classes):
             traces.append(
-                go.Scattergl(x=[None], y=[None], mode="markers", name=plot_text(name),
-                             marker=dict(size=10, color=class_color(j)), hoverinfo="skip")
+                dict(type="scattergl", x=[None], y=[None], mode="markers", name=plot_text(name),
+                     marker=dict(size=10, color=class_color(j)), hoverinfo="skip")
             )
 
     # --- last: skipped points that are not labelled, an x over their pool marker -------------
@@ -246,8 +287,8 @@ def points_figure(
                                     if 0 <= int(i) < n and label_codes[int(i)] < 0), dtype=np.int32)
     if shown_skipped.size:
         traces.append(
-            go.Scattergl(
-                x=xy[shown_skipped, 0], y=xy[shown_skipped, 1], mode="markers",
+            dict(
+                type="scattergl", x=xy[shown_skipped, 0], y=xy[shown_skipped, 1], mode="markers",
                 name="skipped (not sure)", customdata=shown_skipped,
                 marker=dict(size=size + 5, symbol="x-thin-open", color=SKIPPED_COLOR,
                             line=dict(width=2, color=SKIPPED_COLOR)),
@@ -258,8 +299,7 @@ def points_figure(
             )
         )
 
-    fig = go.Figure(traces)
-    fig.update_layout(
+    layout_spec = dict(
         height=height,
         margin=dict(l=8, r=8, t=8, b=8),
         uirevision=str(view_key),  # constant per session: zoom kept within one mounted plot
@@ -270,8 +310,8 @@ def points_figure(
         clickmode="event+select",
         dragmode="zoom",
         hovermode="closest",
+        xaxis=dict(showgrid=False, zeroline=False, showticklabels=False),
+        yaxis=dict(showgrid=False, zeroline=False, showticklabels=False),
     )
-    fig.update_xaxes(showgrid=False, zeroline=False, showticklabels=False)
-    fig.update_yaxes(showgrid=False, zeroline=False, showticklabels=False)
-    return fig
+    return {"data": traces, "layout": layout_spec}
 

@@ -32,8 +32,16 @@ def _shown_point(view: ScreenView) -> tuple[int | None, str]:
     return view.query, "queried"
 
 
-def render_point_panel(session, view: ScreenView) -> None:
-    """Draw the point panel for ``session`` (call under the session's lock)."""
+def render_point_panel(session, view: ScreenView):
+    """Draw the point panel for ``session`` (call under the session's lock).
+
+    Returns
+    -------
+    callable or None
+        Draws the panel's slow last part (the query's explanation, an O(n) pass or more) in
+        its place at the panel's end: the page calls it once the pool map is drawn, so the map
+        does not wait for it after a label. None when there is nothing left to draw.
+    """
     index, source = _shown_point(view)
     query_attr = "" if view.query is None else str(view.query)
     if index is None:
@@ -42,7 +50,7 @@ def render_point_panel(session, view: ScreenView) -> None:
         _number_panel(None)
         st.success("Every point is labelled or skipped. Export the labels below, or undo.")
         undo_button(session)
-        return
+        return None
 
     # Everything the panel shows is computed first and then drawn without a pause, and the
     # slow parts (the explanation) come after the buttons: until this run ends the browser
@@ -71,8 +79,15 @@ def render_point_panel(session, view: ScreenView) -> None:
         unsafe_allow_html=True,
     )
     render_label_controls(session, view, index, source, panel_rev)
-    if source == "queried":
-        render_query_explanation(session, index)
+    if source != "queried":
+        return None
+    place = st.container()  # the explanation's place, filled after the map
+
+    def draw_explanation() -> None:
+        with place:
+            render_query_explanation(session, index)
+
+    return draw_explanation
 
 
 def _number_panel(index: int | None) -> int:

@@ -12,7 +12,9 @@
 export default function (component) {
   const { data, parentElement, setStateValue } = component;
   if (!data || !data.message) { return; }
-  const G = window.__labelerMap = window.__labelerMap || { cache: {}, chain: Promise.resolve(), seq: 0 };
+  const called = performance.now();
+  const G = window.__labelerMap = window.__labelerMap || { cache: {}, chain: Promise.resolve(), seq: 0, log: [] };
+  G.log = G.log || [];
   G.setStateValue = setStateValue;  // the newest one: events of a kept plot use it
   if (!G.plotly) {
     G.plotly = new Promise((resolve, reject) => {
@@ -155,9 +157,14 @@ export default function (component) {
       layout.xaxis = Object.assign(layout.xaxis || {}, { range: zoom.x.slice(), autorange: false });
       layout.yaxis = Object.assign(layout.yaxis || {}, { range: zoom.y.slice(), autorange: false });
     }
+    const reactStart = performance.now();
     await P.react(gd, fig.data.map(withTexts).map((t) => clone(t, false)), layout, data.config || {});
     attach(P);
     gd.dataset.drawnRev = String(msg.rev);
+    // when each message came and was drawn (page clock): benchmarks/ui_latency.py splits the
+    // map's time with it; the last 100 kept
+    G.log.push({ rev: msg.rev, full: !!msg.full, called, reactStart, drawn: performance.now() });
+    if (G.log.length > 100) { G.log.shift(); }
   }
   G.chain = G.chain.then(draw).catch((e) => { console.error("labeler map:", e); });
 }
