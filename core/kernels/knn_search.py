@@ -38,7 +38,7 @@ import numpy as np
 __all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH", "default_knn_method",
            "nearest_neighbours"]
 
-KNN_METHODS = ("auto", "exact", "hnsw", "nndescent")
+KNN_METHODS = ("auto", "exact", "cells", "hnsw", "nndescent")
 #: Up to this many points the neighbours are exact (scikit-learn); beyond, "hnsw".
 EXACT_KNN_MAX = 50_000
 #: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction``, the
@@ -104,10 +104,15 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
 
         dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
         return _without_self(ind, dist, k, X=None)
-    if method == "hnsw":
+    if method in ("hnsw", "cells"):
         from .knn_refine import refine_neighbours
 
-        cand = _hnsw_candidates(X, k, seed, say)  # indices freed on return
+        if method == "hnsw":
+            cand = _hnsw_candidates(X, k, seed, say)  # indices freed on return
+        else:
+            from .knn_cells import cell_candidates
+
+            cand = cell_candidates(X, k, seed, lambda f: say(0.8 * f))
         ind, _ = refine_neighbours(X, cand, rounds=0)  # exact distances; self and repeats dropped
         del cand
         ind, dist = refine_neighbours(X, ind[:, :k], rounds=REFINE_ROUNDS,
