@@ -321,6 +321,10 @@ def refine_job(method: str, n: int, args) -> dict:
 def eig_job(method: str, n: int, args) -> dict:
     from core.kernels.graph import laplacian, laplacian_eigenpairs, neighbour_graph
 
+    from core.kernels import laplacian_eigen
+
+    if args.degree:
+        laplacian_eigen.CHEBYSHEV_DEGREE = args.degree
     f = np.load(graph_path(n, args))
     W = neighbour_graph(f["ind"], f["dist"])
     base = peak_gb()
@@ -360,6 +364,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sample", type=int, default=1000, help="points whose exact neighbours give the recall")
     p.add_argument("--exact-max", type=int, default=200_000, help="largest n searched exactly")
+    p.add_argument("--degree", type=int, default=0, help="the Chebyshev filter's degree (default the module's)")
     p.add_argument("--eigsh-max", type=int, default=10**7, help="largest n solved by eigsh")
     p.add_argument("--part", choices=("knn", "eig", "both", "sweep", "cells", "refine", "pipeline"), default="both",
                    help="sweep: hnsw with the --hnsw settings, built once, queried at each of --efs; "
@@ -381,7 +386,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     args.passthrough = [f"--dim={args.dim}", f"--k={args.k}", f"--rank={args.rank}", f"--seed={args.seed}",
                         f"--sample={args.sample}", f"--graph-from={args.graph_from}", f"--hnsw={args.hnsw}", f"--efs={args.efs}",
-                        f"--data={args.data}", f"--probes={args.probes}", f"--cells={args.cells}"] + \
+                        f"--data={args.data}", f"--probes={args.probes}", f"--cells={args.cells}",
+                        f"--degree={args.degree}"] + \
         (["--repeat"] if args.repeat else []) + ([f"--refine={args.refine}"] if args.refine is not None else [])
     if args.child:
         part, method, n = args.child

@@ -227,7 +227,7 @@ def _chebyshev_step(indptr, indices, data, current, previous, out, centre, scale
 
 
 def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None = None,
-                         degree: int = CHEBYSHEV_DEGREE, seed: int = 0, tol: float = CHEBYSHEV_TOL,
+                         degree: int | None = None, seed: int = 0, tol: float = CHEBYSHEV_TOL,
                          progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The ``rank`` smallest eigenpairs of a graph Laplacian by Lanczos on a Chebyshev filter of it.
 
@@ -251,8 +251,8 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
         An upper bound of the spectrum.
     cut : float, optional
         First guess of a bound above the r-th eigenvalue (default ``CHEBYSHEV_CUT * upper``).
-    degree : int
-        The filter's degree.
+    degree : int, optional
+        The filter's degree (default :data:`CHEBYSHEV_DEGREE`, read at the call).
     seed : int
         Seeds ARPACK's start vector (deterministic results).
     tol : float
@@ -273,6 +273,7 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
     n = L.shape[0]
     say = progress or (lambda fraction: None)
     cut = float(CHEBYSHEV_CUT * upper if cut is None else cut)
+    degree = CHEBYSHEV_DEGREE if degree is None else int(degree)
     v0 = np.random.default_rng(seed).standard_normal(n)
     expected = 4 * int(rank) + 100  # typical ARPACK steps on the filtered operator
     while True:
