@@ -228,7 +228,7 @@ def _chebyshev_step(indptr, indices, data, current, previous, out, centre, scale
 
 def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None = None,
                          degree: int | None = None, seed: int = 0, tol: float = CHEBYSHEV_TOL,
-                         progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                         ncv: int | None = None, progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The ``rank`` smallest eigenpairs of a graph Laplacian by Lanczos on a Chebyshev filter of it.
 
     ARPACK's Lanczos (``eigsh``, ``which="LA"``) runs on ``p(L)`` (:func:`chebyshev_filter`): the
@@ -257,6 +257,8 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
         Seeds ARPACK's start vector (deterministic results).
     tol : float
         ARPACK's relative tolerance on the filtered eigenvalues.
+    ncv : int, optional
+        Lanczos vectors ARPACK keeps (its default ``2 rank + 1``).
     progress : callable(fraction), optional
         Hears the products so far against a typical count (stops at 95 % until the answer).
 
@@ -287,7 +289,7 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
             return _apply(v)
 
         operator = LinearOperator((n, n), matvec=product, dtype=np.float64)
-        vals, vecs = eigsh(operator, k=int(rank), which="LA", v0=v0, tol=tol)
+        vals, vecs = eigsh(operator, k=int(rank), which="LA", v0=v0, tol=tol, ncv=ncv)
         if vals.min() > 1.0 or cut >= upper * (1 - 1e-9):
             break
         cut = 0.5 * (cut + upper)  # some wanted eigenvalue lies above the cut: widen it
