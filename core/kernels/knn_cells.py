@@ -40,7 +40,21 @@ CELL_PARAMS = {"cell_size": 1000, "probes": 24, "point_probes": 6, "train": 40, 
 #: Candidates kept per point beyond k + 1 (the float32 screening's rounding is undone by the
 #: caller's float64 re-ranking of these).
 KEEP_EXTRA = 5
-_ROWS = 512  # query rows per matrix product (a 512 x m float32 block)
+_ROWS = 512  # query rows per matrix product (a 512 x m float32 block) ...
+_BLOCK = 2**25  # ... fewer when m is large: at most this many entries (128 MB)
+
+
+@numba.njit(cache=True, nogil=True)
+def _insert(vals, idx, v, c):
+    """Put value ``v`` of column ``c`` into the sorted ``vals`` (its last entry falls out); equal
+    values keep their order (earlier columns first)."""
+    b = vals.shape[0] - 1
+    while b > 0 and vals[b - 1] > v:
+        vals[b] = vals[b - 1]
+        idx[b] = idx[b - 1]
+        b -= 1
+    vals[b] = v
+    idx[b] = c
 
 
 @numba.njit(cache=True, nogil=True)
@@ -50,20 +64,31 @@ def _smallest_rows(D, m, out_idx, out_val):
     for r in range(rows):
         vals = out_val[r]
         idx = out_idx[r]
-        for j in range(m):
-            vals[j] = np.inf
-            idx[j] = -1
-        worst = np.inf
+        vals[:] = np.inf
+        idx[:] = -1
+        worst = vals[m - 1]
         for c in range(cols):
             v = D[r, c]
             if v < worst:
-                b = m - 1
-                while b > 0 and vals[b - 1] > v:
-                    vals[b] = vals[b - 1]
-                    idx[b] = idx[b - 1]
-                    b -= 1
-                vals[b] = v
-                idx[b] = c
+                _insert(vals, idx, v, c)
+                worst = vals[m - 1]
+
+
+@numba.njit(cache=True, nogil=True)
+def _smallest_shifted_rows(G, shift, m, out_idx, out_val):
+    """:func:`_smallest_rows` of ``shift[c] - 2 G[r, c]`` (squared distances less the row's own
+    squared norm, from the products ``G`` and the columns' squared norms), without forming it."""
+    rows, cols = G.shape
+    for r in range(rows):
+        vals = out_val[r]
+        idx = out_idx[r]
+        vals[:] = np.inf
+        idx[:] = -1
+        worst = vals[m - 1]
+        for c in range(cols):
+            v = shift[c] - 2.0 * G[r, c]
+            if v < worst:
+                _insert(vals, idx, v, c)
                 worst = vals[m - 1]
 
 
@@ -209,10 +234,11 @@ def cell_candidates(X: np.ndarray, k: int, seed: int = 0, progress: Callable[[fl
             Y = Xs[cand]
             ny = norms[cand]
             m = min(keep, cand.size)
-            for a in range(start[c], start[c + 1], _ROWS):
-                b = min(a + _ROWS, start[c + 1])
-                D = ny[None, :] - 2.0 * (Xs[a:b] @ Y.T)
-                idx, _ = smallest_per_row(D, m)
+            step = int(max(16, min(_ROWS, _BLOCK // cand.size)))
+            for a in range(start[c], start[c + 1], step):
+                b = min(a + step, start[c + 1])
+                idx = np.empty((b - a, m), dtype=np.int64)
+                _smallest_shifted_rows(Xs[a:b] @ Y.T, ny, m, idx, np.empty((b - a, m), dtype=np.float32))
                 got = order[cand[idx]]
                 if m < keep:
                     got = np.hstack([got, np.full((b - a, keep - m), -1, dtype=np.int64)])
