@@ -73,6 +73,27 @@ def mixture(n: int, d: int, seed: int) -> np.ndarray:
     return X
 
 
+def classification(n: int, d: int, seed: int) -> np.ndarray:
+    """n rows of benchmarks/make_large_file.py's table (scikit-learn's ``make_classification``,
+    2 classes, d / 2 informative and d / 8 redundant features), the features only."""
+    from sklearn.datasets import make_classification
+
+    X, _ = make_classification(n_samples=n, n_features=d, n_informative=d // 2, n_redundant=d // 8,
+                               n_classes=2, random_state=seed)
+    return X
+
+
+DATASETS = {"mixture": mixture, "classification": classification}
+
+
+def points(n: int, args) -> np.ndarray:
+    return DATASETS[args.data](n, args.dim, args.seed)
+
+
+#: The issue's targets (issue 23 item 3) printed beside the measurements.
+TARGETS = {"recall": 0.95, "seconds": 300.0, "peak_gb": 6.0}
+
+
 def peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
 
@@ -93,7 +114,8 @@ def exact_sample(X: np.ndarray, sample: np.ndarray, k: int) -> np.ndarray:
 
 
 def graph_path(n: int, args) -> str:
-    return f"/tmp/knn_scale-{n}-{args.dim}-{args.k}-{args.seed}.npz"
+    data = "" if args.data == "mixture" else f"-{args.data}"
+    return f"/tmp/knn_scale{data}-{n}-{args.dim}-{args.k}-{args.seed}.npz"
 
 
 def hnsw_settings(args) -> str:
@@ -113,12 +135,33 @@ def hnsw_settings(args) -> str:
             f"{knn_search.REFINE_ROUNDS} refinement rounds")
 
 
+def cell_settings(args, probes: bool = True) -> str:
+    """Apply ``--cells`` and ``--refine`` to core.kernels.knn_cells / knn_search; the settings, as text."""
+    from core.kernels import knn_cells, knn_search
+
+    if args.cells:
+        for item in args.cells.split(","):
+            key, value = item.split("=")
+            if key not in knn_cells.CELL_PARAMS:
+                raise SystemExit(f"--cells: unknown setting {key!r}; known: {', '.join(knn_cells.CELL_PARAMS)}")
+            knn_cells.CELL_PARAMS[key] = int(value)
+    if args.refine is not None:
+        knn_search.REFINE_ROUNDS = args.refine
+    p = knn_cells.CELL_PARAMS
+    probed = f"{p['probes']} probed, " if probes else ""
+    return (f"cells of {p['cell_size']} points, {probed}{p['point_probes']} named per point, "
+            f"{knn_search.REFINE_ROUNDS} refinement rounds")
+
+
+def method_settings(method: str, args) -> str:
+    return hnsw_settings(args) if method == "hnsw" else cell_settings(args) if method == "cells" else ""
+
+
 def knn_job(method: str, n: int, args) -> dict:
     from core.kernels.knn_search import nearest_neighbours
 
-    X = mixture(n, args.dim, args.seed)
-    settings = hnsw_settings(args)
-    out = {"data_gb": peak_gb(), "settings": settings if method == "hnsw" else ""}
+    X = points(n, args)
+    out = {"data_gb": peak_gb(), "settings": method_settings(method, args)}
     if method == "nndescent":  # numba's compilation in this new process, timed apart
         t0, c0 = time.perf_counter(), time.process_time()
         nearest_neighbours(X[:2000], args.k, method=method, seed=args.seed)
@@ -147,7 +190,7 @@ def sweep_job(method: str, n: int, args) -> dict:
     from core.kernels import knn_search
     from core.kernels.knn_refine import refine_neighbours
 
-    X = mixture(n, args.dim, args.seed)
+    X = points(n, args)
     settings = hnsw_settings(args)
     sample = np.random.default_rng(args.seed + 1).choice(n, size=min(args.sample, n), replace=False)
     exact = exact_sample(X, sample, args.k)
@@ -184,12 +227,79 @@ def sweep_job(method: str, n: int, args) -> dict:
     return out
 
 
+def cells_job(method: str, n: int, args) -> dict:
+    """The cell search at each number of probed cells of ``--probes``: the recall of its
+    candidates, then after each refinement round, with the CPU / wall time of each phase."""
+    from core.kernels import knn_cells
+    from core.kernels.knn_refine import refine_neighbours
+
+    X = points(n, args)
+    settings = cell_settings(args, probes=False)
+    sample = np.random.default_rng(args.seed + 1).choice(n, size=min(args.sample, n), replace=False)
+    exact = exact_sample(X, sample, args.k)
+
+    def recall(ind):
+        return float(np.mean([len(set(a) & set(b)) / args.k for a, b in zip(ind[sample], exact)]))
+
+    out = {"settings": settings, "rows": []}
+    for probes in [int(v) for v in args.probes.split(",")]:
+        t0, c0 = time.perf_counter(), time.process_time()
+        cand = knn_cells.cell_candidates(X, args.k, args.seed, params={"probes": probes})
+        ind, _ = refine_neighbours(X, cand, rounds=0)
+        ind = np.ascontiguousarray(ind[:, :args.k])
+        row = {"probes": probes, "search_s": time.perf_counter() - t0, "search_cpu_s": time.process_time() - c0,
+               "recall_search": recall(ind), "load": os.getloadavg()[0]}
+        del cand
+        row.update(refine_s=0.0, refine_cpu_s=0.0, recall_rounds=[])
+        for _ in range(int(args.refine or 0)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            ind, _ = refine_neighbours(X, ind, rounds=1)
+            row["refine_s"] += time.perf_counter() - t0
+            row["refine_cpu_s"] += time.process_time() - c0
+            row["recall_rounds"].append(recall(ind))
+        out["rows"].append(row)
+        print(json.dumps({"partial": row}), file=sys.stderr, flush=True)
+    out["peak_gb"] = peak_gb()
+    return out
+
+
+def pipeline_job(method: str, n: int, args) -> dict:
+    """What ``--posterior spectral`` builds, timed phase by phase in one process: the kNN search
+    (``method``, "auto" the default), the graph, the ``--rank`` eigenpairs (the default solver) and
+    the spectral factor; the recall of the search and the eigenpairs' largest residual."""
+    from core.kernels.graph import knn_neighbours, laplacian, neighbour_graph, spectral_factor
+
+    X = points(n, args)
+    settings = method_settings(method, args) if method != "auto" else ""
+    out = {"settings": settings, "load_start": os.getloadavg()[0], "data_gb": peak_gb()}
+    t0, c0 = time.perf_counter(), time.process_time()
+    ind, dist = knn_neighbours(X, args.k, seed=args.seed, method=method)
+    out["knn_s"], out["knn_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
+    out["knn_gb"] = peak_gb()
+    t0, c0 = time.perf_counter(), time.process_time()
+    W = neighbour_graph(ind, dist)
+    Phi, lam = spectral_factor(W, args.rank, seed=args.seed)
+    out["eig_s"], out["eig_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
+    out["peak_gb"] = peak_gb()
+    out["load_end"] = os.getloadavg()[0]
+    sample = np.random.default_rng(args.seed + 1).choice(n, size=min(args.sample, n), replace=False)
+    exact = exact_sample(X, sample, args.k)
+    out["recall"] = float(np.mean([len(set(a) & set(b)) / args.k for a, b in zip(ind[sample], exact)]))
+    V = Phi * np.sqrt(lam + 1e-2)  # spectral_factor's gaussian_field transform undone: unit eigenvectors
+    del Phi
+    out["max_residual"] = float(np.linalg.norm(laplacian(W) @ V - V * lam, axis=0).max())
+    out["eigenvalue_last"] = float(lam[-1])
+    if not os.path.exists(graph_path(n, args)):
+        np.savez(graph_path(n, args), ind=ind, dist=dist)
+    return out
+
+
 def refine_job(method: str, n: int, args) -> dict:
     """The stored neighbours of ``graph_path`` (written by the knn table) refined round by round
     (``--refine`` rounds): the recall after each and each round's CPU / wall time."""
     from core.kernels.knn_refine import refine_neighbours
 
-    X = mixture(n, args.dim, args.seed)
+    X = points(n, args)
     ind = np.load(graph_path(n, args))["ind"]
     sample = np.random.default_rng(args.seed + 1).choice(n, size=min(args.sample, n), replace=False)
     exact = exact_sample(X, sample, args.k)
@@ -211,6 +321,10 @@ def refine_job(method: str, n: int, args) -> dict:
 def eig_job(method: str, n: int, args) -> dict:
     from core.kernels.graph import laplacian, laplacian_eigenpairs, neighbour_graph
 
+    from core.kernels import laplacian_eigen
+
+    if args.degree:
+        laplacian_eigen.CHEBYSHEV_DEGREE = args.degree
     f = np.load(graph_path(n, args))
     W = neighbour_graph(f["ind"], f["dist"])
     base = peak_gb()
@@ -250,24 +364,35 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sample", type=int, default=1000, help="points whose exact neighbours give the recall")
     p.add_argument("--exact-max", type=int, default=200_000, help="largest n searched exactly")
+    p.add_argument("--degree", type=int, default=0, help="the Chebyshev filter's degree (default the module's)")
     p.add_argument("--eigsh-max", type=int, default=10**7, help="largest n solved by eigsh")
-    p.add_argument("--part", choices=("knn", "eig", "both", "sweep", "refine"), default="both",
+    p.add_argument("--part", choices=("knn", "eig", "both", "sweep", "cells", "refine", "pipeline"), default="both",
                    help="sweep: hnsw with the --hnsw settings, built once, queried at each of --efs; "
-                        "refine: the stored graph of the knn table refined round by round (--refine rounds)")
+                        "cells: the cell search at each number of probed cells of --probes; "
+                        "refine: the stored graph of the knn table refined round by round (--refine rounds); "
+                        "pipeline: kNN search + graph + --rank eigenpairs in one process, against the targets")
+    p.add_argument("--data", choices=tuple(DATASETS), default="mixture",
+                   help="mixture: 6 isotropic Gaussian clusters; classification: make_large_file.py's rows")
+    p.add_argument("--probes", default="16,32", help="probed cells of --part cells")
+    p.add_argument("--cells", default="", help="cell-search settings, e.g. cell_size=1000,probes=24")
     p.add_argument("--efs", default="40,100", help="query ef values of --part sweep")
     p.add_argument("--methods", default=None, help="kNN methods (default all) or, with --part eig, eigen methods")
     p.add_argument("--graph-from", default="hnsw", help="the kNN method whose graph the eig table uses")
     p.add_argument("--repeat", action="store_true", help="search twice (n <= 200,000) and check the same answer")
     p.add_argument("--hnsw", default="", help="hnsw settings to try, e.g. M=12,ef_construction=60,ef=40,parts=2")
-    p.add_argument("--refine", type=int, default=None, help="refinement rounds after hnsw (default the module's)")
+    p.add_argument("--refine", type=int, default=None,
+                   help="refinement rounds after the search (default core.kernels.knn_search.REFINE_ROUNDS)")
     p.add_argument("--child", nargs=3, metavar=("PART", "METHOD", "N"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.passthrough = [f"--dim={args.dim}", f"--k={args.k}", f"--rank={args.rank}", f"--seed={args.seed}",
-                        f"--sample={args.sample}", f"--graph-from={args.graph_from}", f"--hnsw={args.hnsw}", f"--efs={args.efs}"] + \
+                        f"--sample={args.sample}", f"--graph-from={args.graph_from}", f"--hnsw={args.hnsw}", f"--efs={args.efs}",
+                        f"--data={args.data}", f"--probes={args.probes}", f"--cells={args.cells}",
+                        f"--degree={args.degree}"] + \
         (["--repeat"] if args.repeat else []) + ([f"--refine={args.refine}"] if args.refine is not None else [])
     if args.child:
         part, method, n = args.child
-        out = {"knn": knn_job, "eig": eig_job, "sweep": sweep_job, "refine": refine_job}[part](method, int(n), args)
+        out = {"knn": knn_job, "eig": eig_job, "sweep": sweep_job, "refine": refine_job, "cells": cells_job,
+               "pipeline": pipeline_job}[part](method, int(n), args)
         print(json.dumps(out))
         return 0
     sizes = [20_000] if args.quick else [int(v) for v in args.n.split(",")]
@@ -286,6 +411,45 @@ def main(argv=None) -> int:
                 print(f"| {n:,} | {r['settings']} | {row['ef']} | {row['recall_search']:.4f} | {row['recall']:.4f} | "
                       f"{r['build_cpu_s']:.1f} ({r['build_s']:.1f}) | {row['query_cpu_s']:.1f} ({row['query_s']:.1f}) | "
                       f"{row['refine_cpu_s']:.1f} ({row['refine_s']:.1f}) | {total:.1f} | {r['peak_gb']:.2f} |", flush=True)
+        print(load())
+        return 0
+    if args.part == "cells":
+        print(f"cell search at several numbers of probed cells; k = {args.k}, {args.dim} dimensions, "
+              f"data {args.data}; target recall@10 >= {TARGETS['recall']}; {load()}")
+        print("| n | settings | probed cells | recall@10 search | recall@10 after each round | search CPU s (wall) "
+              "| refinement CPU s (wall) | load | peak GB |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for n in sizes:
+            r = run_child("cells", "cells", n, args)
+            if "error" in r:
+                print(f"| {n:,} | error: {r['error']} | | | | | | | |")
+                continue
+            for row in r["rows"]:
+                rounds = ", ".join(f"{v:.4f}" for v in row["recall_rounds"]) or "-"
+                print(f"| {n:,} | {r['settings']} | {row['probes']} | {row['recall_search']:.4f} | {rounds} | "
+                      f"{row['search_cpu_s']:.1f} ({row['search_s']:.1f}) | {row['refine_cpu_s']:.1f} "
+                      f"({row['refine_s']:.1f}) | {row['load']:.1f} | {r['peak_gb']:.2f} |", flush=True)
+        print(load())
+        return 0
+    if args.part == "pipeline":
+        methods = args.methods.split(",") if args.methods else ["auto"]
+        t = TARGETS
+        print(f"kNN search + graph + {args.rank} eigenpairs (what --posterior spectral builds), one process each; "
+              f"k = {args.k}, {args.dim} dimensions, data {args.data}; {load()}")
+        print(f"| n | method | recall@10 (target >= {t['recall']}) | kNN s (CPU s) | graph + eigenpairs s (CPU s) "
+              f"| total s (target <= {t['seconds']:.0f}) | max residual | peak GB (target <= {t['peak_gb']:.0f}) "
+              "| load start / end |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for n in sizes:
+            for m in methods:
+                r = run_child("pipeline", m, n, args)
+                if "error" in r:
+                    print(f"| {n:,} | {m} | error: {r['error']} | | | | | | |")
+                    continue
+                total = r["knn_s"] + r["eig_s"]
+                print(f"| {n:,} | {m} {r['settings']} | {r['recall']:.4f} | {r['knn_s']:.1f} ({r['knn_cpu_s']:.1f}) | "
+                      f"{r['eig_s']:.1f} ({r['eig_cpu_s']:.1f}) | {total:.1f} | {r['max_residual']:.1e} | "
+                      f"{r['peak_gb']:.2f} | {r['load_start']:.1f} / {r['load_end']:.1f} |", flush=True)
         print(load())
         return 0
     if args.part == "refine":

@@ -145,3 +145,24 @@ def test_filtered_subspace_matches_dense_eigh(normalized):
     np.testing.assert_allclose(V.T @ V, np.eye(30), atol=1e-8)
     assert np.linalg.norm(L @ V - V * lam, axis=0).max() < 1e-6 * max(1.0, ref[-1])
     assert heard and heard[-1] == 1.0 and heard == sorted(heard)
+
+
+def test_chebyshev_fused_step_is_the_same_on_one_thread():
+    """The one-vector filter (a numba kernel over rows) sums each row in order: any thread count,
+    the same bits; and it equals the sparse-matrix recurrence."""
+    import numba
+
+    from core.kernels.laplacian_eigen import chebyshev_filter
+
+    L = laplacian(graph(seed=11, n=700))
+    v = np.random.default_rng(1).standard_normal(700)
+    apply = chebyshev_filter(L, 2.0, 0.3, 9)
+    every = apply(v)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = apply(v)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(one, every)
+    np.testing.assert_allclose(every, apply(v[:, None])[:, 0], rtol=1e-12, atol=1e-12 * np.abs(every).max())

@@ -27,12 +27,10 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-__all__ = ["refine_neighbours", "REVERSE_CAP", "REFINE_ROUNDS"]
+__all__ = ["refine_neighbours", "REVERSE_CAP"]
 
 #: Reverse neighbours used per point (the nearest ones): bounds a round's work on hubs.
 REVERSE_CAP = 10
-#: Rounds of :func:`refine_neighbours` the kNN search runs after hnswlib's start.
-REFINE_ROUNDS = 2
 
 
 @numba.njit(cache=True, nogil=True)
@@ -174,7 +172,7 @@ def _sort_rows(ind, d2):
         _sort_row(ind[i], d2[i])  # and sorts last
 
 
-def refine_neighbours(X: np.ndarray, ind: np.ndarray, *, rounds: int = REFINE_ROUNDS, reverse_cap: int = REVERSE_CAP,
+def refine_neighbours(X: np.ndarray, ind: np.ndarray, *, rounds: int = 1, reverse_cap: int = REVERSE_CAP,
                       progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Improve approximate k-nearest-neighbour lists by rounds of the local join.
 
@@ -185,7 +183,8 @@ def refine_neighbours(X: np.ndarray, ind: np.ndarray, *, rounds: int = REFINE_RO
     ind : ndarray of int, shape (n, k)
         A start: k other points per row (-1 for none; the point itself and repeats are dropped).
     rounds : int
-        Local-join rounds (each one is O(n (k + c)^2 d), c = ``reverse_cap``); stops early when a
+        Local-join rounds (the kNN search runs ``core.kernels.knn_search.REFINE_ROUNDS``; each
+        one is O(n (k + c)^2 d), c = ``reverse_cap``); stops early when a
         round changes nothing.
     reverse_cap : int
         Reverse neighbours used per point.

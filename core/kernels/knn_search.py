@@ -5,6 +5,11 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
 =============  ==========================================================================
 ``"exact"``    scikit-learn's :class:`~sklearn.neighbors.NearestNeighbors` (tree or brute
                force): O(n^2 d) at 32 dimensions, the default up to :data:`EXACT_KNN_MAX`.
+``"cells"``    exact float32 distances from each point to every point of its k-means cell and of
+               the cells its cell probes (:mod:`core.kernels.knn_cells`, docs/algorithms.md §15),
+               in matrix products on all threads, re-ranked in float64; then
+               :data:`REFINE_ROUNDS` rounds of the local join. Deterministic on any number of
+               threads, nothing to compile but one numba selection kernel (cached on disk).
 ``"hnsw"``     hnswlib's hierarchical navigable small-world graph (Malkov & Yashunin 2018),
                C++ compiled once when pip installs it: nothing to compile at run time.
                ``HNSW_PARAMS["parts"]`` indices, one per contiguous block of points, are built
@@ -22,7 +27,7 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
                the others (:func:`_cache_pynndescent`).
 =============  ==========================================================================
 
-Both approximate methods search a wider list than ``k`` (``ef`` / a larger ``n_neighbors``)
+The approximate methods search a wider list than ``k`` (``ef`` / a larger ``n_neighbors``)
 and return the k nearest of it, with distances recomputed in float64 and ties broken by the
 smaller index, so results do not depend on float32 rounding inside the libraries. Recall@10
 against exact neighbours, time and memory of each method at 10^5 and 10^6 points:
@@ -38,7 +43,7 @@ import numpy as np
 __all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH", "default_knn_method",
            "nearest_neighbours"]
 
-KNN_METHODS = ("auto", "exact", "hnsw", "nndescent")
+KNN_METHODS = ("auto", "exact", "cells", "hnsw", "nndescent")
 #: Up to this many points the neighbours are exact (scikit-learn); beyond, "hnsw".
 EXACT_KNN_MAX = 50_000
 #: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction``, the
@@ -72,7 +77,7 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
         Finite features (checked by the caller).
     k : int
         In [1, n - 1].
-    method : {"auto", "exact", "hnsw", "nndescent"}
+    method : {"auto", "exact", "cells", "hnsw", "nndescent"}
         "auto": :func:`default_knn_method`.
     seed : int
         Seeds the approximate methods (the same seed, data and method give the same answer).
@@ -104,10 +109,15 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
 
         dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
         return _without_self(ind, dist, k, X=None)
-    if method == "hnsw":
+    if method in ("hnsw", "cells"):
         from .knn_refine import refine_neighbours
 
-        cand = _hnsw_candidates(X, k, seed, say)  # indices freed on return
+        if method == "hnsw":
+            cand = _hnsw_candidates(X, k, seed, say)  # indices freed on return
+        else:
+            from .knn_cells import cell_candidates
+
+            cand = cell_candidates(X, k, seed, lambda f: say(0.8 * f))
         ind, _ = refine_neighbours(X, cand, rounds=0)  # exact distances; self and repeats dropped
         del cand
         ind, dist = refine_neighbours(X, ind[:, :k], rounds=REFINE_ROUNDS,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -191,9 +192,20 @@ def chebyshev_filter(L, upper: float, cut: float, degree: int) -> Callable[[np.n
     """
     scale = 2.0 / (upper - cut)
     centre = (upper + cut) / (upper - cut)
+    L = sp.csr_matrix(L, dtype=np.float64)
+    indptr, indices, data = L.indptr, L.indices, L.data
 
     def apply(v: np.ndarray) -> np.ndarray:
         v = np.asarray(v, dtype=np.float64)
+        if v.ndim == 1:  # one vector: the three-term step fused with the product, on all threads
+            v = np.ascontiguousarray(v)
+            previous, current = v, np.empty_like(v)
+            _chebyshev_step(indptr, indices, data, v, v, current, centre, scale, 1.0, 0.0)
+            for _ in range(degree - 1):
+                following = np.empty_like(v)
+                _chebyshev_step(indptr, indices, data, current, previous, following, centre, scale, 2.0, 1.0)
+                previous, current = current, following
+            return current
         previous, current = v, centre * v - scale * (L @ v)  # T_0 = 1, T_1 = t
         for _ in range(degree - 1):
             previous, current = current, 2.0 * (centre * current - scale * (L @ current)) - previous
@@ -202,9 +214,21 @@ def chebyshev_filter(L, upper: float, cut: float, degree: int) -> Callable[[np.n
     return apply
 
 
+@numba.njit(parallel=True, cache=True)
+def _chebyshev_step(indptr, indices, data, current, previous, out, centre, scale, double, minus):
+    """``out = double (centre current - scale L current) - minus previous`` for CSR ``L``: one
+    Chebyshev step, each row summed in order by one thread (the same answer on any number)."""
+    n = current.shape[0]
+    for i in numba.prange(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * current[indices[p]]
+        out[i] = double * (centre * current[i] - scale * s) - minus * previous[i]
+
+
 def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None = None,
-                         degree: int = CHEBYSHEV_DEGREE, seed: int = 0, tol: float = CHEBYSHEV_TOL,
-                         progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                         degree: int | None = None, seed: int = 0, tol: float = CHEBYSHEV_TOL,
+                         ncv: int | None = None, progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The ``rank`` smallest eigenpairs of a graph Laplacian by Lanczos on a Chebyshev filter of it.
 
     ARPACK's Lanczos (``eigsh``, ``which="LA"``) runs on ``p(L)`` (:func:`chebyshev_filter`): the
@@ -227,12 +251,14 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
         An upper bound of the spectrum.
     cut : float, optional
         First guess of a bound above the r-th eigenvalue (default ``CHEBYSHEV_CUT * upper``).
-    degree : int
-        The filter's degree.
+    degree : int, optional
+        The filter's degree (default :data:`CHEBYSHEV_DEGREE`, read at the call).
     seed : int
         Seeds ARPACK's start vector (deterministic results).
     tol : float
         ARPACK's relative tolerance on the filtered eigenvalues.
+    ncv : int, optional
+        Lanczos vectors ARPACK keeps (its default ``2 rank + 1``).
     progress : callable(fraction), optional
         Hears the products so far against a typical count (stops at 95 % until the answer).
 
@@ -249,6 +275,7 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
     n = L.shape[0]
     say = progress or (lambda fraction: None)
     cut = float(CHEBYSHEV_CUT * upper if cut is None else cut)
+    degree = CHEBYSHEV_DEGREE if degree is None else int(degree)
     v0 = np.random.default_rng(seed).standard_normal(n)
     expected = 4 * int(rank) + 100  # typical ARPACK steps on the filtered operator
     while True:
@@ -262,7 +289,7 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
             return _apply(v)
 
         operator = LinearOperator((n, n), matvec=product, dtype=np.float64)
-        vals, vecs = eigsh(operator, k=int(rank), which="LA", v0=v0, tol=tol)
+        vals, vecs = eigsh(operator, k=int(rank), which="LA", v0=v0, tol=tol, ncv=ncv)
         if vals.min() > 1.0 or cut >= upper * (1 - 1e-9):
             break
         cut = 0.5 * (cut + upper)  # some wanted eigenvalue lies above the cut: widen it
