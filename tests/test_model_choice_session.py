@@ -53,6 +53,8 @@ def test_auto_starts_on_rls_and_says_why(tmp_path):
     assert text.startswith("Model: RLS — kept by leave-one-out: ") and text.endswith(" on 6 labels")
     assert " vs " in text
     assert s.model_summary()["why"].startswith("kept by leave-one-out: ")
+    # the rule's reason follows after "; " (it has parentheses of its own: none nested)
+    assert s.model_summary()["why"].endswith(" on 6 labels; waiting for 10 labels (6 so far)")
     s.close()
 
 

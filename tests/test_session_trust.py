@@ -124,3 +124,47 @@ def test_with_more_than_two_classes_the_fit_weights_labels_by_the_pool_margins(t
     want = fit_calibration(F, codes, weights=keep.astype(float), F_pool=pool)
     assert s.calibration().slope == pytest.approx(want.slope)
     assert want.slope != pytest.approx(fit_calibration(F, codes, weights=keep.astype(float)).slope)
+
+
+def test_the_pool_error_waits_for_labels_of_two_classes(tmp_path):
+    """Labels of one class only (a lasso over one cluster of a large pool): every prediction is
+    that class and every LOO prediction right, so the calibrated estimate said "0.0 %" while most
+    of the pool was of other classes. It says what it needs instead, as the LOO panel does, and
+    the page's other views still answer; a label of a second class brings the estimate back."""
+    from labeler.ui.error_chart import error_rate_caption
+
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 200},
+                                                                  seed=4))
+    y = np.asarray(s.dataset.y).astype(str)
+    first = s.classes[0]
+    with pytest.raises(ValueError, match=r"needs labels of at least 2 classes; there are 0 labels of 0 classes"):
+        s.pool_error_rate()
+    ones = [i for i in range(s.n_samples) if y[i] == first]
+    s.label_points(ones[:1], first)
+    with pytest.raises(ValueError, match=r"there is 1 label of 1 class\. Label a point of another class first"):
+        s.pool_error_rate()
+    s.label_points(ones[1:40], first)
+    for view in (s.pool_error_rate, s.error_rate_trace):
+        with pytest.raises(ValueError, match=r"^The error estimate needs labels of at least 2 classes; there are "
+                                             r"40 labels of 1 class\."):
+            view()
+    assert s.predictions()["confidence"].notna().all()  # the rest of the page still answers
+    other = next(i for i in range(s.n_samples) if y[i] != first)
+    s.label(other, y[other])
+    rate = s.pool_error_rate()
+    assert 0.0 <= rate["rate"] <= 1.0 and rate["n_loo"] == 41
+    assert s.error_rate_trace()["n_labeled"].tolist()[-1] == 41
+    assert "LOO error of your 41 labels" in error_rate_caption(rate)
+    s.close()
+
+
+def test_counts_in_the_progress_texts_have_thousands_separators():
+    from types import SimpleNamespace
+
+    from labeler.ui.charts import stopping_loo_row
+    from labeler.ui.error_chart import error_rate_caption
+
+    rate = {"rate": 0.1, "lower": 0.05, "upper": 0.2, "n": 91_523, "loo_error": 0.0, "n_loo": 8_477}
+    assert "your 8,477 labels" in error_rate_caption(rate) and "91,523 unlabelled" in error_rate_caption(rate)
+    sig = SimpleNamespace(loo_n=8_477, loo_error=0.0, loo_lower=0.0, loo_upper=0.01)
+    assert "your 8,477 labels" in stopping_loo_row(sig)

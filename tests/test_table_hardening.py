@@ -104,7 +104,7 @@ def test_penguins_roles_year_flagged_and_missing_rows_counted(tmp_path):
 def test_penguins_missing_values_refused_dropped_or_filled_and_stored(tmp_path):
     frame = write_penguins_csv(tmp_path / "penguins.csv")
     path = tmp_path / "penguins.csv"
-    with pytest.raises(DatasetError, match=r"2 row\(s\) have a missing value.*--missing drop\|mean"):
+    with pytest.raises(DatasetError, match=r"2 rows have a missing value.*--missing drop\|mean"):
         load_dataset(path, label_col="species")
     dropped = load_dataset(path, label_col="species", missing="drop")
     assert dropped.X.shape == (len(frame) - 2, 4) and dropped.load_options["missing"] == "drop"
@@ -143,6 +143,7 @@ def test_cli_missing_option(tmp_path):
     refused = subprocess.run(base, cwd=str(REPO), capture_output=True, text=True, timeout=300, env=env)
     assert refused.returncode != 0 and "--missing drop|mean" in refused.stderr and "Traceback" not in refused.stderr
     assert "2 rows have missing values in the features; --missing drop drops them, --missing mean fills" in refused.stderr
+    assert "penguins: 2 rows have a missing value in the features (first: column" in refused.stderr
     assert "'year' is left out of the features" in refused.stderr
     for choice, other in (("drop", "mean"), ("mean", "drop")):
         ok = subprocess.run([*base, "--missing", choice], cwd=str(REPO), capture_output=True, text=True,

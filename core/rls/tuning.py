@@ -208,7 +208,7 @@ def loo_readiness(labels) -> str:
     if y.size < MIN_LOO_LABELS or len(present) < 2:
         return (
             f"Leave-one-out tuning needs at least {MIN_LOO_LABELS} labelled points of at least 2 "
-            f"classes; there {'is' if y.size == 1 else 'are'} {y.size} of {len(present)} "
+            f"classes; there {'is' if y.size == 1 else 'are'} {y.size:,} of {len(present)} "
             f"{'class' if len(present) == 1 else 'classes'}. Label more points first."
         )
     single = [str(c) for c, k in zip(present, counts) if k < 2]

@@ -141,7 +141,8 @@ def _numeric_block(frame: pd.DataFrame, columns: list, what: str, missing: str =
                 "or leave the column out."
             )
         raise DatasetError(
-            f"{what}: {n_rows} row(s) have a missing value in the features (first: column {col!r}, "
+            f"{what}: {'1 row has' if n_rows == 1 else f'{n_rows:,} rows have'} a missing value in the "
+            f"features (first: column {col!r}, "
             f"row {int(rows[0])}). Choose what to do with them: drop those rows, or fill them with "
             "the column mean / most frequent value (the Columns box's 'Missing values', or "
             "--missing drop|mean)."

@@ -410,7 +410,7 @@ class ModelChoice(JobSlotOwner):
         kinds = len(set(list(self._labels().values())[:n]))
         if kinds < 2:  # every candidate scores 0% on one class: no comparison to report
             return {**base, "text": f"Model: {model_words(name)} — leave-one-out needs labels of at least "
-                                    f"2 classes; there are {n} labels of 1 class"}
+                                    f"2 classes; there are {n:,} labels of 1 class"}
         errors = {k: v for k, v in d.errors.items() if np.isfinite(v)}
         others = sorted((k for k in errors if k != name), key=lambda k: errors[k])
         vs = f" vs {model_words(others[0])} {100 * errors[others[0]]:.0f}%" if others else ""

@@ -1082,7 +1082,9 @@ class LabelingSession:
             if why.startswith(head):
                 why = why[len(head):].strip()
                 why = why[1:].strip() if why.startswith("—") else why.strip("()")
-            summary["why"] = why + (f" ({choice['reason']})" if choice["reason"] else "")
+            # the reason has parentheses of its own ("waiting for 10 labels (9 so far)"), as may the
+            # comparison: joined by "; ", not put in parentheses inside parentheses
+            summary["why"] = why + (f"; {choice['reason']}" if choice["reason"] else "")
             summary["choice"] = choice
         return summary
 

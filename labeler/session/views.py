@@ -288,7 +288,18 @@ class Views:
         dict
             ``rate``, ``lower``, ``upper`` (fractions; NaN without unlabelled points), ``n``
             (unlabelled points), ``loo_error`` (NaN without labels), ``n_loo``.
+
+        Raises
+        ------
+        ValueError
+            The labels hold fewer than two classes: every prediction is the class labelled
+            so far and every LOO prediction right, so the calibrated estimate would say 0 %
+            whatever the pool holds.
         """
+        waiting = self._one_class_words("The error estimate")
+        if waiting:
+            raise ValueError(waiting)
+
         def compute():
             F = np.asarray(self.learner.decision_values, dtype=np.float64)
             pool = np.ones(self.n_samples, dtype=bool)
@@ -302,6 +313,18 @@ class Views:
             return out
 
         return dict(self._cached(f"pool_error_{level}", compute))
+
+    def _one_class_words(self, what: str) -> str:
+        """Why ``what`` waits while the labels hold fewer than two classes ("" once they hold two)."""
+        n = len(self._log.labels)
+        k = len({r.label for r in self._log.labels.values()})
+        if k >= 2:
+            return ""
+        labels = "1 label" if n == 1 else f"{n:,} labels"
+        kinds = "1 class" if k == 1 else f"{k} classes"
+        then = "Label a point of another class first." if k == 1 else "Label points of two classes first."
+        return (f"{what} needs labels of at least 2 classes; there {'is' if n == 1 else 'are'} {labels} of "
+                f"{kinds}. {then}")
 
     def _model_words(self) -> str:
         """The model in use in a few words (kernel width and lam, or the graph model)."""
@@ -443,8 +466,8 @@ class Views:
     def _soft(self):
         def compute():
             conf = self.calibration().top_confidence(self.learner.decision_values)
-            if CHEAP_LOO in self.learner.capabilities:  # ARLS: cheap; a graph model's LOO is not
-                self.pool_error_rate()  # one point of the progress tab's trace per state
+            if CHEAP_LOO in self.learner.capabilities and not self._one_class_words(""):
+                self.pool_error_rate()  # one point of the progress tab's trace per state (ARLS: cheap)
             return np.asarray(self.learner.predict()), conf
 
         return self._cached("soft", compute)

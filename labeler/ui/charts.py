@@ -76,7 +76,7 @@ def tuning_caption(status: dict) -> str:
 def stopping_loo_row(sig) -> str:
     """The stopping panel's line on the labels' LOO error: unweighted (each label counts once),
     said so beside the model line's weighted error (labeler.session.model_selection)."""
-    return (f"Unweighted LOO error of your {sig.loo_n} labels (each counts once): **{_pct(sig.loo_error)}** "
+    return (f"Unweighted LOO error of your {sig.loo_n:,} labels (each counts once): **{_pct(sig.loo_error)}** "
             f"(95 % interval {_pct(sig.loo_lower)} – {_pct(sig.loo_upper)}; the queried "
             "points are the hard ones, so this overstates the pool's error)")
 

@@ -21,7 +21,7 @@ def error_rate_caption(rate: dict) -> str:
             f"(95 % interval {100 * rate['lower']:.1f} – {100 * rate['upper']:.1f} %), about "
             f"{rate['rate'] * rate['n']:.0f} wrong predictions.")
     if rate.get("n_loo"):
-        text += (f" Unweighted LOO error of your {rate['n_loo']} labels: {100 * rate['loo_error']:.1f} % (the queried "
+        text += (f" Unweighted LOO error of your {rate['n_loo']:,} labels: {100 * rate['loo_error']:.1f} % (the queried "
                  "points are the hard ones, so it overstates the pool's error).")
     return text
 

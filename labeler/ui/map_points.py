@@ -305,7 +305,9 @@ def points_spec(
         uirevision=str(view_key),  # constant per session: zoom kept within one mounted plot
         meta=str(view_key),  # read by the zoom keeper script (labeler/ui/zoom.py)
         plot_bgcolor="#ffffff",
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0,
+        # under the plot: above it, the toolbar (shown while the mouse is on the map, and needed
+        # for the lasso) covered the entries at the top right once there were ten classes
+        legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="left", x=0.0,
                     bgcolor="rgba(255,255,255,0.7)"),
         clickmode="event+select",
         dragmode="zoom",
