@@ -142,3 +142,28 @@ def test_a_low_rank_factor_rebuilds_instead_of_large_blocks():
     m, C = direct(learner, K)
     assert_allclose(learner.decision_values, m, rtol=0, atol=1e-9)
     assert_allclose(learner.posterior_covariance(), C, rtol=0, atol=1e-9)
+
+
+def test_the_kept_unlabelled_indices_follow_every_change_of_the_labels():
+    """LabelBook.unlabeled_indices (kept between changes) against flatnonzero(codes < 0) through
+    adds, removes, relabels, a copy and a failed change's restore."""
+    from core.learner.base import LabelBook
+
+    rng = np.random.default_rng(31)
+    book = LabelBook(300, ["a", "b", "c"])
+    for step in range(200):
+        i = int(rng.integers(300))
+        if book.codes[i] < 0:
+            book.add(i, ["a", "b", "c"][step % 3])
+        elif step % 3:
+            book.remove(i)
+        else:
+            book.relabel(i, "c")
+        got = book.unlabeled_indices()
+        assert np.array_equal(got, np.flatnonzero(book.codes < 0)) and got.dtype == np.int64
+        got[:] = -5  # a copy: the kept array is not the caller's
+        if step % 50 == 0:
+            twin = book.copy()
+            twin.add(int(np.flatnonzero(twin.codes < 0)[0]), "a")
+            assert np.array_equal(twin.unlabeled_indices(), np.flatnonzero(twin.codes < 0))
+    assert np.array_equal(book.unlabeled_indices(), np.flatnonzero(book.codes < 0))

@@ -330,3 +330,22 @@ def test_kappa_of_codes_counted_directly_is_the_sorted_unions_and_kept_per_pair(
     again = StoppingMonitor(500, spacing=2, window=3)
     again.load_array(m.to_array(), 15)
     assert again.signal(15, codes).kappas == m.signal(15, codes).kappas
+
+
+def test_the_checkpoints_written_in_the_background_are_there_when_the_session_reopens(tmp_path):
+    """The stopping checkpoints go to the store from a background writer (no key press waits
+    for them); close() waits for it, and a reopened session reads the newest ones."""
+    from labeler.session import LabelingSession, SessionConfig
+    from labeler.session.settings import STOPPING_ARRAY
+
+    store = tmp_path / "s.sqlite"
+    with LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": 200}, seed=4)) as s:
+        for _ in range(16):
+            q = s.next_query()
+            s.label(q, str(s.dataset.y[q]))
+        kept = s.settings.stopping_monitor.to_array()
+        sid = s.id
+    assert kept.shape[0] >= 3
+    with LabelingSession.open(store, sid) as t:
+        np.testing.assert_array_equal(t._store.get_array(sid, STOPPING_ARRAY), kept)
+        assert t.settings.stopping_monitor.checkpoints == [int(k) for k in kept[:, 0]]

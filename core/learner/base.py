@@ -210,6 +210,7 @@ class LabelBook:
         self.labels: dict = {}
         self.codes = np.full(int(n_samples), -1, dtype=np.int64)
         self.counts = np.zeros(len(self.classes), dtype=np.int64)
+        self._unlabeled = None  # unlabeled_indices, kept until a label is added or removed
 
     # ------------------------------------------------------------------ reads
     @property
@@ -225,7 +226,12 @@ class LabelBook:
         return self.codes[self.labeled_indices()]
 
     def unlabeled_indices(self) -> np.ndarray:
-        return np.flatnonzero(self.codes < 0)
+        """Unlabelled points, increasing, int64 of shape (n_unlabeled,): a pass over the pool
+        when a label was added or removed since the last call (a query reads it three times),
+        else the kept array (a copy)."""
+        if self._unlabeled is None:
+            self._unlabeled = np.flatnonzero(self.codes < 0)
+        return self._unlabeled.copy()
 
     def label_array(self) -> np.ndarray:
         """The classes as an array that keeps their type (object for mixed or non-scalar labels)."""
@@ -290,6 +296,7 @@ class LabelBook:
         self.labels[i] = label
         self.codes[i] = t
         self.counts[t] += 1
+        self._unlabeled = None
         return t
 
     def remove(self, i: int) -> int:
@@ -297,6 +304,7 @@ class LabelBook:
         del self.labels[i]
         self.codes[i] = -1
         self.counts[t] -= 1
+        self._unlabeled = None
         return t
 
     def relabel(self, i: int, label) -> int:
@@ -323,6 +331,7 @@ class LabelBook:
         twin = object.__new__(LabelBook)
         twin.classes, twin.index, twin.labels = list(self.classes), dict(self.index), dict(self.labels)
         twin.codes, twin.counts = self.codes.copy(), self.counts.copy()
+        twin._unlabeled = self._unlabeled
         return twin
 
 

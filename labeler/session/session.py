@@ -166,6 +166,9 @@ class LabelingSession:
         # SHA-256 of the features), the load options, the preprocessing and the seed
         self.disk_cache = SessionCache.for_store(store.path)
         self._writers: list[threading.Thread] = []  # session cache writes under way (_keep_later)
+        self._later: dict = {}  # store arrays waiting for the background writer (_cache_array_later)
+        self._later_lock = threading.Lock()
+        self._later_thread: threading.Thread | None = None
         self._cache_inputs = {
             "data": record.config.get("fingerprint") or data.fingerprint(X_raw),
             "options": record.config.get("dataset_options") or {}, "n": int(X_raw.shape[0]),
@@ -201,7 +204,7 @@ class LabelingSession:
                                    self.next_query, point_name=self.point_name)
         self.class_actions = ClassActions(self._log, self._config, self._commit)
         self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
-                                 self.X, lambda name: store.get_array(self.id, name), self._cache_array,
+                                 self.X, lambda name: store.get_array(self.id, name), self._cache_array_later,
                                  lambda: self._store.read_only, self._stored_config.get("auto", {}),
                                  swap=self._swap_learner, lock=self._lock)
         self.model_choice = ModelChoice(self._config, self._log, self._commit, lambda: self.learner, self.X,
@@ -760,6 +763,37 @@ class LabelingSession:
             self._store.put_array(self.id, name, array)
         except StoreWriteError:
             pass
+
+    def _cache_array_later(self, name: str, array):
+        """:meth:`_cache_array` in a background thread: the stopping checkpoints (24 MB at 10^6
+        points, written every fifth label) are history that only delays a verdict, and no key
+        press waits for them. The newest array of a name wins; :meth:`close` waits."""
+        with self._later_lock:
+            self._later[name] = array
+            if self._later_thread is not None:  # the writer takes it before it stops
+                return
+            worker = self._later_thread = threading.Thread(target=self._write_later, name="labeler-array-write",
+                                                           daemon=True)
+            self._writers = [w for w in self._writers if w.is_alive()] + [worker]
+        worker.start()
+
+    def _write_later(self):
+        try:  # Linux: this thread alone at the lowest priority (the key presses go first)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (AttributeError, OSError):
+            pass
+        try:
+            while True:
+                with self._later_lock:
+                    if not self._later:
+                        self._later_thread = None
+                        return
+                    name, array = self._later.popitem()
+                self._cache_array(name, array)
+        except BaseException:  # not written; the next array of a name starts a new writer
+            with self._later_lock:
+                self._later_thread = None
+            raise
 
     def _cached(self, key, compute):
         if self._cache_version != self._log.n_events:

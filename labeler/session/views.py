@@ -464,13 +464,22 @@ class Views:
                             lambda: explain(self, q, int(n_alternatives)))
 
     def _soft(self):
+        """(predicted class of every point, its calibrated confidence), once per state."""
+        return self._predicted_names(), self._calibrated_confidence()
+
+    def _calibrated_confidence(self) -> np.ndarray:
         def compute():
             conf = self.calibration().top_confidence(self.learner.decision_values)
             if CHEAP_LOO in self.learner.capabilities and not self._one_class_words(""):
                 self.pool_error_rate()  # one point of the progress tab's trace per state (ARLS: cheap)
-            return np.asarray(self.learner.predict()), conf
+            return conf
 
-        return self._cached("soft", compute)
+        return self._cached("confidence", compute)
+
+    def _predicted_names(self) -> np.ndarray:
+        """The predicted class of every point (10^6 Python objects at 10^6 points: only for
+        the tables, never for the labelling screen), once per state."""
+        return self._cached("predicted", lambda: np.asarray(self.learner.predict()))
 
     def expected_risk(self) -> np.ndarray:
         """Expected risk of querying each point (eq. 3.50; +inf for labelled points), shape
@@ -529,7 +538,7 @@ class Views:
         lo, hi = float(lo), float(hi)
         if not lo < hi:
             raise ValueError(f"Need lo < hi; got lo={lo}, hi={hi}.")
-        _, conf = self._soft()
+        conf = self._calibrated_confidence()
         inside = (conf >= lo) & ((conf < hi) | ((hi >= 1.0) & (conf <= hi)))
         inside[list(self._log.labels)] = False
         return np.flatnonzero(inside)
@@ -537,7 +546,7 @@ class Views:
     def confidence(self) -> np.ndarray:
         """The calibrated confidence of every prediction (the ``confidence`` column of
         :meth:`predictions`), shape (n_samples,), a copy."""
-        return np.array(self._soft()[1], dtype=np.float64)
+        return np.array(self._calibrated_confidence(), dtype=np.float64)
 
     def point_codes(self) -> tuple[np.ndarray, np.ndarray]:
         """The class code (index in ``classes``) of every point's label, -1 where unlabelled,
