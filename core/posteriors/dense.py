@@ -197,8 +197,8 @@ class DensePosterior:
         """``C += C[:, idx] M C[idx, :]``, held in the pending correction (:mod:`.pending`).
 
         O(p^2 k) and O(n) per point new to the correction (p its rank); the n x n array is
-        written when it is read as a whole: :meth:`apply_pending` (the next query's scoring,
-        in the same pass over ``C``), :meth:`settle` (every other whole read), or here before
+        written when it is read as a whole: :meth:`apply_pending` (a rank-one update, by the next
+        query's scoring in the same pass over ``C``), :meth:`settle` (every other whole read), or here before
         the correction would exceed :data:`MAX_PENDING`, or :data:`SETTLE_FLOOR` while its
         updates are small. Every read returns the updated values (equal to those written, to
         rounding).
