@@ -49,7 +49,7 @@ PARTS = ("press", "label", "learner.add", "retune+stopping", "store", "estimated
          "score", "page reads")
 
 
-def measure(n: int, presses: int, posterior: str = "dense") -> dict:
+def measure(n: int, presses: int, posterior: str = "dense", verbose: bool = False) -> dict:
     """Time ``presses`` key presses on a new session of ``n`` moons (this process's code)."""
     from labeler.runtime import configure_threads
 
@@ -100,6 +100,9 @@ def measure(n: int, presses: int, posterior: str = "dense") -> dict:
             row = {"press": t2 - t0, "label": t1 - t0, "next_query": t2 - t1, "page reads": t3 - t2}
             row.update({key: bucket.get(key, 0.0) for key in PARTS if key not in row})
             rows.append(row)
+            if verbose:
+                print(f"press {k}: labels {s.n_labeled}, " + ", ".join(f"{key} {1e3 * v:.0f}" for key, v in row.items()),
+                      file=sys.stderr, flush=True)
         s.close()
     return {"n": n, "presses": presses, "create_s": create_s, "posterior": posterior,
             "median": {key: statistics.median(r[key] for r in rows) for key in PARTS},
@@ -124,6 +127,7 @@ def main(argv=None) -> int:
     p.add_argument("--presses", type=int, default=20)
     p.add_argument("--trees", nargs="*", default=None, help="checkouts to time in turn (default: this one, in process)")
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--verbose", action="store_true", help="each press's parts (this checkout only)")
     p.add_argument("--posterior", default="dense", help="the session's posterior (default dense: the exact learner; "
                    "the app's default 'auto' takes nystrom above 17,320 points)")
     args = p.parse_args(argv)
@@ -134,7 +138,7 @@ def main(argv=None) -> int:
     for rnd in range(1, args.rounds + 1):
         for tree in trees:
             before = os.getloadavg()[0]
-            r = (measure(args.n, args.presses, args.posterior) if tree is None
+            r = (measure(args.n, args.presses, args.posterior, args.verbose) if tree is None
                  else run_tree(tree, args.n, args.presses, args.posterior))
             cells = [str(tree or "."), str(rnd), f"{before:.2f}", f"{r['load']:.2f}"]
             cells += [f"{1e3 * r['median'][k]:.0f}" for k in PARTS] + [f"{1e3 * r['p95']['press']:.0f}"]

@@ -1,8 +1,9 @@
 """The dense posterior's pending update and the fused step (update of C + next query's scores).
 
-A label's update of ``C`` is kept pending by :class:`core.posteriors.DensePosterior` and applied
-by the next binary scoring in the same pass over ``C``
-(:func:`core.criteria._expected_risk_numba.update_and_score_binary`). Oracles:
+The updates of ``C`` are held by :class:`core.posteriors.DensePosterior` as one low-rank
+correction (docs/algorithms.md §19); a held rank-one update is written by the next binary scoring
+in the same pass over ``C`` (:func:`core.criteria._expected_risk_numba.update_and_score_binary`),
+one of higher rank by a BLAS write before the scoring. Oracles:
 
 * the update written out in numpy (``C + U M U^T``) for the stored array and every small read
   while the update is pending;

@@ -108,14 +108,14 @@ def expected_risk_binary(R, rows, m, candidates, lam_neg, lam_pos, iw_neg, iw_po
 
 
 @njit(parallel=True, fastmath=False, cache=True)
-def update_and_score_binary(C, UT, V, alpha, position, m, lam_neg, lam_pos, iw_neg, iw_pos, out):
-    """Apply a dense posterior's pending update to ``C`` and score the binary candidates, in
-    one pass over ``C``.
+def update_and_score_binary(C, c, alpha, position, m, lam_neg, lam_pos, iw_neg, iw_pos, out):
+    """Write a dense posterior's held rank-one update into ``C`` and score the binary candidates,
+    in one pass over ``C``.
 
     Each block of :data:`core.posteriors._dense_numba.ROW_BLOCK` rows is updated
-    (:func:`core.posteriors._dense_numba.update_row_block`, the arithmetic of every update of a
-    dense ``C``) and its candidate rows are scored (:func:`binary_candidate_risk`) while they
-    are in cache: the same numbers as applying the update and then calling
+    (:func:`core.posteriors._dense_numba.update_row`, the arithmetic of every rank-one update of
+    a dense ``C``) and its candidate rows are scored (:func:`binary_candidate_risk`) while they
+    are in cache: the same numbers as writing the update and then calling
     :func:`expected_risk_binary`, with one read and one write of ``C`` instead of two reads
     and a write. The outputs ``m`` must be those after the update (the learner updates ``m``
     from the updated columns before it updates ``C``).
@@ -123,9 +123,9 @@ def update_and_score_binary(C, UT, V, alpha, position, m, lam_neg, lam_pos, iw_n
     Parameters
     ----------
     C : ndarray of shape (n, n), C-contiguous
-        The covariance before the pending update (updated in place).
-    UT, V, alpha
-        The pending update (:class:`core.posteriors.dense.PendingUpdate`).
+        The covariance before the update (updated in place).
+    c, alpha
+        The update ``C += alpha c c^T`` (``c`` must not share memory with ``C``).
     position : ndarray of shape (n,), int64
         ``position[i]`` = the place of pool index ``i`` among the candidates, -1 for a point
         that is not a candidate (each candidate once).
@@ -140,7 +140,8 @@ def update_and_score_binary(C, UT, V, alpha, position, m, lam_neg, lam_pos, iw_n
     for blk in prange(n_blocks):
         r0 = blk * RB
         r1 = min(n, r0 + RB)
-        _dense.update_row_block(C, UT, V, alpha, r0, r1)
+        for r in range(r0, r1):
+            _dense.update_row(C[r], r, c, alpha)
         for r in range(r0, r1):
             k = position[r]
             if k >= 0:

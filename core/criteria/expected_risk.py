@@ -101,7 +101,7 @@ class ExpectedRisk:
 
     def _score_with_pending_update(self, state: ScoringState, posterior, cand: np.ndarray):
         """Binary scores of ``cand`` by :func:`~core.criteria._expected_risk_numba.update_and_score_binary`
-        when ``posterior`` has an update pending (``posterior.apply_pending``), else None.
+        when ``posterior`` holds a rank-one update (``posterior.apply_pending``), else None.
 
         The same numbers as applying the update and scoring the rows of ``C``
         (``tests/test_fused_step.py``); one pass over ``C`` instead of two.
@@ -119,8 +119,8 @@ class ExpectedRisk:
         iw = 1.0 / np.asarray(state.class_weights, dtype=np.float64)
         out = np.empty(cand.size)
 
-        def apply(C, UT, V, alpha):
-            _nb.update_and_score_binary(C, UT, V, alpha, position, m, float(lam_y[0]), float(lam_y[1]),
+        def apply(C, c, alpha):
+            _nb.update_and_score_binary(C, c, alpha, position, m, float(lam_y[0]), float(lam_y[1]),
                                         float(iw[0]), float(iw[1]), out)
 
         return out if posterior.apply_pending(apply) else None

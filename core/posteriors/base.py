@@ -85,7 +85,7 @@ class Posterior(Protocol):
     def apply_pending(self, apply) -> bool:
         """Hand a pending update to ``apply``, a kernel that applies it while it reads the
         whole store (the next query's scoring: one pass instead of two); False, ``apply`` not
-        called, when none is pending. Dense: ``apply(C, UT, V, alpha)``
+        called, when none is pending. Dense: a held rank-one update, ``apply(C, c, alpha)``
         (:meth:`core.posteriors.DensePosterior.apply_pending`)."""
 
     def condition(self, idx, noise, residual) -> np.ndarray:

@@ -21,7 +21,6 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, solve_triangular
 from scipy.linalg.blas import dgemm
 
-from . import _dense_numba
 from .base import DEFAULT_BLOCK_BYTES, CandidateBlock
 from .pending import PendingCorrection
 
@@ -198,8 +197,8 @@ class DensePosterior:
         """``C += C[:, idx] M C[idx, :]``, held in the pending correction (:mod:`.pending`).
 
         O(p^2 k) and O(n) per point new to the correction (p its rank); the n x n array is
-        written when it is read as a whole: :meth:`apply_pending` (the next query's scoring,
-        in the same pass over ``C``), :meth:`settle` (every other whole read), or here before
+        written when it is read as a whole: :meth:`apply_pending` (a rank-one update, by the next
+        query's scoring in the same pass over ``C``), :meth:`settle` (every other whole read), or here before
         the correction would exceed :data:`MAX_PENDING`, or :data:`SETTLE_FLOOR` while its
         updates are small. Every read returns the updated values (equal to those written, to
         rounding).
@@ -233,33 +232,34 @@ class DensePosterior:
 
     def settle(self) -> None:
         """Write the held updates into ``C`` (one parallel pass; nothing when none is held)."""
-        if self._pending.size:
-            _dense_numba.apply_update(self._C, *self._pending.kernel_arguments())
-            self._pending.clear()
+        self._pending.write(self._C)
 
     def apply_pending(self, apply) -> bool:
-        """Hand the held updates to ``apply``, which writes them into ``C`` while reading ``C``.
+        """Hand a held rank-one update to ``apply``, which writes it into ``C`` while reading ``C``.
 
         For a kernel that reads every row of ``C`` anyway (the next query's scoring,
         :func:`core.criteria._expected_risk_numba.update_and_score_binary`): it updates each
-        block of rows with :func:`core.posteriors._dense_numba.update_row_block` and reads it
-        while it is in cache, so the update and the read are one pass over ``C``.
+        block of rows with :func:`core.posteriors._dense_numba.update_row` and reads it while it
+        is in cache, so the update and the read are one pass over ``C``. A correction of rank
+        > 1 is not handed over (its write is bound by arithmetic, which one BLAS call does
+        best: :meth:`settle`).
 
         Parameters
         ----------
         apply : callable
-            ``apply(C, UT, V, alpha)`` (the arguments of
-            :func:`core.posteriors._dense_numba.apply_update`); it must update every row of
-            ``C`` with ``update_row_block``, or raise before writing any.
+            ``apply(C, c, alpha)`` for ``C += alpha c c^T``; it must update every row of ``C``
+            with ``update_row``, or raise before writing any.
 
         Returns
         -------
         bool
-            False (``apply`` not called) when nothing is held.
+            False (``apply`` not called) when no rank-one update is held.
         """
-        if not self._pending.size:
+        held = self._pending.rank_one()
+        if held is None:
             return False
-        apply(self._C, *self._pending.kernel_arguments())
+        c, alpha = held
+        apply(self._C, np.ascontiguousarray(c), alpha)
         self._pending.clear()
         return True
 

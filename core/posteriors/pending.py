@@ -11,16 +11,18 @@ for the set ``J`` of the points the updates touched (docs/algorithms.md §19). E
 ``S`` out of ``J``), so ``N <- N + P M P^T``: O(p^2 |S|) and O(n) per new point, where
 writing the update into ``C_base`` costs O(n^2 |S|). Under "balanced" weights every label
 changes the weight of every other label, ``|S| = |L| + 1``, and the n x n array is written only
-when it is read as a whole (the next expected-risk scoring, in the same pass: the correction is
-its rank-p update ``C_base += B (N B^T)``), not on every key press.
+when it is read as a whole (the correction is its rank-p update ``C_base += B (N B^T)``: one
+BLAS call, or for rank one the next expected-risk scoring in the same pass), not on every key
+press.
 
-``B`` is held transposed, ``B^T = C_base[J, :]`` (the rows of the symmetric base: what the
-kernels of :mod:`._dense_numba` read as ``U^T``), in a buffer that grows by doubling.
+``B`` is held transposed, ``B^T = C_base[J, :]`` (rows of the symmetric base), in a buffer that
+grows by doubling.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.blas import dgemm
 
 from . import _dense_numba
 
@@ -97,15 +99,28 @@ class PendingCorrection:
         self.N = 0.5 * (N + N.T)
         self.largest_step = max(self.largest_step, int(idx.size))
 
-    def kernel_arguments(self) -> tuple[np.ndarray, np.ndarray, float]:
-        """``(U^T, V, alpha)`` of :func:`core.posteriors._dense_numba.apply_update` for
-        ``C_base += B N B^T``: ``U^T = B^T``, ``V = B N`` (n x p; an empty (0, 1) array when
-        p = 1) and ``alpha = N[0, 0]`` (p = 1: the rank-one kernel, which keeps a symmetric
-        ``C`` exactly symmetric)."""
-        BT = self.BT
-        if self.size == 1:
-            return BT, np.empty((0, 1)), float(self.N[0, 0])
-        return BT, _dense_numba.weighted_columns(BT, np.ascontiguousarray(self.N)), 0.0
+    def write(self, C: np.ndarray) -> None:
+        """``C += B N B^T`` in place (``C`` the base), then nothing is held.
+
+        Rank one: the numba kernel (:func:`core.posteriors._dense_numba.rank_one_update`, which
+        keeps a symmetric ``C`` exactly symmetric); rank p: one BLAS call (``dgemm`` on ``C^T``,
+        no n x n temporary).
+        """
+        p = self.size
+        if p == 1:
+            _dense_numba.rank_one_update(C, np.ascontiguousarray(self.BT[0]), float(self.N[0, 0]))
+        elif p > 1:
+            BT = self.BT
+            WT = self.N @ BT  # (p, n); W = B N
+            # C^T (Fortran view of the C-ordered array) += B W^T == B N B^T, in place
+            dgemm(1.0, BT.T, WT.T, beta=1.0, c=C.T, trans_b=1, overwrite_c=1)
+        self.clear()
+
+    def rank_one(self) -> tuple[np.ndarray, float] | None:
+        """``(c, alpha)`` with ``B N B^T = alpha c c^T`` when one point is held, else None."""
+        if self.size != 1:
+            return None
+        return self.BT[0], float(self.N[0, 0])
 
     def diagonal(self, idx: np.ndarray | None) -> np.ndarray:
         """``diag(B N B^T)`` at ``idx`` (all points when None), O(len(idx) p^2)."""
