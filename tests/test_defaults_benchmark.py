@@ -83,3 +83,39 @@ def test_halves_are_fixed_disjoint_and_cover_every_kind(bench):
     assert len(bench.TASKS) >= 14
     kinds = lambda half: {bench.TASKS[t][0] for t in half}  # noqa: E731
     assert kinds(first) == kinds(second)
+
+
+def _run(task, seed, method, n, acc):
+    return [(task, seed, method, k, f"{acc:.6f}", k) for k in range(1, n + 1)]
+
+
+def test_append_rows_does_not_repeat_a_stored_row(bench, tmp_path):
+    assert bench.append_rows("t", _run("t", 0, "m", 5, 0.5), tmp_path) == 5
+    # the same run again (two runners, or a resumed one) writes nothing; the first rows stay
+    assert bench.append_rows("t", _run("t", 0, "m", 5, 0.9), tmp_path) == 0
+    # a longer run of the same method and seed adds only the counts not stored
+    assert bench.append_rows("t", _run("t", 0, "m", 7, 0.9), tmp_path) == 2
+    rows = _rows(tmp_path / "t.csv")
+    assert [(int(r["labels"]), float(r["accuracy"])) for r in rows] == [(k, 0.5) for k in range(1, 6)] + [(6, 0.9),
+                                                                                                        (7, 0.9)]
+    assert bench.append_rows("t", _run("t", 1, "m", 2, 0.1) + _run("t", 1, "m", 2, 0.2), tmp_path) == 2
+
+
+def test_dedupe_rows_keeps_the_first_of_repeated_rows_and_one_header(bench, tmp_path):
+    path = tmp_path / "t.csv"
+    lines = [",".join(bench.FIELDS)] + [",".join(map(str, r)) for r in _run("t", 0, "m", 3, 0.5)]
+    lines += [",".join(bench.FIELDS)] + [",".join(map(str, r)) for r in _run("t", 0, "m", 3, 0.7)]
+    lines += [",".join(map(str, r)) for r in _run("t", 1, "m", 2, 0.4)]
+    path.write_text("\n".join(lines) + "\n")
+    assert bench.dedupe_rows("t", tmp_path) == 3
+    rows = _rows(path)
+    assert [(r["seed"], int(r["labels"]), float(r["accuracy"])) for r in rows] == (
+        [("0", k, 0.5) for k in (1, 2, 3)] + [("1", 1, 0.4), ("1", 2, 0.4)])
+    assert path.read_text().count("task,seed") == 1
+    assert bench.dedupe_rows("t", tmp_path) == 0
+
+
+def test_run_seconds_default_per_task_and_override(bench):
+    assert bench.run_seconds("iris") == bench.RUN_SECONDS
+    assert bench.run_seconds("mnist-10") == bench.RUN_SECONDS_BY_TASK["mnist-10"] > bench.RUN_SECONDS
+    assert bench.run_seconds("mnist-10", 30) == 30
