@@ -182,3 +182,27 @@ def test_graph_kernel_rls_is_an_optional_candidate():
     assert set(AUTO_CANDIDATES) <= set(CANDIDATE_MODELS) and "graph-rls" in CANDIDATE_MODELS
     with pytest.raises(Exception, match="candidates must include 'rls'"):
         simulate_auto_model(_two_rings(), budget=3, candidates=("graph-rls",))
+
+
+def test_first_model_answers_until_a_switch(monkeypatch):
+    """FIRST_MODEL: the named graph candidate answers from the first label (with a rule that
+    never switches, every row's accuracy is that of the harmonic function on the labels so far,
+    an independent GraphLearner fitted on them); an unknown name falls back to RLS."""
+    from core.kernels import knn_graph
+    from core.selection import selector as sel
+    ds = _two_rings(120)
+    y = np.asarray(ds.y)
+    monkeypatch.setattr(sel, "FIRST_MODEL", "harmonic")
+    curve = simulate_auto_model(ds, budget=12, seed=0, rule=SwitchRule(p_switch=0.0), candidates=("rls", "harmonic"))
+    assert set(curve["model"]) == {"harmonic"} and curve.attrs["switches"] == []
+    idx = curve["index"].astype(int).tolist()
+    W = knn_graph(np.asarray(app_X(ds), dtype=np.float64), 10, seed=0)
+    for k in (1, 5, 12):
+        g = GraphLearner(W, list(ds.classes), "harmonic", random_state=0)
+        g.add_many(idx[:k], [y[i] for i in idx[:k]])
+        rest = np.ones(len(y), dtype=bool)
+        rest[idx[:k]] = False
+        assert curve["accuracy"].iloc[k - 1] == pytest.approx(np.mean(g.predict()[rest] == y[rest]))
+    monkeypatch.setattr(sel, "FIRST_MODEL", "no-such-model")
+    curve = simulate_auto_model(ds, budget=3, seed=0, rule=SwitchRule(p_switch=0.0), candidates=("rls", "harmonic"))
+    assert set(curve["model"]) == {"rls"}

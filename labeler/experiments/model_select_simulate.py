@@ -253,7 +253,9 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
             learners["graph-rls"], prepare["graph-rls"], _ = graph_rls_candidate(X, W, classes, chosen, seed,
                                                                                  n_neighbors)
     learners = {c: learners[c] for c in candidates}
-    selector = ModelSelector(learners, "rls", X, correction=correction, rule=rule, prepare=prepare)
+    from core.selection import selector as _selection  # FIRST_MODEL read at call time
+    first = _selection.FIRST_MODEL if _selection.FIRST_MODEL in learners else "rls"
+    selector = ModelSelector(learners, first, X, correction=correction, rule=rule, prepare=prepare)
     switches, in_use = [], []
 
     def after_label(proxy):
