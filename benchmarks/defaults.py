@@ -372,6 +372,7 @@ SWITCHES = {
     "cluster_cover": ("core.coldstart", "CLUSTER_COVER"),
     "auto_candidates": ("labeler.session.model_selection", "AUTO_CANDIDATES"),
     "first_model": ("core.selection.selector", "FIRST_MODEL"),
+    "cold_kind": ("core.coldstart", "COLD_START_KIND"),
 }
 
 
@@ -714,6 +715,11 @@ CANDIDATES = {
     # the same with Poisson learning answering first
     "auto-poisson-first": (_single(lambda d, s, b: run_default(d, s, b, first_model="poisson")),
                            ["auto-poisson-first"]),
+    # the graph's VOpt picks the first 10 labels on every pool (core.coldstart.COLD_START_KIND), RLS answering
+    "auto-vopt-cold": (_single(lambda d, s, b: run_default(d, s, b, cold_kind="vopt")), ["auto-vopt-cold"]),
+    # both: the peers' recipe (VOpt picks, Laplace learning answering) for the first labels
+    "auto-graph-vopt-first": (_single(lambda d, s, b: run_default(d, s, b, first_model="harmonic", cold_kind="vopt")),
+                              ["auto-graph-vopt-first"]),
 }
 #: Order of the runs: a stopped run leaves every task with the first tiers.
 TIERS = (("default", "before", "fixed-auto", "gl-vopt"),
@@ -1124,7 +1130,8 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
                   "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "auto-model", "auto-graph-vopt": "auto-model",
                   "auto-evident": "default", "auto-cover": "auto-cold-multi", "auto-cover-model": "auto-cold-multi",
-                  "auto-graph-rls": "default", "auto-graph-first": "default", "auto-poisson-first": "default"}
+                  "auto-graph-rls": "default", "auto-graph-first": "default", "auto-poisson-first": "default",
+                  "auto-vopt-cold": "default", "auto-graph-vopt-first": "default"}
 
 
 def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:

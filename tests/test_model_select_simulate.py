@@ -206,3 +206,39 @@ def test_first_model_answers_until_a_switch(monkeypatch):
     monkeypatch.setattr(sel, "FIRST_MODEL", "no-such-model")
     curve = simulate_auto_model(ds, budget=3, seed=0, rule=SwitchRule(p_switch=0.0), candidates=("rls", "harmonic"))
     assert set(curve["model"]) == {"rls"}
+
+
+def test_vopt_cold_start_picks_the_graph_variance_drop(monkeypatch):
+    """COLD_START_KIND "vopt": the first COLD_START_LABELS picks of "auto" are the free point of
+    best VOpt score of the harmonic model holding the labels so far (oracle: a fresh
+    GraphLearner scored alone), on a two-class pool where TypiClust would not answer."""
+    from core import coldstart
+    from core.kernels import knn_graph
+    from core.strategies import scores
+    ds = _two_rings(120)
+    y = np.asarray(ds.y)
+    monkeypatch.setattr(coldstart, "COLD_START_KIND", "vopt")
+    monkeypatch.setattr(coldstart, "COLD_START_LABELS", 4)
+    monkeypatch.setattr(coldstart, "CLUSTER_COVER", False)
+    curve = simulate_auto_model(ds, budget=6, seed=0, candidates=("rls", "harmonic"))
+    idx = curve["index"].astype(int).tolist()
+    W = knn_graph(np.asarray(app_X(ds), dtype=np.float64), 10, seed=0)
+    for k in range(4):
+        g = GraphLearner(W, list(ds.classes), "harmonic", random_state=0)
+        if k:
+            g.add_many(idx[:k], [y[i] for i in idx[:k]])
+        s = np.array(scores(g, "vopt"), dtype=np.float64)
+        s[idx[:k]] = np.inf
+        assert idx[k] == int(np.argmin(s))
+
+
+def test_criterion_start_takes_the_lowest_free_score():
+    from core.coldstart import CriterionStart
+    start = CriterionStart(2, lambda: np.array([0.5, -1.0, 0.2, -1.0]))
+    assert start.active(1) and not start.active(2)
+    assert start.pick([]) == 1  # ties to the lower index
+    assert start.pick([1]) == 3 and start.pick([1], exclude=[3]) == 2
+    with pytest.raises(ValueError, match="nothing left"):
+        start.pick([0, 1, 2, 3])
+    with pytest.raises(ValueError, match="n_labels"):
+        CriterionStart(-1, lambda: np.zeros(2))

@@ -285,6 +285,12 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     if cold_start is None:
         cold_start = _coldstart.cold_start_labels(len(classes))  # read at call time
     starter = _coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None
+    if strategy == "auto" and _coldstart.COLD_START_KIND == "vopt" and "harmonic" in learners:
+        from core.strategies import scores as _scores  # the graph's VOpt, on every pool
+
+        def vopt_scores():
+            return _scores(selector.sync("harmonic", selector.learner.labels), "vopt")
+        starter = _coldstart.CriterionStart(_coldstart.COLD_START_LABELS, vopt_scores)
     if strategy == "auto" and _coldstart.CLUSTER_COVER:
         components = _pool_components(X)
         if components is not None:
