@@ -1155,6 +1155,70 @@ def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=Non
     return "\n".join(lines)
 
 
+def paired_at(task, candidate, base="default", labels=10, out=RESULTS):
+    """Accuracy at ``labels`` labels of ``candidate`` minus ``base`` over the seeds both have: (mean, {seed: d})."""
+    c = curves(task, out)
+    if candidate not in c or base not in c:
+        return float("nan"), {}
+    d = {}
+    for s in sorted(set(c[candidate]) & set(c[base])):
+        (lc, ac), (lb, ab) = c[candidate][s], c[base][s]
+        if (lc == labels).any() and (lb == labels).any():
+            d[s] = float(ac[lc == labels][0] - ab[lb == labels][0])
+    return (float(np.mean(list(d.values()))) if d else float("nan")), d
+
+
+@functools.lru_cache(maxsize=None)  # a pure function of the task and seed: built once
+def pool_separation(task, seed) -> float:
+    """:func:`core.selection.prior.cluster_separation` of a task's pool: lambda_c (c its classes) of
+    the normalised Laplacian of the 10-NN graph the graph models use (no labels read)."""
+    from core.kernels import knn_graph
+    from core.selection.prior import cluster_separation
+    ds = dict(TASKS, **QUICK_TASKS)[task][1](seed)
+    X = np.asarray(_app(ds, seed)["X"], dtype=np.float64)
+    return cluster_separation(knn_graph(X, 10, seed=seed), max(2, len(ds.classes)), seed=seed)
+
+
+#: Prior rules (from the pool alone) that decide where a candidate's rule fires: name -> predicate(task, seed).
+GATES = {"always": lambda task, seed: True,
+         "two classes": lambda task, seed: _n_classes(task) == 2,
+         "3+ classes": lambda task, seed: _n_classes(task) >= 3,
+         **{f"lambda_c < {t:g}": (lambda t: lambda task, seed: pool_separation(task, seed) < t)(t)
+            for t in (0.002, 0.005, 0.01, 0.02, 0.05)}}
+
+
+def gate_table(tasks, candidate, base="default", out=RESULTS, budget=BUDGET, gates=None) -> str:
+    """``candidate`` where a prior rule fires, ``base`` elsewhere (both stored runs: the rule from
+    the pool alone picks one of the two per task and seed): paired AUBC and 10-label accuracy
+    differences against ``base`` per task (points, mean over the seeds both have)."""
+    gates = list(GATES) if gates is None else list(gates)
+    lines = [f"`{candidate}` where a prior rule fires, `{base}` elsewhere: paired difference against `{base}` "
+             "(points, AUBC / accuracy at 10 labels; lambda_c of the pool per seed):", "",
+             "| task | seeds | lambda_c | " + " | ".join(gates) + " |", "|---|---|---|" + "---|" * len(gates)]
+    sums = {g: ([], []) for g in gates}
+    for task in tasks:
+        _, d = paired(task, candidate, base, out, budget)
+        _, d10 = paired_at(task, candidate, base, 10, out)
+        seeds = sorted(d10)
+        if not seeds:
+            continue
+        by_seed = dict(zip(seeds, d))
+        lam = ", ".join(f"{pool_separation(task, s):.3f}" for s in seeds)
+        cells = []
+        for g in gates:
+            fire = [GATES[g](task, s) for s in seeds]
+            a = float(np.mean([by_seed[s] if f else 0.0 for s, f in zip(seeds, fire)]))
+            b = float(np.mean([d10[s] if f else 0.0 for s, f in zip(seeds, fire)]))
+            sums[g][0].append(a)
+            sums[g][1].append(b)
+            cells.append(f"{100 * a:+.2f} / {100 * b:+.1f}" + ("" if all(fire) else f" ({sum(fire)}/{len(fire)})"))
+        lines.append(f"| {task} | {len(seeds)} | {lam} | " + " | ".join(cells) + " |")
+    lines.append("| **mean** | | | " + " | ".join(
+        f"**{100 * np.mean(a):+.2f} / {100 * np.mean(b):+.1f}**, worst {100 * min(a):+.2f}" if a else "-"
+        for a, b in sums.values()) + " |")
+    return "\n".join(lines)
+
+
 def accuracy_at_table(tasks, methods, out=RESULTS, labels=10) -> str:
     """Accuracy at ``labels`` labels per task and method, mean over seeds (with n)."""
     lines = [f"Accuracy (%) at {labels} labels, mean over seeds (n):", "",
@@ -1724,6 +1788,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="two tiny tasks, 1 seed, 20 labels, two methods")
     ap.add_argument("--time-limit", type=int, help="seconds one run may take before it is stopped and marked failed "
                     f"(default {RUN_SECONDS}; mnist-10 {RUN_SECONDS_BY_TASK['mnist-10']})")
+    ap.add_argument("--gates", help="comma-separated candidates: print each against the default where a prior "
+                    "rule from the pool fires (GATES), on --tasks / --half")
     ap.add_argument("--dedupe", action="store_true", help="drop repeated rows (same task, seed, method, labels; "
                     "the first kept) from the chosen tasks' result files, then stop")
     ap.add_argument("--score-picks", help="comma-separated stored methods: print their first picks on --tasks "
@@ -1746,6 +1812,10 @@ def main(argv=None) -> int:
         for task in tasks:
             dropped = forget_rows(task, set(args.forget.split(",")), args.out)
             print(f"{task}: {dropped} stale rows of {args.forget} dropped", file=sys.stderr)
+    if args.gates:
+        for cand in args.gates.split(","):
+            print(gate_table(tasks, cand, "default", args.out, budget) + "\n")
+        return 0
     if args.dedupe:
         for task in tasks:
             print(f"{task}: {dedupe_rows(task, args.out)} repeated rows dropped", file=sys.stderr)

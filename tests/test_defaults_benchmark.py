@@ -119,3 +119,16 @@ def test_run_seconds_default_per_task_and_override(bench):
     assert bench.run_seconds("iris") == bench.RUN_SECONDS
     assert bench.run_seconds("mnist-10") == bench.RUN_SECONDS_BY_TASK["mnist-10"] > bench.RUN_SECONDS
     assert bench.run_seconds("mnist-10", 30) == 30
+
+
+def test_gate_table_takes_the_candidate_only_where_the_rule_fires(bench, tmp_path, monkeypatch):
+    for seed in (0, 1):
+        bench.append_rows("tiny-blobs", _run("tiny-blobs", seed, "default", 100, 0.5), tmp_path)
+        bench.append_rows("tiny-blobs", _run("tiny-blobs", seed, "cand", 100, 0.6 if seed == 0 else 0.3), tmp_path)
+    monkeypatch.setattr(bench, "GATES", {"always": lambda t, s: True, "seed 0": lambda t, s: s == 0})
+    monkeypatch.setattr(bench, "pool_separation", lambda t, s: 0.5)
+    text = bench.gate_table(["tiny-blobs"], "cand", out=tmp_path)
+    row = next(line for line in text.splitlines() if line.startswith("| tiny-blobs"))
+    # always: (+10 - 20) / 2 = -5 points; seed 0 only: (+10 + 0) / 2 = +5
+    assert "-5.00 / -5.0" in row and "+5.00 / +5.0 (1/2)" in row
+    assert "**-5.00 / -5.0**" in text and "**+5.00 / +5.0**" in text

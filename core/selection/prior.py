@@ -1,0 +1,57 @@
+"""Which model answers the first labels, chosen from the pool alone (before leave-one-out can tell).
+
+Below :data:`~core.selection.rule.MIN_LABELS` labels the models' leave-one-out errors say
+nothing (docs/algorithms.md §14), so the model that answers then is a prior choice. A choice
+made from the unlabelled pool is allowed: how clearly the pool's kNN graph splits into as many
+clusters as there are classes. By the higher-order Cheeger inequality (Lee, Oveis Gharan,
+Trevisan 2014), the ``c``-th smallest eigenvalue ``lambda_c`` of the normalised Laplacian
+``I - D^-1/2 W D^-1/2`` is small exactly when the graph has ``c`` disjoint parts of small
+conductance (0 for ``c`` components); Laplace learning (the harmonic function) propagates a
+label within its part, so with one label per part it is right where the parts are the classes.
+
+Numerics only (numpy, scipy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["cluster_separation"]
+
+
+def cluster_separation(W, n_clusters: int, *, seed: int = 0) -> float:
+    """``lambda_c``: the ``n_clusters``-th smallest eigenvalue of ``I - D^-1/2 W D^-1/2``.
+
+    Parameters
+    ----------
+    W : scipy.sparse matrix of shape (n, n)
+        Symmetric, non-negative graph weights (the kNN graph the graph models share); every
+        node must have an edge.
+    n_clusters : int
+        ``c`` >= 1 (the classes of the pool), below ``n``.
+    seed : int
+        Seeds the Lanczos start vector.
+
+    Returns
+    -------
+    float
+        In [0, 2]; 0 when the graph has at least ``c`` connected components.
+    """
+    from scipy.sparse.linalg import eigsh
+    W = sp.csr_matrix(W, dtype=np.float64)
+    n = W.shape[0]
+    c = int(n_clusters)
+    if W.shape != (n, n) or not 1 <= c < n:
+        raise ValueError(f"W must be square and n_clusters in [1, {n - 1}]; got shape {W.shape}, n_clusters {c}.")
+    d = np.asarray(W.sum(axis=1)).ravel()
+    if np.any(d <= 0):
+        raise ValueError("every node of W needs an edge (a node of degree 0 has no normalised Laplacian row).")
+    s = sp.diags(1.0 / np.sqrt(d))
+    A = s @ W @ s
+    if n <= 200:
+        mu = np.linalg.eigvalsh(A.toarray())[::-1][:c]
+    else:
+        v0 = np.random.default_rng(seed).standard_normal(n)
+        mu = np.sort(eigsh(A, k=c, which="LA", v0=v0, return_eigenvectors=False))[::-1]
+    return float(np.clip(1.0 - mu[c - 1], 0.0, 2.0))
