@@ -1179,6 +1179,9 @@ def pool_separation(task, seed) -> float:
     return cluster_separation(knn_graph(X, 10, seed=seed), max(2, len(ds.classes)), seed=seed)
 
 
+#: Round 7's candidates (the first model, the first picks), shown against the default with the prior rules.
+ROUND7 = ("auto-graph-first", "auto-vopt-cold", "auto-graph-vopt-first", "auto-poisson-first")
+
 #: Prior rules (from the pool alone) that decide where a candidate's rule fires: name -> predicate(task, seed).
 GATES = {"always": lambda task, seed: True,
          "two classes": lambda task, seed: _n_classes(task) == 2,
@@ -1704,7 +1707,8 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True, 
         if task == (FIRST_HALF[0] if task in FIRST_HALF else SECOND_HALF[0]) or task == tasks[0]:
             half = "First half" if task in FIRST_HALF else "Second half" if task in SECOND_HALF else "Tasks"
             if f"## {half}" not in parts:
-                parts += [f"## {half}", ""]
+                parts += [f"## {half}", "", f"Tables: `{command}`; runs: `python benchmarks/defaults.py --half "
+                          f"{'first' if half == 'First half' else 'second'} --methods METHOD` (resumable).", ""]
         parts += [format_task(task, rows), ""]
         v = verdict(task, rows)
         if v:
@@ -1725,12 +1729,16 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True, 
                 + targets_table(second, out, budget) + "\n\n" + cluster_targets(out) + "\n\n") + text
     if extras:
         first = [t for t in tasks if t in FIRST_HALF]
-        text += "\n### Candidate rules (first half)\n"
+        text += f"\n### Candidate rules (first half)\n\nTables: `{command}`.\n"
         for base in dict.fromkeys(["before"] + list(CANDIDATE_BASE.values())):
             text += "\n" + candidates_table(first, out, budget, base) + "\n"
         text += "\n" + accuracy_at_table(first, ("std-auto", "cold-typiclust", "width-pool", "pool-cold5",
                                                   "pool-cold10", "rls-default", "default", "auto-cold-multi",
                                                   "auto-graph-vopt"), out) + "\n"
+        for cand in ROUND7:
+            if any(cand in curves(t, out) for t in first):
+                text += (f"\n`python benchmarks/defaults.py --half first --gates {cand}`:\n\n"
+                         + gate_table(first, cand, "default", out, budget) + "\n")
         cluster = [t for t in tasks if TASKS.get(t, ("",))[0] == "clusters"]
         for t in cluster:
             text += f"\nLabels from which {t} stays at 100 % (per seed; 60 spheres / 24 blobs): " + "; ".join(
