@@ -35,3 +35,11 @@ def test_zero_on_as_many_components_and_refusals():
     lonely = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]], dtype=float))
     with pytest.raises(ValueError, match="degree 0"):
         cluster_separation(lonely, 2)
+
+
+def test_first_model_reads_the_separation_against_the_threshold():
+    from core.selection.prior import first_model
+    blocks = sp.block_diag([sp.csr_matrix(_random_graph(80, s)) for s in range(2)]).tocsr()
+    assert first_model(blocks, 2, threshold=1e-6) == "harmonic"  # two components: lambda_2 = 0
+    assert first_model(blocks, 3, threshold=1e-6) == "rls"
+    assert first_model(blocks, 1, threshold=1e-6) == "harmonic"  # at least two parts are asked for

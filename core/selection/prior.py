@@ -17,7 +17,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["cluster_separation"]
+__all__ = ["cluster_separation", "first_model", "GRAPH_FIRST_SEPARATION"]
+
+#: With ``FIRST_MODEL = "prior"`` (core.selection.selector): the harmonic function answers first
+#: where the pool's ``lambda_c`` is below this, RLS elsewhere.
+GRAPH_FIRST_SEPARATION = 0.01
 
 
 def cluster_separation(W, n_clusters: int, *, seed: int = 0) -> float:
@@ -55,3 +59,25 @@ def cluster_separation(W, n_clusters: int, *, seed: int = 0) -> float:
         v0 = np.random.default_rng(seed).standard_normal(n)
         mu = np.sort(eigsh(A, k=c, which="LA", v0=v0, return_eigenvectors=False))[::-1]
     return float(np.clip(1.0 - mu[c - 1], 0.0, 2.0))
+
+
+def first_model(W, n_classes: int, *, seed: int = 0, graph: str = "harmonic", threshold: float | None = None) -> str:
+    """The model that answers the first labels by the prior rule: ``graph`` where the pool's
+    :func:`cluster_separation` (``c = max(2, n_classes)``) is below ``threshold`` (default
+    :data:`GRAPH_FIRST_SEPARATION`, read at call time), else "rls".
+
+    Parameters
+    ----------
+    W : scipy.sparse matrix of shape (n, n)
+    n_classes : int
+    seed : int
+    graph : str
+        The graph candidate's name.
+    threshold : float, optional
+
+    Returns
+    -------
+    str
+    """
+    t = GRAPH_FIRST_SEPARATION if threshold is None else float(threshold)
+    return graph if cluster_separation(W, max(2, int(n_classes)), seed=seed) < t else "rls"

@@ -29,9 +29,11 @@ GRAPH_STRATEGY = None
 
 #: The candidate that answers until the first switch, when leave-one-out cannot yet tell the
 #: models apart (fewer than :data:`~core.selection.rule.MIN_LABELS` labels): "rls" (kernel RLS
-#: with the app's settings, the default), or a graph candidate's name ("harmonic": Laplace
-#: learning on the kNN graph answers first; measured as ``auto-graph-first`` in
-#: docs/defaults.md, not adopted). A name that is not a candidate falls back to "rls".
+#: with the app's settings, the default), a graph candidate's name ("harmonic": Laplace
+#: learning on the kNN graph answers first), or "prior" (harmonic where the pool's kNN graph
+#: splits clearly into as many parts as classes, :func:`core.selection.prior.first_model`,
+#: docs/algorithms.md §19). Measured in docs/defaults.md, round 7. A name that is not a
+#: candidate falls back to "rls".
 FIRST_MODEL = "rls"
 
 

@@ -254,7 +254,11 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
                                                                                  n_neighbors)
     learners = {c: learners[c] for c in candidates}
     from core.selection import selector as _selection  # FIRST_MODEL read at call time
-    first = _selection.FIRST_MODEL if _selection.FIRST_MODEL in learners else "rls"
+    first = _selection.FIRST_MODEL
+    if first == "prior" and "harmonic" in learners:  # from the pool's kNN graph (core.selection.prior)
+        from core.selection.prior import first_model
+        first = first_model(W, len(classes), seed=seed)
+    first = first if first in learners else "rls"
     selector = ModelSelector(learners, first, X, correction=correction, rule=rule, prepare=prepare)
     switches, in_use = [], []
 
