@@ -1169,14 +1169,28 @@ def paired_at(task, candidate, base="default", labels=10, out=RESULTS):
 
 
 @functools.lru_cache(maxsize=None)  # a pure function of the task and seed: built once
+def _pool_graph(task, seed):
+    """The 10-NN graph the graph models use on a task's pool, and its class count."""
+    from core.kernels import knn_graph
+    ds = dict(TASKS, **QUICK_TASKS)[task][1](seed)
+    X = np.asarray(_app(ds, seed)["X"], dtype=np.float64)
+    return knn_graph(X, 10, seed=seed), len(ds.classes)
+
+
+@functools.lru_cache(maxsize=None)
 def pool_separation(task, seed) -> float:
     """:func:`core.selection.prior.cluster_separation` of a task's pool: lambda_c (c its classes) of
     the normalised Laplacian of the 10-NN graph the graph models use (no labels read)."""
-    from core.kernels import knn_graph
     from core.selection.prior import cluster_separation
-    ds = dict(TASKS, **QUICK_TASKS)[task][1](seed)
-    X = np.asarray(_app(ds, seed)["X"], dtype=np.float64)
-    return cluster_separation(knn_graph(X, 10, seed=seed), max(2, len(ds.classes)), seed=seed)
+    W, c = _pool_graph(task, seed)
+    return cluster_separation(W, max(2, c), seed=seed)
+
+
+@functools.lru_cache(maxsize=None)
+def pool_graph_components(task, seed) -> int:
+    """Connected components of that graph."""
+    from scipy.sparse.csgraph import connected_components
+    return int(connected_components(_pool_graph(task, seed)[0])[0])
 
 
 #: Round 7's candidates (the first model, the first picks), shown against the default with the prior rules.
@@ -1187,7 +1201,12 @@ GATES = {"always": lambda task, seed: True,
          "two classes": lambda task, seed: _n_classes(task) == 2,
          "3+ classes": lambda task, seed: _n_classes(task) >= 3,
          **{f"lambda_c < {t:g}": (lambda t: lambda task, seed: pool_separation(task, seed) < t)(t)
-            for t in (0.002, 0.005, 0.01, 0.02, 0.05)}}
+            for t in (0.002, 0.005, 0.01, 0.02, 0.05)},
+         # ... and no more components than classes (else unlabelled components are left to the class
+         # proportions by Laplace learning, which has nothing to propagate there)
+         **{f"lambda_c < {t:g}, comps <= c": (lambda t: lambda task, seed: pool_separation(task, seed) < t and
+                                               pool_graph_components(task, seed) <= max(2, _n_classes(task)))(t)
+            for t in (0.005, 0.01, 0.02)}}
 
 
 def gate_table(tasks, candidate, base="default", out=RESULTS, budget=BUDGET, gates=None) -> str:
