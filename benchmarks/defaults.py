@@ -643,6 +643,8 @@ def _single(fn):
 #: run key -> (function(ds, seed, budget) -> {suffix: rows}, recorded method names)
 RUNS = {
     "default": (_single(lambda d, s, b: run_default(d, s, b)), ["default"]),
+    # the default of round 6 (RLS answers first on every pool): the base of round 7's candidates
+    "default-r6": (_single(lambda d, s, b: run_default(d, s, b, first_model="rls")), ["default-r6"]),
     "rls-default": (_single(lambda d, s, b: run_app(d, s, b, cold_start=0, cluster_cover=False)), ["rls-default"]),
     "default-margin": (_single(lambda d, s, b: run_app(d, s, b, strategy="margin")), ["default-margin"]),
     "before": (_single(lambda d, s, b: run_app(d, s, b, **BEFORE)), ["before"]),
@@ -858,6 +860,49 @@ def forget_rows(task, methods, out=RESULTS) -> int:
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
     return len(rows) - len(keep)
+
+
+def relabel_default(task, fires, source, old, out=RESULTS) -> tuple:
+    """When a rule joins the default: keep the default's rows as method ``old`` (every seed), and
+    where the rule fires (``fires(task, seed)``) make ``source``'s rows (the candidate that is the
+    rule: same settings, so the same run) the ``default`` rows; in one locked rewrite.
+    Returns (seeds relabelled, seeds kept)."""
+    import fcntl
+    path = result_path(task, out)
+    if not path.exists():
+        return [], []
+    with open(path, "r+", newline="") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            rows = [r for r in csv.DictReader(f) if r["task"] != "task"]
+            if any(r["method"] == old for r in rows):
+                raise ValueError(f"{task}: rows of {old!r} exist already; the default was relabelled before.")
+            seeds = sorted({int(r["seed"]) for r in rows if r["method"] == "default"})
+            have = {int(r["seed"]) for r in rows if r["method"] == source}
+            moved = [s for s in seeds if fires(task, s) and s in have]
+            missing = [s for s in seeds if fires(task, s) and s not in have]
+            if missing:
+                raise ValueError(f"{task}: the rule fires on seeds {missing} without rows of {source!r}: run it first.")
+            keep = [dict(r, method=old) if r["method"] == "default" else r for r in rows]
+            keep += [dict(r, method="default") for r in rows if r["method"] == source and int(r["seed"]) in moved]
+            keep += [dict(r) for r in rows if r["method"] == "default" and int(r["seed"]) not in moved]
+            f.seek(0)
+            f.truncate()
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(FIELDS)
+            writer.writerows([r[k] for k in FIELDS] for r in keep)
+            f.flush()
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+    return moved, [s for s in seeds if s not in moved]
+
+
+def graph_first_fires(task, seed) -> bool:
+    """Whether the default's prior rule (core.selection.prior.first_model) lets the harmonic
+    function answer first on this task and seed."""
+    from core.selection.prior import first_model
+    W, c = _pool_graph(task, seed)
+    return first_model(W, c, seed=seed) == "harmonic"
 
 
 #: A run taking longer is stopped and marked failed (``failed.csv``: not retried, named in the
@@ -1129,9 +1174,9 @@ def labels_to_perfect(task, method, out=RESULTS) -> list:
 #: A candidate not named here is paired with "before".
 CANDIDATE_BASE = {"width-pool": "std-auto", "cold-typiclust": "std-auto", "pool-evident": "width-pool",
                   "pool-cold5": "width-pool", "pool-cold10": "width-pool", "auto-cold-multi": "auto-model", "auto-graph-vopt": "auto-model",
-                  "auto-evident": "default", "auto-cover": "auto-cold-multi", "auto-cover-model": "auto-cold-multi",
-                  "auto-graph-rls": "default", "auto-graph-first": "default", "auto-poisson-first": "default",
-                  "auto-vopt-cold": "default", "auto-graph-vopt-first": "default"}
+                  "auto-evident": "default-r6", "auto-cover": "auto-cold-multi", "auto-cover-model": "auto-cold-multi",
+                  "auto-graph-rls": "default-r6", "auto-graph-first": "default-r6", "auto-poisson-first": "default-r6",
+                  "auto-vopt-cold": "default-r6", "auto-graph-vopt-first": "default-r6"}
 
 
 def candidates_table(tasks, out=RESULTS, budget=BUDGET, base="before", cands=None) -> str:
@@ -1209,7 +1254,7 @@ GATES = {"always": lambda task, seed: True,
             for t in (0.005, 0.01, 0.02)}}
 
 
-def gate_table(tasks, candidate, base="default", out=RESULTS, budget=BUDGET, gates=None) -> str:
+def gate_table(tasks, candidate, base="default-r6", out=RESULTS, budget=BUDGET, gates=None) -> str:
     """``candidate`` where a prior rule fires, ``base`` elsewhere (both stored runs: the rule from
     the pool alone picks one of the two per task and seed): paired AUBC and 10-label accuracy
     differences against ``base`` per task (points, mean over the seeds both have)."""
@@ -1537,7 +1582,7 @@ default's. Method `auto-graph-rls`: the default (`default`) with it added to the
 ```
 python benchmarks/defaults.py --half first --methods auto-graph-rls --seeds 5
 python benchmarks/defaults.py --half second --methods auto-graph-rls --seeds 3
-python -c "import benchmarks.defaults as b; print(b.candidates_table(list(b.FIRST_HALF), base='default', cands=['auto-graph-rls'])); print(b.candidates_table(list(b.SECOND_HALF), base='default', cands=['auto-graph-rls']))"
+python -c "import benchmarks.defaults as b; print(b.candidates_table(list(b.FIRST_HALF), base='default-r6', cands=['auto-graph-rls'])); print(b.candidates_table(list(b.SECOND_HALF), base='default-r6', cands=['auto-graph-rls']))"
 ```
 
 First half (5 seeds), paired AUBC difference against `default` (points):
@@ -1757,7 +1802,7 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True, 
         for cand in ROUND7:
             if any(cand in curves(t, out) for t in first):
                 text += (f"\n`python benchmarks/defaults.py --half first --gates {cand}`:\n\n"
-                         + gate_table(first, cand, "default", out, budget) + "\n")
+                         + gate_table(first, cand, "default-r6", out, budget) + "\n")
         cluster = [t for t in tasks if TASKS.get(t, ("",))[0] == "clusters"]
         for t in cluster:
             text += f"\nLabels from which {t} stays at 100 % (per seed; 60 spheres / 24 blobs): " + "; ".join(
@@ -1841,7 +1886,7 @@ def main(argv=None) -> int:
             print(f"{task}: {dropped} stale rows of {args.forget} dropped", file=sys.stderr)
     if args.gates:
         for cand in args.gates.split(","):
-            print(gate_table(tasks, cand, "default", args.out, budget) + "\n")
+            print(gate_table(tasks, cand, "default-r6", args.out, budget) + "\n")
         return 0
     if args.dedupe:
         for task in tasks:

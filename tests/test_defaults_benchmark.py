@@ -127,8 +127,23 @@ def test_gate_table_takes_the_candidate_only_where_the_rule_fires(bench, tmp_pat
         bench.append_rows("tiny-blobs", _run("tiny-blobs", seed, "cand", 100, 0.6 if seed == 0 else 0.3), tmp_path)
     monkeypatch.setattr(bench, "GATES", {"always": lambda t, s: True, "seed 0": lambda t, s: s == 0})
     monkeypatch.setattr(bench, "pool_separation", lambda t, s: 0.5)
-    text = bench.gate_table(["tiny-blobs"], "cand", out=tmp_path)
+    text = bench.gate_table(["tiny-blobs"], "cand", "default", out=tmp_path)
     row = next(line for line in text.splitlines() if line.startswith("| tiny-blobs"))
     # always: (+10 - 20) / 2 = -5 points; seed 0 only: (+10 + 0) / 2 = +5
     assert "-5.00 / -5.0" in row and "+5.00 / +5.0 (1/2)" in row
     assert "**-5.00 / -5.0**" in text and "**+5.00 / +5.0**" in text
+
+
+def test_relabel_default_keeps_the_old_rows_and_takes_the_rule_where_it_fires(bench, tmp_path):
+    for seed in (0, 1):
+        bench.append_rows("t", _run("t", seed, "default", 3, 0.5), tmp_path)
+        bench.append_rows("t", _run("t", seed, "cand", 3, 0.8), tmp_path)
+    moved, kept = bench.relabel_default("t", lambda t, s: s == 1, "cand", "old", tmp_path)
+    assert moved == [1] and kept == [0]
+    rows = _rows(tmp_path / "t.csv")
+    acc = {(r["method"], r["seed"]): float(r["accuracy"]) for r in rows}
+    assert acc[("old", "0")] == acc[("old", "1")] == 0.5
+    assert acc[("default", "0")] == 0.5 and acc[("default", "1")] == 0.8 and acc[("cand", "1")] == 0.8
+    assert len(rows) == 3 * 6
+    with pytest.raises(ValueError, match="relabelled before"):
+        bench.relabel_default("t", lambda t, s: True, "cand", "old", tmp_path)

@@ -26,7 +26,9 @@ def _two_rings(n=160, seed=0):
     return finish("rings", X, np.where(y == 1, "outer", "inner"), ["f1", "f2"])
 
 
-def test_curve_names_the_model_and_switches_follow_the_rule():
+def test_curve_names_the_model_and_switches_follow_the_rule(monkeypatch):
+    from core.selection import selector as sel
+    monkeypatch.setattr(sel, "FIRST_MODEL", "rls")  # RLS answers first, as on a pool the prior leaves to it
     ds = _two_rings()
     never = simulate_auto_model(ds, budget=20, seed=0, rule=SwitchRule(p_switch=0.0))
     assert set(never["model"]) == {"rls"} and never.attrs["switches"] == []
@@ -130,6 +132,7 @@ def test_graph_strategy_asks_vopt_of_a_graph_model_in_use(monkeypatch):
     graph = GraphLearner(knn_graph(X, 10, seed=0), list(ds.classes), "harmonic", random_state=0)
     rls = ActiveRLS.from_features(X, classes=list(ds.classes), kernel=Kernel("rbf", width=1.0), lam=0.1,
                                   random_state=0)
+    monkeypatch.setattr(sel, "FIRST_MODEL", "rls")
     monkeypatch.setattr(sel, "GRAPH_STRATEGY", None)
     assert sel.strategy_in_use(graph, "auto") == "auto"
     monkeypatch.setattr(sel, "GRAPH_STRATEGY", "vopt")
@@ -242,3 +245,19 @@ def test_criterion_start_takes_the_lowest_free_score():
         start.pick([0, 1, 2, 3])
     with pytest.raises(ValueError, match="n_labels"):
         CriterionStart(-1, lambda: np.zeros(2))
+
+
+def test_prior_first_model_is_harmonic_on_rings_and_rls_on_overlapping_blobs():
+    """The default FIRST_MODEL "prior": the two rings' 10-NN graph splits into two parts
+    (lambda_2 below core.selection.prior.GRAPH_FIRST_SEPARATION), so harmonic answers from the
+    first label; two overlapping Gaussian blobs do not split, so RLS answers."""
+    from core.selection import selector as sel
+    assert sel.FIRST_MODEL == "prior"
+    rings = simulate_auto_model(_two_rings(), budget=3, seed=0, rule=SwitchRule(p_switch=0.0))
+    assert set(rings["model"]) == {"harmonic"}
+    rng = np.random.default_rng(1)
+    y = np.arange(200) % 2
+    X = rng.normal(size=(200, 2)) + y[:, None] * 1.0
+    blobs = finish("blobs", X, np.where(y == 1, "b", "a"), ["f1", "f2"])
+    curve = simulate_auto_model(blobs, budget=3, seed=0, rule=SwitchRule(p_switch=0.0))
+    assert set(curve["model"]) == {"rls"}

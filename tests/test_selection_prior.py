@@ -43,3 +43,10 @@ def test_first_model_reads_the_separation_against_the_threshold():
     assert first_model(blocks, 2, threshold=1e-6) == "harmonic"  # two components: lambda_2 = 0
     assert first_model(blocks, 3, threshold=1e-6) == "rls"
     assert first_model(blocks, 1, threshold=1e-6) == "harmonic"  # at least two parts are asked for
+
+
+def test_first_model_keeps_rls_on_more_components_than_classes():
+    from core.selection.prior import first_model
+    four = sp.block_diag([sp.csr_matrix(_random_graph(60, s)) for s in range(4)]).tocsr()
+    assert first_model(four, 2, threshold=1.0) == "rls"  # 4 components, 2 classes
+    assert first_model(four, 4, threshold=1e-6) == "harmonic"

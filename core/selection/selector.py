@@ -29,12 +29,13 @@ GRAPH_STRATEGY = None
 
 #: The candidate that answers until the first switch, when leave-one-out cannot yet tell the
 #: models apart (fewer than :data:`~core.selection.rule.MIN_LABELS` labels): "rls" (kernel RLS
-#: with the app's settings, the default), a graph candidate's name ("harmonic": Laplace
+#: with the app's settings), a graph candidate's name ("harmonic": Laplace
 #: learning on the kNN graph answers first), or "prior" (harmonic where the pool's kNN graph
 #: splits clearly into as many parts as classes, :func:`core.selection.prior.first_model`,
-#: docs/algorithms.md §19). Measured in docs/defaults.md, round 7. A name that is not a
+#: docs/algorithms.md §19; the default of ``labeler simulate --model auto``, chosen on the
+#: defaults benchmark's first half: docs/defaults.md, round 7). A name that is not a
 #: candidate falls back to "rls".
-FIRST_MODEL = "rls"
+FIRST_MODEL = "prior"
 
 
 def strategy_in_use(learner, strategy: str) -> str:
