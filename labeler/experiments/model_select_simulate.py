@@ -3,7 +3,10 @@
 Issue 20 §2. The candidates are the app's default kernel RLS (the settings of
 :func:`labeler.experiments.simulate.app_settings`, its width and lam re-tuned by LOO as in
 ``labeler simulate``) and the graph models on the 10-NN graph of the same features: harmonic
-function, LGC and Poisson learning. RLS answers first; after each label (on the schedule of
+function, LGC and Poisson learning. The model that answers first is
+:data:`core.selection.selector.FIRST_MODEL` ("prior": the harmonic function where the pool's
+kNN graph splits into its classes, :func:`core.selection.prior.first_model`, else RLS); after
+each label (on the schedule of
 :func:`core.selection.evaluation_due`) every candidate's exact LOO on the labels is compared,
 weighted by the pool mass each label stands for, and a challenger takes over only when it beats
 the model in use on the paired sign test of :class:`core.selection.SwitchRule`
