@@ -1603,6 +1603,14 @@ Round 7 (base `default-r6`, the default of round 6; the misses at 10 labels):
   (`auto-graph-first`, not adopted) on the second half, for the record: digits-3v8 +0.22 /
   +5.2, mnist-10 +2.14 / -6.4, noisy-4 -1.10 / -9.8, wine +0.19, text-stdlib +0.08, blobs-24
   -0.11 (`--half second --gates auto-graph-first`).
+- `auto-vopt-cold` (the picks instead of the model: the graph's VOpt, docs/algorithms.md §19,
+  picks the first 10 labels on every pool, RLS answering; `core.coldstart.COLD_START_KIND =
+  "vopt"`), first half, 5 seeds, against `default-r6`: -0.38 AUBC on the mean, +0.9 at 10
+  labels; breast-cancer **-2.99**, digits-10 -1.65 (-9.8 at 10 labels: VOpt's picks miss
+  classes TypiClust finds), spheres -0.47, text-scientific -0.26; ahead on mnist-4v9 +1.09,
+  moons +0.35, moons-imbalanced +0.28, noisy-blobs +0.21 (`--half first --gates
+  auto-vopt-cold`): **not adopted**. The sign test's threshold (the evidence to switch) was not
+  varied this round: the misses are at 10 labels, where no switch is allowed.
 - Still short of the targets after it: digits-3v8 at 10 labels (93.9 against 99.8: its
   lambda_2, 0.025, is above the threshold), mnist-10 (AUBC -2.5, -8.8 at 10 labels, 5 seeds
   now), noisy-4 (-3.6, -8.1), blobs-24 at 10 labels (-2.5 against ProbCover's picks with
