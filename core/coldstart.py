@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CLUSTER_COVER", "COLD_START_LABELS", "COLD_START_MIN_CLASSES", "MAX_POINTS", "MIN_CLUSTER", "NEIGHBOURS",
-           "ClusterCover", "ColdStart", "Starters", "cold_start_labels", "cover_pick", "typicality", "typiclust_pick"]
+__all__ = ["CLUSTER_COVER", "COLD_START_KIND", "COLD_START_LABELS", "COLD_START_MIN_CLASSES", "MAX_POINTS",
+           "MIN_CLUSTER", "NEIGHBOURS", "ClusterCover", "ColdStart", "CriterionStart", "Starters", "cold_start_labels", "cover_pick", "typicality", "typiclust_pick"]
 
 #: Labels the cold start answers in the "auto" strategy (0: off), on pools of at least
 #: :data:`COLD_START_MIN_CLASSES` classes. Chosen on the defaults benchmark's first half
@@ -37,6 +37,14 @@ COLD_START_LABELS = 10
 #: for 10 labels cost 1.3 AUBC points there. With three classes or more, finding every class
 #: is what the first labels are for (docs/defaults.md, round 5).
 COLD_START_MIN_CLASSES = 3
+
+
+#: What answers the cold start of ``--model auto``: "typiclust" (:class:`ColdStart`, on pools of
+#: :data:`COLD_START_MIN_CLASSES` classes or more: the default) or "vopt" (the drop of the kNN
+#: graph's posterior variance, :mod:`core.graph.variance`, the peers' VOpt, for the first
+#: :data:`COLD_START_LABELS` labels on every pool: :class:`CriterionStart`; measured as
+#: ``auto-vopt-cold`` in docs/defaults.md).
+COLD_START_KIND = "typiclust"
 
 
 def cold_start_labels(n_classes: int) -> int:
@@ -278,6 +286,39 @@ class ClusterCover:
         s = np.asarray(self._score(), dtype=np.float64)
         cand = np.flatnonzero(free)
         return int(cand[int(np.argmin(s[cand]))])
+
+
+class CriterionStart:
+    """A query criterion answers the first ``n_labels`` labels: the free point of lowest score.
+
+    Parameters
+    ----------
+    n_labels : int >= 0
+        Labels it answers (with fewer labelled points it picks).
+    score : callable() -> ndarray of shape (n_samples,)
+        The criterion's scores now, lower first (``core.strategies.scores`` of a model holding
+        the labels, e.g. a graph model's "vopt").
+    """
+
+    def __init__(self, n_labels: int, score):
+        if isinstance(n_labels, bool) or int(n_labels) != n_labels or n_labels < 0:
+            raise ValueError(f"n_labels must be an integer >= 0; got {n_labels!r}.")
+        self.n_labels = int(n_labels)
+        self._score = score
+
+    def active(self, n_labeled: int) -> bool:
+        """Whether it answers with ``n_labeled`` labels stored."""
+        return n_labeled < self.n_labels
+
+    def pick(self, labeled, exclude=None) -> int:
+        """The free point (not labelled, not excluded) of lowest score, ties to the lower index."""
+        s = np.array(self._score(), dtype=np.float64)
+        s[np.asarray(labeled, dtype=np.intp)] = np.inf
+        if exclude is not None and len(exclude):
+            s[np.asarray(exclude, dtype=np.intp)] = np.inf
+        if np.isposinf(s).all():
+            raise ValueError("every point is labelled or excluded: nothing left to pick.")
+        return int(np.argmin(s))
 
 
 class Starters:

@@ -83,3 +83,67 @@ def test_halves_are_fixed_disjoint_and_cover_every_kind(bench):
     assert len(bench.TASKS) >= 14
     kinds = lambda half: {bench.TASKS[t][0] for t in half}  # noqa: E731
     assert kinds(first) == kinds(second)
+
+
+def _run(task, seed, method, n, acc):
+    return [(task, seed, method, k, f"{acc:.6f}", k) for k in range(1, n + 1)]
+
+
+def test_append_rows_does_not_repeat_a_stored_row(bench, tmp_path):
+    assert bench.append_rows("t", _run("t", 0, "m", 5, 0.5), tmp_path) == 5
+    # the same run again (two runners, or a resumed one) writes nothing; the first rows stay
+    assert bench.append_rows("t", _run("t", 0, "m", 5, 0.9), tmp_path) == 0
+    # a longer run of the same method and seed adds only the counts not stored
+    assert bench.append_rows("t", _run("t", 0, "m", 7, 0.9), tmp_path) == 2
+    rows = _rows(tmp_path / "t.csv")
+    assert [(int(r["labels"]), float(r["accuracy"])) for r in rows] == [(k, 0.5) for k in range(1, 6)] + [(6, 0.9),
+                                                                                                        (7, 0.9)]
+    assert bench.append_rows("t", _run("t", 1, "m", 2, 0.1) + _run("t", 1, "m", 2, 0.2), tmp_path) == 2
+
+
+def test_dedupe_rows_keeps_the_first_of_repeated_rows_and_one_header(bench, tmp_path):
+    path = tmp_path / "t.csv"
+    lines = [",".join(bench.FIELDS)] + [",".join(map(str, r)) for r in _run("t", 0, "m", 3, 0.5)]
+    lines += [",".join(bench.FIELDS)] + [",".join(map(str, r)) for r in _run("t", 0, "m", 3, 0.7)]
+    lines += [",".join(map(str, r)) for r in _run("t", 1, "m", 2, 0.4)]
+    path.write_text("\n".join(lines) + "\n")
+    assert bench.dedupe_rows("t", tmp_path) == 3
+    rows = _rows(path)
+    assert [(r["seed"], int(r["labels"]), float(r["accuracy"])) for r in rows] == (
+        [("0", k, 0.5) for k in (1, 2, 3)] + [("1", 1, 0.4), ("1", 2, 0.4)])
+    assert path.read_text().count("task,seed") == 1
+    assert bench.dedupe_rows("t", tmp_path) == 0
+
+
+def test_run_seconds_default_per_task_and_override(bench):
+    assert bench.run_seconds("iris") == bench.RUN_SECONDS
+    assert bench.run_seconds("mnist-10") == bench.RUN_SECONDS_BY_TASK["mnist-10"] > bench.RUN_SECONDS
+    assert bench.run_seconds("mnist-10", 30) == 30
+
+
+def test_gate_table_takes_the_candidate_only_where_the_rule_fires(bench, tmp_path, monkeypatch):
+    for seed in (0, 1):
+        bench.append_rows("tiny-blobs", _run("tiny-blobs", seed, "default", 100, 0.5), tmp_path)
+        bench.append_rows("tiny-blobs", _run("tiny-blobs", seed, "cand", 100, 0.6 if seed == 0 else 0.3), tmp_path)
+    monkeypatch.setattr(bench, "GATES", {"always": lambda t, s: True, "seed 0": lambda t, s: s == 0})
+    monkeypatch.setattr(bench, "pool_separation", lambda t, s: 0.5)
+    text = bench.gate_table(["tiny-blobs"], "cand", "default", out=tmp_path)
+    row = next(line for line in text.splitlines() if line.startswith("| tiny-blobs"))
+    # always: (+10 - 20) / 2 = -5 points; seed 0 only: (+10 + 0) / 2 = +5
+    assert "-5.00 / -5.0" in row and "+5.00 / +5.0 (1/2)" in row
+    assert "**-5.00 / -5.0**" in text and "**+5.00 / +5.0**" in text
+
+
+def test_relabel_default_keeps_the_old_rows_and_takes_the_rule_where_it_fires(bench, tmp_path):
+    for seed in (0, 1):
+        bench.append_rows("t", _run("t", seed, "default", 3, 0.5), tmp_path)
+        bench.append_rows("t", _run("t", seed, "cand", 3, 0.8), tmp_path)
+    moved, kept = bench.relabel_default("t", lambda t, s: s == 1, "cand", "old", tmp_path)
+    assert moved == [1] and kept == [0]
+    rows = _rows(tmp_path / "t.csv")
+    acc = {(r["method"], r["seed"]): float(r["accuracy"]) for r in rows}
+    assert acc[("old", "0")] == acc[("old", "1")] == 0.5
+    assert acc[("default", "0")] == 0.5 and acc[("default", "1")] == 0.8 and acc[("cand", "1")] == 0.8
+    assert len(rows) == 3 * 6
+    with pytest.raises(ValueError, match="relabelled before"):
+        bench.relabel_default("t", lambda t, s: True, "cand", "old", tmp_path)

@@ -26,7 +26,9 @@ def _two_rings(n=160, seed=0):
     return finish("rings", X, np.where(y == 1, "outer", "inner"), ["f1", "f2"])
 
 
-def test_curve_names_the_model_and_switches_follow_the_rule():
+def test_curve_names_the_model_and_switches_follow_the_rule(monkeypatch):
+    from core.selection import selector as sel
+    monkeypatch.setattr(sel, "FIRST_MODEL", "rls")  # RLS answers first, as on a pool the prior leaves to it
     ds = _two_rings()
     never = simulate_auto_model(ds, budget=20, seed=0, rule=SwitchRule(p_switch=0.0))
     assert set(never["model"]) == {"rls"} and never.attrs["switches"] == []
@@ -130,6 +132,7 @@ def test_graph_strategy_asks_vopt_of_a_graph_model_in_use(monkeypatch):
     graph = GraphLearner(knn_graph(X, 10, seed=0), list(ds.classes), "harmonic", random_state=0)
     rls = ActiveRLS.from_features(X, classes=list(ds.classes), kernel=Kernel("rbf", width=1.0), lam=0.1,
                                   random_state=0)
+    monkeypatch.setattr(sel, "FIRST_MODEL", "rls")
     monkeypatch.setattr(sel, "GRAPH_STRATEGY", None)
     assert sel.strategy_in_use(graph, "auto") == "auto"
     monkeypatch.setattr(sel, "GRAPH_STRATEGY", "vopt")
@@ -182,3 +185,79 @@ def test_graph_kernel_rls_is_an_optional_candidate():
     assert set(AUTO_CANDIDATES) <= set(CANDIDATE_MODELS) and "graph-rls" in CANDIDATE_MODELS
     with pytest.raises(Exception, match="candidates must include 'rls'"):
         simulate_auto_model(_two_rings(), budget=3, candidates=("graph-rls",))
+
+
+def test_first_model_answers_until_a_switch(monkeypatch):
+    """FIRST_MODEL: the named graph candidate answers from the first label (with a rule that
+    never switches, every row's accuracy is that of the harmonic function on the labels so far,
+    an independent GraphLearner fitted on them); an unknown name falls back to RLS."""
+    from core.kernels import knn_graph
+    from core.selection import selector as sel
+    ds = _two_rings(120)
+    y = np.asarray(ds.y)
+    monkeypatch.setattr(sel, "FIRST_MODEL", "harmonic")
+    curve = simulate_auto_model(ds, budget=12, seed=0, rule=SwitchRule(p_switch=0.0), candidates=("rls", "harmonic"))
+    assert set(curve["model"]) == {"harmonic"} and curve.attrs["switches"] == []
+    idx = curve["index"].astype(int).tolist()
+    W = knn_graph(np.asarray(app_X(ds), dtype=np.float64), 10, seed=0)
+    for k in (1, 5, 12):
+        g = GraphLearner(W, list(ds.classes), "harmonic", random_state=0)
+        g.add_many(idx[:k], [y[i] for i in idx[:k]])
+        rest = np.ones(len(y), dtype=bool)
+        rest[idx[:k]] = False
+        assert curve["accuracy"].iloc[k - 1] == pytest.approx(np.mean(g.predict()[rest] == y[rest]))
+    monkeypatch.setattr(sel, "FIRST_MODEL", "no-such-model")
+    curve = simulate_auto_model(ds, budget=3, seed=0, rule=SwitchRule(p_switch=0.0), candidates=("rls", "harmonic"))
+    assert set(curve["model"]) == {"rls"}
+
+
+def test_vopt_cold_start_picks_the_graph_variance_drop(monkeypatch):
+    """COLD_START_KIND "vopt": the first COLD_START_LABELS picks of "auto" are the free point of
+    best VOpt score of the harmonic model holding the labels so far (oracle: a fresh
+    GraphLearner scored alone), on a two-class pool where TypiClust would not answer."""
+    from core import coldstart
+    from core.kernels import knn_graph
+    from core.strategies import scores
+    ds = _two_rings(120)
+    y = np.asarray(ds.y)
+    monkeypatch.setattr(coldstart, "COLD_START_KIND", "vopt")
+    monkeypatch.setattr(coldstart, "COLD_START_LABELS", 4)
+    monkeypatch.setattr(coldstart, "CLUSTER_COVER", False)
+    curve = simulate_auto_model(ds, budget=6, seed=0, candidates=("rls", "harmonic"))
+    idx = curve["index"].astype(int).tolist()
+    W = knn_graph(np.asarray(app_X(ds), dtype=np.float64), 10, seed=0)
+    for k in range(4):
+        g = GraphLearner(W, list(ds.classes), "harmonic", random_state=0)
+        if k:
+            g.add_many(idx[:k], [y[i] for i in idx[:k]])
+        s = np.array(scores(g, "vopt"), dtype=np.float64)
+        s[idx[:k]] = np.inf
+        assert idx[k] == int(np.argmin(s))
+
+
+def test_criterion_start_takes_the_lowest_free_score():
+    from core.coldstart import CriterionStart
+    start = CriterionStart(2, lambda: np.array([0.5, -1.0, 0.2, -1.0]))
+    assert start.active(1) and not start.active(2)
+    assert start.pick([]) == 1  # ties to the lower index
+    assert start.pick([1]) == 3 and start.pick([1], exclude=[3]) == 2
+    with pytest.raises(ValueError, match="nothing left"):
+        start.pick([0, 1, 2, 3])
+    with pytest.raises(ValueError, match="n_labels"):
+        CriterionStart(-1, lambda: np.zeros(2))
+
+
+def test_prior_first_model_is_harmonic_on_rings_and_rls_on_overlapping_blobs():
+    """The default FIRST_MODEL "prior": the two rings' 10-NN graph splits into two parts
+    (lambda_2 below core.selection.prior.GRAPH_FIRST_SEPARATION), so harmonic answers from the
+    first label; two overlapping Gaussian blobs do not split, so RLS answers."""
+    from core.selection import selector as sel
+    assert sel.FIRST_MODEL == "prior"
+    rings = simulate_auto_model(_two_rings(), budget=3, seed=0, rule=SwitchRule(p_switch=0.0))
+    assert set(rings["model"]) == {"harmonic"}
+    rng = np.random.default_rng(1)
+    y = np.arange(200) % 2
+    X = rng.normal(size=(200, 2)) + y[:, None] * 1.0
+    blobs = finish("blobs", X, np.where(y == 1, "b", "a"), ["f1", "f2"])
+    curve = simulate_auto_model(blobs, budget=3, seed=0, rule=SwitchRule(p_switch=0.0))
+    assert set(curve["model"]) == {"rls"}

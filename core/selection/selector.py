@@ -17,7 +17,7 @@ from ..learner.base import LOO
 from .loo import label_weights, loo_losses, nearest_labelled_mass
 from .rule import Decision, SwitchRule
 
-__all__ = ["ModelSelector", "evaluation_due", "CORRECTIONS", "GRAPH_STRATEGY", "strategy_in_use"]
+__all__ = ["ModelSelector", "evaluation_due", "CORRECTIONS", "GRAPH_STRATEGY", "FIRST_MODEL", "strategy_in_use"]
 
 #: How the labels are weighted: "mass" (the pool mass each label stands for) or "none".
 CORRECTIONS = ("mass", "none")
@@ -26,6 +26,16 @@ CORRECTIONS = ("mass", "none")
 #: criteria) answers after a switch: None keeps "auto" (margin past its cold phase); "vopt" asks
 #: by the drop of the graph's posterior variance (core.graph.variance), the peers' VOpt.
 GRAPH_STRATEGY = None
+
+#: The candidate that answers until the first switch, when leave-one-out cannot yet tell the
+#: models apart (fewer than :data:`~core.selection.rule.MIN_LABELS` labels): "rls" (kernel RLS
+#: with the app's settings), a graph candidate's name ("harmonic": Laplace
+#: learning on the kNN graph answers first), or "prior" (harmonic where the pool's kNN graph
+#: splits clearly into as many parts as classes, :func:`core.selection.prior.first_model`,
+#: docs/algorithms.md §20; the default of ``labeler simulate --model auto``, chosen on the
+#: defaults benchmark's first half: docs/defaults.md, round 7). A name that is not a
+#: candidate falls back to "rls".
+FIRST_MODEL = "prior"
 
 
 def strategy_in_use(learner, strategy: str) -> str:

@@ -3,7 +3,10 @@
 Issue 20 §2. The candidates are the app's default kernel RLS (the settings of
 :func:`labeler.experiments.simulate.app_settings`, its width and lam re-tuned by LOO as in
 ``labeler simulate``) and the graph models on the 10-NN graph of the same features: harmonic
-function, LGC and Poisson learning. RLS answers first; after each label (on the schedule of
+function, LGC and Poisson learning. The model that answers first is
+:data:`core.selection.selector.FIRST_MODEL` ("prior": the harmonic function where the pool's
+kNN graph splits into its classes, :func:`core.selection.prior.first_model`, else RLS); after
+each label (on the schedule of
 :func:`core.selection.evaluation_due`) every candidate's exact LOO on the labels is compared,
 weighted by the pool mass each label stands for, and a challenger takes over only when it beats
 the model in use on the paired sign test of :class:`core.selection.SwitchRule`
@@ -253,7 +256,13 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
             learners["graph-rls"], prepare["graph-rls"], _ = graph_rls_candidate(X, W, classes, chosen, seed,
                                                                                  n_neighbors)
     learners = {c: learners[c] for c in candidates}
-    selector = ModelSelector(learners, "rls", X, correction=correction, rule=rule, prepare=prepare)
+    from core.selection import selector as _selection  # FIRST_MODEL read at call time
+    first = _selection.FIRST_MODEL
+    if first == "prior" and "harmonic" in learners:  # from the pool's kNN graph (core.selection.prior)
+        from core.selection.prior import first_model
+        first = first_model(W, len(classes), seed=seed)
+    first = first if first in learners else "rls"
+    selector = ModelSelector(learners, first, X, correction=correction, rule=rule, prepare=prepare)
     switches, in_use = [], []
 
     def after_label(proxy):
@@ -283,6 +292,12 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
     if cold_start is None:
         cold_start = _coldstart.cold_start_labels(len(classes))  # read at call time
     starter = _coldstart.ColdStart(X, cold_start, seed) if strategy == "auto" and cold_start > 0 else None
+    if strategy == "auto" and _coldstart.COLD_START_KIND == "vopt" and "harmonic" in learners:
+        from core.strategies import scores as _scores  # the graph's VOpt, on every pool
+
+        def vopt_scores():
+            return _scores(selector.sync("harmonic", selector.learner.labels), "vopt")
+        starter = _coldstart.CriterionStart(_coldstart.COLD_START_LABELS, vopt_scores)
     if strategy == "auto" and _coldstart.CLUSTER_COVER:
         components = _pool_components(X)
         if components is not None:
