@@ -27,6 +27,15 @@ a point) would go to the iframe's document, not to the page whose buttons hold t
 shortcuts; the zoom reporter, the browser tests and the lasso helpers would not find the plot;
 and the frame's height would need messages of its own. The v2 component draws in the page.
 
+Where the time after a label went (docs/benchmarks.md §16): not to the browser's drawing
+(``Plotly.react`` of a few small traces on the same plot, the density image unchanged in
+"label" mode) but to the server between the point panel and the map: the query's explanation
+drawn before the map, an O(n) look for tooltip texts, plotly's validation of the figure. So the
+mechanism stays (deltas, ``Plotly.react``) and the map's message now leaves the server a few ms
+after the point panel's: the figure is a plain dict (:func:`labeler.ui.figures.scatter_spec`)
+turned into the page's state directly (:func:`~labeler.ui.map_delta.spec_state`), and the slow
+parts of the page run after the map.
+
 ``LABELER_MAP_COMPONENT=0`` draws the map with ``st.plotly_chart`` as before (a switch kept
 for comparison and as a fallback).
 """

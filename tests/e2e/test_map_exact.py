@@ -4,7 +4,9 @@ After several labels by keyboard, each of which reached the page as a delta, the
 (every trace's points, colours, tooltips, symbols; the density image) is read and compared with
 the map a fresh page of the same session draws from the whole figure (a reload: a new page
 session, which gets the whole figure first). Any part of the map a delta forgot, or put wrong,
-differs.
+differs (a page that skipped the colours of its deltas fails here). How the page turns the
+compact tooltips into strings is the same on both paths: tests/test_map_spec.py checks those
+strings (``expand_hover``, which ``map.js`` mirrors) against plotly's own figure.
 
 * ``test_map_after_labels_equals_whole_map``: 600 points, every one drawn, coloured by the
   predicted class (every label changes the pool's colours and tooltips) - quick;
