@@ -9,6 +9,7 @@ held at a gate so that labels arrive while it runs."""
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -61,11 +62,13 @@ def test_labels_arrive_while_the_refit_runs_and_the_twin_is_swapped_in(tmp_path,
     s.predictions()
     s.confidence_bins()  # the LOO rows of the labels the learner holds (none yet)
     gate.set()
-    assert s.graph_refits.wait(30)
-    for _ in range(200):  # the first refit swapped in, the second (three labels) started at once
-        if not s.graph_refits.pending and s.learner.n_labeled == 4:
-            break
-        threading.Event().wait(0.05)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # the first refit swapped in, the second (three labels) started at once
+        s.graph_refits.wait(1)
+        with s._lock:
+            if not s.graph_refits.pending and s.learner.n_labeled == 4:
+                break
+        time.sleep(0.05)
     assert s.learner.labels == s.labels
     gate.clear()  # the next refits wait again: the session closes with labels still being fitted
     for _ in range(3):

@@ -71,13 +71,12 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import splu
 
 from ..criteria.harmonic_risk import ZHU_EPS, GraphField, HarmonicExpectedRisk
 from ..learner.base import EXPECTED_RISK, GRAPH_VARIANCE, LAM, LOO, SIMILARITY, LabelBook
 from ._checks import check_graph
 from .amg_precondition import AMG_ABOVE, GroundedLaplacianAMG
-from .bordered_lu import FILL_MAX, GroundedLaplacianLU
+from .bordered_lu import FILL_MAX, GroundedLaplacianLU, spd_lu
 from .harmonic import class_mass_normalize, solve_spd
 from .outputs import GraphOutputs
 from .variance import VarianceCriterion
@@ -569,7 +568,7 @@ class GraphLearner(GraphOutputs):
             d = np.where(self._deg > 0, self._deg, 1.0)
             A = (sp.diags(d) - self._alpha * self._W).tocsc()
             small = self.n_samples <= ITERATIVE_ABOVE or self._direct.accepts(self._W, self.n_samples)
-            lu = splu(A, permc_spec="MMD_AT_PLUS_A") if small else None
+            lu = spd_lu(A) if small else None
             self._lgc = (A, lu, d)
         return self._lgc
 
@@ -656,7 +655,7 @@ class GraphLearner(GraphOutputs):
             else:
                 A = (sp.diags(self._deg[U]) - W[U][:, U]).tocsc()
                 # l right-hand sides: one sparse LU up to ITERATIVE_ABOVE nodes beats l CG runs
-                lu = splu(A, permc_spec="MMD_AT_PLUS_A") if U.size <= ITERATIVE_ABOVE else None
+                lu = spd_lu(A) if U.size <= ITERATIVE_ABOVE else None
                 H = self._solve(A, np.asarray(W[U][:, L].todense()), lu=lu, free=U)  # h_j = Delta_UU^-1 W_Uj
                 if U.size >= AMG_ABOVE and U.size * L.size <= LOO_COLUMNS_MAX:
                     self._loo_columns = (U.copy(), L.copy(), H)

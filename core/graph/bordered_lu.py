@@ -13,7 +13,8 @@ factorisation, by bordering: the solution of ``Delta_U'U' x = b`` is the solutio
     x = A0^-1 b~ - Z C^-1 (A0^-1 b~)_R,      Z = A0^-1 E_R,  C = Z_R = (A0^-1)_RR
 
 (``b~``: ``b`` on ``U'``, 0 on ``R``; the multipliers on the rows ``R`` make ``x_R = 0``), with one
-column of ``Z`` solved per node labelled (kept) and ``C`` of order ``|R|``. Past
+column of ``Z`` per node labelled (kept; the harmonic step's own solve of ``e_j`` gives it) and
+``C`` of order ``|R|``. Past
 :data:`REFACTOR_AFTER` nodes, or when ``U'`` is not inside ``U0`` (a label removed), it factorises
 again. Exact (a direct solve; the tests compare with a fresh sparse LU).
 
@@ -30,7 +31,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from scipy.sparse.linalg import splu
 
-__all__ = ["GroundedLaplacianLU", "rcm_bandwidth", "REFACTOR_AFTER", "FILL_MAX"]
+__all__ = ["GroundedLaplacianLU", "rcm_bandwidth", "spd_lu", "REFACTOR_AFTER", "FILL_MAX"]
 
 #: Nodes labelled since the factorisation after which it is made again (each adds a column to
 #: ``Z`` and a row and column to ``C``).
@@ -47,6 +48,15 @@ def rcm_bandwidth(W) -> int:
     rank[reverse_cuthill_mckee(W_csr, symmetric_mode=True)] = np.arange(W_csr.shape[0])
     rows = np.repeat(rank, np.diff(W_csr.indptr))  # each stored entry's row, renumbered
     return int(np.abs(rows - rank[W_csr.indices]).max(initial=0))
+
+
+def spd_lu(A):
+    """A sparse LU of the symmetric positive definite ``A`` (its pattern's minimum degree
+    ordering, symmetric mode, no pivoting: SPD needs none); about 100x faster to make than
+    SuperLU's default partial pivoting on a kNN graph's Laplacian of 2x10^4 nodes, with the same
+    fill, and ten times faster to solve with."""
+    return splu(sp.csc_matrix(A), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True})
 
 
 class GroundedLaplacianLU:
@@ -74,6 +84,7 @@ class GroundedLaplacianLU:
         self._free = None  # U0, sorted node indices
         self._removed = []  # positions in U0 of the nodes labelled since, in order
         self._Z = None  # (u0, r): A0^-1 E_R
+        self._spare = None  # (p, A0^-1 e_p) of the last solve with a unit right-hand side
 
     def copy(self) -> GroundedLaplacianLU:
         """A holder of the same factorisation (shared: only read) with its own bordering state."""
@@ -81,11 +92,12 @@ class GroundedLaplacianLU:
         twin.n_factorisations = self.n_factorisations
         twin._bandwidth, twin._lu, twin._free, twin._Z = self._bandwidth, self._lu, self._free, self._Z
         twin._removed = list(self._removed)
+        twin._spare = self._spare
         return twin
 
     def reset(self) -> None:
         """Forget the factorisation (the graph changed)."""
-        self._lu = self._free = self._Z = None
+        self._lu = self._free = self._Z = self._spare = None
         self._removed = []
 
     def accepts(self, W: sp.csr_matrix, u: int) -> bool:
@@ -118,10 +130,11 @@ class GroundedLaplacianLU:
             if pos.size and (pos[-1] >= kept.size or not np.array_equal(kept[np.minimum(pos, kept.size - 1)], free)):
                 pos = None
         if pos is None:
-            self._lu = splu(sp.csc_matrix(A() if callable(A) else A), permc_spec="MMD_AT_PLUS_A")
+            self._lu = spd_lu(A() if callable(A) else A)
             self._free = free.copy()
             self._removed = []
             self._Z = np.zeros((free.size, 0))
+            self._spare = None
             self.n_factorisations += 1
             return self._lu.solve(np.ascontiguousarray(B, dtype=np.float64))
         u0 = self._free.size
@@ -130,9 +143,16 @@ class GroundedLaplacianLU:
         known = set(self._removed)
         new = [int(p) for p in np.flatnonzero(~inside) if int(p) not in known]
         if new:
-            E = np.zeros((u0, len(new)))
-            E[new, np.arange(len(new))] = 1.0
-            self._Z = np.column_stack([self._Z, self._lu.solve(E)])
+            spare, self._spare = self._spare, None
+            cols = {}
+            if spare is not None and spare[0] in new:  # solved already (the last solve's e_p)
+                cols[spare[0]] = spare[1]
+            rest = [p for p in new if p not in cols]
+            if rest:
+                E = np.zeros((u0, len(rest)))
+                E[rest, np.arange(len(rest))] = 1.0
+                cols.update(zip(rest, self._lu.solve(E).T))
+            self._Z = np.column_stack([self._Z] + [cols[p][:, None] for p in new])
             self._removed.extend(new)
         order = np.array(self._removed, dtype=np.intp)
         use = ~inside[order]  # nodes removed since the factorisation and still removed
@@ -140,6 +160,17 @@ class GroundedLaplacianLU:
         Bf = np.zeros((u0, B.shape[1]))
         Bf[pos] = B
         X = self._lu.solve(Bf)
+        unit = self._unit_column(Bf)
+        if unit is not None:  # A0^-1 e_p: the column of Z the node p will need once labelled
+            self._spare = (unit, X[:, 0].copy())
         if R.size:
             X -= Z @ np.linalg.solve(Z[R], X[R])
         return X[pos]
+
+    @staticmethod
+    def _unit_column(B: np.ndarray):
+        """The position p when ``B`` is the single column ``e_p``, else None."""
+        if B.shape[1] != 1:
+            return None
+        nz = np.flatnonzero(B[:, 0])
+        return int(nz[0]) if nz.size == 1 and B[nz[0], 0] == 1.0 else None

@@ -63,10 +63,11 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import cg, splu
+from scipy.sparse.linalg import cg
 
 from ._checks import check_graph, check_labels
 from .amg_precondition import AMG_ABOVE
+from .bordered_lu import spd_lu
 
 __all__ = ["PoissonLearning", "POISSON_SOLVERS", "PoissonSolverWarning", "DisconnectedGraphWarning"]
 
@@ -292,7 +293,7 @@ class PoissonLearning:
             lu = None if kept is None else kept.get("lu")
             if lu is None:
                 A = (sp.diags(d[keep]) - W_S[keep][:, keep]).tocsc()
-                lu = splu(A, permc_spec="MMD_AT_PLUS_A")
+                lu = spd_lu(A)
                 if kept is not None:
                     kept["lu"] = lu
             X[keep] = lu.solve(np.ascontiguousarray(BS[keep]))

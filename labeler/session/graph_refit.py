@@ -149,8 +149,8 @@ class GraphRefits(JobSlotOwner):
     # ---- internals --------------------------------------------------------------------------
     def _start(self) -> None:
         added, self._pending = self._pending, []
-        self._slot.start(GraphRefitJob(self._get(), added))
         self._slot.due = True  # take it as soon as it is done (JobSlot calls _job_finished then)
+        self._slot.start(GraphRefitJob(self._get(), added, start=False))  # its callback set before it runs
 
     def _swap(self, job: GraphRefitJob) -> None:
         if job.error is not None or job.learner is None:
