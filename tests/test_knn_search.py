@@ -70,7 +70,7 @@ def test_progress_and_choices():
     heard = []
     nearest_neighbours(X, 5, method="hnsw", progress=heard.append)
     assert heard and heard[-1] == 1.0 and heard == sorted(heard)
-    assert default_knn_method(EXACT_KNN_MAX) == "exact" and default_knn_method(EXACT_KNN_MAX + 1) == "hnsw"
+    assert default_knn_method(EXACT_KNN_MAX) == "exact" and default_knn_method(EXACT_KNN_MAX + 1) == "cells"
     with pytest.raises(ValueError, match="method must be one of"):
         knn_neighbours(X, 5, method="annoy")
     with pytest.raises(ValueError, match="method must be one of"):

@@ -44,7 +44,7 @@ __all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDE
            "nearest_neighbours"]
 
 KNN_METHODS = ("auto", "exact", "cells", "hnsw", "nndescent")
-#: Up to this many points the neighbours are exact (scikit-learn); beyond, "hnsw".
+#: Up to this many points the neighbours are exact (scikit-learn); beyond, "cells".
 EXACT_KNN_MAX = 50_000
 #: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction``, the
 #: query's ``ef`` (at least k + 1) and the number of indices built at once, one per block of
@@ -63,8 +63,8 @@ _CHUNK = 50_000  # points per progress report
 
 
 def default_knn_method(n_samples: int) -> str:
-    """``"exact"`` up to :data:`EXACT_KNN_MAX` points, ``"hnsw"`` beyond."""
-    return "exact" if int(n_samples) <= EXACT_KNN_MAX else "hnsw"
+    """``"exact"`` up to :data:`EXACT_KNN_MAX` points, ``"cells"`` beyond."""
+    return "exact" if int(n_samples) <= EXACT_KNN_MAX else "cells"
 
 
 def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int = 0,
