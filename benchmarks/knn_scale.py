@@ -5,7 +5,7 @@ embeddings of benchmarks/scale.py):
 
 * ``knn``: the k = 10 nearest other points of every point by each method of
   :mod:`core.kernels.knn_search` (``cells``: exact distances inside probed k-means cells, the
-  default beyond 50,000 points; ``hnsw``: hnswlib, one-thread build; ``nndescent``:
+  default from 50,000 to 150,000 points; ``hnsw``: hnswlib, one-thread build; ``nndescent``:
   pynndescent with numba's on-disk cache turned on; ``exact``: scikit-learn), with recall@10
   against exact neighbours of ``--sample`` random points (brute force in blocks), the time of
   a first call in a new process (what a user waits for: pynndescent's per-process compilation
