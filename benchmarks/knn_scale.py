@@ -4,7 +4,8 @@ Two tables (issue 23 §3), on a seeded Gaussian mixture of ``--dim`` dimensions 
 embeddings of benchmarks/scale.py):
 
 * ``knn``: the k = 10 nearest other points of every point by each method of
-  :mod:`core.kernels.knn_search` (``hnsw``: hnswlib, one-thread build; ``nndescent``:
+  :mod:`core.kernels.knn_search` (``cells``: exact distances inside probed k-means cells, the
+  default from 50,000 to 150,000 points; ``hnsw``: hnswlib, one-thread build; ``nndescent``:
   pynndescent with numba's on-disk cache turned on; ``exact``: scikit-learn), with recall@10
   against exact neighbours of ``--sample`` random points (brute force in blocks), the time of
   a first call in a new process (what a user waits for: pynndescent's per-process compilation
@@ -14,6 +15,11 @@ embeddings of benchmarks/scale.py):
   the indices built once, then for each query ``ef`` of ``--efs`` the recall of the merged search,
   the recall after the local join (:mod:`core.kernels.knn_refine`) and the CPU / wall time of
   build, query and refinement.
+* ``cells``: the cell search at each number of probed cells of ``--probes`` (``--cells`` for the
+  other settings): the recall of its candidates and after each of ``--refine`` rounds, CPU / wall.
+* ``pipeline``: what ``--posterior spectral`` builds, in one process: the kNN search, the graph and
+  ``--rank`` eigenpairs, against the issue's targets (recall@10 >= 0.95, <= 300 s, <= 6 GB), with
+  the peak memory and the load average at start and end.
 * ``eig``: the ``--rank`` smallest eigenpairs of the normalised Laplacian of that graph by each
   method of :func:`core.kernels.graph.laplacian_eigenpairs` (``eigsh``: Lanczos on ``2 I - L``;
   ``lobpcg``: LOBPCG preconditioned by pyamg's smoothed aggregation), with the largest residual
@@ -36,6 +42,9 @@ Usage::
     python benchmarks/knn_scale.py --n 1000000 --part sweep --hnsw M=12,ef_construction=60,parts=2 --refine 1
     python benchmarks/knn_scale.py --n 1000000 --part refine --refine 3   # the stored graph, round by round
     python benchmarks/knn_scale.py --n 100000 --part eig --methods chebyshev,subspace,eigsh
+    python benchmarks/knn_scale.py --n 100000 --part cells --probes 8,16,32 --refine 1
+    python benchmarks/knn_scale.py --n 1000000 --part pipeline            # the issue's targets, end to end
+    python benchmarks/knn_scale.py --n 1000000 --part pipeline --data classification --methods cells,hnsw
 """
 
 from __future__ import annotations
@@ -56,7 +65,7 @@ configure_threads()  # before numpy and numba load (labeler/runtime.py)
 import numpy as np  # noqa: E402
 
 HERE = os.path.abspath(__file__)
-KNN_METHODS = ("hnsw", "nndescent", "exact")
+KNN_METHODS = ("cells", "hnsw", "nndescent", "exact")
 EIG_METHODS = ("subspace", "chebyshev", "lobpcg", "eigsh")
 
 

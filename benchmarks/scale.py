@@ -5,7 +5,7 @@ Gaussian mixture of ``--dim`` dimensions and ``--classes`` classes (a stand-in f
 what PCA of images or a sentence encoder gives):
 
 * Nystrom factor (docs/algorithms.md §5, seed 000 §4.2): ``--rank`` landmarks, uniform and k-means;
-* kNN graph (hnswlib beyond ``core.kernels.knn_search.EXACT_KNN_MAX`` points, exact below) and
+* kNN graph (the cell search, then hnswlib, beyond ``core.kernels.knn_search.EXACT_KNN_MAX`` points, exact below) and
   the spectral factor of its normalised Laplacian (``--graph-rank`` smallest eigenpairs,
   Gaussian field transform; seed 004, docs/algorithms.md §9);
 * one ARLS step on the Nystrom factor (docs/algorithms.md §8): the subsampled expected-risk score of

@@ -1,6 +1,6 @@
 """The spectral factor and a graph model's kNN graph on large pools (issue 23 §3).
 
-CI runs the 10^4 version with the large-pool kNN search forced (hnswlib; by default it starts at
+CI runs the 10^4 version with the large-pool kNN search forced (the cell search; by default it starts at
 50,000 points); the 10^6 version is marked slow
 (``pytest -m slow tests/test_graph_scale.py``: minutes and ~4 GB). Times are measured by
 benchmarks/knn_scale.py, never here.
@@ -26,7 +26,10 @@ def mixture(n, d=32, seed=0):
 
 
 def large_pool_methods(monkeypatch):
+    from core.kernels import knn_cells
+
     monkeypatch.setattr(knn_search, "EXACT_KNN_MAX", 1000)
+    monkeypatch.setitem(knn_cells.CELL_PARAMS, "cell_size", 200)  # 50 cells, not all probed
 
 
 def check_spectral_build(X, rank):
@@ -47,7 +50,7 @@ def check_spectral_build(X, rank):
 
 
 def test_spectral_factor_with_the_large_pool_search_at_10_4(monkeypatch):
-    """hnswlib through the session's factor build: the eigenpairs are those of the Laplacian of
+    """The large-pool search through the session's factor build: the eigenpairs are those of the Laplacian of
     the seeded graph the search gives (residuals)."""
     large_pool_methods(monkeypatch)
     X = mixture(10_000)
@@ -59,7 +62,7 @@ def test_spectral_factor_with_the_large_pool_search_at_10_4(monkeypatch):
     assert np.linalg.norm(L @ V - V * lam, axis=0).max() < 1e-6
 
 
-def test_graph_model_graph_at_10_4_uses_hnsw_and_reports(monkeypatch):
+def test_graph_model_graph_at_10_4_uses_the_large_pool_search_and_reports(monkeypatch):
     large_pool_methods(monkeypatch)
     X = mixture(10_000, seed=1)
     heard = []
@@ -74,5 +77,5 @@ def test_graph_model_graph_at_10_4_uses_hnsw_and_reports(monkeypatch):
 @pytest.mark.slow
 @pytest.mark.large
 def test_spectral_factor_at_10_6():
-    """The default methods at 10^6 x 32 (hnswlib, eigsh): tens of minutes on 2 cores."""
+    """The default methods at 10^6 x 32 (the cell search, Lanczos on a Chebyshev filter): minutes on 2 cores."""
     check_spectral_build(mixture(1_000_000), 100)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core.kernels import knn_graph, knn_neighbours
-from core.kernels.knn_search import EXACT_KNN_MAX, default_knn_method, nearest_neighbours
+from core.kernels.knn_search import CELLS_MAX, EXACT_KNN_MAX, default_knn_method, nearest_neighbours
 from knn_oracle import brute_force
 
 
@@ -70,7 +70,8 @@ def test_progress_and_choices():
     heard = []
     nearest_neighbours(X, 5, method="hnsw", progress=heard.append)
     assert heard and heard[-1] == 1.0 and heard == sorted(heard)
-    assert default_knn_method(EXACT_KNN_MAX) == "exact" and default_knn_method(EXACT_KNN_MAX + 1) == "hnsw"
+    assert default_knn_method(EXACT_KNN_MAX) == "exact" and default_knn_method(EXACT_KNN_MAX + 1) == "cells"
+    assert default_knn_method(CELLS_MAX) == "cells" and default_knn_method(CELLS_MAX + 1) == "hnsw"
     with pytest.raises(ValueError, match="method must be one of"):
         knn_neighbours(X, 5, method="annoy")
     with pytest.raises(ValueError, match="method must be one of"):

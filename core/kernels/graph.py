@@ -90,7 +90,7 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "connectivity", sigma:
         Heat-kernel scale; default the mean distance to the k-th neighbour.
     seed : int
         Seeds the approximate search used beyond ``EXACT_KNN_MAX`` points.
-    method : {"auto", "exact", "hnsw", "nndescent"}
+    method : {"auto", "exact", "cells", "hnsw", "nndescent"}
         The neighbour search (:func:`core.kernels.knn_search.nearest_neighbours`).
     progress : callable(fraction), optional
         Hears the search's progress.

@@ -10,6 +10,7 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
                in matrix products on all threads, re-ranked in float64; then
                :data:`REFINE_ROUNDS` rounds of the local join. Deterministic on any number of
                threads, nothing to compile but one numba selection kernel (cached on disk).
+               The default from :data:`EXACT_KNN_MAX` to :data:`CELLS_MAX` points.
 ``"hnsw"``     hnswlib's hierarchical navigable small-world graph (Malkov & Yashunin 2018),
                C++ compiled once when pip installs it: nothing to compile at run time.
                ``HNSW_PARAMS["parts"]`` indices, one per contiguous block of points, are built
@@ -20,7 +21,7 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
                the candidates merged, and :data:`REFINE_ROUNDS` rounds of the local join
                (:mod:`core.kernels.knn_refine`, docs/algorithms.md §15; numba, compiled once
                per installation, the same answer on any number of threads) improve the lists.
-               The default beyond :data:`EXACT_KNN_MAX`.
+               The default beyond :data:`CELLS_MAX`.
 ``"nndescent"``  pynndescent's nearest-neighbour descent (numba). Its kernels that take the
                distance as an argument cannot be kept in numba's on-disk cache, so every new
                process compiles them again (tens of seconds); this module turns the cache on for
@@ -40,12 +41,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH", "default_knn_method",
+__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "CELLS_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH", "default_knn_method",
            "nearest_neighbours"]
 
 KNN_METHODS = ("auto", "exact", "cells", "hnsw", "nndescent")
-#: Up to this many points the neighbours are exact (scikit-learn); beyond, "hnsw".
+#: Up to this many points the neighbours are exact (scikit-learn); beyond, "cells" up to
+#: :data:`CELLS_MAX`, "hnsw" above.
 EXACT_KNN_MAX = 50_000
+#: The cell search is the default up to this many points: its 24 probed cells of 1,000 points are
+#: then at least 16 % of the pool, the share that reached recall@10 0.988 at 10^5 (0.994 after one
+#: round, a quarter of hnsw's CPU time). At 10^6 the same 24 cells (2.4 %) gave 0.41 and 48 gave
+#: 0.61 for 189 CPU s: on data of intrinsic dimension 32 the share needed hardly falls with n, so
+#: the cost grows as n^2 (docs/benchmarks.md §15).
+CELLS_MAX = 150_000
 #: hnswlib's settings: links per node ``M``, the build's candidate list ``ef_construction``, the
 #: query's ``ef`` (at least k + 1) and the number of indices built at once, one per block of
 #: points (``parts``). benchmarks/knn_scale.py --part sweep on a 32-dimensional Gaussian mixture
@@ -63,8 +71,9 @@ _CHUNK = 50_000  # points per progress report
 
 
 def default_knn_method(n_samples: int) -> str:
-    """``"exact"`` up to :data:`EXACT_KNN_MAX` points, ``"hnsw"`` beyond."""
-    return "exact" if int(n_samples) <= EXACT_KNN_MAX else "hnsw"
+    """``"exact"`` up to :data:`EXACT_KNN_MAX` points, ``"cells"`` up to :data:`CELLS_MAX`, ``"hnsw"`` beyond."""
+    n = int(n_samples)
+    return "exact" if n <= EXACT_KNN_MAX else "cells" if n <= CELLS_MAX else "hnsw"
 
 
 def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int = 0,

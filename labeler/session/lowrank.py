@@ -41,7 +41,7 @@ def build_factor(spec, X: np.ndarray, parts: dict | None = None, progress=None, 
       :mod:`labeler.session.cache`, keeps it memory-mapped beside the store), so only ``Z``
       (m x d) is stored, and a new width re-uses it (:class:`core.posteriors.NystromPosterior`).
     * spectral: the factor itself (kNN graph and eigenpairs take minutes at 10^5-10^6 points:
-      hnswlib beyond 50,000 points, :mod:`core.kernels.knn_search`; Lanczos) and its
+      the cell search from 50,000 points, hnswlib beyond 150,000, :mod:`core.kernels.knn_search`; Lanczos) and its
       eigenvalues; ``progress`` hears the search and the eigensolver as they go.
 
     Parameters
