@@ -18,7 +18,7 @@ work in dense matrix products, which run near the processor's peak (docs/algorit
 
 A point's neighbours are missed only when they lie in a cell its own cell does not probe. With
 every cell probed the answer is the exact one (the tests check that against brute force). Each
-cell is done on its own (one thread per cell, ``_threads()`` cells at once), so the answer does
+cell is done on its own (one thread per cell, ``available_threads()`` cells at once), so the answer does
 not depend on the number of threads; the k-means sample and its first centroids are drawn from
 ``seed``.
 """
@@ -29,6 +29,8 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
+
+from ._threads import available_threads
 
 __all__ = ["CELL_PARAMS", "KEEP_EXTRA", "cell_candidates", "smallest_per_row"]
 
@@ -196,8 +198,6 @@ def cell_candidates(X: np.ndarray, k: int, seed: int = 0, progress: Callable[[fl
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from .knn_search import _threads
-
     p = {**CELL_PARAMS, **(params or {})}
     say = progress or (lambda fraction: None)
     Xf = np.ascontiguousarray(X, dtype=np.float32)
@@ -205,7 +205,7 @@ def cell_candidates(X: np.ndarray, k: int, seed: int = 0, progress: Callable[[fl
     keep = min(n, int(k) + 1 + KEEP_EXTRA)
     cells = int(max(1, min(round(n / max(1, int(p["cell_size"]))), n // max(1, keep))))
     probes = int(max(1, min(int(p["probes"]), cells)))
-    with ThreadPoolExecutor(max_workers=_threads()) as pool:
+    with ThreadPoolExecutor(max_workers=available_threads()) as pool:
         if cells == 1:
             centroids = Xf[:1].copy()
             first = np.zeros(n, dtype=np.int64)

@@ -41,6 +41,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._threads import available_threads
+
 __all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "CELLS_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH", "default_knn_method",
            "nearest_neighbours"]
 
@@ -260,9 +262,7 @@ def hnsw_query(indices: list, blocks: list, Xf: np.ndarray, k: int, ef: int, say
 
 
 def _threads() -> int:
-    import os
-
-    return max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return available_threads()
 
 
 _CACHED = False
