@@ -42,6 +42,13 @@ def _session(tmp_path, model):
     return s
 
 
+def _no_checkpoint_due(s):
+    """Stopping checkpoints far apart: no press of the test is due one (a due one settles)."""
+    monitor = s.settings.stopping_monitor
+    monitor.spacing = 10_000
+    monitor.record(0, s.settings.predicted_codes())
+
+
 def _press(s, y):
     q = s.next_query()
     assert q not in s.labels
@@ -52,6 +59,7 @@ def _press(s, y):
 @pytest.mark.parametrize("model", ["harmonic", "lgc", "poisson"])
 def test_labels_arrive_while_the_refit_runs_and_the_twin_is_swapped_in(tmp_path, gate, model):
     s = _session(tmp_path, model)
+    _no_checkpoint_due(s)
     y = np.asarray(s.dataset.y)
     before = s.learner
     asked = [_press(s, y) for _ in range(4)]  # the gate holds the first refit: none applied yet
@@ -121,4 +129,51 @@ def test_a_failed_refit_gives_its_labels_in_the_next_request(tmp_path, monkeypat
     s.skip(s.next_query())  # another change: settles (the failed job's label given here)
     assert isinstance(s.graph_refits.error, RuntimeError) and s.learner.n_labeled == 1
     assert q in s.learner.labels
+    s.close()
+
+
+@pytest.fixture
+def held_until_waited(monkeypatch):
+    """Background refits on pools of >= 100 points, each held until a request waits for it
+    (``settle``): a refit nobody waits for is still running when the request goes on."""
+    monkeypatch.setattr(graph_refit, "BACKGROUND_REFIT_ABOVE", 100)
+    compute, wait = graph_refit.GraphRefitJob.compute, graph_refit.GraphRefitJob.wait
+
+    def held(job):
+        job.waited.wait(30)
+        compute(job)
+
+    def waited(job, timeout=None):
+        job.waited.set()
+        return wait(job, timeout)
+
+    init = graph_refit.GraphRefitJob.__init__
+
+    def init_with_gate(job, *args, **kwargs):
+        job.waited = threading.Event()
+        init(job, *args, **kwargs)
+
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "__init__", init_with_gate)
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "compute", held)
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "wait", waited)
+
+
+def test_a_stopping_checkpoint_is_the_model_holding_its_labels(tmp_path, held_until_waited):
+    s = _session(tmp_path, "harmonic")
+    y = np.asarray(s.dataset.y)
+    monitor = s.settings.stopping_monitor
+    record = monitor.record
+    seen = []
+
+    def spy(n_labels, predicted):
+        kept = record(n_labels, predicted)
+        if kept:
+            seen.append((n_labels, s.learner.n_labeled))
+        return kept
+
+    monitor.record = spy
+    for _ in range(2 * monitor.spacing + 1):
+        _press(s, y)
+    assert [n for n, _ in seen] == [1, 1 + monitor.spacing, 1 + 2 * monitor.spacing]
+    assert all(held == n for n, held in seen)  # each checkpoint: the model holding its n labels
     s.close()

@@ -206,7 +206,8 @@ class LabelingSession:
         self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
                                  self.X, lambda name: store.get_array(self.id, name), self._cache_array_later,
                                  lambda: self._store.read_only, self._stored_config.get("auto", {}),
-                                 swap=self._swap_learner, lock=self._lock)
+                                 swap=self._swap_learner, lock=self._lock,
+                                 settle=lambda: self.graph_refits.settle())
         self.model_choice = ModelChoice(self._config, self._log, self._commit, lambda: self.learner, self.X,
                                         lambda: self._store.read_only, lambda: self._store.events(self.id),
                                         swap=self._swap_learner, lock=self._lock)
