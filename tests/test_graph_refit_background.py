@@ -177,3 +177,32 @@ def test_a_stopping_checkpoint_is_the_model_holding_its_labels(tmp_path, held_un
     assert [n for n, _ in seen] == [1, 1 + monitor.spacing, 1 + 2 * monitor.spacing]
     assert all(held == n for n, held in seen)  # each checkpoint: the model holding its n labels
     s.close()
+
+
+def _label_of_the_second_class(s):
+    """Label one point of the second class (deferred: the learner does not hold it yet)."""
+    y = np.asarray(s.dataset.y).astype(str)
+    second = s.classes[1]
+    s.label(int(np.flatnonzero(y == second)[0]), second)
+    assert s.learner.n_labeled == 0  # held until a request waits for it
+    return second
+
+
+def test_export_waits_for_the_refit(tmp_path, held_until_waited):
+    s = _session(tmp_path, "harmonic")
+    _no_checkpoint_due(s)
+    second = _label_of_the_second_class(s)  # one label: the harmonic function gives every point its class
+    table = s.export_table(include_predictions=True)
+    assert s.learner.n_labeled == 1
+    assert set(table["predicted"].astype(str)) == {second}
+    s.close()
+
+
+def test_accepted_predictions_wait_for_the_refit(tmp_path, held_until_waited):
+    s = _session(tmp_path, "harmonic")
+    _no_checkpoint_due(s)
+    second = _label_of_the_second_class(s)
+    other = next(i for i in range(N) if i not in s.labels)
+    assert s.accept_predictions([other]) == 1
+    assert s.labels[other] == second  # the prediction of the learner holding the label
+    s.close()

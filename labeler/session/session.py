@@ -1054,7 +1054,10 @@ class LabelingSession:
 
     def accept_predictions(self, indices, labels=None, expected_version=None) -> int:
         """See :meth:`.labelling.Labelling.accept_predictions`."""
-        return self.labelling.accept_predictions(indices, labels, expected_version)
+        with self._lock:
+            if labels is None:  # the predictions of the learner holding every label
+                self.graph_refits.settle()
+            return self.labelling.accept_predictions(indices, labels, expected_version)
 
     def label_many(self, labels, via: str, expected_version=None, guessed=()) -> int:
         """See :meth:`.labelling.Labelling.label_many`."""
@@ -1214,11 +1217,20 @@ class LabelingSession:
 
     def export_table(self, include_predictions: bool = False):
         """See :meth:`.views.Views.export_table`."""
+        self._settle_for_predictions(include_predictions)
         return self.views.export_table(include_predictions)
 
     def export(self, path, format: str | None = None, include_predictions: bool = False) -> Path:
         """See :meth:`.views.Views.export`."""
+        self._settle_for_predictions(include_predictions)
         return self.views.export(path, format, include_predictions)
+
+    def _settle_for_predictions(self, include_predictions: bool) -> None:
+        """Predictions exported are those of the learner holding every label of the log: a
+        graph refit under way is waited for (:mod:`.graph_refit`)."""
+        if include_predictions:
+            with self._lock:
+                self.graph_refits.settle()
 
 
 def _changed_data_message(cfg, session_id: str, dataset, X_raw: np.ndarray, stored_fingerprint: str) -> str:
