@@ -206,3 +206,22 @@ def test_accepted_predictions_wait_for_the_refit(tmp_path, held_until_waited):
     assert s.accept_predictions([other]) == 1
     assert s.labels[other] == second  # the prediction of the learner holding the label
     s.close()
+
+
+def test_a_view_computed_across_the_swap_is_not_kept(tmp_path, gate):
+    s = _session(tmp_path, "harmonic")
+    _no_checkpoint_due(s)
+    y = np.asarray(s.dataset.y)
+    _press(s, y)
+    job = s.graph_refits._job
+    assert job is not None and s.learner.n_labeled == 0
+
+    def computed_while_the_refit_is_swapped_in():  # a page render on the old learner (no lock)
+        gate.set()
+        job._thread.join(30)  # the worker swapped the twin in (under the session's lock)
+        return "from the learner replaced"
+
+    assert s._cached("view", computed_while_the_refit_is_swapped_in) == "from the learner replaced"
+    assert s.learner.n_labeled == 1
+    assert s._cached("view", lambda: "from the learner holding the label") == "from the learner holding the label"
+    s.close()

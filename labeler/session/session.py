@@ -197,8 +197,9 @@ class LabelingSession:
         self._initial_classes = list(cfg.classes)
         self._config = cfg
         self._log = LogState(cfg.classes, self.n_samples)
-        self._cache: dict[str, object] = {}
-        self._cache_version = -1
+        self._cache: dict[str, object] = {}  # replaced, never cleared: a render may hold the old one
+        self._cache_version = None  # (events in the log, learner generation) of what _cache holds
+        self._generation = 0  # bumped when the learner is replaced without an event (_refitted, _rebuild)
         # the collaborators, each given the narrow state it needs (never the session)
         self.labelling = Labelling(self.n_samples, self._log, self._commit, lambda: self.learner,
                                    self.next_query, point_name=self.point_name)
@@ -549,6 +550,7 @@ class LabelingSession:
         """Replace the learner by one built from the log (after a failed write)."""
         self.graph_refits.drop()  # the learner built from the log holds every label
         self.learner = None  # one n x n matrix at a time
+        self._new_generation({})
         self.learner = self._build_learner()
 
     def _swap_learner(self, rows, learner):
@@ -585,9 +587,15 @@ class LabelingSession:
         query of this state (recorded in the store) stays."""
         self.learner = learner
         query = self._cache.get("next_query")
-        self._cache.clear()
-        if query is not None:
-            self._cache["next_query"] = query
+        self._new_generation({} if query is None else {"next_query": query})
+
+    def _new_generation(self, kept: dict) -> None:
+        """The learner was replaced without an event: a new (empty but ``kept``) view cache,
+        so a page render computing from the learner replaced stores its result nowhere seen."""
+        self._generation += 1
+        if self._cache_version is not None:  # ``kept`` belongs to the state it was computed in
+            self._cache_version = (self._cache_version[0], self._generation)
+        self._cache = kept
 
     def _give_to_learner(self, rows):
         """Give a setting or a new class to the learner BEFORE it is written (the learner
@@ -797,12 +805,20 @@ class LabelingSession:
             raise
 
     def _cached(self, key, compute):
-        if self._cache_version != self._log.n_events:
-            self._cache.clear()
-            self._cache_version = self._log.n_events
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+        """``compute()``, kept until the next event or learner swapped in (a render thread reads
+        this without the session's lock while a refit may swap the learner: the result is
+        kept only when no swap came during ``compute``, in the dict of its own state)."""
+        version = (self._log.n_events, self._generation)
+        cache = self._cache
+        if self._cache_version != version:
+            cache = {}
+            self._cache_version, self._cache = version, cache
+        if key in cache:
+            return cache[key]
+        value = compute()
+        if self._cache is cache and (self._log.n_events, self._generation) == version:
+            cache[key] = value  # a swap from now on replaces ``cache``: this value is never read then
+        return value
 
     # ---- the 2-D layout and the next query --------------------------------------------------------------------
     @property
