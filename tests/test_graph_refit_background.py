@@ -225,3 +225,36 @@ def test_a_view_computed_across_the_swap_is_not_kept(tmp_path, gate):
     assert s.learner.n_labeled == 1
     assert s._cached("view", lambda: "from the learner holding the label") == "from the learner holding the label"
     s.close()
+
+
+def test_after_a_failed_refit_the_next_label_is_given_in_its_request(tmp_path, gate, monkeypatch):
+    held = graph_refit.GraphRefitJob.compute  # held at the gate (the fixture)
+    calls, fail_now = [], threading.Event()
+
+    def fails_once(job):
+        calls.append(1)
+        if len(calls) == 1:
+            fail_now.wait(30)
+            raise RuntimeError("solver broke")
+        held(job)
+
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "compute", fails_once)
+    s = _session(tmp_path, "harmonic")
+    _no_checkpoint_due(s)
+    y = np.asarray(s.dataset.y)
+    _press(s, y)
+    job = s.graph_refits._job
+    fail_now.set()
+    job._thread.join(30)  # failed, taken by the worker (nothing started)
+    assert isinstance(s.graph_refits.error, RuntimeError) and s.learner.n_labeled == 0
+    assert "solver broke" in s.refit_note
+    _press(s, y)  # no retry in the background: both labels given in this request
+    assert s.learner.n_labeled == 2 and not s.graph_refits.pending and len(calls) == 1
+    assert "solver broke" in s.refit_note  # shown until a refit succeeds
+    _press(s, y)  # the next refit runs in the background again
+    assert s.learner.n_labeled == 2 and s.graph_refits.pending
+    gate.set()
+    s.graph_refits.wait(30)
+    s.graph_refits.settle()
+    assert s.learner.n_labeled == 3 and s.refit_note == ""
+    s.close()

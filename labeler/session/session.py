@@ -1152,6 +1152,11 @@ class LabelingSession:
         return self.settings.auto_tune
 
     @property
+    def refit_note(self) -> str:
+        """See :attr:`.graph_refit.GraphRefits.note` (a graph model's background refit failed)."""
+        return self.graph_refits.note
+
+    @property
     def tuning_note(self) -> str:
         """See :attr:`.settings.Settings.tuning_note`."""
         return self.settings.tuning_note
