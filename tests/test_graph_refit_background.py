@@ -9,6 +9,7 @@ held at a gate so that labels arrive while it runs."""
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -257,4 +258,22 @@ def test_after_a_failed_refit_the_next_label_is_given_in_its_request(tmp_path, g
     s.graph_refits.wait(30)
     s.graph_refits.settle()
     assert s.learner.n_labeled == 3 and s.refit_note == ""
+    s.close()
+
+
+def test_a_refit_done_at_once_is_swapped_in(tmp_path, monkeypatch):
+    """A refit finished before its start returned is still taken (it is due from the start)."""
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
+                                                                    model="harmonic", layout="pca"))
+    start = graph_refit.GraphRefitJob.start
+
+    def start_and_finish(job):
+        start(job)
+        job._thread.join(30)  # done (and its when_done run) before the request goes on
+
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "start", start_and_finish)
+    swapped = []
+    refits = graph_refit.GraphRefits(lambda: s.learner, swapped.append, N, lock=threading.RLock())
+    refits.add([SimpleNamespace(index=3, label=s.classes[0])])
+    assert len(swapped) == 1 and swapped[0].labels == {3: s.classes[0]} and not refits.pending
     s.close()

@@ -157,8 +157,10 @@ class GraphRefits(JobSlotOwner):
     # ---- internals --------------------------------------------------------------------------
     def _start(self) -> None:
         added, self._pending = self._pending, []
-        self._slot.start(GraphRefitJob(self._get(), added))
-        self._slot.due = True  # take it as soon as it is done (JobSlot calls _job_finished then)
+        # due first, the thread started by the slot (after it set when_done): a job done at
+        # once is taken then (JobSlot calls _job_finished), never left unswapped
+        self._slot.due = True
+        self._slot.start(GraphRefitJob(self._get(), added, start=False))
 
     def _swap(self, job: GraphRefitJob) -> None:
         if job.error is not None or job.learner is None:
