@@ -88,6 +88,7 @@ from ..store import (
     ChainBrokenError,
     ConcurrentUpdateError,
     StoreCorruptError,
+    StoreError,
     StoreWriteError,
     LogState,
     SessionInfo,
@@ -169,6 +170,7 @@ class LabelingSession:
         self._later: dict = {}  # store arrays waiting for the background writer (_cache_array_later)
         self._later_lock = threading.Lock()
         self._later_thread: threading.Thread | None = None
+        self._closing = False  # close() began (under _later_lock): no background writer starts then
         self._cache_inputs = {
             "data": record.config.get("fingerprint") or data.fingerprint(X_raw),
             "options": record.config.get("dataset_options") or {}, "n": int(X_raw.shape[0]),
@@ -344,8 +346,13 @@ class LabelingSession:
     def close(self):
         """Checkpoint and close the store connection and free the learner (idempotent; the
         session object is unusable afterwards)."""
-        for worker in list(getattr(self, "_writers", ())):
-            worker.join()  # a cache write under way finishes (the array stays valid meanwhile)
+        later_lock = getattr(self, "_later_lock", None)
+        if later_lock is not None:
+            with later_lock:  # from now on arrays are written in their request (or dropped)
+                self._closing = True
+                writers = list(self._writers)
+            for worker in writers:
+                worker.join()  # a cache write under way finishes (the array stays valid meanwhile)
         with self._lock:
             self.settings.cancel_retune()
             self.model_choice.cancel()
@@ -497,8 +504,11 @@ class LabelingSession:
             self.disk_cache.save(name, key, array, inputs=self._cache_inputs)
 
         worker = threading.Thread(target=write, name="labeler-cache-write", daemon=True)
-        worker.start()
-        self._writers = [w for w in self._writers if w.is_alive()] + [worker]
+        with self._later_lock:
+            if self._closing:  # a cache: recomputed when needed
+                return
+            self._writers = [w for w in self._writers if w.is_alive()] + [worker]
+            worker.start()
 
     def _parts_key(self, spec) -> str:
         """Cache key of the stored parts of ``spec`` (landmarks; a spectral factor; kNN neighbours)."""
@@ -772,19 +782,28 @@ class LabelingSession:
             self._store.put_array(self.id, name, array)
         except StoreWriteError:
             pass
+        except StoreError:
+            if not self._store.closed:
+                raise  # (a store closed meanwhile: recomputed next time)
 
     def _cache_array_later(self, name: str, array):
         """:meth:`_cache_array` in a background thread: the stopping checkpoints (24 MB at 10^6
         points, written every fifth label) are history that only delays a verdict, and no key
-        press waits for them. The newest array of a name wins; :meth:`close` waits."""
+        press waits for them. The newest array of a name wins; :meth:`close` waits. Once the
+        session is closing it is written in the request (the store is closed under the
+        session's lock, which the request holds; after the close it is dropped)."""
         with self._later_lock:
-            self._later[name] = array
-            if self._later_thread is not None:  # the writer takes it before it stops
-                return
-            worker = self._later_thread = threading.Thread(target=self._write_later, name="labeler-array-write",
-                                                           daemon=True)
-            self._writers = [w for w in self._writers if w.is_alive()] + [worker]
-        worker.start()
+            closing = self._closing
+            if not closing:
+                self._later[name] = array
+                if self._later_thread is not None:  # the writer takes it before it stops
+                    return
+                worker = self._later_thread = threading.Thread(target=self._write_later,
+                                                               name="labeler-array-write", daemon=True)
+                self._writers = [w for w in self._writers if w.is_alive()] + [worker]
+                worker.start()  # under the lock: close() joins every writer started before it began
+        if closing:
+            self._cache_array(name, array)
 
     def _write_later(self):
         try:  # Linux: this thread alone at the lowest priority (the key presses go first)
