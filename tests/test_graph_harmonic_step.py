@@ -167,6 +167,24 @@ def test_lgc_loo_with_the_kept_diagonal_matches_a_fresh_learner():
     assert_allclose(g.loo_decision_values(), fresh.loo_decision_values(), atol=1e-9)
 
 
+def test_an_lgc_twin_keeps_its_own_diagonal_entries():
+    """A twin (refitted in another thread) fills its own dict of (A^-1)_jj: the learner it was
+    made from, read meanwhile, is not written by the twin."""
+    X, y = make_moons(300, noise=0.1, random_state=7)
+    g = GraphLearner(knn_graph(X, 8), ["0", "1"], "lgc")
+    order = [int(i) for i in np.random.default_rng(7).permutation(300)[:8]]
+    for i in order[:4]:
+        g.add(i, str(y[i]))
+    g.loo_decision_values()
+    known = dict(g._lgc_diag[1])
+    twin = g.twin()
+    for i in order[4:]:
+        twin.add(i, str(y[i]))
+    twin.loo_decision_values()
+    assert twin._lgc_diag[1] is not g._lgc_diag[1] and set(twin._lgc_diag[1]) > set(known)
+    assert g._lgc_diag[1] == known
+
+
 def test_poisson_loo_with_kept_unit_sources_matches_a_fresh_learner():
     """Poisson's LOO keeps each labelled node's unit-source solution between refits (it depends
     on the node alone): after more labels and an undo, a fresh learner's values."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -43,6 +44,13 @@ def _session(tmp_path, model):
     return s
 
 
+def _no_checkpoint_due(s):
+    """Stopping checkpoints far apart: no press of the test is due one (a due one settles)."""
+    monitor = s.settings.stopping_monitor
+    monitor.spacing = 10_000
+    monitor.record(0, s.settings.predicted_codes())
+
+
 def _press(s, y):
     q = s.next_query()
     assert q not in s.labels
@@ -53,6 +61,7 @@ def _press(s, y):
 @pytest.mark.parametrize("model", ["harmonic", "lgc", "poisson"])
 def test_labels_arrive_while_the_refit_runs_and_the_twin_is_swapped_in(tmp_path, gate, model):
     s = _session(tmp_path, model)
+    _no_checkpoint_due(s)
     y = np.asarray(s.dataset.y)
     before = s.learner
     asked = [_press(s, y) for _ in range(4)]  # the gate holds the first refit: none applied yet
@@ -124,4 +133,150 @@ def test_a_failed_refit_gives_its_labels_in_the_next_request(tmp_path, monkeypat
     s.skip(s.next_query())  # another change: settles (the failed job's label given here)
     assert isinstance(s.graph_refits.error, RuntimeError) and s.learner.n_labeled == 1
     assert q in s.learner.labels
+    s.close()
+
+
+@pytest.fixture
+def held_until_waited(monkeypatch):
+    """Background refits on pools of >= 100 points, each held until a request waits for it
+    (``settle``): a refit nobody waits for is still running when the request goes on."""
+    monkeypatch.setattr(graph_refit, "BACKGROUND_REFIT_ABOVE", 100)
+    compute, wait = graph_refit.GraphRefitJob.compute, graph_refit.GraphRefitJob.wait
+
+    def held(job):
+        job.waited.wait(30)
+        compute(job)
+
+    def waited(job, timeout=None):
+        job.waited.set()
+        return wait(job, timeout)
+
+    init = graph_refit.GraphRefitJob.__init__
+
+    def init_with_gate(job, *args, **kwargs):
+        job.waited = threading.Event()
+        init(job, *args, **kwargs)
+
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "__init__", init_with_gate)
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "compute", held)
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "wait", waited)
+
+
+def test_a_stopping_checkpoint_is_the_model_holding_its_labels(tmp_path, held_until_waited):
+    s = _session(tmp_path, "harmonic")
+    y = np.asarray(s.dataset.y)
+    monitor = s.settings.stopping_monitor
+    record = monitor.record
+    seen = []
+
+    def spy(n_labels, predicted):
+        kept = record(n_labels, predicted)
+        if kept:
+            seen.append((n_labels, s.learner.n_labeled))
+        return kept
+
+    monitor.record = spy
+    for _ in range(2 * monitor.spacing + 1):
+        _press(s, y)
+    assert [n for n, _ in seen] == [1, 1 + monitor.spacing, 1 + 2 * monitor.spacing]
+    assert all(held == n for n, held in seen)  # each checkpoint: the model holding its n labels
+    s.close()
+
+
+def _label_of_the_second_class(s):
+    """Label one point of the second class (deferred: the learner does not hold it yet)."""
+    y = np.asarray(s.dataset.y).astype(str)
+    second = s.classes[1]
+    s.label(int(np.flatnonzero(y == second)[0]), second)
+    assert s.learner.n_labeled == 0  # held until a request waits for it
+    return second
+
+
+def test_export_waits_for_the_refit(tmp_path, held_until_waited):
+    s = _session(tmp_path, "harmonic")
+    _no_checkpoint_due(s)
+    second = _label_of_the_second_class(s)  # one label: the harmonic function gives every point its class
+    table = s.export_table(include_predictions=True)
+    assert s.learner.n_labeled == 1
+    assert set(table["predicted"].astype(str)) == {second}
+    s.close()
+
+
+def test_accepted_predictions_wait_for_the_refit(tmp_path, held_until_waited):
+    s = _session(tmp_path, "harmonic")
+    _no_checkpoint_due(s)
+    second = _label_of_the_second_class(s)
+    other = next(i for i in range(N) if i not in s.labels)
+    assert s.accept_predictions([other]) == 1
+    assert s.labels[other] == second  # the prediction of the learner holding the label
+    s.close()
+
+
+def test_a_view_computed_across_the_swap_is_not_kept(tmp_path, gate):
+    s = _session(tmp_path, "harmonic")
+    _no_checkpoint_due(s)
+    y = np.asarray(s.dataset.y)
+    _press(s, y)
+    job = s.graph_refits._job
+    assert job is not None and s.learner.n_labeled == 0
+
+    def computed_while_the_refit_is_swapped_in():  # a page render on the old learner (no lock)
+        gate.set()
+        job._thread.join(30)  # the worker swapped the twin in (under the session's lock)
+        return "from the learner replaced"
+
+    assert s._cached("view", computed_while_the_refit_is_swapped_in) == "from the learner replaced"
+    assert s.learner.n_labeled == 1
+    assert s._cached("view", lambda: "from the learner holding the label") == "from the learner holding the label"
+    s.close()
+
+
+def test_after_a_failed_refit_the_next_label_is_given_in_its_request(tmp_path, gate, monkeypatch):
+    held = graph_refit.GraphRefitJob.compute  # held at the gate (the fixture)
+    calls, fail_now = [], threading.Event()
+
+    def fails_once(job):
+        calls.append(1)
+        if len(calls) == 1:
+            fail_now.wait(30)
+            raise RuntimeError("solver broke")
+        held(job)
+
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "compute", fails_once)
+    s = _session(tmp_path, "harmonic")
+    _no_checkpoint_due(s)
+    y = np.asarray(s.dataset.y)
+    _press(s, y)
+    job = s.graph_refits._job
+    fail_now.set()
+    job._thread.join(30)  # failed, taken by the worker (nothing started)
+    assert isinstance(s.graph_refits.error, RuntimeError) and s.learner.n_labeled == 0
+    assert "solver broke" in s.refit_note
+    _press(s, y)  # no retry in the background: both labels given in this request
+    assert s.learner.n_labeled == 2 and not s.graph_refits.pending and len(calls) == 1
+    assert "solver broke" in s.refit_note  # shown until a refit succeeds
+    _press(s, y)  # the next refit runs in the background again
+    assert s.learner.n_labeled == 2 and s.graph_refits.pending
+    gate.set()
+    s.graph_refits.wait(30)
+    s.graph_refits.settle()
+    assert s.learner.n_labeled == 3 and s.refit_note == ""
+    s.close()
+
+
+def test_a_refit_done_at_once_is_swapped_in(tmp_path, monkeypatch):
+    """A refit finished before its start returned is still taken (it is due from the start)."""
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
+                                                                    model="harmonic", layout="pca"))
+    start = graph_refit.GraphRefitJob.start
+
+    def start_and_finish(job):
+        start(job)
+        job._thread.join(30)  # done (and its when_done run) before the request goes on
+
+    monkeypatch.setattr(graph_refit.GraphRefitJob, "start", start_and_finish)
+    swapped = []
+    refits = graph_refit.GraphRefits(lambda: s.learner, swapped.append, N, lock=threading.RLock())
+    refits.add([SimpleNamespace(index=3, label=s.classes[0])])
+    assert len(swapped) == 1 and swapped[0].labels == {3: s.classes[0]} and not refits.pending
     s.close()

@@ -305,3 +305,29 @@ def test_column_summary_of_few_distinct_strings_equals_the_per_row_one():
     assert np.isclose(fast[0].image_share,
                       text.str.lower().str.strip().str.endswith(columns.IMAGE_SUFFIXES).mean(), rtol=1e-12)
     assert fast[1].kind == "mixed" and fast[1].n_stray == 5  # the strays still found
+
+
+# ---- background writers and close ---------------------------------------------------------------
+def test_an_array_kept_while_the_session_closes_is_written_in_its_request(tmp_path):
+    """``close`` refuses new background writers once it began (it joined the ones before): an
+    array arriving then is written in its request while the store is open, dropped after."""
+    from labeler.store import Store
+
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 60},
+                                                                    layout="pca"))
+    sid = s.id
+    started = []
+    s._write_later = lambda: started.append("writer")  # a background writer would call this
+    close_store = s._store.close
+
+    def arrives_while_closing():  # after close() joined the writers, before the store closes
+        s._cache_array_later("late", np.arange(3.0))
+        close_store()
+
+    s._store.close = arrives_while_closing
+    s.close()
+    s._cache_array_later("after", np.arange(3.0))  # the store is closed: dropped, nothing raised
+    assert started == []
+    with Store(tmp_path / "s.sqlite") as store:
+        assert np.array_equal(store.get_array(sid, "late"), np.arange(3.0))
+        assert store.get_array(sid, "after") is None

@@ -333,7 +333,7 @@ class GraphLearner(GraphOutputs):
     def twin(self) -> GraphLearner:
         """A copy that can be refitted in another thread while this one is read: it shares the
         graph and every array a refit replaces rather than changes (``F``, ``P``, the LU and
-        the systems), and has its own label book, multigrid hierarchy holder, generator and
+        the systems), and has its own label book, copy of the LGC diagonal entries found, multigrid hierarchy holder, generator and
         expected-risk criterion. Its outputs equal this learner's."""
         twin = copy.copy(self)
         twin._book = self._book.copy()
@@ -341,6 +341,8 @@ class GraphLearner(GraphOutputs):
         twin._direct = self._direct.copy()
         twin.rng = copy.deepcopy(self.rng)
         twin._criterion = HarmonicExpectedRisk(ZHU_EPS)
+        if self._lgc_diag is not None:  # filled by both (LOO values, the diagonal): a dict each
+            twin._lgc_diag = (self._lgc_diag[0], dict(self._lgc_diag[1]))
         return twin
 
     # ------------------------------------------------------------------ label changes

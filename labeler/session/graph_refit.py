@@ -92,8 +92,11 @@ class GraphRefits(JobSlotOwner):
     background : bool
         Refit in the background (the app); off by default (the library, ``labeler simulate``).
     error : Exception or None
-        What the last refit raised (the learner was then rebuilt from the labels in the
-        request that settled it).
+        What the last refit raised (the learner was then given its labels in the request that
+        settled it); None again once a refit succeeds.
+    note : str
+        For the user: a refit failed and the labels were given to the model in the request
+        ("" once a refit succeeds).
     """
 
     def __init__(self, get_learner, set_learner, n_samples: int, lock=None):
@@ -102,6 +105,8 @@ class GraphRefits(JobSlotOwner):
         self.n_samples = int(n_samples)
         self.background = False
         self.error: Exception | None = None
+        self.note = ""
+        self._in_request = False  # a refit failed: the next label is given in its request
         self._pending: list = []  # labels not given to the learner nor to the running job
         self._open_slot(lock)
 
@@ -117,7 +122,9 @@ class GraphRefits(JobSlotOwner):
     def add(self, records) -> None:
         """Give the labels ``records`` (``.index``, ``.label``) to the learner in the background."""
         self._pending.extend((int(r.index), r.label) for r in records)
-        if self._job is None:
+        if self._in_request:  # the last refit failed: no retry in the background
+            self.settle()
+        elif self._job is None:
             self._start()
 
     @property
@@ -139,6 +146,7 @@ class GraphRefits(JobSlotOwner):
         if self._pending:
             added, self._pending = self._pending, []
             catch_up(self._get(), added)
+        self._in_request = False  # the learner holds every label: the next refit may run in the background
 
     def drop(self) -> None:
         """Forget the refit under way and the pending labels (the learner is rebuilt from the
@@ -149,16 +157,23 @@ class GraphRefits(JobSlotOwner):
     # ---- internals --------------------------------------------------------------------------
     def _start(self) -> None:
         added, self._pending = self._pending, []
-        self._slot.due = True  # take it as soon as it is done (JobSlot calls _job_finished then)
-        self._slot.start(GraphRefitJob(self._get(), added, start=False))  # its callback set before it runs
+        # due first, the thread started by the slot (after it set when_done): a job done at
+        # once is taken then (JobSlot calls _job_finished), never left unswapped
+        self._slot.due = True
+        self._slot.start(GraphRefitJob(self._get(), added, start=False))
 
     def _swap(self, job: GraphRefitJob) -> None:
         if job.error is not None or job.learner is None:
             self.error = job.error
+            if job.error is not None:
+                self._in_request = True
+                self.note = (f"A background refit of the graph model failed ({type(job.error).__name__}: "
+                             f"{job.error}); its labels are given to the model in the next request.")
             # the learner lacks the job's labels: give them in the request (exact, slow)
             self._pending = list(job.snapshot) + self._pending
             return
         self.error = None
+        self.note = ""
         self._set(job.learner)
 
     def _job_finished(self) -> None:

@@ -88,6 +88,7 @@ from ..store import (
     ChainBrokenError,
     ConcurrentUpdateError,
     StoreCorruptError,
+    StoreError,
     StoreWriteError,
     LogState,
     SessionInfo,
@@ -169,6 +170,7 @@ class LabelingSession:
         self._later: dict = {}  # store arrays waiting for the background writer (_cache_array_later)
         self._later_lock = threading.Lock()
         self._later_thread: threading.Thread | None = None
+        self._closing = False  # close() began (under _later_lock): no background writer starts then
         self._cache_inputs = {
             "data": record.config.get("fingerprint") or data.fingerprint(X_raw),
             "options": record.config.get("dataset_options") or {}, "n": int(X_raw.shape[0]),
@@ -197,8 +199,9 @@ class LabelingSession:
         self._initial_classes = list(cfg.classes)
         self._config = cfg
         self._log = LogState(cfg.classes, self.n_samples)
-        self._cache: dict[str, object] = {}
-        self._cache_version = -1
+        self._cache: dict[str, object] = {}  # replaced, never cleared: a render may hold the old one
+        self._cache_version = None  # (events in the log, learner generation) of what _cache holds
+        self._generation = 0  # bumped when the learner is replaced without an event (_refitted, _rebuild)
         # the collaborators, each given the narrow state it needs (never the session)
         self.labelling = Labelling(self.n_samples, self._log, self._commit, lambda: self.learner,
                                    self.next_query, point_name=self.point_name)
@@ -206,7 +209,8 @@ class LabelingSession:
         self.settings = Settings(self._config, self._log, self._commit, self._cached, lambda: self.learner,
                                  self.X, lambda name: store.get_array(self.id, name), self._cache_array_later,
                                  lambda: self._store.read_only, self._stored_config.get("auto", {}),
-                                 swap=self._swap_learner, lock=self._lock)
+                                 swap=self._swap_learner, lock=self._lock,
+                                 settle=lambda: self.graph_refits.settle())
         self.model_choice = ModelChoice(self._config, self._log, self._commit, lambda: self.learner, self.X,
                                         lambda: self._store.read_only, lambda: self._store.events(self.id),
                                         swap=self._swap_learner, lock=self._lock)
@@ -342,8 +346,13 @@ class LabelingSession:
     def close(self):
         """Checkpoint and close the store connection and free the learner (idempotent; the
         session object is unusable afterwards)."""
-        for worker in list(getattr(self, "_writers", ())):
-            worker.join()  # a cache write under way finishes (the array stays valid meanwhile)
+        later_lock = getattr(self, "_later_lock", None)
+        if later_lock is not None:
+            with later_lock:  # from now on arrays are written in their request (or dropped)
+                self._closing = True
+                writers = list(self._writers)
+            for worker in writers:
+                worker.join()  # a cache write under way finishes (the array stays valid meanwhile)
         with self._lock:
             self.settings.cancel_retune()
             self.model_choice.cancel()
@@ -495,8 +504,11 @@ class LabelingSession:
             self.disk_cache.save(name, key, array, inputs=self._cache_inputs)
 
         worker = threading.Thread(target=write, name="labeler-cache-write", daemon=True)
-        worker.start()
-        self._writers = [w for w in self._writers if w.is_alive()] + [worker]
+        with self._later_lock:
+            if self._closing:  # a cache: recomputed when needed
+                return
+            self._writers = [w for w in self._writers if w.is_alive()] + [worker]
+            worker.start()
 
     def _parts_key(self, spec) -> str:
         """Cache key of the stored parts of ``spec`` (landmarks; a spectral factor; kNN neighbours)."""
@@ -548,6 +560,7 @@ class LabelingSession:
         """Replace the learner by one built from the log (after a failed write)."""
         self.graph_refits.drop()  # the learner built from the log holds every label
         self.learner = None  # one n x n matrix at a time
+        self._new_generation({})
         self.learner = self._build_learner()
 
     def _swap_learner(self, rows, learner):
@@ -584,9 +597,15 @@ class LabelingSession:
         query of this state (recorded in the store) stays."""
         self.learner = learner
         query = self._cache.get("next_query")
-        self._cache.clear()
-        if query is not None:
-            self._cache["next_query"] = query
+        self._new_generation({} if query is None else {"next_query": query})
+
+    def _new_generation(self, kept: dict) -> None:
+        """The learner was replaced without an event: a new (empty but ``kept``) view cache,
+        so a page render computing from the learner replaced stores its result nowhere seen."""
+        self._generation += 1
+        if self._cache_version is not None:  # ``kept`` belongs to the state it was computed in
+            self._cache_version = (self._cache_version[0], self._generation)
+        self._cache = kept
 
     def _give_to_learner(self, rows):
         """Give a setting or a new class to the learner BEFORE it is written (the learner
@@ -763,19 +782,28 @@ class LabelingSession:
             self._store.put_array(self.id, name, array)
         except StoreWriteError:
             pass
+        except StoreError:
+            if not self._store.closed:
+                raise  # (a store closed meanwhile: recomputed next time)
 
     def _cache_array_later(self, name: str, array):
         """:meth:`_cache_array` in a background thread: the stopping checkpoints (24 MB at 10^6
         points, written every fifth label) are history that only delays a verdict, and no key
-        press waits for them. The newest array of a name wins; :meth:`close` waits."""
+        press waits for them. The newest array of a name wins; :meth:`close` waits. Once the
+        session is closing it is written in the request (the store is closed under the
+        session's lock, which the request holds; after the close it is dropped)."""
         with self._later_lock:
-            self._later[name] = array
-            if self._later_thread is not None:  # the writer takes it before it stops
-                return
-            worker = self._later_thread = threading.Thread(target=self._write_later, name="labeler-array-write",
-                                                           daemon=True)
-            self._writers = [w for w in self._writers if w.is_alive()] + [worker]
-        worker.start()
+            closing = self._closing
+            if not closing:
+                self._later[name] = array
+                if self._later_thread is not None:  # the writer takes it before it stops
+                    return
+                worker = self._later_thread = threading.Thread(target=self._write_later,
+                                                               name="labeler-array-write", daemon=True)
+                self._writers = [w for w in self._writers if w.is_alive()] + [worker]
+                worker.start()  # under the lock: close() joins every writer started before it began
+        if closing:
+            self._cache_array(name, array)
 
     def _write_later(self):
         try:  # Linux: this thread alone at the lowest priority (the key presses go first)
@@ -796,12 +824,20 @@ class LabelingSession:
             raise
 
     def _cached(self, key, compute):
-        if self._cache_version != self._log.n_events:
-            self._cache.clear()
-            self._cache_version = self._log.n_events
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+        """``compute()``, kept until the next event or learner swapped in (a render thread reads
+        this without the session's lock while a refit may swap the learner: the result is
+        kept only when no swap came during ``compute``, in the dict of its own state)."""
+        version = (self._log.n_events, self._generation)
+        cache = self._cache
+        if self._cache_version != version:
+            cache = {}
+            self._cache_version, self._cache = version, cache
+        if key in cache:
+            return cache[key]
+        value = compute()
+        if self._cache is cache and (self._log.n_events, self._generation) == version:
+            cache[key] = value  # a swap from now on replaces ``cache``: this value is never read then
+        return value
 
     # ---- the 2-D layout and the next query --------------------------------------------------------------------
     @property
@@ -1053,7 +1089,10 @@ class LabelingSession:
 
     def accept_predictions(self, indices, labels=None, expected_version=None) -> int:
         """See :meth:`.labelling.Labelling.accept_predictions`."""
-        return self.labelling.accept_predictions(indices, labels, expected_version)
+        with self._lock:
+            if labels is None:  # the predictions of the learner holding every label
+                self.graph_refits.settle()
+            return self.labelling.accept_predictions(indices, labels, expected_version)
 
     def label_many(self, labels, via: str, expected_version=None, guessed=()) -> int:
         """See :meth:`.labelling.Labelling.label_many`."""
@@ -1130,6 +1169,11 @@ class LabelingSession:
     def auto_tune(self) -> dict:
         """See :attr:`.settings.Settings.auto_tune`."""
         return self.settings.auto_tune
+
+    @property
+    def refit_note(self) -> str:
+        """See :attr:`.graph_refit.GraphRefits.note` (a graph model's background refit failed)."""
+        return self.graph_refits.note
 
     @property
     def tuning_note(self) -> str:
@@ -1213,11 +1257,20 @@ class LabelingSession:
 
     def export_table(self, include_predictions: bool = False):
         """See :meth:`.views.Views.export_table`."""
+        self._settle_for_predictions(include_predictions)
         return self.views.export_table(include_predictions)
 
     def export(self, path, format: str | None = None, include_predictions: bool = False) -> Path:
         """See :meth:`.views.Views.export`."""
+        self._settle_for_predictions(include_predictions)
         return self.views.export(path, format, include_predictions)
+
+    def _settle_for_predictions(self, include_predictions: bool) -> None:
+        """Predictions exported are those of the learner holding every label of the log: a
+        graph refit under way is waited for (:mod:`.graph_refit`)."""
+        if include_predictions:
+            with self._lock:
+                self.graph_refits.settle()
 
 
 def _changed_data_message(cfg, session_id: str, dataset, X_raw: np.ndarray, stored_fingerprint: str) -> str:

@@ -80,8 +80,9 @@ class Settings(JobSlotOwner):
     tuning_note: str = ""
 
     def __init__(self, config, log, commit, cached, learner, X, load_array, cache_array, read_only,
-                 auto_settings, swap=None, lock=None):
+                 auto_settings, swap=None, lock=None, settle=None):
         self._swap = swap
+        self._settle = settle  # the learner given every label of the log (a graph refit under way)
         self.background = False
         self._open_slot(lock)  # the background re-tune (one at a time)
         self._config = config
@@ -389,7 +390,10 @@ class Settings(JobSlotOwner):
         return monitor
 
     def _record_stopping(self):
-        if self.stopping_monitor.record(self.user_label_count(), self.predicted_codes()):
+        n_labels = self.user_label_count()
+        if self._settle is not None and self.stopping_monitor.keeps(n_labels):
+            self._settle()  # the checkpoint of n_labels is the model holding them (a graph refit)
+        if self.stopping_monitor.record(n_labels, self.predicted_codes()):
             self._cache_array(STOPPING_ARRAY, self.stopping_monitor.to_array())
 
     # ---- setters ---------------------------------------------------------------------------

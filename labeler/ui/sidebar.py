@@ -331,6 +331,8 @@ def _settings(session, summary: dict) -> None:
         if model != "rls":
             st.caption("Kernel width, λ and class weights do not apply to a graph model (it has none); "
                        "LOO tuning neither. Create an RLS session to use them.")
+            if session.refit_note:
+                st.caption(f"Last refit: {md_text(session.refit_note)}")
             return
         weighting = config.weighting
         # a dict of class weights is none of the named weightings: no option is selected
