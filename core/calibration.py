@@ -106,17 +106,9 @@ class CalibrationPrior:
 
 
 def _columns(F, name: str = "F") -> np.ndarray:
-    """Decision values as the softmax inputs ``G`` (n, K): binary ``(-f, f)``, else ``F``."""
-    arr = np.asarray(F)
-    if arr.dtype == object or arr.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must hold numeric decision values; got dtype {arr.dtype}.")
-    arr = np.asarray(arr, dtype=np.float64)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[1] == 0:
-        raise ValueError(f"{name} must have shape (n,), (n, 1) or (n, T); got {arr.shape}.")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite decision values; pass a fitted model's outputs.")
+    """Decision values as the softmax inputs ``G`` (n, K): binary ``(-f, f)``, else ``F``
+    (checked by :func:`_outputs`)."""
+    arr = _outputs(F, name)
     if arr.shape[1] == 1:
         return np.column_stack([-arr[:, 0], arr[:, 0]])
     return arr
