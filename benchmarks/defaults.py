@@ -811,23 +811,19 @@ def append_rows(task, rows, out=RESULTS) -> int:
     return len(fresh)
 
 
-def dedupe_rows(task, out=RESULTS) -> int:
-    """Drop repeated rows of ``task`` (the same :data:`KEY`; the first is kept) and header lines
-    written twice, in one locked rewrite. Returns the rows dropped."""
+def _rewrite_rows(task, transform, out=RESULTS):
+    """Read the stored rows of ``task`` (header lines written twice left out) under the file's
+    lock and write back ``transform(rows)`` in one rewrite. Returns (rows read, rows written),
+    or None when the task has no file."""
     import fcntl
     path = result_path(task, out)
     if not path.exists():
-        return 0
+        return None
     with open(path, "r+", newline="") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             rows = [r for r in csv.DictReader(f) if r["task"] != "task"]
-            keep, seen = [], set()
-            for r in rows:
-                k = _key(r)
-                if k not in seen:
-                    keep.append(r)
-                    seen.add(k)
+            keep = transform(rows)
             f.seek(0)
             f.truncate()
             writer = csv.writer(f, lineterminator="\n")
@@ -836,30 +832,30 @@ def dedupe_rows(task, out=RESULTS) -> int:
             f.flush()
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
-    return len(rows) - len(keep)
+    return rows, keep
+
+
+def dedupe_rows(task, out=RESULTS) -> int:
+    """Drop repeated rows of ``task`` (the same :data:`KEY`; the first is kept) and header lines
+    written twice, in one locked rewrite. Returns the rows dropped."""
+    def first_of_each_key(rows):
+        keep, seen = [], set()
+        for r in rows:
+            k = _key(r)
+            if k not in seen:
+                keep.append(r)
+                seen.add(k)
+        return keep
+
+    done = _rewrite_rows(task, first_of_each_key, out)
+    return 0 if done is None else len(done[0]) - len(done[1])
 
 
 def forget_rows(task, methods, out=RESULTS) -> int:
     """Drop the stored rows of ``methods`` for ``task`` (stale after the code they measure
     changed), in one locked rewrite; the next run recomputes them. Returns the rows dropped."""
-    import fcntl
-    path = result_path(task, out)
-    if not path.exists():
-        return 0
-    with open(path, "r+", newline="") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            rows = [r for r in csv.DictReader(f) if r["task"] != "task"]
-            keep = [r for r in rows if r["method"] not in methods]
-            f.seek(0)
-            f.truncate()
-            writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(FIELDS)
-            writer.writerows([r[k] for k in FIELDS] for r in keep)
-            f.flush()
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-    return len(rows) - len(keep)
+    done = _rewrite_rows(task, lambda rows: [r for r in rows if r["method"] not in methods], out)
+    return 0 if done is None else len(done[0]) - len(done[1])
 
 
 def relabel_default(task, fires, source, old, out=RESULTS) -> tuple:
@@ -867,33 +863,24 @@ def relabel_default(task, fires, source, old, out=RESULTS) -> tuple:
     where the rule fires (``fires(task, seed)``) make ``source``'s rows (the candidate that is the
     rule: same settings, so the same run) the ``default`` rows; in one locked rewrite.
     Returns (seeds relabelled, seeds kept)."""
-    import fcntl
-    path = result_path(task, out)
-    if not path.exists():
+    seeds, moved = [], []
+
+    def relabelled(rows):
+        if any(r["method"] == old for r in rows):
+            raise ValueError(f"{task}: rows of {old!r} exist already; the default was relabelled before.")
+        seeds[:] = sorted({int(r["seed"]) for r in rows if r["method"] == "default"})
+        have = {int(r["seed"]) for r in rows if r["method"] == source}
+        moved[:] = [s for s in seeds if fires(task, s) and s in have]
+        missing = [s for s in seeds if fires(task, s) and s not in have]
+        if missing:
+            raise ValueError(f"{task}: the rule fires on seeds {missing} without rows of {source!r}: run it first.")
+        keep = [dict(r, method=old) if r["method"] == "default" else r for r in rows]
+        keep += [dict(r, method="default") for r in rows if r["method"] == source and int(r["seed"]) in moved]
+        keep += [dict(r) for r in rows if r["method"] == "default" and int(r["seed"]) not in moved]
+        return keep
+
+    if _rewrite_rows(task, relabelled, out) is None:
         return [], []
-    with open(path, "r+", newline="") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            rows = [r for r in csv.DictReader(f) if r["task"] != "task"]
-            if any(r["method"] == old for r in rows):
-                raise ValueError(f"{task}: rows of {old!r} exist already; the default was relabelled before.")
-            seeds = sorted({int(r["seed"]) for r in rows if r["method"] == "default"})
-            have = {int(r["seed"]) for r in rows if r["method"] == source}
-            moved = [s for s in seeds if fires(task, s) and s in have]
-            missing = [s for s in seeds if fires(task, s) and s not in have]
-            if missing:
-                raise ValueError(f"{task}: the rule fires on seeds {missing} without rows of {source!r}: run it first.")
-            keep = [dict(r, method=old) if r["method"] == "default" else r for r in rows]
-            keep += [dict(r, method="default") for r in rows if r["method"] == source and int(r["seed"]) in moved]
-            keep += [dict(r) for r in rows if r["method"] == "default" and int(r["seed"]) not in moved]
-            f.seek(0)
-            f.truncate()
-            writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(FIELDS)
-            writer.writerows([r[k] for k in FIELDS] for r in keep)
-            f.flush()
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
     return moved, [s for s in seeds if s not in moved]
 
 
