@@ -60,26 +60,11 @@ def _insert(vals, idx, v, c):
 
 
 @numba.njit(cache=True, nogil=True)
-def _smallest_rows(D, m, out_idx, out_val):
-    """Per row of ``D``, the columns of the ``m`` smallest values, increasing (ties: smaller column)."""
-    rows, cols = D.shape
-    for r in range(rows):
-        vals = out_val[r]
-        idx = out_idx[r]
-        vals[:] = np.inf
-        idx[:] = -1
-        worst = vals[m - 1]
-        for c in range(cols):
-            v = D[r, c]
-            if v < worst:
-                _insert(vals, idx, v, c)
-                worst = vals[m - 1]
-
-
-@numba.njit(cache=True, nogil=True)
-def _smallest_shifted_rows(G, shift, m, out_idx, out_val):
-    """:func:`_smallest_rows` of ``shift[c] - 2 G[r, c]`` (squared distances less the row's own
-    squared norm, from the products ``G`` and the columns' squared norms), without forming it."""
+def _smallest_rows(G, shift, scale, m, out_idx, out_val):
+    """Per row ``r``, the columns of the ``m`` smallest values of ``shift[c] + scale G[r, c]``,
+    increasing (ties: smaller column), without forming them: with ``scale = -2`` and the
+    columns' squared norms as ``shift``, squared distances less the row's own squared norm
+    from the products ``G``; with ``scale = 1`` and ``shift = 0``, the values of ``G`` itself."""
     rows, cols = G.shape
     for r in range(rows):
         vals = out_val[r]
@@ -88,7 +73,7 @@ def _smallest_shifted_rows(G, shift, m, out_idx, out_val):
         idx[:] = -1
         worst = vals[m - 1]
         for c in range(cols):
-            v = shift[c] - 2.0 * G[r, c]
+            v = shift[c] + scale * G[r, c]
             if v < worst:
                 _insert(vals, idx, v, c)
                 worst = vals[m - 1]
@@ -112,7 +97,7 @@ def smallest_per_row(D: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     D = np.ascontiguousarray(D)
     idx = np.empty((D.shape[0], m), dtype=np.int64)
     val = np.empty((D.shape[0], m), dtype=D.dtype)
-    _smallest_rows(D, int(m), idx, val)
+    _smallest_rows(D, np.zeros(D.shape[1], dtype=D.dtype), 1.0, int(m), idx, val)
     return idx, val
 
 
@@ -238,7 +223,7 @@ def cell_candidates(X: np.ndarray, k: int, seed: int = 0, progress: Callable[[fl
             for a in range(start[c], start[c + 1], step):
                 b = min(a + step, start[c + 1])
                 idx = np.empty((b - a, m), dtype=np.int64)
-                _smallest_shifted_rows(Xs[a:b] @ Y.T, ny, m, idx, np.empty((b - a, m), dtype=np.float32))
+                _smallest_rows(Xs[a:b] @ Y.T, ny, -2.0, m, idx, np.empty((b - a, m), dtype=np.float32))
                 got = order[cand[idx]]
                 if m < keep:
                     got = np.hstack([got, np.full((b - a, keep - m), -1, dtype=np.int64)])
