@@ -127,16 +127,22 @@ def graph_path(n: int, args) -> str:
     return f"/tmp/knn_scale{data}-{n}-{args.dim}-{args.k}-{args.seed}.npz"
 
 
+def _set_params(text, params: dict, flag: str) -> None:
+    """Apply ``key=value,...`` (integers) of option ``flag`` to the settings dict ``params``."""
+    for item in (text or "").split(","):
+        if not item:
+            continue
+        key, value = item.split("=")
+        if key not in params:
+            raise SystemExit(f"{flag}: unknown setting {key!r}; known: {', '.join(params)}")
+        params[key] = int(value)
+
+
 def hnsw_settings(args) -> str:
     """Apply ``--hnsw`` and ``--refine`` to core.kernels.knn_search; the settings in use, as text."""
     from core.kernels import knn_search
 
-    if args.hnsw:
-        for item in args.hnsw.split(","):
-            key, value = item.split("=")
-            if key not in knn_search.HNSW_PARAMS:
-                raise SystemExit(f"--hnsw: unknown setting {key!r}; known: {', '.join(knn_search.HNSW_PARAMS)}")
-            knn_search.HNSW_PARAMS[key] = int(value)
+    _set_params(args.hnsw, knn_search.HNSW_PARAMS, "--hnsw")
     if args.refine is not None:
         knn_search.REFINE_ROUNDS = args.refine
     p = knn_search.HNSW_PARAMS
@@ -148,12 +154,7 @@ def cell_settings(args, probes: bool = True) -> str:
     """Apply ``--cells`` and ``--refine`` to core.kernels.knn_cells / knn_search; the settings, as text."""
     from core.kernels import knn_cells, knn_search
 
-    if args.cells:
-        for item in args.cells.split(","):
-            key, value = item.split("=")
-            if key not in knn_cells.CELL_PARAMS:
-                raise SystemExit(f"--cells: unknown setting {key!r}; known: {', '.join(knn_cells.CELL_PARAMS)}")
-            knn_cells.CELL_PARAMS[key] = int(value)
+    _set_params(args.cells, knn_cells.CELL_PARAMS, "--cells")
     if args.refine is not None:
         knn_search.REFINE_ROUNDS = args.refine
     p = knn_cells.CELL_PARAMS
