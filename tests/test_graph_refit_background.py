@@ -44,13 +44,6 @@ def _session(tmp_path, model):
     return s
 
 
-def _no_checkpoint_due(s):
-    """Stopping checkpoints far apart: no press of the test is due one (a due one settles)."""
-    monitor = s.settings.stopping_monitor
-    monitor.spacing = 10_000
-    monitor.record(0, s.settings.predicted_codes())
-
-
 def _press(s, y):
     q = s.next_query()
     assert q not in s.labels
@@ -61,7 +54,6 @@ def _press(s, y):
 @pytest.mark.parametrize("model", ["harmonic", "lgc", "poisson"])
 def test_labels_arrive_while_the_refit_runs_and_the_twin_is_swapped_in(tmp_path, gate, model):
     s = _session(tmp_path, model)
-    _no_checkpoint_due(s)
     y = np.asarray(s.dataset.y)
     before = s.learner
     asked = [_press(s, y) for _ in range(4)]  # the gate holds the first refit: none applied yet
@@ -136,6 +128,42 @@ def test_a_failed_refit_gives_its_labels_in_the_next_request(tmp_path, monkeypat
     s.close()
 
 
+def test_a_stopping_checkpoint_is_the_model_holding_its_labels_and_no_press_waits(tmp_path, gate):
+    """While the refits are held, every press answers from the model of the moment (none
+    waits for a refit) and a checkpoint counts only the labels that model holds; once they are
+    swapped in, the checkpoint of every label is recorded from the model holding them."""
+    s = _session(tmp_path, "harmonic")
+    y = np.asarray(s.dataset.y)
+    monitor = s.settings.stopping_monitor
+    record = monitor.record
+    seen = []
+
+    def spy(n_labels, predicted):
+        kept = record(n_labels, predicted)
+        if kept:
+            seen.append((n_labels, s.learner.n_labeled))
+        return kept
+
+    monitor.record = spy
+    presses = 2 * monitor.spacing + 1
+    for _ in range(presses):
+        _press(s, y)
+    assert s.learner.n_labeled == 0 and s.n_labeled == presses  # no press waited for a refit
+    assert all(held == n == 0 for n, held in seen)
+    gate.set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        s.graph_refits.wait(1)
+        with s._lock:
+            if not s.graph_refits.pending and s.learner.n_labeled == presses:
+                break
+        time.sleep(0.05)
+    assert s.learner.n_labeled == presses
+    assert all(held == n for n, held in seen)  # each checkpoint: the model holding its n labels
+    assert seen[-1] == (presses, presses) and monitor.checkpoints[-1] == presses
+    s.close()
+
+
 @pytest.fixture
 def held_until_waited(monkeypatch):
     """Background refits on pools of >= 100 points, each held until a request waits for it
@@ -162,27 +190,6 @@ def held_until_waited(monkeypatch):
     monkeypatch.setattr(graph_refit.GraphRefitJob, "wait", waited)
 
 
-def test_a_stopping_checkpoint_is_the_model_holding_its_labels(tmp_path, held_until_waited):
-    s = _session(tmp_path, "harmonic")
-    y = np.asarray(s.dataset.y)
-    monitor = s.settings.stopping_monitor
-    record = monitor.record
-    seen = []
-
-    def spy(n_labels, predicted):
-        kept = record(n_labels, predicted)
-        if kept:
-            seen.append((n_labels, s.learner.n_labeled))
-        return kept
-
-    monitor.record = spy
-    for _ in range(2 * monitor.spacing + 1):
-        _press(s, y)
-    assert [n for n, _ in seen] == [1, 1 + monitor.spacing, 1 + 2 * monitor.spacing]
-    assert all(held == n for n, held in seen)  # each checkpoint: the model holding its n labels
-    s.close()
-
-
 def _label_of_the_second_class(s):
     """Label one point of the second class (deferred: the learner does not hold it yet)."""
     y = np.asarray(s.dataset.y).astype(str)
@@ -194,7 +201,6 @@ def _label_of_the_second_class(s):
 
 def test_export_waits_for_the_refit(tmp_path, held_until_waited):
     s = _session(tmp_path, "harmonic")
-    _no_checkpoint_due(s)
     second = _label_of_the_second_class(s)  # one label: the harmonic function gives every point its class
     table = s.export_table(include_predictions=True)
     assert s.learner.n_labeled == 1
@@ -204,7 +210,6 @@ def test_export_waits_for_the_refit(tmp_path, held_until_waited):
 
 def test_accepted_predictions_wait_for_the_refit(tmp_path, held_until_waited):
     s = _session(tmp_path, "harmonic")
-    _no_checkpoint_due(s)
     second = _label_of_the_second_class(s)
     other = next(i for i in range(N) if i not in s.labels)
     assert s.accept_predictions([other]) == 1
@@ -214,7 +219,6 @@ def test_accepted_predictions_wait_for_the_refit(tmp_path, held_until_waited):
 
 def test_a_view_computed_across_the_swap_is_not_kept(tmp_path, gate):
     s = _session(tmp_path, "harmonic")
-    _no_checkpoint_due(s)
     y = np.asarray(s.dataset.y)
     _press(s, y)
     job = s.graph_refits._job
@@ -244,7 +248,6 @@ def test_after_a_failed_refit_the_next_label_is_given_in_its_request(tmp_path, g
 
     monkeypatch.setattr(graph_refit.GraphRefitJob, "compute", fails_once)
     s = _session(tmp_path, "harmonic")
-    _no_checkpoint_due(s)
     y = np.asarray(s.dataset.y)
     _press(s, y)
     job = s.graph_refits._job

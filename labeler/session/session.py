@@ -210,7 +210,7 @@ class LabelingSession:
                                  self.X, lambda name: store.get_array(self.id, name), self._cache_array_later,
                                  lambda: self._store.read_only, self._stored_config.get("auto", {}),
                                  swap=self._swap_learner, lock=self._lock,
-                                 settle=lambda: self.graph_refits.settle())
+                                 pending=lambda: self.graph_refits.pending_indices)
         self.model_choice = ModelChoice(self._config, self._log, self._commit, lambda: self.learner, self.X,
                                         lambda: self._store.read_only, lambda: self._store.events(self.id),
                                         swap=self._swap_learner, lock=self._lock)
@@ -598,6 +598,7 @@ class LabelingSession:
         self.learner = learner
         query = self._cache.get("next_query")
         self._new_generation({} if query is None else {"next_query": query})
+        self.settings.record_stopping()  # the checkpoint of the labels this learner holds
 
     def _new_generation(self, kept: dict) -> None:
         """The learner was replaced without an event: a new (empty but ``kept``) view cache,

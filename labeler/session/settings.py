@@ -80,9 +80,9 @@ class Settings(JobSlotOwner):
     tuning_note: str = ""
 
     def __init__(self, config, log, commit, cached, learner, X, load_array, cache_array, read_only,
-                 auto_settings, swap=None, lock=None, settle=None):
+                 auto_settings, swap=None, lock=None, pending=None):
         self._swap = swap
-        self._settle = settle  # the learner given every label of the log (a graph refit under way)
+        self._pending = pending  # points labelled in the log the learner does not hold yet (a graph refit)
         self.background = False
         self._open_slot(lock)  # the background re-tune (one at a time)
         self._config = config
@@ -368,7 +368,7 @@ class Settings(JobSlotOwner):
                     self._retune(flags["width"], flags["lam"])
                 except (ValueError, StoreWriteError) as exc:
                     self.tuning_note = f"The automatic re-tune was not applied: {exc}"
-        self._record_stopping()
+        self.record_stopping()
 
     # ---- stopping checkpoints --------------------------------------------------------------
     def user_label_count(self) -> int:
@@ -389,10 +389,17 @@ class Settings(JobSlotOwner):
             monitor.load_array(self._load_array(STOPPING_ARRAY), self.user_label_count())
         return monitor
 
-    def _record_stopping(self):
+    def record_stopping(self) -> None:
+        """Offer the stopping monitor the learner's predictions, counted with the user labels
+        the learner holds: while a graph refit runs in the background (:mod:`.graph_refit`) the
+        learner lacks the labels still being fitted, and its checkpoint is that of the labels it
+        has (the session records again when the refit is swapped in); no request waits."""
         n_labels = self.user_label_count()
-        if self._settle is not None and self.stopping_monitor.keeps(n_labels):
-            self._settle()  # the checkpoint of n_labels is the model holding them (a graph refit)
+        waiting = [] if self._pending is None else self._pending()
+        if len(waiting):
+            records = self._log.labels
+            n_labels -= sum(1 for i in np.asarray(waiting).tolist()
+                            if i in records and records[i].source not in GUESS_SOURCES)
         if self.stopping_monitor.record(n_labels, self.predicted_codes()):
             self._cache_array(STOPPING_ARRAY, self.stopping_monitor.to_array())
 

@@ -243,13 +243,6 @@ class StoppingMonitor:
     def _keep(self) -> int:
         return self.window + 1 + -(-self.changed_over // self.spacing)
 
-    def keeps(self, n_labels: int) -> bool:
-        """Whether :meth:`record` of ``n_labels`` would keep a checkpoint (none at or below
-        ``n_labels`` yet, or the last of them ``spacing`` labels back or more)."""
-        n_labels = int(n_labels)
-        last = max((k for k in self._checkpoints if k <= n_labels), default=None)
-        return last is None or n_labels >= last + self.spacing
-
     def record(self, n_labels: int, predicted) -> bool:
         """Note the model's predictions after a change of the labels.
 
