@@ -254,8 +254,8 @@ def model_description(spec: ModelSpec, n_samples: int) -> str:
     what = {"harmonic": "harmonic function (Laplace learning, seed 001)",
             "poisson": "Poisson learning (Calder, Cook, Thorpe and Slepcev 2020)"}.get(
         spec.model, f"local and global consistency (LGC, seed 000, alpha {spec.alpha:g})")
-    text = (f"{what[0].upper()}{what[1:]} on the {spec.knn}-NN graph of the pool, refitted on every change of "
-            "the labels (CG)")
+    text = (f"{what[0].upper()}{what[1:]} on the {spec.knn}-NN graph of the pool, refitted exactly on every "
+            "change of the labels (one sparse solve per label)")
     if spec.class_mass:
         text += ", with class mass normalisation"
     note = auto_note(spec.model, n_samples)
