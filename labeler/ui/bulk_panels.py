@@ -68,7 +68,7 @@ def render_area_panel(session, view, area: dict) -> None:
 
     Its data (counts by label, the unlabelled points, their predicted classes) is
     :func:`labeler.ui.selection.area_summary`: O(selection), whatever the pool size."""
-    confidence = view.predictions["confidence"].to_numpy(float)
+    confidence = view.confidence
     summary = area_summary(area.get("indices", ()), view.label_codes, view.predicted_codes,
                            confidence, len(view.classes))
     idx, free = summary.indices, summary.unlabelled
@@ -131,7 +131,7 @@ def _cell(session, view, i: int, key: str) -> None:
             x = np.asarray(ds.X[i]).ravel()[:3]
             st.caption(" · ".join(f"{v:.3g}" for v in x))
     p = int(view.predicted_codes[i])
-    conf = float(view.predictions["confidence"].iloc[i])
+    conf = float(view.confidence[i])
     name = view.classes[p] if p >= 0 else "?"
     st.markdown(f'<small class="counts">{html_text(session.point_name(i))} · {_dot(p)}{html_text(name)} ({conf:.2f})</small>',
                 unsafe_allow_html=True)
@@ -142,7 +142,7 @@ def _cell(session, view, i: int, key: str) -> None:
 
 def _grid(session, view, indices, via: str, button: str) -> None:
     indices = [int(i) for i in indices]
-    conf = view.predictions["confidence"].to_numpy(float)
+    conf = view.confidence
     unsure = [i for i in indices if not (conf[i] >= GUESS_MIN_CONFIDENCE and view.predicted_codes[i] >= 0)]
     st.markdown(f'<span class="grid-tag" data-via="{via}" data-version="{view.version}" '
                 f'data-points="{",".join(map(str, indices))}" data-unsure="{",".join(map(str, unsure))}">'

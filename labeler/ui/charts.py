@@ -168,9 +168,8 @@ def render_query_explanation(session, index: int) -> None:
 
 def render_confidence(session, view: ScreenView) -> None:
     """Confidence histogram, accuracy per bin (with counts and intervals), the bin inspector."""
-    pred = view.predictions
     unlabeled = view.label_codes < 0
-    conf = pred["confidence"].to_numpy(dtype=float)
+    conf = view.confidence
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Confidence of the {int(unlabeled.sum()):,} unlabelled points**")
@@ -222,7 +221,7 @@ def _bin_inspector(session, view: ScreenView) -> None:
                f"{']' if choice == 9 else ')'}")
     if indices.size == 0:
         return
-    conf = view.predictions["confidence"].to_numpy(dtype=float)
+    conf = view.confidence
     order = indices[np.argsort(conf[indices], kind="stable")]
     shown = order[:INSPECT_LIMIT]
     predicted = view.predictions["predicted"].to_numpy()
