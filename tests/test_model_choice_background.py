@@ -7,13 +7,21 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 from core.graph.active import GraphLearner
 from core.learner import ActiveRLS
-from core.selection import Decision, SwitchRule
+from core.selection import Decision, SwitchRule, selector
 from labeler.session import LabelingSession, SessionConfig
 
 N = 120
+
+
+@pytest.fixture(autouse=True)
+def _rls_answers_first(monkeypatch):
+    """These tests follow the switches from RLS: the first model is RLS here, not the pool's
+    choice (tests/test_first_model_session.py tests that one)."""
+    monkeypatch.setattr(selector, "FIRST_MODEL", "rls")
 
 
 class ForcedRule(SwitchRule):

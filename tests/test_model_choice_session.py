@@ -9,11 +9,18 @@ import pytest
 
 from core.graph.active import GraphLearner
 from core.learner import ActiveRLS
-from core.selection import Decision
+from core.selection import Decision, selector
 from labeler.session import LabelingSession, SessionConfig
 from labeler.session.model_selection import ModelChoice
 
 N = 120
+
+
+@pytest.fixture(autouse=True)
+def _rls_answers_first(monkeypatch):
+    """These tests follow the switches from RLS: the first model is RLS here, not the pool's
+    choice (tests/test_first_model_session.py tests that one)."""
+    monkeypatch.setattr(selector, "FIRST_MODEL", "rls")
 
 
 def _config(**kw) -> SessionConfig:

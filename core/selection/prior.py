@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["cluster_separation", "first_model", "GRAPH_FIRST_SEPARATION"]
+__all__ = ["cluster_separation", "first_model", "first_model_evidence", "GRAPH_FIRST_SEPARATION"]
 
 #: With ``FIRST_MODEL = "prior"`` (core.selection.selector, the default): the harmonic function
 #: answers first where the pool's ``lambda_c`` is below this and its graph has no more
@@ -85,9 +85,27 @@ def first_model(W, n_classes: int, *, seed: int = 0, graph: str = "harmonic", th
     -------
     str
     """
+    return first_model_evidence(W, n_classes, seed=seed, graph=graph, threshold=threshold)[0]
+
+
+def first_model_evidence(W, n_classes: int, *, seed: int = 0, graph: str = "harmonic",
+                         threshold: float | None = None) -> tuple[str, str]:
+    """:func:`first_model` and the evidence for it in words (what the app shows).
+
+    Returns
+    -------
+    model : str
+        ``graph`` or "rls".
+    reason : str
+        E.g. "the pool's kNN graph splits into 2 parts: lambda_2 = 0.0006, below 0.02".
+    """
     from scipy.sparse.csgraph import connected_components
     t = GRAPH_FIRST_SEPARATION if threshold is None else float(threshold)
     c = max(2, int(n_classes))
-    if connected_components(sp.csr_matrix(W), directed=False)[0] > c:
-        return "rls"
-    return graph if cluster_separation(W, c, seed=seed) < t else "rls"
+    parts = int(connected_components(sp.csr_matrix(W), directed=False)[0])
+    if parts > c:
+        return "rls", f"the pool's kNN graph has {parts:,} components, more than its {c} classes"
+    lam = cluster_separation(W, c, seed=seed)
+    if lam < t:
+        return graph, f"the pool's kNN graph splits into {c} parts: lambda_{c} = {lam:.2g}, below {t:g}"
+    return "rls", f"the pool's kNN graph does not split into {c} parts: lambda_{c} = {lam:.2g}, not below {t:g}"

@@ -198,9 +198,11 @@ class SessionConfig:
     class_mass : bool
         Class mass normalisation of a graph model's outputs (seed 003 eq. 2.7).
     model_choice : {"fixed", "auto"}
-        "auto" (given as ``model="auto"``: the session starts on "rls"): the model that answers
-        is chosen by exact leave-one-out among RLS and the graph models as labels arrive, each
-        switch a ``setting`` event of ``model`` (:mod:`labeler.session.model_selection`).
+        "auto" (given as ``model="auto"``: stored with "rls" and its settings; the first model
+        is chosen from the pool at creation, a switch to a graph model a ``setting`` event): the
+        model that answers is chosen by exact leave-one-out among RLS and the graph models as
+        labels arrive, each switch a ``setting`` event of ``model``
+        (:mod:`labeler.session.model_selection`).
     """
 
     dataset: str = "moons"
@@ -370,7 +372,8 @@ def _check_new(config: SessionConfig | None) -> SessionConfig:
         _check_count("pca_components", cfg.pca_components, 1)
     cfg.initial_labels = _check_count("initial_labels", cfg.initial_labels, 0)
     _check_choice("model_choice", cfg.model_choice, ("fixed", "auto"))
-    if cfg.model == "auto":  # chosen by LOO as labels arrive; RLS answers first
+    if cfg.model == "auto":  # chosen by LOO as labels arrive; stored with RLS's settings (the
+        # session's ModelChoice.first_switch may start it on a graph model, as one setting event)
         cfg.model, cfg.model_choice = "rls", "auto"
     check_model_settings(cfg)
     path = Path(str(cfg.dataset)).expanduser()

@@ -17,6 +17,11 @@ that answers first, "rls", and ``model_choice="auto"``) it runs after each chang
 * undo: when the labels fall below the count at which a switch was made (the labels that
   chose the model are gone), the model it replaced comes back, again as one ``setting`` event.
 
+The model that answers first is chosen from the pool at creation (:meth:`ModelChoice.first_switch`,
+docs/algorithms.md §20, as ``labeler simulate``): the harmonic function where the pool's kNN
+graph splits into its classes, else RLS. A harmonic first model is a switch of the same form
+written with the session (``n_labels`` 0, ``"prior": true``): no undo takes it back.
+
 The candidates other than the one answering are kept here and given the labels they lack
 only at an evaluation (one ``add_many``; the graph models refit once, RLS is one block update),
 so a label costs the answering model's update plus, when due, every candidate's LOO.
@@ -43,8 +48,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from core.kernels import neighbour_graph
 from core.learner.base import LOO
 from core.selection import ModelSelector, SwitchRule, evaluation_due
+from core.selection import selector as _selection
+from core.selection.prior import first_model_evidence
 
 from . import model
 from .background_job import JobSlotOwner
@@ -98,6 +106,9 @@ class ModelChoice(JobSlotOwner):
         ``swap(rows, learner)``: write the ``setting`` rows and make ``learner`` the session's
         (within the action that takes a background evaluation's result); without it the
         evaluations stay in step.
+    first_reason : str
+        Why the model that answered first did (``config["auto"]["first model"]``, stored by
+        :meth:`first_switch` at creation).
 
     Attributes
     ----------
@@ -109,7 +120,7 @@ class ModelChoice(JobSlotOwner):
     note: str = ""
 
     def __init__(self, config, log, commit, learner, X, read_only, history, rule: SwitchRule | None = None,
-                 swap=None, lock=None):
+                 swap=None, lock=None, first_reason: str = ""):
         self._config = config
         self._log = log
         self._commit = commit
@@ -121,6 +132,7 @@ class ModelChoice(JobSlotOwner):
         self._held: dict = {}
         self._graph_parts: dict = {}
         self._switches: list | None = None  # [(from, to, n_labels)], oldest first
+        self._prior_reason = first_reason  # why the first model answers first (first_switch, stored in the config)
         self._last = None  # (n_events, Decision)
         self._swap = swap
         self.background = False
@@ -236,6 +248,39 @@ class ModelChoice(JobSlotOwner):
                     stack.append((value.get("from"), value["value"], int(value.get("n_labels", 0))))
             self._switches = stack
         return self._switches
+
+    @property
+    def first_reason(self) -> str:
+        """Why the model that answered first did ("" when no rule chose it)."""
+        return self._prior_reason
+
+    def first_switch(self, seed: int = 0):
+        """The model that answers first, chosen from the unlabelled pool (a new session;
+        :data:`core.selection.selector.FIRST_MODEL`, read at call time: "prior" is
+        :func:`core.selection.prior.first_model_evidence` on the graph candidates' kNN graph).
+
+        Returns
+        -------
+        labeler.store.Setting or None
+            The ``model`` setting to write with the session, or None when RLS answers first
+            (the model choice is off, the graph model is no candidate, or the rule says RLS).
+            The graph model's learner is held, so the switch takes it warm.
+        """
+        first = _selection.FIRST_MODEL
+        if not self.enabled or first == "rls" or "harmonic" not in self.candidates():
+            return None
+        self._candidate("harmonic")  # builds the kNN graph once (shared by the candidates) and holds it
+        if first == "prior":
+            W = neighbour_graph(self._graph_parts["neighbours"], self._graph_parts["distances"])
+            first, reason = first_model_evidence(W, len(self._log.classes), seed=int(seed))
+        else:
+            reason = f"the model choice starts on {model_words(first)}"
+        self._prior_reason = reason
+        if first == self.model or first not in self.candidates():
+            return None
+        return Setting("model", first, {"auto": True, "prior": True, "from": self.model, "n_labels": 0,
+                                        "reason": f"{reason}: {model_words(first)} answers until leave-one-out "
+                                                  "can tell the models apart"})
 
     def _write(self, name: str, notes: dict) -> bool:
         try:
@@ -391,6 +436,9 @@ class ModelChoice(JobSlotOwner):
         name = self.model
         base = {"model": name, "errors": {}, "n_labels": n, "reason": ""}
         if n < 2:
+            if self._prior_reason:
+                return {**base, "text": f"Model: {model_words(name)} — answers first, as {self._prior_reason}; "
+                                        "the models are compared by leave-one-out once labels arrive"}
             return {**base, "text": f"Model: {model_words(name)} — chosen by leave-one-out once labels arrive"}
         job = self._job
         if self._can_background():  # never evaluated in the request: the last result, or a finished job's
@@ -415,7 +463,7 @@ class ModelChoice(JobSlotOwner):
         others = sorted((k for k in errors if k != name), key=lambda k: errors[k])
         vs = f" vs {model_words(others[0])} {100 * errors[others[0]]:.0f}%" if others else ""
         mine = f"{100 * errors[name]:.0f}%" if name in errors else "n/a"
-        how = "chosen" if self.switches() else "kept"
+        how = "chosen" if any(n_labels > 0 for _, _, n_labels in self.switches()) else "kept"
         # the error weighs each label by the pool mass it stands for (not the stopping panel's
         # plain LOO error); an evaluation from an earlier label says which label it is from
         when = f"on {n} labels" if n == now else f"as of label {n} (you have {now}: compared again on schedule)"

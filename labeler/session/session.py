@@ -213,7 +213,8 @@ class LabelingSession:
                                  pending=lambda: self.graph_refits.pending_indices)
         self.model_choice = ModelChoice(self._config, self._log, self._commit, lambda: self.learner, self.X,
                                         lambda: self._store.read_only, lambda: self._store.events(self.id),
-                                        swap=self._swap_learner, lock=self._lock)
+                                        swap=self._swap_learner, lock=self._lock,
+                                        first_reason=self._stored_config.get("auto", {}).get("first model", ""))
         # a graph model's refit after a label, off the key press's request on large pools (the app)
         self.graph_refits = GraphRefits(lambda: self.learner, self._refitted, self.n_samples, lock=self._lock)
         self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
@@ -268,11 +269,19 @@ class LabelingSession:
             record = SessionRecord(new_session_id(), cfg.name, cfg.dataset, prep.stored, utc_now())
             session = cls(store, record, _dataset=prep.dataset, _X=X, _new=True, _progress=progress)
             events, risks = [], {}
+            first = session.model_choice.first_switch(cfg.seed)  # model "auto": chosen from the pool
+            if session.model_choice.first_reason:
+                record.config.setdefault("auto", {})["first model"] = session.model_choice.first_reason
+            if first is not None:  # a switch to the graph model, one action before any label
+                session._give_to_learner([first])
+                events = make_events([first], after=0)
+                session._apply(session._log.apply(events), given=True)
             if initial is not None:  # one action, one undo step, before the first query
-                events = make_events([Accept(i, lab, "initial") for i, lab in zip(*initial)], after=0)
-                session._apply(session._log.apply(events))
+                accepted = make_events([Accept(i, lab, "initial") for i, lab in zip(*initial)], after=len(events))
+                session._apply(session._log.apply(accepted))
                 risk = float(session.learner.estimated_risk())
-                risks = {ev.seq: risk for ev in events}
+                risks = {ev.seq: risk for ev in accepted}
+                events += accepted
             arrays = {_PCA_ARRAY: X} if cfg.pca_components is not None else {}
             if data.is_text_features(prep.dataset):
                 arrays[_TEXT_ARRAY] = np.ascontiguousarray(prep.dataset.X, dtype=np.float64)

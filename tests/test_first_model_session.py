@@ -1,0 +1,110 @@
+"""The model that answers first in a session with model "auto", chosen from the pool at creation
+(docs/algorithms.md §20, ``ModelChoice.first_switch``): the same choice as ``labeler simulate``
+on the same pool, written as one ``setting`` event with the session, replayed on open, never
+undone by taking labels back, and said in the app's sentence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.graph.active import GraphLearner
+from core.learner import ActiveRLS
+from core.selection import selector
+from core.selection.prior import first_model_evidence
+from labeler import data
+from labeler.experiments.model_select_simulate import knn_graph
+from labeler.experiments.simulate import app_settings
+from labeler.session import LabelingSession, SessionConfig
+
+N = 300
+
+
+def _model_events(s):
+    return [ev for ev in s._store.events(s.id) if ev.kind == "setting" and ev.value.get("name") == "model"]
+
+
+def _truth(s, i):
+    return s.classes[list(s.dataset.classes).index(s.dataset.y[i])]
+
+
+def test_two_moons_start_on_the_harmonic_model_with_one_event_replayed_on_open(tmp_path):
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
+                                                                     model="auto"))
+    assert (s.config.model, s.config.model_choice) == ("harmonic", "auto")
+    assert isinstance(s.learner, GraphLearner)
+    (event,) = _model_events(s)
+    assert event.action == 1 and event.value["value"] == "harmonic"
+    assert event.value["prior"] and event.value["n_labels"] == 0 and event.value["from"] == "rls"
+    text = s.model_choice_summary()["text"]
+    assert text.startswith("Model: harmonic — answers first, as the pool's kNN graph splits into 2 parts: lambda_2 = ")
+    assert "splits into 2 parts" in s._stored_config["auto"]["first model"]
+    query = s.next_query()
+    s.close()
+
+    again = LabelingSession.open(tmp_path / "s.sqlite", s.id)
+    assert again.config.model == "harmonic" and isinstance(again.learner, GraphLearner)
+    assert again.next_query() == query
+    assert again.model_choice_summary()["text"] == text
+    for _ in range(3):
+        i = again.next_query()
+        again.label(i, _truth(again, i))
+    for _ in range(3):
+        again.undo()
+    assert again.config.model == "harmonic" and len(_model_events(again)) == 1  # no labels chose it
+    again.close()
+
+
+def test_a_pool_of_more_components_than_classes_starts_on_rls_and_says_why(tmp_path):
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="spheres", model="auto"))
+    assert s.config.model == "rls" and isinstance(s.learner, ActiveRLS) and not _model_events(s)
+    assert s.model_choice_summary()["text"].startswith(
+        "Model: RLS — answers first, as the pool's kNN graph has 60 components, more than its 2 classes")
+    s.close()
+
+
+@pytest.mark.parametrize("name, options", [("moons", {"n": N}), ("spheres", {}), ("circles", {}),
+                                           ("digits", {})])
+def test_the_app_and_simulate_choose_the_same_first_model(tmp_path, name, options):
+    """``labeler simulate`` (labeler/experiments/model_select_simulate.py) reads the rule on its own
+    kNN graph of its own features: a new app session on the same pool must start on the same
+    model, for the same reason."""
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset=name, dataset_options=options,
+                                                                     model="auto"))
+    ds = data.load_dataset(name, seed=0, **options)
+    X = np.asarray(app_settings(ds, 0)["X"], dtype=np.float64)
+    model, reason = first_model_evidence(knn_graph(X, 10, seed=0), len(ds.classes), seed=0)
+    assert s.config.model == model and s._stored_config["auto"]["first model"] == reason
+    s.close()
+
+
+def test_initial_labels_follow_the_switch_and_reach_the_graph_model(tmp_path):
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
+                                                                     model="auto", initial_labels=4))
+    kinds = [(ev.action, ev.kind) for ev in s._store.events(s.id)]
+    assert kinds[0] == (1, "setting") and {a for a, k in kinds[1:]} == {2} and len(kinds) == 5
+    assert s.config.model == "harmonic" and s.learner.n_labeled == 4
+    s.close()
+    again = LabelingSession.open(tmp_path / "s.sqlite", s.id)
+    assert again.config.model == "harmonic" and again.learner.n_labeled == 4
+    again.close()
+
+
+@pytest.mark.parametrize("first, model", [("rls", "rls"), ("harmonic", "harmonic")])
+def test_a_fixed_first_model_is_taken_as_given(tmp_path, monkeypatch, first, model):
+    monkeypatch.setattr(selector, "FIRST_MODEL", first)
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="spheres", model="auto"))
+    assert s.config.model == model and len(_model_events(s)) == (model != "rls")
+    s.close()
+
+
+def test_a_fixed_model_or_a_large_pool_is_not_chosen_for(tmp_path, monkeypatch):
+    s = LabelingSession.create(tmp_path / "a.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N}))
+    assert s.config.model == "rls" and not _model_events(s) and "first model" not in s._stored_config["auto"]
+    s.close()
+    from labeler.session import model_selection
+    monkeypatch.setattr(model_selection, "AUTO_MAX_POINTS", N - 1)
+    s = LabelingSession.create(tmp_path / "b.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
+                                                                     model="auto"))
+    assert s.config.model == "rls" and not _model_events(s)
+    s.close()
