@@ -108,3 +108,28 @@ def test_a_fixed_model_or_a_large_pool_is_not_chosen_for(tmp_path, monkeypatch):
                                                                      model="auto"))
     assert s.config.model == "rls" and not _model_events(s)
     s.close()
+
+
+def test_the_first_ten_queries_of_a_three_class_pool_are_simulate_s(tmp_path):
+    """On three separate blobs the pool's graph chooses the harmonic model, and the first 10
+    queries are the typicality cold start's (TypiClust, core.coldstart) in the app as in
+    ``labeler simulate``: the same points in the same order. (Past them the harmonic outputs
+    are constant on each blob, every query a tie broken by each loop's own random stream.)"""
+    import pandas as pd
+    from sklearn.datasets import make_blobs
+
+    from labeler.experiments.model_select_simulate import simulate_auto_model
+
+    X, y = make_blobs(300, centers=[[0, 0], [10, 0], [0, 10]], cluster_std=1.0, random_state=0)
+    path = tmp_path / "blobs.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "label": [f"c{v}" for v in y]}).to_csv(path, index=False)
+    simulated = simulate_auto_model(data.load_dataset(str(path), seed=0), budget=10, seed=0)
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset=str(path), model="auto"))
+    assert s.config.model == "harmonic"
+    asked = []
+    for _ in range(10):
+        i = s.next_query()
+        asked.append(int(i))
+        s.label(i, _truth(s, i))
+    assert asked == simulated["index"].astype(int).tolist()
+    s.close()

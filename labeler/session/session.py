@@ -978,12 +978,13 @@ class LabelingSession:
 
     def _cold_start(self):
         """The typicality cold start of the "auto" strategy (:mod:`core.coldstart`) for an RLS
-        model, built once per pool; None while :func:`core.coldstart.cold_start_labels` of the
+        model or a model chosen by leave-one-out (whichever answers, as ``labeler simulate``),
+        built once per pool; None while :func:`core.coldstart.cold_start_labels` of the
         session's class count is 0."""
         n = coldstart.cold_start_labels(len(self.classes))
         rls_or_auto = isinstance(self._spec, model.RlsSpec) or self._config.model_choice == "auto"
         starter = None
-        if n > 0 and isinstance(self._spec, model.RlsSpec):
+        if n > 0 and rls_or_auto:
             starter = getattr(self, "_starter", None)
             if starter is None or starter.n_labels != n:
                 starter = self._starter = coldstart.ColdStart(self.X, n, self._config.seed)
