@@ -16,6 +16,19 @@ pytestmark = pytest.mark.e2e
 SHOTS = Path(os.environ.get("LABELER_SCREENSHOTS", "/tmp"))
 
 
+@pytest.fixture
+def app_server(tmp_path):
+    """The demo's moons with kernel RLS (``labeler app --model rls``): the panels of its width
+    and lambda (the default model "auto" starts the two moons on the harmonic function)."""
+    from harness import AppServer
+
+    server = AppServer(tmp_path / "store.sqlite", data_options={"n": 300}, env={"LABELER_MODEL": '{"model": "rls"}'})
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def test_values_in_use_stopping_panel_and_bulk_accept_confirmation(app_server, page):
     from labeler.data import load_dataset
 
