@@ -129,7 +129,7 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--verbose", action="store_true", help="each press's parts (this checkout only)")
     p.add_argument("--posterior", default="dense", help="the session's posterior (default dense: the exact learner; "
-                   "the app's default 'auto' takes nystrom above 17,320 points)")
+                   "the app's default 'auto' is dense up to 25,000 points, its picks subsampled above 17,320)")
     args = p.parse_args(argv)
     header = ["tree", "round", "load before", "load after"] + [f"{k} (ms)" for k in PARTS] + ["p95 press (ms)"]
     print("| " + " | ".join(header) + " |")

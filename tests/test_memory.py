@@ -135,24 +135,51 @@ def test_a_dense_refusal_names_the_low_rank_posterior(monkeypatch):
 
 
 def test_auto_takes_the_factor_above_half_the_memory(monkeypatch):
+    """Twice the dense session must fit in half the memory: a width re-tune builds the new
+    n x n matrix beside the one answering."""
     n = 10_000
     dense = model.session_bytes(n, 2, 2)
-    assert model.choose_posterior("auto", n, 2, available=int(2.1 * dense)) == ("dense", "")
-    kind, note = model.choose_posterior("auto", n, 2, available=int(1.9 * dense))
+    assert model.choose_posterior("auto", n, 2, available=int(4.1 * dense)) == ("dense", "")
+    kind, note = model.choose_posterior("auto", n, 2, available=int(3.9 * dense))
     assert kind == "nystrom" and "10,000 points" in note and "--posterior dense" in note
+    assert "twice while a re-tune rebuilds it" in note
     assert model.choose_posterior("spectral", n, 2, available=1) == ("spectral", "")
     with pytest.raises(ValueError, match="Unknown posterior"):
         model.choose_posterior("sparse", n, 2)
 
 
-def test_auto_keeps_the_exact_learner_only_while_its_step_fits_the_latency_target():
-    """Memory to spare: the step time decides (docs/benchmarks.md, "When the exact learner answers")."""
+def test_auto_keeps_the_exact_learner_up_to_its_cut_and_subsamples_its_picks_beyond_the_exact_step():
+    """Memory to spare: "auto" is dense up to DENSE_AUTO_MAX_POINTS for any class count; a dense
+    posterior scores every candidate exactly while the exact step fits the latency target
+    (dense_latency_max_points), and by the subsampled criterion beyond (docs/benchmarks.md,
+    "When the exact learner answers")."""
     plenty = 1 << 50
+    cut = model.DENSE_AUTO_MAX_POINTS
     for T in (2, 3, 10):
         n_max = model.dense_latency_max_points(T)
         assert model.dense_step_seconds(n_max, T) <= model.DENSE_STEP_TARGET_S < model.dense_step_seconds(n_max + 1, T)
-        assert model.choose_posterior("auto", n_max, 8, T, available=plenty) == ("dense", "")
-        kind, note = model.choose_posterior("auto", n_max + 1, 8, T, available=plenty)
-        assert kind == "nystrom" and f"{n_max + 1:,} points" in note and "--posterior dense" in note
+        assert n_max < cut
+        assert model.choose_posterior("auto", cut, 8, T, available=plenty) == ("dense", "")
+        kind, note = model.choose_posterior("auto", cut + 1, 8, T, available=plenty)
+        assert kind == "nystrom" and f"up to {cut:,} points" in note and "--posterior dense" in note
     assert model.dense_latency_max_points(10) < model.dense_latency_max_points(3) < model.dense_latency_max_points(2)
     assert model.choose_posterior("dense", 10**6, 8, 10, available=plenty) == ("dense", "")
+
+
+@pytest.mark.parametrize("T", [2, 10])
+def test_a_dense_learner_scores_exactly_up_to_the_exact_step_and_by_a_subsample_beyond(T):
+    from core.criteria.subsampled import SubsampledExpectedRisk
+
+    n_max = model.dense_latency_max_points(T)
+    classes = [f"c{k}" for k in range(T)]
+    spec = model.RlsSpec(kernel="rbf", width=1.0, lam=0.1, strategy="arls", posterior="dense")
+    rng = np.random.default_rng(0)
+    small = model.build_learner(spec, rng.standard_normal((n_max, 2)) if T == 10 else rng.standard_normal((200, 2)),
+                                classes)
+    assert not isinstance(small.risk_criterion, SubsampledExpectedRisk)
+    assert model.scoring_note(spec, n_max, n_max) == ""
+    if T == 10:  # 6,124 points: a quick build
+        big = model.build_learner(spec, rng.standard_normal((n_max + 1, 2)), classes)
+        assert isinstance(big.risk_criterion, SubsampledExpectedRisk)
+    note = model.scoring_note(spec, n_max + 1, n_max)
+    assert note.startswith("approximate pick") and "exact dense posterior" in note and f"{n_max:,} points" in note

@@ -124,15 +124,16 @@ def test_sessions_stored_before_the_posterior_field_reopen_dense(tmp_path, monke
 
 # ------------------------------------------------------------------ the choice
 def test_auto_takes_nystrom_when_dense_needs_over_half_the_memory(tmp_path, monkeypatch):
+    """Over half the memory for twice the dense session (a re-tune's new matrix beside the old)."""
     n = 3000
     dense = model.session_bytes(n, 2, 2, 4)
-    monkeypatch.setattr(model, "available_memory", lambda: int(1.5 * dense))
+    monkeypatch.setattr(model, "available_memory", lambda: int(3.5 * dense))
     with LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(
             dataset="moons", dataset_options={"n": n}, initial_labels=4)) as s:
         assert s.config.posterior == "nystrom" and s.config.rank == 300
         assert "3,000 points" in s.auto_settings["posterior"]
         assert isinstance(s.learner.posterior, NystromPosterior)
-    monkeypatch.setattr(model, "available_memory", lambda: int(2.5 * dense))
+    monkeypatch.setattr(model, "available_memory", lambda: int(4.5 * dense))
     with LabelingSession.create(tmp_path / "t.sqlite", SessionConfig(
             dataset="moons", dataset_options={"n": n})) as s:
         assert s.config.posterior == "dense" and "posterior" not in s.auto_settings

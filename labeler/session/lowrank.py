@@ -121,15 +121,25 @@ def _distributes(executor) -> bool:
     return executor is not None and getattr(executor, "name", "serial") != "serial"
 
 
-def scoring_note(spec, n_samples: int) -> str:
-    """In words, how the next query is chosen when it is not exact ("" when it is)."""
-    if not spec.low_rank or spec.strategy != "arls" or int(n_samples) <= SUBSAMPLE_ABOVE:
+def scoring_note(spec, n_samples: int, exact_max: int | None = None) -> str:
+    """In words, how the next query is chosen when it is not exact ("" when it is).
+
+    ``exact_max``: the largest pool a dense posterior scores exactly
+    (:func:`labeler.session.model.dense_exact_pick_max_points`); None: every pool."""
+    if spec.strategy != "arls":
         return ""
     c = SUBSAMPLED
-    return (f"approximate pick: the expected risk of {c['n_uncertain'] + c['n_random']} candidates "
-            f"({c['n_uncertain']} smallest-margin, {c['n_random']} random), summed over "
-            f"{c['n_points']:,} sampled points, on a rank-{spec.rank or default_rank(spec.posterior, n_samples)} "
-            f"{spec.posterior} posterior")
+    how = (f"approximate pick: the expected risk of {c['n_uncertain'] + c['n_random']} candidates "
+           f"({c['n_uncertain']} smallest-margin, {c['n_random']} random), summed over "
+           f"{c['n_points']:,} sampled points")
+    if not spec.low_rank:
+        if exact_max is None or int(n_samples) <= int(exact_max):
+            return ""
+        return (f"{how}, on the exact dense posterior (scoring every point of {int(n_samples):,} exactly would "
+                f"take longer than a key press may, beyond {int(exact_max):,} points)")
+    if int(n_samples) <= SUBSAMPLE_ABOVE:
+        return ""
+    return f"{how}, on a rank-{spec.rank or default_rank(spec.posterior, n_samples)} {spec.posterior} posterior"
 
 
 def loo_problem(spec, learner, X: np.ndarray, idx: np.ndarray):

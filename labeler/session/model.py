@@ -105,11 +105,15 @@ _LOW_RANK_HINT = "a low-rank posterior: --posterior nystrom (in the app: posteri
 
 #: Posteriors of a session: "auto" is resolved at creation (:func:`choose_posterior`).
 POSTERIORS = ("auto", "dense", "nystrom", "spectral")
-#: "auto" keeps the exact dense learner while it needs less than this share of the free memory.
+#: "auto" keeps the exact dense learner while it needs less than this share of the free memory
+#: and the pool has at most :data:`DENSE_AUTO_MAX_POINTS` points.
 AUTO_DENSE_FRACTION = 0.5
-#: ... and while its step (score every point, apply the exact update: the work of a key press)
-#: is estimated under this many seconds (:func:`dense_step_seconds`): the app's target from key
-#: press to next query (issue 23: 300 ms at 2 x 10^4 points).
+#: A dense posterior scores every candidate exactly (its expected-risk picks) while this step
+#: (score every point, apply the exact update: the work of a key press) is estimated under this
+#: many seconds (:func:`dense_step_seconds`, :func:`dense_latency_max_points`): the app's target
+#: from key press to next query (issue 23: 300 ms at 2 x 10^4 points). On a larger pool it picks
+#: by :class:`core.criteria.subsampled.SubsampledExpectedRisk` (as the low-rank posteriors do
+#: above :data:`SUBSAMPLE_ABOVE` points), on the exact model.
 DENSE_STEP_TARGET_S = 0.3
 #: Seconds per n^2 of one exact binary step on this project's 2-core machine, quiet: the step is
 #: memory-bound (about three passes over the n x n covariance). Measured by
@@ -120,6 +124,10 @@ DENSE_STEP_S_PER_N2 = 1.0e-9
 #: candidate): T = 10 with "balanced" weights measured 7.8 x the binary step
 #: (docs/benchmarks.md §1; ``python benchmarks/multiclass_step.py`` on several data sets).
 DENSE_STEP_PER_CLASS = 0.8
+#: "auto" takes the exact dense learner up to this many points (memory permitting), beyond
+#: :func:`dense_latency_max_points` with subsampled picks: its key press then costs the held
+#: update and the subsampled score, not a pass over the n x n matrix.
+DENSE_AUTO_MAX_POINTS = 25_000
 
 
 class MemoryBudgetError(ValueError):
@@ -206,7 +214,8 @@ def dense_step_seconds(n_samples: int, n_classes: int = 2) -> float:
 
 def dense_latency_max_points(n_classes: int = 2) -> int:
     """The largest pool whose :func:`dense_step_seconds` is within :data:`DENSE_STEP_TARGET_S`
-    (17,320 points for two classes, 6,123 for ten)."""
+    (17,320 points for two classes, 6,123 for ten): the largest a dense posterior scores
+    every candidate of exactly (beyond, its picks are subsampled: :func:`build_learner`)."""
     T = int(n_classes)
     per_class = 1.0 if T <= 2 else max(1.0, DENSE_STEP_PER_CLASS * T)
     return int(np.sqrt(DENSE_STEP_TARGET_S / (DENSE_STEP_S_PER_N2 * per_class)))
@@ -216,11 +225,11 @@ def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes:
                      available: int | None = None) -> tuple[str, str]:
     """The posterior of a new session, and in words why.
 
-    ``"auto"``: dense (the exact learner) while its step fits the latency target (at most
-    :func:`dense_latency_max_points`: :func:`dense_step_seconds` within
-    :data:`DENSE_STEP_TARGET_S`) and its :func:`session_bytes` is under
+    ``"auto"``: dense (the exact learner) on at most :data:`DENSE_AUTO_MAX_POINTS` points while
+    twice its :func:`session_bytes` (a re-tune builds the new matrix beside the old) is under
     :data:`AUTO_DENSE_FRACTION` of the available memory, else ``"nystrom"``; any other name is
-    returned as given.
+    returned as given. (Beyond :func:`dense_latency_max_points` a dense posterior's picks are
+    subsampled, so its key press stays within :data:`DENSE_STEP_TARGET_S`.)
 
     Returns
     -------
@@ -232,23 +241,23 @@ def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes:
         raise ValueError(f"Unknown posterior {requested!r}; choose one of {', '.join(POSTERIORS)}.")
     if requested != "auto":
         return requested, ""
-    need = session_bytes(n_samples, n_features, n_classes, n_block)
+    # twice the session: a width re-tune builds the new n x n matrix beside the one answering
+    need = 2 * session_bytes(n_samples, n_features, n_classes, n_block)
     avail = available_memory() if available is None else available
     fits_memory = avail is None or need <= AUTO_DENSE_FRACTION * avail
-    step = dense_step_seconds(n_samples, n_classes)
-    if fits_memory and step <= DENSE_STEP_TARGET_S:
+    if fits_memory and int(n_samples) <= DENSE_AUTO_MAX_POINTS:
         return "dense", ""  # the default stays silent (the CLI prints the posterior anyway)
     if fits_memory:
         return "nystrom", (
-            f"nystrom, rank {default_rank('nystrom', n_samples)}: an exact dense step on {int(n_samples):,} points "
-            f"and {int(n_classes)} classes takes about {step:.1f} s on a quiet 2-core machine, over the "
-            f"{1e3 * DENSE_STEP_TARGET_S:.0f} ms a key press may take (the exact learner answers within it up to "
-            f"{dense_latency_max_points(n_classes):,} points); the low-rank posterior approximates the kernel "
-            f"(--posterior dense to insist, --rank to change the rank)"
+            f"nystrom, rank {default_rank('nystrom', n_samples)}: the exact dense learner is the default up to "
+            f"{DENSE_AUTO_MAX_POINTS:,} points (its n x n matrix: a step within the {1e3 * DENSE_STEP_TARGET_S:.0f} ms "
+            f"a key press may take, and a re-tune that rebuilds it in seconds); the low-rank posterior approximates "
+            f"the kernel (--posterior dense to insist, --rank to change the rank)"
         )
     return "nystrom", (
         f"nystrom, rank {default_rank('nystrom', n_samples)}: a dense posterior of {int(n_samples):,} points "
-        f"would need about {_gib(need)}, more than half of the {_gib(avail)} available; the low-rank "
+        f"would need about {_gib(need)} (its n x n matrix twice while a re-tune rebuilds it), more than half of "
+        f"the {_gib(avail)} available; the low-rank "
         f"posterior approximates the kernel (--posterior dense to insist, --rank to change the rank)"
     )
 
@@ -335,7 +344,8 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
     -------
     core.learner.base.Learner
         :class:`core.learner.ActiveRLS` for an :class:`RlsSpec` (with a low-rank posterior on
-        more than :data:`SUBSAMPLE_ABOVE` points, "arls" scores by
+        more than :data:`SUBSAMPLE_ABOVE` points, or a dense one on more than
+        :func:`dense_latency_max_points` of its classes, "arls" scores by
         :class:`core.criteria.subsampled.SubsampledExpectedRisk`, see :func:`scoring_note`), or
         :class:`core.graph.active.GraphLearner` (harmonic, lgc) or
         :class:`core.graph.poisson_learner.PoissonLearner` (poisson) for a :class:`GraphSpec`.
@@ -359,10 +369,13 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
                             random_state=spec.seed, zhu_max_points=graphs.ZHU_SESSION_MAX)
     check_memory(n, X.shape[1], len(classes), n_block, posterior=spec.posterior, rank=spec.rank, knn=spec.knn)
     if spec.posterior == "dense":
-        return ActiveRLS.from_features(
+        learner = ActiveRLS.from_features(
             X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),
             weighting=spec.learner_weighting(classes), random_state=spec.seed,
         )
+        if n > dense_latency_max_points(len(classes)):  # scoring every point exactly: over the target
+            learner.set_risk_criterion(SubsampledExpectedRisk(**SUBSAMPLED, seed=int(spec.seed)))
+        return learner
     post, built = build_factor(spec, X, parts, progress, executor=executor)
     if parts is not None:
         parts.clear()

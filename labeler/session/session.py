@@ -964,7 +964,7 @@ class LabelingSession:
     def scoring_note(self) -> str:
         """In words, why the next query is an approximate pick (a low-rank posterior on a large
         pool scores a subset of candidates on a subsample), or "" when it is exact."""
-        return model.scoring_note(self._spec, self.n_samples)
+        return model.scoring_note(self._spec, self.n_samples, model.dense_latency_max_points(len(self.classes)))
 
     def _rng(self) -> np.random.Generator:
         # tie-breaking depends only on (seed, number of events): same query after reopening
