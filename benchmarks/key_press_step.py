@@ -16,6 +16,7 @@ each run. Usage::
 
     python benchmarks/key_press_step.py --n 20000 --presses 20
     python benchmarks/key_press_step.py --n 20000 --presses 20 --trees /path/to/main . --rounds 2
+    python benchmarks/key_press_step.py --n 20000 --presses 30 --posterior nystrom --classes 10
 """
 
 from __future__ import annotations
@@ -49,8 +50,23 @@ PARTS = ("press", "label", "learner.add", "retune+stopping", "store", "estimated
          "score", "page reads")
 
 
-def measure(n: int, presses: int, posterior: str = "dense", verbose: bool = False) -> dict:
-    """Time ``presses`` key presses on a new session of ``n`` moons (this process's code)."""
+def _blobs_file(folder: Path, n: int, n_classes: int) -> str:
+    """A CSV of ``n`` points in 8 dimensions around ``n_classes`` Gaussian centres (standard
+    deviation 4, so the classes overlap; seed 0) with its label column."""
+    import pandas as pd
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n, n_features=8, centers=n_classes, cluster_std=4.0, random_state=0)
+    path = folder / f"blobs-{n}-{n_classes}.csv"
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(8)])
+    frame["label"] = [f"c{v}" for v in y]
+    frame.to_csv(path, index=False)
+    return str(path)
+
+
+def measure(n: int, presses: int, posterior: str = "dense", verbose: bool = False, classes: int = 2) -> dict:
+    """Time ``presses`` key presses on a new session of ``n`` moons (this process's code), or
+    of ``classes`` > 2 overlapping blobs."""
     from labeler.runtime import configure_threads
 
     configure_threads()
@@ -59,7 +75,8 @@ def measure(n: int, presses: int, posterior: str = "dense", verbose: bool = Fals
     rows = []
     with tempfile.TemporaryDirectory(prefix="key-press-") as tmp:
         t = time.perf_counter()
-        s = LabelingSession.create(Path(tmp) / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": n},
+        data, options = ("moons", {"n": n}) if classes <= 2 else (_blobs_file(Path(tmp), n, classes), {})
+        s = LabelingSession.create(Path(tmp) / "s.sqlite", SessionConfig(dataset=data, dataset_options=options,
                                                                          layout="pca", posterior=posterior))
         s.retune_in_background(True)
         create_s = time.perf_counter() - t
@@ -110,12 +127,13 @@ def measure(n: int, presses: int, posterior: str = "dense", verbose: bool = Fals
             "load": os.getloadavg()[0]}
 
 
-def run_tree(tree: Path, n: int, presses: int, posterior: str) -> dict:
+def run_tree(tree: Path, n: int, presses: int, posterior: str, classes: int = 2) -> dict:
     """:func:`measure` in a new process with ``tree`` first on the path."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     code = (f"import json, sys; sys.path.insert(0, {str(tree)!r}); "
             f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
-            f"import key_press_step as k; print(json.dumps(k.measure({n}, {presses}, {posterior!r})))")
+            f"import key_press_step as k; print(json.dumps(k.measure({n}, {presses}, {posterior!r}, "
+            f"classes={classes})))")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(tree), capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -130,6 +148,8 @@ def main(argv=None) -> int:
     p.add_argument("--verbose", action="store_true", help="each press's parts (this checkout only)")
     p.add_argument("--posterior", default="dense", help="the session's posterior (default dense: the exact learner; "
                    "the app's default 'auto' is dense up to 25,000 points, its picks subsampled above 17,320)")
+    p.add_argument("--classes", type=int, default=2,
+                   help="above 2: that many overlapping Gaussian blobs in 8 dimensions instead of two-moons")
     args = p.parse_args(argv)
     header = ["tree", "round", "load before", "load after"] + [f"{k} (ms)" for k in PARTS] + ["p95 press (ms)"]
     print("| " + " | ".join(header) + " |")
@@ -138,12 +158,12 @@ def main(argv=None) -> int:
     for rnd in range(1, args.rounds + 1):
         for tree in trees:
             before = os.getloadavg()[0]
-            r = (measure(args.n, args.presses, args.posterior, args.verbose) if tree is None
-                 else run_tree(tree, args.n, args.presses, args.posterior))
+            r = (measure(args.n, args.presses, args.posterior, args.verbose, args.classes) if tree is None
+                 else run_tree(tree, args.n, args.presses, args.posterior, args.classes))
             cells = [str(tree or "."), str(rnd), f"{before:.2f}", f"{r['load']:.2f}"]
             cells += [f"{1e3 * r['median'][k]:.0f}" for k in PARTS] + [f"{1e3 * r['p95']['press']:.0f}"]
             print("| " + " | ".join(cells) + " |", flush=True)
-    print(f"n = {args.n:,}, posterior {args.posterior}, {args.presses} presses after one warm-up, medians per part "
+    print(f"n = {args.n:,}, {args.classes} classes, posterior {args.posterior}, {args.presses} presses after one warm-up, medians per part "
           "(press = label + next query; the parts overlap: label holds learner.add, retune+stopping, store, "
           "estimated_risk; next_query holds score)")
     return 0
