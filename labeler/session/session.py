@@ -364,6 +364,7 @@ class LabelingSession:
                 worker.join()  # a cache write under way finishes (the array stays valid meanwhile)
         with self._lock:
             self.settings.cancel_retune()
+            self.settings.cancel_curves()
             self.model_choice.cancel()
             self.graph_refits.drop()
             self.closed = True

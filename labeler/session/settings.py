@@ -42,11 +42,16 @@ from core.rls.width_scale import MAX_CLUSTER_POINTS
 from . import model
 from .config import check_auto_tune, check_graph_strategy, check_setting
 from .background_job import JobSlotOwner
-from .retune import RetuneJob, RetuneSnapshot
+from .retune import CurvesJob, RetuneJob, RetuneSnapshot
 from .stopping import StoppingMonitor
 from ..store import GUESS_SOURCES, Setting, StoreWriteError
 
-__all__ = ["Settings", "STOPPING_ARRAY"]
+__all__ = ["Settings", "STOPPING_ARRAY", "CurvesPending"]
+
+
+class CurvesPending(ValueError):
+    """The LOO curves of the labels now are being computed in the background and none of
+    earlier labels are there to show meanwhile (:meth:`Settings.tuning` in the app)."""
 
 STOPPING_ARRAY = "stopping-checkpoints"  # store array: the stopping signal's checkpoints
 
@@ -99,6 +104,8 @@ class Settings(JobSlotOwner):
         self._widths = None
         self._sampled_clusters = None  # (clusters of a sample of a large pool, or None,), once computed
         self._stopping = None
+        self._curves_job = None  # the LOO curves in the background (the app): the job of the labels now
+        self._curves_shown = None  # ... and the last finished one, shown meanwhile
 
     @property
     def _spec(self) -> model.ModelSpec:
@@ -191,19 +198,69 @@ class Settings(JobSlotOwner):
     def _width_grid(self) -> np.ndarray:
         return self._width_scale().widths
 
-    def tuning(self) -> dict:
+    def tuning(self, in_step: bool | None = None) -> dict:
         """What the tuner says about the values in use (cached per state; reads only): the
         LOO error over the width grid at the lam in use (``"width"``: an
         :class:`core.rls.tuning.AutoTuning` of the width, None without an RBF kernel) and over
-        the lam grid at the width in use (``"lam"``). Raises ValueError with too few labels."""
+        the lam grid at the width in use (``"lam"``), and ``"n_labels"``, the labels they are
+        computed on, with ``"pending"`` (a computation on the labels now is still running).
+
+        In the app (:attr:`background`, unless ``in_step``) the curves are computed by a
+        :class:`.retune.CurvesJob` in a worker thread: this returns the last finished result
+        (of fewer labels while ``pending``) and starts a job when the labels or the settings
+        changed; the library computes them here.
+
+        Raises
+        ------
+        ValueError
+            Too few labels (at least 2 of each of 2 classes).
+        CurvesPending
+            (a ValueError) In the app, before the first curves are ready.
+        """
         self._learner().require(LAM, "LOO tuning of width and lam")
+        if not (self.background if in_step is None else not in_step):
+            return self._tuning_now()
+        waiting = loo_readiness([r.label for r in self._log.labels.values()])
+        if waiting:
+            raise ValueError(waiting)
+        rbf = self._config.kernel == "rbf"
+        snap = self._snapshot(rbf, True)
+        job = self._curves_job
+        if job is not None and job.done():
+            if job.error is None and job.fits is not None:
+                self._curves_shown = job
+            if job.snapshot == snap:
+                if job.error is not None:
+                    raise job.error
+                return {**job.fits, "n_labels": len(snap.labels), "pending": False}
+            job = None
+        if job is None:
+            self._curves_job = job = CurvesJob(snap, self.X)
+        shown = self._curves_shown
+        if shown is None:
+            raise CurvesPending(f"the leave-one-out curves of your {len(snap.labels)} labels are being computed")
+        return {**shown.fits, "n_labels": len(shown.snapshot.labels), "pending": True}
+
+    def wait_for_curves(self, timeout: float | None = None) -> bool:
+        """Wait for the LOO curves' background job (True when none runs or it is done)."""
+        job = self._curves_job
+        return job is None or job.wait(timeout)
+
+    def cancel_curves(self) -> None:
+        """Stop the LOO curves' background job (the session closing)."""
+        job, self._curves_job = self._curves_job, None
+        if job is not None:
+            job.cancel()
+
+    def _tuning_now(self) -> dict:
+        """:meth:`tuning` computed in this request (the library; cached per state)."""
 
         def compute():
             rbf = self._config.kernel == "rbf"
             width = model.auto_tune(self._spec, self._learner(), self.X, tune_width=True, tune_lam=False,
                                     scale=self._width_scale()) if rbf else None
             lam = model.auto_tune(self._spec, self._learner(), self.X, tune_width=False, tune_lam=True)
-            return {"width": width, "lam": lam}
+            return {"width": width, "lam": lam, "n_labels": len(self._log.labels), "pending": False}
 
         return self._cached("loo_fit", compute)
 
@@ -433,7 +490,7 @@ class Settings(JobSlotOwner):
         """
         self._learner().require(LAM, "λ (lam)")
         if isinstance(value, str) and value == "auto":
-            self.tuning()  # too few labels: raises before anything is stored
+            self.tuning(in_step=True)  # too few labels: raises before anything is stored
             self._retune(width=False, lam=True, flags=self._auto_flags("lam", True))
         else:
             value = check_setting("lam", value, self._config.kernel, self._log.classes)
@@ -454,7 +511,7 @@ class Settings(JobSlotOwner):
         kernel = self._config.kernel
         if isinstance(value, str) and value == "auto":
             check_setting("width", 1.0, kernel, self._log.classes)  # an rbf session?
-            self.tuning()  # too few labels: raises before anything is stored
+            self.tuning(in_step=True)  # too few labels: raises before anything is stored
             self._retune(width=True, lam=False, flags=self._auto_flags("width", True))
         else:
             value = check_setting("width", value, kernel, self._log.classes)

@@ -176,12 +176,15 @@ class Views:
             and ``width`` the lam and width in use; ``lam`` the lam the tuner would choose
             now (equal to ``current`` when it keeps it); ``chosen_width`` likewise; ``error``
             the LOO error at the values in use; ``auto`` the ``auto_tune`` flags; ``reason``
-            the tuner's words.
+            the tuner's words; ``n_labels`` the labels the curves are computed on and
+            ``pending`` whether those of the labels now are still being computed (the app
+            computes them in the background: :meth:`.settings.Settings.tuning`).
 
         Raises
         ------
         ValueError
-            Too few labels (at least 2 labels of each of at least 2 classes).
+            Too few labels (at least 2 labels of each of at least 2 classes);
+            :class:`.settings.CurvesPending` before the app's first curves are ready.
         """
         fits = self._settings.tuning()
         fw, fl = fits["width"], fits["lam"]
@@ -195,6 +198,7 @@ class Views:
             "width": None if width is None else float(width),
             "error": float(fl.before_error), "auto": dict(self._settings.auto_tune),
             "reason": "; ".join(f.reason for f in (fw, fl) if f is not None),
+            "n_labels": int(fits["n_labels"]), "pending": bool(fits["pending"]),
         }
 
     def tuning_status(self) -> dict:

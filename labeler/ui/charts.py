@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from labeler.session.settings import CurvesPending
 from labeler.ui import actions
 from labeler.ui import figures as F
 from labeler.ui.error_chart import error_rate_caption, error_rate_figure
@@ -133,11 +134,17 @@ def render_progress(session) -> None:
     with right:
         st.markdown("**Leave-one-out error** of your labels around the values in use")
         try:
-            with st.spinner("Computing the LOO curves…"):
-                curves = loo_arrays(session.loo_curve())
+            result = session.loo_curve()  # the app computes it in the background: the last one ready
+        except CurvesPending as exc:
+            st.caption(f"Not shown yet: {md_text(exc)} (they appear at your next action).")
+            return
         except ValueError as exc:  # too few labels, or a graph model (nothing to tune)
             st.caption(f"Not available{'' if 'does not apply' in str(exc) else ' yet'}: {md_text(exc)}")
             return
+        curves = loo_arrays(result)
+        if result.get("pending"):
+            st.caption(f"As of label {result['n_labels']:,}: the curves of your {session.n_labeled:,} labels are "
+                       "being computed (shown at your next action).")
         auto = curves["auto"]
         if curves["width"] is not None:
             grid, errors, in_use, chosen = curves["width"]
