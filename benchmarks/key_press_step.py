@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--verbose", action="store_true", help="each press's parts (this checkout only)")
     p.add_argument("--posterior", default="dense", help="the session's posterior (default dense: the exact learner; "
-                   "the app's default 'auto' is dense up to 25,000 points, its picks subsampled above 17,320)")
+                   "the app's default 'auto' takes nystrom above 17,320 points; a dense posterior beyond that picks by the subsampled expected risk)")
     p.add_argument("--classes", type=int, default=2,
                    help="above 2: that many overlapping Gaussian blobs in 8 dimensions instead of two-moons")
     args = p.parse_args(argv)

@@ -148,20 +148,16 @@ def test_auto_takes_the_factor_above_half_the_memory(monkeypatch):
         model.choose_posterior("sparse", n, 2)
 
 
-def test_auto_keeps_the_exact_learner_up_to_its_cut_and_subsamples_its_picks_beyond_the_exact_step():
-    """Memory to spare: "auto" is dense up to DENSE_AUTO_MAX_POINTS for any class count; a dense
-    posterior scores every candidate exactly while the exact step fits the latency target
-    (dense_latency_max_points), and by the subsampled criterion beyond (docs/benchmarks.md,
-    "When the exact learner answers")."""
+def test_auto_keeps_the_exact_learner_only_while_its_step_fits_the_latency_target():
+    """Memory to spare: the step time decides (docs/benchmarks.md, "When the exact learner answers")."""
     plenty = 1 << 50
-    cut = model.DENSE_AUTO_MAX_POINTS
     for T in (2, 3, 10):
         n_max = model.dense_latency_max_points(T)
         assert model.dense_step_seconds(n_max, T) <= model.DENSE_STEP_TARGET_S < model.dense_step_seconds(n_max + 1, T)
-        assert n_max < cut
-        assert model.choose_posterior("auto", cut, 8, T, available=plenty) == ("dense", "")
-        kind, note = model.choose_posterior("auto", cut + 1, 8, T, available=plenty)
-        assert kind == "nystrom" and f"up to {cut:,} points" in note and "--posterior dense" in note
+        assert model.choose_posterior("auto", n_max, 8, T, available=plenty) == ("dense", "")
+        kind, note = model.choose_posterior("auto", n_max + 1, 8, T, available=plenty)
+        assert kind == "nystrom" and f"{n_max + 1:,} points" in note and "--posterior dense" in note
+        assert "its picks are subsampled" in note
     assert model.dense_latency_max_points(10) < model.dense_latency_max_points(3) < model.dense_latency_max_points(2)
     assert model.choose_posterior("dense", 10**6, 8, 10, available=plenty) == ("dense", "")
 

@@ -105,8 +105,9 @@ _LOW_RANK_HINT = "a low-rank posterior: --posterior nystrom (in the app: posteri
 
 #: Posteriors of a session: "auto" is resolved at creation (:func:`choose_posterior`).
 POSTERIORS = ("auto", "dense", "nystrom", "spectral")
-#: "auto" keeps the exact dense learner while it needs less than this share of the free memory
-#: and the pool has at most :data:`DENSE_AUTO_MAX_POINTS` points.
+#: "auto" keeps the exact dense learner while twice its memory (a re-tune builds the new n x n
+#: matrix beside the one answering) is under this share of the free memory, and while its
+#: exact step fits the key press (:func:`dense_latency_max_points`).
 AUTO_DENSE_FRACTION = 0.5
 #: A dense posterior scores every candidate exactly (its expected-risk picks) while this step
 #: (score every point, apply the exact update: the work of a key press) is estimated under this
@@ -124,10 +125,6 @@ DENSE_STEP_S_PER_N2 = 1.0e-9
 #: candidate): T = 10 with "balanced" weights measured 7.8 x the binary step
 #: (docs/benchmarks.md §1; ``python benchmarks/multiclass_step.py`` on several data sets).
 DENSE_STEP_PER_CLASS = 0.8
-#: "auto" takes the exact dense learner up to this many points (memory permitting), beyond
-#: :func:`dense_latency_max_points` with subsampled picks: its key press then costs the held
-#: update and the subsampled score, not a pass over the n x n matrix.
-DENSE_AUTO_MAX_POINTS = 25_000
 
 
 class MemoryBudgetError(ValueError):
@@ -225,11 +222,12 @@ def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes:
                      available: int | None = None) -> tuple[str, str]:
     """The posterior of a new session, and in words why.
 
-    ``"auto"``: dense (the exact learner) on at most :data:`DENSE_AUTO_MAX_POINTS` points while
-    twice its :func:`session_bytes` (a re-tune builds the new matrix beside the old) is under
-    :data:`AUTO_DENSE_FRACTION` of the available memory, else ``"nystrom"``; any other name is
-    returned as given. (Beyond :func:`dense_latency_max_points` a dense posterior's picks are
-    subsampled, so its key press stays within :data:`DENSE_STEP_TARGET_S`.)
+    ``"auto"``: dense (the exact learner) while its exact step fits the latency target (at most
+    :func:`dense_latency_max_points`: :func:`dense_step_seconds` within
+    :data:`DENSE_STEP_TARGET_S`) and twice its :func:`session_bytes` (a re-tune builds the new
+    matrix beside the old) is under :data:`AUTO_DENSE_FRACTION` of the available memory, else
+    ``"nystrom"``; any other name is returned as given. (A dense posterior chosen on a larger
+    pool picks by the subsampled expected risk: :func:`build_learner`.)
 
     Returns
     -------
@@ -245,14 +243,16 @@ def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes:
     need = 2 * session_bytes(n_samples, n_features, n_classes, n_block)
     avail = available_memory() if available is None else available
     fits_memory = avail is None or need <= AUTO_DENSE_FRACTION * avail
-    if fits_memory and int(n_samples) <= DENSE_AUTO_MAX_POINTS:
+    step = dense_step_seconds(n_samples, n_classes)
+    if fits_memory and step <= DENSE_STEP_TARGET_S:
         return "dense", ""  # the default stays silent (the CLI prints the posterior anyway)
     if fits_memory:
         return "nystrom", (
-            f"nystrom, rank {default_rank('nystrom', n_samples)}: the exact dense learner is the default up to "
-            f"{DENSE_AUTO_MAX_POINTS:,} points (its n x n matrix: a step within the {1e3 * DENSE_STEP_TARGET_S:.0f} ms "
-            f"a key press may take, and a re-tune that rebuilds it in seconds); the low-rank posterior approximates "
-            f"the kernel (--posterior dense to insist, --rank to change the rank)"
+            f"nystrom, rank {default_rank('nystrom', n_samples)}: an exact dense step on {int(n_samples):,} points "
+            f"and {int(n_classes)} classes takes about {step:.1f} s on a quiet 2-core machine, over the "
+            f"{1e3 * DENSE_STEP_TARGET_S:.0f} ms a key press may take (the exact learner answers within it up to "
+            f"{dense_latency_max_points(n_classes):,} points); the low-rank posterior approximates the kernel "
+            f"(--posterior dense to insist: beyond that size its picks are subsampled; --rank to change the rank)"
         )
     return "nystrom", (
         f"nystrom, rank {default_rank('nystrom', n_samples)}: a dense posterior of {int(n_samples):,} points "
