@@ -67,9 +67,11 @@ MAP_TARGETS_MS = {100000: 500.0}
 #: 95th percentile at most twice the median.
 TARGET_SMALL_MS, TARGET_LARGE_MS, SMALL_MAX, P95_FACTOR = 300.0, 1000.0, 20_000, 2.0
 
-#: ``--models``: the app's model (``LABELER_MODEL``), kernel RLS or a graph model
-MODELS = {"rls": {}, "nystrom": {"posterior": "nystrom"}, "harmonic": {"model": "harmonic"},
-          "lgc": {"model": "lgc"}, "poisson": {"model": "poisson"}}
+#: ``--models``: the app's model (``LABELER_MODEL``): "rls" is the app's default (model "auto":
+#: on two-moons the pool's graph starts it on the harmonic function, docs/algorithms.md §20),
+#: "rls-fixed" kernel RLS alone (``--model rls``), or a graph model
+MODELS = {"rls": {}, "rls-fixed": {"model": "rls"}, "nystrom": {"posterior": "nystrom"},
+          "harmonic": {"model": "harmonic"}, "lgc": {"model": "lgc"}, "poisson": {"model": "poisson"}}
 
 
 def target_ms(n: int) -> float:
@@ -246,7 +248,7 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
     """
     env = {}
     spec = dict(MODELS[model])
-    if posterior is not None and model == "rls":
+    if posterior is not None and model in ("rls", "rls-fixed"):
         spec["posterior"] = posterior
     if spec:
         env["LABELER_MODEL"] = json.dumps(spec)
@@ -284,7 +286,7 @@ def measure(n: int, presses: int, weighting: str = "balanced", posterior: str | 
                 screenshots.mkdir(parents=True, exist_ok=True)
                 page.wait_for_timeout(2000)
                 page.screenshot(path=str(screenshots / f"{tag}-startup.png"), full_page=True)
-            if weighting != "balanced" and model in ("rls", "nystrom"):
+            if weighting != "balanced" and model in ("rls", "rls-fixed", "nystrom"):
                 label = {"none": "None"}[weighting]
                 # exact text: other sidebar labels contain "none" too, e.g. "(0 = none)"
                 page.locator('[data-testid="stSidebar"] label').filter(
