@@ -43,6 +43,9 @@ def test_header_names_the_model_chosen_by_loo():
     assert header and "Model: harmonic — kept by leave-one-out:" in header[0] and "on 4 labels" in header[0]
     assert any(c.value.startswith("Why: kept by leave-one-out:") for c in at.caption)
     assert not any("Why: Model:" in c.value for c in at.caption)  # the name is said above it once
+    # RLS is a candidate: its settings are not offered as another session's
+    assert any("if the model choice moves to it" in c.value for c in at.caption)
+    assert not any("Create an RLS session" in c.value for c in at.caption)
 
 
 def test_new_session_form_keeps_auto():

@@ -37,7 +37,7 @@ def test_two_moons_start_on_the_harmonic_model_with_one_event_replayed_on_open(t
     assert event.action == 1 and event.value["value"] == "harmonic"
     assert event.value["prior"] and event.value["n_labels"] == 0 and event.value["from"] == "rls"
     text = s.model_choice_summary()["text"]
-    assert text.startswith("Model: harmonic — answers first, as the pool's kNN graph splits into 2 parts: lambda_2 = ")
+    assert text.startswith("Model: harmonic — answers first, as the pool's kNN graph splits into 2 parts: λ₂ = ")
     assert "splits into 2 parts" in s._stored_config["auto"]["first model"]
     query = s.next_query()
     s.close()

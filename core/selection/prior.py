@@ -97,7 +97,7 @@ def first_model_evidence(W, n_classes: int, *, seed: int = 0, graph: str = "harm
     model : str
         ``graph`` or "rls".
     reason : str
-        E.g. "the pool's kNN graph splits into 2 parts: lambda_2 = 0.0006, below 0.02".
+        E.g. "the pool's kNN graph splits into 2 parts: λ₂ = 0.0006, below 0.02".
     """
     from scipy.sparse.csgraph import connected_components
     t = GRAPH_FIRST_SEPARATION if threshold is None else float(threshold)
@@ -106,6 +106,10 @@ def first_model_evidence(W, n_classes: int, *, seed: int = 0, graph: str = "harm
     if parts > c:
         return "rls", f"the pool's kNN graph has {parts:,} components, more than its {c} classes"
     lam = cluster_separation(W, c, seed=seed)
+    name = "λ" + str(c).translate(_SUBSCRIPTS)
     if lam < t:
-        return graph, f"the pool's kNN graph splits into {c} parts: lambda_{c} = {lam:.2g}, below {t:g}"
-    return "rls", f"the pool's kNN graph does not split into {c} parts: lambda_{c} = {lam:.2g}, not below {t:g}"
+        return graph, f"the pool's kNN graph splits into {c} parts: {name} = {lam:.2g}, below {t:g}"
+    return "rls", f"the pool's kNN graph does not split into {c} parts: {name} = {lam:.2g}, not below {t:g}"
+
+
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")

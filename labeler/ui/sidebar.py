@@ -329,8 +329,13 @@ def _settings(session, summary: dict) -> None:
                  key=f"strategy_{session.id}", on_change=actions.set_setting,
                  args=("set_strategy", f"strategy_{session.id}"))
         if model != "rls":
-            st.caption("Kernel width, λ and class weights do not apply to a graph model (it has none); "
-                       "LOO tuning neither. Create an RLS session to use them.")
+            if config.model_choice == "auto":  # RLS is a candidate: its settings apply if it takes over
+                st.caption("Kernel width, λ and class weights do not apply to the graph model answering now (it "
+                           "has none); they are kernel RLS's, re-tuned by leave-one-out if the model choice "
+                           "moves to it.")
+            else:
+                st.caption("Kernel width, λ and class weights do not apply to a graph model (it has none); "
+                           "LOO tuning neither. Create an RLS session to use them.")
             if session.refit_note:
                 st.caption(f"Last refit: {md_text(session.refit_note)}")
             return
