@@ -133,3 +133,66 @@ def test_the_first_ten_queries_of_a_three_class_pool_are_simulate_s(tmp_path):
         s.label(i, _truth(s, i))
     assert asked == simulated["index"].astype(int).tolist()
     s.close()
+
+
+class _ForcedRule:
+    """The switch rule, except that at ``at`` labels it switches to ``to``."""
+
+    def __init__(self, at: int, to: str):
+        from core.selection import SwitchRule
+
+        self.rule, self.at, self.to = SwitchRule(), at, to
+        self.seen = []
+
+    def __getattr__(self, name):
+        return getattr(self.rule, name)
+
+    def decide(self, incumbent, losses, weights, n_switches=0):
+        from core.selection import Decision
+
+        self.seen.append(n_switches)
+        d = self.rule.decide(incumbent, losses, weights, n_switches)
+        if len(weights) == self.at and incumbent != self.to:
+            return Decision(self.to, True, d.errors, self.to, 0.01, len(weights), f"{self.to} forced")
+        return Decision(incumbent, False, d.errors, d.challenger, 1.0, len(weights), "kept")
+
+
+def test_the_first_switch_is_not_counted_by_the_rule_and_an_undone_switch_replays_alike(tmp_path):
+    """The first model's switch (0 labels) does not halve the evidence the first leave-one-out
+    switch needs (as in labeler simulate); undoing a later switch leaves the first one, live
+    and after a reopen."""
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 120},
+                                                                     model="auto"))
+    rule = s.model_choice.rule = _ForcedRule(4, "rls")
+    for _ in range(4):
+        i = s.next_query()
+        s.label(i, _truth(s, i))
+    assert rule.seen and set(rule.seen) == {0}  # the first model's switch is not a leave-one-out one
+    assert s.config.model == "rls" and s.model_choice.switches() == [("rls", "harmonic", 0), ("harmonic", "rls", 4)]
+    assert s.model_choice.loo_switches() == 1
+    s.undo()
+    assert s.config.model == "harmonic" and s.model_choice.switches() == [("rls", "harmonic", 0)]
+    s.close()
+    again = LabelingSession.open(tmp_path / "s.sqlite", s.id)
+    assert again.config.model == "harmonic" and again.model_choice.switches() == [("rls", "harmonic", 0)]
+    assert again.model_choice.loo_switches() == 0
+    again.close()
+
+
+def test_the_background_evaluations_take_the_candidate_built_at_creation(tmp_path):
+    """The RLS learner built before the switch to the first model is held; the app's
+    background evaluations use it instead of building a second one (an n x n matrix)."""
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
+                                                                     model="auto"))
+    held = s.model_choice._held.get("rls")
+    assert held is not None
+    s.retune_in_background(True)
+    assert not s.model_choice._held
+    for _ in range(3):
+        i = s.next_query()
+        s.label(i, _truth(s, i))
+        assert s.model_choice.wait(60)
+    job = s.model_choice._job
+    pool = job.pool if job is not None else s.model_choice._pool
+    assert pool["rls"][1] is held
+    s.close()

@@ -135,12 +135,35 @@ class ModelChoice(JobSlotOwner):
         self._prior_reason = first_reason  # why the first model answers first (first_switch, stored in the config)
         self._last = None  # (n_events, Decision)
         self._swap = swap
-        self.background = False
+        self._background = False
         self._open_slot(lock)  # the background evaluation (one at a time): pending, wait, cancel
         self._pool: dict = {}  # the background evaluations' own candidates {name: (spec, learner)}
         self._pool_parts: dict = {}  # their graph's parts
 
     # ---- state -------------------------------------------------------------------------------
+    @property
+    def background(self) -> bool:
+        """Whether the evaluations run in a background job (see the class docstring)."""
+        return self._background
+
+    @background.setter
+    def background(self, on: bool) -> None:
+        """Turn the background evaluations on or off; the candidates held for in-step
+        evaluations become the background jobs' (and back), so that no learner is built twice
+        (a dense RLS candidate is an n x n matrix)."""
+        on = bool(on)
+        if on != self._background and self._job is None:
+            if on:
+                for name, learner in self._held.items():
+                    self._pool.setdefault(name, (self._spec(name), learner))
+                self._held = {}
+            else:
+                for name, (spec, learner) in self._pool.items():
+                    if spec == self._spec(name) and name != self.model:
+                        self._held.setdefault(name, learner)
+                self._pool = {}
+        self._background = on
+
     @property
     def requested(self) -> bool:
         """Whether the session was made with ``model="auto"`` (``model_choice == "auto"``)."""
@@ -225,7 +248,7 @@ class ModelChoice(JobSlotOwner):
         if self._last is not None and self._last[0] == version:
             return self._last[1]
         selector = self._selector()
-        decision = selector.evaluate(self._labels(), balanced=self._balanced(), n_switches=len(self.switches()))
+        decision = selector.evaluate(self._labels(), balanced=self._balanced(), n_switches=self.loo_switches())
         self._last = (version, decision)
         return decision
 
@@ -239,10 +262,9 @@ class ModelChoice(JobSlotOwner):
                 value = ev.value if isinstance(ev.value, dict) else {}
                 if ev.kind != "setting" or value.get("name") != "model" or not value.get("auto"):
                     continue
-                if value.get("restored"):
-                    while stack and stack[-1][1] != value["value"]:
-                        stack.pop()
-                    if stack:
+                if value.get("restored"):  # as after_labels_change: the switches made on more labels go
+                    after = int(value.get("n_labels", 0))
+                    while stack and after < stack[-1][2]:
                         stack.pop()
                 else:
                     stack.append((value.get("from"), value["value"], int(value.get("n_labels", 0))))
@@ -281,6 +303,12 @@ class ModelChoice(JobSlotOwner):
         return Setting("model", first, {"auto": True, "prior": True, "from": self.model, "n_labels": 0,
                                         "reason": f"{reason}: {model_words(first)} answers until leave-one-out "
                                                   "can tell the models apart"})
+
+    def loo_switches(self) -> int:
+        """The switches in force that leave-one-out made (each halves the p-value the next one
+        needs, :class:`core.selection.SwitchRule`); the first model's switch, made from the pool
+        at 0 labels, is not one (``labeler simulate`` starts its count at 0 on that model too)."""
+        return sum(1 for _, _, n_labels in self.switches() if n_labels > 0)
 
     def _write(self, name: str, notes: dict) -> bool:
         try:
@@ -344,7 +372,7 @@ class ModelChoice(JobSlotOwner):
         return ChoiceSnapshot(tuple((name, self._spec(name)) for name in names), self.model,
                               tuple(self._log.classes),
                               tuple((r.index, r.label) for r in self._log.labels.values()),
-                              self._balanced(), len(self.switches()), self.rule)
+                              self._balanced(), self.loo_switches(), self.rule)
 
     def _start_job(self) -> None:
         snap = self._snapshot()
