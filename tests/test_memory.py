@@ -163,19 +163,21 @@ def test_auto_keeps_the_exact_learner_only_while_its_step_fits_the_latency_targe
 
 
 @pytest.mark.parametrize("T", [2, 10])
-def test_a_dense_learner_scores_exactly_up_to_the_exact_step_and_by_a_subsample_beyond(T):
+def test_a_dense_learner_scores_exactly_up_to_the_binary_exact_step_and_by_a_subsample_beyond(T, monkeypatch):
+    """The size is the binary one for any class count (a class added later must not change
+    how a rebuilt learner picks); the step constant is scaled so that the pools stay small."""
     from core.criteria.subsampled import SubsampledExpectedRisk
 
-    n_max = model.dense_latency_max_points(T)
+    monkeypatch.setattr(model, "DENSE_STEP_S_PER_N2", model.DENSE_STEP_TARGET_S / 300.5 ** 2)
+    n_max = model.dense_exact_pick_max_points()
+    assert n_max == model.dense_latency_max_points(2) == 300
     classes = [f"c{k}" for k in range(T)]
     spec = model.RlsSpec(kernel="rbf", width=1.0, lam=0.1, strategy="arls", posterior="dense")
     rng = np.random.default_rng(0)
-    small = model.build_learner(spec, rng.standard_normal((n_max, 2)) if T == 10 else rng.standard_normal((200, 2)),
-                                classes)
+    small = model.build_learner(spec, rng.standard_normal((n_max, 2)), classes)
     assert not isinstance(small.risk_criterion, SubsampledExpectedRisk)
     assert model.scoring_note(spec, n_max, n_max) == ""
-    if T == 10:  # 6,124 points: a quick build
-        big = model.build_learner(spec, rng.standard_normal((n_max + 1, 2)), classes)
-        assert isinstance(big.risk_criterion, SubsampledExpectedRisk)
+    big = model.build_learner(spec, rng.standard_normal((n_max + 1, 2)), classes)
+    assert isinstance(big.risk_criterion, SubsampledExpectedRisk)
     note = model.scoring_note(spec, n_max + 1, n_max)
     assert note.startswith("approximate pick") and "exact dense posterior" in note and f"{n_max:,} points" in note

@@ -580,6 +580,6 @@ def simulate(
         evaluation="validation" if X_val is not None else "unlabelled pool",
         posterior=spec.posterior,
         rank=None if spec.posterior == "dense" else int(learner.posterior.rank),
-        scoring=_model.scoring_note(spec, n, _model.dense_latency_max_points(len(classes))) or "exact",
+        scoring=_model.scoring_note(spec, n, _model.dense_exact_pick_max_points()) or "exact",
     )
     return frame

@@ -74,7 +74,7 @@ from labeler.data.preprocessing import ColumnMoments, parse_standardize, shared_
 from . import data
 from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
 from .model import (LANDMARKS, POSTERIORS, RlsSpec, check_memory, choose_posterior, default_rank,
-                    dense_latency_max_points, scoring_note)
+                    dense_exact_pick_max_points, scoring_note)
 
 __all__ = [
     "SessionConfig",
@@ -521,7 +521,7 @@ def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, avail
     check_memory(n, n_features, n_classes, n_labels, available=available,
                  posterior=cfg.posterior, rank=cfg.rank, knn=cfg.knn)
     spec = RlsSpec(strategy=cfg.strategy, posterior=cfg.posterior, rank=cfg.rank)
-    scoring = scoring_note(spec, n, dense_latency_max_points(n_classes))
+    scoring = scoring_note(spec, n, dense_exact_pick_max_points())
     if scoring:
         notes["scoring"] = scoring
     return notes

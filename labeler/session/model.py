@@ -57,6 +57,7 @@ __all__ = [
     "choose_posterior",
     "dense_step_seconds",
     "dense_latency_max_points",
+    "dense_exact_pick_max_points",
     "default_rank",
     "build_factor",
     "scoring_note",
@@ -212,10 +213,19 @@ def dense_step_seconds(n_samples: int, n_classes: int = 2) -> float:
 def dense_latency_max_points(n_classes: int = 2) -> int:
     """The largest pool whose :func:`dense_step_seconds` is within :data:`DENSE_STEP_TARGET_S`
     (17,320 points for two classes, 6,123 for ten): the largest a dense posterior scores
-    every candidate of exactly (beyond, its picks are subsampled: :func:`build_learner`)."""
+    every candidate of exactly with ``n_classes`` classes (a dense posterior's picks are
+    subsampled beyond the binary size: :func:`dense_exact_pick_max_points`)."""
     T = int(n_classes)
     per_class = 1.0 if T <= 2 else max(1.0, DENSE_STEP_PER_CLASS * T)
     return int(np.sqrt(DENSE_STEP_TARGET_S / (DENSE_STEP_S_PER_N2 * per_class)))
+
+
+def dense_exact_pick_max_points() -> int:
+    """The largest pool a dense posterior scores every candidate of exactly: the binary
+    :func:`dense_latency_max_points` (17,320 points). It depends on the pool size only, never on
+    the classes, so that a session rebuilt after a class was added (a reopen, a re-tune) picks
+    as the live one did."""
+    return dense_latency_max_points(2)
 
 
 def choose_posterior(requested: str, n_samples: int, n_features: int, n_classes: int = 2, n_block: int = 0,
@@ -345,7 +355,7 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
     core.learner.base.Learner
         :class:`core.learner.ActiveRLS` for an :class:`RlsSpec` (with a low-rank posterior on
         more than :data:`SUBSAMPLE_ABOVE` points, or a dense one on more than
-        :func:`dense_latency_max_points` of its classes, "arls" scores by
+        :func:`dense_exact_pick_max_points`, "arls" scores by
         :class:`core.criteria.subsampled.SubsampledExpectedRisk`, see :func:`scoring_note`), or
         :class:`core.graph.active.GraphLearner` (harmonic, lgc) or
         :class:`core.graph.poisson_learner.PoissonLearner` (poisson) for a :class:`GraphSpec`.
@@ -373,7 +383,7 @@ def build_learner(spec: ModelSpec, X: np.ndarray, classes, n_block: int = 0, *, 
             X, classes=list(classes), kernel=spec.kernel_function(), lam=float(spec.lam),
             weighting=spec.learner_weighting(classes), random_state=spec.seed,
         )
-        if n > dense_latency_max_points(len(classes)):  # scoring every point exactly: over the target
+        if n > dense_exact_pick_max_points():  # scoring every point exactly: over the target
             learner.set_risk_criterion(SubsampledExpectedRisk(**SUBSAMPLED, seed=int(spec.seed)))
         return learner
     post, built = build_factor(spec, X, parts, progress, executor=executor)

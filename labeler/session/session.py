@@ -965,7 +965,7 @@ class LabelingSession:
     def scoring_note(self) -> str:
         """In words, why the next query is an approximate pick (a low-rank posterior on a large
         pool scores a subset of candidates on a subsample), or "" when it is exact."""
-        return model.scoring_note(self._spec, self.n_samples, model.dense_latency_max_points(len(self.classes)))
+        return model.scoring_note(self._spec, self.n_samples, model.dense_exact_pick_max_points())
 
     def _rng(self) -> np.random.Generator:
         # tie-breaking depends only on (seed, number of events): same query after reopening
