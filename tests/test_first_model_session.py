@@ -39,12 +39,20 @@ def test_two_moons_start_on_the_harmonic_model_with_one_event_replayed_on_open(t
     text = s.model_choice_summary()["text"]
     assert text.startswith("Model: harmonic — answers first, as the pool's kNN graph splits into 2 parts: λ₂ = ")
     assert "splits into 2 parts" in s._stored_config["auto"]["first model"]
+    assert s.settings.stopping_monitor.checkpoints == []  # no label yet: no stopping checkpoint
     query = s.next_query()
+    for _ in range(2):
+        i = s.next_query()
+        s.label(i, _truth(s, i))
+    outputs = np.asarray(s.learner.proba())
     s.close()
 
     again = LabelingSession.open(tmp_path / "s.sqlite", s.id)
     assert again.config.model == "harmonic" and isinstance(again.learner, GraphLearner)
-    assert again.next_query() == query
+    np.testing.assert_allclose(np.asarray(again.learner.proba()), outputs, rtol=1e-10, atol=1e-12)
+    assert query == again._store.get_query(again.id, 1)
+    for _ in range(2):
+        again.undo()
     assert again.model_choice_summary()["text"] == text
     for _ in range(3):
         i = again.next_query()
@@ -90,10 +98,14 @@ def test_initial_labels_follow_the_switch_and_reach_the_graph_model(tmp_path):
     again.close()
 
 
-@pytest.mark.parametrize("first, model", [("rls", "rls"), ("harmonic", "harmonic")])
-def test_a_fixed_first_model_is_taken_as_given(tmp_path, monkeypatch, first, model):
+@pytest.mark.parametrize("first, data, model", [("rls", "moons", "rls"), ("harmonic", "spheres", "harmonic")])
+def test_a_fixed_first_model_is_taken_as_given(tmp_path, monkeypatch, first, data, model):
+    """Against the pool's rule: RLS on the moons (where the rule says harmonic), the harmonic
+    function on the spheres (where it says RLS)."""
     monkeypatch.setattr(selector, "FIRST_MODEL", first)
-    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="spheres", model="auto"))
+    options = {"n": N} if data == "moons" else {}
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset=data, dataset_options=options,
+                                                                     model="auto"))
     assert s.config.model == model and len(_model_events(s)) == (model != "rls")
     s.close()
 

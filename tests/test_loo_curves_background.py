@@ -79,3 +79,22 @@ def test_a_changed_lam_makes_new_curves_and_too_few_labels_still_say_why(tmp_pat
     s.settings.background = False
     _same(again, s.loo_curve())
     s.close()
+
+
+def test_pending_curves_mark_the_values_they_were_computed_at(tmp_path):
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 300}))
+    s.retune_in_background(True)
+    _label(s, 8)
+    s.settings.wait_for_retune(60)
+    with pytest.raises(CurvesPending):
+        s.loo_curve()
+    assert s.settings.wait_for_curves(60)
+    before = s.loo_curve()
+    s.set_lam(before["current"] * 10)
+    shown = s.loo_curve()
+    assert shown["pending"] and shown["current"] == before["current"] and shown["width"] == before["width"]
+    s.retune_in_background(False)  # the library again: the job is cancelled, the curves computed here
+    assert s.settings._curves_job is None
+    now = s.loo_curve()
+    assert not now["pending"] and now["current"] == pytest.approx(before["current"] * 10)
+    s.close()

@@ -294,7 +294,10 @@ class ModelChoice(JobSlotOwner):
         self._candidate("harmonic")  # builds the kNN graph once (shared by the candidates) and holds it
         if first == "prior":
             W = neighbour_graph(self._graph_parts["neighbours"], self._graph_parts["distances"])
-            first, reason = first_model_evidence(W, len(self._log.classes), seed=int(seed))
+            try:
+                first, reason = first_model_evidence(W, len(self._log.classes), seed=int(seed))
+            except (ValueError, ArithmeticError, RuntimeError) as exc:  # e.g. Lanczos without convergence
+                first, reason = "rls", f"the pool's kNN graph could not be read ({exc})"
         else:
             reason = f"the model choice starts on {model_words(first)}"
         self._prior_reason = reason

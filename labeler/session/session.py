@@ -290,7 +290,7 @@ class LabelingSession:
             store.create_session(name=record.name, dataset=record.dataset, config=record.config,
                                  session_id=record.id, created=record.created, arrays=arrays,
                                  events=events, risks=risks)
-            if events:  # initial labels: the first re-tune and stopping checkpoint
+            if initial is not None:  # initial labels: the first re-tune and stopping checkpoint
                 session.settings.after_labels_change(0)
             return session
         except BaseException:  # the store is closed and the error (Ctrl-C too) goes on at once
@@ -599,6 +599,7 @@ class LabelingSession:
         self.graph_refits.background = bool(on)
         if not on:
             self.settings.cancel_retune()
+            self.settings.cancel_curves()
             self.model_choice.cancel()
 
     def _refitted(self, learner) -> None:

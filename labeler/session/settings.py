@@ -220,9 +220,7 @@ class Settings(JobSlotOwner):
         self._learner().require(LAM, "LOO tuning of width and lam")
         if not (self.background if in_step is None else not in_step):
             return self._tuning_now()
-        waiting = loo_readiness([r.label for r in self._log.labels.values()])
-        if waiting:
-            raise ValueError(waiting)
+        self._check_tunable()
         rbf = self._config.kernel == "rbf"
         snap = self._snapshot(rbf, True)
         job = self._curves_job
@@ -231,15 +229,31 @@ class Settings(JobSlotOwner):
                 self._curves_shown = job
             if job.snapshot == snap:
                 if job.error is not None:
-                    raise job.error
-                return {**job.fits, "n_labels": len(snap.labels), "pending": False}
+                    raise ValueError(str(job.error))
+                return {**job.fits, **self._curves_settings(job), "pending": False}
             job = None
         if job is None:
             self._curves_job = job = CurvesJob(snap, self.X)
         shown = self._curves_shown
         if shown is None:
             raise CurvesPending(f"the leave-one-out curves of your {len(snap.labels)} labels are being computed")
-        return {**shown.fits, "n_labels": len(shown.snapshot.labels), "pending": True}
+        return {**shown.fits, **self._curves_settings(shown), "pending": True}
+
+    @staticmethod
+    def _curves_settings(job) -> dict:
+        """What a finished curves job was computed on: its label count and the width and lam
+        then in use (the page marks those on the curves, not the values now)."""
+        spec = job.snapshot.spec
+        return {"n_labels": len(job.snapshot.labels), "lam_in_use": float(spec.lam),
+                "width_in_use": None if spec.width is None else float(spec.width)}
+
+    def _check_tunable(self) -> None:
+        """Raise ValueError unless LOO can tune now: a learner with lam, and at least 2 labels of
+        each of 2 classes (what :meth:`tuning` would raise, without computing the curves)."""
+        self._learner().require(LAM, "LOO tuning of width and lam")
+        waiting = loo_readiness([r.label for r in self._log.labels.values()])
+        if waiting:
+            raise ValueError(waiting)
 
     def wait_for_curves(self, timeout: float | None = None) -> bool:
         """Wait for the LOO curves' background job (True when none runs or it is done)."""
@@ -260,7 +274,9 @@ class Settings(JobSlotOwner):
             width = model.auto_tune(self._spec, self._learner(), self.X, tune_width=True, tune_lam=False,
                                     scale=self._width_scale()) if rbf else None
             lam = model.auto_tune(self._spec, self._learner(), self.X, tune_width=False, tune_lam=True)
-            return {"width": width, "lam": lam, "n_labels": len(self._log.labels), "pending": False}
+            return {"width": width, "lam": lam, "n_labels": len(self._log.labels), "pending": False,
+                    "lam_in_use": float(self._config.lam),
+                    "width_in_use": None if self._config.width is None else float(self._config.width)}
 
         return self._cached("loo_fit", compute)
 
@@ -490,7 +506,7 @@ class Settings(JobSlotOwner):
         """
         self._learner().require(LAM, "λ (lam)")
         if isinstance(value, str) and value == "auto":
-            self.tuning(in_step=True)  # too few labels: raises before anything is stored
+            self._check_tunable()  # too few labels: raises before anything is stored
             self._retune(width=False, lam=True, flags=self._auto_flags("lam", True))
         else:
             value = check_setting("lam", value, self._config.kernel, self._log.classes)
@@ -511,7 +527,7 @@ class Settings(JobSlotOwner):
         kernel = self._config.kernel
         if isinstance(value, str) and value == "auto":
             check_setting("width", 1.0, kernel, self._log.classes)  # an rbf session?
-            self.tuning(in_step=True)  # too few labels: raises before anything is stored
+            self._check_tunable()  # too few labels: raises before anything is stored
             self._retune(width=True, lam=False, flags=self._auto_flags("width", True))
         else:
             value = check_setting("width", value, kernel, self._log.classes)

@@ -178,7 +178,8 @@ class Views:
             the LOO error at the values in use; ``auto`` the ``auto_tune`` flags; ``reason``
             the tuner's words; ``n_labels`` the labels the curves are computed on and
             ``pending`` whether those of the labels now are still being computed (the app
-            computes them in the background: :meth:`.settings.Settings.tuning`).
+            computes them in the background: :meth:`.settings.Settings.tuning`; ``current``
+            and ``width`` are then the values those curves were computed at).
 
         Raises
         ------
@@ -188,12 +189,12 @@ class Views:
         """
         fits = self._settings.tuning()
         fw, fl = fits["width"], fits["lam"]
-        width = self._config.width
+        width = fits["width_in_use"]  # the values the curves were computed at (pending: earlier ones)
         return {
             "lams": np.asarray(fl.lams), "errors": np.asarray(fl.lam_errors),
             "widths": np.zeros(0) if fw is None else np.asarray(fw.widths),
             "width_errors": np.zeros(0) if fw is None else np.asarray(fw.width_errors),
-            "lam": float(fl.lam), "current": float(self._config.lam),
+            "lam": float(fl.lam), "current": float(fits["lam_in_use"]),
             "chosen_width": None if fw is None else float(fw.width),
             "width": None if width is None else float(width),
             "error": float(fl.before_error), "auto": dict(self._settings.auto_tune),

@@ -143,8 +143,8 @@ def render_progress(session) -> None:
             return
         curves = loo_arrays(result)
         if result.get("pending"):
-            st.caption(f"As of label {result['n_labels']:,}: the curves of your {session.n_labeled:,} labels are "
-                       "being computed (shown at your next action).")
+            st.caption(f"Computed on {result['n_labels']:,} labels and the values then in use; those of the labels "
+                       "and values now are being computed (shown at your next action).")
         auto = curves["auto"]
         if curves["width"] is not None:
             grid, errors, in_use, chosen = curves["width"]
