@@ -40,7 +40,7 @@ def test_two_moons_start_on_the_harmonic_model_with_one_event_replayed_on_open(t
     assert text.startswith("Model: harmonic — answers first, as the pool's kNN graph splits into 2 parts: λ₂ = ")
     assert "splits into 2 parts" in s._stored_config["auto"]["first model"]
     assert s.settings.stopping_monitor.checkpoints == []  # no label yet: no stopping checkpoint
-    query = s.next_query()
+    s.next_query()
     for _ in range(2):
         i = s.next_query()
         s.label(i, _truth(s, i))
@@ -50,7 +50,6 @@ def test_two_moons_start_on_the_harmonic_model_with_one_event_replayed_on_open(t
     again = LabelingSession.open(tmp_path / "s.sqlite", s.id)
     assert again.config.model == "harmonic" and isinstance(again.learner, GraphLearner)
     np.testing.assert_allclose(np.asarray(again.learner.proba()), outputs, rtol=1e-10, atol=1e-12)
-    assert query == again._store.get_query(again.id, 1)
     for _ in range(2):
         again.undo()
     assert again.model_choice_summary()["text"] == text
