@@ -1576,12 +1576,16 @@ Round 7 (base `default-r6`, the default of round 6; the misses at 10 labels):
   condition was added after seed 0 of spheres (first half) showed the loss; the thresholds
   were read on the first half only. Checks: moons at 25 labels 100.0 % on every seed (was
   99.5-100); spheres and blobs-24 are silent (60 and 23-24 components), so the cluster target
-  stands as before; MAGIC's stopping test and the two-moons app target run sessions, which
-  this rule does not reach (below).
-- Where it does not apply yet: `labeler simulate` (`--model auto`, the default) has it; an app
-  session made with `model="auto"` still starts with RLS (`labeler/session/config.py`, "RLS
-  answers first"): starting a session on the harmonic model needs its graph at creation, not
-  built this round.
+  stands as before; the two-moons app target now runs with the app's model "auto" too
+  (harmonic first: 100.0 % at 25 labels on each of 5 seeds, tests/test_autotune.py); MAGIC's
+  stopping test runs kernel RLS alone, which this rule does not reach.
+- Where it applies: `labeler simulate` (`--model auto`, the default) and, since round 8, an app
+  session made with `model="auto"` (the default of `labeler app`): at creation the session builds
+  the graph candidates' 10-NN graph, reads the same rule on it and, where it fires, writes the
+  switch to the harmonic model as one `setting` event before any label
+  (`labeler/session/model_selection.py`, `first_switch`; tests/test_first_model_session.py
+  checks that the app and `labeler simulate` make the same choice, for the same reason, on
+  moons, spheres, circles and digits). The demo's two moons start on the harmonic model.
 - Second half, as it fell: the rule fires on circles (every seed, lambda_2 0.0009-0.0024) and
   magic-imbalanced (seeds 0, 2, 3: lambda_2 0.018-0.0196; 0.0200-0.0206 on seeds 1, 4):
   circles 98.7 -> 100.0 AUBC, 73.4 -> 99.9 % at 10 labels (target now met); magic-imbalanced

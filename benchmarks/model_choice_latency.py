@@ -1,7 +1,8 @@
 """Key press -> next query in a ``model="auto"`` session, the model choice's evaluations in step or in the background.
 
-One session per mode and pool size on two-moons with the app's defaults (model "auto": RLS
-answers first, the candidates RLS, harmonic, LGC and Poisson are compared by exact
+One session per mode and pool size on two-moons with the app's defaults (model "auto": on
+two-moons the harmonic function answers first, the pool's graph splitting into the two moons;
+the candidates RLS, harmonic, LGC and Poisson are compared by exact
 leave-one-out after every label up to 50), labelled by the truth; each key press is
 ``session.label(q, y[q])`` followed by ``session.next_query()`` (what the app's request does),
 timed. In step a press that makes an evaluation due also runs every candidate's exact LOO (one

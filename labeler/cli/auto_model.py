@@ -59,8 +59,8 @@ def run_auto_model_simulate(args, dataset, chosen: dict, out, report) -> int:
     candidates = ", ".join(AUTO_CANDIDATES)
     if not args.quiet:
         print(f"labeler simulate: {dataset.name}: {len(dataset.y)} points, {len(dataset.classes)} classes; "
-              f"{strategy}, the model chosen by leave-one-out among {candidates} (RLS first; graph models on "
-              f"a {args.graph_k}-NN graph); accuracy on the unlabelled rest of the pool", file=err, flush=True)
+              f"{strategy}, the model chosen by leave-one-out among {candidates} (the harmonic function first "
+              f"where the pool's graph splits into its classes, else RLS; graph models on a {args.graph_k}-NN graph); accuracy on the unlabelled rest of the pool", file=err, flush=True)
     progress = Progress(err, enabled=not args.quiet)
     try:
         curve = simulate_auto_model(dataset, strategy, args.budget, args.seed, n_neighbors=args.graph_k,

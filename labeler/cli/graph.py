@@ -22,8 +22,9 @@ MODEL_CHOICES = ("rls", "harmonic", "lgc", "poisson", "auto")
 MODEL_HELP = (
     "rls: kernel RLS; harmonic: harmonic function on the kNN graph (queries: Zhu et al.'s expected risk, "
     "then margin); lgc: local and global consistency (VOpt, then margin); poisson: Poisson learning, "
-    "Calder et al. 2020 (VOpt, then margin); auto: RLS first, then the model of lowest leave-one-out error "
-    "among RLS and the graph models once a sign test over the labels says so (the default)."
+    "Calder et al. 2020 (VOpt, then margin); auto: the harmonic function first where the pool's kNN graph "
+    "splits into its classes, else RLS, then the model of lowest leave-one-out error among RLS and the graph "
+    "models once a sign test over the labels says so (the default)."
 )
 
 

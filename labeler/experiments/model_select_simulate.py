@@ -38,7 +38,7 @@ from labeler.session import model as _model
 __all__ = ["AUTO_CANDIDATES", "CANDIDATE_MODELS", "simulate_auto_model", "rls_candidate", "graph_rls_candidate",
            "graph_candidates", "ChosenModel"]
 
-#: The candidates of ``--model auto`` in order of preference on equal errors (RLS answers first):
+#: The candidates of ``--model auto`` in order of preference on equal errors (the first model: core.selection.selector.FIRST_MODEL):
 #: the session's (:data:`labeler.session.model_selection.AUTO_CANDIDATES`).
 from labeler.session.model_selection import AUTO_CANDIDATES  # noqa: E402
 #: Every candidate this simulation builds: the default's and "graph-rls", kernel RLS on the spectral
@@ -199,8 +199,9 @@ def simulate_auto_model(dataset, strategy: str = "auto", budget: int = 100, seed
         Asked of the model in use ("arls" would be refused by LGC and Poisson learning).
     budget, seed : int
     candidates : sequence of str, optional
-        From :data:`CANDIDATE_MODELS`; must hold "rls" (the model that answers first). Default
-        the session's :data:`labeler.session.model_selection.AUTO_CANDIDATES` (read at call time).
+        From :data:`CANDIDATE_MODELS`; must hold "rls" (the model that answers where the
+        first-model rule picks no graph model). Default the session's
+        :data:`labeler.session.model_selection.AUTO_CANDIDATES` (read at call time).
     n_neighbors : int
         k of the graph models' kNN graph.
     correction : {"mass", "none"}

@@ -20,7 +20,7 @@ MODEL_LABELS = {
     "harmonic": "Harmonic function (kNN graph)",
     "lgc": "LGC: local and global consistency (kNN graph)",
     "poisson": "Poisson learning (kNN graph)",
-    "auto": "Auto: chosen by leave-one-out (RLS first)",  # labeler/session/model_selection.py
+    "auto": "Auto: chosen by leave-one-out (the first from the pool's graph)",  # session/model_selection.py
 }
 DEFAULT_ALPHA = 0.99
 
