@@ -25,8 +25,11 @@ _POINT_SHOWN = """(old) => { const t = document.querySelector('.point-tag');
            && !t.closest('[data-stale="true"]'); }"""
 
 
-MODELS = {"rls": {}, "nystrom": {"posterior": "nystrom", "rank": 60}, "harmonic": {"model": "harmonic"},
-          "lgc": {"model": "lgc"}, "poisson": {"model": "poisson"}}
+#: the app's default (model "auto": on two-moons the harmonic function answers first, while the
+#: model choice compares the others in the background), kernel RLS alone (dense) and on a
+#: Nystrom factor, and each graph model
+MODELS = {"auto": {}, "rls": {"model": "rls"}, "nystrom": {"posterior": "nystrom", "rank": 60},
+          "harmonic": {"model": "harmonic"}, "lgc": {"model": "lgc"}, "poisson": {"model": "poisson"}}
 #: pool sizes: small in the default run; 2x10^4 (the latency target's size) marked ``large``
 SIZES = [pytest.param(300, id="n300"), pytest.param(20_000, id="n20000", marks=pytest.mark.large)]
 
