@@ -1,8 +1,9 @@
 """One computation off the key press's request: the base of the session's background jobs.
 
 The app keeps seconds of work out of the request that makes it due: the automatic re-tune of
-width and lam (:mod:`.retune`) and the model choice's evaluation (:mod:`.choice_job`). Both
-follow one pattern, kept here once:
+width and lam (:mod:`.retune`), the model choice's evaluation (:mod:`.choice_job`) and the
+Progress tab's LOO curves (:class:`.retune.CurvesJob`, which writes nothing and needs no slot).
+They follow one pattern, kept here once:
 
 * :class:`BackgroundJob` runs one computation (its :meth:`~BackgroundJob.compute`, the body)
   in a worker thread on a SNAPSHOT of what it reads, copied in the request that starts it, never
