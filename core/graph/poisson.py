@@ -72,6 +72,10 @@ from .bordered_lu import spd_lu
 __all__ = ["PoissonLearning", "POISSON_SOLVERS", "PoissonSolverWarning", "DisconnectedGraphWarning"]
 
 POISSON_SOLVERS = ("cg", "iteration", "direct")
+#: Multigrid-preconditioned CG runs at most this many iterations per column (it needs 5-30);
+#: past them Jacobi CG carries on from its iterate (a guard: each V-cycle costs several matrix
+#: products, and a hierarchy that does not fit the matrix stalls rather than fails).
+MULTIGRID_MAX_ITER = 200
 
 
 class PoissonSolverWarning(RuntimeWarning):
@@ -324,7 +328,8 @@ class PoissonLearning:
         cap = int(self.max_iter) if self.max_iter is not None else 10 * s
         M = None
         if self.multigrid is not None and s >= AMG_ABOVE:  # kept by the caller while the nodes are
-            M = self.multigrid.operator(A, self._cg_nodes)
+            # built around the kernel D^1/2 1 of each component, projected off it (NodeSetAMG)
+            M = self.multigrid.operator(A, self._cg_nodes, null_vector=np.sqrt(d), components=comp)
         X = np.zeros_like(BS)
         for t in range(T):
             if not rhs[:, t].any():
@@ -334,7 +339,12 @@ class PoissonLearning:
             def tick(_xk, count=count):
                 count[0] += 1
 
-            v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=cap, M=M, callback=tick)
+            if M is None:
+                v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=cap, callback=tick)
+            else:  # a preconditioner that stalls (it should not) costs MULTIGRID_MAX_ITER V-cycles, then Jacobi
+                v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=min(cap, MULTIGRID_MAX_ITER), M=M, callback=tick)
+                if info != 0 and cap > count[0]:
+                    v, info = cg(A, rhs[:, t], x0=v, rtol=self.tol, maxiter=cap - count[0], callback=tick)
             if info != 0:
                 warnings.warn(f"CG stopped before the relative residual {self.tol:g} (class column {t}, {cap} "
                               "iterations); the direct sparse solve answers instead.", PoissonSolverWarning,
