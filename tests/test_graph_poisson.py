@@ -306,3 +306,25 @@ def poisson_components(W):
     from scipy.sparse.csgraph import connected_components
 
     return connected_components(W, directed=False)
+
+
+def test_two_classes_take_one_cg_run(blobs, monkeypatch):
+    """With two classes the second column of B is minus the first, so is its solution: one CG
+    run answers both (counted), and the answer is the direct solve's."""
+    import core.graph.poisson as poisson
+
+    X, y, L = blobs
+    W = knn_graph(X, 10)
+    runs = []
+    real_cg = poisson.cg
+
+    def counted(*args, **kwargs):
+        runs.append(1)
+        return real_cg(*args, **kwargs)
+
+    monkeypatch.setattr(poisson, "cg", counted)
+    yb = y[L] % 2
+    model = PoissonLearning(solver="cg", tol=1e-12).fit(W, L, yb)
+    assert len(runs) == 1
+    assert_allclose(model.decision_values_, oracle_poisson(W, L, yb, 2), atol=1e-8)
+    assert (model.residual_ < 1e-10).all()
