@@ -76,6 +76,9 @@ POISSON_SOLVERS = ("cg", "iteration", "direct")
 #: past them Jacobi CG carries on from its iterate (a guard: each V-cycle costs several matrix
 #: products, and a hierarchy that does not fit the matrix stalls rather than fails).
 MULTIGRID_MAX_ITER = 200
+#: Unit-source solves (leave-one-out) made at a time: their right-hand sides and solutions are
+#: dense (n, block) arrays.
+UNIT_SOURCE_BLOCK = 16
 
 
 class PoissonSolverWarning(RuntimeWarning):
@@ -412,28 +415,38 @@ class PoissonLearning:
             self._own_sources = {}
         return self._own_sources
 
+    def _region(self, components) -> np.ndarray:
+        """The nodes a solve for sources on ``components`` runs on, bool (n,): those components
+        and every one the fit reached, so that every solve of a fit shares its node set's
+        matrices, kept LU and multigrid hierarchy (the system is block-diagonal by component: a
+        source on one component leaves the others at 0, in as many CG iterations)."""
+        return np.isin(self._comp, components) | self.reached_
+
     def _unit_sources_of(self, nodes) -> dict:
         """``{node: g_node}`` (each of shape (n,)) for ``nodes``, solving those not held yet (in
-        :attr:`unit_sources` when the caller keeps them; else in a dict of this fit)."""
+        :attr:`unit_sources` when the caller keeps them; else in a dict of this fit), at most
+        :data:`UNIT_SOURCE_BLOCK` right-hand sides at a time."""
         held = self._held_sources()
         self.unit_iter_ = 0
         L = np.array([j for j in np.asarray(nodes).tolist() if j not in held], dtype=np.intp)
         n = self._W.shape[0]
-        if L.size:
-            E = np.zeros((n, L.size))
-            E[L, np.arange(L.size)] = 1.0
-            comp_L = self._comp[L]
-            for c in np.unique(comp_L):  # e_i - pi_c: a source that sums to zero on the component
-                nodes = self._comp == c
-                vol = self._deg[nodes].sum()
+        kept = self.n_iter_, self.residual_  # the fit's, not these solves'
+        region = self._region(self._comp[L]) if L.size else None
+        for a in range(0, L.size, UNIT_SOURCE_BLOCK):
+            block = L[a:a + UNIT_SOURCE_BLOCK]
+            E = np.zeros((n, block.size))
+            E[block, np.arange(block.size)] = 1.0
+            comp_b = self._comp[block]
+            for c in np.unique(comp_b):  # e_i - pi_c: a source that sums to zero on the component
+                in_c = self._comp == c
+                vol = self._deg[in_c].sum()
                 if vol > 0:
-                    E[np.ix_(nodes, np.flatnonzero(comp_L == c))] -= (self._deg[nodes] / vol)[:, None]
-            kept = self.n_iter_, self.residual_  # the fit's, not these solves'
-            G = self._solve(E, np.isin(self._comp, comp_L))
-            self.unit_iter_ = self.n_iter_
-            self.n_iter_, self.residual_ = kept
-            for k, j in enumerate(L.tolist()):  # each column is zero outside its node's component
-                held[j] = np.ascontiguousarray(G[:, k])
+                    E[np.ix_(in_c, np.flatnonzero(comp_b == c))] -= (self._deg[in_c] / vol)[:, None]
+            G = self._solve(E, region)
+            self.unit_iter_ = max(self.unit_iter_, self.n_iter_)
+            for k, j in enumerate(block.tolist()):  # zero outside its node's component
+                held[j] = np.where(self._comp == self._comp[j], G[:, k], 0.0)
+        self.n_iter_, self.residual_ = kept
         return held
 
     def _source_sum_of(self, L: np.ndarray) -> np.ndarray:
@@ -454,21 +467,25 @@ class PoissonLearning:
         if vol > 0:
             E[nodes, 0] -= L.size * self._deg[nodes] / vol
         kept = self.n_iter_, self.residual_
-        s = self._solve(E, nodes)[:, 0]
+        s = np.where(nodes, self._solve(E, self._region([comp]))[:, 0], 0.0)
         self.n_iter_, self.residual_ = kept
         return s
 
     def add_label(self, node: int, class_index: int):
-        """This fit with one more label, by linearity: ONE unit-source solve, no refit.
+        """This fit with one more label, by linearity: at most ONE unit-source solve, no refit.
 
-        On a component ``c`` holding every label, ``U = sum_i g_i (y_i - ybar)^T`` (the unit-source
-        solutions ``g_i`` of the module docstring: the sources ``e_i - pi_c`` of labels whose
-        coefficients sum to zero combine to ``B``). One more label ``x_j`` of class ``t`` moves the
-        mean from ``ybar`` to ``ybar'`` and adds a source (docs/algorithms.md §10)::
+        On a component ``c`` holding labels, ``U = sum_{i in L_c} g_i (y_i - ybar_c)^T + (ybar_c -
+        ybar)`` (the unit-source solutions ``g_i`` of the module docstring: the sources
+        ``e_i - pi_c`` of labels whose coefficients sum to zero combine to ``B``; the offset is
+        zero on a connected graph). One more label ``x_j`` of class ``t`` in ``c`` moves the
+        means to ``ybar'_c`` and ``ybar'`` and adds a source (docs/algorithms.md §10)::
 
-            U' = U + s (ybar - ybar')^T + g_j (e_t - ybar')^T,      s = sum_{i in L} g_i
+            U'_c = U_c + s_c (ybar_c - ybar'_c)^T + g_j (e_t - ybar'_c)^T
+                   + (ybar'_c - ybar') - (ybar_c - ybar),              s_c = sum_{i in L_c} g_i
 
-        exact up to the solves' residuals (the tests compare with the direct solve). The unit
+        the other reached components move by ``ybar - ybar'``; a label on a component without
+        one makes it reached with ``U' = e_t - ybar'`` there (its source is zero: no solve).
+        Exact up to the solves' residuals (the tests compare with the direct solve). The unit
         sources are kept in :attr:`unit_sources` (the leave-one-out reads the same ones).
 
         Parameters
@@ -480,10 +497,8 @@ class PoissonLearning:
 
         Returns
         -------
-        PoissonLearning or None
-            A new fitted instance (this one is unchanged), sharing the graph's matrices; None
-            where the update does not apply (several components hold labels, or ``node`` lies
-            in a component without one): fit from scratch then.
+        PoissonLearning
+            A new fitted instance (this one is unchanged), sharing the graph's matrices.
         """
         self._check_fitted()
         node, t = int(node), int(class_index)
@@ -492,19 +507,32 @@ class PoissonLearning:
         if not 0 <= t < T or not 0 <= node < self._W.shape[0] or node in set(L.tolist()):
             raise ValueError(f"add_label needs an unlabelled node in [0, {self._W.shape[0] - 1}] and a class index "
                              f"in [0, {T - 1}]; got node {node}, class index {t}.")
-        held_comps = np.unique(self._comp[L])
-        if held_comps.size != 1 or self._comp[node] != held_comps[0]:
-            return None
-        s = getattr(self, "_source_sum", None)
-        if s is None:
-            s = self._source_sum_of(L)
-        g = self._unit_sources_of([node])[node]
+        c = int(self._comp[node])
+        in_c = self._comp == c
+        same = self._comp[L] == c
         l = L.size
         e = np.zeros(T)
         e[t] = 1.0
         ybar = self.label_mean_
         ybar_new = (l * ybar + e) / (l + 1)
-        U = self.decision_values_ + np.outer(s, ybar - ybar_new) + np.outer(g, e - ybar_new)
+        U = self.decision_values_.copy()
+        U[self.reached_ & ~in_c] += ybar - ybar_new
+        sums = dict(getattr(self, "_source_sums", None) or {})  # component -> s_c, carried between labels
+        g = None
+        if same.any():
+            m = int(same.sum())
+            ybar_c = np.bincount(self.label_indices_[same], minlength=T) / m
+            ybar_c_new = (m * ybar_c + e) / (m + 1)
+            s = sums.get(c)
+            if s is None:
+                s = self._source_sum_of(L[same])
+            g = self._unit_sources_of([node])[node]
+            U[in_c] += (np.outer(s[in_c], ybar_c - ybar_c_new) + np.outer(g[in_c], e - ybar_c_new)
+                        + (ybar_c_new - ybar_new) - (ybar_c - ybar))
+            sums[c] = s + g
+        else:  # a label alone on its component: a zero source, the offset e_t - ybar'
+            U[in_c] = e - ybar_new
+            sums[c] = None  # g_node, solved when a second label arrives there
         twin = PoissonLearning(solver=self.solver, tol=self.tol, max_iter=self.max_iter,
                                class_sizes=self.class_sizes, multigrid=self.multigrid,
                                unit_sources=self.unit_sources, factorise=self.factorise)
@@ -516,10 +544,10 @@ class PoissonLearning:
         twin.label_indices_ = np.append(self.label_indices_, t).astype(np.int64)
         twin.label_mean_ = ybar_new
         twin.decision_values_ = U
-        twin.reached_ = self.reached_
-        twin.n_iter_ = getattr(self, "unit_iter_", 0)  # the unit-source solve's (0 when it was held)
+        twin.reached_ = self.reached_ | in_c
+        twin.n_iter_ = getattr(self, "unit_iter_", 0) if g is not None else 0  # the unit-source solve's
         twin.residual_ = np.full(T, np.nan)  # not computed (a product with the Laplacian per class)
-        twin._source_sum = s + g
+        twin._source_sums = sums
         twin._loo = None
         return twin
 
