@@ -115,6 +115,7 @@ def test_poisson_with_the_kept_multigrid_matches_the_direct_solve(monkeypatch):
     from core.graph.poisson import PoissonLearning
 
     monkeypatch.setattr(poisson, "AMG_ABOVE", 50)
+    monkeypatch.setattr(poisson, "JACOBI_BEFORE_MULTIGRID", 0)  # the hierarchy at once
     X, y = make_blobs(500, centers=3, cluster_std=2.5, random_state=3)  # overlapping: one component
     W = knn_graph(X, 10)
     amg = NodeSetAMG()
@@ -223,6 +224,7 @@ def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monke
     import core.graph.poisson_learner as poisson_learner
 
     monkeypatch.setattr(poisson, "AMG_ABOVE", 50 if amg_above == "lu" else amg_above)
+    monkeypatch.setattr(poisson, "JACOBI_BEFORE_MULTIGRID", 0)  # the hierarchy at once where it applies
     monkeypatch.setattr(poisson_learner, "DIRECT_FILL_MAX", 10**12 if amg_above == "lu" else 0)
     X, y = make_blobs(600, centers=3, cluster_std=2.5, random_state=5)
     W = knn_graph(X, 10)

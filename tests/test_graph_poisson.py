@@ -263,15 +263,18 @@ def test_multigrid_cg_converges_on_a_graph_with_hubs(monkeypatch):
     deg = np.asarray(W.sum(1)).ravel()
     assert deg.max() > 5 * deg.min()  # hubs: the case this test is about
     monkeypatch.setattr(poisson, "AMG_ABOVE", 50)
+    monkeypatch.setattr(poisson, "JACOBI_BEFORE_MULTIGRID", 0)  # the hierarchy at once
     L = rng.choice(n, 6, replace=False)
     y = np.arange(6) % 2
     with warnings.catch_warnings():
         warnings.simplefilter("error", PoissonSolverWarning)  # no fallback to the direct solve
         warnings.simplefilter("ignore", DisconnectedGraphWarning)
-        model = PoissonLearning(solver="cg", tol=1e-10, multigrid=NodeSetAMG(), max_iter=500).fit(W, L, y)
+        amg = NodeSetAMG()
+        model = PoissonLearning(solver="cg", tol=1e-10, multigrid=amg, max_iter=500).fit(W, L, y)
         assert model.n_iter_ <= 40
         G = model._unit_sources_of(L)
         assert model.unit_iter_ <= 40
+    assert amg.n_builds == 1  # the unit sources ran on the fit's node set and hierarchy
     _, comp = poisson.connected_components(W, directed=False)
     for j in L.tolist():
         source = np.zeros(n)
@@ -328,3 +331,38 @@ def test_two_classes_take_one_cg_run(blobs, monkeypatch):
     assert len(runs) == 1
     assert_allclose(model.decision_values_, oracle_poisson(W, L, yb, 2), atol=1e-8)
     assert (model.residual_ < 1e-10).all()
+
+
+def _mixture_graph(n, seed):
+    from sklearn.neighbors import NearestNeighbors
+
+    from core.kernels.graph import neighbour_graph
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((2, 32))[rng.integers(2, size=n)] * 0.3 + rng.standard_normal((n, 32))
+    dist, ind = NearestNeighbors(n_neighbors=11).fit(X).kneighbors(X)
+    return neighbour_graph(ind[:, 1:], dist[:, 1:])
+
+
+def test_the_multigrid_is_built_only_where_jacobi_is_slow(monkeypatch):
+    """CG runs JACOBI_BEFORE_MULTIGRID Jacobi iterations before it builds a hierarchy: a kNN
+    graph in 32 dimensions (an expander) converges within them and builds none; two-moons (a
+    long, thin graph) builds one at its first solve and keeps it. Both equal the direct solve."""
+    import core.graph.poisson as poisson
+    from sklearn.datasets import make_moons
+
+    from core.graph.amg_precondition import NodeSetAMG
+
+    monkeypatch.setattr(poisson, "AMG_ABOVE", 50)
+    X, _ = make_moons(3000, noise=0.1, random_state=0)  # connected; Jacobi CG: 246 iterations
+    cases = [(_mixture_graph(3000, 0), 0), (knn_graph(X, 10), 1)]  # the mixture: 21 Jacobi iterations
+    for W, builds in cases:
+        L = np.array([5, 17, 40, 41])
+        y = np.array([0, 1, 0, 1])
+        amg = NodeSetAMG()
+        model = PoissonLearning(solver="cg", tol=1e-10, multigrid=amg).fit(W, L, y)
+        G = model._unit_sources_of(L)
+        assert amg.n_builds == builds, (builds, model.n_iter_)
+        direct = PoissonLearning(solver="direct").fit(W, L, y)
+        assert_allclose(model.decision_values_, direct.decision_values_, atol=1e-8)
+        assert_allclose(np.stack([G[j] for j in L]), np.stack([direct._unit_sources_of(L)[j] for j in L]), atol=1e-8)

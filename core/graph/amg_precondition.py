@@ -138,6 +138,10 @@ class NodeSetAMG:
         self._nodes = None
         self._solver = None
 
+    def holds(self, nodes: np.ndarray) -> bool:
+        """Whether the hierarchy held is that of ``nodes`` (sorted node indices)."""
+        return self._nodes is not None and np.array_equal(self._nodes, np.asarray(nodes, dtype=np.intp))
+
     def operator(self, A: sp.spmatrix, nodes: np.ndarray, null_vector: np.ndarray | None = None,
                  components: np.ndarray | None = None) -> LinearOperator:
         """One V-cycle of the hierarchy of ``A`` (rows: ``nodes``), built when ``nodes`` changed.

@@ -76,6 +76,12 @@ POISSON_SOLVERS = ("cg", "iteration", "direct")
 #: past them Jacobi CG carries on from its iterate (a guard: each V-cycle costs several matrix
 #: products, and a hierarchy that does not fit the matrix stalls rather than fails).
 MULTIGRID_MAX_ITER = 200
+#: Where no multigrid hierarchy is held for the node set, CG runs this many Jacobi iterations
+#: before one is built: a kNN graph in many dimensions (an expander: its normalised Laplacian's
+#: spectral gap is wide) converges in 20-60, for less than the hierarchy's set-up (seconds at
+#: 10^5 nodes); a graph of few dimensions (long, thin: hundreds to thousands) gets its hierarchy
+#: at the first solve, kept for the next.
+JACOBI_BEFORE_MULTIGRID = 100
 #: Unit-source solves (leave-one-out) made at a time: their right-hand sides and solutions are
 #: dense (n, block) arrays.
 UNIT_SOURCE_BLOCK = 16
@@ -329,10 +335,10 @@ class PoissonLearning:
         A = self._system_cache["normalised"]
         rhs = r[:, None] * BS
         cap = int(self.max_iter) if self.max_iter is not None else 10 * s
+        multigrid = self.multigrid is not None and s >= AMG_ABOVE
         M = None
-        if self.multigrid is not None and s >= AMG_ABOVE:  # kept by the caller while the nodes are
-            # built around the kernel D^1/2 1 of each component, projected off it (NodeSetAMG)
-            M = self.multigrid.operator(A, self._cg_nodes, null_vector=np.sqrt(d), components=comp)
+        if multigrid and self.multigrid.holds(self._cg_nodes):  # kept by the caller while the nodes are
+            M = self._multigrid_operator(A, d, comp)
         X = np.zeros_like(BS)
         solved = []
         for t in range(T):
@@ -349,12 +355,18 @@ class PoissonLearning:
             def tick(_xk, count=count):
                 count[0] += 1
 
-            if M is None:
-                v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=cap, callback=tick)
-            else:  # a preconditioner that stalls (it should not) costs MULTIGRID_MAX_ITER V-cycles, then Jacobi
-                v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=min(cap, MULTIGRID_MAX_ITER), M=M, callback=tick)
+            b = rhs[:, t]
+            # Jacobi; where a hierarchy may be built, only JACOBI_BEFORE_MULTIGRID iterations first
+            first = 0 if M is not None else min(cap, JACOBI_BEFORE_MULTIGRID) if multigrid else cap
+            v, info = cg(A, b, rtol=self.tol, maxiter=first, callback=tick) if first else (None, 1)
+            if info != 0 and multigrid and M is None and cap > count[0]:  # slowly mixing: build the hierarchy
+                M = self._multigrid_operator(A, d, comp)
+            if info != 0 and M is not None and cap > count[0]:
+                # a preconditioner that stalls (it should not) costs MULTIGRID_MAX_ITER V-cycles, then Jacobi
+                v, info = cg(A, b, x0=v, rtol=self.tol, maxiter=min(cap - count[0], MULTIGRID_MAX_ITER), M=M,
+                             callback=tick)
                 if info != 0 and cap > count[0]:
-                    v, info = cg(A, rhs[:, t], x0=v, rtol=self.tol, maxiter=cap - count[0], callback=tick)
+                    v, info = cg(A, b, x0=v, rtol=self.tol, maxiter=cap - count[0], callback=tick)
             if info != 0:
                 warnings.warn(f"CG stopped before the relative residual {self.tol:g} (class column {t}, {cap} "
                               "iterations); the direct sparse solve answers instead.", PoissonSolverWarning,
@@ -364,6 +376,11 @@ class PoissonLearning:
             solved.append(t)
             self.n_iter_ = max(self.n_iter_, count[0])
         return X
+
+    def _multigrid_operator(self, A, d, comp):
+        """The caller's hierarchy of ``A`` on this node set (built if not held), around the kernel
+        ``D^1/2 1`` of each component and projected off it (:class:`NodeSetAMG`)."""
+        return self.multigrid.operator(A, self._cg_nodes, null_vector=np.sqrt(d), components=comp)
 
     # ------------------------------------------------------------------ outputs
     def _check_fitted(self) -> None:
