@@ -288,7 +288,8 @@ class PoissonLearning:
         _, inv = np.unique(comp, return_inverse=True)
         k = inv.max() + 1
         tot = np.zeros((k, X.shape[1]))
-        np.add.at(tot, inv, (X if source else d[:, None] * X))
+        for t in range(X.shape[1]):  # bincount: np.add.at is ten times slower
+            tot[:, t] = np.bincount(inv, weights=X[:, t] if source else d * X[:, t], minlength=k)
         vol = np.bincount(inv, weights=d, minlength=k)
         shift = (tot / vol[:, None])[inv]
         X -= shift * d[:, None] if source else shift
