@@ -29,7 +29,11 @@ Solvers
 * ``"cg"`` (default): CG on ``(I - D^-1/2 W D^-1/2) V = D^-1/2 B``, ``U = D^-1/2 V``, as
   GraphLearning solves it (the symmetric form is the Jacobi-preconditioned system); the
   right-hand side is projected onto the range first. A CG run that stops early falls back to
-  ``"direct"`` with a :class:`PoissonSolverWarning`.
+  ``"direct"`` with a :class:`PoissonSolverWarning`. With a caller's ``multigrid`` holder on
+  at least :data:`~core.graph.amg_precondition.AMG_ABOVE` nodes, a run that has not converged
+  after :data:`JACOBI_BEFORE_MULTIGRID` iterations gets a smoothed-aggregation V-cycle built
+  around the kernel ``D^1/2 1`` and projected off it (docs/algorithms.md §10: built around the
+  constant, as pyamg does by default, it made CG stall on graphs with hubs).
 * ``"direct"`` (the oracle): one sparse LU of ``L`` with one node per component grounded
   (its row and column removed: non-singular on a connected component), then the projection.
 
@@ -110,10 +114,11 @@ class PoissonLearning:
         None: ``argmax_t U_it``. Otherwise the paper's weighting ``argmax_t (b_t / ybar_t) U_it``
         with ``b`` the given class proportions (``"uniform"``: ``1/T``).
     multigrid : core.graph.amg_precondition.NodeSetAMG, optional
-        CG on at least :data:`~core.graph.amg_precondition.AMG_ABOVE` nodes is preconditioned
-        by its multigrid V-cycle (kept by the caller between fits: the matrix depends only on
-        the nodes reached by a label); the answer is the same (same relative residual), in
-        about 30 iterations instead of hundreds.
+        CG on at least :data:`~core.graph.amg_precondition.AMG_ABOVE` nodes that has not
+        converged after :data:`JACOBI_BEFORE_MULTIGRID` Jacobi iterations is preconditioned by
+        its multigrid V-cycle (kept by the caller between fits: the matrix depends only on the
+        nodes reached by a label; once held, later solves use it at once); the answer is the
+        same (same relative residual), in 5-30 iterations where Jacobi needs hundreds.
     factorise : bool, default False
         With ``solver="cg"``: solve by a sparse LU of the grounded Laplacian instead, made once
         per node set and kept with its matrices (shared with the fits :meth:`add_label` makes);
