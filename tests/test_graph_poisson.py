@@ -272,16 +272,20 @@ def test_multigrid_cg_converges_on_a_graph_with_hubs(monkeypatch):
         amg = NodeSetAMG()
         model = PoissonLearning(solver="cg", tol=1e-10, multigrid=amg, max_iter=500).fit(W, L, y)
         assert model.n_iter_ <= 40
-        G = model._unit_sources_of(L)
+        G = model.unit_source_solutions()
+        assert model.unit_iter_ <= 40
+        full = {j: model._unit_source(j) for j in L.tolist()}
         assert model.unit_iter_ <= 40
     assert amg.n_builds == 1  # the unit sources ran on the fit's node set and hierarchy
     _, comp = poisson.connected_components(W, directed=False)
-    for j in L.tolist():
+    for k, j in enumerate(L.tolist()):
         source = np.zeros(n)
         source[j] = 1.0
         nodes = comp == comp[j]
         source[nodes] -= deg[nodes] / deg[nodes].sum()
-        assert_allclose(G[j], _grounded_solve(W, source), atol=1e-8)
+        oracle = _grounded_solve(W, source)
+        assert_allclose(full[j], oracle, atol=1e-8)
+        assert_allclose(G[:, k], oracle[L], atol=1e-8)
 
 
 def test_the_projected_v_cycle_is_symmetric_semidefinite_and_zero_on_the_kernel():
@@ -361,8 +365,28 @@ def test_the_multigrid_is_built_only_where_jacobi_is_slow(monkeypatch):
         y = np.array([0, 1, 0, 1])
         amg = NodeSetAMG()
         model = PoissonLearning(solver="cg", tol=1e-10, multigrid=amg).fit(W, L, y)
-        G = model._unit_sources_of(L)
+        G = model.unit_source_solutions()
         assert amg.n_builds == builds, (builds, model.n_iter_)
         direct = PoissonLearning(solver="direct").fit(W, L, y)
         assert_allclose(model.decision_values_, direct.decision_values_, atol=1e-8)
-        assert_allclose(np.stack([G[j] for j in L]), np.stack([direct._unit_sources_of(L)[j] for j in L]), atol=1e-8)
+        assert_allclose(G, direct.unit_source_solutions(), atol=1e-8)
+
+
+def test_the_unit_source_values_kept_are_symmetric_and_those_of_full_solves(blobs):
+    """The leave-one-out keeps g_j at the held nodes only, by the symmetry g_j(x_i) = g_i(x_j)
+    on a component: against the full solutions (direct), labels added one by one."""
+    X, y, L = blobs
+    W = knn_graph(X, 10)
+    held = {}
+    model = PoissonLearning(solver="cg", tol=1e-12, unit_sources=held).fit(W, L[:3], y[L[:3]], classes=[0, 1, 2, 3])
+    model.unit_source_solutions()
+    for j in L[3:]:
+        model = model.add_label(int(j), int(y[j]))
+    G = model.unit_source_solutions()
+    assert_allclose(G, G.T, atol=1e-9)
+    full = np.stack([model._unit_source(int(j)) for j in L], axis=1)  # (n, l)
+    assert_allclose(G, full[L], atol=1e-9)
+    direct = PoissonLearning(solver="direct").fit(W, L, y[L], classes=[0, 1, 2, 3])
+    assert_allclose(model.decision_values_, direct.decision_values_, atol=1e-8)
+    assert_allclose(model.loo_decision_values(), direct.loo_decision_values(), atol=1e-8)
+    assert all(len(v) <= len(L) for v in held.values())  # values at held nodes, not vectors of n

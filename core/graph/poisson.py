@@ -124,9 +124,11 @@ class PoissonLearning:
         per node set and kept with its matrices (shared with the fits :meth:`add_label` makes);
         for a caller that found the graph's fill small (:func:`core.graph.bordered_lu.rcm_bandwidth`).
     unit_sources : dict, optional
-        ``{node: g_node}``, the unit-source solutions of :meth:`unit_source_solutions` (shape
-        (n,) each) kept by the caller between fits on the same graph: each depends on its node
-        (and its component) alone, so a new fit solves only those of new labels.
+        ``{node: {other node: g_node(other)}}``, the unit-source solutions of
+        :meth:`unit_source_solutions` at the nodes held (the values the leave-one-out reads),
+        kept by the caller between fits on the same graph (an empty dict to start): each
+        depends on its node (and its component) alone, so a new fit solves only those of new
+        labels.
 
     Attributes (after :meth:`fit`)
     ----------
@@ -424,11 +426,32 @@ class PoissonLearning:
     def unit_source_solutions(self) -> np.ndarray:
         """``G[L, L]`` (l, l): column ``k`` is ``g_{x_k}`` (module docstring) at the labelled nodes.
 
-        One solve per label (for ``"direct"`` one LU and ``l`` triangular solves)."""
+        One solve per label not held yet (for ``"direct"`` one LU and triangular solves)."""
         self._check_fitted()
         L_all = self.labeled_
-        held = self._unit_sources_of(L_all)
-        return np.stack([held[j][L_all] for j in L_all.tolist()], axis=1)
+        nodes = L_all.tolist()
+        for _ in range(2):
+            held = self._unit_sources_of(L_all)
+            G = np.zeros((L_all.size, L_all.size))
+            comp = self._comp[L_all]
+            missing = []
+            for b, j in enumerate(nodes):
+                col = held[j]
+                for a, i in enumerate(nodes):
+                    if comp[a] != comp[b]:
+                        continue
+                    v = col.get(i)
+                    if v is None:
+                        v = held[i].get(j)
+                    if v is None:  # solved at the same time by another thread: solve again
+                        missing.append(j)
+                        break
+                    G[a, b] = v
+            if not missing:
+                return G
+            for j in set(missing):
+                held.pop(j, None)
+        raise RuntimeError("the unit-source solutions of the labelled nodes could not be gathered.")
 
     def _held_sources(self) -> dict:
         """:attr:`unit_sources`, or this fit's own dict when the caller keeps none."""
@@ -446,42 +469,59 @@ class PoissonLearning:
         return np.isin(self._comp, components) | self.reached_
 
     def _unit_sources_of(self, nodes) -> dict:
-        """``{node: g_node}`` (each of shape (n,)) for ``nodes``, solving those not held yet (in
-        :attr:`unit_sources` when the caller keeps them; else in a dict of this fit), at most
-        :data:`UNIT_SOURCE_BLOCK` right-hand sides at a time."""
+        """The held unit-source values after solving those of ``nodes`` not held yet, at most
+        :data:`UNIT_SOURCE_BLOCK` at a time: ``{j: {i: g_j(x_i)}}`` for the held nodes ``i``
+        of ``j``'s component (in :attr:`unit_sources` when the caller keeps them; else in a
+        dict of this fit). ``G`` restricted to a component is symmetric, ``g_j(x_i) = g_i(x_j)``
+        (``g_j = Q L^+ P e_j`` with ``P = I - pi 1^T`` and ``Q = P^T``), so each solve records its
+        values at the nodes held before it and theirs at it: ``O(h^2)`` numbers for ``h`` held
+        nodes instead of ``h`` vectors of n."""
         held = self._held_sources()
-        self.unit_iter_ = 0
         L = np.array([j for j in np.asarray(nodes).tolist() if j not in held], dtype=np.intp)
-        n = self._W.shape[0]
-        kept = self.n_iter_, self.residual_  # the fit's, not these solves'
-        region = self._region(self._comp[L]) if L.size else None
+        self.unit_iter_ = 0
         for a in range(0, L.size, UNIT_SOURCE_BLOCK):
-            block = L[a:a + UNIT_SOURCE_BLOCK]
-            E = np.zeros((n, block.size))
-            E[block, np.arange(block.size)] = 1.0
-            comp_b = self._comp[block]
-            for c in np.unique(comp_b):  # e_i - pi_c: a source that sums to zero on the component
-                in_c = self._comp == c
-                vol = self._deg[in_c].sum()
-                if vol > 0:
-                    E[np.ix_(in_c, np.flatnonzero(comp_b == c))] -= (self._deg[in_c] / vol)[:, None]
-            G = self._solve(E, region)
-            self.unit_iter_ = max(self.unit_iter_, self.n_iter_)
-            for k, j in enumerate(block.tolist()):  # zero outside its node's component
-                held[j] = np.where(self._comp == self._comp[j], G[:, k], 0.0)
-        self.n_iter_, self.residual_ = kept
+            self._solve_unit_sources(L[a:a + UNIT_SOURCE_BLOCK])
         return held
 
-    def _source_sum_of(self, L: np.ndarray) -> np.ndarray:
-        """``s = sum_{i in L} g_i`` (n,) of labels on one component: the sum of the held unit
-        sources, or ONE solve for the summed source ``sum_i (e_i - pi_c)`` when some are not held
-        (the solution is linear in the sources)."""
+    def _unit_source(self, node: int) -> np.ndarray:
+        """``g_node`` (n,), zero outside its component: one solve, its values recorded as
+        :meth:`_unit_sources_of` records them."""
+        self.unit_iter_ = 0
+        return self._solve_unit_sources(np.array([node], dtype=np.intp))[:, 0]
+
+    def _solve_unit_sources(self, block: np.ndarray) -> np.ndarray:
+        """Solve ``g_j`` for the nodes ``block`` (b,) on the fit's node set, record their values
+        (symmetric, see :meth:`_unit_sources_of`); returns them, shape (n, b), zero outside each
+        node's component."""
         held = self._held_sources()
-        if all(j in held for j in L.tolist()):
-            s = np.zeros(self._W.shape[0])
-            for j in L.tolist():
-                s += held[j]
-            return s
+        n = self._W.shape[0]
+        E = np.zeros((n, block.size))
+        E[block, np.arange(block.size)] = 1.0
+        comp_b = self._comp[block]
+        for c in np.unique(comp_b):  # e_i - pi_c: a source that sums to zero on the component
+            in_c = self._comp == c
+            vol = self._deg[in_c].sum()
+            if vol > 0:
+                E[np.ix_(in_c, np.flatnonzero(comp_b == c))] -= (self._deg[in_c] / vol)[:, None]
+        kept = self.n_iter_, self.residual_  # the fit's, not these solves'
+        G = self._solve(E, self._region(comp_b))
+        self.unit_iter_ = max(self.unit_iter_, self.n_iter_)
+        self.n_iter_, self.residual_ = kept
+        for k, j in enumerate(block.tolist()):
+            G[self._comp != self._comp[j], k] = 0.0
+            held.setdefault(j, {})
+        others = np.array(list(held), dtype=np.intp)  # list(): one step, safe beside another thread's inserts
+        for k, j in enumerate(block.tolist()):
+            same = others[self._comp[others] == self._comp[j]]
+            col = held[j]
+            for i, v in zip(same.tolist(), G[same, k].tolist()):
+                col[i] = v
+                held[i][j] = v
+        return G
+
+    def _source_sum_of(self, L: np.ndarray) -> np.ndarray:
+        """``s = sum_{i in L} g_i`` (n,) of labels on one component: ONE solve for the summed
+        source ``sum_i (e_i - pi_c)`` (the solution is linear in the sources)."""
         comp = self._comp[L[0]]
         nodes = self._comp == comp
         E = np.zeros((self._W.shape[0], 1))
@@ -540,17 +580,17 @@ class PoissonLearning:
         ybar_new = (l * ybar + e) / (l + 1)
         U = self.decision_values_.copy()
         U[self.reached_ & ~in_c] += ybar - ybar_new
-        sums = dict(getattr(self, "_source_sums", None) or {})  # component -> s_c, carried between labels
+        sums = dict(getattr(self, "_source_sums", None) or {})  # component -> s_c on it, carried between labels
         g = None
         if same.any():
             m = int(same.sum())
             ybar_c = np.bincount(self.label_indices_[same], minlength=T) / m
             ybar_c_new = (m * ybar_c + e) / (m + 1)
-            s = sums.get(c)
+            s = sums.get(c)  # on the component's nodes
             if s is None:
-                s = self._source_sum_of(L[same])
-            g = self._unit_sources_of([node])[node]
-            U[in_c] += (np.outer(s[in_c], ybar_c - ybar_c_new) + np.outer(g[in_c], e - ybar_c_new)
+                s = self._source_sum_of(L[same])[in_c]
+            g = self._unit_source(node)[in_c]
+            U[in_c] += (np.outer(s, ybar_c - ybar_c_new) + np.outer(g, e - ybar_c_new)
                         + (ybar_c_new - ybar_new) - (ybar_c - ybar))
             sums[c] = s + g
         else:  # a label alone on its component: a zero source, the offset e_t - ybar'
