@@ -12,7 +12,7 @@ from numpy.testing import assert_allclose
 from scipy.sparse.linalg import spsolve
 from sklearn.datasets import make_blobs
 
-from core.graph.poisson import DisconnectedGraphWarning, PoissonLearning, PoissonSolverWarning
+from core.graph.poisson import DisconnectedGraphWarning, PoissonLearning, PoissonSolverWarning, UnitSourceValues
 from core.graph.variance import variance_reduction
 from core.kernels import knn_graph, laplacian_eigenpairs
 
@@ -377,7 +377,7 @@ def test_the_unit_source_values_kept_are_symmetric_and_those_of_full_solves(blob
     on a component: against the full solutions (direct), labels added one by one."""
     X, y, L = blobs
     W = knn_graph(X, 10)
-    held = {}
+    held = UnitSourceValues()
     model = PoissonLearning(solver="cg", tol=1e-12, unit_sources=held).fit(W, L[:3], y[L[:3]], classes=[0, 1, 2, 3])
     model.unit_source_solutions()
     for j in L[3:]:
@@ -389,4 +389,23 @@ def test_the_unit_source_values_kept_are_symmetric_and_those_of_full_solves(blob
     direct = PoissonLearning(solver="direct").fit(W, L, y[L], classes=[0, 1, 2, 3])
     assert_allclose(model.decision_values_, direct.decision_values_, atol=1e-8)
     assert_allclose(model.loo_decision_values(), direct.loo_decision_values(), atol=1e-8)
-    assert all(len(v) <= len(L) for v in held.values())  # values at held nodes, not vectors of n
+    assert len(held) == len(L) and held._table.shape[0] <= 16  # values at held nodes, not vectors of n
+
+
+def test_the_kept_table_grows_and_solves_in_blocks(blobs, monkeypatch):
+    """40 labels solved 7 at a time, then 20 more one by one (the table grows past its first
+    16 x 16): G[L, L] equals the direct solver's, which keeps its own table."""
+    import core.graph.poisson as poisson
+
+    monkeypatch.setattr(poisson, "UNIT_SOURCE_BLOCK", 7)
+    X, y, _ = blobs
+    W = knn_graph(X, 10)
+    L = np.random.default_rng(9).permutation(300)[:60]
+    held = UnitSourceValues()
+    model = PoissonLearning(solver="cg", tol=1e-12, unit_sources=held).fit(W, L[:40], y[L[:40]], classes=[0, 1, 2, 3])
+    model.unit_source_solutions()
+    for j in L[40:]:
+        model = model.add_label(int(j), int(y[j]))
+    direct = PoissonLearning(solver="direct").fit(W, L, y[L], classes=[0, 1, 2, 3])
+    assert_allclose(model.unit_source_solutions(), direct.unit_source_solutions(), atol=1e-9)
+    assert len(held) == 60 and held._table.shape[0] < 120

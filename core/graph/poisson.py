@@ -62,6 +62,7 @@ in its component leaves it label-free: ``U^(-j)(x_j) = 0``.
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -73,7 +74,8 @@ from ._checks import check_graph, check_labels
 from .amg_precondition import AMG_ABOVE
 from .bordered_lu import spd_lu
 
-__all__ = ["PoissonLearning", "POISSON_SOLVERS", "PoissonSolverWarning", "DisconnectedGraphWarning"]
+__all__ = ["PoissonLearning", "UnitSourceValues", "POISSON_SOLVERS", "PoissonSolverWarning",
+           "DisconnectedGraphWarning"]
 
 POISSON_SOLVERS = ("cg", "iteration", "direct")
 #: Multigrid-preconditioned CG runs at most this many iterations per column (it needs 5-30);
@@ -97,6 +99,53 @@ class PoissonSolverWarning(RuntimeWarning):
 
 class DisconnectedGraphWarning(UserWarning):
     """Several components of the graph hold labels; each was solved on its own."""
+
+
+class UnitSourceValues:
+    """The unit-source solutions ``g_j`` (module docstring) at the nodes held, kept between fits
+    on one graph: a symmetric table ``G[i, j] = g_j(x_i)`` over the held nodes.
+
+    ``G`` restricted to a component is symmetric, ``g_j(x_i) = g_i(x_j)`` (``g_j = Q L^+ P e_j``
+    with ``P = I - pi 1^T`` and ``Q = P^T``; zero across components), so a solve records its
+    values at the nodes held before it in its column and its row: ``h^2`` numbers for ``h``
+    held nodes instead of ``h`` vectors of n (8 MB each at 10^6 nodes). Safe to share between
+    a learner and its twin refitted in another thread (a lock around each record and read).
+    """
+
+    def __init__(self):
+        self._row = {}  # node -> its row and column in the table
+        self._table = np.zeros((0, 0))
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __contains__(self, node) -> bool:
+        return node in self._row
+
+    def record(self, block: np.ndarray, G: np.ndarray) -> None:
+        """Keep the solutions ``G`` (n, b) of the nodes ``block`` (b,), zero outside each one's
+        component: their values at every held node (these included), in both directions."""
+        with self._lock:
+            for j in block.tolist():
+                self._row.setdefault(j, len(self._row))
+            h, size = len(self._row), self._table.shape[0]
+            if h > size:  # grown by half: amortised copies
+                grown = np.zeros((max(h, size + size // 2, 16),) * 2)
+                grown[:size, :size] = self._table
+                self._table = grown
+            nodes = np.fromiter(self._row.keys(), dtype=np.intp, count=h)
+            rows = np.fromiter(self._row.values(), dtype=np.intp, count=h)
+            for k, j in enumerate(block.tolist()):
+                r = self._row[j]
+                self._table[rows, r] = G[nodes, k]
+                self._table[r, rows] = G[nodes, k]
+
+    def values(self, nodes) -> np.ndarray:
+        """``G[nodes, nodes]`` (l, l), every node held (KeyError otherwise)."""
+        with self._lock:
+            rows = np.array([self._row[j] for j in np.asarray(nodes).tolist()], dtype=np.intp)
+            return self._table[np.ix_(rows, rows)].copy()
 
 
 class PoissonLearning:
@@ -123,10 +172,9 @@ class PoissonLearning:
         With ``solver="cg"``: solve by a sparse LU of the grounded Laplacian instead, made once
         per node set and kept with its matrices (shared with the fits :meth:`add_label` makes);
         for a caller that found the graph's fill small (:func:`core.graph.bordered_lu.rcm_bandwidth`).
-    unit_sources : dict, optional
-        ``{node: {other node: g_node(other)}}``, the unit-source solutions of
-        :meth:`unit_source_solutions` at the nodes held (the values the leave-one-out reads),
-        kept by the caller between fits on the same graph (an empty dict to start): each
+    unit_sources : UnitSourceValues, optional
+        The unit-source solutions of :meth:`unit_source_solutions` at the nodes held (the values
+        the leave-one-out reads), kept by the caller between fits on the same graph: each
         depends on its node (and its component) alone, so a new fit solves only those of new
         labels.
 
@@ -428,37 +476,14 @@ class PoissonLearning:
 
         One solve per label not held yet (for ``"direct"`` one LU and triangular solves)."""
         self._check_fitted()
-        L_all = self.labeled_
-        nodes = L_all.tolist()
-        for _ in range(2):
-            held = self._unit_sources_of(L_all)
-            G = np.zeros((L_all.size, L_all.size))
-            comp = self._comp[L_all]
-            missing = []
-            for b, j in enumerate(nodes):
-                col = held[j]
-                for a, i in enumerate(nodes):
-                    if comp[a] != comp[b]:
-                        continue
-                    v = col.get(i)
-                    if v is None:
-                        v = held[i].get(j)
-                    if v is None:  # solved at the same time by another thread: solve again
-                        missing.append(j)
-                        break
-                    G[a, b] = v
-            if not missing:
-                return G
-            for j in set(missing):
-                held.pop(j, None)
-        raise RuntimeError("the unit-source solutions of the labelled nodes could not be gathered.")
+        return self._unit_sources_of(self.labeled_).values(self.labeled_)
 
-    def _held_sources(self) -> dict:
-        """:attr:`unit_sources`, or this fit's own dict when the caller keeps none."""
+    def _held_sources(self) -> UnitSourceValues:
+        """:attr:`unit_sources`, or this fit's own table when the caller keeps none."""
         if self.unit_sources is not None:
             return self.unit_sources
         if getattr(self, "_own_sources", None) is None:
-            self._own_sources = {}
+            self._own_sources = UnitSourceValues()
         return self._own_sources
 
     def _region(self, components) -> np.ndarray:
@@ -468,14 +493,10 @@ class PoissonLearning:
         source on one component leaves the others at 0, in as many CG iterations)."""
         return np.isin(self._comp, components) | self.reached_
 
-    def _unit_sources_of(self, nodes) -> dict:
-        """The held unit-source values after solving those of ``nodes`` not held yet, at most
-        :data:`UNIT_SOURCE_BLOCK` at a time: ``{j: {i: g_j(x_i)}}`` for the held nodes ``i``
-        of ``j``'s component (in :attr:`unit_sources` when the caller keeps them; else in a
-        dict of this fit). ``G`` restricted to a component is symmetric, ``g_j(x_i) = g_i(x_j)``
-        (``g_j = Q L^+ P e_j`` with ``P = I - pi 1^T`` and ``Q = P^T``), so each solve records its
-        values at the nodes held before it and theirs at it: ``O(h^2)`` numbers for ``h`` held
-        nodes instead of ``h`` vectors of n."""
+    def _unit_sources_of(self, nodes) -> UnitSourceValues:
+        """The held unit-source values (:class:`UnitSourceValues`; :attr:`unit_sources` when the
+        caller keeps them, else this fit's own) after solving those of ``nodes`` not held yet,
+        at most :data:`UNIT_SOURCE_BLOCK` at a time."""
         held = self._held_sources()
         L = np.array([j for j in np.asarray(nodes).tolist() if j not in held], dtype=np.intp)
         self.unit_iter_ = 0
@@ -490,9 +511,9 @@ class PoissonLearning:
         return self._solve_unit_sources(np.array([node], dtype=np.intp))[:, 0]
 
     def _solve_unit_sources(self, block: np.ndarray) -> np.ndarray:
-        """Solve ``g_j`` for the nodes ``block`` (b,) on the fit's node set, record their values
-        (symmetric, see :meth:`_unit_sources_of`); returns them, shape (n, b), zero outside each
-        node's component."""
+        """Solve ``g_j`` for the nodes ``block`` (b,) on the fit's node set and record their values
+        (:meth:`UnitSourceValues.record`); returns them, shape (n, b), zero outside each node's
+        component."""
         held = self._held_sources()
         n = self._W.shape[0]
         E = np.zeros((n, block.size))
@@ -509,14 +530,7 @@ class PoissonLearning:
         self.n_iter_, self.residual_ = kept
         for k, j in enumerate(block.tolist()):
             G[self._comp != self._comp[j], k] = 0.0
-            held.setdefault(j, {})
-        others = np.array(list(held), dtype=np.intp)  # list(): one step, safe beside another thread's inserts
-        for k, j in enumerate(block.tolist()):
-            same = others[self._comp[others] == self._comp[j]]
-            col = held[j]
-            for i, v in zip(same.tolist(), G[same, k].tolist()):
-                col[i] = v
-                held[i][j] = v
+        held.record(block, G)
         return G
 
     def _source_sum_of(self, L: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ from ._checks import check_graph
 from .amg_precondition import NodeSetAMG
 from .bordered_lu import FILL_MAX, rcm_bandwidth
 from .outputs import GraphOutputs
-from .poisson import PoissonLearning
+from .poisson import PoissonLearning, UnitSourceValues
 from .variance import VARIANCE_RANK, SpectralField, VarianceCriterion
 
 __all__ = ["PoissonLearner", "VarianceCriterion", "SpectralField", "VARIANCE_RANK"]
@@ -108,7 +108,7 @@ class PoissonLearner(GraphOutputs):
         self.variance_rank = int(variance_rank)
         self._spectrum = None
         self._multigrid = NodeSetAMG()  # the CG preconditioner, kept while the reached nodes are
-        self._unit_sources = {}  # node -> its unit-source solution (LOO), on this fixed graph
+        self._unit_sources = UnitSourceValues()  # the LOO's unit-source values, on this fixed graph
         self._direct = None  # solve by a kept sparse LU (decided at the first fit)
         self._fit = None
         self._loo = None
