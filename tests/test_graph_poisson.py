@@ -409,3 +409,25 @@ def test_the_kept_table_grows_and_solves_in_blocks(blobs, monkeypatch):
     direct = PoissonLearning(solver="direct").fit(W, L, y[L], classes=[0, 1, 2, 3])
     assert_allclose(model.unit_source_solutions(), direct.unit_source_solutions(), atol=1e-9)
     assert len(held) == 60 and held._table.shape[0] < 120
+
+
+def test_the_learner_factorises_only_graphs_where_jacobi_is_slow(monkeypatch):
+    """The kept sparse LU is for graphs that fill little AND mix slowly: with the fill bound
+    lifted, two-moons (246 Jacobi iterations) is factorised, the 32-dimensional mixture (21)
+    is solved by CG; both learners equal the direct solve."""
+    import core.graph.poisson_learner as poisson_learner
+    from sklearn.datasets import make_moons
+
+    from core.graph.poisson import jacobi_cg_converges
+    from core.graph.poisson_learner import PoissonLearner
+
+    monkeypatch.setattr(poisson_learner, "DIRECT_FILL_MAX", 10**12)
+    X, _ = make_moons(3000, noise=0.1, random_state=0)
+    for W, factorised in [(knn_graph(X, 10), True), (_mixture_graph(3000, 0), False)]:
+        assert jacobi_cg_converges(W, 100) == (not factorised)
+        learner = PoissonLearner(W, ["a", "b"])
+        learner.add_many([5, 17, 40], ["a", "b", "a"])
+        learner.add(41, "b")
+        assert learner._direct == factorised
+        direct = PoissonLearning(solver="direct").fit(W, [5, 17, 40, 41], [0, 1, 0, 1])
+        assert_allclose(learner.raw_values, direct.decision_values_, atol=1e-8)
