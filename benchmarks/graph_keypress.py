@@ -246,9 +246,9 @@ def poisson_pool(pool: str, n: int, seed: int = 0):
 
 
 def run_solves(pool: str, n: int | None, neighbours: str | None, presses: int, max_minutes: float,
-               seed: int = 0) -> tuple:
-    """Poisson learning's parts (module docstring): ``(n, rows, note)``, each row (part, wall s,
-    CPU s, CG iterations, solver); the note describes the graph."""
+               seed: int = 0) -> str:
+    """Poisson learning's parts (module docstring), each printed as a table row as it ends (the
+    solver on the last two rows); returns a note describing the graph."""
     import threading
 
     from core import strategies
@@ -268,11 +268,14 @@ def run_solves(pool: str, n: int | None, neighbours: str | None, presses: int, m
                       f"{time.process_time():.0f} s in all) | | | |", flush=True)
                 os._exit(3)
 
-    def timed(name, fn, iterations=lambda: ""):
+    def timed(name, fn, iterations=lambda: "", show=True):
         state["part"] = name
         w, c = time.perf_counter(), time.process_time()
         fn()
         rows.append((name, time.perf_counter() - w, time.process_time() - c, iterations()))
+        if show:  # as it comes: a part that never ends still leaves the ones before it
+            print(f"| {pool} | {W.shape[0]:,} | {name} | {rows[-1][1]:.2f} | {rows[-1][2]:.2f} | {rows[-1][3]} | |",
+                  flush=True)
         return rows[-1]
 
     state["part"] = "graph"
@@ -288,6 +291,7 @@ def run_solves(pool: str, n: int | None, neighbours: str | None, presses: int, m
     else:
         W, y = poisson_pool(pool, n, seed)
     rows.append(("graph (kNN, k = 10)", time.perf_counter() - w, time.process_time() - c, ""))
+    print(f"| {pool} | {W.shape[0]:,} | {rows[-1][0]} | {rows[-1][1]:.2f} | {rows[-1][2]:.2f} | | |", flush=True)
     from scipy.sparse.csgraph import connected_components
 
     sizes = np.bincount(connected_components(W, directed=False)[1])
@@ -304,16 +308,19 @@ def run_solves(pool: str, n: int | None, neighbours: str | None, presses: int, m
     adds, loos = [], []
     for _ in range(presses):
         i = strategies.query_one(learner, "margin", rng)
-        adds.append(timed("label added", lambda i=i: learner.add(i, str(y[i])), lambda: learner._fit.n_iter_))
-        loos.append(timed("LOO after it", learner.loo_decision_values))
+        adds.append(timed("label added", lambda i=i: learner.add(i, str(y[i])), lambda: learner._fit.n_iter_,
+                          show=False))
+        loos.append(timed("LOO after it", learner.loo_decision_values, show=False))
         del rows[-2:]
+    solver = "kept sparse LU" if learner._direct else f"CG, {learner._multigrid.n_builds} hierarchies"
     for name, got in (("label added (median)", adds), ("LOO after it (median)", loos)):
         if got:
-            rows.append((name, statistics.median(r[1] for r in got), statistics.median(r[2] for r in got),
-                         max((r[3] for r in got if r[3] != ""), default="")))
+            row = (name, statistics.median(r[1] for r in got), statistics.median(r[2] for r in got),
+                   max((r[3] for r in got if r[3] != ""), default=""))
+            print(f"| {pool} | {W.shape[0]:,} | {name} | {row[1]:.2f} | {row[2]:.2f} | {row[3]} | {solver} |",
+                  flush=True)
     state["part"] = None
-    solver = "kept sparse LU" if learner._direct else f"CG, {learner._multigrid.n_builds} hierarchies"
-    return W.shape[0], [(*row, solver) for row in rows], note
+    return note
 
 
 def main_solves(args) -> int:
@@ -328,10 +335,7 @@ def main_solves(args) -> int:
     notes = []
     for n in ([None] if args.neighbours else args.n):
         pool = "mixture (stored neighbours)" if args.neighbours else args.pool
-        size, rows, note = run_solves(pool, n, args.neighbours, args.presses, args.max_minutes)
-        for name, wall, cpu, iters, solver in rows:
-            print(f"| {pool} | {size:,} | {name} | {wall:.2f} | {cpu:.2f} | {iters} | {solver} |", flush=True)
-        notes.append(note)
+        notes.append(run_solves(pool, n, args.neighbours, args.presses, args.max_minutes))
     for note in notes:
         print(note)
     print("load average after:", " ".join(f"{v:.2f}" for v in os.getloadavg()))
