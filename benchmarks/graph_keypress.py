@@ -18,10 +18,21 @@ each the margin query of the model of the moment, with the reads a session makes
 query); the refit runs in a worker thread on the learner's twin while the press is timed, as
 ``labeler/session/graph_refit.py`` does (``--in-request``: in the press, as before).
 
+Poisson learning's solves (``--solves``): the learner alone, part by part, on ``--pool moons``
+(two-moons, noise 0.1) or ``--pool mixture`` (``benchmarks/scale.py``'s Gaussian mixture in 32
+dimensions, a kNN graph with hubs) of ``--n`` points, or on ``--neighbours FILE``: the graph, the
+learner's checks, the first fit (one label per class), the first LOO (the unit-source solves of
+those labels), then per press the label's update (one unit-source solve) and the LOO after it;
+wall and CPU seconds (the process's, all threads: what the work costs when the machine's other
+jobs take turns on its cores), the largest CG iteration count of the part's solves, the solver
+(a kept sparse LU, or CG with the multigrid hierarchies built so far). ``--max-minutes``: a part
+still running then is reported as unfinished and the run stops (the process exits).
+
 Usage::
 
     python benchmarks/graph_keypress.py [--n 20000] [--models rls harmonic lgc poisson] [--presses 20]
     python benchmarks/graph_keypress.py --neighbours /tmp/knn_scale-1000000-32-10-0.npz --models harmonic lgc poisson --presses 5
+    python benchmarks/graph_keypress.py --solves --pool mixture --n 20000 100000 --presses 5
 
 prints, per model, the median and 95th percentile of each part in milliseconds and the load
 average before and after. Wall-clock times of a process sharing the machine: compare rows of
@@ -219,6 +230,118 @@ def run_learner(neighbours: str, model: str, presses: int, seed: int = 0, backgr
     return {"create": create, "rows": rows, "n": n}
 
 
+def poisson_pool(pool: str, n: int, seed: int = 0):
+    """The kNN graph (k = 10) and labels of ``pool`` ("moons" or "mixture") of n points."""
+    from core.kernels.graph import knn_graph
+
+    if pool == "moons":
+        from sklearn.datasets import make_moons
+
+        X, y = make_moons(n, noise=0.1, random_state=seed)
+    else:
+        from scale import mixture  # benchmarks/scale.py
+
+        X, y = mixture(n, 32, 2, seed)
+    return knn_graph(X, 10, seed=seed), y
+
+
+def run_solves(pool: str, n: int | None, neighbours: str | None, presses: int, max_minutes: float,
+               seed: int = 0) -> str:
+    """Poisson learning's parts (module docstring), each printed as a table row as it ends (the
+    solver on the last two rows); returns a note describing the graph."""
+    import threading
+
+    from core import strategies
+    from core.graph.poisson_learner import PoissonLearner
+
+    rows = []
+    state = {"part": None}
+
+    def watchdog():
+        start = time.perf_counter()
+        while True:
+            time.sleep(5)
+            if state["part"] is None:
+                return
+            if time.perf_counter() - start > 60 * max_minutes:
+                print(f"| {pool} | {n or 'file'} | {state['part']} | not finished after {max_minutes:g} min (CPU "
+                      f"{time.process_time():.0f} s in all) | | | |", flush=True)
+                os._exit(3)
+
+    def timed(name, fn, iterations=lambda: "", show=True):
+        state["part"] = name
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        rows.append((name, time.perf_counter() - w, time.process_time() - c, iterations()))
+        if show:  # as it comes: a part that never ends still leaves the ones before it
+            print(f"| {pool} | {W.shape[0]:,} | {name} | {rows[-1][1]:.2f} | {rows[-1][2]:.2f} | {rows[-1][3]} | |",
+                  flush=True)
+        return rows[-1]
+
+    state["part"] = "graph"
+    threading.Thread(target=watchdog, daemon=True).start()
+    w, c = time.perf_counter(), time.process_time()
+    if neighbours:
+        from scale import mixture
+        from core.kernels.graph import neighbour_graph
+
+        f = np.load(neighbours)
+        W = neighbour_graph(f["ind"][:, :10], f["dist"][:, :10])
+        _, y = mixture(W.shape[0], 32, 2, seed)
+    else:
+        W, y = poisson_pool(pool, n, seed)
+    rows.append(("graph (kNN, k = 10)", time.perf_counter() - w, time.process_time() - c, ""))
+    print(f"| {pool} | {W.shape[0]:,} | {rows[-1][0]} | {rows[-1][1]:.2f} | {rows[-1][2]:.2f} | | |", flush=True)
+    from scipy.sparse.csgraph import connected_components
+
+    sizes = np.bincount(connected_components(W, directed=False)[1])
+    note = (f"{pool}, n = {W.shape[0]:,}: {sizes.size} components, the largest {sizes.max():,} nodes; degrees "
+            f"{int(W.getnnz(axis=1).min())}-{int(W.getnnz(axis=1).max())}")
+    holder = {}
+    timed("learner (graph checks)", lambda: holder.setdefault("l", PoissonLearner(W, ["0", "1"], random_state=seed)))
+    learner = holder["l"]
+    rng = np.random.default_rng(seed)
+    first = [int(rng.choice(np.flatnonzero(y == c))) for c in range(2)]
+    timed("first fit (1 label per class)", lambda: learner.add_many(first, [str(y[i]) for i in first]),
+          lambda: learner._fit.n_iter_)
+    timed("first LOO (unit sources of those)", learner.loo_decision_values, lambda: learner._fit.unit_iter_)
+    adds, loos = [], []
+    for _ in range(presses):
+        i = strategies.query_one(learner, "margin", rng)
+        adds.append(timed("label added", lambda i=i: learner.add(i, str(y[i])), lambda: learner._fit.n_iter_,
+                          show=False))
+        loos.append(timed("LOO after it", learner.loo_decision_values, show=False))
+        del rows[-2:]
+    solver = "kept sparse LU" if learner._direct else f"CG, {learner._multigrid.n_builds} hierarchies"
+    for name, got in (("label added (median)", adds), ("LOO after it (median)", loos)):
+        if got:
+            row = (name, statistics.median(r[1] for r in got), statistics.median(r[2] for r in got),
+                   max((r[3] for r in got if r[3] != ""), default=""))
+            print(f"| {pool} | {W.shape[0]:,} | {name} | {row[1]:.2f} | {row[2]:.2f} | {row[3]} | {solver} |",
+                  flush=True)
+    state["part"] = None
+    return note
+
+
+def main_solves(args) -> int:
+    import warnings
+
+    from core.graph.poisson import DisconnectedGraphWarning
+
+    warnings.simplefilter("ignore", DisconnectedGraphWarning)  # the mixture's clusters: its own components
+    print("load average before:", " ".join(f"{v:.2f}" for v in os.getloadavg()))
+    print("| pool | n | part | wall s | CPU s | CG iterations (max) | solver |")
+    print("|---|---:|---|---:|---:|---:|---|")
+    notes = []
+    for n in ([None] if args.neighbours else args.n):
+        pool = "mixture (stored neighbours)" if args.neighbours else args.pool
+        notes.append(run_solves(pool, n, args.neighbours, args.presses, args.max_minutes))
+    for note in notes:
+        print(note)
+    print("load average after:", " ".join(f"{v:.2f}" for v in os.getloadavg()))
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, nargs="+", default=[20000])
@@ -228,7 +351,12 @@ def main(argv=None) -> int:
     p.add_argument("--neighbours", help="the graph learner alone on these stored kNN neighbours (.npz: ind, dist)")
     p.add_argument("--in-request", action="store_true",
                    help="with --neighbours: the refit in the press (as before the background refits)")
+    p.add_argument("--solves", action="store_true", help="Poisson learning's solves part by part (module docstring)")
+    p.add_argument("--pool", choices=["moons", "mixture"], default="mixture", help="with --solves")
+    p.add_argument("--max-minutes", type=float, default=20.0, help="with --solves: stop a part running longer")
     args = p.parse_args(argv)
+    if args.solves:
+        return main_solves(args)
     if not args.neighbours:
         install_timers()
     print("load average before:", " ".join(f"{v:.2f}" for v in os.getloadavg()))

@@ -9,6 +9,8 @@ run here."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -19,6 +21,7 @@ import core.graph.active as active
 from core.graph import HarmonicFunction
 from core.graph.active import GraphLearner
 from core.graph.amg_precondition import GroundedLaplacianAMG
+from core.graph.poisson import DisconnectedGraphWarning
 from core.kernels.graph import knn_graph
 
 
@@ -112,6 +115,7 @@ def test_poisson_with_the_kept_multigrid_matches_the_direct_solve(monkeypatch):
     from core.graph.poisson import PoissonLearning
 
     monkeypatch.setattr(poisson, "AMG_ABOVE", 50)
+    monkeypatch.setattr(poisson, "JACOBI_BEFORE_MULTIGRID", 0)  # the hierarchy at once
     X, y = make_blobs(500, centers=3, cluster_std=2.5, random_state=3)  # overlapping: one component
     W = knn_graph(X, 10)
     amg = NodeSetAMG()
@@ -220,7 +224,9 @@ def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monke
     import core.graph.poisson_learner as poisson_learner
 
     monkeypatch.setattr(poisson, "AMG_ABOVE", 50 if amg_above == "lu" else amg_above)
+    monkeypatch.setattr(poisson, "JACOBI_BEFORE_MULTIGRID", 0)  # the hierarchy at once where it applies
     monkeypatch.setattr(poisson_learner, "DIRECT_FILL_MAX", 10**12 if amg_above == "lu" else 0)
+    monkeypatch.setattr(poisson_learner, "jacobi_cg_converges", lambda *args, **kwargs: False)  # LU by the fill alone
     X, y = make_blobs(600, centers=3, cluster_std=2.5, random_state=5)
     W = knn_graph(X, 10)
     learner = PoissonLearner(W, ["a", "b", "c"])
@@ -259,16 +265,23 @@ def test_poisson_one_label_at_a_time_by_linearity_matches_the_direct_solve(monke
     weighted = PoissonLearner(W, ["a", "b", "c"], class_mass=True)
     weighted.add_many(list(learner.labels), list(learner.labels.values()))
     assert_allclose(learner.class_values, weighted.class_values, atol=1e-8)
-    # two copies of the graph: a label in the second one is a fresh fit (two components)
+    # two copies of the graph: a label in the second one reaches it without a solve (its source
+    # is zero), later ones on either component by one unit-source solve each
     W2 = sp.block_diag([W, W]).tocsr()
     two = PoissonLearner(W2, ["a", "b", "c"])
     for i in order[:6]:
         two.add(int(i), names[y[i]])
-    assert two._fit.add_label(600 + int(order[0]), 0) is None
-    two.add(600 + int(order[0]), names[y[order[0]]])
-    check(two, W2)
-    two.add(600 + int(order[1]), names[y[order[1]]])  # two components hold labels: fresh fits
-    check(two, W2)
+    for i in [600 + int(order[0]), 600 + int(order[1]), int(order[6]), 600 + int(order[2]), int(order[7])]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DisconnectedGraphWarning)  # the direct fits of check()
+            two.add(i, names[y[i % 600]])
+            assert np.isnan(two._fit.residual_).all()  # by linearity, not a fresh fit
+            check(two, W2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DisconnectedGraphWarning)
+        fresh2 = PoissonLearner(W2, ["a", "b", "c"])
+        fresh2.add_many(list(two.labels), list(two.labels.values()))
+    assert_allclose(two.loo_decision_values(), fresh2.loo_decision_values(), atol=1e-8)
 
 
 @pytest.mark.parametrize("iterative_above", [3000, 50], ids=["lu", "cg"])

@@ -29,7 +29,11 @@ Solvers
 * ``"cg"`` (default): CG on ``(I - D^-1/2 W D^-1/2) V = D^-1/2 B``, ``U = D^-1/2 V``, as
   GraphLearning solves it (the symmetric form is the Jacobi-preconditioned system); the
   right-hand side is projected onto the range first. A CG run that stops early falls back to
-  ``"direct"`` with a :class:`PoissonSolverWarning`.
+  ``"direct"`` with a :class:`PoissonSolverWarning`. With a caller's ``multigrid`` holder on
+  at least :data:`~core.graph.amg_precondition.AMG_ABOVE` nodes, a run that has not converged
+  after :data:`JACOBI_BEFORE_MULTIGRID` iterations gets a smoothed-aggregation V-cycle built
+  around the kernel ``D^1/2 1`` and projected off it (docs/algorithms.md §10: built around the
+  constant, as pyamg does by default, it made CG stall on graphs with hubs).
 * ``"direct"`` (the oracle): one sparse LU of ``L`` with one node per component grounded
   (its row and column removed: non-singular on a connected component), then the projection.
 
@@ -58,6 +62,7 @@ in its component leaves it label-free: ``U^(-j)(x_j) = 0``.
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -66,12 +71,26 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import cg
 
 from ._checks import check_graph, check_labels
-from .amg_precondition import AMG_ABOVE
+from .amg_precondition import AMG_ABOVE, kernel_projection
 from .bordered_lu import spd_lu
 
-__all__ = ["PoissonLearning", "POISSON_SOLVERS", "PoissonSolverWarning", "DisconnectedGraphWarning"]
+__all__ = ["PoissonLearning", "UnitSourceValues", "jacobi_cg_converges", "POISSON_SOLVERS", "PoissonSolverWarning",
+           "DisconnectedGraphWarning"]
 
 POISSON_SOLVERS = ("cg", "iteration", "direct")
+#: Multigrid-preconditioned CG runs at most this many iterations per column (it needs 5-30);
+#: past them Jacobi CG carries on from its iterate (a guard: each V-cycle costs several matrix
+#: products, and a hierarchy that does not fit the matrix stalls rather than fails).
+MULTIGRID_MAX_ITER = 200
+#: Where no multigrid hierarchy is held for the node set, CG runs this many Jacobi iterations
+#: before one is built: a kNN graph in many dimensions (an expander: its normalised Laplacian's
+#: spectral gap is wide) converges in 20-60, for less than the hierarchy's set-up (seconds at
+#: 10^5 nodes); a graph of few dimensions (long, thin: hundreds to thousands) gets its hierarchy
+#: at the first solve, kept for the next.
+JACOBI_BEFORE_MULTIGRID = 100
+#: Unit-source solves (leave-one-out) made at a time: their right-hand sides and solutions are
+#: dense (n, block) arrays.
+UNIT_SOURCE_BLOCK = 16
 
 
 class PoissonSolverWarning(RuntimeWarning):
@@ -80,6 +99,89 @@ class PoissonSolverWarning(RuntimeWarning):
 
 class DisconnectedGraphWarning(UserWarning):
     """Several components of the graph hold labels; each was solved on its own."""
+
+
+def jacobi_cg_converges(W, max_iter: int, tol: float = 1e-10, seed: int = 0) -> bool:
+    """Whether Jacobi CG reaches the relative residual ``tol`` within ``max_iter`` iterations on
+    the graph's normalised Laplacian ``I - D^-1/2 W D^-1/2`` for a random consistent right-hand
+    side (orthogonal to ``D^1/2 1`` on each component; every eigenvector excited, so the
+    sources of Poisson learning converge as fast or faster). True on an expander (a kNN graph
+    in many dimensions: a wide spectral gap), False on a long, thin graph.
+
+    Parameters
+    ----------
+    W : sparse matrix of shape (n, n)
+        Symmetric non-negative weights (checked by the caller).
+    max_iter : int
+    tol : float
+    seed : int
+        Seeds the right-hand side.
+
+    Returns
+    -------
+    bool
+    """
+    W = sp.csr_matrix(W)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    S = np.flatnonzero(d > 0)
+    if S.size < 2:
+        return True
+    W_S = W[S][:, S]
+    r = 1.0 / np.sqrt(d[S])
+    A = sp.identity(S.size, format="csr") - sp.diags(r) @ W_S @ sp.diags(r)
+    _, comp = connected_components(W_S, directed=False)
+    b = kernel_projection(np.sqrt(d[S]), comp)(np.random.default_rng(seed).standard_normal(S.size))
+    if not b.any():
+        return True
+    _, info = cg(A.tocsr(), b, rtol=tol, maxiter=int(max_iter))
+    return info == 0
+
+
+class UnitSourceValues:
+    """The unit-source solutions ``g_j`` (module docstring) at the nodes held, kept between fits
+    on one graph: a symmetric table ``G[i, j] = g_j(x_i)`` over the held nodes.
+
+    ``G`` restricted to a component is symmetric, ``g_j(x_i) = g_i(x_j)`` (``g_j = Q L^+ P e_j``
+    with ``P = I - pi 1^T`` and ``Q = P^T``; zero across components), so a solve records its
+    values at the nodes held before it in its column and its row: ``h^2`` numbers for ``h``
+    held nodes instead of ``h`` vectors of n (8 MB each at 10^6 nodes). Safe to share between
+    a learner and its twin refitted in another thread (a lock around each record and read).
+    """
+
+    def __init__(self):
+        self._row = {}  # node -> its row and column in the table
+        self._table = np.zeros((0, 0))
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __contains__(self, node) -> bool:
+        return node in self._row
+
+    def record(self, block: np.ndarray, G: np.ndarray) -> None:
+        """Keep the solutions ``G`` (n, b) of the nodes ``block`` (b,), zero outside each one's
+        component: their values at every held node (these included), in both directions."""
+        with self._lock:
+            for j in block.tolist():
+                self._row.setdefault(j, len(self._row))
+            h, size = len(self._row), self._table.shape[0]
+            if h > size:  # grown by half: amortised copies
+                grown = np.zeros((max(h, size + size // 2, 16),) * 2)
+                grown[:size, :size] = self._table
+                self._table = grown
+            nodes = np.fromiter(self._row.keys(), dtype=np.intp, count=h)
+            rows = np.fromiter(self._row.values(), dtype=np.intp, count=h)
+            for k, j in enumerate(block.tolist()):
+                r = self._row[j]
+                self._table[rows, r] = G[nodes, k]
+                self._table[r, rows] = G[nodes, k]
+
+    def values(self, nodes) -> np.ndarray:
+        """``G[nodes, nodes]`` (l, l), every node held (KeyError otherwise)."""
+        with self._lock:
+            rows = np.array([self._row[j] for j in np.asarray(nodes).tolist()], dtype=np.intp)
+            return self._table[np.ix_(rows, rows)].copy()
 
 
 class PoissonLearning:
@@ -97,18 +199,20 @@ class PoissonLearning:
         None: ``argmax_t U_it``. Otherwise the paper's weighting ``argmax_t (b_t / ybar_t) U_it``
         with ``b`` the given class proportions (``"uniform"``: ``1/T``).
     multigrid : core.graph.amg_precondition.NodeSetAMG, optional
-        CG on at least :data:`~core.graph.amg_precondition.AMG_ABOVE` nodes is preconditioned
-        by its multigrid V-cycle (kept by the caller between fits: the matrix depends only on
-        the nodes reached by a label); the answer is the same (same relative residual), in
-        about 30 iterations instead of hundreds.
+        CG on at least :data:`~core.graph.amg_precondition.AMG_ABOVE` nodes that has not
+        converged after :data:`JACOBI_BEFORE_MULTIGRID` Jacobi iterations is preconditioned by
+        its multigrid V-cycle (kept by the caller between fits: the matrix depends only on the
+        nodes reached by a label; once held, later solves use it at once); the answer is the
+        same (same relative residual), in 5-30 iterations where Jacobi needs hundreds.
     factorise : bool, default False
         With ``solver="cg"``: solve by a sparse LU of the grounded Laplacian instead, made once
         per node set and kept with its matrices (shared with the fits :meth:`add_label` makes);
         for a caller that found the graph's fill small (:func:`core.graph.bordered_lu.rcm_bandwidth`).
-    unit_sources : dict, optional
-        ``{node: g_node}``, the unit-source solutions of :meth:`unit_source_solutions` (shape
-        (n,) each) kept by the caller between fits on the same graph: each depends on its node
-        (and its component) alone, so a new fit solves only those of new labels.
+    unit_sources : UnitSourceValues, optional
+        The unit-source solutions of :meth:`unit_source_solutions` at the nodes held (the values
+        the leave-one-out reads), kept by the caller between fits on the same graph: each
+        depends on its node (and its component) alone, so a new fit solves only those of new
+        labels.
 
     Attributes (after :meth:`fit`)
     ----------
@@ -275,7 +379,8 @@ class PoissonLearning:
         _, inv = np.unique(comp, return_inverse=True)
         k = inv.max() + 1
         tot = np.zeros((k, X.shape[1]))
-        np.add.at(tot, inv, (X if source else d[:, None] * X))
+        for t in range(X.shape[1]):  # bincount: np.add.at is ten times slower
+            tot[:, t] = np.bincount(inv, weights=X[:, t] if source else d * X[:, t], minlength=k)
         vol = np.bincount(inv, weights=d, minlength=k)
         shift = (tot / vol[:, None])[inv]
         X -= shift * d[:, None] if source else shift
@@ -322,27 +427,52 @@ class PoissonLearning:
         A = self._system_cache["normalised"]
         rhs = r[:, None] * BS
         cap = int(self.max_iter) if self.max_iter is not None else 10 * s
+        multigrid = self.multigrid is not None and s >= AMG_ABOVE
         M = None
-        if self.multigrid is not None and s >= AMG_ABOVE:  # kept by the caller while the nodes are
-            M = self.multigrid.operator(A, self._cg_nodes)
+        if multigrid and self.multigrid.holds(self._cg_nodes):  # kept by the caller while the nodes are
+            M = self._multigrid_operator(A, d, comp)
         X = np.zeros_like(BS)
+        solved = []
         for t in range(T):
             if not rhs[:, t].any():
+                continue
+            # two classes: the second column's source is minus the first's (the rows of Y - ybar
+            # sum to zero), and so is its solution: one CG run for both
+            twin = next((u for u in solved if np.allclose(rhs[:, t], -rhs[:, u], rtol=1e-13, atol=0.0)), None)
+            if twin is not None:
+                X[:, t] = -X[:, twin]
                 continue
             count = [0]
 
             def tick(_xk, count=count):
                 count[0] += 1
 
-            v, info = cg(A, rhs[:, t], rtol=self.tol, maxiter=cap, M=M, callback=tick)
+            b = rhs[:, t]
+            # Jacobi; where a hierarchy may be built, only JACOBI_BEFORE_MULTIGRID iterations first
+            first = 0 if M is not None else min(cap, JACOBI_BEFORE_MULTIGRID) if multigrid else cap
+            v, info = cg(A, b, rtol=self.tol, maxiter=first, callback=tick) if first else (None, 1)
+            if info != 0 and multigrid and M is None and cap > count[0]:  # slowly mixing: build the hierarchy
+                M = self._multigrid_operator(A, d, comp)
+            if info != 0 and M is not None and cap > count[0]:
+                # a preconditioner that stalls (it should not) costs MULTIGRID_MAX_ITER V-cycles, then Jacobi
+                v, info = cg(A, b, x0=v, rtol=self.tol, maxiter=min(cap - count[0], MULTIGRID_MAX_ITER), M=M,
+                             callback=tick)
+                if info != 0 and cap > count[0]:
+                    v, info = cg(A, b, x0=v, rtol=self.tol, maxiter=cap - count[0], callback=tick)
             if info != 0:
                 warnings.warn(f"CG stopped before the relative residual {self.tol:g} (class column {t}, {cap} "
                               "iterations); the direct sparse solve answers instead.", PoissonSolverWarning,
                               stacklevel=4)
                 return self._direct(W_S, d, comp, BS)
             X[:, t] = r * v
+            solved.append(t)
             self.n_iter_ = max(self.n_iter_, count[0])
         return X
+
+    def _multigrid_operator(self, A, d, comp):
+        """The caller's hierarchy of ``A`` on this node set (built if not held), around the kernel
+        ``D^1/2 1`` of each component and projected off it (:class:`NodeSetAMG`)."""
+        return self.multigrid.operator(A, self._cg_nodes, null_vector=np.sqrt(d), components=comp)
 
     # ------------------------------------------------------------------ outputs
     def _check_fitted(self) -> None:
@@ -380,54 +510,68 @@ class PoissonLearning:
     def unit_source_solutions(self) -> np.ndarray:
         """``G[L, L]`` (l, l): column ``k`` is ``g_{x_k}`` (module docstring) at the labelled nodes.
 
-        One solve per label (for ``"direct"`` one LU and ``l`` triangular solves)."""
+        One solve per label not held yet (for ``"direct"`` one LU and triangular solves)."""
         self._check_fitted()
-        L_all = self.labeled_
-        held = self._unit_sources_of(L_all)
-        return np.stack([held[j][L_all] for j in L_all.tolist()], axis=1)
+        return self._unit_sources_of(self.labeled_).values(self.labeled_)
 
-    def _held_sources(self) -> dict:
-        """:attr:`unit_sources`, or this fit's own dict when the caller keeps none."""
+    def _held_sources(self) -> UnitSourceValues:
+        """:attr:`unit_sources`, or this fit's own table when the caller keeps none."""
         if self.unit_sources is not None:
             return self.unit_sources
         if getattr(self, "_own_sources", None) is None:
-            self._own_sources = {}
+            self._own_sources = UnitSourceValues()
         return self._own_sources
 
-    def _unit_sources_of(self, nodes) -> dict:
-        """``{node: g_node}`` (each of shape (n,)) for ``nodes``, solving those not held yet (in
-        :attr:`unit_sources` when the caller keeps them; else in a dict of this fit)."""
+    def _region(self, components) -> np.ndarray:
+        """The nodes a solve for sources on ``components`` runs on, bool (n,): those components
+        and every one the fit reached, so that every solve of a fit shares its node set's
+        matrices, kept LU and multigrid hierarchy (the system is block-diagonal by component: a
+        source on one component leaves the others at 0, in as many CG iterations)."""
+        return np.isin(self._comp, components) | self.reached_
+
+    def _unit_sources_of(self, nodes) -> UnitSourceValues:
+        """The held unit-source values (:class:`UnitSourceValues`; :attr:`unit_sources` when the
+        caller keeps them, else this fit's own) after solving those of ``nodes`` not held yet,
+        at most :data:`UNIT_SOURCE_BLOCK` at a time."""
         held = self._held_sources()
-        self.unit_iter_ = 0
         L = np.array([j for j in np.asarray(nodes).tolist() if j not in held], dtype=np.intp)
-        n = self._W.shape[0]
-        if L.size:
-            E = np.zeros((n, L.size))
-            E[L, np.arange(L.size)] = 1.0
-            comp_L = self._comp[L]
-            for c in np.unique(comp_L):  # e_i - pi_c: a source that sums to zero on the component
-                nodes = self._comp == c
-                vol = self._deg[nodes].sum()
-                if vol > 0:
-                    E[np.ix_(nodes, np.flatnonzero(comp_L == c))] -= (self._deg[nodes] / vol)[:, None]
-            kept = self.n_iter_, self.residual_  # the fit's, not these solves'
-            G = self._solve(E, np.isin(self._comp, comp_L))
-            self.unit_iter_ = self.n_iter_
-            self.n_iter_, self.residual_ = kept
-            for k, j in enumerate(L.tolist()):  # each column is zero outside its node's component
-                held[j] = np.ascontiguousarray(G[:, k])
+        self.unit_iter_ = 0
+        for a in range(0, L.size, UNIT_SOURCE_BLOCK):
+            self._solve_unit_sources(L[a:a + UNIT_SOURCE_BLOCK])
         return held
 
-    def _source_sum_of(self, L: np.ndarray) -> np.ndarray:
-        """``s = sum_{i in L} g_i`` (n,) of labels on one component: the sum of the held unit
-        sources, or ONE solve for the summed source ``sum_i (e_i - pi_c)`` when some are not held
-        (the solution is linear in the sources)."""
+    def _unit_source(self, node: int) -> np.ndarray:
+        """``g_node`` (n,), zero outside its component: one solve, its values recorded as
+        :meth:`_unit_sources_of` records them."""
+        self.unit_iter_ = 0
+        return self._solve_unit_sources(np.array([node], dtype=np.intp))[:, 0]
+
+    def _solve_unit_sources(self, block: np.ndarray) -> np.ndarray:
+        """Solve ``g_j`` for the nodes ``block`` (b,) on the fit's node set and record their values
+        (:meth:`UnitSourceValues.record`); returns them, shape (n, b), zero outside each node's
+        component."""
         held = self._held_sources()
-        if all(j in held for j in L.tolist()):
-            s = np.zeros(self._W.shape[0])
-            for j in L.tolist():
-                s += held[j]
-            return s
+        n = self._W.shape[0]
+        E = np.zeros((n, block.size))
+        E[block, np.arange(block.size)] = 1.0
+        comp_b = self._comp[block]
+        for c in np.unique(comp_b):  # e_i - pi_c: a source that sums to zero on the component
+            in_c = self._comp == c
+            vol = self._deg[in_c].sum()
+            if vol > 0:
+                E[np.ix_(in_c, np.flatnonzero(comp_b == c))] -= (self._deg[in_c] / vol)[:, None]
+        kept = self.n_iter_, self.residual_  # the fit's, not these solves'
+        G = self._solve(E, self._region(comp_b))
+        self.unit_iter_ = max(self.unit_iter_, self.n_iter_)
+        self.n_iter_, self.residual_ = kept
+        for k, j in enumerate(block.tolist()):
+            G[self._comp != self._comp[j], k] = 0.0
+        held.record(block, G)
+        return G
+
+    def _source_sum_of(self, L: np.ndarray) -> np.ndarray:
+        """``s = sum_{i in L} g_i`` (n,) of labels on one component: ONE solve for the summed
+        source ``sum_i (e_i - pi_c)`` (the solution is linear in the sources)."""
         comp = self._comp[L[0]]
         nodes = self._comp == comp
         E = np.zeros((self._W.shape[0], 1))
@@ -436,21 +580,25 @@ class PoissonLearning:
         if vol > 0:
             E[nodes, 0] -= L.size * self._deg[nodes] / vol
         kept = self.n_iter_, self.residual_
-        s = self._solve(E, nodes)[:, 0]
+        s = np.where(nodes, self._solve(E, self._region([comp]))[:, 0], 0.0)
         self.n_iter_, self.residual_ = kept
         return s
 
     def add_label(self, node: int, class_index: int):
-        """This fit with one more label, by linearity: ONE unit-source solve, no refit.
+        """This fit with one more label, by linearity: at most ONE unit-source solve, no refit.
 
-        On a component ``c`` holding every label, ``U = sum_i g_i (y_i - ybar)^T`` (the unit-source
-        solutions ``g_i`` of the module docstring: the sources ``e_i - pi_c`` of labels whose
-        coefficients sum to zero combine to ``B``). One more label ``x_j`` of class ``t`` moves the
-        mean from ``ybar`` to ``ybar'`` and adds a source (docs/algorithms.md §10)::
+        On a component ``c`` holding labels, ``U = sum_{i in L_c} g_i (y_i - ybar_c)^T + (ybar_c -
+        ybar)`` (the unit-source solutions ``g_i`` of the module docstring: the sources
+        ``e_i - pi_c`` of labels whose coefficients sum to zero combine to ``B``; the offset is
+        zero on a connected graph). One more label ``x_j`` of class ``t`` in ``c`` moves the
+        means to ``ybar'_c`` and ``ybar'`` and adds a source (docs/algorithms.md §10)::
 
-            U' = U + s (ybar - ybar')^T + g_j (e_t - ybar')^T,      s = sum_{i in L} g_i
+            U'_c = U_c + s_c (ybar_c - ybar'_c)^T + g_j (e_t - ybar'_c)^T
+                   + (ybar'_c - ybar') - (ybar_c - ybar),              s_c = sum_{i in L_c} g_i
 
-        exact up to the solves' residuals (the tests compare with the direct solve). The unit
+        the other reached components move by ``ybar - ybar'``; a label on a component without
+        one makes it reached with ``U' = e_t - ybar'`` there (its source is zero: no solve).
+        Exact up to the solves' residuals (the tests compare with the direct solve). The unit
         sources are kept in :attr:`unit_sources` (the leave-one-out reads the same ones).
 
         Parameters
@@ -462,10 +610,8 @@ class PoissonLearning:
 
         Returns
         -------
-        PoissonLearning or None
-            A new fitted instance (this one is unchanged), sharing the graph's matrices; None
-            where the update does not apply (several components hold labels, or ``node`` lies
-            in a component without one): fit from scratch then.
+        PoissonLearning
+            A new fitted instance (this one is unchanged), sharing the graph's matrices.
         """
         self._check_fitted()
         node, t = int(node), int(class_index)
@@ -474,19 +620,32 @@ class PoissonLearning:
         if not 0 <= t < T or not 0 <= node < self._W.shape[0] or node in set(L.tolist()):
             raise ValueError(f"add_label needs an unlabelled node in [0, {self._W.shape[0] - 1}] and a class index "
                              f"in [0, {T - 1}]; got node {node}, class index {t}.")
-        held_comps = np.unique(self._comp[L])
-        if held_comps.size != 1 or self._comp[node] != held_comps[0]:
-            return None
-        s = getattr(self, "_source_sum", None)
-        if s is None:
-            s = self._source_sum_of(L)
-        g = self._unit_sources_of([node])[node]
+        c = int(self._comp[node])
+        in_c = self._comp == c
+        same = self._comp[L] == c
         l = L.size
         e = np.zeros(T)
         e[t] = 1.0
         ybar = self.label_mean_
         ybar_new = (l * ybar + e) / (l + 1)
-        U = self.decision_values_ + np.outer(s, ybar - ybar_new) + np.outer(g, e - ybar_new)
+        U = self.decision_values_.copy()
+        U[self.reached_ & ~in_c] += ybar - ybar_new
+        sums = dict(getattr(self, "_source_sums", None) or {})  # component -> s_c on it, carried between labels
+        g = None
+        if same.any():
+            m = int(same.sum())
+            ybar_c = np.bincount(self.label_indices_[same], minlength=T) / m
+            ybar_c_new = (m * ybar_c + e) / (m + 1)
+            s = sums.get(c)  # on the component's nodes
+            if s is None:
+                s = self._source_sum_of(L[same])[in_c]
+            g = self._unit_source(node)[in_c]
+            U[in_c] += (np.outer(s, ybar_c - ybar_c_new) + np.outer(g, e - ybar_c_new)
+                        + (ybar_c_new - ybar_new) - (ybar_c - ybar))
+            sums[c] = s + g
+        else:  # a label alone on its component: a zero source, the offset e_t - ybar'
+            U[in_c] = e - ybar_new
+            sums[c] = None  # g_node, solved when a second label arrives there
         twin = PoissonLearning(solver=self.solver, tol=self.tol, max_iter=self.max_iter,
                                class_sizes=self.class_sizes, multigrid=self.multigrid,
                                unit_sources=self.unit_sources, factorise=self.factorise)
@@ -498,10 +657,10 @@ class PoissonLearning:
         twin.label_indices_ = np.append(self.label_indices_, t).astype(np.int64)
         twin.label_mean_ = ybar_new
         twin.decision_values_ = U
-        twin.reached_ = self.reached_
-        twin.n_iter_ = getattr(self, "unit_iter_", 0)  # the unit-source solve's (0 when it was held)
+        twin.reached_ = self.reached_ | in_c
+        twin.n_iter_ = getattr(self, "unit_iter_", 0) if g is not None else 0  # the unit-source solve's
         twin.residual_ = np.full(T, np.nan)  # not computed (a product with the Laplacian per class)
-        twin._source_sum = s + g
+        twin._source_sums = sums
         twin._loo = None
         return twin
 
