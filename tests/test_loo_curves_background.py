@@ -58,7 +58,9 @@ def test_background_curves_are_the_in_step_ones_and_follow_the_labels(tmp_path, 
     s.close()
 
 
-def test_a_changed_lam_makes_new_curves_and_too_few_labels_still_say_why(tmp_path):
+def _ready_curves(tmp_path):
+    """A background session of 300 moons with 8 labels and its first curves ready; also checks
+    that too few labels still say why (not "being computed")."""
     s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 300}))
     s.retune_in_background(True)
     with pytest.raises(ValueError) as info:
@@ -69,10 +71,15 @@ def test_a_changed_lam_makes_new_curves_and_too_few_labels_still_say_why(tmp_pat
     with pytest.raises(CurvesPending):
         s.loo_curve()
     assert s.settings.wait_for_curves(60)
-    before = s.loo_curve()
+    return s, s.loo_curve()
+
+
+def test_a_changed_lam_shows_the_old_curves_at_their_values_then_new_ones(tmp_path):
+    s, before = _ready_curves(tmp_path)
     s.set_lam(before["current"] * 10)
-    after = s.loo_curve()
-    assert after["pending"] and after["n_labels"] == 8  # the old curves, said to be of the old settings' run
+    shown = s.loo_curve()  # the old curves, at the values they were computed at
+    assert shown["pending"] and shown["n_labels"] == 8
+    assert shown["current"] == before["current"] and shown["width"] == before["width"]
     assert s.settings.wait_for_curves(60)
     again = s.loo_curve()
     assert not again["pending"] and again["current"] == pytest.approx(before["current"] * 10)
@@ -81,18 +88,10 @@ def test_a_changed_lam_makes_new_curves_and_too_few_labels_still_say_why(tmp_pat
     s.close()
 
 
-def test_pending_curves_mark_the_values_they_were_computed_at(tmp_path):
-    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": 300}))
-    s.retune_in_background(True)
-    _label(s, 8)
-    s.settings.wait_for_retune(60)
-    with pytest.raises(CurvesPending):
-        s.loo_curve()
-    assert s.settings.wait_for_curves(60)
-    before = s.loo_curve()
+def test_turning_the_background_off_cancels_the_curves_job(tmp_path):
+    s, before = _ready_curves(tmp_path)
     s.set_lam(before["current"] * 10)
-    shown = s.loo_curve()
-    assert shown["pending"] and shown["current"] == before["current"] and shown["width"] == before["width"]
+    assert s.loo_curve()["pending"]
     s.retune_in_background(False)  # the library again: the job is cancelled, the curves computed here
     assert s.settings._curves_job is None
     now = s.loo_curve()
