@@ -330,6 +330,10 @@ class Starters:
     def _first(self, n_labeled):
         return next((s for s in self.starters if s.active(n_labeled)), None)
 
+    def answering(self, n_labeled: int):
+        """The starter that answers with ``n_labeled`` labels stored (the first active), or None."""
+        return self._first(n_labeled)
+
     def active(self, n_labeled: int) -> bool:
         """Whether any of the starters answers with ``n_labeled`` labels stored."""
         self._last = self._first(n_labeled)

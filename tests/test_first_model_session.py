@@ -138,11 +138,15 @@ def test_the_first_ten_queries_of_a_three_class_pool_are_simulate_s(tmp_path):
     s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset=str(path), model="auto"))
     assert s.config.model == "harmonic"
     asked = []
-    for _ in range(10):
+    for k in range(10):
         i = s.next_query()
+        why = s.explain_query(i)  # "Why this point?" names the typicality pick, not expected risk
+        assert why.answered_by == "cold start" and why.reasons[0].startswith(
+            f"Auto strategy: a typicality pick (TypiClust) answered, because {k} label")
         asked.append(int(i))
         s.label(i, _truth(s, i))
     assert asked == simulated["index"].astype(int).tolist()
+    assert s.explain_query(s.next_query()).answered_by != "cold start"  # 10 labels: the model's rule
     s.close()
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.coldstart import ClusterCover, ColdStart
 from core.learner.base import SIMILARITY
 from core.strategies import VARIANCE_STRATEGIES, auto_decision, resolve
 
@@ -151,7 +152,11 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
     learner = session.learner
     strategy = answered_by = session.config.strategy
     reasons = []
-    if strategy == "auto":
+    starter = session.cold_start_answering() if strategy == "auto" else None
+    if starter is not None:  # the first labels' picks: typicality, one per cluster, or VOpt
+        answered_by = "cold start"
+        reasons.append(cold_start_reason(starter, learner.n_labeled))
+    elif strategy == "auto":
         answered_by = resolve(learner, "auto")
         reasons.append(auto_reason(auto_decision(learner), learner.classes, answered_by))
     unl = _unlabelled_not_skipped(learner.unlabeled_indices, session.skipped, learner.n_samples)
@@ -216,6 +221,21 @@ _VARIANCE_NAMES = {"vopt": "VOpt", "sigmaopt": "Sigma-opt"}
 def _labels(n: int) -> str:
     """``"1 label"``, ``"3 labels"``."""
     return f"{n} label" if n == 1 else f"{n} labels"
+
+
+def cold_start_reason(starter, n_labeled: int) -> str:
+    """The sentence saying which cold-start pick answered the "auto" strategy (:mod:`core.coldstart`)."""
+    if isinstance(starter, ColdStart):
+        return (f"Auto strategy: a typicality pick (TypiClust) answered, because {_labels(n_labeled)} "
+                f"{'is' if n_labeled == 1 else 'are'} stored, fewer than {starter.n_labels}: the most typical "
+                "point of the largest k-means cluster of the pool that holds no label yet, so that the first "
+                "labels find the classes (docs/algorithms.md §13).")
+    if isinstance(starter, ClusterCover):
+        return ("Auto strategy: one label per pool cluster answered: a cluster of the pool's 10-NN graph holds "
+                "no label yet and the labels so far agree with the clusters, so a point of an unlabelled "
+                "cluster is asked first (docs/algorithms.md §12).")
+    return (f"Auto strategy: the graph's variance criterion answers the first {starter.n_labels} labels "
+            f"({_labels(n_labeled)} stored).")
 
 
 def auto_reason(decision, classes, answered_by: str | None = None) -> str:

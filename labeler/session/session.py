@@ -219,7 +219,7 @@ class LabelingSession:
         self.graph_refits = GraphRefits(lambda: self.learner, self._refitted, self.n_samples, lock=self._lock)
         self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
                            self.settings, self._stored_config.get("auto", {}),
-                           lambda: self._store.risks(self.id), self.next_query)
+                           lambda: self._store.risks(self.id), self.next_query, cold_start=self._cold_start)
         self._layout = None  # the session's layout method's coordinates, once there
         self._fast = None  # the fast layout shown until then (a slow method: SLOW_LAYOUTS)
         self._layout_missing = False  # a slow layout found nowhere: compute_layout() brings it
@@ -1199,6 +1199,10 @@ class LabelingSession:
         return self.settings.stopping_monitor
 
     # ---- read-only views (Views) ------------------------------------------------------------
+    def cold_start_answering(self):
+        """See :meth:`.views.Views.cold_start_answering`."""
+        return self.views.cold_start_answering()
+
     def loo_curve(self) -> dict:
         """See :meth:`.views.Views.loo_curve`."""
         return self.views.loo_curve()

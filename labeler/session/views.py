@@ -101,10 +101,12 @@ class Views:
         ``risks()`` -> {event seq: estimated risk} recorded in the store.
     next_query : callable
         ``next_query()``: the point the strategy asks for now, or None.
+    cold_start : callable, optional
+        ``cold_start()``: the starter of the "auto" strategy (:mod:`core.coldstart`) or None.
     """
 
     def __init__(self, learner, dataset, X, log, config, cached, settings, auto_settings, risks,
-                 next_query):
+                 next_query, cold_start=None):
         self._learner = learner
         self.dataset = dataset
         self.X = X
@@ -116,6 +118,7 @@ class Views:
         self._auto_settings = dict(auto_settings)
         self._risks = risks
         self.next_query = next_query
+        self._cold_start = cold_start
         self._graph_calibration = None  # (label count, calibration) of a graph model's last fit
         self._error_trace: dict = {}  # label count -> pool error estimate (error_rate_trace)
 
@@ -129,6 +132,18 @@ class Views:
     def config(self) -> SessionConfig:
         """Current settings (a copy)."""
         return SessionConfig.from_dict(self._config.to_dict())
+
+    def cold_start_answering(self):
+        """The cold-start picker that answers the "auto" strategy's next query
+        (:class:`core.coldstart.ColdStart`, ``ClusterCover`` or ``CriterionStart``), or None
+        when the strategy's criterion does."""
+        if self._config.strategy != "auto" or self._cold_start is None:
+            return None
+        starter = self._cold_start()
+        if starter is None:
+            return None
+        n = self.learner.n_labeled
+        return starter.answering(n) if hasattr(starter, "answering") else (starter if starter.active(n) else None)
 
     @property
     def skipped(self) -> list[int]:
