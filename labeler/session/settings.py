@@ -217,8 +217,8 @@ class Settings(JobSlotOwner):
         CurvesPending
             (a ValueError) In the app, before the first curves are ready.
         """
-        self._learner().require(LAM, "LOO tuning of width and lam")
         if not (self.background if in_step is None else not in_step):
+            self._learner().require(LAM, "LOO tuning of width and lam")
             return self._tuning_now()
         self._check_tunable()
         rbf = self._config.kernel == "rbf"
@@ -230,21 +230,20 @@ class Settings(JobSlotOwner):
             if job.snapshot == snap:
                 if job.error is not None:
                     raise ValueError(str(job.error))
-                return {**job.fits, **self._curves_settings(job), "pending": False}
+                return {**job.fits, **self._computed_at(snap.spec, len(snap.labels)), "pending": False}
             job = None
         if job is None:
             self._curves_job = job = CurvesJob(snap, self.X)
         shown = self._curves_shown
         if shown is None:
             raise CurvesPending(f"the leave-one-out curves of your {len(snap.labels)} labels are being computed")
-        return {**shown.fits, **self._curves_settings(shown), "pending": True}
+        return {**shown.fits, **self._computed_at(shown.snapshot.spec, len(shown.snapshot.labels)), "pending": True}
 
     @staticmethod
-    def _curves_settings(job) -> dict:
-        """What a finished curves job was computed on: its label count and the width and lam
-        then in use (the page marks those on the curves, not the values now)."""
-        spec = job.snapshot.spec
-        return {"n_labels": len(job.snapshot.labels), "lam_in_use": float(spec.lam),
+    def _computed_at(spec, n_labels: int) -> dict:
+        """What curves were computed on: the label count and the width and lam then in use
+        (the page marks those on the curves, not the values now)."""
+        return {"n_labels": int(n_labels), "lam_in_use": float(spec.lam),
                 "width_in_use": None if spec.width is None else float(spec.width)}
 
     def _check_tunable(self) -> None:
@@ -274,9 +273,8 @@ class Settings(JobSlotOwner):
             width = model.auto_tune(self._spec, self._learner(), self.X, tune_width=True, tune_lam=False,
                                     scale=self._width_scale()) if rbf else None
             lam = model.auto_tune(self._spec, self._learner(), self.X, tune_width=False, tune_lam=True)
-            return {"width": width, "lam": lam, "n_labels": len(self._log.labels), "pending": False,
-                    "lam_in_use": float(self._config.lam),
-                    "width_in_use": None if self._config.width is None else float(self._config.width)}
+            return {"width": width, "lam": lam, **self._computed_at(self._spec, len(self._log.labels)),
+                    "pending": False}
 
         return self._cached("loo_fit", compute)
 
