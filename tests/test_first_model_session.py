@@ -141,8 +141,10 @@ def test_the_first_ten_queries_of_a_three_class_pool_are_simulate_s(tmp_path):
     for k in range(10):
         i = s.next_query()
         why = s.explain_query(i)  # "Why this point?" names the typicality pick, not expected risk
+        stored = "no label is stored" if k == 0 else f"{k} label"
         assert why.answered_by == "cold start" and why.reasons[0].startswith(
-            f"Auto strategy: a typicality pick (TypiClust) answered, because {k} label")
+            f"Auto strategy: a typicality pick (TypiClust) answered, because {stored}")
+        assert not any("random" in r or "expected to leave" in r for r in why.reasons)  # no other rule's words
         asked.append(int(i))
         s.label(i, _truth(s, i))
     assert asked == simulated["index"].astype(int).tolist()

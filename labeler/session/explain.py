@@ -193,7 +193,7 @@ def explain(session, index: int, n_alternatives: int = 3) -> QueryExplanation:
         reasons.append(f"The {_VARIANCE_NAMES[answered_by]} strategy asks for the unlabelled point whose label "
                        f"lowers the kNN graph's {what} the most (a Gaussian field on the graph: it depends on "
                        "where the labels are, not on their values).")
-    else:
+    elif answered_by == "random":
         reasons.append("The random strategy picked it uniformly at random (a baseline).")
     near = bool(margin_share <= NOTABLE)
     central = bool(density_share <= NOTABLE)
@@ -226,8 +226,10 @@ def _labels(n: int) -> str:
 def cold_start_reason(starter, n_labeled: int) -> str:
     """The sentence saying which cold-start pick answered the "auto" strategy (:mod:`core.coldstart`)."""
     if isinstance(starter, ColdStart):
-        return (f"Auto strategy: a typicality pick (TypiClust) answered, because {_labels(n_labeled)} "
-                f"{'is' if n_labeled == 1 else 'are'} stored, fewer than {starter.n_labels}: the most typical "
+        stored = ("no label is stored" if n_labeled == 0
+                  else f"{_labels(n_labeled)} {'is' if n_labeled == 1 else 'are'} stored")
+        return (f"Auto strategy: a typicality pick (TypiClust) answered, because {stored}, fewer than "
+                f"{starter.n_labels}: the most typical "
                 "point of the largest k-means cluster of the pool that holds no label yet, so that the first "
                 "labels find the classes (docs/algorithms.md §13).")
     if isinstance(starter, ClusterCover):
