@@ -146,8 +146,8 @@ class Settings(JobSlotOwner):
             "auto" settings), ``settings`` (the names of the settings the app offers for it).
         """
         spec = self._spec
-        why = [f"chosen when the session was made (model {self.model_name!r}"
-               + ("; the default" if self.model_name == "rls" else "") + ")"]
+        # (the default of ``labeler app`` is model "auto", whose sentence is the model choice's)
+        why = [f"chosen when the session was made (model {self.model_name!r})"]
         notes = self._auto_settings or {}
         for key in ("strategy", "posterior"):
             if notes.get(key):
