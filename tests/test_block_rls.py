@@ -96,3 +96,25 @@ def test_bad_input_is_refused_with_the_learner_unchanged():
     assert block.labels == {0: y[0], 1: y[1]}
     with pytest.raises(ValueError, match="labelled-block"):
         block.require("expected_risk", "the arls strategy")
+
+
+def test_a_tie_up_to_rounding_is_an_error_for_both():
+    """With one label the model without it has nothing: its LOO output is 0 up to rounding, whose
+    sign differs between the two exact implementations; both count the tie as an error."""
+    X, y = _pool(2, seed=2)
+    kernel = Kernel("rbf", width=1.0)
+    full = ActiveRLS.from_features(X, ["c0", "c1"], kernel=kernel, lam=0.1)
+    block = LabelledBlockRLS(X, ["c0", "c1"], kernel, lam=0.1)
+    for learner in (full, block):
+        learner.add(0, y[0])
+        assert abs(learner.loo_decision_values()[0, 0]) < 1e-12
+        assert loo_losses(learner).tolist() == [1.0]
+
+
+def test_the_true_class_margin():
+    from core.selection.loo import TIE_TOLERANCE, true_class_margin
+
+    F = np.array([[0.5, -0.2, 0.1], [0.3, 0.3, -1.0], [-0.4, 0.2, 0.9]])
+    np.testing.assert_allclose(true_class_margin(F, [0, 1, 1]), [0.4, 0.0, -0.7])
+    np.testing.assert_allclose(true_class_margin(np.array([[0.3], [0.3], [-TIE_TOLERANCE / 2]]), [1, 0, 0]),
+                               [0.3, -0.3, TIE_TOLERANCE / 2])

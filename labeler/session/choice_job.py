@@ -33,7 +33,7 @@ from core.selection import ModelSelector
 
 from . import model
 from .background_job import BackgroundJob, catch_up, labels_added, labels_stale
-from .rls_candidate import CandidateTuning, learner_spec
+from .rls_candidate import CandidateTuning, answers, build_candidate, learner_spec
 
 __all__ = ["ChoiceSnapshot", "ChoiceJob"]
 
@@ -124,7 +124,7 @@ class ChoiceJob(BackgroundJob):
             del self.pool[name]
             held = None
         parts = self.parts if spec.model != "rls" else ({} if spec.has_parts else None)
-        learner = model.build_learner(spec, self.X, classes, parts=parts)
+        learner = build_candidate(spec, self.X, classes, parts=parts)
         learner.require(LOO, f"model choice by leave-one-out (candidate {name!r})")
         self.pool[name] = (spec, learner)
         return learner
@@ -146,6 +146,23 @@ class ChoiceJob(BackgroundJob):
                 return
         selector = ModelSelector(learners, snap.incumbent, self.X, correction="mass", rule=snap.rule)
         self.decision = selector.evaluate(dict(snap.labels), balanced=snap.balanced, n_switches=snap.n_switches)
+        chosen = self.decision.model
+        if chosen != snap.incumbent and not answers(learners[chosen]) and not self.cancelled:
+            self._full_learner(chosen)
+
+    def _full_learner(self, name: str) -> None:
+        """Replace the pool's labelled-block candidate ``name`` by the full learner at its
+        settings and with the snapshot's labels (the choice switches to it: the session takes
+        it at the next label), built here, off the request."""
+        base, block = self.pool[name]
+        spec = learner_spec(base, block)
+        parts = {} if spec.has_parts else None
+        learner = model.build_learner(spec, self.X, list(self.snapshot.classes), n_block=len(self.snapshot.labels),
+                                      parts=parts)
+        if self.snapshot.labels:
+            catch_up(learner, self.snapshot.labels)
+        self.tuning.replace(block, learner)
+        self.pool[name] = (base, learner)
 
     # ---- the request's side -------------------------------------------------------------
     @property

@@ -64,7 +64,7 @@ from . import model
 from .background_job import JobSlotOwner
 from .choice_job import ChoiceJob, ChoiceSnapshot
 from .config import check_auto_tune
-from .rls_candidate import CandidateTuning, learner_spec, tune_flags
+from .rls_candidate import CandidateTuning, answers, as_candidate, build_candidate, learner_spec, tune_flags
 from .graphs import MODELS, strategies_for
 from ..store import Setting, StoreWriteError
 
@@ -215,7 +215,7 @@ class ModelChoice(JobSlotOwner):
         if learner is None:
             spec = self._spec(name)
             parts = self._graph_parts if spec.model != "rls" else ({} if spec.has_parts else None)
-            learner = model.build_learner(spec, self.X, self._log.classes, parts=parts)
+            learner = build_candidate(spec, self.X, self._log.classes, parts=parts)
             learner.require(LOO, f"model choice by leave-one-out (candidate {name!r})")
             self._held[name] = learner
         if learner.classes != list(self._log.classes):  # a class added, renamed or deleted
@@ -236,16 +236,27 @@ class ModelChoice(JobSlotOwner):
         if learner is None and self._job is None:  # the background's candidate, when no job holds it
             held = self._pool.pop(name, None)
             learner = held[1] if held is not None and held[0] == self._spec(name) else None
-        if learner is None or learner.classes != list(self._log.classes):
-            return None
-        if self._tuning is not None:
+        if learner is not None and self._tuning is not None:
             self._tuning.release(learner)
+        if learner is None or learner.classes != list(self._log.classes) or not answers(learner):
+            return None  # (a labelled-block RLS candidate: the session builds the full learner)
         if name == "rls":  # the candidate's width and lam, re-tuned or not, become the switch's
             now, target = learner_spec(self._spec(name), learner), self.target_spec(name, settings)
             if now != target:
                 model.apply(now, target, learner)
         ModelSelector({name: learner}, name, correction="none").sync(name, self._labels())
         return learner
+
+    def _block_candidates(self) -> None:
+        """A full RLS learner a job built for a switch that was not taken (stale) goes back to
+        the pool as a labelled-block candidate (its n x n matrix freed; the re-tunes followed)."""
+        held = self._pool.get("rls")
+        if held is None or not answers(held[1]):
+            return
+        block = as_candidate(held[0], held[1], self.X)
+        if block is not held[1] and self._tuning is not None:
+            self._tuning.replace(held[1], block)
+        self._pool["rls"] = (held[0], block)
 
     def target_spec(self, name: str, settings: dict | None = None):
         """The settings of ``name`` once a switch with the other ``settings`` of its action applies."""
@@ -259,7 +270,7 @@ class ModelChoice(JobSlotOwner):
         if name == "rls":
             self._rls_since = len(self._log.labels)  # the candidate's re-tunes start above this count
         if learner is not None and LOO in learner.capabilities:
-            self._held[name] = learner
+            self._held[name] = as_candidate(self._spec(name), learner, self.X)  # dense RLS: its block alone
 
     def _labels(self) -> dict:
         return {i: r.label for i, r in self._log.labels.items()}
@@ -495,6 +506,13 @@ class ModelChoice(JobSlotOwner):
         """Apply the finished background evaluation, or discard it when stale; True when an
         evaluation is due again (the discarded one, or one that came due while it ran). A job
         still running is left (cancelled when already stale)."""
+        try:
+            return self._take_result()
+        finally:
+            if self._job is None:
+                self._block_candidates()
+
+    def _take_result(self) -> bool:
         job = self._job
         now = self._snapshot()
         stale = job.stale_reason(now)
@@ -537,7 +555,7 @@ class ModelChoice(JobSlotOwner):
             return again
         if old == "rls":
             self._rls_since = after  # the candidate's re-tunes start above this count
-        self._pool[old] = (self._spec(old), previous)  # the next evaluations' candidate
+        self._pool[old] = (self._spec(old), as_candidate(self._spec(old), previous, self.X))  # the next candidate
         self.switches().append((old, decision.model, len(snap.labels)))
         self._last = (self._log.n_events, decision)
         self.note = decision.reason

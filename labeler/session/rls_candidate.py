@@ -20,16 +20,54 @@ the same labels. These re-tunes are the candidate's own state, never written to 
 when the candidate takes over, its width and lam are written with the switch
 (:meth:`.model_selection.ModelChoice.switch_rows`). A label taken back or changed drops the
 re-tunes made on labels no longer there (the spec of each re-tune is kept with its count).
+
+A dense RLS candidate is a :class:`core.selection.block_rls.LabelledBlockRLS` (:func:`build_candidate`):
+its exact LOO from the labelled block alone (docs/algorithms.md §14), the same 0/1 losses as the
+dense learner's, without an n x n matrix beside the model that answers nor a rebuild at each
+width re-tune. The full learner is built only when the choice switches to RLS (by the background
+job before it reports done, or by the session in step); the session's dense RLS learner, when a
+graph model takes over, is held as a block candidate (:func:`as_candidate`) and freed.
 """
 
 from __future__ import annotations
 
+from core.learner import ActiveRLS
 from core.rls.tuning import loo_readiness, retune_due
 from core.selection import evaluation_due
+from core.selection.block_rls import LabelledBlockRLS
 
 from . import model
 
-__all__ = ["RlsRetune", "CandidateTuning", "learner_spec", "tune_flags"]
+__all__ = ["RlsRetune", "CandidateTuning", "learner_spec", "tune_flags", "build_candidate", "as_candidate",
+           "answers"]
+
+
+def build_candidate(spec, X, classes, parts=None):
+    """The learner of a model-choice candidate (no labels): a
+    :class:`core.selection.block_rls.LabelledBlockRLS` for dense kernel RLS (its LOO needs the
+    labelled block only), else :func:`.model.build_learner`'s (a low-rank RLS, a graph model)."""
+    if isinstance(spec, model.RlsSpec) and spec.posterior == "dense":
+        return LabelledBlockRLS(X, list(classes), spec.kernel_function(), lam=float(spec.lam),
+                                weighting=spec.learner_weighting(list(classes)))
+    return model.build_learner(spec, X, list(classes), parts=parts)
+
+
+def as_candidate(base, learner, X):
+    """``learner`` as a candidate: a dense :class:`core.learner.ActiveRLS` (the session's RLS
+    when another model takes over) becomes a labelled-block candidate with its labels, width and
+    lam (the n x n matrix is freed with it); any other learner is returned as it is."""
+    if not (isinstance(learner, ActiveRLS) and isinstance(base, model.RlsSpec) and base.posterior == "dense"):
+        return learner
+    block = build_candidate(learner_spec(base, learner), X, learner.classes)
+    labels = learner.labels
+    if labels:
+        block.add_many(list(labels), list(labels.values()))
+    return block
+
+
+def answers(learner) -> bool:
+    """Whether ``learner`` can answer as the session's model (a labelled-block candidate cannot)."""
+    return not isinstance(learner, LabelledBlockRLS)
 
 
 def tune_flags(auto_tune: dict, spec) -> dict:
@@ -142,6 +180,11 @@ class CandidateTuning:
         """Stop following ``learner`` (it becomes the session's model)."""
         if learner is self.learner:
             self.learner, self._key, self._hook, self._labels, self._checkpoints = None, None, None, (), []
+
+    def replace(self, old, new) -> None:
+        """Follow ``new`` instead of ``old``: the same labels, in the same order, and settings."""
+        if old is self.learner:
+            self.learner = new
 
     def bring(self, learner, base, start: int, flags: dict, classes, labels) -> object:
         """Give ``learner`` the ``labels``, re-tuned on the schedule of the module docstring.
