@@ -8,7 +8,7 @@ Lambda_L`` and ``G = A^-1``, the output at label ``j`` of the model fitted witho
     f_{-j}(x_j) = y_j - (G Y)_j / G_jj,
 
 the same number as the learner's removal update ``m_j - C_jj (y_j - m_j) / (lambda_j - C_jj)``
-(docs/algorithms.md §1; ``C_LL = Lambda_L G K_LL`` and ``m_L = K_LL G Y``). So a candidate that
+(docs/algorithms.md §1, §14; ``C_LL = Lambda_L G K_LL`` and ``m_L = K_LL G Y``). So a candidate that
 is only compared by leave-one-out (:class:`core.selection.ModelSelector`) needs no n x n
 posterior: :class:`LabelledBlockRLS` keeps the labels, the kernel, lam and the class weights,
 and computes ``K_LL`` and one Cholesky factorisation of ``A`` per LOO read (O(m^2 d + m^3) for m
