@@ -98,23 +98,19 @@ def test_bad_input_is_refused_with_the_learner_unchanged():
         block.require("expected_risk", "the arls strategy")
 
 
-def test_a_tie_up_to_rounding_is_an_error_for_both():
-    """With one label the model without it has nothing: its LOO output is 0 up to rounding, whose
-    sign differs between the two exact implementations; both count the tie as an error."""
-    X, y = _pool(2, seed=2)
+def test_one_label_gets_the_prior_and_a_lone_label_the_small_output_of_a_refit():
+    """One label alone: the model without it is the prior, 0 exactly. A label whose kernel values
+    to the others are about 1e-20: its LOO output is the refit's on the other labels to relative
+    precision, not the rounding error of y_j minus almost y_j."""
+    X = np.array([[0.0], [9.6], [9.7], [9.9], [30.0]])
     kernel = Kernel("rbf", width=1.0)
-    full = ActiveRLS.from_features(X, ["c0", "c1"], kernel=kernel, lam=0.1)
-    block = LabelledBlockRLS(X, ["c0", "c1"], kernel, lam=0.1)
-    for learner in (full, block):
-        learner.add(0, y[0])
-        assert abs(learner.loo_decision_values()[0, 0]) < 1e-12
-        assert loo_losses(learner).tolist() == [1.0]
-
-
-def test_the_true_class_margin():
-    from core.selection.loo import TIE_TOLERANCE, true_class_margin
-
-    F = np.array([[0.5, -0.2, 0.1], [0.3, 0.3, -1.0], [-0.4, 0.2, 0.9]])
-    np.testing.assert_allclose(true_class_margin(F, [0, 1, 1]), [0.4, 0.0, -0.7])
-    np.testing.assert_allclose(true_class_margin(np.array([[0.3], [0.3], [-TIE_TOLERANCE / 2]]), [1, 0, 0]),
-                               [0.3, -0.3, TIE_TOLERANCE / 2])
+    block = LabelledBlockRLS(X, ["a", "b"], kernel, lam=0.1)
+    block.add(0, "b")
+    assert block.loo_decision_values()[0, 0] == 0.0
+    block.add_many([1, 2, 3], ["a", "b", "b"])
+    F = block.loo_decision_values()[:, 0]
+    rest = X[1:4]
+    y = np.array([-1.0, 1.0, 1.0])
+    refit = kernel(X[:1], rest) @ np.linalg.solve(kernel(rest, rest) + 0.1 * np.eye(3), y)
+    assert 1e-25 < abs(refit[0]) < 1e-15
+    assert F[0] == pytest.approx(refit[0], rel=1e-6)

@@ -5,10 +5,14 @@ weighted RLS without offset, ``f = K_XL (K_LL + Lambda_L)^-1 Y_L`` with ``Lambda
 diag(lam / w_y)``, docs/algorithms.md §1) reads the labelled block only: with ``A = K_LL +
 Lambda_L`` and ``G = A^-1``, the output at label ``j`` of the model fitted without it is
 
-    f_{-j}(x_j) = y_j - (G Y)_j / G_jj,
+    f_{-j}(x_j) = y_j - (G Y)_j / G_jj = - sum_{k != j} G_jk y_k / G_jj,
 
 the same number as the learner's removal update ``m_j - C_jj (y_j - m_j) / (lambda_j - C_jj)``
-(docs/algorithms.md §1, §14; ``C_LL = Lambda_L G K_LL`` and ``m_L = K_LL G Y``). So a candidate that
+(docs/algorithms.md §1, §14; ``C_LL = Lambda_L G K_LL`` and ``m_L = K_LL G Y``). It is computed in
+the second form, from the off-diagonal entries of ``G``: a label whose kernel values to the
+others are negligible gets the small output they give, not the rounding error of ``y_j`` minus
+almost ``y_j``, and one label alone gets exactly 0, the prior (the full learner's removal update
+leaves such outputs to rounding). So a candidate that
 is only compared by leave-one-out (:class:`core.selection.ModelSelector`) needs no n x n
 posterior: :class:`LabelledBlockRLS` keeps the labels, the kernel, lam and the class weights,
 and computes ``K_LL`` and one Cholesky factorisation of ``A`` per LOO read (O(m^2 d + m^3) for m
@@ -144,7 +148,7 @@ class LabelledBlockRLS(LearnerBase):
 
     # ------------------------------------------------------------------ the model
     def _solve(self):
-        """``(idx, Y, G Y, diag(G))`` of the labelled block, or None without labels."""
+        """``(idx, Y, G Y, G)`` of the labelled block, or None without labels."""
         idx = self._book.labeled_indices()
         if idx.size == 0:
             return None
@@ -155,12 +159,12 @@ class LabelledBlockRLS(LearnerBase):
         A[np.diag_indices_from(A)] += self._lam / w[codes]
         factor = cho_factor(A, lower=True, check_finite=False)
         GY = cho_solve(factor, Y, check_finite=False)
-        G_diag = np.diag(cho_solve(factor, np.eye(idx.size), check_finite=False)).copy()
-        return idx, Y, GY, G_diag
+        G = cho_solve(factor, np.eye(idx.size), check_finite=False)
+        return idx, Y, GY, G
 
     def loo_decision_values(self) -> np.ndarray:
         """Leave-one-out outputs of the labelled points, shape (n_labeled, T), :attr:`labels`
-        order: ``y_j - (G Y)_j / G_jj`` (module docstring).
+        order: ``- sum_{k != j} G_jk y_k / G_jj`` (module docstring).
 
         Raises
         ------
@@ -170,8 +174,10 @@ class LabelledBlockRLS(LearnerBase):
         solved = self._solve()
         if solved is None:
             return np.zeros((0, self.n_outputs))
-        _, Y, GY, G_diag = solved
-        return Y - GY / G_diag[:, None]
+        _, Y, _, G = solved
+        G_diag = np.diag(G).copy()
+        G[np.diag_indices_from(G)] = 0.0
+        return -(G @ Y) / G_diag[:, None]
 
     @property
     def decision_values(self) -> np.ndarray:

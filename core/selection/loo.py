@@ -4,10 +4,7 @@ A candidate is any :class:`core.learner.base.Learner` with the capability
 :data:`~core.learner.base.LOO`: its :meth:`~core.learner.base.Learner.loo_decision_values` are
 exact (RLS from the posterior's diagonal, docs/algorithms.md §1; harmonic, LGC and Poisson
 learning from one solve per label, docs/algorithms.md §5). The loss of label ``k`` is 1 when
-the model trained on the other labels predicts another class at that point, else 0; a LOO
-output within :data:`TIE_TOLERANCE` of a tie between the label's class and another counts as
-an error (the model without the label cannot tell them apart; rounding would otherwise decide,
-differently in two exact implementations of one model, e.g. every model's LOO at one label).
+the model trained on the other labels predicts another class at that point, else 0.
 
 Actively chosen labels are not a random sample of the pool: the strategies ask near the class
 boundaries, where every model errs more, and ask there many times. An unweighted LOO error
@@ -21,14 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..criteria.risk import predicted_class_indices
 from ..learner.base import LOO
 
-__all__ = ["loo_losses", "nearest_labelled_mass", "label_weights", "weighted_error", "TIE_TOLERANCE"]
-
-#: A LOO output whose margin for the label's class (its output minus the largest other one;
-#: binary: the output signed towards the label's class), in the RLS coding's units (targets
-#: +-1), is at most this counts as an error: a tie up to rounding.
-TIE_TOLERANCE = 1e-9
+__all__ = ["loo_losses", "nearest_labelled_mass", "label_weights", "weighted_error"]
 
 #: Pool rows per block of the nearest-labelled search (bounded memory: block x labels floats).
 _BLOCK = 4096
@@ -45,8 +38,7 @@ def loo_losses(learner) -> np.ndarray:
     Returns
     -------
     ndarray of float64, shape (n_labeled,)
-        1.0 where the model without label ``k`` predicts another class at its point, or ties
-        its class with another up to :data:`TIE_TOLERANCE`.
+        1.0 where the model without label ``k`` predicts another class at its point.
 
     Raises
     ------
@@ -59,21 +51,7 @@ def loo_losses(learner) -> np.ndarray:
     truth = np.fromiter((index[v] for v in learner.labels.values()), dtype=np.int64, count=learner.n_labeled)
     if F.shape[0] == 0:
         return np.zeros(0)
-    return (true_class_margin(F, truth) <= TIE_TOLERANCE).astype(np.float64)
-
-
-def true_class_margin(F, truth) -> np.ndarray:
-    """Each row's output for its true class minus its largest other output (binary, one
-    column: the output signed towards the true class), shape (n,); > 0 where the true class
-    is predicted."""
-    F = np.asarray(F, dtype=np.float64)
-    truth = np.asarray(truth, dtype=np.int64)
-    if F.shape[1] == 1:
-        return F[:, 0] * np.where(truth == 1, 1.0, -1.0)
-    rows = np.arange(F.shape[0])
-    others = F.copy()
-    others[rows, truth] = -np.inf
-    return F[rows, truth] - others.max(axis=1)
+    return (predicted_class_indices(F) != truth).astype(np.float64)
 
 
 def nearest_labelled_mass(X, labeled) -> np.ndarray:
