@@ -114,3 +114,20 @@ def test_one_label_gets_the_prior_and_a_lone_label_the_small_output_of_a_refit()
     refit = kernel(X[:1], rest) @ np.linalg.solve(kernel(rest, rest) + 0.1 * np.eye(3), y)
     assert 1e-25 < abs(refit[0]) < 1e-15
     assert F[0] == pytest.approx(refit[0], rel=1e-6)
+
+
+def test_an_output_within_rounding_of_a_tie_is_the_tie():
+    """Rounding never decides a LOO loss: outputs within TIE_TOLERANCE of a tie are the tie,
+    broken as an exact one (binary: classes[0]; one-vs-all: the lowest index); beyond it, the
+    predicted class is the plain one."""
+    from core.criteria.risk import predicted_class_indices
+    from core.selection.loo import TIE_TOLERANCE, loo_predicted_classes
+
+    tiny = TIE_TOLERANCE / 10
+    binary = np.array([[tiny], [-tiny], [0.0], [3 * TIE_TOLERANCE], [-0.2]])
+    assert loo_predicted_classes(binary).tolist() == [0, 0, 0, 1, 0]
+    multi = np.array([[0.2, 0.2 + tiny, -1.0], [-1.0, 0.5, 0.5 - tiny], [0.1, 0.1 + 3 * TIE_TOLERANCE, 0.0]])
+    assert loo_predicted_classes(multi).tolist() == [0, 1, 1]
+    rng = np.random.default_rng(0)
+    for F in (rng.normal(size=(50, 1)), rng.normal(size=(50, 4))):  # no tie: the plain prediction
+        np.testing.assert_array_equal(loo_predicted_classes(F), predicted_class_indices(F))
