@@ -170,12 +170,6 @@ class CandidateTuning:
         """The candidate's settings after its re-tunes (None before :meth:`bring`)."""
         return None if self._hook is None else self._hook.spec
 
-    def spec_of(self, learner, base):
-        """The settings ``learner`` has: :attr:`spec` when this follows it, else read from it."""
-        if learner is self.learner and self._hook is not None:
-            return self._hook.spec
-        return learner_spec(base, learner)
-
     def release(self, learner) -> None:
         """Stop following ``learner`` (it becomes the session's model)."""
         if learner is self.learner:
