@@ -197,12 +197,13 @@ def test_the_first_switch_is_not_counted_by_the_rule_and_an_undone_switch_replay
 
 
 def test_the_background_evaluations_take_the_candidate_built_at_creation(tmp_path):
-    """The RLS learner built before the switch to the first model is held; the app's
-    background evaluations use it instead of building a second one (an n x n matrix)."""
+    """The RLS learner built before the switch to the first model is held as a labelled-block
+    candidate (its n x n matrix freed, core.selection.block_rls); the app's background
+    evaluations use that candidate instead of building one of their own."""
     s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
                                                                      model="auto"))
     held = s.model_choice._held.get("rls")
-    assert held is not None
+    assert held is not None and held.posterior is None  # no matrix of the pool
     s.retune_in_background(True)
     assert not s.model_choice._held
     for _ in range(3):

@@ -4,7 +4,11 @@ A candidate is any :class:`core.learner.base.Learner` with the capability
 :data:`~core.learner.base.LOO`: its :meth:`~core.learner.base.Learner.loo_decision_values` are
 exact (RLS from the posterior's diagonal, docs/algorithms.md §1; harmonic, LGC and Poisson
 learning from one solve per label, docs/algorithms.md §5). The loss of label ``k`` is 1 when
-the model trained on the other labels predicts another class at that point, else 0.
+the model trained on the other labels predicts another class at that point, else 0. Outputs
+within :data:`TIE_TOLERANCE` of a tie are a tie, broken as an exact one (binary: ``classes[0]``;
+one-vs-all: the lowest index), so that rounding never decides a loss: a label whose kernel
+values to the others are negligible has a LOO output of rounding size, whose sign two exact
+implementations of one model (or one learner after two update paths) do not share.
 
 Actively chosen labels are not a random sample of the pool: the strategies ask near the class
 boundaries, where every model errs more, and ask there many times. An unweighted LOO error
@@ -18,10 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..criteria.risk import predicted_class_indices
 from ..learner.base import LOO
 
-__all__ = ["loo_losses", "nearest_labelled_mass", "label_weights", "weighted_error"]
+__all__ = ["loo_losses", "loo_predicted_classes", "nearest_labelled_mass", "label_weights", "weighted_error",
+           "TIE_TOLERANCE"]
+
+#: LOO outputs (RLS coding: targets +-1) within this of a tie between classes are a tie.
+TIE_TOLERANCE = 1e-9
 
 #: Pool rows per block of the nearest-labelled search (bounded memory: block x labels floats).
 _BLOCK = 4096
@@ -51,7 +58,18 @@ def loo_losses(learner) -> np.ndarray:
     truth = np.fromiter((index[v] for v in learner.labels.values()), dtype=np.int64, count=learner.n_labeled)
     if F.shape[0] == 0:
         return np.zeros(0)
-    return (predicted_class_indices(F) != truth).astype(np.float64)
+    return (loo_predicted_classes(F) != truth).astype(np.float64)
+
+
+def loo_predicted_classes(F) -> np.ndarray:
+    """The class each row of LOO outputs predicts, shape (n,): as
+    :func:`core.criteria.risk.predicted_class_indices`, with outputs within
+    :data:`TIE_TOLERANCE` of a tie taken as the tie (binary: ``f <= TIE_TOLERANCE`` is
+    ``classes[0]``; one-vs-all: the lowest index within the tolerance of the row's maximum)."""
+    F = np.asarray(F, dtype=np.float64)
+    if F.shape[1] == 1:
+        return (F[:, 0] > TIE_TOLERANCE).astype(np.int64)
+    return np.argmax(F >= F.max(axis=1, keepdims=True) - TIE_TOLERANCE, axis=1).astype(np.int64)
 
 
 def nearest_labelled_mass(X, labeled) -> np.ndarray:

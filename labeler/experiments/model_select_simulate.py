@@ -28,12 +28,12 @@ from core import coldstart as _coldstart
 from core.graph.active import GraphLearner
 from core.graph.poisson_learner import PoissonLearner
 from core.kernels import knn_graph
-from core.rls.tuning import loo_readiness, retune_due
 from core.selection import ModelSelector, SwitchRule, evaluation_due, strategy_in_use
 from core.validation import check_count
 from labeler.errors import SettingsError
 from labeler.experiments.oracle import curve_frame, oracle_loop
 from labeler.session import model as _model
+from labeler.session.rls_candidate import RlsRetune, tune_flags
 
 __all__ = ["AUTO_CANDIDATES", "CANDIDATE_MODELS", "simulate_auto_model", "rls_candidate", "graph_rls_candidate",
            "graph_candidates", "ChosenModel"]
@@ -75,34 +75,16 @@ def rls_candidate(X, classes, chosen: dict, seed: int):
     learner = _model.build_learner(spec, X, classes, 0, parts={} if spec.has_parts else None)
     if not isinstance(chosen["weighting"], str):
         learner.set_params(weighting=chosen["weighting"])
-    tune = dict(chosen["auto_tune"])
-    tune["width"] = tune.get("width", False) and kernel.kind == "rbf" and spec.posterior != "spectral"
-    tune["lam"] = tune.get("lam", False)
-    return (learner,) + _retuner(spec, X, tune)
+    return (learner,) + _retuner(spec, X, tune_flags(chosen["auto_tune"], spec))
 
 
 def _retuner(spec, X, tune: dict):
     """The re-tune hook ``retune(learner, n_before)`` of a kernel-RLS candidate and its spec now:
-    width (``tune["width"]``) and lam (``tune["lam"]``) by LOO on the schedule of
-    :func:`core.rls.tuning.retune_due` (one ``set_params``), the rule of ``labeler simulate``."""
-    widths = _model.width_grid(X) if tune["width"] else None
-    now = {"spec": spec}
-
-    def retune(learner, n_before: int) -> None:
-        if not ((tune["width"] or tune["lam"]) and retune_due(n_before, learner.n_labeled)
-                and not loo_readiness(list(learner.labels.values()))):
-            return
-        fit = _model.auto_tune(now["spec"], learner, X, tune_width=tune["width"], tune_lam=tune["lam"],
-                               widths=widths)
-        new = now["spec"]
-        if fit.width_changed:
-            new = new.with_setting("width", fit.width)
-        if fit.lam_changed:
-            new = new.with_setting("lam", fit.lam)
-        _model.apply(now["spec"], new, learner)
-        now["spec"] = new
-
-    return retune, lambda: now["spec"]
+    :class:`labeler.session.rls_candidate.RlsRetune` (width and lam by LOO on the schedule of
+    :func:`core.rls.tuning.retune_due`, one ``set_params``), the hook an app session's RLS
+    candidate runs too."""
+    hook = RlsRetune(spec, X, tune)
+    return hook, lambda: hook.spec
 
 
 def graph_rls_candidate(X, W, classes, chosen: dict, seed: int, n_neighbors: int = 10, rank: int | None = None):

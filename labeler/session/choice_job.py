@@ -17,6 +17,11 @@ synchronous one, with ``n_labels`` the snapshot's count and ``effective_labels``
 took effect at, and the worker's learner of the chosen model becomes the session's after it
 is given the labels added since (:meth:`ChoiceJob.catch_up`). A stale result is discarded and
 the evaluation runs again on the labels now.
+
+While a graph model answers, the job re-tunes its RLS candidate before the LOO
+(:class:`.rls_candidate.CandidateTuning`, owned with the pool: the re-tunes of ``labeler
+simulate`` at every due count since RLS last answered); a switch to RLS writes the width and lam
+it was re-tuned to with the ``model`` event, in the same action.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from core.selection import ModelSelector
 
 from . import model
 from .background_job import BackgroundJob, catch_up, labels_added, labels_stale
+from .rls_candidate import CandidateTuning, answers, build_candidate, learner_spec
 
 __all__ = ["ChoiceSnapshot", "ChoiceJob"]
 
@@ -50,6 +56,11 @@ class ChoiceSnapshot:
     n_switches : int
         Automatic switches in force (the rule's threshold halves with each).
     rule : core.selection.SwitchRule
+    rls_start : int
+        The label count at which RLS last stopped answering (the RLS candidate's re-tunes start
+        above it: :class:`.rls_candidate.CandidateTuning`).
+    tune : (bool, bool)
+        Whether the RLS candidate's width and lam are re-tuned (the session's ``auto_tune``).
     """
 
     specs: tuple
@@ -59,6 +70,8 @@ class ChoiceSnapshot:
     balanced: bool
     n_switches: int
     rule: object = field(compare=False, default=None)
+    rls_start: int = 0
+    tune: tuple = (False, False)
 
 
 class ChoiceJob(BackgroundJob):
@@ -77,6 +90,8 @@ class ChoiceJob(BackgroundJob):
         The graph's parts shared by the graph candidates the job builds (owned with the pool).
     start : bool
         Start the worker thread now (tests may run :meth:`run` themselves).
+    tuning : .rls_candidate.CandidateTuning, optional
+        The RLS candidate's re-tunes (owned with the pool).
 
     Attributes
     ----------
@@ -88,10 +103,12 @@ class ChoiceJob(BackgroundJob):
 
     thread_name = "labeler-model-choice"
 
-    def __init__(self, snapshot: ChoiceSnapshot, X, pool: dict, parts: dict, start: bool = True):
+    def __init__(self, snapshot: ChoiceSnapshot, X, pool: dict, parts: dict, start: bool = True,
+                 tuning: CandidateTuning | None = None):
         self.X = X
         self.pool = pool
         self.parts = parts
+        self.tuning = tuning if tuning is not None else CandidateTuning(X)
         self.decision = None
         super().__init__(snapshot, start=start)
 
@@ -102,8 +119,12 @@ class ChoiceJob(BackgroundJob):
         held = self.pool.get(name)
         if held is not None and held[0] == spec and held[1].classes == classes:
             return held[1]
+        if held is not None:
+            self.tuning.release(held[1])  # one n x n matrix at a time
+            del self.pool[name]
+            held = None
         parts = self.parts if spec.model != "rls" else ({} if spec.has_parts else None)
-        learner = model.build_learner(spec, self.X, classes, parts=parts)
+        learner = build_candidate(spec, self.X, classes, parts=parts)
         learner.require(LOO, f"model choice by leave-one-out (candidate {name!r})")
         self.pool[name] = (spec, learner)
         return learner
@@ -118,8 +139,30 @@ class ChoiceJob(BackgroundJob):
             learners[name] = self._learner(name, spec)
         if self.cancelled:
             return
+        if "rls" in learners and snap.incumbent != "rls":  # re-tuned as in labeler simulate
+            self.tuning.bring(learners["rls"], dict(snap.specs)["rls"], snap.rls_start,
+                              {"width": snap.tune[0], "lam": snap.tune[1]}, snap.classes, snap.labels)
+            if self.cancelled:
+                return
         selector = ModelSelector(learners, snap.incumbent, self.X, correction="mass", rule=snap.rule)
         self.decision = selector.evaluate(dict(snap.labels), balanced=snap.balanced, n_switches=snap.n_switches)
+        chosen = self.decision.model
+        if chosen != snap.incumbent and not answers(learners[chosen]) and not self.cancelled:
+            self._full_learner(chosen)
+
+    def _full_learner(self, name: str) -> None:
+        """Replace the pool's labelled-block candidate ``name`` by the full learner at its
+        settings and with the snapshot's labels (the choice switches to it: the session takes
+        it at the next label), built here, off the request."""
+        base, block = self.pool[name]
+        spec = learner_spec(base, block)
+        parts = {} if spec.has_parts else None
+        learner = model.build_learner(spec, self.X, list(self.snapshot.classes), n_block=len(self.snapshot.labels),
+                                      parts=parts)
+        if self.snapshot.labels:
+            catch_up(learner, self.snapshot.labels)
+        self.tuning.replace(block, learner)
+        self.pool[name] = (base, learner)
 
     # ---- the request's side -------------------------------------------------------------
     @property
@@ -134,7 +177,8 @@ class ChoiceJob(BackgroundJob):
         mine = self.snapshot
         if self.cancelled:
             return "it was cancelled"
-        if snapshot.specs != mine.specs or snapshot.incumbent != mine.incumbent or snapshot.balanced != mine.balanced:
+        if (snapshot.specs != mine.specs or snapshot.incumbent != mine.incumbent or snapshot.balanced != mine.balanced
+                or snapshot.tune != mine.tune):
             return "the settings changed meanwhile"
         if snapshot.classes != mine.classes:
             return "the classes changed meanwhile"
@@ -144,6 +188,14 @@ class ChoiceJob(BackgroundJob):
         if snapshot.n_switches != mine.n_switches:
             return "the model was changed meanwhile"
         return ""
+
+    def candidate_spec(self, name: str):
+        """The settings of the job's candidate ``name`` (for RLS: its width and lam after the
+        re-tunes), or None when the job holds none."""
+        held = self.pool.get(name)
+        if held is None:
+            return None
+        return learner_spec(held[0], held[1]) if name == "rls" else held[0]
 
     def catch_up(self, name: str, labels) -> object:
         """The worker's learner of ``name`` given the labels added since the snapshot (one

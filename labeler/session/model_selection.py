@@ -25,8 +25,14 @@ written with the session (``n_labels`` 0, ``"prior": true``): no undo takes it b
 The candidates other than the one answering are kept here and given the labels they lack
 only at an evaluation (one ``add_many``; the graph models refit once, RLS is one block update),
 so a label costs the answering model's update plus, when due, every candidate's LOO.
-The RLS candidate keeps the width and lam it had when it stopped answering (its re-tune is a
-setting of the answering RLS model).
+While a graph model answers, the RLS candidate's width and lam are re-tuned by LOO as in
+``labeler simulate`` (:class:`.rls_candidate.CandidateTuning`: the simulation's hook, at every
+count an evaluation is due since RLS last answered, whatever counts the evaluations ran at);
+these re-tunes are the candidate's own state, not written, and a reopened session recomputes
+them from the stored labels at its first evaluation. When the choice switches to RLS, the
+candidate's width and lam are written as ``setting`` events in the same action as the
+``model`` event (:meth:`ModelChoice.switch_rows`), so a reopen replays the RLS that took over.
+A session whose width and lam are fixed (``auto_tune`` off) re-tunes nothing.
 
 In the app (:attr:`ModelChoice.background`, turned on with the re-tunes' background by
 ``LabelingSession.retune_in_background``) a due evaluation never runs in the key press's
@@ -57,6 +63,8 @@ from core.selection.prior import first_model_evidence
 from . import model
 from .background_job import JobSlotOwner
 from .choice_job import ChoiceJob, ChoiceSnapshot
+from .config import check_auto_tune
+from .rls_candidate import CandidateTuning, answers, as_candidate, build_candidate, learner_spec, tune_flags
 from .graphs import MODELS, strategies_for
 from ..store import Setting, StoreWriteError
 
@@ -139,6 +147,8 @@ class ModelChoice(JobSlotOwner):
         self._open_slot(lock)  # the background evaluation (one at a time): pending, wait, cancel
         self._pool: dict = {}  # the background evaluations' own candidates {name: (spec, learner)}
         self._pool_parts: dict = {}  # their graph's parts
+        self._tuning: CandidateTuning | None = CandidateTuning(X)  # the RLS candidate's re-tunes (a job holds it)
+        self._rls_since: int | None = None  # labels when RLS last stopped answering (read from the events once)
 
     # ---- state -------------------------------------------------------------------------------
     @property
@@ -162,6 +172,10 @@ class ModelChoice(JobSlotOwner):
                     if spec == self._spec(name) and name != self.model:
                         self._held.setdefault(name, learner)
                 self._pool = {}
+            tuning = self._tuning
+            if tuning is not None and not any(tuning.learner is held for held in self._held.values()) \
+                    and not any(tuning.learner is held for _, held in self._pool.values()):
+                tuning.release(tuning.learner)  # the candidate it followed was dropped
         self._background = on
 
     @property
@@ -201,30 +215,62 @@ class ModelChoice(JobSlotOwner):
         if learner is None:
             spec = self._spec(name)
             parts = self._graph_parts if spec.model != "rls" else ({} if spec.has_parts else None)
-            learner = model.build_learner(spec, self.X, self._log.classes, parts=parts)
+            learner = build_candidate(spec, self.X, self._log.classes, parts=parts)
             learner.require(LOO, f"model choice by leave-one-out (candidate {name!r})")
             self._held[name] = learner
         if learner.classes != list(self._log.classes):  # a class added, renamed or deleted
             del self._held[name]
+            if self._tuning is not None:
+                self._tuning.release(learner)  # one n x n matrix at a time
             return self._candidate(name)
         return learner
 
-    def take(self, name: str):
+    def take(self, name: str, settings: dict | None = None):
         """The held learner of ``name`` given the session's labels (the session's new learner
-        on a switch), or None; the learner handed over leaves this collaborator."""
+        on a switch), or None; the learner handed over leaves this collaborator.
+
+        ``settings`` (``{"width": w, "lam": l}``): the other settings of the switch's action
+        (:meth:`switch_rows`); the learner is given those (the RLS candidate has them already
+        when its re-tunes chose them), else the session's."""
         learner = self._held.pop(name, None)
         if learner is None and self._job is None:  # the background's candidate, when no job holds it
             held = self._pool.pop(name, None)
             learner = held[1] if held is not None and held[0] == self._spec(name) else None
-        if learner is None or learner.classes != list(self._log.classes):
-            return None
+        if learner is not None and self._tuning is not None:
+            self._tuning.release(learner)
+        if learner is None or learner.classes != list(self._log.classes) or not answers(learner):
+            return None  # (a labelled-block RLS candidate: the session builds the full learner)
+        if name == "rls":  # the candidate's width and lam, re-tuned or not, become the switch's
+            now, target = learner_spec(self._spec(name), learner), self.target_spec(name, settings)
+            if now != target:
+                model.apply(now, target, learner)
         ModelSelector({name: learner}, name, correction="none").sync(name, self._labels())
         return learner
 
+    def _block_candidates(self) -> None:
+        """A full RLS learner a job built for a switch that was not taken (stale) goes back to
+        the pool as a labelled-block candidate (its n x n matrix freed; the re-tunes followed)."""
+        held = self._pool.get("rls")
+        if held is None or not answers(held[1]):
+            return
+        block = as_candidate(held[0], held[1], self.X)
+        if block is not held[1] and self._tuning is not None:
+            self._tuning.replace(held[1], block)
+        self._pool["rls"] = (held[0], block)
+
+    def target_spec(self, name: str, settings: dict | None = None):
+        """The settings of ``name`` once a switch with the other ``settings`` of its action applies."""
+        spec = self._spec(name)
+        for key, value in (settings or {}).items():
+            spec = spec.with_setting(key, value)
+        return spec
+
     def keep(self, name: str, learner) -> None:
         """Hold the session's previous learner as a candidate (after a switch)."""
+        if name == "rls":
+            self._rls_since = len(self._log.labels)  # the candidate's re-tunes start above this count
         if learner is not None and LOO in learner.capabilities:
-            self._held[name] = learner
+            self._held[name] = as_candidate(self._spec(name), learner, self.X)  # dense RLS: its block alone
 
     def _labels(self) -> dict:
         return {i: r.label for i, r in self._log.labels.items()}
@@ -248,9 +294,65 @@ class ModelChoice(JobSlotOwner):
         if self._last is not None and self._last[0] == version:
             return self._last[1]
         selector = self._selector()
+        if "rls" in selector.candidates and self.model != "rls":  # re-tuned as in labeler simulate
+            if self._tuning is None:
+                self._tuning = CandidateTuning(self.X)
+            self._tuning.bring(selector.candidates["rls"], self._spec("rls"), self.rls_since(),
+                               self.tune_flags(), self._log.classes,
+                               [(r.index, r.label) for r in self._log.labels.values()])
         decision = selector.evaluate(self._labels(), balanced=self._balanced(), n_switches=self.loo_switches())
         self._last = (version, decision)
         return decision
+
+    # ---- the RLS candidate's re-tunes (labeler.session.rls_candidate) ------------------------
+    def tune_flags(self) -> dict:
+        """``{"width": bool, "lam": bool}``: what the RLS candidate re-tunes (the session's
+        ``auto_tune``; nothing when width and lam are fixed)."""
+        return tune_flags(check_auto_tune(self._config.auto_tune or {}), self._spec("rls"))
+
+    def rls_since(self) -> int:
+        """The label count at which RLS last stopped answering (0 when it never answered): the
+        candidate's re-tunes start above it. Read from the stored switches after a reopen (the
+        last ``model`` event from RLS: its ``effective_labels``, else ``n_labels``)."""
+        if self._rls_since is None:
+            since = 0
+            for ev in self._history():
+                value = ev.value if isinstance(ev.value, dict) else {}
+                if ev.kind == "setting" and value.get("name") == "model" and value.get("from") == "rls":
+                    since = int(value.get("effective_labels", value.get("n_labels", 0)))
+            self._rls_since = since
+        return self._rls_since
+
+    def candidate_spec(self, name: str = "rls"):
+        """The settings the candidate ``name`` has now (for RLS while a graph model answers: its
+        width and lam after the re-tunes), or None when no candidate of it is held."""
+        if name == self.model:
+            return model.ModelSpec.from_config(self._config)
+        learner = self._held.get(name)
+        if learner is None and name in self._pool:
+            learner = self._pool[name][1]
+        if learner is None:
+            return None
+        return learner_spec(self._spec(name), learner) if name == "rls" else self._spec(name)
+
+    def switch_rows(self, name: str, notes: dict, spec=None) -> list:
+        """The rows of a switch to ``name``: the ``model`` setting (``notes`` its evidence) and,
+        for RLS, the width and lam the candidate was re-tuned to (``spec``) where they differ
+        from the session's, all written in ONE action (a reopen replays the RLS that took over)."""
+        rows = [Setting("model", name, {"auto": True, **notes})]
+        if name != "rls" or spec is None:
+            return rows
+        now = self._spec(name)
+        extra = {"auto": True, "n_labels": notes.get("n_labels"), "with_model": True,
+                 "reason": "re-tuned by leave-one-out while another model answered; taken over with RLS"}
+        for key in ("effective_labels", "background"):
+            if key in notes:
+                extra[key] = notes[key]
+        for key in ("width", "lam"):
+            value = getattr(spec, key)
+            if value is not None and value != getattr(now, key):
+                rows.append(Setting(key, float(value), dict(extra)))
+        return rows
 
     # ---- switches ----------------------------------------------------------------------------
     def switches(self) -> list:
@@ -313,10 +415,9 @@ class ModelChoice(JobSlotOwner):
         at 0 labels, is not one (``labeler simulate`` starts its count at 0 on that model too)."""
         return sum(1 for _, _, n_labels in self.switches() if n_labels > 0)
 
-    def _write(self, name: str, notes: dict) -> bool:
+    def _write(self, name: str, notes: dict, spec=None) -> bool:
         try:
-            self._commit(lambda: [Setting("model", name, {"auto": True, **notes})]
-                         if name != self.model else None)
+            self._commit(lambda: self.switch_rows(name, notes, spec) if name != self.model else None)
         except (ValueError, StoreWriteError) as exc:
             self.note = f"The model choice was not applied: {exc}"
             return False
@@ -359,7 +460,7 @@ class ModelChoice(JobSlotOwner):
             notes = {"from": self.model, "n_labels": after, "p_value": float(decision.p_value),
                      "errors": {k: float(v) for k, v in decision.errors.items()}, "reason": decision.reason}
             old = self.model
-            if self._write(decision.model, notes):
+            if self._write(decision.model, notes, self.candidate_spec(decision.model)):
                 stack.append((old, decision.model, after))
                 self.note = decision.reason
 
@@ -372,15 +473,18 @@ class ModelChoice(JobSlotOwner):
         names = self.candidates()
         if self.model not in names:
             names = (self.model,) + names
+        flags = self.tune_flags()
         return ChoiceSnapshot(tuple((name, self._spec(name)) for name in names), self.model,
                               tuple(self._log.classes),
                               tuple((r.index, r.label) for r in self._log.labels.values()),
-                              self._balanced(), self.loo_switches(), self.rule)
+                              self._balanced(), self.loo_switches(), self.rule,
+                              rls_start=self.rls_since(), tune=(flags["width"], flags["lam"]))
 
     def _start_job(self) -> None:
         snap = self._snapshot()
         pool, parts, self._pool, self._pool_parts = self._pool, self._pool_parts, {}, {}
-        self._slot.start(ChoiceJob(snap, self.X, pool, parts, start=False))
+        tuning, self._tuning = self._tuning or CandidateTuning(self.X), None
+        self._slot.start(ChoiceJob(snap, self.X, pool, parts, start=False, tuning=tuning))
 
     def _job_finished(self) -> None:
         """An evaluation came due while the background one ran, and that one is done (called
@@ -402,6 +506,13 @@ class ModelChoice(JobSlotOwner):
         """Apply the finished background evaluation, or discard it when stale; True when an
         evaluation is due again (the discarded one, or one that came due while it ran). A job
         still running is left (cancelled when already stale)."""
+        try:
+            return self._take_result()
+        finally:
+            if self._job is None:
+                self._block_candidates()
+
+    def _take_result(self) -> bool:
         job = self._job
         now = self._snapshot()
         stale = job.stale_reason(now)
@@ -412,7 +523,7 @@ class ModelChoice(JobSlotOwner):
                 self._slot.due = True
             return False
         self._slot.take()
-        self._pool, self._pool_parts = job.pool, job.parts  # the worker is done with them
+        self._pool, self._pool_parts, self._tuning = job.pool, job.parts, job.tuning  # the worker is done with them
         again = self._slot.take_due()
         snap = job.snapshot
         if stale:
@@ -431,15 +542,20 @@ class ModelChoice(JobSlotOwner):
                  "background": True, "p_value": float(decision.p_value),
                  "errors": {k: float(v) for k, v in decision.errors.items()}, "reason": decision.reason}
         try:
+            spec = job.candidate_spec(decision.model)
             learner = job.catch_up(decision.model, now.labels)
             if learner is None:
                 raise ValueError(f"the evaluation kept no learner for {decision.model!r}")
+            self._tuning.release(learner)
             previous = self._learner()
-            self._swap([Setting("model", decision.model, notes)], learner)
+            del notes["auto"]
+            self._swap(self.switch_rows(decision.model, notes, spec), learner)
         except Exception as exc:  # not written (the store rolled back): the model in use stays
             self.note = f"The model choice was not applied: {exc}"
             return again
-        self._pool[old] = (self._spec(old), previous)  # the next evaluations' candidate
+        if old == "rls":
+            self._rls_since = after  # the candidate's re-tunes start above this count
+        self._pool[old] = (self._spec(old), as_candidate(self._spec(old), previous, self.X))  # the next candidate
         self.switches().append((old, decision.model, len(snap.labels)))
         self._last = (self._log.n_events, decision)
         self.note = decision.reason

@@ -65,7 +65,6 @@ from __future__ import annotations
 import numbers
 import os
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -628,7 +627,8 @@ class LabelingSession:
         if kind in ("setting", "add_class"):
             self.graph_refits.settle()  # the learner holds every label first
         if kind == "setting" and any(row.name == "model" for row in rows):  # a model choice: another learner
-            return self._switch_model(next(row.value for row in rows if row.name == "model"))
+            return self._switch_model(next(row.value for row in rows if row.name == "model"),
+                                      {row.name: row.value for row in rows if row.name != "model"})
         if kind == "setting":  # one or several settings changed together: one model.apply
             old = new = self._spec
             for row in rows:
@@ -644,14 +644,15 @@ class LabelingSession:
             return self._rebuild
         return None
 
-    def _switch_model(self, name: str):
-        """Make ``name`` the model that answers (a ``model`` setting of ``model_choice="auto"``):
+    def _switch_model(self, name: str, settings: dict | None = None):
+        """Make ``name`` the model that answers (a ``model`` setting of ``model_choice="auto"``,
+        with the other ``settings`` of its action: the width and lam RLS takes over with):
         the candidate's warm learner when the model choice holds one, else one built on the
         labels. Returns how to take it back."""
         old_name, old_learner = self._config.model, self.learner
-        learner = self.model_choice.take(name)
+        learner = self.model_choice.take(name, settings)
         if learner is None:
-            learner = self._build_learner(spec=model.ModelSpec.from_config(replace(self._config, model=name)))
+            learner = self._build_learner(spec=self.model_choice.target_spec(name, settings))
         self.learner = learner
         self.model_choice.keep(old_name, old_learner)
 
@@ -689,7 +690,8 @@ class LabelingSession:
         if change.deleted_class is not None or change.restored_class is not None:
             self._rebuild()  # rare: a direct solve with the new list of classes
         if change.settings and not given and any(name == "model" for name, _ in change.settings):
-            self._switch_model(next(value for name, value in change.settings if name == "model"))
+            self._switch_model(next(value for name, value in change.settings if name == "model"),
+                               {name: value for name, value in change.settings if name != "model"})
             given = True  # another tab's model choice
         if change.settings:
             # the learner first (it keeps its old state if this raises), then the config:
