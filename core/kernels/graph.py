@@ -45,20 +45,23 @@ CHEBYSHEV_ABOVE = 2_000
 EIGSH_PRODUCTS_PER_PAIR = 10
 
 
-def _neighbours(X: np.ndarray, k: int, seed, method: str = "auto", progress=None) -> tuple[np.ndarray, np.ndarray]:
+def _neighbours(X: np.ndarray, k: int, seed, method: str = "auto", progress=None,
+                report=None) -> tuple[np.ndarray, np.ndarray]:
     """Indices and distances of the k nearest other points, each of shape (n, k)
     (:func:`core.kernels.knn_search.nearest_neighbours`)."""
-    return nearest_neighbours(X, k, method=method, seed=seed, progress=progress)
+    return nearest_neighbours(X, k, method=method, seed=seed, progress=progress, report=report)
 
 
 def knn_neighbours(X, n_neighbors: int = 10, *, seed=0, method: str = "auto",
-                   progress=None) -> tuple[np.ndarray, np.ndarray]:
+                   progress=None, report=None) -> tuple[np.ndarray, np.ndarray]:
     """The k nearest other points of each point and their distances (what :func:`knn_graph`
     builds on; kept by callers that store a graph compactly and rebuild it with
     :func:`neighbour_graph`).
 
-    ``method`` and ``progress(fraction)``: :func:`core.kernels.knn_search.nearest_neighbours`
-    (exact up to ``EXACT_KNN_MAX`` points, hnswlib beyond).
+    ``method``, ``progress(fraction)`` and ``report`` (a
+    :class:`core.kernels.knn_search.SearchReport` to fill with the search's sampled recall):
+    :func:`core.kernels.knn_search.nearest_neighbours` (exact up to ``EXACT_KNN_MAX`` points,
+    hnswlib beyond).
 
     Returns
     -------
@@ -71,7 +74,7 @@ def knn_neighbours(X, n_neighbors: int = 10, *, seed=0, method: str = "auto",
         raise ValueError(f"n_neighbors must be an integer in [1, {n - 1}]; got {n_neighbors!r}.")
     if method not in KNN_METHODS:
         raise ValueError(f"method must be one of {', '.join(KNN_METHODS)}; got {method!r}.")
-    ind, dist = _neighbours(X, int(n_neighbors), seed, method, progress)
+    ind, dist = _neighbours(X, int(n_neighbors), seed, method, progress, report)
     return np.asarray(ind, dtype=np.int64), np.asarray(dist, dtype=np.float64)
 
 

@@ -28,7 +28,9 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
                the others (:func:`_cache_pynndescent`).
 =============  ==========================================================================
 
-The approximate methods search a wider list than ``k`` (``ef`` / a larger ``n_neighbors``)
+The cell and hnsw searches then estimate their own recall@k on :data:`RECALL_SAMPLE` seeded
+points against brute force and, while it is below :data:`RECALL_TARGET`, widen the lists
+(:data:`WIDEN_WIDTHS`; ``report=`` receives the estimate). The approximate methods search a wider list than ``k`` (``ef`` / a larger ``n_neighbors``)
 and return the k nearest of it, with distances recomputed in float64 and ties broken by the
 smaller index, so results do not depend on float32 rounding inside the libraries. Recall@10
 against exact neighbours, time and memory of each method at 10^5 and 10^6 points:
@@ -38,13 +40,15 @@ against exact neighbours, time and memory of each method at 10^5 and 10^6 points
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._threads import available_threads
 
-__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "CELLS_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH", "default_knn_method",
-           "nearest_neighbours"]
+__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "CELLS_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH",
+           "RECALL_SAMPLE", "RECALL_TARGET", "WIDEN_WIDTHS", "SearchReport", "default_knn_method",
+           "nearest_neighbours", "sampled_recall", "exact_neighbours_of"]
 
 KNN_METHODS = ("auto", "exact", "cells", "hnsw", "nndescent")
 #: Up to this many points the neighbours are exact (scikit-learn); beyond, "cells" up to
@@ -66,6 +70,17 @@ HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60, "parts": 2}
 #: second and third round leave recall@10 at the first round's 0.9922 (``benchmarks/knn_scale.py
 #: --part sweep --refine 3``, docs/benchmarks.md §15).
 REFINE_ROUNDS = 1
+#: The approximate searches check their recall@k on this many seeded points (their exact
+#: neighbours by brute force: about 2 s at 10^6 points of 32 dimensions) ...
+RECALL_SAMPLE = 200
+#: ... and, while the estimate is below this, widen the lists (:data:`WIDEN_WIDTHS`).
+RECALL_TARGET = 0.95
+#: The list widths of the extra local-join rounds run while the estimated recall@k is below
+#: :data:`RECALL_TARGET` (each list padded with empty slots that the round fills from the
+#: neighbours of neighbours; the k nearest kept): on the 10^6-point 32-dimensional mixture the
+#: lists reached 0.886 after the first round at width k = 10; widths 15 and 20 took them to
+#: (docs/benchmarks.md §15).
+WIDEN_WIDTHS = (15, 20)
 #: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
 #: k + 1, gave 0.68 on the same data).
 NNDESCENT_SEARCH = 30
@@ -78,8 +93,85 @@ def default_knn_method(n_samples: int) -> str:
     return "exact" if n <= EXACT_KNN_MAX else "cells" if n <= CELLS_MAX else "hnsw"
 
 
+@dataclass
+class SearchReport:
+    """What an approximate search measured of itself (:func:`nearest_neighbours` ``report=``).
+
+    Attributes
+    ----------
+    method : str
+        The method that ran.
+    recall : float or None
+        Recall@k on :data:`RECALL_SAMPLE` seeded points against their exact neighbours (None for
+        the exact method: 1 by construction).
+    recalls : list of float
+        The estimate after the first refinement and after each widening, in order.
+    widths : list of int
+        The list widths of the widening rounds that ran.
+    sample : int
+        Points in the estimate.
+    """
+
+    method: str = ""
+    recall: float | None = None
+    recalls: list = field(default_factory=list)
+    widths: list = field(default_factory=list)
+    sample: int = 0
+
+
+def exact_neighbours_of(X: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """The k exact nearest other points of ``X[rows]`` by brute force, shape (len(rows), k):
+    squared distances in float64 in blocks (at most 64 x 100,000 held), the k nearest of each
+    block merged (ties by the smaller index within the merged candidates).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    rows : ndarray of int, shape (s,)
+    k : int
+        In [1, n - 1].
+    """
+    X = np.asarray(X, dtype=np.float64)
+    rows = np.asarray(rows, dtype=np.int64)
+    n = X.shape[0]
+    norms = np.einsum("ij,ij->i", X, X)
+    out = np.empty((rows.size, k), dtype=np.int64)
+    block = 100_000
+    for a in range(0, rows.size, 64):
+        r = rows[a:a + 64]
+        best_d = np.full((r.size, k), np.inf)
+        best_i = np.full((r.size, k), -1, dtype=np.int64)
+        for b in range(0, n, block):
+            cols = np.arange(b, min(n, b + block))
+            d2 = norms[r][:, None] - 2.0 * (X[r] @ X[cols].T) + norms[cols][None, :]
+            d2[r[:, None] == cols[None, :]] = np.inf
+            near = np.argpartition(d2, min(k, cols.size - 1), axis=1)[:, :k] if cols.size > k else \
+                np.broadcast_to(np.arange(cols.size), d2.shape)
+            d = np.concatenate([best_d, np.take_along_axis(d2, near, 1)], axis=1)
+            i = np.concatenate([best_i, cols[near]], axis=1)
+            order = _row_order(d, i)[:, :k]
+            best_d = np.take_along_axis(d, order, 1)
+            best_i = np.take_along_axis(i, order, 1)
+        out[a:a + r.size] = best_i
+    return out
+
+
+def sampled_recall(X: np.ndarray, ind: np.ndarray, k: int, seed: int, sample: int | None = None) -> tuple[float, int]:
+    """Recall@k of the lists ``ind[:, :k]`` on ``sample`` seeded points against their exact
+    neighbours (:func:`exact_neighbours_of`): the mean share of each point's k exact neighbours
+    found; (recall, points used). ``sample`` defaults to :data:`RECALL_SAMPLE` (read at the
+    call). Distance ties at the k-th place can make an exact list count as slightly below 1."""
+    n = X.shape[0]
+    sample = RECALL_SAMPLE if sample is None else sample
+    rows = np.sort(np.random.default_rng([int(seed), 23]).choice(n, size=min(int(sample), n), replace=False))
+    exact = exact_neighbours_of(X, rows, k)
+    found = [np.intersect1d(a, b).size for a, b in zip(ind[rows, :k], exact)]
+    return float(np.mean(found)) / k, int(rows.size)
+
+
 def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int = 0,
-                       progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                       progress: Callable[[float], None] | None = None,
+                       report: SearchReport | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Indices and distances of the ``k`` nearest other points of each point.
 
     Parameters
@@ -94,6 +186,12 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
         Seeds the approximate methods (the same seed, data and method give the same answer).
     progress : callable(fraction), optional
         Hears the fraction done (approximate methods; every 50,000 points).
+    report : SearchReport, optional
+        Filled with the method and, for "cells" and "hnsw", the sampled recall@k and the
+        widening rounds: after the first refinement these searches estimate their recall@k on
+        :data:`RECALL_SAMPLE` seeded points and, while it is below :data:`RECALL_TARGET`, run one
+        local-join round on lists widened to each of :data:`WIDEN_WIDTHS` in turn
+        (docs/algorithms.md §15).
 
     Returns
     -------
@@ -123,21 +221,58 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
     if method in ("hnsw", "cells"):
         from .knn_refine import refine_neighbours
 
+        wide = max((w for w in WIDEN_WIDTHS if w < n), default=k)
         if method == "hnsw":
-            cand = _hnsw_candidates(X, k, seed, say)  # indices freed on return
+            cand = _hnsw_candidates(X, k, max(k, wide), seed, say)  # indices freed on return
         else:
             from .knn_cells import cell_candidates
 
             cand = cell_candidates(X, k, seed, lambda f: say(0.8 * f))
-        ind, _ = refine_neighbours(X, cand, rounds=0)  # exact distances; self and repeats dropped
+        cand, _ = refine_neighbours(X, cand, rounds=0)  # exact distances, sorted; self and repeats dropped
+        ind, dist = refine_neighbours(X, cand[:, :k], rounds=REFINE_ROUNDS,
+                                      progress=lambda f: say(0.8 + 0.1 * f))
+        ind, dist, found = _widened_until_recall(X, ind, dist, cand, k, seed, lambda f: say(0.9 + 0.1 * f))
         del cand
-        ind, dist = refine_neighbours(X, ind[:, :k], rounds=REFINE_ROUNDS,
-                                      progress=lambda f: say(0.8 + 0.2 * f))
+        if report is not None:
+            report.method, report.recall, report.sample = method, found["recalls"][-1], found["sample"]
+            report.recalls, report.widths = list(found["recalls"]), list(found["widths"])
         say(1.0)
         return ind, dist
     cand = _nndescent_candidates(X, k, seed)
     say(1.0)
     return _without_self(cand, None, k, X=X)
+
+
+def _widened_until_recall(X: np.ndarray, ind: np.ndarray, dist: np.ndarray, cand: np.ndarray, k: int,
+                          seed: int, say):
+    """The lists after widening rounds run while the sampled recall@k is below the target:
+    (ind, dist) of shape (n, k) and {"recalls", "widths", "sample"}.
+
+    A round at width w starts every list from the union of its current entries and the search's
+    ``w`` nearest candidates (``cand``: the search's own lists, sorted by exact distance, wider
+    than k), keeps the w nearest and runs one local join on the w-wide lists
+    (:func:`core.kernels.knn_refine.refine_neighbours`, reverse lists of w): the search's
+    candidates beyond the k-th are what a wider join can build on (padding the lists with empty
+    slots gave +0.003 at 10^6 points where the search's own candidates gave ... , docs/benchmarks.md
+    §15). The next widening starts from the wide lists. Never worse than the start: a round keeps
+    every list's own entries as candidates."""
+    from .knn_refine import refine_neighbours
+
+    recall, sample = sampled_recall(X, ind, k, seed)
+    found = {"recalls": [recall], "widths": [], "sample": sample}
+    widths = [w for w in WIDEN_WIDTHS if k < w < X.shape[0]]
+    wide, wide_dist = ind, dist
+    for t, width in enumerate(widths):
+        if recall >= RECALL_TARGET:
+            break
+        start, _ = refine_neighbours(X, np.hstack([wide, cand[:, :width]]), rounds=0)  # union, sorted
+        wide, wide_dist = refine_neighbours(X, start[:, :width], rounds=1, reverse_cap=width)
+        del start
+        recall, _ = sampled_recall(X, wide, k, seed)
+        found["recalls"].append(recall)
+        found["widths"].append(width)
+        say((t + 1) / len(widths))
+    return np.ascontiguousarray(wide[:, :k]), np.ascontiguousarray(wide_dist[:, :k]), found
 
 
 def _without_self(ind: np.ndarray, dist, k: int, X) -> tuple[np.ndarray, np.ndarray]:
@@ -173,12 +308,14 @@ def _row_order(dist: np.ndarray, ind: np.ndarray) -> np.ndarray:
     return np.take_along_axis(by_index, np.argsort(d, axis=1, kind="stable"), 1)
 
 
-def _hnsw_candidates(X: np.ndarray, k: int, seed: int, say) -> np.ndarray:
-    """(n, parts * (k + 1)) candidate neighbours of every point from :data:`HNSW_PARAMS` ``["parts"]``
-    hnswlib indices, one per contiguous block of points (:func:`hnsw_build`, :func:`hnsw_query`)."""
+def _hnsw_candidates(X: np.ndarray, k: int, width: int, seed: int, say) -> np.ndarray:
+    """(n, parts * (width + 1)) candidate neighbours of every point from :data:`HNSW_PARAMS`
+    ``["parts"]`` hnswlib indices, one per contiguous block of points (:func:`hnsw_build` for
+    ``k`` neighbours, :func:`hnsw_query` for ``width`` >= k: the search's list of ``ef`` holds
+    them at no extra cost)."""
     Xf = np.ascontiguousarray(X, dtype=np.float32)
     indices, blocks = hnsw_build(Xf, k, seed, lambda f: say(0.5 * f))
-    return hnsw_query(indices, blocks, Xf, k, HNSW_PARAMS["ef"], lambda f: say(0.5 + 0.3 * f))
+    return hnsw_query(indices, blocks, Xf, width, HNSW_PARAMS["ef"], lambda f: say(0.5 + 0.3 * f))
 
 
 def hnsw_build(Xf: np.ndarray, k: int, seed: int, say=None) -> tuple[list, list]:

@@ -229,6 +229,7 @@ def build_graph(spec: GraphSpec, X: np.ndarray, parts: dict | None = None, progr
         ``{"neighbours": ind, "distances": dist}``: what to store.
     """
     from core.kernels import knn_neighbours, neighbour_graph
+    from core.kernels.knn_search import SearchReport
 
     n = X.shape[0]
     parts = dict(parts or {})
@@ -238,10 +239,21 @@ def build_graph(spec: GraphSpec, X: np.ndarray, parts: dict | None = None, progr
         say = progress or (lambda message, fraction: None)
         what = f"kNN graph of {n:,} points (k = {k})"
         say(what, 0.0)
-        ind, dist = knn_neighbours(X, k, seed=int(spec.seed), progress=lambda f: say(what, 0.99 * f))
-        say("kNN graph ready", 1.0)
+        report = SearchReport()
+        ind, dist = knn_neighbours(X, k, seed=int(spec.seed), progress=lambda f: say(what, 0.99 * f),
+                                   report=report)
+        say(graph_ready_words(report, k), 1.0)
     return neighbour_graph(ind, dist), {"neighbours": np.asarray(ind, dtype=np.int64),
                                         "distances": np.asarray(dist, dtype=np.float64)}
+
+
+def graph_ready_words(report, k: int) -> str:
+    """The progress line that ends a kNN search: with the approximate searches' recall@k
+    estimated on their sample of points (:class:`core.kernels.knn_search.SearchReport`)."""
+    if report.recall is None:
+        return "kNN graph ready"
+    return (f"kNN graph ready: recall@{k} {report.recall:.3f} (estimated on {report.sample} points against "
+            f"exact neighbours{'; lists widened to ' + ', '.join(map(str, report.widths)) if report.widths else ''})")
 
 
 def model_description(spec: ModelSpec, n_samples: int) -> str:

@@ -1,0 +1,77 @@
+"""The approximate searches' own recall estimate and their widening rounds (core/kernels/knn_search.py)."""
+
+import numpy as np
+import pytest
+
+from core.kernels import knn_search
+from core.kernels.knn_search import SearchReport, exact_neighbours_of, nearest_neighbours, sampled_recall
+from knn_oracle import brute_force
+
+
+def gaussian(n, d, seed=0):
+    """Isotropic points: the hard case for graph searches (intrinsic dimension d)."""
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
+def true_recall(ind, exact):
+    return float(np.mean([len(set(a) & set(b)) / len(b) for a, b in zip(ind, exact)]))
+
+
+def test_exact_neighbours_of_is_brute_force_across_blocks():
+    """The sample's exact neighbours merge the k nearest of each block of columns: the same as a
+    brute force over all columns at once, also when a block is smaller than k."""
+    X = gaussian(2_503, 6, seed=1)
+    rows = np.array([0, 5, 17, 2_500, 2_502])
+    ref, _ = brute_force(X, 9)
+    got = exact_neighbours_of(X, rows, 9)
+    assert got.shape == (5, 9) and not (got == rows[:, None]).any()
+    np.testing.assert_array_equal(np.sort(got, 1), np.sort(ref[rows], 1))
+
+
+def test_sampled_recall_is_one_for_exact_lists_and_counts_misses():
+    X = gaussian(1_500, 5, seed=2)
+    ref, _ = brute_force(X, 10)
+    recall, used = sampled_recall(X, ref, 10, seed=0, sample=300)
+    assert used == 300 and recall == 1.0
+    damaged = ref.copy()
+    damaged[:, 9] = (damaged[:, 9] + 1) % 1_500  # the 10th neighbour replaced by another point (mostly wrong)
+    recall, _ = sampled_recall(X, damaged, 10, seed=0, sample=1_500)
+    assert recall == pytest.approx(true_recall(damaged, ref), abs=1e-12) and recall < 0.95
+
+
+def test_widening_runs_while_the_estimate_is_low_and_never_loses_recall(monkeypatch):
+    """A weak search (a tiny hnsw ``ef`` and ``M``) on isotropic data falls short of the target:
+    the widening rounds run in order, each estimate at least the one before, and the answer's
+    true recall is above the plain search's; with the target met, no round runs."""
+    X = gaussian(6_000, 16, seed=3)
+    ref, _ = brute_force(X, 10)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "M", 4)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef_construction", 10)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef", 11)
+    monkeypatch.setattr(knn_search, "RECALL_SAMPLE", 300)
+    monkeypatch.setattr(knn_search, "RECALL_TARGET", 2.0)  # never met: every width runs
+    wide = SearchReport()
+    ind_wide, dist_wide = nearest_neighbours(X, 10, method="hnsw", seed=0, report=wide)
+    assert wide.method == "hnsw" and wide.widths == list(knn_search.WIDEN_WIDTHS)
+    assert len(wide.recalls) == 1 + len(knn_search.WIDEN_WIDTHS) and wide.sample == 300
+    assert all(b >= a for a, b in zip(wide.recalls, wide.recalls[1:]))
+    monkeypatch.setattr(knn_search, "RECALL_TARGET", 0.0)  # met at once: no widening
+    plain = SearchReport()
+    ind_plain, dist_plain = nearest_neighbours(X, 10, method="hnsw", seed=0, report=plain)
+    assert plain.widths == [] and plain.recalls == [plain.recall]
+    assert plain.recall == wide.recalls[0]  # the same search and first round
+    assert true_recall(ind_wide, ref) > true_recall(ind_plain, ref)
+    assert (dist_wide <= dist_plain + 1e-12).all()  # each j-th distance at most the plain one's
+    np.testing.assert_allclose(dist_wide, np.linalg.norm(X[ind_wide] - X[:, None, :], axis=2), rtol=1e-12)
+    again = nearest_neighbours(X, 10, method="hnsw", seed=0)  # target 0: deterministic, as plain
+    np.testing.assert_array_equal(again[0], ind_plain)
+
+
+def test_estimate_tracks_the_true_recall():
+    """The estimate on its seeded sample is within a few points of the recall over all points."""
+    X = gaussian(5_000, 12, seed=4)
+    ref, _ = brute_force(X, 10)
+    report = SearchReport()
+    ind, _ = nearest_neighbours(X, 10, method="cells", seed=1, report=report)
+    assert report.method == "cells" and report.recall is not None
+    assert abs(report.recall - true_recall(ind, ref)) < 0.05
