@@ -17,15 +17,20 @@ def true_recall(ind, exact):
     return float(np.mean([len(set(a) & set(b)) / len(b) for a, b in zip(ind, exact)]))
 
 
-def test_exact_neighbours_of_is_brute_force_across_blocks():
-    """The sample's exact neighbours merge the k nearest of each block of columns: the same as a
-    brute force over all columns at once, also when a block is smaller than k."""
+def test_exact_neighbours_of_is_brute_force_with_ties_by_index():
+    """The sample's exact neighbours against a brute force in numpy, and equal distances (copies
+    of a point) in index order."""
     X = gaussian(2_503, 6, seed=1)
     rows = np.array([0, 5, 17, 2_500, 2_502])
-    ref, _ = brute_force(X, 9)
-    got = exact_neighbours_of(X, rows, 9)
-    assert got.shape == (5, 9) and not (got == rows[:, None]).any()
-    np.testing.assert_array_equal(np.sort(got, 1), np.sort(ref[rows], 1))
+    ref, ref_dist = brute_force(X, 9)
+    got, d2 = exact_neighbours_of(X, rows, 9)
+    assert got.shape == d2.shape == (5, 9) and not (got == rows[:, None]).any()
+    np.testing.assert_array_equal(got, ref[rows])
+    np.testing.assert_allclose(np.sqrt(d2), ref_dist[rows], rtol=1e-12)
+    copies = np.repeat(gaussian(50, 3, seed=2), 4, axis=0)  # each point 4 times: 3 copies at distance 0
+    got, d2 = exact_neighbours_of(copies, np.array([0, 7]), 5)
+    np.testing.assert_array_equal(got[:, :3], [[1, 2, 3], [4, 5, 6]])
+    assert (d2[:, :3] == 0).all() and (d2[:, 3:] > 0).all()
 
 
 def test_sampled_recall_is_one_for_exact_lists_and_counts_misses():
@@ -65,13 +70,41 @@ def test_widening_runs_while_the_estimate_is_low_and_never_loses_recall(monkeypa
     np.testing.assert_allclose(dist_wide, np.linalg.norm(X[ind_wide] - X[:, None, :], axis=2), rtol=1e-12)
     again = nearest_neighbours(X, 10, method="hnsw", seed=0)  # target 0: deterministic, as plain
     np.testing.assert_array_equal(again[0], ind_plain)
+    monkeypatch.setattr(knn_search, "RECALL_TARGET", 2.0)
+    cells = SearchReport()  # the cell search's table is k + 1 + 5 wide: only the width it holds runs
+    nearest_neighbours(X, 10, method="cells", seed=0, report=cells)
+    assert cells.widths == [15]
 
 
-def test_estimate_tracks_the_true_recall():
-    """The estimate on its seeded sample is within a few points of the recall over all points."""
-    X = gaussian(5_000, 12, seed=4)
+def test_duplicates_count_as_found_whichever_copy_a_list_holds():
+    """Exact lists of a pool of 20 copies of each point: every list is right, whichever copies it
+    names, so the estimate is 1 (counting only the brute force's own choice gave 0.56)."""
+    X = np.repeat(gaussian(300, 5, seed=5), 20, axis=0)
+    own = np.arange(X.shape[0])
+    group = own // 20
+    lists = np.array([[j for j in range(g * 20 + 19, g * 20 - 1, -1) if j != i][:10]  # the other copies, last first
+                      for i, g in zip(own, group)])
+    recall, used = sampled_recall(X, lists, 10, seed=0, sample=500)
+    assert used == 500 and recall == 1.0
+    wrong = lists.copy()
+    wrong[:, :5] = (wrong[:, :5] + 20) % X.shape[0]  # five of them copies of another point
+    assert sampled_recall(X, wrong, 10, seed=0, sample=500)[0] == pytest.approx(0.5)
+
+
+def test_estimate_tracks_the_true_recall(monkeypatch):
+    """On isotropic points and a weak index (true recall well below 1), the estimate on its seeded
+    sample is within a few points of the recall over all points."""
+    X = gaussian(6_000, 16, seed=4)
     ref, _ = brute_force(X, 10)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "M", 4)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef_construction", 10)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef", 11)
+    monkeypatch.setattr(knn_search, "RECALL_TARGET", 0.0)  # no widening: the first round's lists
     report = SearchReport()
-    ind, _ = nearest_neighbours(X, 10, method="cells", seed=1, report=report)
-    assert report.method == "cells" and report.recall is not None
-    assert abs(report.recall - true_recall(ind, ref)) < 0.05
+    ind, _ = nearest_neighbours(X, 10, method="hnsw", seed=1, report=report)
+    truth = true_recall(ind, ref)
+    assert report.method == "hnsw" and truth < 0.97
+    assert abs(report.recall - truth) < 0.04
+    exact = SearchReport()
+    nearest_neighbours(X, 10, method="exact", report=exact)
+    assert exact.method == "exact" and exact.recall is None

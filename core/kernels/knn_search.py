@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ._threads import available_threads
@@ -71,14 +72,15 @@ HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60, "parts": 2}
 #: --part sweep --refine 3``, docs/benchmarks.md §15).
 REFINE_ROUNDS = 1
 #: The approximate searches check their recall@k on this many seeded points (their exact
-#: neighbours by brute force: about 2 s at 10^6 points of 32 dimensions) ...
+#: neighbours by brute force: a few seconds at 10^6 points of 32 dimensions) ...
 RECALL_SAMPLE = 200
 #: ... and, while the estimate is below this, widen the lists (:data:`WIDEN_WIDTHS`).
 RECALL_TARGET = 0.95
 #: The list widths of the extra local-join rounds run while the estimated recall@k is below
-#: :data:`RECALL_TARGET` (each list padded with empty slots that the round fills from the
-#: neighbours of neighbours; the k nearest kept): on the 10^6-point 32-dimensional mixture the
-#: lists reached 0.886 after the first round at width k = 10; widths 15 and 20 took them to
+#: :data:`RECALL_TARGET`, each from the union of the lists so far and the search's own nearest
+#: candidates (as many as the search holds: hnsw ``width + 1`` per index, the cells
+#: ``k + 1 + KEEP_EXTRA``). On the 10^6-point 32-dimensional mixture one round from the hnsw
+#: search's candidates gave recall@10 0.929 at width 10, 0.942 at 15 and 0.953 at 20
 #: (docs/benchmarks.md §15).
 WIDEN_WIDTHS = (15, 20)
 #: pynndescent searches this many neighbours (at least k + 1) for recall@10 >= 0.95 (its default,
@@ -102,8 +104,9 @@ class SearchReport:
     method : str
         The method that ran.
     recall : float or None
-        Recall@k on :data:`RECALL_SAMPLE` seeded points against their exact neighbours (None for
-        the exact method: 1 by construction).
+        Recall@k on :data:`RECALL_SAMPLE` seeded points against their exact neighbours
+        (:func:`sampled_recall`); None where no estimate is made ("exact": 1 by construction;
+        "nndescent").
     recalls : list of float
         The estimate after the first refinement and after each widening, in order.
     widths : list of int
@@ -119,10 +122,65 @@ class SearchReport:
     sample: int = 0
 
 
-def exact_neighbours_of(X: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
-    """The k exact nearest other points of ``X[rows]`` by brute force, shape (len(rows), k):
-    squared distances in float64 in blocks (at most 64 x 100,000 held), the k nearest of each
-    block merged (ties by the smaller index within the merged candidates).
+@numba.njit(parallel=True, cache=True)
+def _nearest_of_rows(X, rows, k):
+    """Squared distances (by differences, summed in order) from each of ``rows`` to every other
+    point, the k smallest kept by (distance, index): one row per thread, the same answer on
+    any number of threads."""
+    n, d = X.shape
+    s = rows.shape[0]
+    best_d = np.full((s, k), np.inf)
+    best_i = np.full((s, k), -1, dtype=np.int64)
+    for r in numba.prange(s):
+        i = rows[r]
+        for j in range(n):
+            if j == i:
+                continue
+            acc = 0.0
+            for t in range(d):
+                diff = X[i, t] - X[j, t]
+                acc += diff * diff
+            if acc < best_d[r, k - 1]:  # j increases: an equal distance keeps the smaller index
+                b = k - 1
+                while b > 0 and best_d[r, b - 1] > acc:
+                    best_d[r, b] = best_d[r, b - 1]
+                    best_i[r, b] = best_i[r, b - 1]
+                    b -= 1
+                best_d[r, b] = acc
+                best_i[r, b] = j
+    return best_i, best_d
+
+
+@numba.njit(parallel=True, cache=True)
+def _hits_within(X, rows, lists, kth):
+    """Per sampled row, how many distinct listed points lie within its exact k-th squared distance
+    (``kth``, with a relative margin of 1e-9 for rounding)."""
+    s, k = lists.shape
+    d = X.shape[1]
+    out = np.zeros(s, dtype=np.int64)
+    for r in numba.prange(s):
+        i = rows[r]
+        for a in range(k):
+            j = lists[r, a]
+            if j < 0 or j == i:
+                continue
+            repeated = False
+            for b in range(a):
+                if lists[r, b] == j:
+                    repeated = True
+            if repeated:  # a point listed twice is found once
+                continue
+            acc = 0.0
+            for t in range(d):
+                diff = X[i, t] - X[j, t]
+                acc += diff * diff
+            if acc <= kth[r] * (1.0 + 1e-9):
+                out[r] += 1
+    return out
+
+
+def exact_neighbours_of(X: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k exact nearest other points of ``X[rows]`` by brute force.
 
     Parameters
     ----------
@@ -130,43 +188,51 @@ def exact_neighbours_of(X: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
     rows : ndarray of int, shape (s,)
     k : int
         In [1, n - 1].
+
+    Returns
+    -------
+    ind : ndarray of int64, shape (s, k)
+        Nearest first, ties by the smaller index.
+    d2 : ndarray of float64, shape (s, k)
+        Their squared Euclidean distances, each a sum of squared differences in feature order
+        (the same bits on any number of threads).
     """
-    X = np.asarray(X, dtype=np.float64)
-    rows = np.asarray(rows, dtype=np.int64)
-    n = X.shape[0]
-    norms = np.einsum("ij,ij->i", X, X)
-    out = np.empty((rows.size, k), dtype=np.int64)
-    block = 100_000
-    for a in range(0, rows.size, 64):
-        r = rows[a:a + 64]
-        best_d = np.full((r.size, k), np.inf)
-        best_i = np.full((r.size, k), -1, dtype=np.int64)
-        for b in range(0, n, block):
-            cols = np.arange(b, min(n, b + block))
-            d2 = norms[r][:, None] - 2.0 * (X[r] @ X[cols].T) + norms[cols][None, :]
-            d2[r[:, None] == cols[None, :]] = np.inf
-            near = np.argpartition(d2, min(k, cols.size - 1), axis=1)[:, :k] if cols.size > k else \
-                np.broadcast_to(np.arange(cols.size), d2.shape)
-            d = np.concatenate([best_d, np.take_along_axis(d2, near, 1)], axis=1)
-            i = np.concatenate([best_i, cols[near]], axis=1)
-            order = _row_order(d, i)[:, :k]
-            best_d = np.take_along_axis(d, order, 1)
-            best_i = np.take_along_axis(i, order, 1)
-        out[a:a + r.size] = best_i
-    return out
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return _nearest_of_rows(X, np.asarray(rows, dtype=np.int64), int(k))
 
 
 def sampled_recall(X: np.ndarray, ind: np.ndarray, k: int, seed: int, sample: int | None = None) -> tuple[float, int]:
-    """Recall@k of the lists ``ind[:, :k]`` on ``sample`` seeded points against their exact
-    neighbours (:func:`exact_neighbours_of`): the mean share of each point's k exact neighbours
-    found; (recall, points used). ``sample`` defaults to :data:`RECALL_SAMPLE` (read at the
-    call). Distance ties at the k-th place can make an exact list count as slightly below 1."""
+    """Recall@k of the lists ``ind[:, :k]`` on seeded points against their exact neighbours.
+
+    A listed point counts as found when it lies within the point's exact k-th nearest
+    distance (relative margin 1e-9): duplicates and equal distances, where an exact search's
+    choice among them is arbitrary, count whichever of them a list holds.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    ind : ndarray of int, shape (n, >= k)
+        The lists (-1 for an empty slot).
+    k : int
+    seed : int
+        Seeds the choice of points.
+    sample : int, optional
+        Points to check (default :data:`RECALL_SAMPLE`, read at the call; at most n).
+
+    Returns
+    -------
+    recall : float
+        The mean share of each sampled point's k listed points found, in [0, 1].
+    used : int
+        Points checked.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
     n = X.shape[0]
     sample = RECALL_SAMPLE if sample is None else sample
     rows = np.sort(np.random.default_rng([int(seed), 23]).choice(n, size=min(int(sample), n), replace=False))
-    exact = exact_neighbours_of(X, rows, k)
-    found = [np.intersect1d(a, b).size for a, b in zip(ind[rows, :k], exact)]
-    return float(np.mean(found)) / k, int(rows.size)
+    _, d2 = exact_neighbours_of(X, rows, k)
+    hits = _hits_within(X, rows, np.ascontiguousarray(np.asarray(ind)[rows, :k], dtype=np.int64), d2[:, k - 1].copy())
+    return float(hits.sum()) / (rows.size * k), int(rows.size)
 
 
 def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int = 0,
@@ -217,6 +283,8 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
         from sklearn.neighbors import NearestNeighbors
 
         dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
+        if report is not None:
+            report.method = "exact"
         return _without_self(ind, dist, k, X=None)
     if method in ("hnsw", "cells"):
         from .knn_refine import refine_neighbours
@@ -229,38 +297,46 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
 
             cand = cell_candidates(X, k, seed, lambda f: say(0.8 * f))
         cand, _ = refine_neighbours(X, cand, rounds=0)  # exact distances, sorted; self and repeats dropped
+        cand = np.ascontiguousarray(cand[:, :max(k, wide)])  # the search's nearest: what a widening reads
         ind, dist = refine_neighbours(X, cand[:, :k], rounds=REFINE_ROUNDS,
                                       progress=lambda f: say(0.8 + 0.1 * f))
-        ind, dist, found = _widened_until_recall(X, ind, dist, cand, k, seed, lambda f: say(0.9 + 0.1 * f))
+        holder = [cand]
         del cand
+        ind, dist, found = _widened_until_recall(X, ind, dist, holder, k, seed, lambda f: say(0.9 + 0.1 * f))
         if report is not None:
             report.method, report.recall, report.sample = method, found["recalls"][-1], found["sample"]
             report.recalls, report.widths = list(found["recalls"]), list(found["widths"])
         say(1.0)
         return ind, dist
     cand = _nndescent_candidates(X, k, seed)
+    if report is not None:
+        report.method = "nndescent"  # not checked: no estimate
     say(1.0)
     return _without_self(cand, None, k, X=X)
 
 
-def _widened_until_recall(X: np.ndarray, ind: np.ndarray, dist: np.ndarray, cand: np.ndarray, k: int,
+def _widened_until_recall(X: np.ndarray, ind: np.ndarray, dist: np.ndarray, holder: list, k: int,
                           seed: int, say):
     """The lists after widening rounds run while the sampled recall@k is below the target:
     (ind, dist) of shape (n, k) and {"recalls", "widths", "sample"}.
 
-    A round at width w starts every list from the union of its current entries and the search's
-    ``w`` nearest candidates (``cand``: the search's own lists, sorted by exact distance, wider
-    than k), keeps the w nearest and runs one local join on the w-wide lists
+    ``holder[0]``: the search's own candidates of each point, sorted by exact distance, wider
+    than k (freed here as soon as no widening needs them). A round at width w starts every list
+    from the union of its current entries and the search's w nearest candidates, keeps the w
+    nearest and runs one local join on the w-wide lists
     (:func:`core.kernels.knn_refine.refine_neighbours`, reverse lists of w): the search's
-    candidates beyond the k-th are what a wider join can build on (padding the lists with empty
-    slots gave +0.003 at 10^6 points where the search's own candidates gave ... , docs/benchmarks.md
-    §15). The next widening starts from the wide lists. Never worse than the start: a round keeps
-    every list's own entries as candidates."""
+    candidates beyond the k-th are what a wider join builds on (widening with empty slots
+    instead added 0.003 at 10^6 points, docs/benchmarks.md §15), so widths beyond the search's
+    table are not run. The next widening starts from the wide lists. Never worse than the start:
+    a round keeps every list's own entries as candidates."""
     from .knn_refine import refine_neighbours
 
     recall, sample = sampled_recall(X, ind, k, seed)
     found = {"recalls": [recall], "widths": [], "sample": sample}
-    widths = [w for w in WIDEN_WIDTHS if k < w < X.shape[0]]
+    cand = holder.pop()
+    widths = [w for w in WIDEN_WIDTHS if k < w < X.shape[0] and w <= cand.shape[1]]
+    if recall >= RECALL_TARGET or not widths:
+        return ind, dist, found
     wide, wide_dist = ind, dist
     for t, width in enumerate(widths):
         if recall >= RECALL_TARGET:
