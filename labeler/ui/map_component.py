@@ -49,11 +49,13 @@ import streamlit as st
 
 from labeler.ui.map_delta import NEED_FULL, MapSync, next_message, spec_state
 
-__all__ = ["COMPONENT_KEY", "SYNC_KEY", "uses_component", "plotly_js_folder", "take_selection",
+__all__ = ["COMPONENT_KEY", "SYNC_KEY", "DRAWN", "uses_component", "map_drawn", "preload_plotly", "plotly_js_folder", "take_selection",
            "drop_selection", "render_map"]
 
 #: Key of the component (its state: "selection", "need_full").
 COMPONENT_KEY = "pool_map"
+#: The component's state the page sets once it has drawn a map asked to report it.
+DRAWN = "drawn"
 #: Session-state key of the :class:`~labeler.ui.map_delta.MapSync` of this page.
 SYNC_KEY = "pool_map_sync"
 _SEQ_KEY = "pool_map_seq"
@@ -97,6 +99,41 @@ def _plotly_url() -> str:
     return f"./component/{_assets.name}/plotly.min.js"
 
 
+#: Loads plotly.js into the page at once (see :func:`preload_plotly`), into the promise the
+#: map's script (``map_component/map.js``) waits on: its loader, the same.
+_PRELOAD_SCRIPT = """
+<script>
+(function () {
+  const doc = window.parent && window.parent.document ? window.parent.document : document;
+  const win = doc.defaultView || window;
+  const G = win.__labelerMap = win.__labelerMap || { cache: {}, chain: Promise.resolve(), seq: 0, log: [] };
+  if (G.plotly) { return; }
+  const url = %s;
+  G.plotly = new Promise((resolve, reject) => {
+    if (win.Plotly && win.Plotly.react) { resolve(win.Plotly); return; }
+    const s = doc.createElement("script");
+    s.src = url;
+    s.onload = () => resolve(win.Plotly);
+    s.onerror = () => { G.plotly = null; reject(new Error("could not load " + url)); };
+    doc.head.appendChild(s);
+  });
+})();
+</script>
+"""
+
+
+def preload_plotly() -> None:
+    """Start loading plotly.js (3.5 MB: fetched, parsed, run) in the page now, at the top of the
+    script, not when the map's message arrives: the page loads it while the server opens the
+    session and builds the view, and the map is drawn as soon as its message is there
+    (0.5-2 s sooner on the first page; later calls are no-ops in the browser). Only for the
+    in-place map (:func:`uses_component`)."""
+    import json
+
+    if uses_component():
+        st.html(_PRELOAD_SCRIPT % json.dumps(_plotly_url()), unsafe_allow_javascript=True, width="content")
+
+
 def take_selection() -> None:
     """Copy a NEW click, box or lasso of the component to ``st.session_state["scatter"]``
     (``{"selection": {"points", "box", "lasso"}, "seq"}``, the shape ``st.plotly_chart``
@@ -121,7 +158,15 @@ def drop_selection() -> None:
     st.session_state.pop("scatter_seen", None)
 
 
-def render_map(spec: dict, base: str, height: int) -> dict:
+def map_drawn() -> str | None:
+    """The last token the page said it drew a map for (``render_map``'s ``report_drawn``),
+    or None."""
+    value = st.session_state.get(COMPONENT_KEY)
+    drawn = value.get(DRAWN) if hasattr(value, "get") else None
+    return None if drawn is None else str(drawn)
+
+
+def render_map(spec: dict, base: str, height: int, report_drawn: str | None = None) -> dict:
     """Draw the map ``spec`` in the component: the whole figure the first time (or when
     asked), else the delta from what this page was sent last.
 
@@ -136,6 +181,9 @@ def render_map(spec: dict, base: str, height: int) -> dict:
         whole figure.
     height : int
         Height of the map in pixels.
+    report_drawn : str, optional
+        A token the page sends back as the component's state ``drawn`` once it has drawn
+        this map (a rerun: :mod:`labeler.ui.first_paint`); read it with :func:`map_drawn`.
 
     Returns
     -------
@@ -154,9 +202,11 @@ def render_map(spec: dict, base: str, height: int) -> dict:
     _component(
         key=COMPONENT_KEY,
         data={"name": COMPONENT_KEY, "message": message, "plotly_url": _plotly_url(),
-              "config": {"displaylogo": False, "scrollZoom": True, "responsive": True}},
+              "config": {"displaylogo": False, "scrollZoom": True, "responsive": True},
+              "report_drawn": report_drawn},
         height=height,
         on_selection_change=lambda: None,
         on_need_full_change=lambda: None,
+        on_drawn_change=lambda: None,
     )
     return message

@@ -165,6 +165,12 @@ export default function (component) {
     // map's time with it; the last 100 kept
     G.log.push({ rev: msg.rev, full: !!msg.full, called, reactStart, drawn: performance.now() });
     if (G.log.length > 100) { G.log.shift(); }
+    // the page's first map of a large pool: say it is drawn (the server then runs the slow
+    // panels it left for later, labeler/ui/first_paint.py), once per token
+    if (data.report_drawn && G.drawnReported !== data.report_drawn) {
+      G.drawnReported = data.report_drawn;
+      G.setStateValue("drawn", data.report_drawn);
+    }
   }
   G.chain = G.chain.then(draw).catch((e) => { console.error("labeler map:", e); });
 }
