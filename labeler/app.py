@@ -30,7 +30,7 @@ from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import scatter_spec
-from labeler.ui.first_paint import PENDING, defers_slow_panels, drawn_token
+from labeler.ui.first_paint import PENDING, defers_slow_panels, report_map_drawn
 from labeler.ui.keyboard import KEYS_READY_CSS, SKIP_KEY, UNDO_KEY, class_shortcuts, install_key_buffer
 from labeler.ui.map_colors import class_color
 from labeler.ui.map_component import drop_selection, preload_plotly, render_map, take_selection, uses_component
@@ -67,7 +67,12 @@ st.markdown(
 require_token(state.app_config().token)  # before any session is opened or widget drawn
 install_key_buffer()  # before any button: a press made before its button is on the page is kept
 preload_plotly()  # the map's plotly.js loads while the session opens (labeler/ui/map_component.py)
-state.ensure_session()
+# a new session's progress bar goes into a slot every run has: the page's later elements keep
+# their places, and the first rerun after a cold start does not mount the map again
+opening = st.empty()
+with opening.container():
+    state.ensure_session()
+opening.empty()
 session, lock = state.current()
 flashes = state.pop_flash()  # shown in the point panel's column: they never push the map down
 if session is None:
@@ -161,9 +166,8 @@ with lock:
             compact_hover=in_place,  # the page builds the pool's tooltips from arrays
         )
         if in_place:  # the whole figure once per map, then only what changed
-            render_map(spec, base=f"{map_key}|{view.n_samples}|{mode}",
-                       height=spec["layout"].get("height") or 560,
-                       report_drawn=drawn_token(session) if first_paint else None)
+            map_base = f"{map_key}|{view.n_samples}|{mode}"
+            render_map(spec, base=map_base, height=spec["layout"].get("height") or 560)
         else:  # LABELER_MAP_COMPONENT=0: the whole figure on every rerun
             st.plotly_chart(go.Figure(spec), key="scatter", on_select="rerun",
                             selection_mode=("points", "box", "lasso"),
@@ -219,6 +223,9 @@ with lock:
             st.markdown("| key | action |\n|---|---|\n" + "\n".join(rows) +
                         f"\n| `{SKIP_KEY.upper()}` | skip the query |\n| `{UNDO_KEY.upper()}` | undo |"
                         "\n| `Esc` | back to the query after clicking a point |")
+
+    if first_paint:  # the page reruns once the map is drawn, for the slow panels
+        report_map_drawn(session, map_base)
 
     # ---- sidebar last: the point panel reaches the browser first --------------------------
     render_sidebar(session, lock, model_info=model_info)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.ui.first_paint import PENDING, drawn_token
-from labeler.ui.map_component import COMPONENT_KEY, DRAWN
+from labeler.ui.first_paint import PENDING, REPORTER_KEY, drawn_token
 from test_app import point_tag, session_of, start
 
 
@@ -36,7 +35,7 @@ def test_large_pool_defers_the_slow_panels_until_the_map_is_drawn(monkeypatch):
     first = point_tag(at)
     session = session_of(at)
     # what the page's map component sends back once it has drawn the map
-    at.session_state[COMPONENT_KEY] = {DRAWN: drawn_token(session)}
+    at.session_state[REPORTER_KEY] = {"drawn": drawn_token(session)}
     at.run()
     assert not at.exception, at.exception
     texts = _texts(at)

@@ -49,13 +49,11 @@ import streamlit as st
 
 from labeler.ui.map_delta import NEED_FULL, MapSync, next_message, spec_state
 
-__all__ = ["COMPONENT_KEY", "SYNC_KEY", "DRAWN", "uses_component", "map_drawn", "preload_plotly", "plotly_js_folder", "take_selection",
+__all__ = ["COMPONENT_KEY", "SYNC_KEY", "uses_component", "preload_plotly", "plotly_js_folder", "take_selection",
            "drop_selection", "render_map"]
 
 #: Key of the component (its state: "selection", "need_full").
 COMPONENT_KEY = "pool_map"
-#: The component's state the page sets once it has drawn a map asked to report it.
-DRAWN = "drawn"
 #: Session-state key of the :class:`~labeler.ui.map_delta.MapSync` of this page.
 SYNC_KEY = "pool_map_sync"
 _SEQ_KEY = "pool_map_seq"
@@ -158,15 +156,7 @@ def drop_selection() -> None:
     st.session_state.pop("scatter_seen", None)
 
 
-def map_drawn() -> str | None:
-    """The last token the page said it drew a map for (``render_map``'s ``report_drawn``),
-    or None."""
-    value = st.session_state.get(COMPONENT_KEY)
-    drawn = value.get(DRAWN) if hasattr(value, "get") else None
-    return None if drawn is None else str(drawn)
-
-
-def render_map(spec: dict, base: str, height: int, report_drawn: str | None = None) -> dict:
+def render_map(spec: dict, base: str, height: int) -> dict:
     """Draw the map ``spec`` in the component: the whole figure the first time (or when
     asked), else the delta from what this page was sent last.
 
@@ -181,9 +171,6 @@ def render_map(spec: dict, base: str, height: int, report_drawn: str | None = No
         whole figure.
     height : int
         Height of the map in pixels.
-    report_drawn : str, optional
-        A token the page sends back as the component's state ``drawn`` once it has drawn
-        this map (a rerun: :mod:`labeler.ui.first_paint`); read it with :func:`map_drawn`.
 
     Returns
     -------
@@ -202,11 +189,9 @@ def render_map(spec: dict, base: str, height: int, report_drawn: str | None = No
     _component(
         key=COMPONENT_KEY,
         data={"name": COMPONENT_KEY, "message": message, "plotly_url": _plotly_url(),
-              "config": {"displaylogo": False, "scrollZoom": True, "responsive": True},
-              "report_drawn": report_drawn},
+              "config": {"displaylogo": False, "scrollZoom": True, "responsive": True}},
         height=height,
         on_selection_change=lambda: None,
         on_need_full_change=lambda: None,
-        on_drawn_change=lambda: None,
     )
     return message
