@@ -204,6 +204,9 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
 
     install(host, allow_hosts, token)  # Host/Origin check, and the token on every route
     _serve_component_scripts_plain()
+    from labeler.ui import preopen
+
+    preopen.start()  # the first tab's session opens now, not once a browser has loaded the page
 
     stcli.main.main(args=argv, prog_name="streamlit", standalone_mode=True)
 

@@ -1,0 +1,56 @@
+"""The start-up session opened by the server before a browser asks (labeler/ui/preopen.py): the
+first tab shows the very session the page would have chosen itself (created once, not twice;
+reopened on the next start), and a tab whose URL names a session keeps it."""
+
+from __future__ import annotations
+
+import pytest
+
+from labeler.session import LabelingSession
+from labeler.ui import preopen
+from labeler.ui.config import AppConfig
+from labeler.ui.registry import REGISTRY
+from labeler.ui.state import startup_candidates
+from test_app import start
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch):
+    monkeypatch.setattr(preopen, "_job", None)
+
+
+def _store():
+    return AppConfig.from_env().store
+
+
+def test_first_tab_takes_the_session_created_at_start():
+    preopen.start()
+    at = start()
+    sessions = LabelingSession.list_sessions(_store())
+    assert len(sessions) == 1 and at.session_state["session_id"] == sessions[0].id
+    assert preopen.take() is None  # taken once
+
+
+def test_next_start_reopens_the_same_session_as_the_page_would(monkeypatch):
+    created = start().session_state["session_id"]  # the page's own choice, no pre-opening
+    assert startup_candidates(AppConfig.from_env()) == [created]
+    REGISTRY.clear()
+    preopen.start()
+    pre = preopen.take()
+    assert pre is not None and pre.id == created and not pre.created
+    monkeypatch.setattr(preopen, "_job", None)
+    REGISTRY.clear()
+    preopen.start()
+    at = start()
+    assert at.session_state["session_id"] == created
+    assert len(LabelingSession.list_sessions(_store())) == 1
+
+
+def test_a_tab_naming_a_session_keeps_it(monkeypatch):
+    first = start().session_state["session_id"]
+    second = start(session=first)  # (the same one: a reload)
+    assert second.session_state["session_id"] == first
+    preopen.start()
+    other = start(session=first)
+    assert other.session_state["session_id"] == first
+    assert preopen.take() is not None  # not taken by the tab that named its session
