@@ -11,7 +11,7 @@ from labeler.ui import preopen
 from labeler.ui.config import AppConfig
 from labeler.ui.registry import REGISTRY
 from labeler.ui.state import startup_candidates
-from test_app import start
+from test_app import point_tag, start
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +32,8 @@ def test_first_tab_takes_the_session_created_at_start():
 
 
 def test_next_start_reopens_the_same_session_as_the_page_would(monkeypatch):
-    created = start().session_state["session_id"]  # the page's own choice, no pre-opening
+    page = start()
+    created = page.session_state["session_id"]  # the page's own choice, no pre-opening
     assert startup_candidates(AppConfig.from_env()) == [created]
     REGISTRY.clear()
     preopen.start()
@@ -42,7 +43,7 @@ def test_next_start_reopens_the_same_session_as_the_page_would(monkeypatch):
     REGISTRY.clear()
     preopen.start()
     at = start()
-    assert at.session_state["session_id"] == created
+    assert at.session_state["session_id"] == created and point_tag(at) == point_tag(page)  # the same query
     assert len(LabelingSession.list_sessions(_store())) == 1
 
 

@@ -13,7 +13,9 @@ The session is the one the page would choose itself: the same rules
 (:func:`labeler.ui.state.startup_candidates`: ``LABELER_SESSION``, the session used last when
 no data set is given, the most recent saved session on the data set given, else a new one with
 the start-up settings), opened through the same registry (:data:`labeler.ui.registry.REGISTRY`:
-a tab opening the same saved session meanwhile waits at its gate and gets the same object). A
+a tab opening the same saved session meanwhile waits at its gate and gets the same object),
+and its map layout and first query are computed there too (:func:`_warm`: kept by the session,
+the page reads them). A
 tab whose URL names another session (``?session=``) does not take it (it stays open in the
 registry, closed as any other by memory). A failure is not reported here: the tab that takes
 it finds nothing and goes its usual way, which shows the error.
@@ -37,6 +39,19 @@ class PreOpened:
         self.id, self.created = str(session_id), bool(created)
 
 
+def _warm(entry) -> None:
+    """What the page's first run asks of the session first: its map layout (PCA at a cold start,
+    a second or two at 10^6 points) and the first query (both kept by the session: the page gets
+    the same values). Errors are left to the page, which shows them."""
+    session, lock = entry
+    try:
+        with lock:
+            session.layout
+            session.next_query()
+    except Exception:  # noqa: BLE001 - see the docstring
+        pass
+
+
 def _open(config) -> PreOpened | None:
     from labeler.session import SessionConfig
     from labeler.ui.registry import REGISTRY
@@ -44,14 +59,16 @@ def _open(config) -> PreOpened | None:
 
     for session_id in ([config.session] if config.session else []) + startup_candidates(config):
         try:
-            REGISTRY.get(config.store, session_id)
+            entry = REGISTRY.get(config.store, session_id)
         except Exception:  # noqa: BLE001 - the page tries it again and shows why
             continue
+        _warm(entry)
         return PreOpened(session_id, created=False)
     session_config = SessionConfig(dataset=config.data, dataset_options=dict(config.data_options or {}),
                                    **config.model)
-    session, _ = REGISTRY.create(config.store, session_config)
-    return PreOpened(session.id, created=True)
+    entry = REGISTRY.create(config.store, session_config)
+    _warm(entry)
+    return PreOpened(entry[0].id, created=True)
 
 
 def start(config=None) -> None:
