@@ -105,31 +105,47 @@ _PRELOAD_SCRIPT = """
   const doc = window.parent && window.parent.document ? window.parent.document : document;
   const win = doc.defaultView || window;
   const G = win.__labelerMap = win.__labelerMap || { cache: {}, chain: Promise.resolve(), seq: 0, log: [] };
-  if (G.plotly) { return; }
+  if (G.plotly || G.preloading) { return; }
+  G.preloading = true;
   const url = %s;
-  G.plotly = new Promise((resolve, reject) => {
-    if (win.Plotly && win.Plotly.react) { resolve(win.Plotly); return; }
-    const s = doc.createElement("script");
-    s.src = url;
-    s.onload = () => resolve(win.Plotly);
-    s.onerror = () => { G.plotly = null; reject(new Error("could not load " + url)); };
-    doc.head.appendChild(s);
-  });
+  function load() {
+    if (G.plotly) { return; }  // the map's script started it already
+    G.plotly = new Promise((resolve, reject) => {
+      if (win.Plotly && win.Plotly.react) { resolve(win.Plotly); return; }
+      const s = doc.createElement("script");
+      s.src = url;
+      s.onload = () => resolve(win.Plotly);
+      s.onerror = () => { G.plotly = null; reject(new Error("could not load " + url)); };
+      doc.head.appendChild(s);
+    });
+  }
+  // running plotly.js holds the page's thread for a second or more: not before the query is
+  // on the page, unless the page has waited that long for it already (a session being opened)
+  const since = performance.now();
+  const timer = setInterval(() => {
+    if (doc.querySelector(".point-tag") || performance.now() - since > %d) { clearInterval(timer); load(); }
+  }, 100);
 })();
 </script>
 """
 
 
+#: The preload waits this long (ms) for the query on the page before loading plotly.js anyway.
+PRELOAD_IDLE_MS = 1500
+
+
 def preload_plotly() -> None:
-    """Start loading plotly.js (3.5 MB: fetched, parsed, run) in the page now, at the top of the
-    script, not when the map's message arrives: the page loads it while the server opens the
-    session and builds the view, and the map is drawn as soon as its message is there
-    (0.5-2 s sooner on the first page; later calls are no-ops in the browser). Only for the
+    """Load plotly.js (3.5 MB: fetched, parsed, run) in the page before the map's message
+    arrives: once the query is on the page (running plotly.js holds the page's thread for a
+    second or more under load: the query is shown first), or after :data:`PRELOAD_IDLE_MS`
+    without it (the server is opening the session: the page would idle). The map is then drawn
+    as soon as its message is there (later calls are no-ops in the browser). Only for the
     in-place map (:func:`uses_component`)."""
     import json
 
     if uses_component():
-        st.html(_PRELOAD_SCRIPT % json.dumps(_plotly_url()), unsafe_allow_javascript=True, width="content")
+        st.html(_PRELOAD_SCRIPT % (json.dumps(_plotly_url()), PRELOAD_IDLE_MS), unsafe_allow_javascript=True,
+                width="content")
 
 
 def take_selection() -> None:
