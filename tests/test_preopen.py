@@ -23,7 +23,9 @@ def _store():
     return AppConfig.from_env().store
 
 
-def test_first_tab_takes_the_session_created_at_start():
+@pytest.mark.parametrize("density_above", ["100000", "50"])  # the small map; the density map
+def test_first_tab_takes_the_session_created_at_start(monkeypatch, density_above):
+    monkeypatch.setenv("LABELER_MAP_DENSITY_ABOVE", density_above)
     preopen.start()
     at = start()
     sessions = LabelingSession.list_sessions(_store())

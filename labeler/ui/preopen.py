@@ -14,8 +14,8 @@ The session is the one the page would choose itself: the same rules
 no data set is given, the most recent saved session on the data set given, else a new one with
 the start-up settings), opened through the same registry (:data:`labeler.ui.registry.REGISTRY`:
 a tab opening the same saved session meanwhile waits at its gate and gets the same object),
-and its map layout and first query are computed there too (:func:`_warm`: kept by the session,
-the page reads them). A
+and what the page's first run reads first is computed there too (:func:`_warm`: the layout, the
+first query, the map's tooltips and density bins, each kept where the page finds it). A
 tab whose URL names another session (``?session=``) does not take it (it stays open in the
 registry, closed as any other by memory). A failure is not reported here: the tab that takes
 it finds nothing and goes its usual way, which shows the error.
@@ -41,13 +41,20 @@ class PreOpened:
 
 def _warm(entry) -> None:
     """What the page's first run asks of the session first: its map layout (PCA at a cold start,
-    a second or two at 10^6 points) and the first query (both kept by the session: the page gets
-    the same values). Errors are left to the page, which shows them."""
+    a second or two at 10^6 points), the first query (both kept by the session), the map's
+    tooltips (kept on the data set) and a large pool's density bins (kept per layout): the page
+    gets the same values. Errors are left to the page, which shows them."""
+    from labeler.ui.map_density import layout_bins, uses_density
+    from labeler.ui.view import map_hover_texts
+
     session, lock = entry
     try:
         with lock:
-            session.layout
+            layout = session.layout
             session.next_query()
+            map_hover_texts(session.dataset)  # kept on the data set
+            if uses_density(session.n_samples):
+                layout_bins(layout)  # the density map's bins and image, kept per layout
     except Exception:  # noqa: BLE001 - see the docstring
         pass
 
