@@ -206,7 +206,8 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
     _serve_component_scripts_plain()
     from labeler.ui import preopen
 
-    preopen.start()  # the first tab's session opens now, not once a browser has loaded the page
+    # the first tab's session opens as soon as the server answers, not once a browser has loaded the page
+    preopen.start(after_port=(host, port))
 
     stcli.main.main(args=argv, prog_name="streamlit", standalone_mode=True)
 
