@@ -30,9 +30,10 @@ from labeler.ui.bulk_panels import render_area_panel, render_bulk_tab
 from labeler.ui.charts import render_confidence, render_history, render_progress
 from labeler.ui.export_panel import render_export
 from labeler.ui.figures import scatter_spec
+from labeler.ui.first_paint import PENDING, defers_slow_panels, report_map_drawn
 from labeler.ui.keyboard import KEYS_READY_CSS, SKIP_KEY, UNDO_KEY, class_shortcuts, install_key_buffer
 from labeler.ui.map_colors import class_color
-from labeler.ui.map_component import drop_selection, render_map, take_selection, uses_component
+from labeler.ui.map_component import drop_selection, preload_plotly, render_map, take_selection, uses_component
 from labeler.ui.map_density import uses_density
 from labeler.ui.selection import warm_up_in_background
 from labeler.ui.point_panel import render_point_panel
@@ -65,7 +66,13 @@ st.markdown(
 
 require_token(state.app_config().token)  # before any session is opened or widget drawn
 install_key_buffer()  # before any button: a press made before its button is on the page is kept
-state.ensure_session()
+preload_plotly()  # the map's plotly.js loads while the session opens (labeler/ui/map_component.py)
+# a new session's progress bar goes into a slot every run has: the page's later elements keep
+# their places, and the first rerun after a cold start does not mount the map again
+opening = st.empty()
+with opening.container():
+    state.ensure_session()
+opening.empty()
 session, lock = state.current()
 flashes = state.pop_flash()  # shown in the point panel's column: they never push the map down
 if session is None:
@@ -89,9 +96,12 @@ with lock:
     state.seed_color_mode(modes)  # from the URL (a reload), before the view that depends on it
     with st.spinner("Choosing the next query…"):
         view = build_view(session, color_mode=st.session_state["color_mode"])
-    if uses_density(view.n_samples):
-        warm_up_in_background()  # the first lasso on a large pool need not load compiled code
     in_place = uses_component()  # the map changes in place (labeler/ui/map_component.py)
+    # a large pool's first run: the query and the map first, the slow panels once the map is
+    # drawn (labeler/ui/first_paint.py)
+    first_paint = defers_slow_panels(session, view.n_samples, in_place)
+    if uses_density(view.n_samples) and not first_paint:
+        warm_up_in_background()  # the first lasso on a large pool need not load compiled code
     if in_place:
         take_selection()  # its click, box or lasso as st.plotly_chart's event under "scatter"
     state.sync_selection(session.layout, view.version)
@@ -156,8 +166,8 @@ with lock:
             compact_hover=in_place,  # the page builds the pool's tooltips from arrays
         )
         if in_place:  # the whole figure once per map, then only what changed
-            render_map(spec, base=f"{map_key}|{view.n_samples}|{mode}",
-                       height=spec["layout"].get("height") or 560)
+            map_base = f"{map_key}|{view.n_samples}|{mode}"
+            render_map(spec, base=map_base, height=spec["layout"].get("height") or 560)
         else:  # LABELER_MAP_COMPONENT=0: the whole figure on every rerun
             st.plotly_chart(go.Figure(spec), key="scatter", on_select="rerun",
                             selection_mode=("points", "box", "lasso"),
@@ -169,9 +179,10 @@ with lock:
                       "single points. A box or lasso selects every point inside it, drawn or "
                       "not." if uses_density(view.n_samples) else ""))
         if explain_query is not None:  # in its place in the point panel, once the map is sent
-            explain_query()
-        if session.layout_pending:  # UMAP / t-SNE in the background, started once the query and
-            start_layout_job(session)  # the fast map are drawn (its process would compete with them)
+            explain_query(pending=first_paint)
+        if session.layout_pending and not first_paint:  # UMAP / t-SNE in the background, started
+            start_layout_job(session)  # once the query and the fast map are drawn (its process
+            # would compete with them)
         job = layout_job(session)
         if job is not None and (session.layout_pending or job.error is not None):
             with layout_bar.container():
@@ -189,7 +200,10 @@ with lock:
             render_bulk_tab("similar")
     if progress.open:
         with progress:
-            render_progress(session)
+            if first_paint:
+                st.caption(f"The stopping signal, the error estimate and the leave-one-out curves: {PENDING}")
+            else:
+                render_progress(session)
     if confidence.open:
         with confidence:
             render_confidence(session, view)
@@ -209,6 +223,9 @@ with lock:
             st.markdown("| key | action |\n|---|---|\n" + "\n".join(rows) +
                         f"\n| `{SKIP_KEY.upper()}` | skip the query |\n| `{UNDO_KEY.upper()}` | undo |"
                         "\n| `Esc` | back to the query after clicking a point |")
+
+    if first_paint:  # the page reruns once the map is drawn, for the slow panels
+        report_map_drawn(session, map_base)
 
     # ---- sidebar last: the point panel reaches the browser first --------------------------
     render_sidebar(session, lock, model_info=model_info)

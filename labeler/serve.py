@@ -203,5 +203,41 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
     from labeler.http_guard import install
 
     install(host, allow_hosts, token)  # Host/Origin check, and the token on every route
+    _serve_component_scripts_plain()
+    from labeler.ui import preopen
+
+    # the first tab's session opens as soon as the server answers, not once a browser has loaded the page
+    preopen.start(after_port=(host, port))
 
     stcli.main.main(args=argv, prog_name="streamlit", standalone_mode=True)
+
+
+def plain_component_scripts(app):
+    """``app`` (ASGI) serving the scripts of page components (``/component/.../*.js``: the
+    map's plotly.js, 3.5 MB) uncompressed, as Streamlit serves its own ``/static/`` bundles
+    (its gzip layer would compress them again on every page load: about 0.5 s of the server's
+    CPU while the first session opens). Other requests are passed on unchanged.
+    """
+
+    async def plain(scope, receive, send):
+        path = scope.get("path", "") if scope.get("type") == "http" else ""
+        if "/component/" in path and path.endswith(".js"):
+            scope = dict(scope, headers=[(k, v) for k, v in scope.get("headers", []) if k.lower() != b"accept-encoding"])
+        await app(scope, receive, send)
+
+    return plain
+
+
+def _serve_component_scripts_plain() -> None:
+    """Wrap the application Streamlit's server builds in :func:`plain_component_scripts`."""
+    from streamlit.web.server.starlette import starlette_server
+
+    build = starlette_server.create_starlette_app
+    if getattr(build, "__plain_scripts__", False):
+        return
+
+    def build_plain(runtime):
+        return plain_component_scripts(build(runtime))
+
+    build_plain.__plain_scripts__ = True
+    starlette_server.create_starlette_app = build_plain

@@ -62,3 +62,25 @@ def test_ids_that_are_the_pool_indices_are_read_once_per_data_set(tmp_path, monk
     with_ids = _pool(tmp_path, with_ids=True)
     first = map_hover_texts(with_ids)
     assert map_hover_texts(with_ids) is first and calls == [1, 1]
+
+
+def test_integer_ids_are_read_as_the_strings_would_read_them():
+    """The integer fast path of own_ids (no strings when the ids are 0..n-1) answers what the
+    strings' comparison answers, for ids equal to the indices, shifted, permuted, unsigned."""
+    from types import SimpleNamespace
+
+    from labeler.ui.view import own_ids
+
+    def by_strings(ids):
+        texts = np.asarray(ids).astype(str)
+        return None if np.array_equal(texts, np.arange(texts.shape[0]).astype(str)) else texts.astype(object)
+
+    rng = np.random.default_rng(3)
+    cases = [np.arange(50), np.arange(50, dtype=np.uint32), np.arange(1, 51), rng.permutation(50),
+             np.arange(50, dtype=np.int16), np.arange(50).astype(str), np.array([], dtype=np.int64)]
+    for ids in cases:
+        got = own_ids(SimpleNamespace(ids=ids, y=None))
+        want = by_strings(ids)
+        assert (got is None) == (want is None), ids
+        if want is not None:
+            assert got.dtype == object and list(got) == list(want)

@@ -160,9 +160,15 @@ def render_progress(session) -> None:
                    "clearly better.")
 
 
-def render_query_explanation(session, index: int) -> None:
-    """Why the strategy asks for ``index`` (an expander of the point panel)."""
+def render_query_explanation(session, index: int, pending: bool = False) -> None:
+    """Why the strategy asks for ``index`` (an expander of the point panel); ``pending``: not
+    computed in this run, the expander says so (:mod:`labeler.ui.first_paint`)."""
     with st.expander("Why this point?", icon=":material/help:", expanded=False):
+        if pending:
+            from labeler.ui.first_paint import PENDING
+
+            st.caption(PENDING)
+            return
         try:
             why = session.explain_query(index)
         except (ValueError, IndexError) as exc:

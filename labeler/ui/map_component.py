@@ -49,7 +49,7 @@ import streamlit as st
 
 from labeler.ui.map_delta import NEED_FULL, MapSync, next_message, spec_state
 
-__all__ = ["COMPONENT_KEY", "SYNC_KEY", "uses_component", "plotly_js_folder", "take_selection",
+__all__ = ["COMPONENT_KEY", "SYNC_KEY", "uses_component", "preload_plotly", "plotly_js_folder", "take_selection",
            "drop_selection", "render_map"]
 
 #: Key of the component (its state: "selection", "need_full").
@@ -95,6 +95,57 @@ def _plotly_url() -> str:
 
         _assets = v1.declare_component(_ASSETS_NAME, path=str(plotly_js_folder()))
     return f"./component/{_assets.name}/plotly.min.js"
+
+
+#: Loads plotly.js into the page at once (see :func:`preload_plotly`), into the promise the
+#: map's script (``map_component/map.js``) waits on: its loader, the same.
+_PRELOAD_SCRIPT = """
+<script>
+(function () {
+  const doc = window.parent && window.parent.document ? window.parent.document : document;
+  const win = doc.defaultView || window;
+  const G = win.__labelerMap = win.__labelerMap || { cache: {}, chain: Promise.resolve(), seq: 0, log: [] };
+  if (G.plotly || G.preloading) { return; }
+  G.preloading = true;
+  const url = %s;
+  function load() {
+    if (G.plotly) { return; }  // the map's script started it already
+    G.plotly = new Promise((resolve, reject) => {
+      if (win.Plotly && win.Plotly.react) { resolve(win.Plotly); return; }
+      const s = doc.createElement("script");
+      s.src = url;
+      s.onload = () => resolve(win.Plotly);
+      s.onerror = () => { G.plotly = null; reject(new Error("could not load " + url)); };
+      doc.head.appendChild(s);
+    });
+  }
+  // running plotly.js holds the page's thread for a second or more: not before the query is
+  // on the page, unless the page has waited that long for it already (a session being opened)
+  const since = performance.now();
+  const timer = setInterval(() => {
+    if (doc.querySelector(".point-tag") || performance.now() - since > %d) { clearInterval(timer); load(); }
+  }, 100);
+})();
+</script>
+"""
+
+
+#: The preload waits this long (ms) for the query on the page before loading plotly.js anyway.
+PRELOAD_IDLE_MS = 1500
+
+
+def preload_plotly() -> None:
+    """Load plotly.js (3.5 MB: fetched, parsed, run) in the page before the map's message
+    arrives: once the query is on the page (running plotly.js holds the page's thread for a
+    second or more under load: the query is shown first), or after :data:`PRELOAD_IDLE_MS`
+    without it (the server is opening the session: the page would idle). The map is then drawn
+    as soon as its message is there (later calls are no-ops in the browser). Only for the
+    in-place map (:func:`uses_component`)."""
+    import json
+
+    if uses_component():
+        st.html(_PRELOAD_SCRIPT % (json.dumps(_plotly_url()), PRELOAD_IDLE_MS), unsafe_allow_javascript=True,
+                width="content")
 
 
 def take_selection() -> None:

@@ -40,7 +40,9 @@ def render_point_panel(session, view: ScreenView):
     callable or None
         Draws the panel's slow last part (the query's explanation, an O(n) pass or more) in
         its place at the panel's end: the page calls it once the pool map is drawn, so the map
-        does not wait for it after a label. None when there is nothing left to draw.
+        does not wait for it after a label; with ``pending=True`` (a large pool's first run,
+        :mod:`labeler.ui.first_paint`) it says it is computed later instead. None when there
+        is nothing left to draw.
     """
     index, source = _shown_point(view)
     query_attr = "" if view.query is None else str(view.query)
@@ -83,9 +85,9 @@ def render_point_panel(session, view: ScreenView):
         return None
     place = st.container()  # the explanation's place, filled after the map
 
-    def draw_explanation() -> None:
+    def draw_explanation(pending: bool = False) -> None:
         with place:
-            render_query_explanation(session, index)
+            render_query_explanation(session, index, pending=pending)
 
     return draw_explanation
 

@@ -31,7 +31,7 @@ from labeler.ui.registry import REGISTRY
 __all__ = [
     "USER_ERRORS", "app_config", "flash", "pop_flash", "current", "open_session", "new_session",
     "sync_selection", "select_point", "clear_selection", "clear_area", "show_similar",
-    "seed_color_mode", "keep_color_mode_in_url",
+    "seed_color_mode", "keep_color_mode_in_url", "startup_candidates",
 ]
 
 #: Errors that bad input, a bad data or store file or the file system raise: shown to the
@@ -116,21 +116,28 @@ def new_session(dataset: str, dataset_options: dict | None = None, **settings) -
     except (*USER_ERRORS, MemoryError) as exc:  # MemoryError: an n x n matrix too large
         flash("error", f"Could not open {dataset}: {exc}")
         return False
+    _announce_new(session)
+    _show(session.id)
+    return True
+
+
+def _announce_new(session) -> None:
+    """What a new session says once: the posterior "auto" chose, an approximate pick."""
     chosen = session.auto_settings.get("posterior")
     if chosen and session.config.posterior != "dense":  # "auto" chose a low-rank posterior: say so, and that the picks are approximate
         flash("info", f"Posterior chosen automatically: {chosen}")
     if session.scoring_note:
         flash("info", f"The next query is an {session.scoring_note}.")
-    _show(session.id)
-    return True
 
 
 def ensure_session() -> None:
     """At the first run of a tab, choose the session to show.
 
-    Order: the ``?session=`` query parameter (a reloaded page), ``LABELER_SESSION``; without a
-    data set given at start, the session used last (:mod:`labeler.ui.session_list`); with one,
-    the most recent saved session on it; else a new session on the start-up data set.
+    Order: the ``?session=`` query parameter (a reloaded page), ``LABELER_SESSION``; the session
+    the server opened at start for the first tab (:mod:`labeler.ui.preopen`: chosen by the
+    rules below, waited for if not ready); without a data set given at start, the session used
+    last (:mod:`labeler.ui.session_list`); with one, the most recent saved session on it; else
+    a new session on the start-up data set.
     """
     if st.session_state.get("session_id") is not None or st.session_state.get("start_done"):
         return
@@ -139,13 +146,39 @@ def ensure_session() -> None:
     wanted = st.query_params.get("session") or cfg.session
     if wanted and open_session(wanted):
         return
+    if not st.query_params.get("session"):
+        from labeler.ui import preopen
+
+        with st.spinner("Opening the session…", show_time=True):
+            pre = preopen.take()
+        if pre is not None and open_session(pre.id):
+            if pre.created:
+                session, _ = REGISTRY.get(cfg.store, pre.id)
+                _announce_new(session)
+            return
+    for session_id in startup_candidates(cfg, on_error=lambda exc: flash(
+            "error", f"Could not read the store {cfg.store}: {exc}")):
+        if open_session(session_id):
+            return
+    new_session(cfg.data, cfg.data_options, **cfg.model)
+
+
+def startup_candidates(cfg: AppConfig, on_error=None) -> list[str]:
+    """The saved sessions a first tab tries, in order (no Streamlit: the server's pre-opening
+    uses it too): without a data set given at start, the session used last; then the most
+    recent saved session on the start-up data set with its options. Empty: a new session.
+
+    ``on_error(exc)`` hears a store that cannot be read (then no candidate).
+    """
     from labeler.session import LabelingSession
 
     try:
         saved = LabelingSession.list_sessions(cfg.store)
     except USER_ERRORS as exc:
-        flash("error", f"Could not read the store {cfg.store}: {exc}")
+        if on_error is not None:
+            on_error(exc)
         saved = []
+    out = []
     if saved and not cfg.data_given:  # no data set asked for: the session used last, not the demo
         from labeler.ui.session_list import last_used, session_summaries
 
@@ -153,15 +186,15 @@ def ensure_session() -> None:
             last = last_used(session_summaries(cfg.store))
         except USER_ERRORS:
             last = None
-        if last is not None and open_session(last.id):
-            return
+        if last is not None:
+            out.append(str(last.id))
     same = [s for s in saved if _same_data(s.dataset, cfg.data)
             and _options_match(cfg.store, s.id, cfg.data_options)]
     if same:
-        latest = max(same, key=lambda s: str(s.created))
-        if open_session(latest.id):
-            return
-    new_session(cfg.data, cfg.data_options, **cfg.model)
+        latest = str(max(same, key=lambda s: str(s.created)).id)
+        if latest not in out:
+            out.append(latest)
+    return out
 
 
 def _same_data(saved, wanted) -> bool:

@@ -123,7 +123,13 @@ def own_ids(dataset) -> np.ndarray | None:
     ids = dataset.ids
     if ids is None:
         return None
-    texts = np.asarray(ids).astype(str)
+    values = np.asarray(ids)
+    # integer ids read as their indices exactly when they equal them: no 10^6 strings to compare
+    # (0.3-0.7 s of the first map at 10^6 points)
+    if values.dtype.kind in "iu" and values.ndim == 1 \
+            and np.array_equal(values, np.arange(values.shape[0], dtype=np.int64)):
+        return None
+    texts = values.astype(str)
     if np.array_equal(texts, np.arange(texts.shape[0]).astype(str)):
         return None
     if dataset.y is not None and np.char.find(texts, "/").max(initial=-1) >= 0:

@@ -140,6 +140,16 @@ export default function (component) {
       fig = whole = msg.figure;
     } else if (held && held.base === msg.base && held.rev === msg.rev) {
       fig = held.fig; whole = held.whole;  // the same message again (a remount): as held
+    } else if (held && held.base === msg.base && held.wholeRev === msg.from && held.fig === held.whole
+               && !msg.delta.traces.length && !msg.delta.set.length && !msg.delta.unset.length
+               && msg.delta.n_traces === held.whole.data.length && gd.dataset.drawnRev === String(held.rev)) {
+      // nothing changed (a rerun that changed nothing on the map, e.g. the one after the first
+      // map of a large pool): no Plotly.react, which would also cancel a zoom box being drawn
+      held.rev = msg.rev;
+      gd.dataset.rev = gd.dataset.drawnRev = String(msg.rev);
+      G.log.push({ rev: msg.rev, full: false, called, reactStart: performance.now(), drawn: performance.now(), skipped: true });
+      if (G.log.length > 100) { G.log.shift(); }
+      return;
     } else if (held && held.base === msg.base && held.wholeRev === msg.from) {
       fig = applyDelta(held.whole, msg.delta); whole = held.whole;  // deltas apply to the whole figure
     } else {  // nothing to apply the delta to: ask for the whole figure, keep the old map

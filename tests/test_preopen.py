@@ -1,0 +1,79 @@
+"""The start-up session opened by the server before a browser asks (labeler/ui/preopen.py): the
+first tab shows the very session the page would have chosen itself (created once, not twice;
+reopened on the next start), and a tab whose URL names a session keeps it."""
+
+from __future__ import annotations
+
+import pytest
+
+from labeler.session import LabelingSession
+from labeler.ui import preopen
+from labeler.ui.config import AppConfig
+from labeler.ui.registry import REGISTRY
+from labeler.ui.state import startup_candidates
+from test_app import point_tag, start
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch):
+    monkeypatch.setattr(preopen, "_job", None)
+
+
+def _store():
+    return AppConfig.from_env().store
+
+
+@pytest.mark.parametrize("density_above", ["100000", "50"])  # the small map; the density map
+def test_first_tab_takes_the_session_created_at_start(monkeypatch, density_above):
+    monkeypatch.setenv("LABELER_MAP_DENSITY_ABOVE", density_above)
+    preopen.start()
+    at = start()
+    sessions = LabelingSession.list_sessions(_store())
+    assert len(sessions) == 1 and at.session_state["session_id"] == sessions[0].id
+    assert preopen.take() is None  # taken once
+
+
+def test_next_start_reopens_the_same_session_as_the_page_would(monkeypatch):
+    page = start()
+    created = page.session_state["session_id"]  # the page's own choice, no pre-opening
+    assert startup_candidates(AppConfig.from_env()) == [created]
+    REGISTRY.clear()
+    preopen.start()
+    pre = preopen.take()
+    assert pre is not None and pre.id == created and not pre.created
+    monkeypatch.setattr(preopen, "_job", None)
+    REGISTRY.clear()
+    preopen.start()
+    at = start()
+    assert at.session_state["session_id"] == created and point_tag(at) == point_tag(page)  # the same query
+    assert len(LabelingSession.list_sessions(_store())) == 1
+
+
+def test_a_tab_naming_a_session_keeps_it(monkeypatch):
+    first = start().session_state["session_id"]
+    second = start(session=first)  # (the same one: a reload)
+    assert second.session_state["session_id"] == first
+    preopen.start()
+    other = start(session=first)
+    assert other.session_state["session_id"] == first
+    assert preopen.take() is not None  # not taken by the tab that named its session
+
+
+def test_opening_waits_for_the_server_to_answer():
+    import socket
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    started = time.monotonic()
+    threading.Timer(0.6, server.listen).start()  # the "server" answers after 0.6 s
+    try:
+        preopen._wait_for_port(("127.0.0.1", port), timeout=10.0)
+        assert time.monotonic() - started >= 0.5
+    finally:
+        server.close()
+    started = time.monotonic()
+    preopen._wait_for_port(("127.0.0.1", port), timeout=0.3)  # nobody answers: gives up
+    assert time.monotonic() - started < 5.0
