@@ -1514,7 +1514,10 @@ Round 6 (base `auto-cold-multi`, the default of round 5; the cluster target):
   clusters hold a label at 24 labels; two clusters of different classes overlap there
   (centres 3.6 apart at unit spread; 2 points lie nearer the other class's centre), so one
   query per cluster cannot give 100 %: the curve stays at 99.2-99.9 % until margin finds those
-  points. GraphLearning's VOpt never reaches 100 % on that seed either.
+  points. GraphLearning's VOpt never reaches 100 % on that seed either. (Re-run on 27 November
+  with the model choice's tie rule, docs/algorithms.md §14: that seed stays at 99.x % through
+  the 100 labels, spheres reach 100 % from 60, 59, 60, 59, 58 labels; every other task's default
+  rows are unchanged.)
 - `auto-cover-model` (core/coldstart.py `ClusterCover`: while the labels agree with the pool's
   clusters, the components of its 10-NN graph (docs/algorithms.md §12), and a cluster holds no
   label, "auto" asks the point its model's criterion ranks first among the clusters with no
@@ -1865,7 +1868,10 @@ def report(tasks, out=RESULTS, doc=DOC, command="", budget=BUDGET, extras=True, 
         if keep_cold_start and "### Cold start" in (old := (Path(doc).read_text(encoding="utf-8") if doc and
                                                          Path(doc).exists() else "")):
             kept = old.split("### Cold start", 1)[1].split("\n<!--", 1)[0].split("\n## ", 1)[0].strip()
-            text += "\n### Cold start\n\n(kept from the previous report, `--keep-cold-start`)\n\n" + kept + "\n"
+            marker = "(kept from the previous report, `--keep-cold-start`)"
+            while kept.startswith(marker):  # a report kept again says so once
+                kept = kept.removeprefix(marker).strip()
+            text += f"\n### Cold start\n\n{marker}\n\n" + kept + "\n"
         else:
             text += "\n### Cold start\n\n" + cold_start(tasks, out) + "\n"
     if doc is not None:
