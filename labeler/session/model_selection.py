@@ -272,6 +272,29 @@ class ModelChoice(JobSlotOwner):
         if learner is not None and LOO in learner.capabilities:
             self._held[name] = as_candidate(self._spec(name), learner, self.X)  # dense RLS: its block alone
 
+    def held_state(self) -> tuple:
+        """What a switch changes here (the held candidates and :meth:`rls_since`), for
+        :meth:`put_back` when its write fails."""
+        return self._rls_since, dict(self._held), dict(self._pool)
+
+    def put_back(self, state: tuple, name: str, learner) -> None:
+        """Undo :meth:`take` and :meth:`keep` of a switch to ``name`` whose write failed:
+        ``state`` (:meth:`held_state` before the switch) comes back, with ``learner`` (the one
+        that would have answered) held as the candidate of ``name`` where it was taken from the
+        candidates or none was held. ``rls_since`` is not moved (RLS never answered or never
+        stopped), and the RLS candidate's re-tunes are recomputed from ``rls_since`` and the
+        labels at the next evaluation (:meth:`.rls_candidate.CandidateTuning.bring`)."""
+        self._rls_since, held, pool = state
+        self._held, self._pool = held, pool
+        for store in (held, pool):
+            for key, value in list(store.items()):
+                if (value[1] if store is pool else value) is learner:
+                    candidate = as_candidate(self._spec(key), learner, self.X)
+                    store[key] = (value[0], candidate) if store is pool else candidate
+                    return
+        if name not in held and name not in pool and learner is not None and LOO in learner.capabilities:
+            held[name] = as_candidate(self._spec(name), learner, self.X)
+
     def _labels(self) -> dict:
         return {i: r.label for i, r in self._log.labels.items()}
 

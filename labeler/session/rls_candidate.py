@@ -210,12 +210,8 @@ class CandidateTuning:
         """
         labels = tuple(labels)
         key = (base, int(start), tuple(classes), (bool(flags["width"]), bool(flags["lam"])))
-        if learner is not self.learner or key != self._key:
-            held = learner_spec(base, learner)
-            if held != base:
-                model.apply(held, base, learner)
-            self.learner, self._key, self._hook = learner, key, RlsRetune(base, self.X, flags)
-            self._labels, self._checkpoints = tuple(learner.labels.items()), []
+        if learner is not self.learner or key != self._key:  # followed afresh: from base, at start
+            self._follow(learner, key, base, int(start), flags, labels)
         hook, start = self._hook, int(start)
         c = _common_prefix(self._labels, labels)
         if c < len(self._labels):  # labels taken back or changed: the re-tunes made on them go
@@ -239,6 +235,24 @@ class CandidateTuning:
                 previous = m
         self._give(learner, labels)
         return hook.spec
+
+    def _follow(self, learner, key, base, start: int, flags: dict, labels: tuple) -> None:
+        """Start following ``learner``: its settings become ``base`` and it keeps of its labels
+        only what a fresh learner would hold at ``base`` before any re-tune (a prefix of
+        ``labels`` up to ``start``, held at ``base``); the others are removed, so the re-tunes
+        above ``start`` all run again and the candidate depends on (``base``, ``start``,
+        ``labels``) only, never on what was done to the learner before."""
+        held = learner_spec(base, learner)
+        kept = tuple(learner.labels.items())
+        c = _common_prefix(kept, labels)
+        if held != base or c < len(kept) or c > start:
+            if kept:
+                learner.remove_many([i for i, _ in kept])
+            kept = ()
+            if held != base:
+                model.apply(held, base, learner)
+        self.learner, self._key, self._hook = learner, key, RlsRetune(base, self.X, flags)
+        self._labels, self._checkpoints = kept, []
 
     def _give(self, learner, labels: tuple) -> None:
         new = labels[len(self._labels):]

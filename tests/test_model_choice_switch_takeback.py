@@ -1,0 +1,81 @@
+"""The RLS candidate of model "auto" depends only on the session's RLS settings, the count RLS
+last stopped answering at, and the labels (labeler/session/rls_candidate.py): a switch to RLS
+whose write fails, a switch undone, or a class added while the candidate is a labelled block
+leave a live session that a reopened one agrees with."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.learner import ActiveRLS
+from labeler import data
+from labeler.session import LabelingSession, SessionConfig, model
+from labeler.session.rls_candidate import CandidateTuning, build_candidate, tune_flags
+from labeler.store import StoreWriteError
+
+from test_model_choice_candidate_retune import N, ForcedRule, _label_from
+
+
+def _moons_setup(n_labels=30):
+    ds = data.load_dataset("moons", seed=0, n=200)
+    X = np.asarray(ds.X, dtype=np.float64)
+    classes = [str(c) for c in sorted(set(ds.y))]
+    base = model.RlsSpec(kernel="rbf", width=2.0, lam=0.1, seed=0)
+    flags = tune_flags({"width": True, "lam": True}, base)
+    order = np.random.default_rng(2).permutation(len(ds.y))
+    labels = [(int(i), str(ds.y[i])) for i in order[:n_labels]]
+    return X, classes, base, flags, labels
+
+
+def test_a_learner_followed_afresh_is_retuned_from_start_as_a_fresh_one():
+    """A learner that already holds labels (followed by another CandidateTuning: a job's, or one
+    handed back) ends with the settings of a fresh learner given the same labels."""
+    X, classes, base, flags, labels = _moons_setup()
+    first = CandidateTuning(X)
+    learner = build_candidate(base, X, classes)
+    first.bring(learner, base, 0, flags, classes, labels[:20])
+    other = CandidateTuning(X)
+    refollowed = other.bring(learner, base, 0, flags, classes, labels[:24])
+    fresh_learner = build_candidate(base, X, classes)
+    fresh = CandidateTuning(X).bring(fresh_learner, base, 0, flags, classes, labels[:24])
+    assert refollowed == fresh
+    assert learner.labels == fresh_learner.labels
+    np.testing.assert_allclose(learner.loo_decision_values(), fresh_learner.loo_decision_values(),
+                               rtol=0, atol=1e-9)
+
+
+def _failing_settings(s):
+    real = s._store.append
+
+    def failing(sid, rows, after=None):
+        if any(getattr(r, "kind", None) == "setting" for r in rows):
+            raise StoreWriteError("disk full (test)")
+        return real(sid, rows, after=after)
+
+    return real, failing
+
+
+def test_a_failed_switch_to_rls_leaves_the_candidate_a_reopen_recomputes(tmp_path):
+    store = tmp_path / "s.sqlite"
+    s = LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": N}, model="auto"))
+    assert s.config.model == "harmonic"
+    s.model_choice.rule = ForcedRule(14, "rls")
+    order = np.random.default_rng(0).permutation(N)
+    _label_from(s, order, 13)
+    real, failing = _failing_settings(s)
+    s._store.append = failing
+    _label_from(s, order, 1)  # the switch to RLS at 14 labels is not written
+    s._store.append = real
+    assert s.config.model == "harmonic" and "not applied" in s.model_choice.note
+    assert s.model_choice.rls_since() == 0  # RLS never answered
+    s.model_choice.rule = ForcedRule(10**6, "rls")
+    _label_from(s, order, 16)
+    live = s.model_choice.candidate_spec("rls")
+    sid = s.id
+    s.close()
+    t = LabelingSession.open(store, sid)
+    t.model_choice.rule = ForcedRule(10**6, "rls")
+    t.model_choice.evaluate()
+    assert t.model_choice.rls_since() == 0
+    assert t.model_choice.candidate_spec("rls") == live
+    t.close()
