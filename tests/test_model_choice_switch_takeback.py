@@ -6,6 +6,7 @@ leave a live session that a reopened one agrees with."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from core.learner import ActiveRLS
 from labeler import data
@@ -13,7 +14,7 @@ from labeler.session import LabelingSession, SessionConfig, model
 from labeler.session.rls_candidate import CandidateTuning, build_candidate, tune_flags
 from labeler.store import StoreWriteError
 
-from test_model_choice_candidate_retune import N, ForcedRule, _label_from
+from test_model_choice_candidate_retune import N, ForcedRule, RecordingRule, _label_from
 
 
 def _moons_setup(n_labels=30):
@@ -78,4 +79,52 @@ def test_a_failed_switch_to_rls_leaves_the_candidate_a_reopen_recomputes(tmp_pat
     t.model_choice.evaluate()
     assert t.model_choice.rls_since() == 0
     assert t.model_choice.candidate_spec("rls") == live
+    t.close()
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_an_undone_switch_to_rls_keeps_its_settings_and_a_reopen_agrees(tmp_path, background):
+    """An undo below the count of a switch to RLS gives the graph model back and keeps the width
+    and lam RLS answered with (settings are not undone by an undo of labels); RLS stopped
+    answering at the restore's count, from which the candidate is re-tuned again, live and after
+    a reopen alike."""
+    store = tmp_path / "s.sqlite"
+    s = LabelingSession.create(store, SessionConfig(dataset="moons", dataset_options={"n": N}, model="auto"))
+    created = (s.config.width, s.config.lam)
+    s.retune_in_background(background)
+    s.model_choice.rule = ForcedRule(14, "rls")
+    order = np.random.default_rng(0).permutation(N)
+    _label_from(s, order, 15)
+    assert s.config.model == "rls" and (s.config.width, s.config.lam) != created
+    switched = (s.config.width, s.config.lam)
+    s.model_choice.rule = ForcedRule(10**6, "rls")
+    while len(s.labels) >= 14:
+        s.undo()
+    if background:
+        assert s.model_choice.wait(60)
+    assert s.config.model == "harmonic" and (s.config.width, s.config.lam) == switched
+    assert s.model_choice.rls_since() == 13
+    order = np.concatenate([order[:13], order[20:]])  # other labels from the 14th on
+    _label_from(s, order, 12)
+    if background:
+        s.retune_in_background(False)
+    rule = s.model_choice.rule = RecordingRule()
+    _label_from(s, order, 1)
+    live = {"model": s.config.model, "width": s.config.width, "lam": s.config.lam,
+            "candidate": s.model_choice.candidate_spec("rls"), "predictions": s.predictions(),
+            "decision": rule.seen[-1]}
+    assert (live["candidate"].width, live["candidate"].lam) != switched  # re-tuned above 13: the test can tell
+    sid = s.id
+    s.undo()
+    s.close()
+
+    t = LabelingSession.open(store, sid)
+    assert (t.config.model, t.config.width, t.config.lam) == (live["model"], live["width"], live["lam"])
+    assert t.model_choice.rls_since() == 13
+    rule = t.model_choice.rule = RecordingRule()
+    _label_from(t, order, 1)
+    assert t.model_choice.candidate_spec("rls") == live["candidate"]
+    assert rule.seen[-1][:4] == live["decision"][:4]
+    np.testing.assert_allclose(list(rule.seen[-1][4].values()), list(live["decision"][4].values()), atol=1e-12)
+    np.testing.assert_array_equal(t.predictions().iloc[:, 1].to_numpy(), live["predictions"].iloc[:, 1].to_numpy())
     t.close()

@@ -15,7 +15,9 @@ that answers first, "rls", and ``model_choice="auto"``) it runs after each chang
   setting to the learner before it is written (the candidate's warm learner becomes the
   session's), a reopened session replays the stored model and never re-runs the rule;
 * undo: when the labels fall below the count at which a switch was made (the labels that
-  chose the model are gone), the model it replaced comes back, again as one ``setting`` event.
+  chose the model are gone), the model it replaced comes back, again as one ``setting`` event;
+  the settings written with a switch to RLS (width, lam) are not undone, and RLS stops
+  answering at the undo's count (:meth:`ModelChoice.rls_since`).
 
 The model that answers first is chosen from the pool at creation (:meth:`ModelChoice.first_switch`,
 docs/algorithms.md §20, as ``labeler simulate``): the harmonic function where the pool's kNN

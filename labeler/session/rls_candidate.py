@@ -18,8 +18,15 @@ background evaluations (which may skip counts while one runs) and a reopened ses
 replays the counts from the stored labels) reach the width and lam the simulation reaches on
 the same labels. These re-tunes are the candidate's own state, never written to the event log;
 when the candidate takes over, its width and lam are written with the switch
-(:meth:`.model_selection.ModelChoice.switch_rows`). A label taken back or changed drops the
-re-tunes made on labels no longer there (the spec of each re-tune is kept with its count).
+(:meth:`.model_selection.ModelChoice.switch_rows`). The candidate depends on the session's RLS
+settings, ``rls_since`` and the labels only: a label taken back or changed drops the re-tunes
+made on labels no longer there (the spec of each re-tune is kept with its count), and a learner
+followed afresh (a job's, one handed back after a switch whose write failed) is brought back to
+the session's settings and the labels up to ``rls_since`` and re-tuned above it again. An undo
+that gives a graph model back from RLS (the labels that chose RLS are gone) undoes the model,
+not the settings: the width and lam written with the switch (and any re-tune written while RLS
+answered) stay the session's, RLS stopped answering at the undo's count, and the re-tunes start
+above that count (a reopen reads it from the restoring ``model`` event, whose ``from`` is RLS).
 
 A dense RLS candidate is a :class:`core.selection.block_rls.LabelledBlockRLS` (:func:`build_candidate`):
 its exact LOO from the labelled block alone (docs/algorithms.md §14), the same 0/1 losses as the
