@@ -503,7 +503,7 @@ class ModelChoice(JobSlotOwner):
                               tuple(self._log.classes),
                               tuple((r.index, r.label) for r in self._log.labels.values()),
                               self._balanced(), self.loo_switches(), self.rule,
-                              rls_start=self.rls_since(), tune=(flags["width"], flags["lam"]))
+                              rls_since=self.rls_since(), tune=(flags["width"], flags["lam"]))
 
     def _start_job(self) -> None:
         snap = self._snapshot()

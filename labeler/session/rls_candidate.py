@@ -159,15 +159,17 @@ class CandidateTuning:
 
     Attributes
     ----------
-    learner : core.learner.ActiveRLS or None
-        The candidate whose re-tunes this follows (another learner given to :meth:`bring`
-        starts over).
+    learner : core.selection.block_rls.LabelledBlockRLS or kernel-RLS learner or None
+        The candidate whose re-tunes this follows: a labelled-block candidate for dense RLS
+        (:func:`build_candidate`), the full learner a background job built for a switch to RLS
+        (:meth:`replace`), a low-rank RLS learner otherwise. Another learner given to
+        :meth:`bring` is followed afresh (:meth:`_follow`).
     """
 
     def __init__(self, X):
         self.X = X
         self.learner = None
-        self._key = None  # (base spec, start, classes, flags)
+        self._key = None  # (base spec, rls_since, classes, flags)
         self._hook: RlsRetune | None = None
         self._labels: tuple = ()  # the labels the learner holds, in order
         self._checkpoints: list = []  # [(count, spec)]: the spec after the re-tune at that count
@@ -187,18 +189,21 @@ class CandidateTuning:
         if old is self.learner:
             self.learner = new
 
-    def bring(self, learner, base, start: int, flags: dict, classes, labels) -> object:
+    def bring(self, learner, base, rls_since: int, flags: dict, classes, labels) -> object:
         """Give ``learner`` the ``labels``, re-tuned on the schedule of the module docstring.
 
         Parameters
         ----------
-        learner : core.learner.ActiveRLS
-            The candidate (built for ``base`` and ``classes``, or followed by this already).
+        learner : core.selection.block_rls.LabelledBlockRLS or kernel-RLS learner
+            The candidate (built for ``base`` and ``classes`` by :func:`build_candidate`, or
+            followed by this already). A learner not followed yet may hold labels and other
+            settings: it is brought back to ``base`` and the labels up to ``rls_since`` first.
         base : RlsSpec
             The session's RLS settings (those of RLS when it last answered).
-        start : int
-            The label count at which RLS last stopped answering (0: it never answered); the
-            re-tunes happen at the due counts above it.
+        rls_since : int
+            The label count at which RLS last stopped answering (0: it never answered;
+            :meth:`.model_selection.ModelChoice.rls_since`); the re-tunes happen at the due
+            counts above it.
         flags : dict
             ``{"width": bool, "lam": bool}`` (:func:`tune_flags`).
         classes : sequence of str
@@ -216,10 +221,11 @@ class CandidateTuning:
             The learner rejects a re-tuned value (``numpy.linalg.LinAlgError``).
         """
         labels = tuple(labels)
-        key = (base, int(start), tuple(classes), (bool(flags["width"]), bool(flags["lam"])))
-        if learner is not self.learner or key != self._key:  # followed afresh: from base, at start
-            self._follow(learner, key, base, int(start), flags, labels)
-        hook, start = self._hook, int(start)
+        since = int(rls_since)
+        key = (base, since, tuple(classes), (bool(flags["width"]), bool(flags["lam"])))
+        if learner is not self.learner or key != self._key:  # followed afresh: from base, at rls_since
+            self._follow(learner, key, base, since, flags, labels)
+        hook = self._hook
         c = _common_prefix(self._labels, labels)
         if c < len(self._labels):  # labels taken back or changed: the re-tunes made on them go
             learner.remove_many([i for i, _ in self._labels[c:]])
@@ -230,8 +236,8 @@ class CandidateTuning:
                 hook.spec = target
             self._labels = labels[:c]
         if hook.active:
-            previous = max(start, _last_due(c))
-            for m in range(max(c, start) + 1, len(labels) + 1):
+            previous = max(since, _last_due(c))
+            for m in range(max(c, since) + 1, len(labels) + 1):
                 if not evaluation_due(m):
                     continue
                 self._give(learner, labels[:m])
@@ -243,16 +249,16 @@ class CandidateTuning:
         self._give(learner, labels)
         return hook.spec
 
-    def _follow(self, learner, key, base, start: int, flags: dict, labels: tuple) -> None:
+    def _follow(self, learner, key, base, rls_since: int, flags: dict, labels: tuple) -> None:
         """Start following ``learner``: its settings become ``base`` and it keeps of its labels
         only what a fresh learner would hold at ``base`` before any re-tune (a prefix of
-        ``labels`` up to ``start``, held at ``base``); the others are removed, so the re-tunes
-        above ``start`` all run again and the candidate depends on (``base``, ``start``,
-        ``labels``) only, never on what was done to the learner before."""
+        ``labels`` up to ``rls_since``, held at ``base``); the others are removed, so the
+        re-tunes above ``rls_since`` all run again and the candidate depends on (``base``,
+        ``rls_since``, ``labels``) only, never on what was done to the learner before."""
         held = learner_spec(base, learner)
         kept = tuple(learner.labels.items())
         c = _common_prefix(kept, labels)
-        if held != base or c < len(kept) or c > start:
+        if held != base or c < len(kept) or c > rls_since:
             if kept:
                 learner.remove_many([i for i, _ in kept])
             kept = ()
