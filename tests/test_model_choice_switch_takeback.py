@@ -14,7 +14,7 @@ from labeler.session import LabelingSession, SessionConfig, model
 from labeler.session.rls_candidate import CandidateTuning, build_candidate, tune_flags
 from labeler.store import StoreWriteError
 
-from test_model_choice_candidate_retune import N, ForcedRule, RecordingRule, _label_from
+from test_model_choice_candidate_retune import N, ForcedRule, RecordingRule, _candidate, _label_from
 
 
 def _moons_setup(n_labels=30):
@@ -128,3 +128,34 @@ def test_an_undone_switch_to_rls_keeps_its_settings_and_a_reopen_agrees(tmp_path
     np.testing.assert_allclose(list(rule.seen[-1][4].values()), list(live["decision"][4].values()), atol=1e-12)
     np.testing.assert_array_equal(t.predictions().iloc[:, 1].to_numpy(), live["predictions"].iloc[:, 1].to_numpy())
     t.close()
+
+
+@pytest.mark.parametrize("background", [False, True])
+@pytest.mark.parametrize("change", ["add", "rename"])
+def test_a_class_change_while_the_candidate_is_a_block_learner_rebuilds_it(tmp_path, background, change):
+    """A class added or renamed while a graph model answers: the RLS candidate (a labelled-block
+    learner) is rebuilt for the classes now, and the RLS a later switch makes answer equals a
+    learner built on the labels at the settings written."""
+    s = LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(dataset="moons", dataset_options={"n": N},
+                                                                     model="auto"))
+    assert s.config.model == "harmonic"
+    s.retune_in_background(background)
+    s.model_choice.rule = ForcedRule(18, "rls")
+    order = np.random.default_rng(0).permutation(N)
+    _label_from(s, order, 10)
+    before = _candidate(s)
+    assert not isinstance(before, ActiveRLS)  # the candidate is its labelled block
+    if change == "add":
+        s.add_class("third")
+    else:
+        s.rename_class(s.classes[0], "renamed")
+    _label_from(s, order, 2)  # 12 labels: an evaluation is due
+    rebuilt = _candidate(s)
+    assert rebuilt is not before and rebuilt.classes == list(s.classes) and not isinstance(rebuilt, ActiveRLS)
+    _label_from(s, order, 6 if not background else 7)  # the switch decided at 18 labels
+    assert s.config.model == "rls" and isinstance(s.learner, ActiveRLS)
+    assert s.learner.classes == list(s.classes)
+    fresh = s._build_learner()
+    np.testing.assert_allclose(s.learner.decision_values, fresh.decision_values, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(np.asarray(s.learner.predict()), np.asarray(fresh.predict()))
+    s.close()
