@@ -62,10 +62,27 @@ def loo_losses(learner) -> np.ndarray:
 
 
 def loo_predicted_classes(F) -> np.ndarray:
-    """The class each row of LOO outputs predicts, shape (n,): as
+    """The class each row of LOO outputs predicts: as
     :func:`core.criteria.risk.predicted_class_indices`, with outputs within
-    :data:`TIE_TOLERANCE` of a tie taken as the tie (binary: ``f <= TIE_TOLERANCE`` is
-    ``classes[0]``; one-vs-all: the lowest index within the tolerance of the row's maximum)."""
+    :data:`TIE_TOLERANCE` of a tie taken as the tie.
+
+    Parameters
+    ----------
+    F : array-like of float, shape (n, 1) or (n, T)
+        LOO decision values (RLS coding, targets +-1): one column for two classes, one per
+        class (one-vs-all) for ``T >= 3``.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Class index per row. Binary: 1 where ``f > TIE_TOLERANCE``, else 0 (``classes[0]``);
+        one-vs-all: the lowest index within :data:`TIE_TOLERANCE` of the row's maximum.
+
+    Notes
+    -----
+    The tolerance is absolute: at a very small lam a dense RLS learner's rounding can exceed it
+    (docs/algorithms.md §14).
+    """
     F = np.asarray(F, dtype=np.float64)
     if F.shape[1] == 1:
         return (F[:, 0] > TIE_TOLERANCE).astype(np.int64)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from core.criteria.risk import predicted_class_indices
+from core.selection.loo import loo_predicted_classes
 from core.strategies import query_one
 from labeler.session.stopping import StoppingMonitor, reweighted_codes, uncovered_share
 
@@ -63,11 +64,15 @@ def balanced_accuracy(y_true, y_pred) -> float:
 
 
 def loo_correct(learner) -> np.ndarray:
-    """Whether each labelled point's exact LOO prediction is right, shape (n_labeled,)."""
-    F = learner.loo_decision_values()
+    """Whether each labelled point's exact LOO prediction is right, shape (n_labeled,): the
+    model choice's rule (:func:`core.selection.loo.loo_predicted_classes`: an output within
+    :data:`core.selection.loo.TIE_TOLERANCE` of a tie is the tie), so rounding decides nothing."""
+    F = np.asarray(learner.loo_decision_values(), dtype=np.float64)
     index = {c: t for t, c in enumerate(learner.classes)}
     truth = np.array([index[v] for v in learner.labels.values()], dtype=np.intp)
-    return predicted_class_indices(F) == truth
+    if F.shape[0] == 0:
+        return np.zeros(0, dtype=bool)
+    return loo_predicted_classes(F) == truth
 
 
 def _native(value):

@@ -56,7 +56,7 @@ class ChoiceSnapshot:
     n_switches : int
         Automatic switches in force (the rule's threshold halves with each).
     rule : core.selection.SwitchRule
-    rls_start : int
+    rls_since : int
         The label count at which RLS last stopped answering (the RLS candidate's re-tunes start
         above it: :class:`.rls_candidate.CandidateTuning`).
     tune : (bool, bool)
@@ -70,7 +70,7 @@ class ChoiceSnapshot:
     balanced: bool
     n_switches: int
     rule: object = field(compare=False, default=None)
-    rls_start: int = 0
+    rls_since: int = 0
     tune: tuple = (False, False)
 
 
@@ -140,7 +140,7 @@ class ChoiceJob(BackgroundJob):
         if self.cancelled:
             return
         if "rls" in learners and snap.incumbent != "rls":  # re-tuned as in labeler simulate
-            self.tuning.bring(learners["rls"], dict(snap.specs)["rls"], snap.rls_start,
+            self.tuning.bring(learners["rls"], dict(snap.specs)["rls"], snap.rls_since,
                               {"width": snap.tune[0], "lam": snap.tune[1]}, snap.classes, snap.labels)
             if self.cancelled:
                 return

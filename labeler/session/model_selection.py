@@ -15,7 +15,9 @@ that answers first, "rls", and ``model_choice="auto"``) it runs after each chang
   setting to the learner before it is written (the candidate's warm learner becomes the
   session's), a reopened session replays the stored model and never re-runs the rule;
 * undo: when the labels fall below the count at which a switch was made (the labels that
-  chose the model are gone), the model it replaced comes back, again as one ``setting`` event.
+  chose the model are gone), the model it replaced comes back, again as one ``setting`` event;
+  the settings written with a switch to RLS (width, lam) are not undone, and RLS stops
+  answering at the undo's count (:meth:`ModelChoice.rls_since`).
 
 The model that answers first is chosen from the pool at creation (:meth:`ModelChoice.first_switch`,
 docs/algorithms.md §20, as ``labeler simulate``): the harmonic function where the pool's kNN
@@ -272,6 +274,29 @@ class ModelChoice(JobSlotOwner):
         if learner is not None and LOO in learner.capabilities:
             self._held[name] = as_candidate(self._spec(name), learner, self.X)  # dense RLS: its block alone
 
+    def held_state(self) -> tuple:
+        """What a switch changes here (the held candidates and :meth:`rls_since`), for
+        :meth:`put_back` when its write fails."""
+        return self._rls_since, dict(self._held), dict(self._pool)
+
+    def put_back(self, state: tuple, name: str, learner) -> None:
+        """Undo :meth:`take` and :meth:`keep` of a switch to ``name`` whose write failed:
+        ``state`` (:meth:`held_state` before the switch) comes back, with ``learner`` (the one
+        that would have answered) held as the candidate of ``name`` where it was taken from the
+        candidates or none was held. ``rls_since`` is not moved (RLS never answered or never
+        stopped), and the RLS candidate's re-tunes are recomputed from ``rls_since`` and the
+        labels at the next evaluation (:meth:`.rls_candidate.CandidateTuning.bring`)."""
+        self._rls_since, held, pool = state
+        self._held, self._pool = held, pool
+        for store in (held, pool):
+            for key, value in list(store.items()):
+                if (value[1] if store is pool else value) is learner:
+                    candidate = as_candidate(self._spec(key), learner, self.X)
+                    store[key] = (value[0], candidate) if store is pool else candidate
+                    return
+        if name not in held and name not in pool and learner is not None and LOO in learner.capabilities:
+            held[name] = as_candidate(self._spec(name), learner, self.X)
+
     def _labels(self) -> dict:
         return {i: r.label for i, r in self._log.labels.items()}
 
@@ -478,7 +503,7 @@ class ModelChoice(JobSlotOwner):
                               tuple(self._log.classes),
                               tuple((r.index, r.label) for r in self._log.labels.values()),
                               self._balanced(), self.loo_switches(), self.rule,
-                              rls_start=self.rls_since(), tune=(flags["width"], flags["lam"]))
+                              rls_since=self.rls_since(), tune=(flags["width"], flags["lam"]))
 
     def _start_job(self) -> None:
         snap = self._snapshot()

@@ -18,8 +18,15 @@ background evaluations (which may skip counts while one runs) and a reopened ses
 replays the counts from the stored labels) reach the width and lam the simulation reaches on
 the same labels. These re-tunes are the candidate's own state, never written to the event log;
 when the candidate takes over, its width and lam are written with the switch
-(:meth:`.model_selection.ModelChoice.switch_rows`). A label taken back or changed drops the
-re-tunes made on labels no longer there (the spec of each re-tune is kept with its count).
+(:meth:`.model_selection.ModelChoice.switch_rows`). The candidate depends on the session's RLS
+settings, ``rls_since`` and the labels only: a label taken back or changed drops the re-tunes
+made on labels no longer there (the spec of each re-tune is kept with its count), and a learner
+followed afresh (a job's, one handed back after a switch whose write failed) is brought back to
+the session's settings and the labels up to ``rls_since`` and re-tuned above it again. An undo
+that gives a graph model back from RLS (the labels that chose RLS are gone) undoes the model,
+not the settings: the width and lam written with the switch (and any re-tune written while RLS
+answered) stay the session's, RLS stopped answering at the undo's count, and the re-tunes start
+above that count (a reopen reads it from the restoring ``model`` event, whose ``from`` is RLS).
 
 A dense RLS candidate is a :class:`core.selection.block_rls.LabelledBlockRLS` (:func:`build_candidate`):
 its exact LOO from the labelled block alone (docs/algorithms.md §14), the same 0/1 losses as the
@@ -152,15 +159,17 @@ class CandidateTuning:
 
     Attributes
     ----------
-    learner : core.learner.ActiveRLS or None
-        The candidate whose re-tunes this follows (another learner given to :meth:`bring`
-        starts over).
+    learner : core.selection.block_rls.LabelledBlockRLS or kernel-RLS learner or None
+        The candidate whose re-tunes this follows: a labelled-block candidate for dense RLS
+        (:func:`build_candidate`), the full learner a background job built for a switch to RLS
+        (:meth:`replace`), a low-rank RLS learner otherwise. Another learner given to
+        :meth:`bring` is followed afresh (:meth:`_follow`).
     """
 
     def __init__(self, X):
         self.X = X
         self.learner = None
-        self._key = None  # (base spec, start, classes, flags)
+        self._key = None  # (base spec, rls_since, classes, flags)
         self._hook: RlsRetune | None = None
         self._labels: tuple = ()  # the labels the learner holds, in order
         self._checkpoints: list = []  # [(count, spec)]: the spec after the re-tune at that count
@@ -180,18 +189,21 @@ class CandidateTuning:
         if old is self.learner:
             self.learner = new
 
-    def bring(self, learner, base, start: int, flags: dict, classes, labels) -> object:
+    def bring(self, learner, base, rls_since: int, flags: dict, classes, labels) -> object:
         """Give ``learner`` the ``labels``, re-tuned on the schedule of the module docstring.
 
         Parameters
         ----------
-        learner : core.learner.ActiveRLS
-            The candidate (built for ``base`` and ``classes``, or followed by this already).
+        learner : core.selection.block_rls.LabelledBlockRLS or kernel-RLS learner
+            The candidate (built for ``base`` and ``classes`` by :func:`build_candidate`, or
+            followed by this already). A learner not followed yet may hold labels and other
+            settings: it is brought back to ``base`` and the labels up to ``rls_since`` first.
         base : RlsSpec
             The session's RLS settings (those of RLS when it last answered).
-        start : int
-            The label count at which RLS last stopped answering (0: it never answered); the
-            re-tunes happen at the due counts above it.
+        rls_since : int
+            The label count at which RLS last stopped answering (0: it never answered;
+            :meth:`.model_selection.ModelChoice.rls_since`); the re-tunes happen at the due
+            counts above it.
         flags : dict
             ``{"width": bool, "lam": bool}`` (:func:`tune_flags`).
         classes : sequence of str
@@ -209,14 +221,11 @@ class CandidateTuning:
             The learner rejects a re-tuned value (``numpy.linalg.LinAlgError``).
         """
         labels = tuple(labels)
-        key = (base, int(start), tuple(classes), (bool(flags["width"]), bool(flags["lam"])))
-        if learner is not self.learner or key != self._key:
-            held = learner_spec(base, learner)
-            if held != base:
-                model.apply(held, base, learner)
-            self.learner, self._key, self._hook = learner, key, RlsRetune(base, self.X, flags)
-            self._labels, self._checkpoints = tuple(learner.labels.items()), []
-        hook, start = self._hook, int(start)
+        since = int(rls_since)
+        key = (base, since, tuple(classes), (bool(flags["width"]), bool(flags["lam"])))
+        if learner is not self.learner or key != self._key:  # followed afresh: from base, at rls_since
+            self._follow(learner, key, base, since, flags, labels)
+        hook = self._hook
         c = _common_prefix(self._labels, labels)
         if c < len(self._labels):  # labels taken back or changed: the re-tunes made on them go
             learner.remove_many([i for i, _ in self._labels[c:]])
@@ -227,8 +236,8 @@ class CandidateTuning:
                 hook.spec = target
             self._labels = labels[:c]
         if hook.active:
-            previous = max(start, _last_due(c))
-            for m in range(max(c, start) + 1, len(labels) + 1):
+            previous = max(since, _last_due(c))
+            for m in range(max(c, since) + 1, len(labels) + 1):
                 if not evaluation_due(m):
                     continue
                 self._give(learner, labels[:m])
@@ -239,6 +248,24 @@ class CandidateTuning:
                 previous = m
         self._give(learner, labels)
         return hook.spec
+
+    def _follow(self, learner, key, base, rls_since: int, flags: dict, labels: tuple) -> None:
+        """Start following ``learner``: its settings become ``base`` and it keeps of its labels
+        only what a fresh learner would hold at ``base`` before any re-tune (a prefix of
+        ``labels`` up to ``rls_since``, held at ``base``); the others are removed, so the
+        re-tunes above ``rls_since`` all run again and the candidate depends on (``base``,
+        ``rls_since``, ``labels``) only, never on what was done to the learner before."""
+        held = learner_spec(base, learner)
+        kept = tuple(learner.labels.items())
+        c = _common_prefix(kept, labels)
+        if held != base or c < len(kept) or c > rls_since:
+            if kept:
+                learner.remove_many([i for i, _ in kept])
+            kept = ()
+            if held != base:
+                model.apply(held, base, learner)
+        self.learner, self._key, self._hook = learner, key, RlsRetune(base, self.X, flags)
+        self._labels, self._checkpoints = kept, []
 
     def _give(self, learner, labels: tuple) -> None:
         new = labels[len(self._labels):]

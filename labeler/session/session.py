@@ -650,14 +650,15 @@ class LabelingSession:
         the candidate's warm learner when the model choice holds one, else one built on the
         labels. Returns how to take it back."""
         old_name, old_learner = self._config.model, self.learner
+        held = self.model_choice.held_state()
         learner = self.model_choice.take(name, settings)
         if learner is None:
             learner = self._build_learner(spec=self.model_choice.target_spec(name, settings))
         self.learner = learner
         self.model_choice.keep(old_name, old_learner)
 
-        def take_back():
-            self.model_choice.keep(name, self.learner)
+        def take_back():  # the write failed: the candidates and rls_since as before the switch
+            self.model_choice.put_back(held, name, self.learner)
             self.learner = old_learner
 
         return take_back
