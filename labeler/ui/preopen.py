@@ -11,7 +11,7 @@ would slow the server's own start, after which a browser is opened), and the fir
 ready yet.
 
 The session is the one the page would choose itself: the same rules
-(:func:`labeler.ui.state.startup_candidates`: ``LABELER_SESSION``, the session used last when
+(:func:`labeler.ui.startup_sessions.startup_candidates`: ``LABELER_SESSION``, the session used last when
 no data set is given, the most recent saved session on the data set given, else a new one with
 the start-up settings), opened through the same registry (:data:`labeler.ui.registry.REGISTRY`:
 a tab opening the same saved session meanwhile waits at its gate and gets the same object),
@@ -63,7 +63,7 @@ def _warm(entry) -> None:
 def _open(config) -> PreOpened | None:
     from labeler.session import SessionConfig
     from labeler.ui.registry import REGISTRY
-    from labeler.ui.state import startup_candidates
+    from labeler.ui.startup_sessions import startup_candidates
 
     for session_id in ([config.session] if config.session else []) + startup_candidates(config):
         try:
