@@ -108,3 +108,15 @@ def test_estimate_tracks_the_true_recall(monkeypatch):
     exact = SearchReport()
     nearest_neighbours(X, 10, method="exact", report=exact)
     assert exact.method == "exact" and exact.recall is None
+
+
+def test_the_graph_progress_line_says_the_estimated_recall():
+    from labeler.session.graphs import graph_ready_words
+
+    assert graph_ready_words(SearchReport(method="exact"), 10) == "kNN graph ready"
+    words = graph_ready_words(SearchReport(method="hnsw", recall=0.9531, recalls=[0.927, 0.941, 0.9531],
+                                           widths=[15, 20], sample=200), 10)
+    assert words == ("kNN graph ready: recall@10 0.953 (estimated on 200 points against exact neighbours; "
+                     "lists widened to 15, 20)")
+    assert graph_ready_words(SearchReport(method="cells", recall=1.0, recalls=[1.0], sample=200), 10).endswith(
+        "recall@10 1.000 (estimated on 200 points against exact neighbours)")
