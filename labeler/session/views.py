@@ -25,6 +25,7 @@ from core.confidence import confidence_bins as _confidence_bins
 from core.criteria.risk import predicted_class_indices
 from core.learner.base import CHEAP_LOO, EXPECTED_RISK
 from core.rls.tuning import loo_readiness
+from core.selection.loo import loo_predicted_classes
 
 from .. import export as _export
 from ..store import GUESS_SOURCES
@@ -288,14 +289,15 @@ class Views:
     def _loo_correct(self) -> np.ndarray:
         """Whether each labelled point's exact LOO prediction is right (accepted predictions
         left out: they only repeat the model's guess), shape (n_kept,); with its calibrated
-        confidence."""
+        confidence. An output within rounding of a class tie is the tie
+        (:func:`core.selection.loo.loo_predicted_classes`), as in ``labeler simulate``'s oracle."""
         idx, y, F, keep = self._loo_rows()
         if not keep.any():
             return np.zeros(0, dtype=bool), np.zeros(0)
         F = F[keep]
         _, conf = self.calibration().confidence(F)
         classes = np.array(self._log.classes, dtype=object)
-        pred = classes[predicted_class_indices(F)]  # the learner's own decision rule
+        pred = classes[loo_predicted_classes(F)]  # the model choice's and simulate's rule: rounding decides nothing
         return pred == y[keep], conf
 
     def pool_error_rate(self, level: float = 0.95):
