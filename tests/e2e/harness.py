@@ -164,9 +164,15 @@ POINT_TAG = ".point-tag"
 
 
 def open_app(page, url):
+    """Load the app and wait until its first page is complete: the point panel, the map and, on
+    a large pool, the panels drawn by the rerun that follows the map's drawing (their
+    placeholder gone), so that a test's first mouse move meets the page's final layout."""
+    from labeler.ui.first_paint import PENDING
+
     page.goto(url)
     page.wait_for_selector(POINT_TAG, timeout=180_000)
     page.wait_for_selector(".js-plotly-plot", timeout=180_000)
+    page.wait_for_function("(text) => !document.body.innerText.includes(text)", arg=PENDING, timeout=180_000)
     focus_page(page)
 
 
