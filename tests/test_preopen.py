@@ -11,7 +11,7 @@ from labeler.ui import preopen
 from labeler.ui.config import AppConfig
 from labeler.ui.registry import REGISTRY
 from labeler.ui.state import startup_candidates
-from test_app import point_tag, start
+from test_app import _env, point_tag, start  # noqa: F401 - _env: the app tests' own store and data set, per test
 
 
 @pytest.fixture(autouse=True)
