@@ -36,7 +36,7 @@ from .base import KERNEL, LabelBook, check_classes
 from .state import LearnerState
 from .updates import (GuardTripped, RebuildIsCheaper, add_reweight_step, add_step, relabel_step, remove_step,
                       reweight_matrices, reweight_step)
-from .weighting import WEIGHTINGS, check_weighting, class_weight_vector
+from .weighting import WEIGHTINGS, check_weighting, class_weight_vector, renamed_weighting
 
 __all__ = ["ActiveRLS", "WEIGHTINGS", "NumericalRebuildWarning"]
 
@@ -598,8 +598,7 @@ class ActiveRLS(LearnerState):
         self._book.class_of(old)
         self._book.check_new_class(new)
         self._book.rename_class(old, new)
-        if isinstance(self._weighting, dict):
-            self._weighting = {(new if c == old else c): w for c, w in self._weighting.items()}
+        self._weighting = renamed_weighting(self._weighting, old, new)
         return self
 
     def rebuild(self) -> "ActiveRLS":

@@ -28,7 +28,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["EVIDENT_ALPHA", "WEIGHTINGS", "check_weighting", "class_weight_vector", "imbalance_evident"]
+__all__ = ["EVIDENT_ALPHA", "WEIGHTINGS", "check_weighting", "class_weight_vector", "imbalance_evident",
+           "renamed_weighting"]
 
 WEIGHTINGS = ("none", "balanced", "evident")
 
@@ -127,3 +128,11 @@ def imbalance_evident(counts, alpha: float = EVIDENT_ALPHA) -> bool:
     from scipy.stats import chi2  # here: scipy.stats costs 0.5-5 s to import, on every start
 
     return bool(chi2.sf(stat, c.size - 1) < alpha)
+
+
+def renamed_weighting(weighting, old, new):
+    """``weighting`` after class ``old`` is renamed ``new``: a dict of per-class weights gets the
+    new key in the old one's place; a named rule ("none", "balanced", "evident") is unchanged."""
+    if isinstance(weighting, dict):
+        return {(new if c == old else c): w for c, w in weighting.items()}
+    return weighting

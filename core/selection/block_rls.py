@@ -30,7 +30,7 @@ from scipy.linalg import cho_factor, cho_solve
 from ..criteria.risk import target_codes
 from ..kernels import Kernel
 from ..learner.base import KERNEL, LAM, LOO, WEIGHTING, LabelBook, LearnerBase
-from ..learner.weighting import check_weighting, class_weight_vector
+from ..learner.weighting import check_weighting, class_weight_vector, renamed_weighting
 from ..validation import check_features, check_lam
 
 __all__ = ["LabelledBlockRLS"]
@@ -139,8 +139,7 @@ class LabelledBlockRLS(LearnerBase):
         self._book.class_of(old)
         self._book.check_new_class(new)
         self._book.rename_class(old, new)
-        if isinstance(self._weighting, dict):
-            self._weighting = {(new if c == old else c): w for c, w in self._weighting.items()}
+        self._weighting = renamed_weighting(self._weighting, old, new)
         return self
 
     def rebuild(self) -> LabelledBlockRLS:
