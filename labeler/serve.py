@@ -198,16 +198,17 @@ def run_app(data: str | os.PathLike | None = None, store: str | os.PathLike | No
     elif token:
         print(f"labeler: open the app with http://localhost:{port}/?token={token}", file=sys.stderr, flush=True)
 
+    from labeler.ui import preopen
+
+    # the first tab's session opens now, while Streamlit is imported and started (its Nystrom
+    # factor's threads run beside those imports), not once a browser has loaded the page
+    preopen.start()
     from streamlit.web import cli as stcli  # imported late: slow, and only needed here
 
     from labeler.http_guard import install
 
     install(host, allow_hosts, token)  # Host/Origin check, and the token on every route
     _serve_component_scripts_plain()
-    from labeler.ui import preopen
-
-    # the first tab's session opens as soon as the server answers, not once a browser has loaded the page
-    preopen.start(after_port=(host, port))
 
     stcli.main.main(args=argv, prog_name="streamlit", standalone_mode=True)
 

@@ -57,23 +57,3 @@ def test_a_tab_naming_a_session_keeps_it(monkeypatch):
     other = start(session=first)
     assert other.session_state["session_id"] == first
     assert preopen.take() is not None  # not taken by the tab that named its session
-
-
-def test_opening_waits_for_the_server_to_answer():
-    import socket
-    import threading
-    import time
-
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    port = server.getsockname()[1]
-    started = time.monotonic()
-    threading.Timer(0.6, server.listen).start()  # the "server" answers after 0.6 s
-    try:
-        preopen._wait_for_port(("127.0.0.1", port), timeout=10.0)
-        assert time.monotonic() - started >= 0.5
-    finally:
-        server.close()
-    started = time.monotonic()
-    preopen._wait_for_port(("127.0.0.1", port), timeout=0.3)  # nobody answers: gives up
-    assert time.monotonic() - started < 5.0

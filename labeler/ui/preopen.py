@@ -3,12 +3,14 @@
 Why (``benchmarks/startup_browser.py``): ``labeler app FILE`` used to open or create its session
 in the page's first run, i.e. only once a browser had connected, loaded Streamlit's page and
 run the script. On a cold start of 10^6 rows that creation (the kernel features, the Nystrom
-factor, the layout: 10-15 s) waited for the browser's start and the page's load (2-3 s); on a
-reopen the 1-2 s of opening did. Now :func:`start` (called by :func:`labeler.serve.run_app`)
-opens it in a background thread of the server as soon as the server answers (not before: it
-would slow the server's own start, after which a browser is opened), and the first tab's
-:func:`labeler.ui.state.ensure_session` takes it (:func:`take`), waiting for it if it is not
-ready yet.
+factor, the layout: 10-15 s) waited for the server's start, the browser's and the page's load
+(5-6 s); on a reopen the 1-2 s of opening did. Now :func:`start` (called by
+:func:`labeler.serve.run_app` before it imports Streamlit) opens it in a background thread at
+once: the factor's blocks (numpy, outside the interpreter's lock) run on the second core while
+Streamlit is imported and started. Starting it only once the server answered (the previous
+rule) cost 1-6 s on the cold start at 10^6 rows and gained nothing on a reopen
+(docs/benchmarks.md §13). The first tab's :func:`labeler.ui.state.ensure_session` takes it
+(:func:`take`), waiting for it if it is not ready yet.
 
 The session is the one the page would choose itself: the same rules
 (:func:`labeler.ui.startup_sessions.startup_candidates`: ``LABELER_SESSION``, the session used last when
@@ -79,34 +81,13 @@ def _open(config) -> PreOpened | None:
     return PreOpened(entry[0].id, created=True)
 
 
-def _wait_for_port(address, timeout: float = 60.0) -> None:
-    """Return once ``(host, port)`` accepts connections (the server answers), or after
-    ``timeout`` seconds."""
-    import socket
-    import time
-
-    host, port = address
-    host = "127.0.0.1" if host in ("0.0.0.0", "", None) else ("::1" if host == "::" else host)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((host, int(port)), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-
-
-def start(config=None, after_port=None) -> None:
+def start(config=None) -> None:
     """Open (or create) the start-up session in a background thread (once per process).
 
     Parameters
     ----------
     config : AppConfig, optional
         Default :meth:`labeler.ui.config.AppConfig.from_env` (what the page reads).
-    after_port : (host, port), optional
-        Begin once this address accepts connections: the server's own start (Streamlit's
-        imports) is not slowed by it, and the opening runs while the browser starts and loads
-        the page.
     """
     global _job
     with _lock:
@@ -116,8 +97,6 @@ def start(config=None, after_port=None) -> None:
 
     def run():
         try:
-            if after_port is not None:
-                _wait_for_port(after_port)
             from labeler.ui.config import AppConfig
 
             job["result"] = _open(config if config is not None else AppConfig.from_env())
