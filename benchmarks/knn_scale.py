@@ -321,6 +321,9 @@ def pipeline_job(method: str, n: int, args) -> dict:
     out["knn_s"], out["knn_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
     out["estimate"] = ", ".join(f"{r:.3f}" for r in report.recalls) or "-"
     out["widths"] = ", ".join(map(str, report.widths)) or "-"
+    index = ", ".join(f"{key} {value}" for key, value in report.index.items() if key != "parts")
+    first = report.first_search_recall
+    out["index"] = (index or "-") + ("" if first is None else f" (first index's search {first:.3f})")
     out["knn_gb"] = peak_gb()
     t0, c0 = time.perf_counter(), time.process_time()
     W = neighbour_graph(ind, dist)
@@ -500,18 +503,18 @@ def main(argv=None) -> int:
         t = TARGETS
         print(f"kNN search + graph + {args.rank} eigenpairs (what --posterior spectral builds), one process each; "
               f"k = {args.k}, {args.dim} dimensions, data {args.data}; {load()}")
-        print(f"| n | method | recall@10 (target >= {t['recall']}) | its own estimates | widened to | kNN s (CPU s) | graph + eigenpairs s (CPU s) "
+        print(f"| n | method | index used | recall@10 (target >= {t['recall']}) | its own estimates | widened to | kNN s (CPU s) | graph + eigenpairs s (CPU s) "
               f"| total s (target <= {t['seconds']:.0f}) | max residual | peak GB (target <= {t['peak_gb']:.0f}) "
               "| load start / end |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for n in sizes:
             for m in methods:
                 r = run_child("pipeline", m, n, args)
                 if "error" in r:
-                    print(f"| {n:,} | {m} | error: {r['error']} | | | | | | | | |")
+                    print(f"| {n:,} | {m} | | error: {r['error']} | | | | | | | | |")
                     continue
                 total = r["knn_s"] + r["eig_s"]
-                print(f"| {n:,} | {m} {r['settings']} | {r['recall']:.4f} | {r['estimate']} | {r['widths']} | "
+                print(f"| {n:,} | {m} {r['settings']} | {r['index']} | {r['recall']:.4f} | {r['estimate']} | {r['widths']} | "
                       f"{r['knn_s']:.1f} ({r['knn_cpu_s']:.1f}) | "
                       f"{r['eig_s']:.1f} ({r['eig_cpu_s']:.1f}) | {total:.1f} | {r['max_residual']:.1e} | "
                       f"{r['peak_gb']:.2f} | {r['load_start']:.1f} / {r['load_end']:.1f} |", flush=True)

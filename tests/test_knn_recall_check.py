@@ -50,6 +50,7 @@ def test_widening_runs_while_the_estimate_is_low_and_never_loses_recall(monkeypa
     true recall is above the plain search's; with the target met, no round runs."""
     X = gaussian(6_000, 16, seed=3)
     ref, _ = brute_force(X, 10)
+    monkeypatch.setattr(knn_search, "HNSW_FIRST", None)  # the weak index alone
     monkeypatch.setitem(knn_search.HNSW_PARAMS, "M", 4)
     monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef_construction", 10)
     monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef", 11)
@@ -96,6 +97,7 @@ def test_estimate_tracks_the_true_recall(monkeypatch):
     sample is within a few points of the recall over all points."""
     X = gaussian(6_000, 16, seed=4)
     ref, _ = brute_force(X, 10)
+    monkeypatch.setattr(knn_search, "HNSW_FIRST", None)  # the weak index alone
     monkeypatch.setitem(knn_search.HNSW_PARAMS, "M", 4)
     monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef_construction", 10)
     monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef", 11)
@@ -120,3 +122,48 @@ def test_the_graph_progress_line_says_the_estimated_recall():
                      "lists widened to 15, 20)")
     assert graph_ready_words(SearchReport(method="cells", recall=1.0, recalls=[1.0], sample=200), 10).endswith(
         "recall@10 1.000 (estimated on 200 points against exact neighbours)")
+
+
+def test_candidates_recall_is_sampled_recall_of_the_nearest_candidates():
+    """The first index's check (the k nearest distinct candidates of each sampled point, any order,
+    repeats, the point itself and empty slots among them) against sampled_recall of those k
+    nearest picked by brute force."""
+    X = gaussian(2_000, 8, seed=7)
+    ref, _ = brute_force(X, 20)
+    rng = np.random.default_rng(0)
+    lists = np.hstack([ref[:, rng.permutation(20)[:12]], rng.integers(0, 2_000, (2_000, 6)),
+                       np.arange(2_000)[:, None], np.full((2_000, 1), -1)])
+    lists[:, 1] = lists[:, 0]  # a repeat
+    lists = np.take_along_axis(lists, rng.permuted(np.tile(np.arange(20), (2_000, 1)), axis=1), 1)
+    nearest = np.empty((2_000, 10), dtype=np.int64)  # the obvious way: sort each row's distinct others
+    for i in range(2_000):
+        others = np.array(sorted({int(j) for j in lists[i] if j >= 0 and j != i}))
+        d = np.linalg.norm(X[others] - X[i], axis=1)
+        nearest[i] = others[np.lexsort((others, d))][:10]
+    rows, kth = knn_search._recall_sample(X, 10, seed=3, sample=400)
+    expected, _ = sampled_recall(X, nearest, 10, seed=3, sample=400)
+    got = knn_search.candidates_recall(X, rows, kth, lists[rows], 10)
+    assert got == pytest.approx(expected, abs=1e-12) and 0.3 < got < 1.0
+
+
+def test_first_index_kept_when_its_search_is_good_else_the_full_one(monkeypatch):
+    """The cheaper first index is kept when its sampled search recall reaches the threshold (the
+    report names its settings); with the threshold out of reach it is dropped and the full
+    index's answer is exactly the one of the full index alone."""
+    X = gaussian(4_000, 12, seed=8)
+    monkeypatch.setattr(knn_search, "RECALL_TARGET", 0.0)  # no widening: the indices' own lists
+    kept = SearchReport()
+    ind_kept, _ = nearest_neighbours(X, 10, method="hnsw", seed=2, report=kept)
+    assert kept.first_search_recall is not None and kept.first_search_recall >= knn_search.FIRST_MIN_SEARCH_RECALL
+    assert kept.index["M"] == knn_search.HNSW_FIRST["M"] and kept.index["ef"] == knn_search.HNSW_FIRST["ef"]
+    monkeypatch.setattr(knn_search, "FIRST_MIN_SEARCH_RECALL", 1.01)  # never reached: the full index
+    dropped = SearchReport()
+    ind_full, dist_full = nearest_neighbours(X, 10, method="hnsw", seed=2, report=dropped)
+    assert dropped.first_search_recall == kept.first_search_recall
+    assert dropped.index["M"] == knn_search.HNSW_PARAMS["M"] and dropped.index["ef"] == knn_search.HNSW_PARAMS["ef"]
+    monkeypatch.setattr(knn_search, "HNSW_FIRST", None)
+    alone = SearchReport()
+    ind_alone, dist_alone = nearest_neighbours(X, 10, method="hnsw", seed=2, report=alone)
+    np.testing.assert_array_equal(ind_full, ind_alone)
+    np.testing.assert_array_equal(dist_full, dist_alone)
+    assert alone.first_search_recall is None and alone.index == dropped.index

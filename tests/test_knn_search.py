@@ -83,6 +83,7 @@ def test_refinement_never_worse_than_the_hnsw_search(monkeypatch):
     from core.kernels import knn_search
 
     X = clusters(3000, 24, seed=6)
+    monkeypatch.setattr(knn_search, "HNSW_FIRST", None)
     monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef", 11)  # a poor search, so the join has work
     refined = nearest_neighbours(X, 10, method="hnsw", seed=1)
     monkeypatch.setattr(knn_search, "REFINE_ROUNDS", 0)

@@ -67,6 +67,19 @@ CELLS_MAX = 150_000
 #: (docs/benchmarks.md §15): recall@10 0.992 at 10^5 points with one refinement round; at 10^6
 #: the 0.95 target was not reached within the issue's time budget by any setting measured.
 HNSW_PARAMS = {"M": 16, "ef_construction": 100, "ef": 60, "parts": 2}
+#: A cheaper first index, tried before :data:`HNSW_PARAMS` (None: that one only). After its build
+#: the search's candidates of the :data:`RECALL_SAMPLE` seeded points are checked against their
+#: exact neighbours; it is kept when their recall@k is at least :data:`FIRST_MIN_SEARCH_RECALL`,
+#: else dropped and :data:`HNSW_PARAMS`' index built. At 10^6 points of image-like data (the
+#: mnist-like pool of benchmarks/knn_scale.py) it gave recall@10 0.963 after one round for about
+#: 310 CPU s against 0.9945 for about 490 with the full index; on the isotropic 32-dimensional
+#: mixture 0.70 from the search (0.79 after a round), where only the full index with widening
+#: reaches 0.95 (docs/benchmarks.md §15, "A cheaper first index").
+HNSW_FIRST = {"M": 12, "ef_construction": 60, "ef": 30}
+#: The first index is kept when the sampled recall@k of its search (before any local join) is
+#: at least this: the full index's search at 0.891 on the mixture at 10^6 reached 0.953 after its
+#: join and widening (docs/benchmarks.md §15, fifth pass).
+FIRST_MIN_SEARCH_RECALL = 0.89
 #: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search: at 10^5 points a
 #: second and third round leave recall@10 at the first round's 0.9922 (``benchmarks/knn_scale.py
 #: --part sweep --refine 3``, docs/benchmarks.md §15).
@@ -113,6 +126,11 @@ class SearchReport:
         The list widths of the widening rounds that ran.
     sample : int
         Points in the estimate.
+    first_search_recall : float or None
+        "hnsw": the sampled recall@k of the first (cheaper) index's search, :data:`HNSW_FIRST`
+        (None when no first index was tried).
+    index : dict
+        "hnsw": the settings of the index whose candidates were used.
     """
 
     method: str = ""
@@ -120,6 +138,8 @@ class SearchReport:
     recalls: list = field(default_factory=list)
     widths: list = field(default_factory=list)
     sample: int = 0
+    first_search_recall: float | None = None
+    index: dict = field(default_factory=dict)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -227,12 +247,63 @@ def sampled_recall(X: np.ndarray, ind: np.ndarray, k: int, seed: int, sample: in
         Points checked.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
+    rows, kth = _recall_sample(X, k, seed, sample)
+    return _lists_recall(X, rows, kth, ind, k), int(rows.size)
+
+
+def _recall_sample(X: np.ndarray, k: int, seed: int, sample: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The seeded sample rows of :func:`sampled_recall` and their exact k-th nearest squared
+    distances, shape (s,) each."""
     n = X.shape[0]
     sample = RECALL_SAMPLE if sample is None else sample
     rows = np.sort(np.random.default_rng([int(seed), 23]).choice(n, size=min(int(sample), n), replace=False))
     _, d2 = exact_neighbours_of(X, rows, k)
-    hits = _hits_within(X, rows, np.ascontiguousarray(np.asarray(ind)[rows, :k], dtype=np.int64), d2[:, k - 1].copy())
-    return float(hits.sum()) / (rows.size * k), int(rows.size)
+    return rows, d2[:, k - 1].copy()
+
+
+def _lists_recall(X: np.ndarray, rows: np.ndarray, kth: np.ndarray, ind: np.ndarray, k: int) -> float:
+    """Recall@k of the lists ``ind[rows, :k]`` against the sample's exact k-th distances."""
+    hits = _hits_within(X, rows, np.ascontiguousarray(np.asarray(ind)[rows, :k], dtype=np.int64), kth)
+    return float(hits.sum()) / (rows.size * k)
+
+
+def candidates_recall(X: np.ndarray, rows: np.ndarray, kth: np.ndarray, lists: np.ndarray, k: int) -> float:
+    """Recall@k of the k nearest distinct candidates of each sampled row (exact distances), as
+    :func:`sampled_recall` counts it.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, d)
+    rows : ndarray of int, shape (s,)
+    kth : ndarray of float64, shape (s,)
+        Each row's exact k-th nearest squared distance (:func:`exact_neighbours_of`).
+    lists : ndarray of int, shape (s, c)
+        Candidates of each row (any order; repeats, the row itself and -1 allowed).
+    k : int
+
+    Returns
+    -------
+    float
+    """
+    lists = np.asarray(lists, dtype=np.int64)
+    d = np.full(lists.shape, np.inf)
+    for r, i in enumerate(rows):
+        ok = (lists[r] >= 0) & (lists[r] != i)
+        diff = X[lists[r][ok]] - X[i]
+        d[r, ok] = np.einsum("ij,ij->i", diff, diff)
+    nearest = np.empty((rows.size, k), dtype=np.int64)
+    for r in range(rows.size):  # the k nearest distinct candidates
+        order = np.lexsort((lists[r], d[r]))
+        seen: list = []
+        for j in order:
+            if not np.isfinite(d[r, j]):
+                break
+            if lists[r, j] not in seen:
+                seen.append(int(lists[r, j]))
+                if len(seen) == k:
+                    break
+        nearest[r] = seen + [-1] * (k - len(seen))
+    return float(_hits_within(X, rows, nearest, kth).sum()) / (rows.size * k)
 
 
 def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int = 0,
@@ -290,8 +361,10 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
         from .knn_refine import refine_neighbours
 
         wide = max((w for w in WIDEN_WIDTHS if w < n), default=k)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        sample = _recall_sample(X, k, seed)  # the recall checks' points and exact k-th distances
         if method == "hnsw":
-            cand = _hnsw_candidates(X, k, max(k, wide), seed, say)  # indices freed on return
+            cand = _hnsw_candidates(X, k, max(k, wide), seed, say, sample, report)  # indices freed on return
         else:
             from .knn_cells import cell_candidates
 
@@ -302,7 +375,7 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
                                       progress=lambda f: say(0.8 + 0.1 * f))
         holder = [cand]
         del cand
-        ind, dist, found = _widened_until_recall(X, ind, dist, holder, k, seed, lambda f: say(0.9 + 0.1 * f))
+        ind, dist, found = _widened_until_recall(X, ind, dist, holder, k, sample, lambda f: say(0.9 + 0.1 * f))
         if report is not None:
             report.method, report.recall, report.sample = method, found["recalls"][-1], found["sample"]
             report.recalls, report.widths = list(found["recalls"]), list(found["widths"])
@@ -316,7 +389,7 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
 
 
 def _widened_until_recall(X: np.ndarray, ind: np.ndarray, dist: np.ndarray, holder: list, k: int,
-                          seed: int, say):
+                          sample: tuple, say):
     """The lists after widening rounds run while the sampled recall@k is below the target:
     (ind, dist) of shape (n, k) and {"recalls", "widths", "sample"}.
 
@@ -331,8 +404,9 @@ def _widened_until_recall(X: np.ndarray, ind: np.ndarray, dist: np.ndarray, hold
     a round keeps every list's own entries as candidates."""
     from .knn_refine import refine_neighbours
 
-    recall, sample = sampled_recall(X, ind, k, seed)
-    found = {"recalls": [recall], "widths": [], "sample": sample}
+    rows, kth = sample  # (rows, exact k-th squared distances) of _recall_sample
+    recall = _lists_recall(X, rows, kth, ind, k)
+    found = {"recalls": [recall], "widths": [], "sample": int(rows.size)}
     cand = holder.pop()
     widths = [w for w in WIDEN_WIDTHS if k < w < X.shape[0] and w <= cand.shape[1]]
     if recall >= RECALL_TARGET or not widths:
@@ -344,7 +418,7 @@ def _widened_until_recall(X: np.ndarray, ind: np.ndarray, dist: np.ndarray, hold
         start, _ = refine_neighbours(X, np.hstack([wide, cand[:, :width]]), rounds=0)  # union, sorted
         wide, wide_dist = refine_neighbours(X, start[:, :width], rounds=1, reverse_cap=width)
         del start
-        recall, _ = sampled_recall(X, wide, k, seed)
+        recall = _lists_recall(X, rows, kth, wide, k)
         found["recalls"].append(recall)
         found["widths"].append(width)
         say((t + 1) / len(widths))
@@ -384,17 +458,41 @@ def _row_order(dist: np.ndarray, ind: np.ndarray) -> np.ndarray:
     return np.take_along_axis(by_index, np.argsort(d, axis=1, kind="stable"), 1)
 
 
-def _hnsw_candidates(X: np.ndarray, k: int, width: int, seed: int, say) -> np.ndarray:
+def _hnsw_candidates(X: np.ndarray, k: int, width: int, seed: int, say, sample: tuple,
+                     report: SearchReport | None = None) -> np.ndarray:
     """(n, parts * (width + 1)) candidate neighbours of every point from :data:`HNSW_PARAMS`
     ``["parts"]`` hnswlib indices, one per contiguous block of points (:func:`hnsw_build` for
     ``k`` neighbours, :func:`hnsw_query` for ``width`` >= k: the search's list of ``ef`` holds
-    them at no extra cost)."""
+    them at no extra cost).
+
+    The indices are first built with :data:`HNSW_FIRST`; the sample of :func:`sampled_recall`
+    is queried in them, and when the recall@k of those candidates is below
+    :data:`FIRST_MIN_SEARCH_RECALL` they are dropped and built again with :data:`HNSW_PARAMS`
+    (docs/algorithms.md §15). ``sample``: (rows, their exact k-th squared distances), of
+    :func:`_recall_sample`."""
     Xf = np.ascontiguousarray(X, dtype=np.float32)
-    indices, blocks = hnsw_build(Xf, k, seed, lambda f: say(0.5 * f))
-    return hnsw_query(indices, blocks, Xf, width, HNSW_PARAMS["ef"], lambda f: say(0.5 + 0.3 * f))
+    params = dict(HNSW_PARAMS)
+    if HNSW_FIRST is not None:
+        first = dict(HNSW_PARAMS, **HNSW_FIRST)
+        indices, blocks = hnsw_build(Xf, k, seed, lambda f: say(0.25 * f), params=first)
+        rows, kth = sample
+        probe = hnsw_query(indices, blocks, Xf[rows], width, first["ef"])
+        found = candidates_recall(X, rows, kth, probe, k)
+        if report is not None:
+            report.first_search_recall = found
+        if found >= FIRST_MIN_SEARCH_RECALL:
+            params = first
+        else:
+            del indices, blocks
+            indices, blocks = hnsw_build(Xf, k, seed, lambda f: say(0.25 + 0.25 * f))
+    else:
+        indices, blocks = hnsw_build(Xf, k, seed, lambda f: say(0.5 * f))
+    if report is not None:
+        report.index = {name: params[name] for name in ("M", "ef_construction", "ef", "parts")}
+    return hnsw_query(indices, blocks, Xf, width, params["ef"], lambda f: say(0.5 + 0.3 * f))
 
 
-def hnsw_build(Xf: np.ndarray, k: int, seed: int, say=None) -> tuple[list, list]:
+def hnsw_build(Xf: np.ndarray, k: int, seed: int, say=None, params: dict | None = None) -> tuple[list, list]:
     """hnswlib indices over contiguous blocks of the points, built at the same time.
 
     Each index is built by one thread inserting its points in index order (a deterministic
@@ -408,6 +506,8 @@ def hnsw_build(Xf: np.ndarray, k: int, seed: int, say=None) -> tuple[list, list]
         Neighbours wanted (a block holds at least 2 (k + 1) points).
     seed : int
     say : callable(fraction), optional
+    params : dict, optional
+        ``M``, ``ef_construction`` and ``parts`` (default :data:`HNSW_PARAMS`, read at the call).
 
     Returns
     -------
@@ -425,7 +525,7 @@ def hnsw_build(Xf: np.ndarray, k: int, seed: int, say=None) -> tuple[list, list]
 
     say = say or (lambda fraction: None)
     n, d = Xf.shape
-    p = HNSW_PARAMS
+    p = HNSW_PARAMS if params is None else params
     parts = max(1, min(int(p["parts"]), n // (2 * (k + 1))))
     blocks = np.array_split(np.arange(n), parts)
     added = [0] * parts
