@@ -1,6 +1,6 @@
 """What memory the process can get now (the machine's, its cgroups' and its own resource
 limits): one reading shared by the session's n x n check
-(:func:`labeler.session.model.check_memory`) and the data loaders' estimates
+(:func:`labeler.session.costs.check_memory`) and the data loaders' estimates
 (:mod:`labeler.data.table_files`).
 """
 

@@ -16,7 +16,7 @@ from core.kernels.factors import NystromKernel, nystrom_landmarks, nystrom_map
 from core.posteriors import FactorPosterior, NystromPosterior
 from labeler.data import load_dataset
 from labeler.experiments.simulate import simulate
-from labeler.session import LabelingSession, SessionConfig, model
+from labeler.session import LabelingSession, SessionConfig, costs, model
 from labeler.session import data as session_data
 from labeler.session.config import SessionConfig as _Cfg
 
@@ -126,14 +126,14 @@ def test_sessions_stored_before_the_posterior_field_reopen_dense(tmp_path, monke
 def test_auto_takes_nystrom_when_dense_needs_over_half_the_memory(tmp_path, monkeypatch):
     """Over half the memory for twice the dense session (a re-tune's new matrix beside the old)."""
     n = 3000
-    dense = model.session_bytes(n, 2, 2, 4)
-    monkeypatch.setattr(model, "available_memory", lambda: int(3.5 * dense))
+    dense = costs.session_bytes(n, 2, 2, 4)
+    monkeypatch.setattr(costs, "available_memory", lambda: int(3.5 * dense))
     with LabelingSession.create(tmp_path / "s.sqlite", SessionConfig(
             dataset="moons", dataset_options={"n": n}, initial_labels=4)) as s:
         assert s.config.posterior == "nystrom" and s.config.rank == 300
         assert "3,000 points" in s.auto_settings["posterior"]
         assert isinstance(s.learner.posterior, NystromPosterior)
-    monkeypatch.setattr(model, "available_memory", lambda: int(4.5 * dense))
+    monkeypatch.setattr(costs, "available_memory", lambda: int(4.5 * dense))
     with LabelingSession.create(tmp_path / "t.sqlite", SessionConfig(
             dataset="moons", dataset_options={"n": n})) as s:
         assert s.config.posterior == "dense" and "posterior" not in s.auto_settings
@@ -217,7 +217,7 @@ def test_cli_simulate_with_a_nystrom_posterior(tmp_path, capsys):
 def test_cli_simulate_refuses_a_dense_pool_that_does_not_fit(tmp_path, capsys, monkeypatch):
     from labeler.cli import main
 
-    monkeypatch.setattr(model, "available_memory", lambda: 20 << 20)
+    monkeypatch.setattr(costs, "available_memory", lambda: 20 << 20)
     code = main(["simulate", "moons", "--budget", "3", "--posterior", "dense"])
     err = capsys.readouterr().err
     assert code == 2 and "--posterior nystrom" in err

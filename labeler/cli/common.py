@@ -33,14 +33,14 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
     :class:`CLIError`; :class:`~labeler.data.DatasetError` (a data file that cannot be
     loaded); :class:`~labeler.errors.SettingsError` (a setting that cannot work on this data);
-    :class:`~labeler.session.model.MemoryBudgetError`; :class:`~labeler.store.StoreError` and
+    :class:`~labeler.session.costs.MemoryBudgetError`; :class:`~labeler.store.StoreError` and
     its kinds; :class:`~core.criteria.blocks.ExecutorUnavailable` (an executor that cannot be
     reached). ``OSError`` (a path that cannot be read or written) is handled on its own.
     """
     from core.criteria.blocks import ExecutorUnavailable
     from labeler.data import DatasetError
     from labeler.errors import SettingsError
-    from labeler.session.model import MemoryBudgetError
+    from labeler.session.costs import MemoryBudgetError
     from labeler.store import StoreError
 
     return (CLIError, DatasetError, SettingsError, MemoryBudgetError, StoreError, ExecutorUnavailable)

@@ -111,7 +111,7 @@ def run(args) -> int:
 
     from labeler.experiments.simulate import app_settings, simulate
     from labeler.errors import SettingsError
-    from labeler.session.model import MemoryBudgetError
+    from labeler.session.costs import MemoryBudgetError
     from labeler.atomic import atomic_write
     from labeler.experiments.report import write_report
 

@@ -71,7 +71,7 @@ from core.strategies import REQUIRES, STRATEGIES, offered
 from core.validation import check_count, check_features, check_positive
 from labeler.data.preprocessing import standardize
 from labeler.errors import SettingsError
-from labeler.session import model as _model
+from labeler.session import costs as _costs, model as _model
 from labeler.session.config import DEFAULTS, SessionConfig, check_auto_tune, resolve_model, resolve_posterior
 from labeler.experiments.oracle import CURVE_COLUMNS, balanced_accuracy, curve_frame, oracle_loop
 
@@ -580,6 +580,6 @@ def simulate(
         evaluation="validation" if X_val is not None else "unlabelled pool",
         posterior=spec.posterior,
         rank=None if spec.posterior == "dense" else int(learner.posterior.rank),
-        scoring=_model.scoring_note(spec, n, _model.dense_exact_pick_max_points()) or "exact",
+        scoring=_model.scoring_note(spec, n, _costs.dense_exact_pick_max_points()) or "exact",
     )
     return frame

@@ -5,6 +5,7 @@
 :mod:`.data`           the data set, the features the kernel sees, initial labels, 2-D layout
 :mod:`.spec`           the model's settings: :class:`RlsSpec` | :class:`GraphSpec` (a tagged union)
 :mod:`.model`          the only builder of the learner (the one place that tells models apart); LOO tuning
+:mod:`.costs`          a session's memory and dense step's time before it is allocated; the posterior of "auto"
 :mod:`.graphs`         the graph models (harmonic, lgc): checks, resolving, the stored kNN graph
 :mod:`.session`        :class:`LabelingSession`: create, open, event log (commit, refresh), next query;
                        owns the four collaborators below and delegates its public methods to them
@@ -20,7 +21,7 @@ from core.strategies import STRATEGIES
 
 from ..store import SessionInfo, UnknownSessionError
 from .config import DEFAULT_CLASSES, DEFAULT_LAM, LAYOUTS, SessionConfig
-from .model import MemoryBudgetError
+from .costs import MemoryBudgetError
 from .spec import GraphSpec, ModelSpec, RlsSpec
 from .session import LabelingSession
 from .views import INITIAL_SOURCE

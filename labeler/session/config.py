@@ -73,8 +73,8 @@ from labeler.data.preprocessing import ColumnMoments, parse_standardize, shared_
 
 from . import data
 from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
-from .model import (LANDMARKS, POSTERIORS, RlsSpec, check_memory, choose_posterior, default_rank,
-                    dense_exact_pick_max_points, scoring_note)
+from .costs import POSTERIORS, check_memory, choose_posterior, dense_exact_pick_max_points
+from .model import LANDMARKS, RlsSpec, default_rank, scoring_note
 
 __all__ = [
     "SessionConfig",
@@ -394,7 +394,7 @@ def prepare(config: SessionConfig | None) -> Prepared:
         ``ValueError``; the data set's own errors are :class:`~labeler.data.DatasetError`.)
     MemoryBudgetError
         (a ValueError) The session would not fit in the available memory
-        (:func:`~labeler.session.model.check_memory`).
+        (:func:`~labeler.session.costs.check_memory`).
     """
     cfg = _check_new(config)
     dataset = data.load(cfg.dataset, cfg.dataset_options)

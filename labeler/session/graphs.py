@@ -39,7 +39,7 @@ MODELS = ("rls",) + GRAPH_MODELS
 #: O(u^3), and every later label costs O(u^2) (downdate + scores): the session's cost per label
 #: is in docs/benchmarks.md §8 (``python benchmarks/graph_session.py``).
 ZHU_SESSION_MAX = 2000
-_FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.model's estimates)
+_FIXED_BYTES = 32 << 20  # numba and numpy working buffers (as labeler.session.costs' estimates)
 
 
 #: The settings a new session of each model takes besides the strategy and the seed (the
@@ -180,7 +180,7 @@ def resolve_graph(cfg, n_samples: int) -> dict:
     :func:`resolve_posterior`): knn below the pool size, the strategy (what "auto" runs where
     Zhu's rule does not, said in the returned notes); the RLS settings stored as None / "graph"
     / "none" (they play no part). The caller checks the memory
-    (:func:`labeler.session.model.check_memory` with ``posterior="graph"``).
+    (:func:`labeler.session.costs.check_memory` with ``posterior="graph"``).
 
     Raises
     ------

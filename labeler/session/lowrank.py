@@ -125,7 +125,7 @@ def scoring_note(spec, n_samples: int, exact_max: int | None = None) -> str:
     """In words, how the next query is chosen when it is not exact ("" when it is).
 
     ``exact_max``: the largest pool a dense posterior scores exactly
-    (:func:`labeler.session.model.dense_exact_pick_max_points`); None: every pool."""
+    (:func:`labeler.session.costs.dense_exact_pick_max_points`); None: every pool."""
     if spec.strategy != "arls":
         return ""
     c = SUBSAMPLED

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import model
 from .background_job import BackgroundJob, catch_up, labels_added, labels_stale
-from .model import MemoryBudgetError
+from .costs import MemoryBudgetError
 
 __all__ = ["RetuneSnapshot", "RetuneJob", "CurvesJob"]
 

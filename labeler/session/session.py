@@ -71,7 +71,7 @@ import numpy as np
 
 from core import coldstart, strategies
 
-from . import data, model
+from . import costs, data, model
 from .cache import SessionCache
 from ..data.point_names import point_name
 from ..distributed import process_executor
@@ -259,7 +259,7 @@ class LabelingSession:
         ValueError
             A setting is invalid (unknown kernel, strategy, weighting, layout, class names,
             a width or lam out of range), or the session does not fit in the available memory
-            (:class:`~labeler.session.model.MemoryBudgetError`); nothing is stored.
+            (:class:`~labeler.session.costs.MemoryBudgetError`); nothing is stored.
         """
         prep = prepare(config)
         cfg, X, initial = prep.config, prep.X, prep.initial
@@ -969,7 +969,7 @@ class LabelingSession:
     def scoring_note(self) -> str:
         """In words, why the next query is an approximate pick (a low-rank posterior on a large
         pool scores a subset of candidates on a subsample), or "" when it is exact."""
-        return model.scoring_note(self._spec, self.n_samples, model.dense_exact_pick_max_points())
+        return model.scoring_note(self._spec, self.n_samples, costs.dense_exact_pick_max_points())
 
     def _rng(self) -> np.random.Generator:
         # tie-breaking depends only on (seed, number of events): same query after reopening

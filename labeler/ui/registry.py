@@ -14,7 +14,7 @@ How many sessions stay open is set by memory, not by a count: after a session is
 least recently used others are closed (their learner freed, their store checkpointed and
 closed) while the available memory is below ``reserve_bytes``, or more than ``max_open`` are
 open; when opening fails because the session does not fit
-(:class:`~labeler.session.model.MemoryBudgetError`), the least recently used are closed one by
+(:class:`~labeler.session.costs.MemoryBudgetError`), the least recently used are closed one by
 one and the open is tried again. A closed session's state is in the SQLite store and is
 replayed on the next open.
 
@@ -39,14 +39,14 @@ def _session_module():
     return importlib.import_module("labeler.session")
 
 
-def _model():
+def _costs():
     import importlib
 
-    return importlib.import_module("labeler.session.model")
+    return importlib.import_module("labeler.session.costs")
 
 
 def _available_memory():
-    return _model().available_memory()
+    return _costs().available_memory()
 
 
 class SessionRegistry:
@@ -61,7 +61,7 @@ class SessionRegistry:
         (default 1 GiB: room for the next session to open).
     available_memory : callable, optional
         Bytes available now, or None when unknown; default
-        :func:`labeler.session.model.available_memory`.
+        :func:`labeler.session.costs.available_memory`.
     """
 
     def __init__(self, max_open: int = 16, reserve_bytes: int = 1 << 30, available_memory=None):
@@ -132,7 +132,7 @@ class SessionRegistry:
     def _with_room(self, make):
         """``make()``; when the session does not fit in memory, close the least recently used
         ones one at a time and try again."""
-        budget_error = _model().MemoryBudgetError
+        budget_error = _costs().MemoryBudgetError
         while True:
             try:
                 return make()
