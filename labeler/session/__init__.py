@@ -8,11 +8,12 @@
 :mod:`.costs`          a session's memory and dense step's time before it is allocated; the posterior of "auto"
 :mod:`.graphs`         the graph models (harmonic, lgc): checks, resolving, the stored kNN graph
 :mod:`.session`        :class:`LabelingSession`: create, open, event log (commit, refresh), next query;
-                       owns the four collaborators below and delegates its public methods to them
+                       owns the collaborators below and delegates its public methods to them
 :mod:`.labelling`      :class:`Labelling` (``session.labelling``): label, skip, undo, accept predictions
 :mod:`.classes`        :class:`ClassActions` (``session.class_actions``): add, rename, delete a class
 :mod:`.settings`       :class:`Settings` (``session.settings``): setters, re-tuning, stopping checkpoints
 :mod:`.views`          :class:`Views` (``session.views``): prediction and history tables, bins, export
+:mod:`.layout`         :class:`MapLayout` (``session.map_layout``): the map's 2-D coordinates, slow ones computed aside
 =====================  ==========================================================================
 """
 

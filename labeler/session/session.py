@@ -10,9 +10,10 @@ log always reopens); on a failed write the learner is put back.
 
 The session's parts: :mod:`.config` (settings, defaults, checks, creation), :mod:`.data` (data
 set, features, layout), :mod:`.model` (the only builder of the learner; settings changes and
-LOO tuning go through it).
+LOO tuning go through it), :mod:`.costs` (the memory and step time checked before a learner is
+built).
 
-The session owns four collaborators, split by job (composition: each is given the narrow state
+The session owns these collaborators, split by job (composition: each is given the narrow state
 it needs, never the session, and none imports this module):
 
 ==========================  ===================================================================
@@ -28,12 +29,16 @@ it needs, never the session, and none imports this module):
 ``session.views``           :class:`.views.Views`: read-only tables, bins, LOO curve,
                             calibration, suspects, export (a learner getter, the data, the log
                             state, the config, the cache, the settings, the recorded risks)
+``session.map_layout``      :class:`.layout.MapLayout`: the map's 2-D coordinates, the fast
+                            one shown while a slow one (UMAP, t-SNE) is computed outside the
+                            session's lock (the config, the data set, the features, the stored
+                            arrays, the session cache)
 ==========================  ===================================================================
 
 What stays here: creation and reopening, the event log (``_commit``: one user action, stored
 first, then learnt; ``refresh``; the rebuild on open), the learner (built, given settings and new
 classes, rebuilt), the per-state cache, the state properties (``classes``, ``labels``,
-``n_events``, ...), the layout and the next query. The public methods the UI, the command line
+``n_events``, ...) and the next query. The public methods the UI, the command line
 and the tests call (``label``, ``set_lam``, ``rename_class``, ``predictions``, ...) are one-line
 delegations to the collaborators, written out below.
 
@@ -78,6 +83,7 @@ from ..distributed import process_executor
 from .config import SessionConfig, check_setting, prepare
 from .classes import ClassActions
 from .labelling import Labelling
+from .layout import MapLayout
 from .settings import Settings
 from .graph_refit import GraphRefits
 from .model_selection import ModelChoice, model_words
@@ -103,9 +109,6 @@ __all__ = ["LabelingSession"]
 
 _PCA_ARRAY = "features-pca"  # store array: the PCA-reduced kernel features
 _TEXT_ARRAY = "features-text"  # store array: the features of a text column (TF-IDF + SVD)
-#: Layout methods too slow for the first query: the map starts with :meth:`LabelingSession.fast_layout`
-#: and :meth:`LabelingSession.compute_layout` puts them in (the app runs it in the background).
-SLOW_LAYOUTS = ("umap", "tsne")
 
 
 class LabelingSession:
@@ -130,6 +133,7 @@ class LabelingSession:
     class_actions : labeler.session.classes.ClassActions
     settings : labeler.session.settings.Settings
     views : labeler.session.views.Views
+    map_layout : labeler.session.layout.MapLayout
         The collaborators the session owns (see the module docstring); the session's public
         methods of the same names delegate to them.
     """
@@ -219,10 +223,8 @@ class LabelingSession:
         self.views = Views(lambda: self.learner, self.dataset, self.X, self._log, self._config, self._cached,
                            self.settings, self._stored_config.get("auto", {}),
                            lambda: self._store.risks(self.id), self.next_query, cold_start=self._cold_start)
-        self._layout = None  # the session's layout method's coordinates, once there
-        self._fast = None  # the fast layout shown until then (a slow method: SLOW_LAYOUTS)
-        self._layout_missing = False  # a slow layout found nowhere: compute_layout() brings it
-        self._layout_lock = threading.Lock()  # reads and the swap; never held while computing
+        self.map_layout = MapLayout(self._config, self.dataset, self.X, lambda name: store.get_array(self.id, name),
+                                    self._cache_array, self.disk_cache, self._cache_inputs, lambda: self.closed)
         self.closed = False
         self._factor_parts: dict = {}  # a low-rank posterior's landmarks / factor (data.factor_arrays)
         self._factor_new: dict = {}  # ... as arrays to store, when built here and not yet stored
@@ -854,117 +856,31 @@ class LabelingSession:
             cache[key] = value  # a swap from now on replaces ``cache``: this value is never read then
         return value
 
-    # ---- the 2-D layout and the next query --------------------------------------------------------------------
+    # ---- the 2-D layout (MapLayout) --------------------------------------------------------
     @property
     def layout(self) -> np.ndarray:
-        """2-D coordinates of every point as the map shows them now, shape (n_samples, 2).
-
-        The session's layout method's (``config.layout``) once it is there: kept in the store
-        and the session cache, or computed here when it is fast (PCA; "given" is the data set's
-        own). A slow method (:data:`SLOW_LAYOUTS`: UMAP, t-SNE) not computed yet is never
-        computed here: until :meth:`compute_layout` puts it in (the app runs it in the
-        background, :mod:`labeler.ui.startup`), this is :meth:`fast_layout`, and
-        :attr:`layout_pending` is True. :attr:`layout_method` says which one this is.
-        """
-        with self._layout_lock:
-            if self._layout is None:
-                method = self._config.layout
-                Z = None if self._layout_missing else self._kept_layout(method)
-                self._layout_missing = Z is None and method in SLOW_LAYOUTS  # not looked for again
-                if Z is None and method not in SLOW_LAYOUTS:
-                    Z = self._compute_and_keep_layout(method)
-                if Z is None:
-                    return self._fast_layout_locked()
-                self._layout = Z
-            return self._layout
+        """See :attr:`.layout.MapLayout.coordinates`: shape (n_samples, 2)."""
+        return self.map_layout.coordinates
 
     @property
     def layout_pending(self) -> bool:
-        """Whether the session's layout is a slow one still to be computed (:meth:`compute_layout`);
-        the map shows :meth:`fast_layout` meanwhile."""
-        return self.layout is not self._layout
+        """See :attr:`.layout.MapLayout.pending`."""
+        return self.map_layout.pending
 
     @property
     def layout_method(self) -> str:
-        """The method of the coordinates :attr:`layout` returns now: ``config.layout``, or while
-        it is pending that of :meth:`fast_layout` ("given" or "pca")."""
-        return self._config.layout if not self.layout_pending else self._fast_method()
+        """See :attr:`.layout.MapLayout.method`."""
+        return self.map_layout.method
 
     def fast_layout(self) -> np.ndarray:
-        """The layout shown before a slow one is ready: the data set's own coordinates when it
-        has them, else PCA (kept in the store and the cache like any layout)."""
-        with self._layout_lock:
-            return self._fast_layout_locked()
+        """See :meth:`.layout.MapLayout.fast`."""
+        return self.map_layout.fast()
 
     def compute_layout(self, compute=None) -> np.ndarray:
-        """Compute the session's layout method's coordinates if they are not there yet, keep them
-        (store and session cache) and show them from now on; returns them.
+        """See :meth:`.layout.MapLayout.compute`."""
+        return self.map_layout.compute(compute)
 
-        Blocking (UMAP of 10^5 points: minutes): the app calls it in a background thread
-        (:mod:`labeler.ui.startup`). The session's other methods go on meanwhile: the
-        computation holds no lock of the session, only the swap does.
-
-        Parameters
-        ----------
-        compute : callable(X, method, seed) -> ndarray of shape (n_samples, 2), optional
-            What computes it; default :func:`labeler.session.data.compute_layout` here (the
-            app runs it in another process: UMAP's numba code holds the GIL).
-        """
-        with self._layout_lock:
-            if self._layout is not None:
-                return self._layout
-            method = self._config.layout
-            Z = self._kept_layout(method)
-        if Z is None:
-            Z = self._compute_and_keep_layout(method, compute)
-        with self._layout_lock:
-            if self._layout is None:
-                self._layout = Z
-                self._fast = None  # let go of the stand-in
-            return self._layout
-
-    def _fast_method(self) -> str:
-        return "given" if getattr(self.dataset, "layout", None) is not None else "pca"
-
-    def _fast_layout_locked(self) -> np.ndarray:
-        if self._fast is None:
-            method = self._fast_method()
-            self._fast = self._kept_layout(method)
-            if self._fast is None:
-                self._fast = self._compute_and_keep_layout(method)
-        return self._fast
-
-    def _layout_key(self, method: str) -> str:
-        return self.disk_cache.key(what="layout", method=method, **self._cache_inputs)
-
-    def _kept_layout(self, method: str) -> np.ndarray | None:
-        """The layout of ``method`` without computing it: the data set's own ("given"), the
-        store's, or the session cache's (then also put in the store); None if nowhere."""
-        if method == "given":
-            return np.asarray(self.dataset.layout, dtype=np.float64)
-        Z = self._store.get_array(self.id, f"layout-{method}")
-        if Z is not None and Z.shape == (self.n_samples, 2):
-            self.disk_cache.save("layout", self._layout_key(method), Z, inputs={"method": method})
-            return Z
-        Z = self.disk_cache.load("layout", self._layout_key(method), shape=(self.n_samples, 2), dtype=np.float64)
-        if Z is not None:
-            Z = np.array(Z)  # 16 MB at 10^6 points: in memory, and kept with the session
-            self._cache_array(f"layout-{method}", Z)
-        return Z
-
-    def _compute_and_keep_layout(self, method: str, compute=None) -> np.ndarray:
-        Z = (compute or data.compute_layout)(self.X, method, self._config.seed)
-        Z = np.ascontiguousarray(Z, dtype=np.float64)
-        if Z.shape != (self.n_samples, 2):
-            raise ValueError(f"The {method} layout has shape {Z.shape}; expected ({self.n_samples}, 2).")
-        try:
-            self._cache_array(f"layout-{method}", Z)
-        except Exception:  # the session was closed meanwhile (a background layout): nothing to keep it in
-            if not self.closed:
-                raise
-        self.disk_cache.save("layout", self._layout_key(method), Z, inputs={"method": method})
-        return Z
-
+    # ---- the next query --------------------------------------------------------------------
     @property
     def scoring_note(self) -> str:
         """In words, why the next query is an approximate pick (a low-rank posterior on a large
