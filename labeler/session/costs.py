@@ -76,7 +76,7 @@ AUTO_DENSE_FRACTION = 0.5
 #: many seconds (:func:`dense_step_seconds`, :func:`dense_latency_max_points`): the app's target
 #: from key press to next query (issue 23: 300 ms at 2 x 10^4 points). On a larger pool it picks
 #: by :class:`core.criteria.subsampled.SubsampledExpectedRisk` (as the low-rank posteriors do
-#: above :data:`SUBSAMPLE_ABOVE` points), on the exact model.
+#: above :data:`labeler.session.lowrank.SUBSAMPLE_ABOVE` points), on the exact model.
 DENSE_STEP_TARGET_S = 0.3
 #: Seconds per n^2 of one exact binary step on this project's 2-core machine, quiet: the step is
 #: memory-bound (about three passes over the n x n covariance). Measured by
