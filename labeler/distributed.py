@@ -11,6 +11,9 @@
   about 200 microseconds per task is negligible beside a block's ~0.1 s);
 * a worker that dies during a query costs nothing but time: the scheduler runs its tasks
   again on the others (the broadcast arrays are on every worker), so the pick is the same;
+  when it held the only copy of a shipped array (scattered while a restarted worker had not
+  joined yet), the query's futures are cancelled: the arrays are shipped again and the query
+  run once more;
 * a scheduler that cannot be reached, or a cluster without workers, raises
   :class:`~core.criteria.blocks.ExecutorUnavailable` with what to do; the criterion then
   scores on this machine (same numbers) and says so.
@@ -26,6 +29,7 @@ processes started here and closed with the executor).
 
 from __future__ import annotations
 
+import concurrent.futures as concurrent_futures
 import functools
 import os
 import re
@@ -60,11 +64,14 @@ def _unavailable_errors() -> tuple:
     from distributed import KilledWorker, TimeoutError as DaskTimeout
     from distributed.comm.core import CommClosedError
 
-    try:
-        from distributed.client import FutureCancelledError
-    except ImportError:  # older versions
-        from concurrent.futures import CancelledError as FutureCancelledError
-    return (OSError, TimeoutError, DaskTimeout, CommClosedError, KilledWorker, FutureCancelledError)
+    # (a future cancelled, or several at once: distributed's FutureCancelledError and
+    # FuturesCancelledError, both a concurrent.futures.CancelledError)
+    return (OSError, TimeoutError, DaskTimeout, CommClosedError, KilledWorker, concurrent_futures.CancelledError)
+
+
+#: What a query raises when a worker died with data the query needed: its futures cancelled
+#: (scattered data lost). The query is run once more.
+_LOST_DATA = (concurrent_futures.CancelledError,)
 
 
 class DaskExecutor:
@@ -140,22 +147,40 @@ class DaskExecutor:
         from distributed import wait
 
         errors = _unavailable_errors()
-        try:
-            if self.client.status not in ("running", "connecting") or self.n_workers() == 0:
+        for attempt in range(2):
+            try:
+                if self.client.status not in ("running", "connecting") or self.n_workers() == 0:
+                    raise ExecutorUnavailable(
+                        f"The Dask cluster at {self.address} has no workers (or the client is closed). " + _CONNECT_HELP)
+                refs = {k: self._ship(k, v) for k, v in shared.items()}
+                task = fn if self.n_threads is None else functools.partial(_numba_threads, fn, self.n_threads)
+                futures = self.client.map(task, list(blocks), **refs, pure=False, retries=self.retries)
+                wait(futures, timeout=self.task_timeout)
+                return self.client.gather(futures)
+            except ExecutorUnavailable:
+                raise
+            except errors as exc:
+                self._cache.clear()
+                if attempt == 0 and isinstance(exc, _LOST_DATA) and self._workers_back():
+                    # a worker died holding the only copy of a shipped array (scattered while a
+                    # restarted worker had not joined yet): ship the arrays again, run the query again
+                    continue
                 raise ExecutorUnavailable(
-                    f"The Dask cluster at {self.address} has no workers (or the client is closed). " + _CONNECT_HELP)
-            refs = {k: self._ship(k, v) for k, v in shared.items()}
-            task = fn if self.n_threads is None else functools.partial(_numba_threads, fn, self.n_threads)
-            futures = self.client.map(task, list(blocks), **refs, pure=False, retries=self.retries)
-            wait(futures, timeout=self.task_timeout)
-            return self.client.gather(futures)
-        except ExecutorUnavailable:
-            raise
-        except errors as exc:
-            self._cache.clear()
-            raise ExecutorUnavailable(
-                f"The Dask cluster at {self.address} could not finish the query "
-                f"({type(exc).__name__}: {exc}). " + _CONNECT_HELP) from exc
+                    f"The Dask cluster at {self.address} could not finish the query "
+                    f"({type(exc).__name__}: {exc}). " + _CONNECT_HELP) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _workers_back(self, timeout: float = 30.0) -> bool:
+        """Whether the cluster has a worker again within ``timeout`` seconds (a nanny restarts
+        a killed one)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.client.status in ("running", "connecting") and self.n_workers() > 0:
+                return True
+            time.sleep(0.1)
+        return False
 
     def _ship(self, name, value):
         """A future of ``value`` on every worker: reused while the same large array is given."""

@@ -152,6 +152,40 @@ def test_a_worker_killed_during_a_query_does_not_change_the_pick(cluster):
     client.wait_for_workers(2, timeout=120)  # the nanny restarts it for the next tests
 
 
+def test_a_query_whose_shipped_arrays_were_lost_is_run_again(cluster, monkeypatch):
+    """A worker that dies holding the only copy of a shipped array cancels the query's futures
+    (as when the arrays were scattered while a restarted worker had not joined yet): the
+    arrays are shipped again and the query run once more, with the same scores; a second loss
+    in a row gives up with the executor's message."""
+    from distributed.client import FuturesCancelledError
+
+    lc, client = cluster
+    learner = factor_learner([0, 1], seed=5, n=600)
+    executor = DaskExecutor(client=client)
+    crit = BlockScoredExpectedRisk(executor, block_rows=200)
+    gather, calls = client.gather, []
+
+    def lose_once(futures, *args, **kwargs):
+        calls.append(len(futures))
+        if len(calls) == 1:
+            raise FuturesCancelledError([])
+        return gather(futures, *args, **kwargs)
+
+    monkeypatch.setattr(client, "gather", lose_once)
+    shipped = []
+    ship = executor._ship
+    monkeypatch.setattr(executor, "_ship", lambda name, value: shipped.append(name) or ship(name, value))
+    assert_allclose(learner.score(crit), learner.score(ExpectedRisk()), rtol=1e-12, atol=0)
+    assert len(calls) == 2 and shipped.count("Phi") == 2  # the factor shipped again after the loss
+
+    def lose_always(futures, *args, **kwargs):
+        raise FuturesCancelledError([])
+
+    monkeypatch.setattr(client, "gather", lose_always)
+    with pytest.raises(ExecutorUnavailable, match="could not finish the query"):
+        executor.map(_slow_block, [], {})
+
+
 def test_an_unreachable_scheduler_is_named_with_what_to_do():
     with pytest.raises(ExecutorUnavailable, match=r"Could not reach the Dask scheduler at tcp://127.0.0.1:9 .*--executor"):
         DaskExecutor("tcp://127.0.0.1:9", connect_timeout=1.0)
