@@ -223,15 +223,21 @@ def chebyshev_filter(L, upper: float, cut: float, degree: int) -> Callable[[np.n
 @numba.njit(parallel=True, cache=True)
 def _block_product(indptr, indices, data, X, out):
     """``out = L X`` for CSR ``L`` and a C-ordered block ``X`` of shape (n, s): each row's entries
-    read once for all s columns, each sum in order by one thread (the same answer on any number)."""
+    read once per pair of columns, each sum in order by one thread (the same answer on any number)."""
     n, s = X.shape
     for i in numba.prange(n):
-        for c in range(s):
-            out[i, c] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            j, w = indices[p], data[p]
-            for c in range(s):
-                out[i, c] += w * X[j, c]
+        for c in range(0, s - 1, 2):  # two columns at a time, in registers
+            first, second = 0.0, 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                j, w = indices[p], data[p]
+                first += w * X[j, c]
+                second += w * X[j, c + 1]
+            out[i, c], out[i, c + 1] = first, second
+        if s % 2:
+            last = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                last += data[p] * X[indices[p], s - 1]
+            out[i, s - 1] = last
 
 
 #: The cut estimate of :func:`estimated_cut`: Lanczos steps per probe vector, probe vectors, and
