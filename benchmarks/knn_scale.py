@@ -23,8 +23,10 @@ embeddings of benchmarks/scale.py):
 * ``eig``: the ``--rank`` smallest eigenpairs of the normalised Laplacian of that graph by each
   method of :func:`core.kernels.graph.laplacian_eigenpairs` (``eigsh``: Lanczos on ``2 I - L``;
   ``lobpcg``: LOBPCG preconditioned by pyamg's smoothed aggregation), with the largest residual
-  ``||L v - lambda v||``, the largest eigenvalue error against the most accurate run, time, CPU
-  time and peak memory.
+  ``||L v - lambda v||``, the largest eigenvalue error and the smallest cosine between the two
+  eigenspaces against a kept run (``--against``: eigsh, or a ``--label``-ed run), time, CPU
+  time and peak memory; for the Chebyshev filter its settings (``--degree``, ``--cut`` or
+  ``--cut-rule``, ``--ncv``), its filtered products and the estimated first cut.
 
 Every measurement runs in a fresh subprocess (its peak memory ``ru_maxrss`` is its own; numba's
 compilation is counted as a user meets it). The load average is printed with each table: on a
@@ -44,6 +46,10 @@ Usage::
     python benchmarks/knn_scale.py --n 100000 --part eig --methods chebyshev,subspace,eigsh
     python benchmarks/knn_scale.py --n 100000 --part eig --methods chebyshev --cut 0.4   # the filter's cut
     python benchmarks/knn_scale.py --n 1000000 --part eig --methods chebyshev --data mnist-like
+    python benchmarks/knn_scale.py --n 1000000 --part eig --methods chebyshev --data mnist-like \
+        --cut-rule fixed --ncv arpack --label before --keep-vectors           # the fifth pass's settings, kept
+    python benchmarks/knn_scale.py --n 1000000 --part eig --methods chebyshev --data mnist-like \
+        --keep-vectors --against chebyshev-before                            # the defaults, against them
     python benchmarks/knn_scale.py --n 100000 --part cells --probes 8,16,32 --refine 1
     python benchmarks/knn_scale.py --n 1000000 --part pipeline            # the targets, end to end
     python benchmarks/knn_scale.py --n 1000000 --part pipeline --data classification --methods cells,hnsw
