@@ -23,8 +23,10 @@ embeddings of benchmarks/scale.py):
 * ``eig``: the ``--rank`` smallest eigenpairs of the normalised Laplacian of that graph by each
   method of :func:`core.kernels.graph.laplacian_eigenpairs` (``eigsh``: Lanczos on ``2 I - L``;
   ``lobpcg``: LOBPCG preconditioned by pyamg's smoothed aggregation), with the largest residual
-  ``||L v - lambda v||``, the largest eigenvalue error against the most accurate run, time, CPU
-  time and peak memory.
+  ``||L v - lambda v||``, the largest eigenvalue error and the smallest cosine between the two
+  eigenspaces against a kept run (``--against``: eigsh, or a ``--label``-ed run), time, CPU
+  time and peak memory; for the Chebyshev filter its settings (``--degree``, ``--cut`` or
+  ``--cut-rule``, ``--ncv``), its filtered products and the estimated first cut.
 
 Every measurement runs in a fresh subprocess (its peak memory ``ru_maxrss`` is its own; numba's
 compilation is counted as a user meets it). The load average is printed with each table: on a
@@ -44,6 +46,10 @@ Usage::
     python benchmarks/knn_scale.py --n 100000 --part eig --methods chebyshev,subspace,eigsh
     python benchmarks/knn_scale.py --n 100000 --part eig --methods chebyshev --cut 0.4   # the filter's cut
     python benchmarks/knn_scale.py --n 1000000 --part eig --methods chebyshev --data mnist-like
+    python benchmarks/knn_scale.py --n 1000000 --part eig --methods chebyshev --data mnist-like \
+        --cut-rule fixed --ncv arpack --label before --keep-vectors           # the fifth pass's settings, kept
+    python benchmarks/knn_scale.py --n 1000000 --part eig --methods chebyshev --data mnist-like \
+        --keep-vectors --against chebyshev-before                            # the defaults, against them
     python benchmarks/knn_scale.py --n 100000 --part cells --probes 8,16,32 --refine 1
     python benchmarks/knn_scale.py --n 1000000 --part pipeline            # the issue's targets, end to end
     python benchmarks/knn_scale.py --n 1000000 --part pipeline --data classification --methods cells,hnsw
@@ -376,6 +382,21 @@ def eig_job(method: str, n: int, args) -> dict:
         laplacian_eigen.CHEBYSHEV_DEGREE = args.degree
     if args.cut:
         laplacian_eigen.CHEBYSHEV_CUT = args.cut / 2.0  # a fraction of the normalised Laplacian's bound 2
+        laplacian_eigen.CHEBYSHEV_ESTIMATE = False  # the given cut, not the estimate
+    if args.cut_rule:
+        laplacian_eigen.CHEBYSHEV_ESTIMATE = args.cut_rule == "estimate"
+    if args.ncv:
+        laplacian_eigen.CHEBYSHEV_NCV_EXTRA = None if args.ncv == "arpack" else int(args.ncv) - args.rank
+    cuts = []
+    plain_estimate = laplacian_eigen.estimated_cut
+
+    def recorded_estimate(*a, **kw):  # the estimated cut and its CPU time
+        c = time.process_time()
+        cut = plain_estimate(*a, **kw)
+        cuts.append((cut, time.process_time() - c))
+        return cut
+
+    laplacian_eigen.estimated_cut = recorded_estimate
     filtered = {"products": 0, "seconds": 0.0}
     plain_filter = laplacian_eigen.chebyshev_filter
 
@@ -397,14 +418,29 @@ def eig_job(method: str, n: int, args) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     lam, V = laplacian_eigenpairs(W, args.rank, seed=args.seed, method=method)
     out = {"eig_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "peak_gb": peak_gb(),
-           "graph_gb": base, "filtered": filtered["products"], "filter_s": filtered["seconds"]}
+           "graph_gb": base, "filtered": filtered["products"], "filter_s": filtered["seconds"],
+           "estimated_cut": cuts[0][0] if cuts else None, "estimate_cpu_s": cuts[0][1] if cuts else 0.0}
     L = laplacian(W)
     res = np.linalg.norm(L @ V - V * lam, axis=0)
     out["max_residual"] = float(res.max())
     out["orthogonality"] = float(np.abs(V.T @ V - np.eye(V.shape[1])).max())
-    np.save(f"/tmp/knn_scale-eig-{n}-{method}.npy", lam)
+    stem = eig_stem(n, method, args.label, args)
+    np.save(f"{stem}.npy", lam)
+    if args.keep_vectors:
+        np.save(f"{stem}-V.npy", V)
+    le = laplacian_eigen
+    ncv = "2r+1" if le.CHEBYSHEV_NCV_EXTRA is None else f"r+{le.CHEBYSHEV_NCV_EXTRA}"
+    cut = "estimated" if le.CHEBYSHEV_ESTIMATE else f"{2.0 * le.CHEBYSHEV_CUT:g}"
+    out["settings"] = f"degree {le.CHEBYSHEV_DEGREE}, ncv {ncv}, cut {cut}" if method == "chebyshev" else ""
     out["lambda_last"] = float(lam[-1])
     return out
+
+
+def eig_stem(n: int, method: str, label: str, args) -> str:
+    """Where ``--part eig`` keeps a run's eigenvalues (``.npy``) and, with ``--keep-vectors``, its
+    eigenvectors (``-V.npy``): by data set, size, method and ``--label``."""
+    data = "" if args.data == "mixture" else f"-{args.data}"
+    return f"/tmp/knn_scale-eig{data}-{n}-{method}{'-' + label if label else ''}"
 
 
 def run_child(part: str, method: str, n: int, args) -> dict:
@@ -432,6 +468,13 @@ def main(argv=None) -> int:
     p.add_argument("--exact-max", type=int, default=200_000, help="largest n searched exactly")
     p.add_argument("--degree", type=int, default=0, help="the Chebyshev filter's degree (default the module's)")
     p.add_argument("--cut", type=float, default=0.0, help="the Chebyshev filter's first cut (default the module's, 0.5)")
+    p.add_argument("--cut-rule", choices=("fixed", "estimate"), default=None,
+                   help="the Chebyshev filter's first cut: fixed (CHEBYSHEV_CUT) or estimated (default the module's)")
+    p.add_argument("--ncv", default="", help="ARPACK's Lanczos vectors in the Chebyshev solve: a number, or "
+                   "'arpack' for its 2 r + 1 (default the module's)")
+    p.add_argument("--label", default="", help="names the eigenpairs --part eig keeps in /tmp (e.g. today)")
+    p.add_argument("--against", default="eigsh", help="the kept eigenpairs to compare with: method[-label]")
+    p.add_argument("--keep-vectors", action="store_true", help="keep the eigenvectors too (n x r float64 in /tmp)")
     p.add_argument("--eigsh-max", type=int, default=10**7, help="largest n solved by eigsh")
     p.add_argument("--part", choices=("knn", "eig", "both", "sweep", "cells", "refine", "pipeline"), default="both",
                    help="sweep: hnsw with the --hnsw settings, built once, queried at each of --efs; "
@@ -454,7 +497,9 @@ def main(argv=None) -> int:
     args.passthrough = [f"--dim={args.dim}", f"--k={args.k}", f"--rank={args.rank}", f"--seed={args.seed}",
                         f"--sample={args.sample}", f"--graph-from={args.graph_from}", f"--hnsw={args.hnsw}", f"--efs={args.efs}",
                         f"--data={args.data}", f"--probes={args.probes}", f"--cells={args.cells}",
-                        f"--degree={args.degree}", f"--cut={args.cut}"] + \
+                        f"--degree={args.degree}", f"--cut={args.cut}", f"--ncv={args.ncv}", f"--label={args.label}"] + \
+        (["--keep-vectors"] if args.keep_vectors else []) + \
+        ([f"--cut-rule={args.cut_rule}"] if args.cut_rule else []) + \
         (["--repeat"] if args.repeat else []) + ([f"--refine={args.refine}"] if args.refine is not None else [])
     if args.child:
         part, method, n = args.child
@@ -559,9 +604,10 @@ def main(argv=None) -> int:
     if args.part in ("eig", "both"):
         methods = args.methods.split(",") if args.methods and args.part == "eig" else list(EIG_METHODS)
         print(f"\n{args.rank} smallest eigenpairs of the normalised Laplacian of the {args.graph_from} graph; {load()}")
-        print("| n | method | time s | CPU s | filtered products (share of the time) | r-th eigenvalue | max residual "
-              "| max eigenvalue gap to eigsh | peak GB |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print(f"| n | method | settings | time s | CPU s | filtered products (share of the time) | estimated cut (CPU s) "
+              f"| r-th eigenvalue | max residual | max eigenvalue gap to {args.against} | subspace cosine to {args.against} "
+              "| peak GB |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for n in sizes:
             if not os.path.exists(graph_path(n, args)):
                 run_child("knn", args.graph_from, n, args)
@@ -570,17 +616,24 @@ def main(argv=None) -> int:
                 if m == "eigsh" and n > args.eigsh_max:
                     continue
                 rows[m] = run_child("eig", m, n, args)
-            ref = f"/tmp/knn_scale-eig-{n}-eigsh.npy"
+            ref = eig_stem(n, "", "", args)[:-1] + f"-{args.against}"  # e.g. .../knn_scale-eig-100000-eigsh
             for m, r in rows.items():
                 if "error" in r:
-                    print(f"| {n:,} | {m} | error: {r['error']} | | | | | | |")
+                    print(f"| {n:,} | {m} | error: {r['error']} | | | | | | | | | |")
                     continue
-                gap = ""
-                if os.path.exists(ref) and m != "eigsh":
-                    gap = f"{np.abs(np.load(f'/tmp/knn_scale-eig-{n}-{m}.npy') - np.load(ref)).max():.1e}"
+                gap = cosine = ""
+                mine = eig_stem(n, m, args.label, args)
+                if os.path.exists(f"{ref}.npy") and ref != mine:
+                    gap = f"{np.abs(np.load(f'{mine}.npy') - np.load(f'{ref}.npy')).max():.1e}"
+                    if os.path.exists(f"{ref}-V.npy") and os.path.exists(f"{mine}-V.npy"):
+                        # the smallest cosine of the principal angles between the two r-dimensional subspaces
+                        prod = np.load(f"{ref}-V.npy", mmap_mode="r").T @ np.load(f"{mine}-V.npy", mmap_mode="r")
+                        cosine = f"{np.linalg.svd(prod, compute_uv=False).min():.10f}"
                 share = f"{r['filtered']} ({r['filter_s'] / r['eig_s']:.0%})" if r["filtered"] else "-"
-                print(f"| {n:,} | {m} | {r['eig_s']:.1f} | {r['cpu_s']:.1f} | {share} | {r['lambda_last']:.4f} | "
-                      f"{r['max_residual']:.1e} | {gap} | {r['peak_gb']:.2f} |", flush=True)
+                est = f"{r['estimated_cut']:.4f} ({r['estimate_cpu_s']:.1f})" if r.get("estimated_cut") else "-"
+                print(f"| {n:,} | {m} | {r['settings']} | {r['eig_s']:.1f} | {r['cpu_s']:.1f} | {share} | {est} | "
+                      f"{r['lambda_last']:.4f} | {r['max_residual']:.1e} | {gap} | {cosine} | {r['peak_gb']:.2f} |",
+                      flush=True)
         print(load())
     return 0
 

@@ -166,3 +166,108 @@ def test_chebyshev_fused_step_is_the_same_on_one_thread():
         numba.set_num_threads(threads)
     np.testing.assert_array_equal(one, every)
     np.testing.assert_allclose(every, apply(v[:, None])[:, 0], rtol=1e-12, atol=1e-12 * np.abs(every).max())
+
+
+def test_block_product_is_the_sparse_product_on_any_thread_count():
+    """The estimate's block product (numba, rows on all threads, each sum in order) equals L @ X,
+    bit for bit on one thread and on all."""
+    import numba
+
+    from core.kernels.laplacian_eigen import _block_product
+
+    L = laplacian(graph(seed=12, n=600))
+    X = np.random.default_rng(2).standard_normal((600, 3))
+    every = np.empty_like(X)
+    _block_product(L.indptr, L.indices, L.data, X, every)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = np.empty_like(X)
+        _block_product(L.indptr, L.indices, L.data, X, one)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(one, every)
+    np.testing.assert_allclose(every, L @ X, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_estimated_cut_lies_above_the_wanted_eigenvalues(seed):
+    """Lanczos quadrature's count: the estimated cut has at least the rank's eigenvalues below it
+    (dense eigh), and not so many that the filter would be weak (under 4 x the count asked)."""
+    from core.kernels.laplacian_eigen import estimated_cut
+
+    W = graph(seed=20 + seed, n=1500)
+    L = laplacian(W)
+    lam = np.linalg.eigh(L.toarray())[0]
+    for rank in (10, 40):
+        cut = estimated_cut(L, rank, seed=seed)
+        assert cut is not None
+        below = int(np.sum(lam < cut))
+        assert rank < below < 4 * 1.5 * rank, (rank, cut, below)
+
+
+def test_estimated_cut_gives_up_when_too_few_steps():
+    from core.kernels.laplacian_eigen import estimated_cut
+
+    L = laplacian(graph(seed=13, n=400))
+    # 5 steps from 2 probes: at most 10 nodes, far too coarse to count 300 eigenvalues below one
+    assert estimated_cut(L, 300, steps=5) is None
+
+
+def test_chebyshev_default_matches_scipy_eigsh():
+    """The default path (estimated cut, the default ncv) against scipy's eigsh in shift-invert
+    mode on a small graph: the same eigenvalues, the same subspace."""
+    from scipy.sparse.linalg import eigsh
+
+    from core.kernels.laplacian_eigen import chebyshev_eigenpairs
+
+    W = graph(seed=14, n=2500)
+    L = laplacian(W)
+    ref, U = eigsh(L, k=41, sigma=-1e-3, which="LM", v0=np.ones(2500), tol=1e-12)
+    order = np.argsort(ref)
+    ref, U = ref[order], U[:, order]
+    assert ref[40] - ref[39] > 1e-6  # the 40th is separated: its subspace is well defined
+    lam, V = chebyshev_eigenpairs(L, 40, seed=5)
+    np.testing.assert_allclose(lam, np.clip(ref[:40], 0, None), atol=1e-10)
+    assert np.linalg.norm(L @ V - V * lam, axis=0).max() < 1e-8
+    assert np.linalg.svd(U[:, :40].T @ V, compute_uv=False).min() > 1 - 1e-8
+
+
+@pytest.mark.parametrize("extra", [10, 25])
+def test_chebyshev_with_few_lanczos_vectors(extra):
+    """ncv = rank + extra (ARPACK restarts more often, each step orthogonalised against fewer
+    vectors): the same eigenpairs as dense eigh."""
+    from core.kernels.laplacian_eigen import chebyshev_eigenpairs
+
+    W = graph(seed=15)
+    L = laplacian(W)
+    ref = np.linalg.eigh(L.toarray())[0][:30]
+    lam, V = chebyshev_eigenpairs(L, 30, ncv=30 + extra, seed=2)
+    np.testing.assert_allclose(lam, np.clip(ref, 0, None), atol=1e-9)
+    np.testing.assert_allclose(V.T @ V, np.eye(30), atol=1e-8)
+    assert np.linalg.norm(L @ V - V * lam, axis=0).max() < 1e-7
+
+
+def test_chebyshev_repairs_a_wrong_estimate(monkeypatch):
+    """An estimated cut below the r-th eigenvalue is detected (a filtered eigenvalue at most 1)
+    and widened: the answer is still the r smallest, and the bar still ends at 1."""
+    from core.kernels import laplacian_eigen
+
+    W = graph(seed=16)
+    L = laplacian(W)
+    ref = np.linalg.eigh(L.toarray())[0][:25]
+    cuts = []
+    plain_filter = laplacian_eigen.chebyshev_filter
+
+    def recorded_filter(L_, upper, cut, degree):
+        cuts.append(cut)
+        return plain_filter(L_, upper, cut, degree)
+
+    monkeypatch.setattr(laplacian_eigen, "CHEBYSHEV_ESTIMATE", True)
+    monkeypatch.setattr(laplacian_eigen, "estimated_cut", lambda *a, **kw: 0.5 * ref[12])
+    monkeypatch.setattr(laplacian_eigen, "chebyshev_filter", recorded_filter)
+    heard = []
+    lam, V = laplacian_eigen.chebyshev_eigenpairs(L, 25, seed=1, progress=heard.append)
+    assert len(cuts) >= 2 and cuts[0] == 0.5 * ref[12] and cuts[-1] > ref[24]
+    np.testing.assert_allclose(lam, np.clip(ref, 0, None), atol=1e-9)
+    assert heard[-1] == 1.0 and all(0 <= f <= 1 for f in heard)
