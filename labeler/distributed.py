@@ -177,7 +177,9 @@ class DaskExecutor:
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.client.status in ("running", "connecting") and self.n_workers() > 0:
+            if self.client.status not in ("running", "connecting"):  # closed meanwhile: no retry
+                return False
+            if self.n_workers() > 0:
                 return True
             time.sleep(0.1)
         return False

@@ -184,6 +184,9 @@ def test_a_query_whose_shipped_arrays_were_lost_is_run_again(cluster, monkeypatc
     monkeypatch.setattr(client, "gather", lose_always)
     with pytest.raises(ExecutorUnavailable, match="could not finish the query"):
         executor.map(_slow_block, [], {})
+    monkeypatch.setattr(client, "status", "closed")
+    started = time.monotonic()  # a client closed meanwhile: no wait for workers, no retry
+    assert executor._workers_back(timeout=30.0) is False and time.monotonic() - started < 5.0
 
 
 def test_an_unreachable_scheduler_is_named_with_what_to_do():

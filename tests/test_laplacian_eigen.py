@@ -271,3 +271,14 @@ def test_chebyshev_repairs_a_wrong_estimate(monkeypatch):
     assert len(cuts) >= 2 and cuts[0] == 0.5 * ref[12] and cuts[-1] > ref[24]
     np.testing.assert_allclose(lam, np.clip(ref, 0, None), atol=1e-9)
     assert heard[-1] == 1.0 and all(0 <= f <= 1 for f in heard)
+    assert all(b >= a for a, b in zip(heard, heard[1:]))  # the repair's new count never moves the bar back
+
+
+def test_chebyshev_refuses_a_cut_outside_the_spectrum_bound():
+    """A cut of 0 (or at the bound) could never be widened into a working filter: refused."""
+    from core.kernels.laplacian_eigen import chebyshev_eigenpairs
+
+    L = laplacian(graph(seed=17))
+    for cut in (0.0, -0.1, 2.0):
+        with pytest.raises(ValueError, match="cut must lie in"):
+            chebyshev_eigenpairs(L, 5, cut=cut)

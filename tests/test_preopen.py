@@ -57,3 +57,27 @@ def test_a_tab_naming_a_session_keeps_it(monkeypatch):
     other = start(session=first)
     assert other.session_state["session_id"] == first
     assert preopen.take() is not None  # not taken by the tab that named its session
+
+
+def test_opening_before_streamlit_needs_no_streamlit(tmp_path):
+    """The server starts the opening before it imports Streamlit (labeler/serve.py): the opening
+    and the first page's values it computes must not import Streamlit themselves (two threads
+    importing it at once). A fresh process opens a session as the server does, then checks."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys\n"
+        "from labeler.ui import preopen\n"
+        "preopen.start()\n"
+        "found = preopen.take(timeout=300)\n"
+        "assert found is not None and found.created, found\n"
+        "assert 'streamlit' not in sys.modules, sorted(m for m in sys.modules if m.startswith('streamlit'))[:5]\n"
+    )
+    env = dict(os.environ, LABELER_STORE=str(tmp_path / "s.sqlite"), LABELER_DATA="moons",
+               LABELER_DATA_OPTIONS='{"n": 300}', PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    env.pop("LABELER_SESSION", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]

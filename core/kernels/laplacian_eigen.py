@@ -384,11 +384,19 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
     eigenvectors : ndarray of shape (n, r)
         Orthonormal columns.
     """
-    from scipy.sparse.linalg import LinearOperator, eigsh
+    from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
     L = sp.csr_matrix(L, dtype=np.float64)
     n = L.shape[0]
-    say = progress or (lambda fraction: None)
+    shown = [0.0]
+
+    def say(fraction: float) -> None:  # the bar never moves back (a repair starts its count again)
+        shown[0] = max(shown[0], float(fraction))
+        if progress is not None:
+            progress(shown[0])
+
+    if cut is not None and not 0.0 < float(cut) < float(upper):
+        raise ValueError(f"cut must lie in (0, upper = {upper}); got {cut!r}.")
     if cut is None and CHEBYSHEV_ESTIMATE:
         cut = estimated_cut(L, int(rank), seed=seed, progress=lambda fraction: say(0.03 * fraction))
         if cut is not None:
@@ -412,10 +420,15 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
             return _apply(v)
 
         operator = LinearOperator((n, n), matvec=product, dtype=np.float64)
-        vals, vecs = eigsh(operator, k=int(rank), which="LA", v0=v0, tol=tol, ncv=ncv)
-        if vals.min() > 1.0 or cut >= upper * (1 - 1e-9):
+        try:
+            vals, vecs = eigsh(operator, k=int(rank), which="LA", v0=v0, tol=tol, ncv=ncv)
+        except ArpackNoConvergence:  # wanted eigenvalues mixed with the damped ones: the cut is too low
+            if cut >= upper * (1 - 1e-9):
+                raise
+            vals = None
+        if vals is not None and (vals.min() > 1.0 or cut >= upper * (1 - 1e-9)):
             break
-        cut = min(2.0 * cut, 0.5 * (cut + upper))  # some wanted eigenvalue lies above the cut: widen it
+        cut = min(max(2.0 * cut, CUT_FLOOR * upper), 0.5 * (cut + upper))  # a wanted eigenvalue lies above the cut: widen it
     lam = np.einsum("ij,ij->j", vecs, L @ vecs)
     order = np.lexsort((-vals, lam))  # increasing eigenvalue of L (ties: decreasing filter value)
     say(1.0)
