@@ -132,8 +132,23 @@ export default function (component) {
       if (Array.isArray(xr) && Array.isArray(yr)) { P.relayout(gd, { "xaxis.range": xr.slice(), "yaxis.range": yr.slice() }); }
     });
   }
+  // a box, lasso or zoom being dragged on the map is not cancelled by a new figure: the update
+  // waits for the button's release (at most 10 s: a release the page never saw does not hold it)
+  if (!gd.__labelerPointer) {
+    gd.__labelerPointer = true;
+    gd.addEventListener("pointerdown", () => { G.dragging = true; }, true);
+    const release = () => { G.dragging = false; (G.afterDrag || []).splice(0).forEach((f) => f()); };
+    window.addEventListener("pointerup", release, true);
+    window.addEventListener("pointercancel", release, true);
+  }
+  function dragDone() {
+    if (!G.dragging) { return Promise.resolve(); }
+    return Promise.race([new Promise((resolve) => { (G.afterDrag = G.afterDrag || []).push(resolve); }),
+                         new Promise((resolve) => setTimeout(resolve, 10000))]);
+  }
   async function draw() {
     const P = await G.plotly;
+    await dragDone();
     const held = G.cache[name];
     let fig, whole;
     if (msg.full) {
