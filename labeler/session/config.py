@@ -74,7 +74,8 @@ from labeler.data.preprocessing import ColumnMoments, parse_standardize, shared_
 from . import data
 from .graphs import MODELS, check_graph_strategy, check_model_settings, resolve_graph
 from .costs import POSTERIORS, check_memory, choose_posterior, dense_exact_pick_max_points
-from .model import LANDMARKS, RlsSpec, default_rank, scoring_note
+from .lowrank import LANDMARKS, default_rank, scoring_note
+from .spec import RlsSpec
 
 __all__ = [
     "SessionConfig",
@@ -486,7 +487,7 @@ def resolve_posterior(cfg: SessionConfig, n_samples: int, n_features: int, avail
     -------
     dict
         Notes for ``config["auto"]``: ``"posterior"`` when "auto" chose, ``"scoring"`` when the
-        next query will be an approximate pick (:func:`~labeler.session.model.scoring_note`).
+        next query will be an approximate pick (:func:`~labeler.session.lowrank.scoring_note`).
 
     Raises
     ------

@@ -35,10 +35,10 @@ from labeler.errors import SettingsError
 
 from . import graphs
 from .costs import check_memory, dense_exact_pick_max_points
-from .graphs import (GRAPH_MODELS, MODEL_OPTIONS, MODELS, ZHU_SESSION_MAX, auto_note, build_graph, graph_bytes,
+from .graphs import (GRAPH_MODELS, MODEL_OPTIONS, MODELS, ZHU_SESSION_MAX, auto_note, build_graph,
                      learner_capabilities, model_description, strategies_for)
 from .spec import GraphSpec, ModelSpec, RlsSpec, spec_from_config
-from .lowrank import (DEFAULT_RANK, LANDMARKS, SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
+from .lowrank import (SUBSAMPLE_ABOVE, SUBSAMPLED, build_factor,
                       default_rank, loo_problem as _loo_problem, scoring_note)
 
 __all__ = [
@@ -64,7 +64,6 @@ __all__ = [
     "auto_note",
     "GRAPH_MODELS",
     "ZHU_SESSION_MAX",
-    "graph_bytes",
     "build_graph",
     "model_description",
     "width_grid",
