@@ -43,9 +43,10 @@ from core.selection import nearest_labelled_mass  # noqa: E402
 from core.confidence import soft_confidence  # noqa: E402
 from core.criteria.risk import predicted_class_indices  # noqa: E402
 from core.learner import ActiveRLS  # noqa: E402
+from core.learner.out_of_pool import OutOfPoolPredictor  # noqa: E402
 from core.strategies import query_one  # noqa: E402
 from labeler.data import load_dataset  # noqa: E402
-from labeler.experiments.simulate import OutOfPoolPredictor, app_settings  # noqa: E402
+from labeler.experiments.simulate import app_settings  # noqa: E402
 
 TASKS = {  # name: (load_dataset source, options)
     "moons": ("moons", {}),

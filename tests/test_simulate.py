@@ -21,9 +21,7 @@ from core.rls import WeightedRLSClassifier
 from labeler.experiments.simulate import (
     CURVE_COLUMNS,
     DEFAULT_LAM,
-    OutOfPoolPredictor,
     balanced_accuracy,
-    dual_coefficients,
     prepare_features,
     resolve_lam,
     simulate,
@@ -216,56 +214,6 @@ def test_default_kernel_uses_median_distance():
     ds = make_dataset(n=40, seed=0)
     curve = simulate(ds, "random", budget=3, seed=0)
     assert curve.attrs["width"] == pytest.approx(float(np.median(pdist(ds.X))))
-
-
-# --------------------------------------------------------------------------- out-of-pool prediction
-@pytest.mark.parametrize("n_classes,weighting", [(2, "none"), (2, "balanced"), (3, "balanced"), (3, {0: 2.0})])
-def test_out_of_pool_prediction_equals_learner_outputs_on_the_pool(n_classes, weighting):
-    ds = make_dataset(n=40, n_classes=n_classes, seed=3)
-    learner = ActiveRLS.from_features(ds.X, classes=ds.classes, kernel=KERNEL, lam=0.05, weighting=weighting)
-    predictor = OutOfPoolPredictor(ds.X, ds.X, KERNEL)
-    for i in [3, 17, 8, 30, 21, 5]:
-        learner.add(i, ds.y[i].item())
-        assert_allclose(predictor.decision_values(learner), learner.decision_values, atol=1e-10)
-        assert predictor.predict(learner).tolist() == learner.predict().tolist()
-    learner.remove(17)  # a removed point keeps its cached row but gets no coefficient
-    assert_allclose(predictor.decision_values(learner), learner.decision_values, atol=1e-10)
-    learner.relabel(8, ds.classes[0] if ds.y[8] != ds.classes[0] else ds.classes[1])
-    assert_allclose(predictor.decision_values(learner), learner.decision_values, atol=1e-10)
-
-
-def test_out_of_pool_prediction_matches_direct_solve_on_new_points():
-    ds = make_dataset(n=50, seed=6)
-    learner = ActiveRLS.from_features(ds.X, classes=ds.classes, kernel=KERNEL, lam=0.1, weighting="balanced")
-    for i in range(0, 50, 4):
-        learner.add(i, ds.y[i].item())
-    w = oracle_weights(learner.labels, ds.classes, "balanced")
-    expected = direct_outputs(ds.X, ds.X_val, learner.labels, ds.classes, 0.1, w, KERNEL)
-    got = OutOfPoolPredictor(ds.X, ds.X_val, KERNEL).decision_values(learner)
-    assert_allclose(got, expected, atol=1e-10)
-
-
-def test_dual_coefficients_of_an_empty_learner():
-    ds = make_dataset(n=10, seed=0)
-    learner = ActiveRLS.from_features(ds.X, classes=ds.classes, kernel=KERNEL)
-    L, c = dual_coefficients(learner)
-    assert L.shape == (0,) and c.shape == (0, 1)
-    assert_allclose(OutOfPoolPredictor(ds.X, ds.X_val, KERNEL).decision_values(learner), 0.0)
-
-
-def test_out_of_pool_predictor_grows_its_buffer():
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((80, 2))
-    y = (X[:, 0] > 0).astype(int)
-    learner = ActiveRLS.from_features(X, classes=[0, 1], kernel=KERNEL, lam=0.1)
-    predictor = OutOfPoolPredictor(X, X[:7], KERNEL)
-    learner.add_many(list(range(40)), y[:40].tolist())  # more than the initial capacity at once
-    assert_allclose(predictor.decision_values(learner), learner.decision_values[:7], atol=1e-10)
-
-
-def test_out_of_pool_predictor_rejects_other_feature_counts():
-    with pytest.raises(ValueError, match="feature"):
-        OutOfPoolPredictor(np.zeros((3, 2)), np.zeros((2, 3)), KERNEL)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -2,6 +2,7 @@
 
 * :mod:`core.learner.arls`: :class:`ActiveRLS` (add, remove, relabel, reweight, rebuild).
 * :mod:`core.learner.weighting`: class weights ("none", "balanced", dict).
+* :mod:`core.learner.out_of_pool`: the learner's predictions off its pool (dual coefficients).
 """
 
 from .arls import ActiveRLS, NumericalRebuildWarning
