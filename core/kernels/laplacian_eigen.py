@@ -33,8 +33,10 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from .locality import inverse_permutation, locality_order, symmetric_permutation
+
 __all__ = ["lobpcg_eigenpairs", "block_vcycle", "chebyshev_eigenpairs", "chebyshev_filter", "CHEBYSHEV_DEGREE",
-           "CHEBYSHEV_CUT", "CHEBYSHEV_TOL", "CHEBYSHEV_ESTIMATE", "CHEBYSHEV_NCV_EXTRA", "estimated_cut", "filtered_subspace_eigenpairs", "SHIFT", "CHUNK", "GUARD", "LOBPCG_TOL", "LOBPCG_MAXITER"]
+           "CHEBYSHEV_CUT", "CHEBYSHEV_TOL", "CHEBYSHEV_ESTIMATE", "LOCALITY_ORDER_ABOVE", "CHEBYSHEV_NCV_EXTRA", "estimated_cut", "filtered_subspace_eigenpairs", "SHIFT", "CHUNK", "GUARD", "LOBPCG_TOL", "LOBPCG_MAXITER"]
 
 #: ``L + SHIFT I`` is the matrix the multigrid hierarchy approximates (L itself is singular).
 SHIFT = 1e-3
@@ -175,6 +177,10 @@ CUT_FLOOR = 0.005
 CHEBYSHEV_NCV_EXTRA: int | None = 50
 #: ARPACK's tolerance on the filtered operator in :func:`chebyshev_eigenpairs`.
 CHEBYSHEV_TOL = 1e-8
+#: From this many nodes on, :func:`chebyshev_eigenpairs` renumbers the graph by
+#: :func:`core.kernels.locality.locality_order` before its sparse products (None: never). Below it
+#: the vector of a product fits in a core's cache and the order hardly matters.
+LOCALITY_ORDER_ABOVE: int | None = 50_000
 
 
 def chebyshev_filter(L, upper: float, cut: float, degree: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -249,7 +255,8 @@ CUT_MARGIN = 1.5
 
 
 def estimated_cut(L, rank: int, *, steps: int = CUT_STEPS, probes: int = CUT_PROBES, margin: float = CUT_MARGIN,
-                  seed: int = 0, progress: Callable[[float], None] | None = None) -> float | None:
+                  seed: int = 0, order: np.ndarray | None = None,
+                  progress: Callable[[float], None] | None = None) -> float | None:
     """A point ``a`` with about ``margin * rank`` eigenvalues of ``L`` below it, by Lanczos quadrature.
 
     ``steps`` Lanczos steps on ``L`` (no reorthogonalisation: three vectors of length n per probe)
@@ -275,6 +282,10 @@ def estimated_cut(L, rank: int, *, steps: int = CUT_STEPS, probes: int = CUT_PRO
         The estimated count below the answer, as a multiple of ``rank``.
     seed : int
         Seeds the probes.
+    order : ndarray of shape (n,), optional
+        ``L`` is a graph's Laplacian renumbered by this permutation (:func:`core.kernels.locality.symmetric_permutation`):
+        the probes are drawn in the graph's own numbering and renumbered alike, so the estimate
+        is the one of the graph as given (up to rounding).
     progress : callable(fraction), optional
         Hears the fraction of the steps done (every 10 steps).
 
@@ -289,6 +300,8 @@ def estimated_cut(L, rank: int, *, steps: int = CUT_STEPS, probes: int = CUT_PRO
     n = L.shape[0]
     steps = int(min(steps, n))
     Q = np.random.default_rng(seed).standard_normal((n, int(probes)))
+    if order is not None:
+        Q = np.ascontiguousarray(Q[np.asarray(order)])
     Q /= np.linalg.norm(Q, axis=0)
     previous = np.zeros_like(Q)
     W = np.empty_like(Q)
@@ -352,7 +365,10 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
     eigenvalues below it), ARPACK keeps ``rank + CHEBYSHEV_NCV_EXTRA`` Lanczos vectors. The answer
     is the r smallest only if all r filtered eigenvalues exceed 1 (every eigenvalue at or above
     ``cut`` maps to at most 1 in absolute value): when they do not, ``cut`` is doubled (at most
-    halfway to ``upper``) and the solve repeated (docs/algorithms.md §15).
+    halfway to ``upper``) and the solve repeated (docs/algorithms.md §15). From
+    :data:`LOCALITY_ORDER_ABOVE` nodes on the products run on the graph renumbered by
+    :func:`core.kernels.locality.locality_order` (neighbours near in memory), and the
+    eigenvectors are returned in the given numbering.
 
     Parameters
     ----------
@@ -397,8 +413,16 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
 
     if cut is not None and not 0.0 < float(cut) < float(upper):
         raise ValueError(f"cut must lie in (0, upper = {upper}); got {cut!r}.")
+    v0 = np.random.default_rng(seed).standard_normal(n)
+    order = None
+    if LOCALITY_ORDER_ABOVE is not None and n >= LOCALITY_ORDER_ABOVE:
+        # renumbered for the products' memory reads; v0 and the probes drawn in the given
+        # numbering and renumbered alike, so the answer is the given graph's up to rounding
+        order = locality_order(L)
+        L = symmetric_permutation(L, order)
+        v0 = v0[order]
     if cut is None and CHEBYSHEV_ESTIMATE:
-        cut = estimated_cut(L, int(rank), seed=seed, progress=lambda fraction: say(0.03 * fraction))
+        cut = estimated_cut(L, int(rank), seed=seed, order=order, progress=lambda fraction: say(0.03 * fraction))
         if cut is not None:
             cut = min(max(cut, CUT_FLOOR * upper), upper * (1 - 1e-9))
     cut = float(CHEBYSHEV_CUT * upper if cut is None else cut)
@@ -407,7 +431,6 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
         ncv = int(rank) + CHEBYSHEV_NCV_EXTRA
     if ncv is not None:
         ncv = min(max(int(ncv), int(rank) + 2), n)
-    v0 = np.random.default_rng(seed).standard_normal(n)
     expected = 2 * int(rank) + 20  # typical ARPACK steps on the filtered operator (176-226 at rank 100)
     while True:
         apply = chebyshev_filter(L, upper, cut, int(degree))
@@ -430,9 +453,11 @@ def chebyshev_eigenpairs(L, rank: int, *, upper: float = 2.0, cut: float | None 
             break
         cut = min(max(2.0 * cut, CUT_FLOOR * upper), 0.5 * (cut + upper))  # a wanted eigenvalue lies above the cut: widen it
     lam = np.einsum("ij,ij->j", vecs, L @ vecs)
-    order = np.lexsort((-vals, lam))  # increasing eigenvalue of L (ties: decreasing filter value)
+    columns = np.lexsort((-vals, lam))  # increasing eigenvalue of L (ties: decreasing filter value)
     say(1.0)
-    return np.clip(lam[order], 0.0, None), np.ascontiguousarray(vecs[:, order])
+    if order is not None:  # back to the given numbering (one copy, as the columns' sort makes anyway)
+        return np.clip(lam[columns], 0.0, None), vecs[np.ix_(inverse_permutation(order), columns)]
+    return np.clip(lam[columns], 0.0, None), np.ascontiguousarray(vecs[:, columns])
 
 
 #: Chebyshev-filtered subspace iteration (:func:`filtered_subspace_eigenpairs`): extra vectors
