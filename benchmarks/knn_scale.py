@@ -50,6 +50,8 @@ Usage::
         --cut-rule fixed --ncv arpack --label before --keep-vectors           # the fifth pass's settings, kept
     python benchmarks/knn_scale.py --n 1000000 --part eig --methods chebyshev --data mnist-like \
         --keep-vectors --against chebyshev-before                            # the defaults, against them
+    python benchmarks/knn_scale.py --n 1000000 --part eig --methods chebyshev --data mnist-like \
+        --locality off --label given --keep-vectors                          # the graph not renumbered
     python benchmarks/knn_scale.py --n 100000 --part cells --probes 8,16,32 --refine 1
     python benchmarks/knn_scale.py --n 1000000 --part pipeline            # the issue's targets, end to end
     python benchmarks/knn_scale.py --n 1000000 --part pipeline --data classification --methods cells,hnsw
@@ -330,6 +332,12 @@ def pipeline_job(method: str, n: int, args) -> dict:
     index = ", ".join(f"{key} {value}" for key, value in report.index.items() if key != "parts")
     first = report.first_search_recall
     out["index"] = (index or "-") + ("" if first is None else f" (first index's search {first:.3f})")
+    from core.kernels import knn_search, laplacian_eigen
+
+    above = [limit is not None and n >= limit for limit in (knn_search.HNSW_ORDER_ABOVE,
+                                                             laplacian_eigen.LOCALITY_ORDER_ABOVE)]
+    out["index"] += {(True, True): "; points and graph renumbered", (True, False): "; points renumbered",
+                     (False, True): "; graph renumbered", (False, False): "; given numbering"}[tuple(above)]
     out["knn_gb"] = peak_gb()
     t0, c0 = time.perf_counter(), time.process_time()
     W = neighbour_graph(ind, dist)
@@ -431,7 +439,9 @@ def eig_job(method: str, n: int, args) -> dict:
     le = laplacian_eigen
     ncv = "2r+1" if le.CHEBYSHEV_NCV_EXTRA is None else f"r+{le.CHEBYSHEV_NCV_EXTRA}"
     cut = "estimated" if le.CHEBYSHEV_ESTIMATE else f"{2.0 * le.CHEBYSHEV_CUT:g}"
-    out["settings"] = f"degree {le.CHEBYSHEV_DEGREE}, ncv {ncv}, cut {cut}" if method == "chebyshev" else ""
+    renumbered = le.LOCALITY_ORDER_ABOVE is not None and n >= le.LOCALITY_ORDER_ABOVE
+    out["settings"] = (f"degree {le.CHEBYSHEV_DEGREE}, ncv {ncv}, cut {cut}, "
+                       f"{'renumbered' if renumbered else 'given order'}") if method == "chebyshev" else ""
     out["lambda_last"] = float(lam[-1])
     return out
 
@@ -472,6 +482,9 @@ def main(argv=None) -> int:
                    help="the Chebyshev filter's first cut: fixed (CHEBYSHEV_CUT) or estimated (default the module's)")
     p.add_argument("--ncv", default="", help="ARPACK's Lanczos vectors in the Chebyshev solve: a number, or "
                    "'arpack' for its 2 r + 1 (default the module's)")
+    p.add_argument("--locality", choices=("on", "off"), default="on",
+                   help="renumber the points by k-means cell for the hnsw search and the graph for the "
+                        "eigenpairs' products (the default), or keep the pool's own numbering")
     p.add_argument("--label", default="", help="names the eigenpairs --part eig keeps in /tmp (e.g. today)")
     p.add_argument("--against", default="eigsh", help="the kept eigenpairs to compare with: method[-label]")
     p.add_argument("--keep-vectors", action="store_true", help="keep the eigenvectors too (n x r float64 in /tmp)")
@@ -497,12 +510,18 @@ def main(argv=None) -> int:
     args.passthrough = [f"--dim={args.dim}", f"--k={args.k}", f"--rank={args.rank}", f"--seed={args.seed}",
                         f"--sample={args.sample}", f"--graph-from={args.graph_from}", f"--hnsw={args.hnsw}", f"--efs={args.efs}",
                         f"--data={args.data}", f"--probes={args.probes}", f"--cells={args.cells}",
-                        f"--degree={args.degree}", f"--cut={args.cut}", f"--ncv={args.ncv}", f"--label={args.label}"] + \
+                        f"--degree={args.degree}", f"--cut={args.cut}", f"--ncv={args.ncv}", f"--label={args.label}",
+                        f"--locality={args.locality}"] + \
         (["--keep-vectors"] if args.keep_vectors else []) + \
         ([f"--cut-rule={args.cut_rule}"] if args.cut_rule else []) + \
         (["--repeat"] if args.repeat else []) + ([f"--refine={args.refine}"] if args.refine is not None else [])
     if args.child:
         part, method, n = args.child
+        if args.locality == "off":  # the points and the graph in the pool's own numbering
+            from core.kernels import knn_search, laplacian_eigen
+
+            knn_search.HNSW_ORDER_ABOVE = None
+            laplacian_eigen.LOCALITY_ORDER_ABOVE = None
         out = {"knn": knn_job, "eig": eig_job, "sweep": sweep_job, "refine": refine_job, "cells": cells_job,
                "pipeline": pipeline_job}[part](method, int(n), args)
         print(json.dumps(out))

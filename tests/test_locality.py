@@ -86,3 +86,50 @@ def test_chebyshev_renumbered_gives_the_given_graphs_eigenpairs(monkeypatch):
     simple = [i for i in range(25) if (i == 0 or gaps[i - 1] > 1e-6) and (i == 24 or gaps[i] > 1e-6)]
     assert len(simple) > 10
     np.testing.assert_allclose(np.abs(np.sum(V0[:, simple] * V1[:, simple], axis=0)), 1.0, atol=1e-8)
+
+
+def test_cell_order_keeps_blocks_and_brings_near_points_together(monkeypatch):
+    from core.kernels import locality
+    from core.kernels.locality import cell_order
+
+    monkeypatch.setitem(locality.CELL_ORDER, "cell_size", 50)  # 80 cells for 20 clusters
+
+    rng = np.random.default_rng(4)
+    centres = rng.standard_normal((20, 6)) * 5
+    X = centres[rng.integers(20, size=4000)] + rng.standard_normal((4000, 6)) * 0.3
+    order = cell_order(X, seed=1, blocks=3)
+    assert np.array_equal(np.sort(order), np.arange(4000))
+    for part in np.array_split(np.arange(4000), 3):  # each block holds the same points after it
+        assert set(order[part].tolist()) == set(part.tolist())
+    step = np.linalg.norm(np.diff(X[order], axis=0), axis=1).mean()
+    given = np.linalg.norm(np.diff(X, axis=0), axis=1).mean()
+    assert step < given / 3  # consecutive points near each other
+    assert np.array_equal(cell_order(X, seed=1, blocks=3), order)  # deterministic
+
+
+def test_hnsw_search_renumbered_is_the_search_of_the_renumbered_points_mapped_back(monkeypatch):
+    """With the renumbering forced on a small pool: the answer is exactly the search of X[P]
+    (renumbering off) mapped back to the given numbering, ties by the given index; and it is a
+    good kNN answer in the given numbering (distances of the named points, recall)."""
+    pytest.importorskip("hnswlib")
+    from core.kernels import knn_search
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((3000, 8))
+    X[7] = X[11]  # a duplicate: a tie the mapping must order by the given index
+    P = rng.permutation(3000)
+    monkeypatch.setattr(knn_search, "cell_order", lambda X_, seed, blocks: P)
+    monkeypatch.setattr(knn_search, "HNSW_ORDER_ABOVE", 1)
+    ind, dist = knn_search.nearest_neighbours(X, 10, method="hnsw", seed=2)
+    monkeypatch.setattr(knn_search, "HNSW_ORDER_ABOVE", None)
+    ind_p, dist_p = knn_search.nearest_neighbours(X[P], 10, method="hnsw", seed=2)
+    inverse = inverse_permutation(P)
+    expected_ind, expected_dist = P[ind_p][inverse], dist_p[inverse]
+    for i in range(3000):  # per row: by distance, then by index
+        o = np.lexsort((expected_ind[i], expected_dist[i]))
+        np.testing.assert_array_equal(ind[i], expected_ind[i][o])
+        np.testing.assert_array_equal(dist[i], expected_dist[i][o])
+    np.testing.assert_allclose(dist, np.linalg.norm(X[ind] - X[:, None, :], axis=2), rtol=1e-12, atol=1e-12)
+    assert not (ind == np.arange(3000)[:, None]).any()
+    exact = np.argsort(((X[:200, None, :] - X[None]) ** 2).sum(-1), axis=1)[:, 1:11]
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ind[:200], exact)]) > 0.9

@@ -32,7 +32,7 @@ import numpy as np
 
 from ._threads import available_threads
 
-__all__ = ["CELL_PARAMS", "KEEP_EXTRA", "cell_candidates", "smallest_per_row"]
+__all__ = ["CELL_PARAMS", "KEEP_EXTRA", "cell_candidates", "smallest_per_row", "kmeans_centroids", "nearest_centroids"]
 
 #: Settings of the cell search: points per cell on average (``cell_size``), cells each cell is
 #: compared with, its own included (``probes``), nearest centroids each point names
@@ -101,8 +101,22 @@ def smallest_per_row(D: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     return idx, val
 
 
-def _nearest_centroids(Xf: np.ndarray, centroids: np.ndarray, m: int, pool) -> np.ndarray:
-    """(n, m) indices of each point's m nearest centroids, nearest first."""
+def nearest_centroids(Xf: np.ndarray, centroids: np.ndarray, m: int, pool) -> np.ndarray:
+    """Each point's ``m`` nearest centroids, nearest first (float32 products, blocks of 20,000 points).
+
+    Parameters
+    ----------
+    Xf : ndarray of float32, shape (n, d)
+    centroids : ndarray of float32, shape (c, d)
+    m : int
+        In [1, c].
+    pool : concurrent.futures.Executor
+        Runs the blocks (each block's answer is its own: the same on any number of threads).
+
+    Returns
+    -------
+    ndarray of int64, shape (n, m)
+    """
     cn = np.einsum("ij,ij->i", centroids, centroids)
     n = Xf.shape[0]
     out = np.empty((n, m), dtype=np.int64)
@@ -116,15 +130,30 @@ def _nearest_centroids(Xf: np.ndarray, centroids: np.ndarray, m: int, pool) -> n
     return out
 
 
-def _kmeans(Xf: np.ndarray, cells: int, train: int, iterations: int, seed: int, pool) -> np.ndarray:
-    """(cells, d) float32 centroids: Lloyd's steps on a seeded sample, empty cells kept in place."""
+def kmeans_centroids(Xf: np.ndarray, cells: int, train: int, iterations: int, seed: int, pool) -> np.ndarray:
+    """k-means centroids: ``iterations`` Lloyd steps on a seeded sample of ``cells * train`` points,
+    started from ``cells`` of them; an empty cell keeps its centroid.
+
+    Parameters
+    ----------
+    Xf : ndarray of float32, shape (n, d)
+    cells, train, iterations : int
+    seed : int
+        Seeds the sample and the first centroids.
+    pool : concurrent.futures.Executor
+        Runs :func:`nearest_centroids`.
+
+    Returns
+    -------
+    ndarray of float32, shape (cells, d)
+    """
     n = Xf.shape[0]
     rng = np.random.default_rng(seed)
     sample = np.sort(rng.choice(n, size=min(n, cells * train), replace=False))
     S = Xf[sample]
     centroids = S[np.sort(rng.choice(S.shape[0], size=cells, replace=False))].copy()
     for _ in range(int(iterations)):
-        label = _nearest_centroids(S, centroids, 1, pool)[:, 0]
+        label = nearest_centroids(S, centroids, 1, pool)[:, 0]
         order = np.argsort(label, kind="stable")
         count = np.bincount(label, minlength=cells)
         sums = np.add.reduceat(S[order].astype(np.float64), np.r_[0, np.cumsum(count)[:-1]], axis=0)
@@ -196,8 +225,8 @@ def cell_candidates(X: np.ndarray, k: int, seed: int = 0, progress: Callable[[fl
             first = np.zeros(n, dtype=np.int64)
             named = first[:, None]
         else:
-            centroids = _kmeans(Xf, cells, int(p["train"]), int(p["iterations"]), int(seed), pool)
-            named = _nearest_centroids(Xf, centroids, min(cells, int(p["point_probes"])), pool)
+            centroids = kmeans_centroids(Xf, cells, int(p["train"]), int(p["iterations"]), int(seed), pool)
+            named = nearest_centroids(Xf, centroids, min(cells, int(p["point_probes"])), pool)
             first = named[:, 0].copy()
         say(0.1)
         probe = _probe_lists(first, named, centroids, probes)

@@ -21,7 +21,10 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
                the candidates merged, and :data:`REFINE_ROUNDS` rounds of the local join
                (:mod:`core.kernels.knn_refine`, docs/algorithms.md §15; numba, compiled once
                per installation, the same answer on any number of threads) improve the lists.
-               The default beyond :data:`CELLS_MAX`.
+               From :data:`HNSW_ORDER_ABOVE` points on all of it runs on the points renumbered
+               by k-means cell (:func:`core.kernels.locality.cell_order`: an index built and
+               queried in that order reads memory it read a moment before) and the answer is
+               mapped back. The default beyond :data:`CELLS_MAX`.
 ``"nndescent"``  pynndescent's nearest-neighbour descent (numba). Its kernels that take the
                distance as an argument cannot be kept in numba's on-disk cache, so every new
                process compiles them again (tens of seconds); this module turns the cache on for
@@ -46,8 +49,9 @@ import numba
 import numpy as np
 
 from ._threads import available_threads
+from .locality import cell_order, inverse_permutation
 
-__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "CELLS_MAX", "HNSW_PARAMS", "REFINE_ROUNDS", "NNDESCENT_SEARCH",
+__all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "CELLS_MAX", "HNSW_PARAMS", "HNSW_ORDER_ABOVE", "REFINE_ROUNDS", "NNDESCENT_SEARCH",
            "RECALL_SAMPLE", "RECALL_TARGET", "WIDEN_WIDTHS", "SearchReport", "default_knn_method",
            "nearest_neighbours", "sampled_recall", "exact_neighbours_of"]
 
@@ -80,6 +84,11 @@ HNSW_FIRST = {"M": 12, "ef_construction": 60, "ef": 30}
 #: at least this: the full index's search at 0.891 on the mixture at 10^6 reached 0.953 after its
 #: join and widening (docs/benchmarks.md §15, fifth pass).
 FIRST_MIN_SEARCH_RECALL = 0.89
+#: From this many points on, the hnsw search runs on the points renumbered by k-means cell
+#: (:func:`core.kernels.locality.cell_order`; None: never) and maps its answer back: at 10^6
+#: image-like points the index built in that order took about half the CPU time, and its queries
+#: about half (docs/benchmarks.md §15, seventh pass).
+HNSW_ORDER_ABOVE: int | None = 50_000
 #: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search: at 10^5 points a
 #: second and third round leave recall@10 at the first round's 0.9922 (``benchmarks/knn_scale.py
 #: --part sweep --refine 3``, docs/benchmarks.md §15).
@@ -357,35 +366,53 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
         if report is not None:
             report.method = "exact"
         return _without_self(ind, dist, k, X=None)
+    if method == "hnsw" and HNSW_ORDER_ABOVE is not None and n >= HNSW_ORDER_ABOVE:
+        # renumbered by k-means cell (each index's block the same points): an index built and
+        # queried in that order reads mostly what it read a moment before; answers mapped back
+        order = cell_order(X, seed, blocks=HNSW_PARAMS["parts"])
+        ind, dist = _approximate(np.ascontiguousarray(X[order], dtype=np.float64), k, method, seed, say, report)
+        inverse = inverse_permutation(order)
+        ind, dist = order[ind][inverse], dist[inverse]
+        by = _row_order(dist, ind)  # ties by the smaller index of the given numbering
+        return (np.ascontiguousarray(np.take_along_axis(ind, by, 1)),
+                np.ascontiguousarray(np.take_along_axis(dist, by, 1)))
     if method in ("hnsw", "cells"):
-        from .knn_refine import refine_neighbours
-
-        wide = max((w for w in WIDEN_WIDTHS if w < n), default=k)
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        sample = _recall_sample(X, k, seed)  # the recall checks' points and exact k-th distances
-        if method == "hnsw":
-            cand = _hnsw_candidates(X, k, max(k, wide), seed, say, sample, report)  # indices freed on return
-        else:
-            from .knn_cells import cell_candidates
-
-            cand = cell_candidates(X, k, seed, lambda f: say(0.8 * f))
-        cand, _ = refine_neighbours(X, cand, rounds=0)  # exact distances, sorted; self and repeats dropped
-        cand = np.ascontiguousarray(cand[:, :max(k, wide)])  # the search's nearest: what a widening reads
-        ind, dist = refine_neighbours(X, cand[:, :k], rounds=REFINE_ROUNDS,
-                                      progress=lambda f: say(0.8 + 0.1 * f))
-        holder = [cand]
-        del cand
-        ind, dist, found = _widened_until_recall(X, ind, dist, holder, k, sample, lambda f: say(0.9 + 0.1 * f))
-        if report is not None:
-            report.method, report.recall, report.sample = method, found["recalls"][-1], found["sample"]
-            report.recalls, report.widths = list(found["recalls"]), list(found["widths"])
-        say(1.0)
-        return ind, dist
+        return _approximate(X, k, method, seed, say, report)
     cand = _nndescent_candidates(X, k, seed)
     if report is not None:
         report.method = "nndescent"  # not checked: no estimate
     say(1.0)
     return _without_self(cand, None, k, X=X)
+
+
+def _approximate(X: np.ndarray, k: int, method: str, seed: int, say, report) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`nearest_neighbours` by "hnsw" or "cells" in the given numbering: the search, one
+    exact re-ranking, :data:`REFINE_ROUNDS` rounds of the local join, the recall check and its
+    widening rounds."""
+    n = X.shape[0]
+    from .knn_refine import refine_neighbours
+
+    wide = max((w for w in WIDEN_WIDTHS if w < n), default=k)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    sample = _recall_sample(X, k, seed)  # the recall checks' points and exact k-th distances
+    if method == "hnsw":
+        cand = _hnsw_candidates(X, k, max(k, wide), seed, say, sample, report)  # indices freed on return
+    else:
+        from .knn_cells import cell_candidates
+
+        cand = cell_candidates(X, k, seed, lambda f: say(0.8 * f))
+    cand, _ = refine_neighbours(X, cand, rounds=0)  # exact distances, sorted; self and repeats dropped
+    cand = np.ascontiguousarray(cand[:, :max(k, wide)])  # the search's nearest: what a widening reads
+    ind, dist = refine_neighbours(X, cand[:, :k], rounds=REFINE_ROUNDS,
+                                  progress=lambda f: say(0.8 + 0.1 * f))
+    holder = [cand]
+    del cand
+    ind, dist, found = _widened_until_recall(X, ind, dist, holder, k, sample, lambda f: say(0.9 + 0.1 * f))
+    if report is not None:
+        report.method, report.recall, report.sample = method, found["recalls"][-1], found["sample"]
+        report.recalls, report.widths = list(found["recalls"]), list(found["widths"])
+    say(1.0)
+    return ind, dist
 
 
 def _widened_until_recall(X: np.ndarray, ind: np.ndarray, dist: np.ndarray, holder: list, k: int,

@@ -12,6 +12,11 @@ sweep (scipy's :func:`~scipy.sparse.csgraph.reverse_cuthill_mckee`) and one copy
 
 A solver renumbers its matrix, works on it, and maps its answer back: eigenpairs, solutions
 and products do not depend on the numbering beyond rounding (docs/algorithms.md §15).
+
+Points before any graph exists (the kNN search itself) are renumbered by k-means cell
+(:func:`cell_order`): the points of a cell, about a thousand, are near each other in space and
+then in memory, so an index built and queried in that order reads mostly what it read a moment
+before (docs/benchmarks.md §15, seventh pass).
 """
 
 from __future__ import annotations
@@ -19,7 +24,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["locality_order", "symmetric_permutation", "inverse_permutation", "bandwidth"]
+from ._threads import available_threads
+from .knn_cells import kmeans_centroids, nearest_centroids
+
+__all__ = ["locality_order", "symmetric_permutation", "inverse_permutation", "bandwidth", "cell_order",
+           "CELL_ORDER"]
+
+#: :func:`cell_order`'s k-means: points per cell on average, sample points per cell, Lloyd steps.
+CELL_ORDER = {"cell_size": 1000, "train": 20, "iterations": 5}
 
 
 def locality_order(A) -> np.ndarray:
@@ -97,3 +109,37 @@ def bandwidth(A) -> int:
     """
     A = sp.coo_matrix(A)
     return int(np.abs(A.row.astype(np.int64) - A.col).max()) if A.nnz else 0
+
+
+def cell_order(X: np.ndarray, seed: int = 0, blocks: int = 1) -> np.ndarray:
+    """A renumbering of points that keeps each block of the given numbering together and, inside
+    it, the points of each k-means cell together.
+
+    The blocks are ``np.array_split(np.arange(n), blocks)`` (a search that splits the points into
+    contiguous blocks sees the same points in each block after the renumbering); the cells are
+    those of :data:`CELL_ORDER` (``n / cell_size`` centroids by k-means on a seeded sample, every
+    point in the cell of its nearest centroid). Ties keep the given order.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    seed : int
+        Seeds the k-means (the same data and seed give the same order).
+    blocks : int
+        >= 1.
+
+    Returns
+    -------
+    order : ndarray of shape (n,), int64
+        Point ``order[i]`` becomes point ``i``.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    n = X.shape[0]
+    Xf = np.ascontiguousarray(X, dtype=np.float32)
+    cells = max(1, min(n, n // int(CELL_ORDER["cell_size"])))
+    with ThreadPoolExecutor(max_workers=available_threads()) as pool:
+        centroids = kmeans_centroids(Xf, cells, int(CELL_ORDER["train"]), int(CELL_ORDER["iterations"]), int(seed), pool)
+        cell = nearest_centroids(Xf, centroids, 1, pool)[:, 0]
+    block = np.repeat(np.arange(int(blocks)), [part.size for part in np.array_split(np.arange(n), int(blocks))])
+    return np.lexsort((np.arange(n), cell, block)).astype(np.int64)  # by block, then cell, then given index
