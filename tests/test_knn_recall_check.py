@@ -77,6 +77,35 @@ def test_widening_runs_while_the_estimate_is_low_and_never_loses_recall(monkeypa
     assert cells.widths == [15]
 
 
+def test_widening_runs_until_the_estimate_is_surely_above_the_target(monkeypatch):
+    """The rule is the estimate less RECALL_CONFIDENCE standard errors: a target between that bound
+    and the estimate widens the lists; with no margin asked it does not. The standard error is
+    the spread of the sampled points' shares found (against brute force) over sqrt(points)."""
+    X = gaussian(6_000, 16, seed=3)
+    ref, _ = brute_force(X, 10)
+    monkeypatch.setattr(knn_search, "HNSW_FIRST", None)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "M", 4)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef_construction", 10)
+    monkeypatch.setitem(knn_search.HNSW_PARAMS, "ef", 11)
+    monkeypatch.setattr(knn_search, "RECALL_SAMPLE", 300)
+    monkeypatch.setattr(knn_search, "RECALL_TARGET", 0.0)
+    plain = SearchReport()
+    ind, _ = nearest_neighbours(X, 10, method="hnsw", seed=0, report=plain)
+    rows, _ = knn_search._recall_sample(X, 10, 0)
+    share = np.array([len(set(ind[i]) & set(ref[i])) / 10 for i in rows])
+    assert plain.recall == pytest.approx(share.mean(), abs=1e-12)
+    assert plain.error == pytest.approx(share.std(ddof=1) / np.sqrt(300), rel=1e-9) and plain.error > 0
+    monkeypatch.setattr(knn_search, "RECALL_TARGET", plain.recall - 0.5 * plain.error)
+    monkeypatch.setattr(knn_search, "RECALL_CONFIDENCE", 1.64)
+    unsure = SearchReport()
+    nearest_neighbours(X, 10, method="hnsw", seed=0, report=unsure)
+    assert unsure.widths[:1] == [knn_search.WIDEN_WIDTHS[0]]
+    monkeypatch.setattr(knn_search, "RECALL_CONFIDENCE", 0.0)
+    sure = SearchReport()
+    nearest_neighbours(X, 10, method="hnsw", seed=0, report=sure)
+    assert sure.widths == []
+
+
 def test_duplicates_count_as_found_whichever_copy_a_list_holds():
     """Exact lists of a pool of 20 copies of each point: every list is right, whichever copies it
     names, so the estimate is 1 (counting only the brute force's own choice gave 0.56)."""
@@ -120,6 +149,8 @@ def test_the_graph_progress_line_says_the_estimated_recall():
                                            widths=[15, 20], sample=200), 10)
     assert words == ("kNN graph ready: recall@10 0.953 (estimated on 200 points against exact neighbours; "
                      "lists widened to 15, 20)")
+    assert graph_ready_words(SearchReport(method="hnsw", recall=0.9531, error=0.0042, sample=500), 10) == (
+        "kNN graph ready: recall@10 0.953 ± 0.004 (estimated on 500 points against exact neighbours)")
     assert graph_ready_words(SearchReport(method="cells", recall=1.0, recalls=[1.0], sample=200), 10).endswith(
         "recall@10 1.000 (estimated on 200 points against exact neighbours)")
 

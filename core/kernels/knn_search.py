@@ -32,7 +32,7 @@ The kNN graph (:func:`core.kernels.graph.knn_graph`) starts from these neighbour
 =============  ==========================================================================
 
 The cell and hnsw searches then estimate their own recall@k on :data:`RECALL_SAMPLE` seeded
-points against brute force and, while it is below :data:`RECALL_TARGET`, widen the lists
+points against brute force and, while it is not surely above :data:`RECALL_TARGET` (:data:`RECALL_CONFIDENCE` standard errors), widen the lists
 (:data:`WIDEN_WIDTHS`; ``report=`` receives the estimate). The approximate methods search a wider list than ``k`` (``ef`` / a larger ``n_neighbors``)
 and return the k nearest of it, with distances recomputed in float64 and ties broken by the
 smaller index, so results do not depend on float32 rounding inside the libraries. Recall@10
@@ -52,7 +52,7 @@ from ._threads import available_threads
 from .locality import cell_order, inverse_permutation
 
 __all__ = ["KNN_METHODS", "EXACT_KNN_MAX", "CELLS_MAX", "HNSW_PARAMS", "HNSW_ORDER_ABOVE", "REFINE_ROUNDS", "NNDESCENT_SEARCH",
-           "RECALL_SAMPLE", "RECALL_TARGET", "WIDEN_WIDTHS", "SearchReport", "default_knn_method",
+           "RECALL_SAMPLE", "RECALL_TARGET", "RECALL_CONFIDENCE", "WIDEN_WIDTHS", "SearchReport", "default_knn_method",
            "nearest_neighbours", "sampled_recall", "exact_neighbours_of"]
 
 KNN_METHODS = ("auto", "exact", "cells", "hnsw", "nndescent")
@@ -95,9 +95,13 @@ HNSW_ORDER_ABOVE: int | None = 50_000
 REFINE_ROUNDS = 1
 #: The approximate searches check their recall@k on this many seeded points (their exact
 #: neighbours by brute force: a few seconds at 10^6 points of 32 dimensions) ...
-RECALL_SAMPLE = 200
-#: ... and, while the estimate is below this, widen the lists (:data:`WIDEN_WIDTHS`).
+RECALL_SAMPLE = 500
+#: ... and, while the estimate's lower confidence bound (the estimate less
+#: :data:`RECALL_CONFIDENCE` standard errors over the sampled points) is below this, widen the
+#: lists (:data:`WIDEN_WIDTHS`). On 200 points the estimate alone once stopped the widening at
+#: 0.959 where the recall on 1,000 other points was 0.943 (docs/benchmarks.md §15, seventh pass).
 RECALL_TARGET = 0.95
+RECALL_CONFIDENCE = 1.64
 #: The list widths of the extra local-join rounds run while the estimated recall@k is below
 #: :data:`RECALL_TARGET`, each from the union of the lists so far and the search's own nearest
 #: candidates (as many as the search holds: hnsw ``width + 1`` per index, the cells
@@ -129,6 +133,8 @@ class SearchReport:
         Recall@k on :data:`RECALL_SAMPLE` seeded points against their exact neighbours
         (:func:`sampled_recall`); None where no estimate is made ("exact": 1 by construction;
         "nndescent").
+    error : float or None
+        The standard error of ``recall`` over the sampled points.
     recalls : list of float
         The estimate after the first refinement and after each widening, in order.
     widths : list of int
@@ -144,6 +150,7 @@ class SearchReport:
 
     method: str = ""
     recall: float | None = None
+    error: float | None = None
     recalls: list = field(default_factory=list)
     widths: list = field(default_factory=list)
     sample: int = 0
@@ -272,8 +279,17 @@ def _recall_sample(X: np.ndarray, k: int, seed: int, sample: int | None = None) 
 
 def _lists_recall(X: np.ndarray, rows: np.ndarray, kth: np.ndarray, ind: np.ndarray, k: int) -> float:
     """Recall@k of the lists ``ind[rows, :k]`` against the sample's exact k-th distances."""
+    return _recall_and_error(X, rows, kth, ind, k)[0]
+
+
+def _recall_and_error(X: np.ndarray, rows: np.ndarray, kth: np.ndarray, ind: np.ndarray,
+                      k: int) -> tuple[float, float]:
+    """:func:`_lists_recall` and its standard error over the sampled points (the standard
+    deviation of their shares found, over the square root of their number; 0 for one point)."""
     hits = _hits_within(X, rows, np.ascontiguousarray(np.asarray(ind)[rows, :k], dtype=np.int64), kth)
-    return float(hits.sum()) / (rows.size * k)
+    share = hits / float(k)
+    error = float(share.std(ddof=1) / np.sqrt(share.size)) if share.size > 1 else 0.0
+    return float(hits.sum()) / (rows.size * k), error
 
 
 def candidates_recall(X: np.ndarray, rows: np.ndarray, kth: np.ndarray, lists: np.ndarray, k: int) -> float:
@@ -335,7 +351,7 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
     report : SearchReport, optional
         Filled with the method and, for "cells" and "hnsw", the sampled recall@k and the
         widening rounds: after the first refinement these searches estimate their recall@k on
-        :data:`RECALL_SAMPLE` seeded points and, while it is below :data:`RECALL_TARGET`, run one
+        :data:`RECALL_SAMPLE` seeded points and, while the estimate less :data:`RECALL_CONFIDENCE` standard errors is below :data:`RECALL_TARGET`, run one
         local-join round on lists widened to each of :data:`WIDEN_WIDTHS` in turn
         (docs/algorithms.md §15).
 
@@ -411,6 +427,7 @@ def _approximate(X: np.ndarray, k: int, method: str, seed: int, say, report) -> 
     if report is not None:
         report.method, report.recall, report.sample = method, found["recalls"][-1], found["sample"]
         report.recalls, report.widths = list(found["recalls"]), list(found["widths"])
+        report.error = found["errors"][-1]
     say(1.0)
     return ind, dist
 
@@ -432,21 +449,26 @@ def _widened_until_recall(X: np.ndarray, ind: np.ndarray, dist: np.ndarray, hold
     from .knn_refine import refine_neighbours
 
     rows, kth = sample  # (rows, exact k-th squared distances) of _recall_sample
-    recall = _lists_recall(X, rows, kth, ind, k)
-    found = {"recalls": [recall], "widths": [], "sample": int(rows.size)}
+    recall, error = _recall_and_error(X, rows, kth, ind, k)
+    found = {"recalls": [recall], "errors": [error], "widths": [], "sample": int(rows.size)}
+
+    def good_enough() -> bool:
+        return found["recalls"][-1] - RECALL_CONFIDENCE * found["errors"][-1] >= RECALL_TARGET
+
     cand = holder.pop()
     widths = [w for w in WIDEN_WIDTHS if k < w < X.shape[0] and w <= cand.shape[1]]
-    if recall >= RECALL_TARGET or not widths:
+    if good_enough() or not widths:
         return ind, dist, found
     wide, wide_dist = ind, dist
     for t, width in enumerate(widths):
-        if recall >= RECALL_TARGET:
+        if good_enough():
             break
         start, _ = refine_neighbours(X, np.hstack([wide, cand[:, :width]]), rounds=0)  # union, sorted
         wide, wide_dist = refine_neighbours(X, start[:, :width], rounds=1, reverse_cap=width)
         del start
-        recall = _lists_recall(X, rows, kth, wide, k)
+        recall, error = _recall_and_error(X, rows, kth, wide, k)
         found["recalls"].append(recall)
+        found["errors"].append(error)
         found["widths"].append(width)
         say((t + 1) / len(widths))
     return np.ascontiguousarray(wide[:, :k]), np.ascontiguousarray(wide_dist[:, :k]), found

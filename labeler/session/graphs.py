@@ -252,7 +252,8 @@ def graph_ready_words(report, k: int) -> str:
     estimated on their sample of points (:class:`core.kernels.knn_search.SearchReport`)."""
     if report.recall is None:
         return "kNN graph ready"
-    return (f"kNN graph ready: recall@{k} {report.recall:.3f} (estimated on {report.sample} points against "
+    error = f" ± {report.error:.3f}" if getattr(report, "error", None) else ""
+    return (f"kNN graph ready: recall@{k} {report.recall:.3f}{error} (estimated on {report.sample} points against "
             f"exact neighbours{'; lists widened to ' + ', '.join(map(str, report.widths)) if report.widths else ''})")
 
 
