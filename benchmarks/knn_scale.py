@@ -327,7 +327,8 @@ def pipeline_job(method: str, n: int, args) -> dict:
     report = SearchReport()
     ind, dist = knn_neighbours(X, args.k, seed=args.seed, method=method, report=report)
     out["knn_s"], out["knn_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
-    out["estimate"] = ", ".join(f"{r:.3f}" for r in report.recalls) or "-"
+    out["estimate"] = (", ".join(f"{r:.3f}" for r in report.recalls) or "-") + \
+        (f" (± {report.error:.3f} on {report.sample} points)" if report.error is not None else "")
     out["widths"] = ", ".join(map(str, report.widths)) or "-"
     index = ", ".join(f"{key} {value}" for key, value in report.index.items() if key != "parts")
     first = report.first_search_recall
