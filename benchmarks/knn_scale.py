@@ -335,8 +335,8 @@ def pipeline_job(method: str, n: int, args) -> dict:
     out["index"] = (index or "-") + ("" if first is None else f" (first index's search {first:.3f})")
     from core.kernels import knn_search, laplacian_eigen
 
-    above = [limit is not None and n >= limit for limit in (knn_search.HNSW_ORDER_ABOVE,
-                                                             laplacian_eigen.LOCALITY_ORDER_ABOVE)]
+    above = [report.method == "hnsw" and knn_search.HNSW_ORDER_ABOVE is not None and n >= knn_search.HNSW_ORDER_ABOVE,
+             laplacian_eigen.LOCALITY_ORDER_ABOVE is not None and n >= laplacian_eigen.LOCALITY_ORDER_ABOVE]
     out["index"] += {(True, True): "; points and graph renumbered", (True, False): "; points renumbered",
                      (False, True): "; graph renumbered", (False, False): "; given numbering"}[tuple(above)]
     out["knn_gb"] = peak_gb()
@@ -485,7 +485,8 @@ def main(argv=None) -> int:
                    "'arpack' for its 2 r + 1 (default the module's)")
     p.add_argument("--locality", choices=("on", "off"), default="on",
                    help="renumber the points by k-means cell for the hnsw search and the graph for the "
-                        "eigenpairs' products (the default), or keep the pool's own numbering")
+                        "eigenpairs' products (the default), or keep the pool's own numbering "
+                        "(--part knn, eig, pipeline; --part sweep builds its indices in the given order)")
     p.add_argument("--label", default="", help="names the eigenpairs --part eig keeps in /tmp (e.g. today)")
     p.add_argument("--against", default="eigsh", help="the kept eigenpairs to compare with: method[-label]")
     p.add_argument("--keep-vectors", action="store_true", help="keep the eigenvectors too (n x r float64 in /tmp)")

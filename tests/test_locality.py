@@ -120,7 +120,11 @@ def test_hnsw_search_renumbered_is_the_search_of_the_renumbered_points_mapped_ba
     P = rng.permutation(3000)
     monkeypatch.setattr(knn_search, "cell_order", lambda X_, seed, blocks: P)
     monkeypatch.setattr(knn_search, "HNSW_ORDER_ABOVE", 1)
-    ind, dist = knn_search.nearest_neighbours(X, 10, method="hnsw", seed=2)
+    report = knn_search.SearchReport()
+    ind, dist = knn_search.nearest_neighbours(X, 10, method="hnsw", seed=2, report=report)
+    # the recall check's points were drawn in the given numbering: the same estimate as checking
+    # the returned lists afterwards
+    assert report.recall == knn_search.sampled_recall(X, ind, 10, seed=2)[0]
     monkeypatch.setattr(knn_search, "HNSW_ORDER_ABOVE", None)
     ind_p, dist_p = knn_search.nearest_neighbours(X[P], 10, method="hnsw", seed=2)
     inverse = inverse_permutation(P)

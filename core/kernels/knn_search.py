@@ -134,7 +134,7 @@ class SearchReport:
         (:func:`sampled_recall`); None where no estimate is made ("exact": 1 by construction;
         "nndescent").
     error : float or None
-        The standard error of ``recall`` over the sampled points.
+        The standard error of ``recall`` over the sampled points (None where no estimate is made).
     recalls : list of float
         The estimate after the first refinement and after each widening, in order.
     widths : list of int
@@ -267,12 +267,17 @@ def sampled_recall(X: np.ndarray, ind: np.ndarray, k: int, seed: int, sample: in
     return _lists_recall(X, rows, kth, ind, k), int(rows.size)
 
 
-def _recall_sample(X: np.ndarray, k: int, seed: int, sample: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The seeded sample rows of :func:`sampled_recall` and their exact k-th nearest squared
-    distances, shape (s,) each."""
-    n = X.shape[0]
+def _sample_rows(n: int, seed: int, sample: int | None = None) -> np.ndarray:
+    """The seeded, sorted points of :func:`sampled_recall` among ``n`` (:data:`RECALL_SAMPLE` by default)."""
     sample = RECALL_SAMPLE if sample is None else sample
-    rows = np.sort(np.random.default_rng([int(seed), 23]).choice(n, size=min(int(sample), n), replace=False))
+    return np.sort(np.random.default_rng([int(seed), 23]).choice(n, size=min(int(sample), n), replace=False))
+
+
+def _recall_sample(X: np.ndarray, k: int, seed: int, sample: int | None = None,
+                   rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The seeded sample rows of :func:`sampled_recall` (or the given ``rows``) and their exact
+    k-th nearest squared distances, shape (s,) each."""
+    rows = _sample_rows(X.shape[0], seed, sample) if rows is None else np.asarray(rows, dtype=np.int64)
     _, d2 = exact_neighbours_of(X, rows, k)
     return rows, d2[:, k - 1].copy()
 
@@ -386,9 +391,12 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
         # renumbered by k-means cell (each index's block the same points): an index built and
         # queried in that order reads mostly what it read a moment before; answers mapped back
         order = cell_order(X, seed, blocks=HNSW_PARAMS["parts"])
-        ind, dist = _approximate(np.ascontiguousarray(X[order], dtype=np.float64), k, method, seed, say, report)
         inverse = inverse_permutation(order)
-        ind, dist = order[ind][inverse], dist[inverse]
+        rows = _sample_rows(n, seed)  # the recall check's points, drawn in the given numbering
+        ind, dist = _approximate(np.ascontiguousarray(X[order], dtype=np.float64), k, method, seed, say, report,
+                                 rows=np.sort(inverse[rows]))
+        ind = np.where(ind >= 0, order[np.maximum(ind, 0)], -1)[inverse]  # an empty slot stays empty
+        dist = dist[inverse]
         by = _row_order(dist, ind)  # ties by the smaller index of the given numbering
         return (np.ascontiguousarray(np.take_along_axis(ind, by, 1)),
                 np.ascontiguousarray(np.take_along_axis(dist, by, 1)))
@@ -401,16 +409,17 @@ def nearest_neighbours(X: np.ndarray, k: int, *, method: str = "auto", seed: int
     return _without_self(cand, None, k, X=X)
 
 
-def _approximate(X: np.ndarray, k: int, method: str, seed: int, say, report) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`nearest_neighbours` by "hnsw" or "cells" in the given numbering: the search, one
-    exact re-ranking, :data:`REFINE_ROUNDS` rounds of the local join, the recall check and its
-    widening rounds."""
+def _approximate(X: np.ndarray, k: int, method: str, seed: int, say, report,
+                 rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`nearest_neighbours` by "hnsw" or "cells" in the numbering of ``X``: the search, one
+    exact re-ranking, :data:`REFINE_ROUNDS` rounds of the local join, the recall check (on
+    ``rows``, default :func:`_sample_rows`) and its widening rounds."""
     n = X.shape[0]
     from .knn_refine import refine_neighbours
 
     wide = max((w for w in WIDEN_WIDTHS if w < n), default=k)
     X = np.ascontiguousarray(X, dtype=np.float64)
-    sample = _recall_sample(X, k, seed)  # the recall checks' points and exact k-th distances
+    sample = _recall_sample(X, k, seed, rows=rows)  # the recall checks' points and exact k-th distances
     if method == "hnsw":
         cand = _hnsw_candidates(X, k, max(k, wide), seed, say, sample, report)  # indices freed on return
     else:

@@ -74,7 +74,10 @@ def symmetric_permutation(A, order: np.ndarray) -> sp.csr_matrix:
     order = np.asarray(order, dtype=np.int64)
     if order.shape != (A.shape[0],):
         raise ValueError(f"order must have shape ({A.shape[0]},); got {order.shape}.")
-    out = A[order][:, order].tocsr()
+    inverse = inverse_permutation(order)
+    C = A.tocoo()  # one relabelling of the entries, one CSR build (not two fancy-indexed copies)
+    out = sp.csr_matrix((C.data, (inverse[C.row], inverse[C.col])), shape=A.shape)
+    del C
     out.sort_indices()
     return out
 

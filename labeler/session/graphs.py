@@ -208,10 +208,17 @@ def graph_bytes(n_samples: int, n_features: int, n_classes: int = 2, knn: int = 
                 zhu: bool = False) -> int:
     """Estimated peak memory of a graph-model session, in bytes: the kNN search and the
     symmetrised graph (about ``200 n k``), per point the features, ``F``, its CG work vectors
-    and the outputs (``8 (d + 12 T + 32)``), plus Zhu's dense inverse and its Cholesky factor
-    (``3 x 8 n^2``) when the exact expected-risk rule runs, plus a fixed 32 MiB."""
+    and the outputs (``8 (d + 12 T + 32)``), the search's renumbered copy of the features
+    (``12 d`` per point, float64 and float32, where the hnsw search renumbers them:
+    :data:`core.kernels.knn_search.HNSW_ORDER_ABOVE`), plus Zhu's dense inverse and its Cholesky
+    factor (``3 x 8 n^2``) when the exact expected-risk rule runs, plus a fixed 32 MiB."""
+    from core.kernels import knn_search
+
     n, T = int(n_samples), max(2, int(n_classes))
     need = 200 * n * int(knn) + n * 8 * (int(n_features) + 12 * T + 32) + _FIXED_BYTES
+    order_above = knn_search.HNSW_ORDER_ABOVE
+    if knn_search.default_knn_method(n) == "hnsw" and order_above is not None and n >= order_above:
+        need += 12 * n * int(n_features)
     return need + (24 * n * n if zhu else 0)
 
 
