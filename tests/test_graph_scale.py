@@ -1,8 +1,8 @@
 """The spectral factor and a graph model's kNN graph on large pools (issue 23 §3).
 
 CI runs the 10^4 version with the large-pool kNN search forced (the cell search; by default it starts at
-50,000 points); the 10^6 version is marked slow
-(``pytest -m slow tests/test_graph_scale.py``: minutes and ~4 GB). Times are measured by
+50,000 points); the 10^6 version is marked large
+(``bash scripts/test.sh -m large tests/test_graph_scale.py``: minutes and ~4 GB). Times are measured by
 benchmarks/knn_scale.py, never here.
 """
 
@@ -77,5 +77,6 @@ def test_graph_model_graph_at_10_4_uses_the_large_pool_search_and_reports(monkey
 @pytest.mark.slow
 @pytest.mark.large
 def test_spectral_factor_at_10_6():
-    """The default methods at 10^6 x 32 (the cell search, Lanczos on a Chebyshev filter): minutes on 2 cores."""
+    """The default methods at 10^6 x 32 (hnsw on the points renumbered by k-means cell, Lanczos on a
+    Chebyshev filter of the renumbered graph): minutes on 2 cores."""
     check_spectral_build(mixture(1_000_000), 100)
