@@ -17,6 +17,10 @@ embeddings of benchmarks/scale.py):
   build, query and refinement.
 * ``cells``: the cell search at each number of probed cells of ``--probes`` (``--cells`` for the
   other settings): the recall of its candidates and after each of ``--refine`` rounds, CPU / wall.
+* ``locality``: the renumberings of :mod:`core.kernels.locality` alone (the stored graph and its
+  points): one Chebyshev step's time in the given, reverse Cuthill-McKee and k-means cell
+  numberings, and an hnsw index over half the points built and queried in the given and in cell
+  order (``--locality`` turns both renumberings off in the other parts).
 * ``pipeline``: what ``--posterior spectral`` builds, in one process: the kNN search, the graph and
   ``--rank`` eigenpairs, against the issue's targets (recall@10 >= 0.95, <= 300 s, <= 6 GB), with
   the peak memory and the load average at start and end.
@@ -52,6 +56,7 @@ Usage::
         --keep-vectors --against chebyshev-before                            # the defaults, against them
     python benchmarks/knn_scale.py --n 1000000 --part eig --methods chebyshev --data mnist-like \
         --locality off --label given --keep-vectors                          # the graph not renumbered
+    python benchmarks/knn_scale.py --n 1000000 --part locality --data mnist-like   # the renumberings alone
     python benchmarks/knn_scale.py --n 100000 --part cells --probes 8,16,32 --refine 1
     python benchmarks/knn_scale.py --n 1000000 --part pipeline            # the issue's targets, end to end
     python benchmarks/knn_scale.py --n 1000000 --part pipeline --data classification --methods cells,hnsw
@@ -382,6 +387,87 @@ def refine_job(method: str, n: int, args) -> dict:
     return out
 
 
+def locality_job(method: str, n: int, args) -> dict:
+    """The two renumberings of core/kernels/locality.py measured alone: one fused Chebyshev step
+    on the stored graph's Laplacian in the given, reverse Cuthill-McKee and k-means cell orders
+    (mean ``|i - j|`` of the entries, ms per step: 20 steps, three rounds in turn); an hnsw index
+    (``HNSW_FIRST``'s settings) over the first half of the points built in the given order and in
+    cell order at the same time (one thread each: thread CPU seconds), its search recall within the
+    half on 300 points, and n / 5 queries (``ef`` 30, 22 neighbours) in either order on either index."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import hnswlib
+
+    from core.kernels.graph import laplacian, neighbour_graph
+    from core.kernels.knn_search import HNSW_FIRST, exact_neighbours_of
+    from core.kernels.laplacian_eigen import _chebyshev_step
+    from core.kernels.locality import cell_order, locality_order, symmetric_permutation
+
+    out = {"steps": {}, "spread": {}, "order_cpu_s": {}}
+    f = np.load(graph_path(n, args))
+    L = laplacian(neighbour_graph(f["ind"], f["dist"])).tocsr()
+    X = points(n, args)
+    c0 = time.process_time()
+    orders = {"given": None, "reverse Cuthill-McKee": locality_order(L)}
+    out["order_cpu_s"]["reverse Cuthill-McKee"] = time.process_time() - c0
+    c0 = time.process_time()
+    cells = cell_order(X, args.seed, blocks=2)
+    out["order_cpu_s"]["k-means cells"] = time.process_time() - c0
+    orders["k-means cells"] = cells
+    mats = {name: (L if o is None else symmetric_permutation(L, o)) for name, o in orders.items()}
+    for name, M in mats.items():
+        C = M.tocoo()
+        out["spread"][name] = float(np.mean(np.abs(C.row.astype(np.int64) - C.col)))
+    v = np.random.default_rng(args.seed).standard_normal(n)
+    w = np.empty(n)
+    for _ in range(3):
+        for name, M in mats.items():
+            _chebyshev_step(M.indptr, M.indices, M.data, v, v, w, 1.0, 0.5, 2.0, 1.0)
+            t = time.perf_counter()
+            for _ in range(20):
+                _chebyshev_step(M.indptr, M.indices, M.data, v, v, w, 1.0, 0.5, 2.0, 1.0)
+            out["steps"].setdefault(name, []).append((time.perf_counter() - t) / 20 * 1000)
+    del mats, L
+    Xf = np.ascontiguousarray(X, dtype=np.float32)
+    half = n // 2
+    rows_by = {"given": np.arange(half), "k-means cells": cells[:half]}  # the first block, as the search holds it
+
+    def build(rows):
+        index = hnswlib.Index(space="l2", dim=Xf.shape[1])
+        index.init_index(max_elements=rows.size, ef_construction=HNSW_FIRST["ef_construction"], M=HNSW_FIRST["M"],
+                         random_seed=int(args.seed))
+        index.set_num_threads(1)
+        c, t = time.thread_time(), time.perf_counter()
+        for a in range(0, rows.size, 10_000):
+            index.add_items(Xf[rows[a:a + 10_000]], rows[a:a + 10_000], num_threads=1)
+        return index, time.thread_time() - c, time.perf_counter() - t
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        built = dict(zip(rows_by, pool.map(build, rows_by.values())))
+    out["build"] = {name: [cpu, wall] for name, (_, cpu, wall) in built.items()}
+    sample = np.sort(np.random.default_rng(args.seed + 1).choice(half, size=min(300, half), replace=False))
+    exact, _ = exact_neighbours_of(X[:half], sample, 11)
+    out["search_recall"] = {}
+    for name, (index, _, _) in built.items():
+        index.set_ef(HNSW_FIRST["ef"])
+        found, _ = index.knn_query(Xf[sample], k=11, num_threads=1)
+        out["search_recall"][name] = float(np.mean([len(set(a) & set(b)) / 11 for a, b in zip(found, exact)]))
+    queries = np.arange(0, n, 5)
+    position = np.empty(n, dtype=np.int64)
+    position[cells] = np.arange(n)
+    query_orders = {"given": queries, "k-means cells": queries[np.argsort(position[queries], kind="stable")]}
+    out["queries"] = {}
+    for _ in range(2):
+        for iname, (index, _, _) in built.items():
+            for qname, q in query_orders.items():
+                c, t = time.process_time(), time.perf_counter()
+                index.knn_query(Xf[q], k=22, num_threads=2)
+                out["queries"].setdefault(f"{iname} index, {qname} queries", []).append(
+                    [time.process_time() - c, time.perf_counter() - t])
+    out["load_end"] = os.getloadavg()[0]
+    return out
+
+
 def eig_job(method: str, n: int, args) -> dict:
     from core.kernels.graph import laplacian, laplacian_eigenpairs, neighbour_graph
 
@@ -491,7 +577,8 @@ def main(argv=None) -> int:
     p.add_argument("--against", default="eigsh", help="the kept eigenpairs to compare with: method[-label]")
     p.add_argument("--keep-vectors", action="store_true", help="keep the eigenvectors too (n x r float64 in /tmp)")
     p.add_argument("--eigsh-max", type=int, default=10**7, help="largest n solved by eigsh")
-    p.add_argument("--part", choices=("knn", "eig", "both", "sweep", "cells", "refine", "pipeline"), default="both",
+    p.add_argument("--part", choices=("knn", "eig", "both", "sweep", "cells", "refine", "pipeline", "locality"),
+                   default="both",
                    help="sweep: hnsw with the --hnsw settings, built once, queried at each of --efs; "
                         "cells: the cell search at each number of probed cells of --probes; "
                         "refine: the stored graph of the knn table refined round by round (--refine rounds); "
@@ -525,7 +612,7 @@ def main(argv=None) -> int:
             knn_search.HNSW_ORDER_ABOVE = None
             laplacian_eigen.LOCALITY_ORDER_ABOVE = None
         out = {"knn": knn_job, "eig": eig_job, "sweep": sweep_job, "refine": refine_job, "cells": cells_job,
-               "pipeline": pipeline_job}[part](method, int(n), args)
+               "pipeline": pipeline_job, "locality": locality_job}[part](method, int(n), args)
         print(json.dumps(out))
         return 0
     sizes = [20_000] if args.quick else [int(v) for v in args.n.split(",")]
@@ -584,6 +671,32 @@ def main(argv=None) -> int:
                       f"{r['knn_s']:.1f} ({r['knn_cpu_s']:.1f}) | "
                       f"{r['eig_s']:.1f} ({r['eig_cpu_s']:.1f}) | {total:.1f} | {r['max_residual']:.1e} | "
                       f"{r['peak_gb']:.2f} | {r['load_start']:.1f} / {r['load_end']:.1f} |", flush=True)
+        print(load())
+        return 0
+    if args.part == "locality":
+        print(f"the renumberings of core/kernels/locality.py alone, on the stored {args.graph_from} graph and its "
+              f"points; {load()}")
+        for n in sizes:
+            r = run_child("locality", args.graph_from, n, args)
+            if "error" in r:
+                print(f"| {n:,} | error: {r['error']} |")
+                continue
+            print("| n | numbering | mean abs(i - j) of the entries | order CPU s | ms per Chebyshev step (3 rounds) |")
+            print("|---|---|---|---|---|")
+            for name, ms in r["steps"].items():
+                cpu = r["order_cpu_s"].get(name)
+                print(f"| {n:,} | {name} | {r['spread'][name]:,.0f} | {'' if cpu is None else f'{cpu:.1f}'} | "
+                      f"{', '.join(f'{m:.1f}' for m in ms)} |")
+            print()
+            print("| n | hnsw index over the first half, inserted in | build CPU s (wall) | search recall@11 in the half |")
+            print("|---|---|---|---|")
+            for name, (cpu, wall) in r["build"].items():
+                print(f"| {n:,} | {name} order | {cpu:.1f} ({wall:.1f}) | {r['search_recall'][name]:.4f} |")
+            print()
+            print(f"| n | {n // 5:,} queries | CPU s (wall), two rounds |")
+            print("|---|---|---|")
+            for name, runs in r["queries"].items():
+                print(f"| {n:,} | {name} | {', '.join(f'{c:.1f} ({w:.1f})' for c, w in runs)} |")
         print(load())
         return 0
     if args.part == "refine":
