@@ -5,10 +5,11 @@ in the pool's own order (points in file order, neighbours anywhere) each of thos
 cache miss, and the product is bound by memory latency, not bandwidth. Renumbered by the reverse
 Cuthill-McKee order (Cuthill and McKee 1969; George's reversal), the neighbours of a row lie in a
 narrow band of nearby rows, and most reads hit a cache line that a nearby row loaded already.
-On a shuffled 10^6-node graph of 12 entries per row the fused Chebyshev step
-(:func:`core.kernels.laplacian_eigen.chebyshev_eigenpairs`) took several times less after the
-renumbering (docs/benchmarks.md §15, seventh pass); the renumbering itself is one breadth-first
-sweep (scipy's :func:`~scipy.sparse.csgraph.reverse_cuthill_mckee`) and one copy of the matrix.
+On the 10^6-point image-like kNN graph the fused Chebyshev step
+(:func:`core.kernels.laplacian_eigen.chebyshev_eigenpairs`) took 1.15 x less time renumbered while
+its vector stayed in the processor's shared cache, and 2-3 x less when other work used that cache
+(docs/benchmarks.md §15, seventh pass); the renumbering itself is one breadth-first sweep (scipy's
+:func:`~scipy.sparse.csgraph.reverse_cuthill_mckee`) and one copy of the matrix.
 
 A solver renumbers its matrix, works on it, and maps its answer back: eigenpairs, solutions
 and products do not depend on the numbering beyond rounding (docs/algorithms.md §15).
