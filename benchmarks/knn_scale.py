@@ -107,14 +107,15 @@ def classification(n: int, d: int, seed: int) -> np.ndarray:
     return X
 
 
-def mnist_like(n: int, d: int, seed: int) -> np.ndarray:
+def mnist_like(n: int, d: int, seed: int, labels: bool = False):
     """n points drawn from 10 Gaussians fit to the shipped MNIST test images: one per digit, with
     that digit's share of the file, mean and full covariance in the file's first d principal
     components (pixels / 255). Image-like data at any n: the variance falls across directions as
     MNIST's does (participation ratio of the 32 components 17; within a digit 3.5-13, against 32
     for :func:`mixture`'s isotropic clusters), so a point's nearest neighbours stand out from
     the rest of its cluster as they do in real embeddings. Not MNIST's manifold: each class is
-    one Gaussian, which makes neighbour search harder than on the images themselves."""
+    one Gaussian, which makes neighbour search harder than on the images themselves. With
+    ``labels``, ``(X, digit)``: each point's digit (its Gaussian), shape (n,)."""
     from labeler.data.bundled import load_mnist
 
     data = load_mnist(seed=0, n=None)
@@ -134,7 +135,7 @@ def mnist_like(n: int, d: int, seed: int) -> np.ndarray:
         for a in range(0, rows.size, 100_000):
             part = rows[a:a + 100_000]
             X[part] = Zc.mean(axis=0) + rng.standard_normal((part.size, d)) @ L.T
-    return X
+    return (X, classes[comp]) if labels else X
 
 
 DATASETS = {"mixture": mixture, "classification": classification, "mnist-like": mnist_like}

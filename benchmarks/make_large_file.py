@@ -7,12 +7,17 @@ uses. The file is what ``labeler app PATH`` and ``labeler simulate PATH`` read: 
 (class names ``c0``, ``c1``, ...). The suffix chooses the format: ``.parquet``, ``.csv`` or
 ``.npz`` (arrays ``X``, ``y``, ``ids``; ``--dim 32`` for the start-up benchmark).
 10^6 rows take about 30 s and 1.7 GB of memory to make (a 0.6 GB file). Never committed: write
-it to /tmp.
+it to /tmp. ``--data mnist-like`` writes image-like rows instead (``benchmarks/knn_scale.py``'s
+``mnist_like``: 10 Gaussians fit to the shipped MNIST test images in their first ``--dim``
+principal components; the label is the digit), the data on which the kNN graph and eigenpairs at
+10^6 points meet their target (docs/benchmarks.md §15).
 
 Usage::
 
     python benchmarks/make_large_file.py /tmp/million.parquet            # 10^6 rows, 2 classes
     python benchmarks/make_large_file.py /tmp/m.parquet --n 100000 --classes 4
+    python benchmarks/make_large_file.py /tmp/digits1m.npz --dim 32 --data mnist-like   # 10 digits
+    labeler simulate /tmp/digits1m.npz --posterior spectral --budget 10 --initial 20
     python benchmarks/ui_latency.py --data /tmp/million.parquet --presses 10 --weightings balanced --posterior auto
 """
 
@@ -24,14 +29,23 @@ from pathlib import Path
 
 import numpy as np
 
-def table(n: int, dim: int = 64, n_classes: int = 2, seed: int = 0):
+def table(n: int, dim: int = 64, n_classes: int = 2, seed: int = 0, data: str = "classification"):
     """The rows as a pyarrow table: ``id`` (n,) int64, ``f00``.. (n,) float64, ``label`` (n,) str."""
     import pyarrow as pa
-    from sklearn.datasets import make_classification
 
-    X, y = make_classification(n_samples=n, n_features=dim, n_informative=dim // 2,
-                               n_redundant=dim // 8, n_classes=n_classes, random_state=seed)
-    names = np.array([f"c{c}" for c in range(n_classes)])
+    if data == "mnist-like":
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from knn_scale import mnist_like
+
+        X, digit = mnist_like(n, dim, seed, labels=True)
+        classes, y = np.unique(digit, return_inverse=True)
+        names = np.array([str(c) for c in classes])
+    else:
+        from sklearn.datasets import make_classification
+
+        X, y = make_classification(n_samples=n, n_features=dim, n_informative=dim // 2,
+                                   n_redundant=dim // 8, n_classes=n_classes, random_state=seed)
+        names = np.array([f"c{c}" for c in range(n_classes)])
     cols = {"id": np.arange(n, dtype=np.int64)}
     cols.update({f"f{j:02d}": np.ascontiguousarray(X[:, j]) for j in range(dim)})
     del X
@@ -39,12 +53,12 @@ def table(n: int, dim: int = 64, n_classes: int = 2, seed: int = 0):
     return pa.table(cols)
 
 
-def write(path: Path, n: int, dim: int = 64, n_classes: int = 2, seed: int = 0) -> None:
+def write(path: Path, n: int, dim: int = 64, n_classes: int = 2, seed: int = 0, data: str = "classification") -> None:
     """Write ``n`` rows to ``path`` (.parquet or .csv), atomically (a ``.part`` file renamed)."""
     suffix = path.suffix.lower()
     if suffix not in (".parquet", ".csv", ".npz"):
         raise SystemExit(f"{path}: give a .parquet, .csv or .npz path")
-    t = table(n, dim, n_classes, seed)
+    t = table(n, dim, n_classes, seed, data)
     tmp = path.with_name(path.name + ".part")
     try:
         if suffix == ".npz":  # X (n, dim) float64, y (n,) class names, ids (n,) int64
@@ -73,9 +87,12 @@ def main(argv=None) -> int:
     p.add_argument("--dim", type=int, default=64, help="float features (default 64)")
     p.add_argument("--classes", type=int, default=2, help="classes, 2-4 (default 2)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data", choices=("classification", "mnist-like"), default="classification",
+                   help="make_classification rows (default), or image-like rows labelled by digit (10 classes)")
     args = p.parse_args(argv)
-    write(args.path, args.n, args.dim, args.classes, args.seed)
-    print(f"{args.path}: {args.n:,} rows, id + {args.dim} features + label ({args.classes} classes), "
+    write(args.path, args.n, args.dim, args.classes, args.seed, args.data)
+    classes = 10 if args.data == "mnist-like" else args.classes
+    print(f"{args.path}: {args.n:,} rows, id + {args.dim} features + label ({classes} classes), "
           f"{args.path.stat().st_size / 2**20:.0f} MB")
     return 0
 
