@@ -87,6 +87,29 @@ export default function (component) {
   }
   const point = (p) => ({ curve_number: p.curveNumber, point_number: p.pointNumber,
                           point_index: p.pointIndex, customdata: p.customdata });
+  // the drawn point nearest the click itself, within plotly's hover distance: plotly_click
+  // reports the last HOVERED point, which lags a pointer that moved and clicked at once (a
+  // point under the previous position was chosen); null when none is that near
+  function pointAt(ev) {
+    const e = ev && ev.event, fl = gd._fullLayout;
+    if (!e || !fl || !fl.xaxis || !fl.yaxis || typeof e.clientX !== "number") { return undefined; }
+    const r = (gd.querySelector(".nsewdrag") || gd).getBoundingClientRect();
+    const px = e.clientX - r.left, py = e.clientY - r.top;
+    const reach = Number.isFinite(fl.hoverdistance) && fl.hoverdistance > 0 ? fl.hoverdistance : 20;
+    let best = null, bestD = reach * reach;
+    (gd._fullData || []).forEach((t, c) => {
+      if (!t || t.visible !== true || !t.x || !t.y || t.hoverinfo === "skip") { return; }
+      for (let j = 0; j < t.x.length; j++) {
+        const dx = fl.xaxis.l2p(t.x[j]) - px, dy = fl.yaxis.l2p(t.y[j]) - py, d = dx * dx + dy * dy;
+        if (d <= bestD) {  // ties: the later trace, drawn on top (labelled, query over the pool)
+          bestD = d;
+          best = { curve_number: c, point_number: j, point_index: j,
+                   customdata: t.customdata ? t.customdata[j] : undefined };
+        }
+      }
+    });
+    return best;
+  }
   function emit(selection) {
     G.seq += 1;
     G.setStateValue("selection", Object.assign({ seq: G.seq, base: String(gd.__labelerBase || "") }, selection));
@@ -101,7 +124,9 @@ export default function (component) {
       if (!ev || !ev.points || !ev.points.length) { return; }
       // plotly's order on a double-click: click, doubleclick, deselect, click (at once): neither counts
       if (gd.__labelerClick || performance.now() - (gd.__labelerDouble || -1e9) < 300) { cancelClick(); return; }
-      const picked = point(ev.points[ev.points.length - 1]);
+      const at = pointAt(ev);
+      if (at === null) { return; }  // nothing drawn under the pointer: a stale hover, not a point
+      const picked = at || point(ev.points[ev.points.length - 1]);
       gd.__labelerClick = setTimeout(() => {
         gd.__labelerClick = null;
         emit({ points: [picked], box: [], lasso: [] });
