@@ -86,8 +86,8 @@ HNSW_FIRST = {"M": 12, "ef_construction": 60, "ef": 30}
 FIRST_MIN_SEARCH_RECALL = 0.89
 #: From this many points on, the hnsw search runs on the points renumbered by k-means cell
 #: (:func:`core.kernels.locality.cell_order`; None: never) and maps its answer back: at 10^6
-#: image-like points the index built in that order took about half the CPU time, and its queries
-#: about half (docs/benchmarks.md §15, seventh pass).
+#: image-like points an index built in that order took 0.58 x the CPU time of the given order,
+#: its queries 0.59 x (docs/benchmarks.md §15, seventh pass).
 HNSW_ORDER_ABOVE: int | None = 50_000
 #: Rounds of the local join (core/kernels/knn_refine.py) after the hnsw search: at 10^5 points a
 #: second and third round leave recall@10 at the first round's 0.9922 (``benchmarks/knn_scale.py
